@@ -1,0 +1,50 @@
+//! Typed errors for the protocol layer. Every error names what it concerns
+//! (the file, the section, the circuit index) so callers never parse strings.
+
+use std::path::PathBuf;
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("synthesis of circuit {index} failed: {source}")]
+    Synthesis {
+        index: usize,
+        #[source]
+        source: bellpepper_core::SynthesisError,
+    },
+
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// A parameter, verifying-key or proof file is truncated or corrupt.
+    #[error("{}: {what}", path.display())]
+    Format { path: PathBuf, what: String },
+
+    /// Parameters and circuit do not fit together (lengths differ).
+    #[error("parameters do not match circuit {index}: {what}")]
+    ShapeMismatch { index: usize, what: String },
+
+    #[error("expected {expected} public inputs, got {got}")]
+    PublicInputCount { expected: usize, got: usize },
+
+    #[error("malformed proof: {0}")]
+    MalformedProof(String),
+
+    #[error("the batch is empty")]
+    EmptyBatch,
+
+    #[error("the circuit has {constraints} constraints; the largest supported domain is 2^{max_log}")]
+    TooLarge { constraints: usize, max_log: u32 },
+
+    #[error("backend {backend}: {source}")]
+    Backend {
+        backend: &'static str,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}

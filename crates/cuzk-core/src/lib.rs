@@ -1,0 +1,37 @@
+//! cuzk-core: the Groth16 protocol over BLS12-381 (blstrs).
+//!
+//! This crate owns the protocol maths and the file formats, and knows nothing
+//! of GPUs. Backends (the CPU one here, the CUDA one in `cuzk-cuda`) plug in
+//! through [`prover::ProverBackend`]: they compute H and the five MSMs for a
+//! batch of synthesized circuits, and this crate turns the results into
+//! proofs.
+//!
+//! Layers, in the order data flows:
+//! - [`synthesis`]: a `bellpepper_core` circuit becomes a [`synthesis::ProvingAssignment`]
+//!   (a/b/c evaluations, input and aux assignments, densities).
+//! - [`domain`]: the radix-2 NTT over Fr and the H polynomial.
+//! - [`params`]: bellperson/Filecoin `.params` and `.vk` files, memory-mapped.
+//! - [`prover`]: the backend seam, the CPU backend, proof assembly.
+//! - [`verifier`]: single and batched verification with prepared keys.
+//! - [`generator`]: random (insecure, development-only) parameters.
+//! - [`circuits`]: built-in benchmark circuits (`porep-like`).
+
+pub mod circuits;
+pub mod domain;
+pub mod error;
+pub mod generator;
+pub mod params;
+pub mod proof;
+pub mod prover;
+pub mod synthesis;
+pub mod timing;
+pub mod verifier;
+
+pub use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+pub use error::{Error, Result};
+pub use params::{MappedParameters, Parameters, VerifyingKey};
+pub use proof::Proof;
+pub use prover::{CpuBackend, MsmResults, ProofRandomness, ProverBackend};
+pub use synthesis::ProvingAssignment;
+pub use timing::PhaseTimings;
+pub use verifier::PreparedVerifyingKey;

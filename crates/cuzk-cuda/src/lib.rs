@@ -1,0 +1,1 @@
+//! cuzk-cuda: placeholder crate root; see the issue that builds it.

@@ -1,0 +1,1 @@
+//! cuzk-daemon: placeholder crate root; see the issue that builds it.
