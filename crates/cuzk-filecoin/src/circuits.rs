@@ -1,0 +1,374 @@
+//! Which Filecoin circuit a proof or a parameter file belongs to, and the
+//! circuits themselves as filecoin-proofs builds them.
+//!
+//! A [`CircuitId`] is a registered proof of filecoin-proofs-api (the numbering
+//! Lotus, Curio and the chain use). Its cache identifier, and so its parameter
+//! file names, come from storage-proofs' own `CacheableParameters`, so they
+//! match the production files by construction. Blank circuits (for parameter
+//! generation) come from each `CompoundProof::blank_circuit`.
+
+use crate::{Error, Result};
+use filecoin_proofs::constants::{
+    SECTOR_SIZE_2_KIB, SECTOR_SIZE_32_GIB, SECTOR_SIZE_512_MIB, SECTOR_SIZE_64_GIB,
+    SECTOR_SIZE_8_MIB,
+};
+use filecoin_proofs::{DefaultPieceHasher, DefaultTreeHasher, MerkleTreeTrait};
+use filecoin_proofs_api::{RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof};
+use std::fmt;
+use storage_proofs_core::compound_proof::CompoundProof;
+use storage_proofs_porep::stacked::{StackedCompound, StackedDrg};
+use storage_proofs_post::fallback::{FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound};
+use storage_proofs_update::{
+    EmptySectorUpdate, EmptySectorUpdateCircuit, EmptySectorUpdateCompound,
+};
+
+/// Runs `$f::<Tree>(args..)` with the merkle-tree shape (arity of base,
+/// sub and top trees) that filecoin-proofs uses for a sector size.
+macro_rules! with_tree_shape {
+    ($sector_size:expr, $f:ident $(, $arg:expr)* $(,)?) => {{
+        use $crate::circuits::shapes::*;
+        match $sector_size {
+            SECTOR_SIZE_2_KIB | SECTOR_SIZE_8_MIB | SECTOR_SIZE_512_MIB => {
+                $f::<filecoin_proofs::SectorShapeBase>($($arg),*)
+            }
+            SECTOR_SIZE_4_KIB | SECTOR_SIZE_16_MIB | SECTOR_SIZE_1_GIB => {
+                $f::<filecoin_proofs::SectorShapeSub2>($($arg),*)
+            }
+            SECTOR_SIZE_16_KIB | SECTOR_SIZE_32_GIB => {
+                $f::<filecoin_proofs::SectorShapeSub8>($($arg),*)
+            }
+            SECTOR_SIZE_32_KIB | SECTOR_SIZE_64_GIB => {
+                $f::<filecoin_proofs::SectorShapeTop2>($($arg),*)
+            }
+            other => Err($crate::Error::UnsupportedSectorSize(other)),
+        }
+    }};
+}
+pub(crate) use with_tree_shape;
+
+pub(crate) mod shapes {
+    pub use filecoin_proofs::constants::{
+        SECTOR_SIZE_16_KIB, SECTOR_SIZE_16_MIB, SECTOR_SIZE_1_GIB, SECTOR_SIZE_2_KIB,
+        SECTOR_SIZE_32_GIB, SECTOR_SIZE_32_KIB, SECTOR_SIZE_4_KIB, SECTOR_SIZE_512_MIB,
+        SECTOR_SIZE_64_GIB, SECTOR_SIZE_8_MIB,
+    };
+}
+
+/// The tree shapes filecoin-proofs uses all hash with Poseidon; the circuits
+/// below rely on that (the C1 output's replica id is a Poseidon domain).
+pub(crate) trait FilTree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher> {}
+impl<T: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>> FilTree for T {}
+
+/// The four kinds of Filecoin SNARK.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, clap::ValueEnum)]
+pub enum ProofKind {
+    /// PoRep commit phase 2 (seal proof).
+    Porep,
+    WinningPost,
+    WindowPost,
+    /// Empty-sector update (SnapDeals).
+    SnapDeals,
+}
+
+impl ProofKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ProofKind::Porep => "porep",
+            ProofKind::WinningPost => "winning-post",
+            ProofKind::WindowPost => "window-post",
+            ProofKind::SnapDeals => "snap-deals",
+        }
+    }
+}
+
+impl fmt::Display for ProofKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One Filecoin circuit, named by its registered proof.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CircuitId {
+    PoRep(RegisteredSealProof),
+    /// Winning or Window PoSt, as the registered proof says.
+    PoSt(RegisteredPoStProof),
+    SnapDeals(RegisteredUpdateProof),
+}
+
+impl fmt::Display for CircuitId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CircuitId::PoRep(p) => write!(f, "{p:?}"),
+            CircuitId::PoSt(p) => write!(f, "{p:?}"),
+            CircuitId::SnapDeals(p) => write!(f, "Update{p:?}"),
+        }
+    }
+}
+
+/// Sector sizes that have registered proofs (and published parameters).
+pub const REGISTERED_SECTOR_SIZES: [u64; 5] = [
+    SECTOR_SIZE_2_KIB,
+    SECTOR_SIZE_8_MIB,
+    SECTOR_SIZE_512_MIB,
+    SECTOR_SIZE_32_GIB,
+    SECTOR_SIZE_64_GIB,
+];
+
+impl CircuitId {
+    /// The registered proof that new sectors of this kind and size use today:
+    /// PoRep `StackedDrg*V1_1`, WindowPoSt `*V1_2`, WinningPoSt and SnapDeals
+    /// `*V1`. (PoRep V1 and V1_1 share one circuit and parameter file, as do
+    /// WindowPoSt V1 and V1_2.)
+    pub fn current(kind: ProofKind, sector_size: u64) -> Result<Self> {
+        use RegisteredPoStProof as Post;
+        use RegisteredSealProof as Seal;
+        use RegisteredUpdateProof as Upd;
+        let i = REGISTERED_SECTOR_SIZES
+            .iter()
+            .position(|&s| s == sector_size)
+            .ok_or(Error::UnsupportedSectorSize(sector_size))?;
+        Ok(match kind {
+            ProofKind::Porep => CircuitId::PoRep(
+                [
+                    Seal::StackedDrg2KiBV1_1,
+                    Seal::StackedDrg8MiBV1_1,
+                    Seal::StackedDrg512MiBV1_1,
+                    Seal::StackedDrg32GiBV1_1,
+                    Seal::StackedDrg64GiBV1_1,
+                ][i],
+            ),
+            ProofKind::WinningPost => CircuitId::PoSt(
+                [
+                    Post::StackedDrgWinning2KiBV1,
+                    Post::StackedDrgWinning8MiBV1,
+                    Post::StackedDrgWinning512MiBV1,
+                    Post::StackedDrgWinning32GiBV1,
+                    Post::StackedDrgWinning64GiBV1,
+                ][i],
+            ),
+            ProofKind::WindowPost => CircuitId::PoSt(
+                [
+                    Post::StackedDrgWindow2KiBV1_2,
+                    Post::StackedDrgWindow8MiBV1_2,
+                    Post::StackedDrgWindow512MiBV1_2,
+                    Post::StackedDrgWindow32GiBV1_2,
+                    Post::StackedDrgWindow64GiBV1_2,
+                ][i],
+            ),
+            ProofKind::SnapDeals => CircuitId::SnapDeals(
+                [
+                    Upd::StackedDrg2KiBV1,
+                    Upd::StackedDrg8MiBV1,
+                    Upd::StackedDrg512MiBV1,
+                    Upd::StackedDrg32GiBV1,
+                    Upd::StackedDrg64GiBV1,
+                ][i],
+            ),
+        })
+    }
+
+    pub fn kind(&self) -> ProofKind {
+        match self {
+            CircuitId::PoRep(_) => ProofKind::Porep,
+            CircuitId::PoSt(p) => match p.typ() {
+                filecoin_proofs::PoStType::Winning => ProofKind::WinningPost,
+                filecoin_proofs::PoStType::Window => ProofKind::WindowPost,
+            },
+            CircuitId::SnapDeals(_) => ProofKind::SnapDeals,
+        }
+    }
+
+    pub fn sector_size(&self) -> u64 {
+        u64::from(match self {
+            CircuitId::PoRep(p) => p.sector_size(),
+            CircuitId::PoSt(p) => p.sector_size(),
+            CircuitId::SnapDeals(p) => p.sector_size(),
+        })
+    }
+
+    /// The name Curio uses for a circuit's SRS (`porep-32g`, `wpost-32g`,
+    /// `winning-32g`, `snap-32g`; `2k`, `8m`, `512m` for the small sizes).
+    pub fn short_name(&self) -> String {
+        let kind = match self.kind() {
+            ProofKind::Porep => "porep",
+            ProofKind::WinningPost => "winning",
+            ProofKind::WindowPost => "wpost",
+            ProofKind::SnapDeals => "snap",
+        };
+        format!("{kind}-{}", short_size(self.sector_size()))
+    }
+
+    /// Parse a Curio circuit name (see [`CircuitId::short_name`]).
+    pub fn from_short_name(name: &str) -> Result<Self> {
+        let bad = || Error::InvalidInput(format!("unknown circuit id {name:?}"));
+        let (kind, size) = name.split_once('-').ok_or_else(bad)?;
+        let kind = match kind {
+            "porep" => ProofKind::Porep,
+            "winning" => ProofKind::WinningPost,
+            "wpost" => ProofKind::WindowPost,
+            "snap" => ProofKind::SnapDeals,
+            _ => return Err(bad()),
+        };
+        let size = REGISTERED_SECTOR_SIZES
+            .iter()
+            .copied()
+            .find(|&s| short_size(s) == size)
+            .ok_or_else(bad)?;
+        CircuitId::current(kind, size)
+    }
+
+    /// storage-proofs' cache identifier (`stacked-proof-of-replication-...`,
+    /// `proof-of-spacetime-fallback-...`, `empty-sector-update-...`, each
+    /// followed by a SHA-256 of the public parameters).
+    pub fn cache_identifier(&self) -> Result<String> {
+        let id = match self {
+            CircuitId::PoRep(p) => p.circuit_identifier(),
+            CircuitId::PoSt(p) => p.circuit_identifier(),
+            CircuitId::SnapDeals(p) => p.circuit_identifier(),
+        };
+        id.map_err(|e| Error::filecoin(format!("cache identifier of {self}"), e))
+    }
+
+    /// Random (insecure, test-only) parameters for this circuit, made by
+    /// cuzk's generator from the circuit filecoin-proofs would use for
+    /// parameter generation (its blank circuit).
+    pub fn generate_parameters<R: rand_core::RngCore>(
+        &self,
+        rng: &mut R,
+    ) -> Result<cuzk_core::Parameters> {
+        let size = self.sector_size();
+        match *self {
+            CircuitId::PoRep(p) => with_tree_shape!(size, porep_params, p, rng),
+            CircuitId::PoSt(p) => with_tree_shape!(size, post_params, p, rng),
+            CircuitId::SnapDeals(p) => with_tree_shape!(size, snap_params, p, rng),
+        }
+    }
+}
+
+fn short_size(sector_size: u64) -> String {
+    match sector_size {
+        s if s >= 1 << 30 && s % (1 << 30) == 0 => format!("{}g", s >> 30),
+        s if s >= 1 << 20 && s % (1 << 20) == 0 => format!("{}m", s >> 20),
+        s if s >= 1 << 10 && s % (1 << 10) == 0 => format!("{}k", s >> 10),
+        s => s.to_string(),
+    }
+}
+
+/// Parse a sector size: `2KiB`, `8MiB`, `32GiB`, `2k`, `32g` or a byte count.
+pub fn parse_sector_size(s: &str) -> Result<u64> {
+    let bad = || Error::InvalidInput(format!("cannot read sector size {s:?} (e.g. 2KiB, 32GiB)"));
+    let t = s.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let n: u64 = t[..digits].parse().map_err(|_| bad())?;
+    let shift = match t[digits..].trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kib" => 10,
+        "m" | "mib" => 20,
+        "g" | "gib" => 30,
+        _ => return Err(bad()),
+    };
+    n.checked_mul(1 << shift).ok_or_else(bad)
+}
+
+fn generate<C, R>(circuit: C, rng: &mut R) -> Result<cuzk_core::Parameters>
+where
+    C: bellpepper_core::Circuit<blstrs::Scalar>,
+    R: rand_core::RngCore,
+{
+    Ok(cuzk_core::generator::generate_random_parameters(
+        circuit, rng,
+    )?)
+}
+
+fn porep_params<Tree: FilTree>(
+    p: RegisteredSealProof,
+    rng: &mut dyn rand_core::RngCore,
+) -> Result<cuzk_core::Parameters> {
+    let config = p.as_v1_config();
+    let pp = filecoin_proofs::parameters::public_params::<Tree>(&config)
+        .map_err(|e| Error::filecoin(format!("public parameters of {p:?}"), e))?;
+    let circuit = <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
+        StackedDrg<'_, Tree, DefaultPieceHasher>,
+        _,
+    >>::blank_circuit(&pp);
+    let mut rng = rng;
+    generate(circuit, &mut rng)
+}
+
+fn post_params<Tree: FilTree>(
+    p: RegisteredPoStProof,
+    rng: &mut dyn rand_core::RngCore,
+) -> Result<cuzk_core::Parameters> {
+    let config = p.as_v1_config();
+    let pp = match config.typ {
+        filecoin_proofs::PoStType::Winning => {
+            filecoin_proofs::parameters::winning_post_public_params::<Tree>(&config)
+        }
+        filecoin_proofs::PoStType::Window => {
+            filecoin_proofs::parameters::window_post_public_params::<Tree>(&config)
+        }
+    }
+    .map_err(|e| Error::filecoin(format!("public parameters of {p:?}"), e))?;
+    let circuit = <FallbackPoStCompound<Tree> as CompoundProof<
+        FallbackPoSt<'_, Tree>,
+        FallbackPoStCircuit<Tree>,
+    >>::blank_circuit(&pp);
+    let mut rng = rng;
+    generate(circuit, &mut rng)
+}
+
+fn snap_params<Tree: FilTree>(
+    p: RegisteredUpdateProof,
+    rng: &mut dyn rand_core::RngCore,
+) -> Result<cuzk_core::Parameters> {
+    let pp = storage_proofs_update::PublicParams::from_sector_size(u64::from(p.sector_size()));
+    let circuit = <EmptySectorUpdateCompound<Tree> as CompoundProof<
+        EmptySectorUpdate<Tree>,
+        EmptySectorUpdateCircuit<Tree>,
+    >>::blank_circuit(&pp);
+    let mut rng = rng;
+    generate(circuit, &mut rng)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sector_sizes_parse() {
+        assert_eq!(parse_sector_size("2KiB").unwrap(), 2048);
+        assert_eq!(parse_sector_size("2k").unwrap(), 2048);
+        assert_eq!(parse_sector_size("32GiB").unwrap(), 32 << 30);
+        assert_eq!(parse_sector_size("512MiB").unwrap(), 512 << 20);
+        assert_eq!(parse_sector_size("2048").unwrap(), 2048);
+        assert!(parse_sector_size("2XB").is_err());
+        assert!(parse_sector_size("").is_err());
+        assert!(parse_sector_size("99999999999999999999GiB").is_err());
+    }
+
+    #[test]
+    fn short_names_round_trip() {
+        for kind in [
+            ProofKind::Porep,
+            ProofKind::WinningPost,
+            ProofKind::WindowPost,
+            ProofKind::SnapDeals,
+        ] {
+            for size in REGISTERED_SECTOR_SIZES {
+                let id = CircuitId::current(kind, size).unwrap();
+                assert_eq!(id.kind(), kind);
+                assert_eq!(id.sector_size(), size);
+                assert_eq!(CircuitId::from_short_name(&id.short_name()).unwrap(), id);
+            }
+        }
+        assert_eq!(
+            CircuitId::current(ProofKind::WindowPost, 32 << 30)
+                .unwrap()
+                .short_name(),
+            "wpost-32g"
+        );
+        assert!(CircuitId::from_short_name("porep-3g").is_err());
+        assert!(CircuitId::current(ProofKind::Porep, 4096).is_err());
+    }
+}

@@ -1,0 +1,39 @@
+//! cuzk-filecoin: Filecoin's SNARKs — PoRep C2, WinningPoSt, WindowPoSt and
+//! SnapDeals — proved by cuzk and byte-compatible with filecoin-proofs 19.1.
+//!
+//! This crate owns the bridge between filecoin-proofs and cuzk-core: it
+//! decodes the inputs Lotus and Curio hand over (C1 outputs, vanilla
+//! proofs), builds the real circuits with storage-proofs' own
+//! `CompoundProof::circuit` (so they are the circuits filecoin-proofs
+//! proves), proves every partition of a proof in one batch on a cuzk
+//! backend, and writes proofs in filecoin-proofs' format (192-byte Groth16
+//! proofs, concatenated in partition order). It also names, generates and
+//! loads parameter files in filecoin-proofs' cache layout.
+//!
+//! It does not touch GPUs (backends come in as `cuzk_core::ProverBackend`)
+//! nor schedule work (that is the daemon's).
+//!
+//! - [`circuits`]: circuit identities (registered proofs), tree shapes,
+//!   blank circuits for parameter generation.
+//! - [`paramcache`]: the `FIL_PROOFS_PARAMETER_CACHE` directory.
+//! - [`prover`]: [`FilecoinProver`], proof requests and outputs.
+//! - [`porep`], [`post`], [`snap`]: the circuits of each proof.
+//! - [`cli`]: `cuzk prove --filecoin ...` and `cuzk params gen --filecoin ...`.
+
+pub mod circuits;
+pub mod cli;
+pub mod error;
+pub mod paramcache;
+pub mod porep;
+pub mod post;
+pub mod prover;
+pub mod snap;
+
+pub use circuits::{CircuitId, ProofKind};
+pub use error::{Error, Result};
+pub use paramcache::{CircuitFiles, LoadedParameters, ParamCache};
+pub use prover::{FilecoinProver, ProofOutput, ProofRequest};
+
+/// Re-exported so that callers name registered proofs and decode inputs
+/// with the same types as this crate.
+pub use filecoin_proofs_api;

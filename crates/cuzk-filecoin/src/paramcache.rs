@@ -1,0 +1,235 @@
+//! The parameter cache directory, in filecoin-proofs' layout.
+//!
+//! filecoin-proofs looks for a circuit's files in `FIL_PROOFS_PARAMETER_CACHE`
+//! (default `/var/tmp/filecoin-proof-parameters/`) under
+//! `v28-<cache identifier>.params`, `.vk` and `.meta`
+//! (`storage_proofs_core::parameter_cache`). Its verifiers read only the
+//! `.vk`; its provers map the `.params`; `.meta` is a JSON
+//! `{"sector_size": N}`. It checks the files' BLAKE2b digests against its
+//! built-in `parameters.json` only when `FIL_PROOFS_VERIFY_PRODUCTION_PARAMS`
+//! is set, which generated (non-production) files can never pass.
+//!
+//! This module names, writes and reads those files; it never touches
+//! filecoin-proofs' own in-process caches.
+
+use crate::circuits::CircuitId;
+use crate::{Error, Result};
+use cuzk_core::{Parameters, VerifyingKey};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use storage_proofs_core::parameter_cache::{
+    metadata_id, parameter_id, verifying_key_id, CacheEntryMetadata,
+};
+
+/// The environment variable filecoin-proofs reads the cache directory from.
+pub const PARAMETER_CACHE_ENV: &str = "FIL_PROOFS_PARAMETER_CACHE";
+/// filecoin-proofs' default cache directory.
+pub const DEFAULT_PARAMETER_CACHE: &str = "/var/tmp/filecoin-proof-parameters/";
+
+/// The three files of one circuit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CircuitFiles {
+    pub circuit: CircuitId,
+    /// storage-proofs' cache identifier (file names are `v28-<identifier>.*`).
+    pub identifier: String,
+    pub params: PathBuf,
+    pub vk: PathBuf,
+    pub meta: PathBuf,
+}
+
+/// What [`ParamCache::generate`] did.
+#[derive(Clone, Debug)]
+pub struct Generated {
+    pub files: CircuitFiles,
+    /// The circuit's evaluation domain: its constraints (public-input
+    /// constraints included) rounded up to a power of two.
+    pub domain_size: usize,
+    pub public_inputs: usize,
+    pub generation: Duration,
+    pub params_bytes: u64,
+}
+
+/// Parameters of one circuit, decoded and ready to prove and verify with.
+pub struct LoadedParameters {
+    pub circuit: CircuitId,
+    pub files: CircuitFiles,
+    pub params: Parameters,
+    pub pvk: cuzk_core::PreparedVerifyingKey,
+    pub load_time: Duration,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParamCache {
+    dir: PathBuf,
+}
+
+impl ParamCache {
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        ParamCache { dir: dir.into() }
+    }
+
+    /// `$FIL_PROOFS_PARAMETER_CACHE`, else filecoin-proofs' default.
+    pub fn from_env() -> Self {
+        match std::env::var_os(PARAMETER_CACHE_ENV) {
+            Some(dir) if !dir.is_empty() => ParamCache::new(dir),
+            _ => ParamCache::new(DEFAULT_PARAMETER_CACHE),
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn files(&self, circuit: CircuitId) -> Result<CircuitFiles> {
+        let identifier = circuit.cache_identifier()?;
+        Ok(CircuitFiles {
+            circuit,
+            params: self.dir.join(parameter_id(&identifier)),
+            vk: self.dir.join(verifying_key_id(&identifier)),
+            meta: self.dir.join(metadata_id(&identifier)),
+            identifier,
+        })
+    }
+
+    /// Whether the circuit's `.params` and `.vk` are both present.
+    pub fn is_present(&self, circuit: CircuitId) -> Result<bool> {
+        let f = self.files(circuit)?;
+        Ok(f.params.is_file() && f.vk.is_file())
+    }
+
+    /// Generate random (insecure, test-only) parameters for `circuit` with
+    /// cuzk's generator and write `.params`, `.vk` and `.meta` under the
+    /// production names. Each file is written beside its final name and
+    /// renamed into place, so a concurrent reader never sees half a file.
+    pub fn generate<R: rand_core::RngCore>(
+        &self,
+        circuit: CircuitId,
+        rng: &mut R,
+    ) -> Result<Generated> {
+        let files = self.files(circuit)?;
+        std::fs::create_dir_all(&self.dir).map_err(|e| Error::io(&self.dir, e))?;
+        let start = Instant::now();
+        let params = circuit.generate_parameters(rng)?;
+        let generation = start.elapsed();
+
+        write_atomically(&files.params, |tmp| Ok(params.write_file(tmp)?))?;
+        write_atomically(&files.vk, |tmp| Ok(params.vk.write_file(tmp)?))?;
+        let meta = serde_json::to_vec(&CacheEntryMetadata {
+            sector_size: circuit.sector_size(),
+        })
+        .map_err(|e| Error::io(&files.meta, e.into()))?;
+        write_atomically(&files.meta, |tmp| {
+            std::fs::write(tmp, &meta).map_err(|e| Error::io(tmp, e))
+        })?;
+
+        let params_bytes = std::fs::metadata(&files.params)
+            .map_err(|e| Error::io(&files.params, e))?
+            .len();
+        Ok(Generated {
+            domain_size: params.h.len() + 1,
+            public_inputs: params.vk.ic.len() - 1,
+            files,
+            generation,
+            params_bytes,
+        })
+    }
+
+    /// Map and decode a circuit's `.params`; when its `.vk` is present, check
+    /// that it is the same key (a stale `.vk` beside regenerated `.params`
+    /// would make filecoin-proofs reject every proof).
+    pub fn load(&self, circuit: CircuitId) -> Result<LoadedParameters> {
+        let files = self.files(circuit)?;
+        if !files.params.is_file() {
+            return Err(Error::MissingParameters {
+                circuit: circuit.to_string(),
+                path: files.params,
+            });
+        }
+        let start = Instant::now();
+        // Unchecked decoding, as filecoin-proofs maps its parameters: the
+        // files are the operator's own (subgroup checks would add minutes
+        // for the large circuits).
+        let params = Parameters::read_file(&files.params, false)?;
+        if files.vk.is_file() {
+            let vk = VerifyingKey::read_file(&files.vk, true)?;
+            if vk != params.vk {
+                return Err(Error::ParametersMismatch {
+                    path: files.vk,
+                    what: format!(
+                        "verifying key differs from the one in {}",
+                        files.params.display()
+                    ),
+                });
+            }
+        }
+        let pvk = cuzk_core::verifier::prepare_verifying_key(&params.vk);
+        Ok(LoadedParameters {
+            circuit,
+            files,
+            params,
+            pvk,
+            load_time: start.elapsed(),
+        })
+    }
+}
+
+fn write_atomically(path: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".tmp-{}", std::process::id()));
+    let tmp = PathBuf::from(tmp);
+    if let Err(e) = write(&tmp) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::circuits::ProofKind;
+
+    /// The names filecoin-proofs would look for are the production names:
+    /// every one of them is listed in its built-in parameters.json.
+    #[test]
+    fn file_names_are_production_names() {
+        let cache = ParamCache::new("/nonexistent");
+        for kind in [
+            ProofKind::Porep,
+            ProofKind::WinningPost,
+            ProofKind::WindowPost,
+            ProofKind::SnapDeals,
+        ] {
+            for size in crate::circuits::REGISTERED_SECTOR_SIZES {
+                let id = CircuitId::current(kind, size).unwrap();
+                let f = cache.files(id).unwrap();
+                for p in [&f.params, &f.vk] {
+                    let name = p.file_name().unwrap().to_str().unwrap();
+                    assert!(
+                        storage_proofs_core::parameter_cache::get_parameter_data_from_id(name)
+                            .is_some(),
+                        "{id}: {name} is not a production file name"
+                    );
+                }
+                let data = storage_proofs_core::parameter_cache::get_parameter_data(&f.identifier)
+                    .unwrap();
+                assert_eq!(data.sector_size, size, "{id}");
+            }
+        }
+    }
+
+    #[test]
+    fn missing_parameters_are_a_typed_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ParamCache::new(dir.path());
+        let id = CircuitId::current(ProofKind::Porep, 2048).unwrap();
+        assert!(!cache.is_present(id).unwrap());
+        match cache.load(id) {
+            Err(Error::MissingParameters { path, .. }) => {
+                assert_eq!(path, cache.files(id).unwrap().params)
+            }
+            Err(e) => panic!("unexpected error {e}"),
+            Ok(_) => panic!("loaded parameters from an empty directory"),
+        }
+    }
+}

@@ -1,0 +1,348 @@
+//! PoRep commit phase 2: the C1 output (`SealCommitPhase1Output`) becomes
+//! one `StackedCircuit` per partition, built exactly as filecoin-proofs'
+//! `seal_commit_phase2_circuit_proofs` builds them (same public inputs, same
+//! `CompoundProof::circuit` call per partition), and is proved in one batch.
+//!
+//! The C1 output is accepted in the three forms it travels in:
+//! - filecoin-proofs-api's JSON (`registered_proof`, `vanilla_proofs` tagged
+//!   by sector shape, ...), which filecoin-ffi hands to Lotus;
+//! - Curio's wrapper `{"SectorNum", "Phase1Out": base64 of the above,
+//!   "SectorSize"}`;
+//! - filecoin-proofs' own `SealCommitPhase1Output<Tree>` JSON, which carries
+//!   no registered proof, so the caller names it.
+
+use crate::circuits::{FilTree, ProofKind};
+use crate::prover::{guarded, FilecoinProver, ProofCircuits, ProofOutput};
+use crate::{CircuitId, Error, Result};
+use base64::Engine as _;
+use filecoin_proofs::{
+    as_safe_commitment, DefaultPieceDomain, DefaultPieceHasher, DefaultTreeDomain, PoRepConfig,
+};
+use filecoin_proofs::{
+    SectorShape2KiB, SectorShape32GiB, SectorShape512MiB, SectorShape64GiB, SectorShape8MiB,
+};
+use filecoin_proofs_api::seal::{SealCommitPhase1Output, VanillaSealProof};
+use filecoin_proofs_api::RegisteredSealProof;
+use std::time::Instant;
+use storage_proofs_core::api_version::ApiFeature;
+use storage_proofs_core::compound_proof::{self, CompoundProof};
+use storage_proofs_porep::stacked::{self, StackedCircuit, StackedCompound, StackedDrg};
+
+/// Curio's C1 file: Go's `encoding/json` writes the `[]byte` C1 output as
+/// base64.
+#[derive(serde::Deserialize)]
+struct CurioC1 {
+    #[serde(rename = "SectorNum")]
+    sector_num: u64,
+    #[serde(rename = "Phase1Out")]
+    phase1_out: String,
+    #[serde(rename = "SectorSize")]
+    sector_size: u64,
+}
+
+/// A decoded C1 output.
+#[derive(Clone, Debug)]
+pub struct C1Output {
+    pub output: SealCommitPhase1Output,
+    /// The sector number, where the file carries it (Curio's wrapper).
+    pub sector_num: Option<u64>,
+}
+
+/// Decode a C1 output in any of the forms above. `registered_proof` is
+/// needed only for filecoin-proofs' own form (and, if given, must agree with
+/// the other forms).
+pub fn decode_c1(bytes: &[u8], registered_proof: Option<RegisteredSealProof>) -> Result<C1Output> {
+    let api_err = match serde_json::from_slice::<SealCommitPhase1Output>(bytes) {
+        Ok(output) => return checked(output, None, registered_proof),
+        Err(e) => e,
+    };
+    let curio_err = match serde_json::from_slice::<CurioC1>(bytes) {
+        Ok(w) => {
+            let inner = base64::engine::general_purpose::STANDARD
+                .decode(w.phase1_out.as_bytes())
+                .map_err(|e| Error::Decode {
+                    what: "the Phase1Out (base64) of a Curio C1 file".into(),
+                    detail: e.to_string(),
+                })?;
+            let output: SealCommitPhase1Output =
+                serde_json::from_slice(&inner).map_err(|e| Error::Decode {
+                    what: "the SealCommitPhase1Output inside a Curio C1 file".into(),
+                    detail: e.to_string(),
+                })?;
+            if u64::from(output.registered_proof.sector_size()) != w.sector_size {
+                return Err(Error::InvalidInput(format!(
+                    "Curio C1 file says SectorSize {} but its output is {:?}",
+                    w.sector_size, output.registered_proof
+                )));
+            }
+            return checked(output, Some(w.sector_num), registered_proof);
+        }
+        Err(e) => e,
+    };
+    let Some(rp) = registered_proof else {
+        return Err(Error::Decode {
+            what: "C1 output".into(),
+            detail: format!(
+                "not filecoin-proofs-api JSON ({api_err}) nor a Curio C1 file ({curio_err}); \
+                 filecoin-proofs' own SealCommitPhase1Output needs the registered proof named"
+            ),
+        });
+    };
+    let raw = |e: serde_json::Error| Error::Decode {
+        what: format!("filecoin-proofs SealCommitPhase1Output for {rp:?}"),
+        detail: e.to_string(),
+    };
+    // filecoin-proofs' form: the same fields, the vanilla proofs untagged.
+    macro_rules! raw_as {
+        ($shape:ty, $variant:ident) => {{
+            let o: filecoin_proofs::SealCommitPhase1Output<$shape> =
+                serde_json::from_slice(bytes).map_err(raw)?;
+            SealCommitPhase1Output {
+                registered_proof: rp,
+                vanilla_proofs: VanillaSealProof::$variant(o.vanilla_proofs),
+                comm_r: o.comm_r,
+                comm_d: o.comm_d,
+                replica_id: o.replica_id,
+                seed: o.seed,
+                ticket: o.ticket,
+            }
+        }};
+    }
+    use crate::circuits::shapes::*;
+    let output = match u64::from(rp.sector_size()) {
+        SECTOR_SIZE_2_KIB => raw_as!(SectorShape2KiB, StackedDrg2KiBV1),
+        SECTOR_SIZE_8_MIB => raw_as!(SectorShape8MiB, StackedDrg8MiBV1),
+        SECTOR_SIZE_512_MIB => raw_as!(SectorShape512MiB, StackedDrg512MiBV1),
+        SECTOR_SIZE_32_GIB => raw_as!(SectorShape32GiB, StackedDrg32GiBV1),
+        SECTOR_SIZE_64_GIB => raw_as!(SectorShape64GiB, StackedDrg64GiBV1),
+        other => return Err(Error::UnsupportedSectorSize(other)),
+    };
+    checked(output, None, None)
+}
+
+fn checked(
+    output: SealCommitPhase1Output,
+    sector_num: Option<u64>,
+    expected: Option<RegisteredSealProof>,
+) -> Result<C1Output> {
+    if let Some(rp) = expected {
+        if rp != output.registered_proof {
+            return Err(Error::InvalidInput(format!(
+                "C1 output is for {:?}, not {rp:?}",
+                output.registered_proof
+            )));
+        }
+    }
+    Ok(C1Output { output, sector_num })
+}
+
+/// Prove C2 for a C1 output.
+pub(crate) fn prove_c2(
+    prover: &FilecoinProver,
+    c1: &SealCommitPhase1Output,
+) -> Result<ProofOutput> {
+    let start = Instant::now();
+    let rp = c1.registered_proof;
+    let args = (rp, c1.comm_r, c1.comm_d, c1.replica_id, c1.seed);
+    // The shape comes from the proofs' own tag; it must agree with the
+    // registered proof's sector size (or the circuits would not fit the
+    // parameters).
+    macro_rules! go {
+        ($shape:ty, $proofs:expr, $size:expr) => {{
+            if u64::from(rp.sector_size()) != $size {
+                return Err(Error::InvalidInput(format!(
+                    "C1 output for {rp:?} carries vanilla proofs of {} byte sectors",
+                    $size
+                )));
+            }
+            let pc = porep_circuits::<$shape>(args, $proofs)?;
+            prover.prove_circuits(pc, start.elapsed())
+        }};
+    }
+    use crate::circuits::shapes::*;
+    match &c1.vanilla_proofs {
+        VanillaSealProof::StackedDrg2KiBV1(p) => go!(SectorShape2KiB, p, SECTOR_SIZE_2_KIB),
+        VanillaSealProof::StackedDrg8MiBV1(p) => go!(SectorShape8MiB, p, SECTOR_SIZE_8_MIB),
+        VanillaSealProof::StackedDrg512MiBV1(p) => go!(SectorShape512MiB, p, SECTOR_SIZE_512_MIB),
+        VanillaSealProof::StackedDrg32GiBV1(p) => go!(SectorShape32GiB, p, SECTOR_SIZE_32_GIB),
+        VanillaSealProof::StackedDrg64GiBV1(p) => go!(SectorShape64GiB, p, SECTOR_SIZE_64_GIB),
+    }
+}
+
+type C2Args = (
+    RegisteredSealProof,
+    [u8; 32],
+    [u8; 32],
+    DefaultTreeDomain,
+    [u8; 32],
+);
+
+/// The circuits and public inputs of every partition.
+pub(crate) fn porep_circuits<Tree: FilTree>(
+    (rp, comm_r, comm_d, replica_id, seed): C2Args,
+    vanilla_proofs: &[Vec<filecoin_proofs::VanillaSealProof<Tree>>],
+) -> Result<ProofCircuits<StackedCircuit<Tree, DefaultPieceHasher>>> {
+    let config: PoRepConfig = rp.as_v1_config();
+    if config.feature_enabled(ApiFeature::NonInteractivePoRep) {
+        // NI-PoRep's C2 output is a SnarkPack aggregate of the partition
+        // proofs, which cuzk does not produce.
+        return Err(Error::InvalidInput(format!(
+            "{rp:?}: non-interactive PoRep (aggregated C2) is not supported"
+        )));
+    }
+    // The checks seal_commit_phase2 makes before building circuits.
+    if comm_d == [0; 32] || comm_r == [0; 32] {
+        return Err(Error::InvalidInput(
+            "all-zero commitment in C1 output".into(),
+        ));
+    }
+    if seed == [0; 32] {
+        return Err(Error::InvalidInput("all-zero PoRep challenge seed".into()));
+    }
+    let partitions = usize::from(config.partitions);
+    if vanilla_proofs.len() != partitions || vanilla_proofs.iter().any(|p| p.is_empty()) {
+        return Err(Error::InvalidInput(format!(
+            "{rp:?} has {partitions} partitions; the C1 output has vanilla proofs for {} \
+             (of which {} empty)",
+            vanilla_proofs.len(),
+            vanilla_proofs.iter().filter(|p| p.is_empty()).count()
+        )));
+    }
+    let comm_r_safe: DefaultTreeDomain =
+        as_safe_commitment(&comm_r, "comm_r").map_err(|e| Error::InvalidInput(format!("{e:#}")))?;
+    let comm_d_safe: DefaultPieceDomain =
+        as_safe_commitment(&comm_d, "comm_d").map_err(|e| Error::InvalidInput(format!("{e:#}")))?;
+
+    let public_inputs = stacked::PublicInputs {
+        replica_id,
+        tau: Some(stacked::Tau {
+            comm_d: comm_d_safe,
+            comm_r: comm_r_safe,
+        }),
+        k: None,
+        seed: Some(seed),
+    };
+    type Compound<T> = StackedCompound<T, DefaultPieceHasher>;
+    type Scheme<'a, T> = StackedDrg<'a, T, DefaultPieceHasher>;
+    let pp = guarded("PoRep public parameters", || {
+        let setup = compound_proof::SetupParams {
+            vanilla_params: filecoin_proofs::parameters::setup_params(&config)?,
+            partitions: Some(partitions),
+            priority: false,
+        };
+        <Compound<Tree> as CompoundProof<Scheme<'_, Tree>, _>>::setup(&setup)
+    })?;
+
+    let mut circuits = Vec::with_capacity(partitions);
+    let mut inputs = Vec::with_capacity(partitions);
+    for (k, proof) in vanilla_proofs.iter().enumerate() {
+        circuits.push(guarded(&format!("PoRep circuit of partition {k}"), || {
+            <Compound<Tree> as CompoundProof<Scheme<'_, Tree>, _>>::circuit(
+                &public_inputs,
+                (),
+                proof,
+                &pp.vanilla_params,
+                Some(k),
+            )
+        })?);
+        inputs.push(guarded(
+            &format!("PoRep public inputs of partition {k}"),
+            || {
+                <Compound<Tree> as CompoundProof<Scheme<'_, Tree>, _>>::generate_public_inputs(
+                    &public_inputs,
+                    &pp.vanilla_params,
+                    Some(k),
+                )
+            },
+        )?);
+    }
+    Ok(ProofCircuits {
+        circuit: CircuitId::PoRep(rp),
+        circuits,
+        public_inputs: inputs,
+    })
+}
+
+/// The registered proof of a PoRep circuit of this size (see
+/// [`CircuitId::current`]).
+pub fn current_seal_proof(sector_size: u64) -> Result<RegisteredSealProof> {
+    match CircuitId::current(ProofKind::Porep, sector_size)? {
+        CircuitId::PoRep(p) => Ok(p),
+        _ => Err(Error::UnsupportedSectorSize(sector_size)),
+    }
+}
+
+/// A registered seal proof by its number (the chain's, filecoin-ffi's and
+/// Curio's numbering).
+pub fn seal_proof_from_u64(v: u64) -> Result<RegisteredSealProof> {
+    use RegisteredSealProof::*;
+    const ALL: [RegisteredSealProof; 20] = [
+        StackedDrg2KiBV1,
+        StackedDrg8MiBV1,
+        StackedDrg512MiBV1,
+        StackedDrg32GiBV1,
+        StackedDrg64GiBV1,
+        StackedDrg2KiBV1_1,
+        StackedDrg8MiBV1_1,
+        StackedDrg512MiBV1_1,
+        StackedDrg32GiBV1_1,
+        StackedDrg64GiBV1_1,
+        StackedDrg2KiBV1_1_Feat_SyntheticPoRep,
+        StackedDrg8MiBV1_1_Feat_SyntheticPoRep,
+        StackedDrg512MiBV1_1_Feat_SyntheticPoRep,
+        StackedDrg32GiBV1_1_Feat_SyntheticPoRep,
+        StackedDrg64GiBV1_1_Feat_SyntheticPoRep,
+        StackedDrg2KiBV1_2_Feat_NonInteractivePoRep,
+        StackedDrg8MiBV1_2_Feat_NonInteractivePoRep,
+        StackedDrg512MiBV1_2_Feat_NonInteractivePoRep,
+        StackedDrg32GiBV1_2_Feat_NonInteractivePoRep,
+        StackedDrg64GiBV1_2_Feat_NonInteractivePoRep,
+    ];
+    // The enum is append-only and numbered in declaration order.
+    ALL.get(v as usize)
+        .copied()
+        .filter(|p| *p as u64 == v)
+        .ok_or(Error::UnknownRegisteredProof {
+            kind: "seal proof",
+            value: v,
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seal_proof_numbers_match_the_api() {
+        for v in 0..20u64 {
+            let p = seal_proof_from_u64(v).unwrap();
+            assert_eq!(p as u64, v);
+        }
+        assert_eq!(
+            seal_proof_from_u64(5).unwrap(),
+            RegisteredSealProof::StackedDrg2KiBV1_1
+        );
+        assert_eq!(
+            seal_proof_from_u64(18).unwrap(),
+            RegisteredSealProof::StackedDrg32GiBV1_2_Feat_NonInteractivePoRep
+        );
+        assert!(seal_proof_from_u64(20).is_err());
+        assert!(seal_proof_from_u64(u64::MAX).is_err());
+    }
+
+    #[test]
+    fn garbage_c1_is_a_decode_error() {
+        for bytes in [&b""[..], b"{}", b"[1,2,3]", b"{\"Phase1Out\": 5}"] {
+            assert!(matches!(decode_c1(bytes, None), Err(Error::Decode { .. })));
+            assert!(matches!(
+                decode_c1(bytes, Some(RegisteredSealProof::StackedDrg2KiBV1_1)),
+                Err(Error::Decode { .. })
+            ));
+        }
+        let bad_b64 = br#"{"SectorNum": 1, "Phase1Out": "!!!", "SectorSize": 2048}"#;
+        assert!(matches!(
+            decode_c1(bad_b64, None),
+            Err(Error::Decode { .. })
+        ));
+    }
+}

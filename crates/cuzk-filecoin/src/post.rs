@@ -1,0 +1,307 @@
+//! Winning and Window PoSt from vanilla proofs: the per-sector vanilla
+//! proofs (bincode `FallbackPoStSectorProof`s, as filecoin-proofs-api and
+//! Curio pass them) are regrouped into partition proofs by filecoin-proofs'
+//! own `partition_vanilla_proofs` / `single_partition_vanilla_proofs`, and
+//! each partition becomes a `FallbackPoStCircuit` through
+//! `FallbackPoStCompound::circuit`, as `generate_*_post_with_vanilla` do.
+
+use crate::circuits::{with_tree_shape, FilTree};
+use crate::prover::{guarded, FilecoinProver, ProofCircuits, ProofOutput};
+use crate::{CircuitId, Error, Result};
+use filecoin_proofs::{
+    as_safe_commitment, DefaultTreeDomain, FallbackPoStSectorProof, PoStConfig, PoStType,
+};
+use filecoin_proofs_api::RegisteredPoStProof;
+use std::time::Instant;
+use storage_proofs_core::compound_proof::{self, CompoundProof};
+use storage_proofs_post::fallback::{
+    self, FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound, PublicSector,
+};
+
+type Compound<T> = FallbackPoStCompound<T>;
+
+fn compound_circuit<Tree: FilTree>(
+    pub_in: &fallback::PublicInputs<DefaultTreeDomain>,
+    proof: &filecoin_proofs::VanillaProof<Tree>,
+    pp: &fallback::PublicParams,
+    k: usize,
+) -> anyhow::Result<FallbackPoStCircuit<Tree>> {
+    <Compound<Tree> as CompoundProof<FallbackPoSt<'_, Tree>, FallbackPoStCircuit<Tree>>>::circuit(
+        pub_in,
+        Default::default(),
+        proof,
+        pp,
+        Some(k),
+    )
+}
+
+fn compound_inputs<Tree: FilTree>(
+    pub_in: &fallback::PublicInputs<DefaultTreeDomain>,
+    pp: &fallback::PublicParams,
+    k: usize,
+) -> anyhow::Result<Vec<blstrs::Scalar>> {
+    <Compound<Tree> as CompoundProof<FallbackPoSt<'_, Tree>, FallbackPoStCircuit<Tree>>>::generate_public_inputs(
+        pub_in, pp, Some(k),
+    )
+}
+
+struct PostArgs<'a> {
+    registered: RegisteredPoStProof,
+    randomness: &'a [u8; 32],
+    prover_id: [u8; 32],
+    vanilla_proofs: &'a [Vec<u8>],
+    /// WindowPoSt only: one partition.
+    partition: Option<usize>,
+}
+
+pub(crate) fn prove_winning(
+    prover: &FilecoinProver,
+    registered: RegisteredPoStProof,
+    randomness: &[u8; 32],
+    prover_id: [u8; 32],
+    vanilla_proofs: &[Vec<u8>],
+) -> Result<ProofOutput> {
+    if registered.typ() != PoStType::Winning {
+        return Err(Error::InvalidInput(format!(
+            "{registered:?} is not a WinningPoSt proof"
+        )));
+    }
+    let args = PostArgs {
+        registered,
+        randomness,
+        prover_id,
+        vanilla_proofs,
+        partition: None,
+    };
+    let size = u64::from(registered.sector_size());
+    with_tree_shape!(size, prove_post, prover, &args)
+}
+
+pub(crate) fn prove_window(
+    prover: &FilecoinProver,
+    registered: RegisteredPoStProof,
+    randomness: &[u8; 32],
+    prover_id: [u8; 32],
+    vanilla_proofs: &[Vec<u8>],
+    partition: Option<usize>,
+) -> Result<ProofOutput> {
+    if registered.typ() != PoStType::Window {
+        return Err(Error::InvalidInput(format!(
+            "{registered:?} is not a WindowPoSt proof"
+        )));
+    }
+    let args = PostArgs {
+        registered,
+        randomness,
+        prover_id,
+        vanilla_proofs,
+        partition,
+    };
+    let size = u64::from(registered.sector_size());
+    with_tree_shape!(size, prove_post, prover, &args)
+}
+
+fn prove_post<Tree: FilTree>(prover: &FilecoinProver, a: &PostArgs<'_>) -> Result<ProofOutput> {
+    let start = Instant::now();
+    let pc = post_circuits::<Tree>(a)?;
+    prover.prove_circuits(pc, start.elapsed())
+}
+
+fn post_circuits<Tree: FilTree>(
+    a: &PostArgs<'_>,
+) -> Result<ProofCircuits<FallbackPoStCircuit<Tree>>> {
+    let config: PoStConfig = a.registered.as_v1_config();
+    if a.vanilla_proofs.is_empty() {
+        return Err(Error::InvalidInput("no vanilla proofs".into()));
+    }
+    let mut sectors: Vec<FallbackPoStSectorProof<Tree>> =
+        Vec::with_capacity(a.vanilla_proofs.len());
+    for (i, bytes) in a.vanilla_proofs.iter().enumerate() {
+        let p: FallbackPoStSectorProof<Tree> =
+            bincode::deserialize(bytes).map_err(|e| Error::Decode {
+                what: format!(
+                    "vanilla proof {i} (bincode FallbackPoStSectorProof) for {:?}",
+                    a.registered
+                ),
+                detail: e.to_string(),
+            })?;
+        // filecoin-proofs indexes the first inclusion proof of each sector.
+        if p.vanilla_proof.sectors.is_empty() {
+            return Err(Error::InvalidInput(format!(
+                "vanilla proof {i} proves no sector"
+            )));
+        }
+        sectors.push(p);
+    }
+    let randomness: DefaultTreeDomain = as_safe_commitment(a.randomness, "randomness")
+        .map_err(|e| Error::InvalidInput(format!("{e:#}")))?;
+    let prover_id: DefaultTreeDomain = as_safe_commitment(&a.prover_id, "prover_id")
+        .map_err(|e| Error::InvalidInput(format!("{e:#}")))?;
+    let pub_sectors: Vec<PublicSector<DefaultTreeDomain>> = sectors
+        .iter()
+        .map(|p| PublicSector {
+            id: p.sector_id,
+            comm_r: p.comm_r,
+        })
+        .collect();
+
+    let (partitions, vanilla_params) = match (config.typ.clone(), a.partition) {
+        (PoStType::Winning, _) => {
+            if sectors.len() != config.sector_count {
+                return Err(Error::InvalidInput(format!(
+                    "WinningPoSt takes {} vanilla proofs, got {}",
+                    config.sector_count,
+                    sectors.len()
+                )));
+            }
+            let vp = guarded("WinningPoSt setup parameters", || {
+                filecoin_proofs::parameters::winning_post_setup_params(&config)
+            })?;
+            (None, vp)
+        }
+        (PoStType::Window, partition) => {
+            let vp = filecoin_proofs::parameters::window_post_setup_params(&config);
+            // As filecoin-proofs' get_partitions_for_window_post.
+            let n = sectors.len().div_ceil(config.sector_count);
+            if partition.is_some() && sectors.len() > config.sector_count {
+                return Err(Error::InvalidInput(format!(
+                    "one WindowPoSt partition holds at most {} sectors, got {}",
+                    config.sector_count,
+                    sectors.len()
+                )));
+            }
+            (if n > 1 { Some(n) } else { None }, vp)
+        }
+    };
+    let pp = guarded("PoSt public parameters", || {
+        let setup = compound_proof::SetupParams {
+            vanilla_params,
+            partitions,
+            priority: config.priority,
+        };
+        <Compound<Tree> as CompoundProof<FallbackPoSt<'_, Tree>, FallbackPoStCircuit<Tree>>>::setup(
+            &setup,
+        )
+    })?;
+    let vp = &pp.vanilla_params;
+
+    let mut circuits = Vec::new();
+    let mut inputs = Vec::new();
+    match a.partition {
+        None => {
+            let pub_in = fallback::PublicInputs {
+                randomness,
+                prover_id,
+                sectors: pub_sectors,
+                k: None,
+            };
+            let partitioned = guarded("partitioning PoSt vanilla proofs", || {
+                filecoin_proofs::partition_vanilla_proofs(
+                    &config,
+                    vp,
+                    &pub_in,
+                    partitions.unwrap_or(1),
+                    &sectors,
+                )
+            })?;
+            for (k, proof) in partitioned.iter().enumerate() {
+                let step = format!("PoSt circuit of partition {k}");
+                circuits.push(guarded(&step, || {
+                    compound_circuit::<Tree>(&pub_in, proof, vp, k)
+                })?);
+                let step = format!("PoSt public inputs of partition {k}");
+                inputs.push(guarded(&step, || compound_inputs::<Tree>(&pub_in, vp, k))?);
+            }
+        }
+        Some(index) => {
+            let pub_in = fallback::PublicInputs {
+                randomness,
+                prover_id,
+                sectors: pub_sectors.clone(),
+                k: Some(index),
+            };
+            let proof = guarded("PoSt partition vanilla proof", || {
+                filecoin_proofs::single_partition_vanilla_proofs(&config, vp, &pub_in, &sectors)
+            })?;
+            let step = format!("WindowPoSt circuit of partition {index}");
+            circuits.push(guarded(&step, || {
+                compound_circuit::<Tree>(&pub_in, &proof, vp, 0)
+            })?);
+            // The verifier derives partition k's inputs from the k-th chunk
+            // of all sectors; sectors before this partition only fill the
+            // chunks that are not read.
+            let filler = index
+                .checked_mul(config.sector_count)
+                .ok_or_else(|| Error::InvalidInput(format!("partition index {index}")))?;
+            let mut all = vec![pub_sectors[0].clone(); filler];
+            all.extend(pub_sectors);
+            let verifier_in = fallback::PublicInputs {
+                randomness,
+                prover_id,
+                sectors: all,
+                k: None,
+            };
+            let step = format!("WindowPoSt public inputs of partition {index}");
+            inputs.push(guarded(&step, || {
+                compound_inputs::<Tree>(&verifier_in, vp, index)
+            })?);
+        }
+    }
+    Ok(ProofCircuits {
+        circuit: CircuitId::PoSt(a.registered),
+        circuits,
+        public_inputs: inputs,
+    })
+}
+
+/// A registered PoSt proof by its number (filecoin-ffi's and Curio's
+/// numbering: 0-4 Winning, 5-9 Window V1, 10-14 Window V1_2).
+pub fn post_proof_from_u64(v: u64) -> Result<RegisteredPoStProof> {
+    use RegisteredPoStProof::*;
+    const ALL: [RegisteredPoStProof; 15] = [
+        StackedDrgWinning2KiBV1,
+        StackedDrgWinning8MiBV1,
+        StackedDrgWinning512MiBV1,
+        StackedDrgWinning32GiBV1,
+        StackedDrgWinning64GiBV1,
+        StackedDrgWindow2KiBV1,
+        StackedDrgWindow8MiBV1,
+        StackedDrgWindow512MiBV1,
+        StackedDrgWindow32GiBV1,
+        StackedDrgWindow64GiBV1,
+        StackedDrgWindow2KiBV1_2,
+        StackedDrgWindow8MiBV1_2,
+        StackedDrgWindow512MiBV1_2,
+        StackedDrgWindow32GiBV1_2,
+        StackedDrgWindow64GiBV1_2,
+    ];
+    ALL.get(v as usize)
+        .copied()
+        .filter(|p| *p as u64 == v)
+        .ok_or(Error::UnknownRegisteredProof {
+            kind: "PoSt proof",
+            value: v,
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn post_proof_numbers() {
+        assert_eq!(
+            post_proof_from_u64(3).unwrap(),
+            RegisteredPoStProof::StackedDrgWinning32GiBV1
+        );
+        assert_eq!(
+            post_proof_from_u64(8).unwrap(),
+            RegisteredPoStProof::StackedDrgWindow32GiBV1
+        );
+        assert_eq!(
+            post_proof_from_u64(13).unwrap(),
+            RegisteredPoStProof::StackedDrgWindow32GiBV1_2
+        );
+        assert!(post_proof_from_u64(15).is_err());
+    }
+}

@@ -1,0 +1,300 @@
+//! Proving Filecoin proofs with cuzk: every partition of a proof is
+//! synthesized and proved in one batch on the chosen backend, and the proofs
+//! are concatenated exactly as filecoin-proofs writes them (192 bytes per
+//! partition, partition order). Parameters are loaded once per circuit and
+//! kept until evicted.
+
+use crate::circuits::CircuitId;
+use crate::paramcache::{LoadedParameters, ParamCache};
+use crate::{Error, Result};
+use blstrs::Scalar;
+use cuzk_core::{PhaseTimings, ProverBackend};
+use filecoin_proofs_api::seal::SealCommitPhase1Output;
+use filecoin_proofs_api::{RegisteredPoStProof, RegisteredUpdateProof};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The circuits of one proof, one per partition, with the public inputs
+/// filecoin-proofs' verifier derives for each partition.
+pub(crate) struct ProofCircuits<C> {
+    pub circuit: CircuitId,
+    pub circuits: Vec<C>,
+    pub public_inputs: Vec<Vec<Scalar>>,
+}
+
+/// A finished proof.
+#[derive(Clone, Debug)]
+pub struct ProofOutput {
+    pub circuit: CircuitId,
+    /// The proof bytes, exactly as filecoin-proofs returns them.
+    pub proof: Vec<u8>,
+    pub partitions: usize,
+    /// Building the circuits from the vanilla proofs.
+    pub circuit_build: Duration,
+    /// Loading parameters (zero when they were already loaded).
+    pub param_load: Duration,
+    /// Synthesis and the backend's phases.
+    pub timings: PhaseTimings,
+    /// Verifying the proofs before returning them (zero when disabled).
+    pub self_check: Duration,
+}
+
+/// One proof request, in the forms Lotus and Curio hand them over.
+#[derive(Clone, Debug)]
+pub enum ProofRequest {
+    /// PoRep commit phase 2 from a commit phase 1 output.
+    PoRepC2(Box<SealCommitPhase1Output>),
+    WinningPost {
+        registered_proof: RegisteredPoStProof,
+        randomness: [u8; 32],
+        prover_id: [u8; 32],
+        /// bincode `FallbackPoStSectorProof`s, one per challenged sector.
+        vanilla_proofs: Vec<Vec<u8>>,
+    },
+    WindowPost {
+        registered_proof: RegisteredPoStProof,
+        randomness: [u8; 32],
+        prover_id: [u8; 32],
+        /// bincode `FallbackPoStSectorProof`s, one per sector.
+        vanilla_proofs: Vec<Vec<u8>>,
+        /// `Some(k)`: prove partition k only (the vanilla proofs are that
+        /// partition's sectors), as `generate_single_window_post_with_vanilla`;
+        /// `None`: all partitions, as `generate_window_post_with_vanilla`.
+        partition: Option<usize>,
+    },
+    SnapDeals {
+        registered_proof: RegisteredUpdateProof,
+        /// bincode `PartitionProof`s, one per partition.
+        vanilla_proofs: Vec<Vec<u8>>,
+        comm_r_old: [u8; 32],
+        comm_r_new: [u8; 32],
+        comm_d_new: [u8; 32],
+    },
+}
+
+impl ProofRequest {
+    pub fn circuit(&self) -> CircuitId {
+        match self {
+            ProofRequest::PoRepC2(c1) => CircuitId::PoRep(c1.registered_proof),
+            ProofRequest::WinningPost {
+                registered_proof, ..
+            }
+            | ProofRequest::WindowPost {
+                registered_proof, ..
+            } => CircuitId::PoSt(*registered_proof),
+            ProofRequest::SnapDeals {
+                registered_proof, ..
+            } => CircuitId::SnapDeals(*registered_proof),
+        }
+    }
+}
+
+pub struct FilecoinProver {
+    cache: ParamCache,
+    backend: Arc<dyn ProverBackend>,
+    loaded: Mutex<HashMap<CircuitId, Arc<LoadedParameters>>>,
+    self_check: bool,
+}
+
+impl FilecoinProver {
+    /// Proofs are verified before they are returned (as filecoin-proofs'
+    /// `seal_commit_phase2` does); see [`FilecoinProver::with_self_check`].
+    pub fn new(cache: ParamCache, backend: Arc<dyn ProverBackend>) -> Self {
+        FilecoinProver {
+            cache,
+            backend,
+            loaded: Mutex::new(HashMap::new()),
+            self_check: true,
+        }
+    }
+
+    /// Whether to verify each proof (a few pairings per partition) before
+    /// returning it.
+    pub fn with_self_check(mut self, on: bool) -> Self {
+        self.self_check = on;
+        self
+    }
+
+    pub fn cache(&self) -> &ParamCache {
+        &self.cache
+    }
+
+    pub fn backend(&self) -> &dyn ProverBackend {
+        self.backend.as_ref()
+    }
+
+    fn loaded_map(&self) -> std::sync::MutexGuard<'_, HashMap<CircuitId, Arc<LoadedParameters>>> {
+        // A panic while holding the lock cannot leave the map half-updated
+        // (inserts and removes are single calls), so a poisoned lock is
+        // still usable.
+        self.loaded.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The circuit's parameters, loading them on first use. Returns whether
+    /// they were loaded by this call.
+    pub fn parameters(&self, circuit: CircuitId) -> Result<(Arc<LoadedParameters>, bool)> {
+        if let Some(p) = self.loaded_map().get(&circuit) {
+            return Ok((p.clone(), false));
+        }
+        // Loaded outside the lock: loading a large circuit takes seconds and
+        // must not stall requests for other circuits. Two concurrent first
+        // requests may both load; the second insert wins, which is harmless.
+        let p = Arc::new(self.cache.load(circuit)?);
+        self.loaded_map().insert(circuit, p.clone());
+        Ok((p, true))
+    }
+
+    /// Drop a circuit's parameters from memory; true if they were loaded.
+    pub fn evict(&self, circuit: CircuitId) -> bool {
+        self.loaded_map().remove(&circuit).is_some()
+    }
+
+    /// The circuits whose parameters are in memory, with their size in bytes
+    /// (uncompressed points).
+    pub fn loaded(&self) -> Vec<(CircuitId, u64)> {
+        self.loaded_map()
+            .iter()
+            .map(|(id, p)| (*id, params_bytes(&p.params)))
+            .collect()
+    }
+
+    pub fn prove(&self, request: &ProofRequest) -> Result<ProofOutput> {
+        match request {
+            ProofRequest::PoRepC2(c1) => crate::porep::prove_c2(self, c1),
+            ProofRequest::WinningPost {
+                registered_proof,
+                randomness,
+                prover_id,
+                vanilla_proofs,
+            } => crate::post::prove_winning(
+                self,
+                *registered_proof,
+                randomness,
+                *prover_id,
+                vanilla_proofs,
+            ),
+            ProofRequest::WindowPost {
+                registered_proof,
+                randomness,
+                prover_id,
+                vanilla_proofs,
+                partition,
+            } => crate::post::prove_window(
+                self,
+                *registered_proof,
+                randomness,
+                *prover_id,
+                vanilla_proofs,
+                *partition,
+            ),
+            ProofRequest::SnapDeals {
+                registered_proof,
+                vanilla_proofs,
+                comm_r_old,
+                comm_r_new,
+                comm_d_new,
+            } => crate::snap::prove(
+                self,
+                *registered_proof,
+                vanilla_proofs,
+                *comm_r_old,
+                *comm_r_new,
+                *comm_d_new,
+            ),
+        }
+    }
+
+    /// Prove all partitions in one batch and serialize as filecoin-proofs.
+    pub(crate) fn prove_circuits<C>(
+        &self,
+        pc: ProofCircuits<C>,
+        circuit_build: Duration,
+    ) -> Result<ProofOutput>
+    where
+        C: bellpepper_core::Circuit<Scalar> + Send,
+    {
+        let ProofCircuits {
+            circuit,
+            circuits,
+            public_inputs,
+        } = pc;
+        let partitions = circuits.len();
+        if partitions == 0 || partitions != public_inputs.len() {
+            return Err(Error::InvalidInput(format!(
+                "{circuit}: {partitions} circuits for {} sets of public inputs",
+                public_inputs.len()
+            )));
+        }
+        let start = Instant::now();
+        let (loaded, fresh) = self.parameters(circuit)?;
+        let param_load = if fresh {
+            start.elapsed()
+        } else {
+            Duration::ZERO
+        };
+
+        let mut rng = rand::rngs::OsRng;
+        let (proofs, timings) = cuzk_core::prover::create_proof_batch(
+            self.backend.as_ref(),
+            circuits,
+            &loaded.params,
+            &mut rng,
+        )?;
+
+        let mut self_check = Duration::ZERO;
+        if self.self_check {
+            let t = Instant::now();
+            let ok = cuzk_core::verifier::verify_proofs_batch(
+                &loaded.pvk,
+                &proofs,
+                &public_inputs,
+                &mut rng,
+            )?;
+            self_check = t.elapsed();
+            if !ok {
+                return Err(Error::SelfCheckFailed {
+                    circuit: circuit.to_string(),
+                    backend: self.backend.name(),
+                });
+            }
+        }
+
+        let mut proof = Vec::with_capacity(partitions * cuzk_core::proof::PROOF_BYTES);
+        for p in &proofs {
+            proof.extend_from_slice(&p.to_bytes());
+        }
+        Ok(ProofOutput {
+            circuit,
+            proof,
+            partitions,
+            circuit_build,
+            param_load,
+            timings,
+            self_check,
+        })
+    }
+}
+
+fn params_bytes(p: &cuzk_core::Parameters) -> u64 {
+    use cuzk_core::params::{G1_UNCOMPRESSED, G2_UNCOMPRESSED};
+    let g1 = p.h.len() + p.l.len() + p.a.len() + p.b_g1.len() + p.vk.ic.len();
+    (g1 * G1_UNCOMPRESSED + p.b_g2.len() * G2_UNCOMPRESSED) as u64
+}
+
+/// Run a filecoin-proofs step that may panic on malformed input (it indexes
+/// and `expect`s on vanilla-proof contents) and turn a panic into an error,
+/// so that one bad request cannot take the daemon down.
+pub(crate) fn guarded<T>(step: &str, f: impl FnOnce() -> anyhow::Result<T>) -> Result<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r.map_err(|e| Error::filecoin(step, e)),
+        Err(panic) => {
+            let msg = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "panic".into());
+            Err(Error::filecoin(step, anyhow::anyhow!("panicked: {msg}")))
+        }
+    }
+}

@@ -1,0 +1,154 @@
+//! SnapDeals (empty-sector update) from its partition vanilla proofs
+//! (bincode `PartitionProof`s, as filecoin-proofs-api and Curio pass them):
+//! one `EmptySectorUpdateCircuit` per partition, built as
+//! `generate_empty_sector_update_proof_with_vanilla` builds them.
+
+use crate::circuits::{with_tree_shape, FilTree};
+use crate::prover::{guarded, FilecoinProver, ProofCircuits, ProofOutput};
+use crate::{CircuitId, Error, Result};
+use filecoin_hashers::Domain;
+use filecoin_proofs::{DefaultPieceDomain, SectorUpdateConfig};
+use filecoin_proofs_api::RegisteredUpdateProof;
+use std::time::Instant;
+use storage_proofs_core::compound_proof::{self, CompoundProof};
+use storage_proofs_update::constants::TreeRDomain;
+use storage_proofs_update::{
+    EmptySectorUpdate, EmptySectorUpdateCircuit, EmptySectorUpdateCompound, PartitionProof,
+};
+
+struct SnapArgs<'a> {
+    registered: RegisteredUpdateProof,
+    vanilla_proofs: &'a [Vec<u8>],
+    comm_r_old: [u8; 32],
+    comm_r_new: [u8; 32],
+    comm_d_new: [u8; 32],
+}
+
+pub(crate) fn prove(
+    prover: &FilecoinProver,
+    registered: RegisteredUpdateProof,
+    vanilla_proofs: &[Vec<u8>],
+    comm_r_old: [u8; 32],
+    comm_r_new: [u8; 32],
+    comm_d_new: [u8; 32],
+) -> Result<ProofOutput> {
+    let args = SnapArgs {
+        registered,
+        vanilla_proofs,
+        comm_r_old,
+        comm_r_new,
+        comm_d_new,
+    };
+    with_tree_shape!(
+        u64::from(registered.sector_size()),
+        prove_snap,
+        prover,
+        &args
+    )
+}
+
+fn prove_snap<Tree: FilTree>(prover: &FilecoinProver, a: &SnapArgs<'_>) -> Result<ProofOutput> {
+    let start = Instant::now();
+    let pc = snap_circuits::<Tree>(a)?;
+    prover.prove_circuits(pc, start.elapsed())
+}
+
+type Compound<T> = EmptySectorUpdateCompound<T>;
+
+fn snap_circuits<Tree: FilTree>(
+    a: &SnapArgs<'_>,
+) -> Result<ProofCircuits<EmptySectorUpdateCircuit<Tree>>> {
+    let commitment = |bytes: &[u8; 32], name: &str| -> Result<TreeRDomain> {
+        TreeRDomain::try_from_bytes(bytes)
+            .map_err(|e| Error::InvalidInput(format!("{name}: {e:#}")))
+    };
+    let comm_r_old = commitment(&a.comm_r_old, "comm_r_old")?;
+    let comm_r_new = commitment(&a.comm_r_new, "comm_r_new")?;
+    let comm_d_new = DefaultPieceDomain::try_from_bytes(&a.comm_d_new)
+        .map_err(|e| Error::InvalidInput(format!("comm_d_new: {e:#}")))?;
+
+    let config = SectorUpdateConfig::from_porep_config(&a.registered.as_v1_config());
+    let partitions = usize::from(config.update_partitions);
+    if a.vanilla_proofs.len() != partitions {
+        return Err(Error::InvalidInput(format!(
+            "{:?} has {partitions} partitions; got {} vanilla proofs",
+            a.registered,
+            a.vanilla_proofs.len()
+        )));
+    }
+    let mut proofs: Vec<PartitionProof<Tree>> = Vec::with_capacity(partitions);
+    for (i, bytes) in a.vanilla_proofs.iter().enumerate() {
+        proofs.push(bincode::deserialize(bytes).map_err(|e| Error::Decode {
+            what: format!(
+                "vanilla proof {i} (bincode PartitionProof) for {:?}",
+                a.registered
+            ),
+            detail: e.to_string(),
+        })?);
+    }
+    let public_inputs = storage_proofs_update::PublicInputs {
+        k: partitions,
+        comm_r_old,
+        comm_d_new,
+        comm_r_new,
+        h: config.h,
+    };
+    let pp = guarded("SnapDeals public parameters", || {
+        let setup = compound_proof::SetupParams {
+            vanilla_params: storage_proofs_update::SetupParams {
+                sector_bytes: u64::from(config.sector_size),
+            },
+            partitions: Some(partitions),
+            priority: false,
+        };
+        <Compound<Tree> as CompoundProof<EmptySectorUpdate<Tree>, EmptySectorUpdateCircuit<Tree>>>::setup(&setup)
+    })?;
+    let vp = &pp.vanilla_params;
+    let mut circuits = Vec::with_capacity(partitions);
+    let mut inputs = Vec::with_capacity(partitions);
+    for (k, proof) in proofs.iter().enumerate() {
+        circuits.push(guarded(
+            &format!("SnapDeals circuit of partition {k}"),
+            || {
+                <Compound<Tree> as CompoundProof<
+                    EmptySectorUpdate<Tree>,
+                    EmptySectorUpdateCircuit<Tree>,
+                >>::circuit(&public_inputs, Default::default(), proof, vp, Some(k))
+            },
+        )?);
+        inputs.push(guarded(
+            &format!("SnapDeals public inputs of partition {k}"),
+            || {
+                <Compound<Tree> as CompoundProof<
+                    EmptySectorUpdate<Tree>,
+                    EmptySectorUpdateCircuit<Tree>,
+                >>::generate_public_inputs(&public_inputs, vp, Some(k))
+            },
+        )?);
+    }
+    Ok(ProofCircuits {
+        circuit: CircuitId::SnapDeals(a.registered),
+        circuits,
+        public_inputs: inputs,
+    })
+}
+
+/// A registered update proof by its number (0-4: 2KiB, 8MiB, 512MiB,
+/// 32GiB, 64GiB).
+pub fn update_proof_from_u64(v: u64) -> Result<RegisteredUpdateProof> {
+    use RegisteredUpdateProof::*;
+    const ALL: [RegisteredUpdateProof; 5] = [
+        StackedDrg2KiBV1,
+        StackedDrg8MiBV1,
+        StackedDrg512MiBV1,
+        StackedDrg32GiBV1,
+        StackedDrg64GiBV1,
+    ];
+    ALL.get(v as usize)
+        .copied()
+        .filter(|p| *p as u64 == v)
+        .ok_or(Error::UnknownRegisteredProof {
+            kind: "update proof",
+            value: v,
+        })
+}
