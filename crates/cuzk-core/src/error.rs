@@ -38,8 +38,24 @@ pub enum Error {
     #[error("the batch is empty")]
     EmptyBatch,
 
-    #[error("the circuit has {constraints} constraints; the largest supported domain is 2^{max_log}")]
+    #[error(
+        "the circuit has {constraints} constraints; the largest supported domain is 2^{max_log}"
+    )]
     TooLarge { constraints: usize, max_log: u32 },
+
+    /// The circuit referenced a variable it never allocated, or is otherwise
+    /// not a well-formed R1CS.
+    #[error("circuit {index} is malformed: {what}")]
+    InvalidCircuit { index: usize, what: String },
+
+    /// Parameters that must not be used: an identity delta (the
+    /// subversion-CRS attack bellman guards against) or similar.
+    #[error("unusable parameters: {0}")]
+    InvalidParameters(String),
+
+    /// A batch call got a different number of proofs and input vectors.
+    #[error("{proofs} proofs but {inputs} public-input vectors")]
+    BatchLength { proofs: usize, inputs: usize },
 
     #[error("backend {backend}: {source}")]
     Backend {

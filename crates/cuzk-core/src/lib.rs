@@ -10,16 +10,20 @@
 //! - [`synthesis`]: a `bellpepper_core` circuit becomes a [`synthesis::ProvingAssignment`]
 //!   (a/b/c evaluations, input and aux assignments, densities).
 //! - [`domain`]: the radix-2 NTT over Fr and the H polynomial.
+//! - [`msm`]: blst's Pippenger with the 0/1 scalars split off.
 //! - [`params`]: bellperson/Filecoin `.params` and `.vk` files, memory-mapped.
 //! - [`prover`]: the backend seam, the CPU backend, proof assembly.
 //! - [`verifier`]: single and batched verification with prepared keys.
 //! - [`generator`]: random (insecure, development-only) parameters.
 //! - [`circuits`]: built-in benchmark circuits (`porep-like`).
 
+#![deny(unsafe_code)]
+
 pub mod circuits;
 pub mod domain;
 pub mod error;
 pub mod generator;
+pub mod msm;
 pub mod params;
 pub mod proof;
 pub mod prover;

@@ -6,15 +6,131 @@
 //! `.params`: the verifying key, then five vectors, each a big-endian u32
 //! count followed by uncompressed points: h, l, a, b_g1 (G1) and b_g2 (G2).
 //! G1 points are 96 bytes, G2 points 192 bytes (blst/zcash serialization).
+//!
+//! As in bellperson, verifying-key points are always checked (on the curve
+//! and in the subgroup) while query points are checked only on request
+//! (they are always checked to lie on the curve); the point at infinity is
+//! rejected everywhere except in delta, which is rejected too (an identity
+//! delta makes proofs forgeable).
 
-use crate::Result;
+use crate::{Error, Result};
 use blstrs::{G1Affine, G2Affine};
+use group::prime::PrimeCurveAffine;
+use rayon::prelude::*;
+use std::io::Write;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub const G1_UNCOMPRESSED: usize = 96;
 pub const G2_UNCOMPRESSED: usize = 192;
+
+/// Bytes of the fixed part of a verifying key (six points).
+pub const VK_FIXED_BYTES: usize = 3 * G1_UNCOMPRESSED + 3 * G2_UNCOMPRESSED;
+
+/// Points encoded (or decoded) per parallel work item: large enough that
+/// rayon's overhead vanishes, small enough to bound the staging buffers.
+const CODEC_CHUNK: usize = 1 << 14;
+
+fn format_err(path: &Path, what: impl Into<String>) -> Error {
+    Error::Format {
+        path: path.to_path_buf(),
+        what: what.into(),
+    }
+}
+
+fn io_err(path: &Path, source: std::io::Error) -> Error {
+    Error::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Check {
+    /// On the curve and in the subgroup.
+    Full,
+    /// On the curve only.
+    Curve,
+}
+
+fn decode_g1(bytes: &[u8], check: Check) -> std::result::Result<G1Affine, &'static str> {
+    let arr: &[u8; G1_UNCOMPRESSED] = bytes.try_into().map_err(|_| "short point")?;
+    let p = match check {
+        Check::Full => G1Affine::from_uncompressed(arr),
+        Check::Curve => G1Affine::from_uncompressed_unchecked(arr),
+    };
+    let p: G1Affine = Option::from(p).ok_or(match check {
+        Check::Full => {
+            "not a valid G1 point (off the curve, outside the subgroup, or a bad encoding)"
+        }
+        Check::Curve => "not a valid G1 point (off the curve or a bad encoding)",
+    })?;
+    if bool::from(p.is_identity()) {
+        return Err("point at infinity");
+    }
+    Ok(p)
+}
+
+fn decode_g2(bytes: &[u8], check: Check) -> std::result::Result<G2Affine, &'static str> {
+    let arr: &[u8; G2_UNCOMPRESSED] = bytes.try_into().map_err(|_| "short point")?;
+    let p = match check {
+        Check::Full => G2Affine::from_uncompressed(arr),
+        Check::Curve => G2Affine::from_uncompressed_unchecked(arr),
+    };
+    let p: G2Affine = Option::from(p).ok_or(match check {
+        Check::Full => {
+            "not a valid G2 point (off the curve, outside the subgroup, or a bad encoding)"
+        }
+        Check::Curve => "not a valid G2 point (off the curve or a bad encoding)",
+    })?;
+    if bool::from(p.is_identity()) {
+        return Err("point at infinity");
+    }
+    Ok(p)
+}
+
+/// A cursor over file bytes that reports where a read fell short.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    path: &'a Path,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, len: usize, what: &str) -> Result<&'a [u8]> {
+        let end = self.pos.checked_add(len).filter(|&e| e <= self.bytes.len());
+        let Some(end) = end else {
+            return Err(format_err(
+                self.path,
+                format!(
+                    "truncated: {what} needs {len} bytes at offset {} but the file has {} bytes",
+                    self.pos,
+                    self.bytes.len()
+                ),
+            ));
+        };
+        let s = &self.bytes[self.pos..end];
+        self.pos = end;
+        Ok(s)
+    }
+    fn u32(&mut self, what: &str) -> Result<usize> {
+        let b = self.take(4, what)?;
+        Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize)
+    }
+    fn g1(&mut self, what: &str) -> Result<G1Affine> {
+        let at = self.pos;
+        let b = self.take(G1_UNCOMPRESSED, what)?;
+        decode_g1(b, Check::Full)
+            .map_err(|e| format_err(self.path, format!("{what} at offset {at}: {e}")))
+    }
+    fn g2(&mut self, what: &str) -> Result<G2Affine> {
+        let at = self.pos;
+        let b = self.take(G2_UNCOMPRESSED, what)?;
+        decode_g2(b, Check::Full)
+            .map_err(|e| format_err(self.path, format!("{what} at offset {at}: {e}")))
+    }
+}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VerifyingKey {
@@ -29,23 +145,201 @@ pub struct VerifyingKey {
 }
 
 impl VerifyingKey {
-    pub fn write<W: std::io::Write>(&self, w: W) -> std::io::Result<()> {
-        let _ = w;
-        todo!()
+    pub fn write<W: std::io::Write>(&self, mut w: W) -> std::io::Result<()> {
+        w.write_all(&self.alpha_g1.to_uncompressed())?;
+        w.write_all(&self.beta_g1.to_uncompressed())?;
+        w.write_all(&self.beta_g2.to_uncompressed())?;
+        w.write_all(&self.gamma_g2.to_uncompressed())?;
+        w.write_all(&self.delta_g1.to_uncompressed())?;
+        w.write_all(&self.delta_g2.to_uncompressed())?;
+        write_len(&mut w, self.ic.len())?;
+        write_g1s(&mut w, &self.ic)
+    }
+    /// The encoded length in bytes.
+    pub fn encoded_len(&self) -> usize {
+        VK_FIXED_BYTES + 4 + self.ic.len() * G1_UNCOMPRESSED
     }
     /// `checked`: verify that points are on the curve and in the subgroup.
+    /// Returns the key and the number of bytes it took. (The fixed points
+    /// are checked whatever `checked` says, as bellperson does; they are
+    /// few.)
     pub fn read_bytes(bytes: &[u8], path: &Path, checked: bool) -> Result<(Self, usize)> {
-        let _ = (bytes, path, checked);
-        todo!()
+        let mut r = Reader {
+            bytes,
+            pos: 0,
+            path,
+        };
+        let alpha_g1 = r.g1("vk alpha_g1")?;
+        let beta_g1 = r.g1("vk beta_g1")?;
+        let beta_g2 = r.g2("vk beta_g2")?;
+        let gamma_g2 = r.g2("vk gamma_g2")?;
+        let delta_g1 = r.g1("vk delta_g1")?;
+        let delta_g2 = r.g2("vk delta_g2")?;
+        let count = r.u32("vk ic length")?;
+        let start = r.pos;
+        let raw = r.take(
+            count.checked_mul(G1_UNCOMPRESSED).unwrap_or(usize::MAX),
+            &format!("vk ic ({count} points)"),
+        )?;
+        let check = if checked { Check::Full } else { Check::Curve };
+        let ic = decode_g1_slice(raw, check, path, "vk ic", start as u64)?;
+        Ok((
+            VerifyingKey {
+                alpha_g1,
+                beta_g1,
+                beta_g2,
+                gamma_g2,
+                delta_g1,
+                delta_g2,
+                ic,
+            },
+            r.pos,
+        ))
     }
+    /// A `.vk` file: the key and nothing after it.
     pub fn read_file(path: &Path, checked: bool) -> Result<Self> {
-        let _ = (path, checked);
-        todo!()
+        let bytes = std::fs::read(path).map_err(|e| io_err(path, e))?;
+        let (vk, used) = Self::read_bytes(&bytes, path, checked)?;
+        if used != bytes.len() {
+            return Err(format_err(
+                path,
+                format!(
+                    "{} trailing bytes after the verifying key (which ends at offset {used})",
+                    bytes.len() - used
+                ),
+            ));
+        }
+        Ok(vk)
     }
     pub fn write_file(&self, path: &Path) -> Result<()> {
-        let _ = path;
-        todo!()
+        write_atomically(path, |w| self.write(w))
     }
+}
+
+fn write_len<W: Write>(w: &mut W, len: usize) -> std::io::Result<()> {
+    let len = u32::try_from(len).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("vector of {len} points exceeds the format's u32 count"),
+        )
+    })?;
+    w.write_all(&len.to_be_bytes())
+}
+
+/// Encode in parallel chunks, write in order.
+fn write_points<W: Write, T: Sync, const N: usize>(
+    w: &mut W,
+    points: &[T],
+    enc: impl Fn(&T) -> [u8; N] + Sync,
+) -> std::io::Result<()> {
+    for block in points.chunks(CODEC_CHUNK * 8) {
+        let encoded: Vec<Vec<u8>> = block
+            .par_chunks(CODEC_CHUNK / 4)
+            .map(|c| c.iter().flat_map(&enc).collect())
+            .collect();
+        for e in encoded {
+            w.write_all(&e)?;
+        }
+    }
+    Ok(())
+}
+
+fn write_g1s<W: Write>(w: &mut W, points: &[G1Affine]) -> std::io::Result<()> {
+    write_points(w, points, |p| p.to_uncompressed())
+}
+
+fn write_g2s<W: Write>(w: &mut W, points: &[G2Affine]) -> std::io::Result<()> {
+    write_points(w, points, |p| p.to_uncompressed())
+}
+
+/// Write through a temporary file in the same directory and rename, so a
+/// crash never leaves a truncated file under the final name.
+fn write_atomically(
+    path: &Path,
+    f: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> Result<()> {
+    let mut tmp_name = path
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
+    tmp_name.push(format!(".tmp{}", std::process::id()));
+    let tmp = path.with_file_name(tmp_name);
+    let result = (|| {
+        let file = std::fs::File::create(&tmp)?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+        f(&mut w)?;
+        let file = w.into_inner().map_err(|e| e.into_error())?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    result.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        io_err(path, e)
+    })
+}
+
+fn decode_g1_slice(
+    raw: &[u8],
+    check: Check,
+    path: &Path,
+    section: &str,
+    file_offset: u64,
+) -> Result<Vec<G1Affine>> {
+    decode_slice(
+        raw,
+        G1_UNCOMPRESSED,
+        check,
+        path,
+        section,
+        file_offset,
+        decode_g1,
+    )
+}
+
+fn decode_g2_slice(
+    raw: &[u8],
+    check: Check,
+    path: &Path,
+    section: &str,
+    file_offset: u64,
+) -> Result<Vec<G2Affine>> {
+    decode_slice(
+        raw,
+        G2_UNCOMPRESSED,
+        check,
+        path,
+        section,
+        file_offset,
+        decode_g2,
+    )
+}
+
+/// Decode consecutive points in parallel; an error names the section, the
+/// point's index and its file offset.
+fn decode_slice<T: Send>(
+    raw: &[u8],
+    size: usize,
+    check: Check,
+    path: &Path,
+    section: &str,
+    file_offset: u64,
+    dec: fn(&[u8], Check) -> std::result::Result<T, &'static str>,
+) -> Result<Vec<T>> {
+    raw.par_chunks(size)
+        .with_min_len(256)
+        .enumerate()
+        .map(|(i, b)| {
+            dec(b, check).map_err(|e| {
+                format_err(
+                    path,
+                    format!(
+                        "{section} point {i} at offset {}: {e}",
+                        file_offset + (i * size) as u64
+                    ),
+                )
+            })
+        })
+        .collect()
 }
 
 /// Fully decoded parameters, in memory.
@@ -60,17 +354,26 @@ pub struct Parameters {
 }
 
 impl Parameters {
-    pub fn write<W: std::io::Write>(&self, w: W) -> std::io::Result<()> {
-        let _ = w;
-        todo!()
+    pub fn write<W: std::io::Write>(&self, mut w: W) -> std::io::Result<()> {
+        self.vk.write(&mut w)?;
+        for v in [&self.h, &self.l, &self.a, &self.b_g1] {
+            write_len(&mut w, v.len())?;
+            write_g1s(&mut w, v)?;
+        }
+        write_len(&mut w, self.b_g2.len())?;
+        write_g2s(&mut w, &self.b_g2)
     }
     pub fn write_file(&self, path: &Path) -> Result<()> {
-        let _ = path;
-        todo!()
+        write_atomically(path, |w| self.write(w))
     }
     /// Memory-map and decode the whole file (in parallel).
     pub fn read_file(path: &Path, checked: bool) -> Result<Self> {
         MappedParameters::open(path)?.load(checked)
+    }
+    /// Decode parameters held in memory; `path` only names them in errors.
+    pub fn read_bytes(bytes: &[u8], path: &Path, checked: bool) -> Result<Self> {
+        let (vk, layout) = parse_layout(bytes, path)?;
+        load_from(bytes, &vk, &layout, path, checked)
     }
 }
 
@@ -84,6 +387,40 @@ pub enum Section {
     BG2,
 }
 
+impl Section {
+    pub const ALL: [Section; 5] = [
+        Section::H,
+        Section::L,
+        Section::A,
+        Section::BG1,
+        Section::BG2,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            Section::H => "h",
+            Section::L => "l",
+            Section::A => "a",
+            Section::BG1 => "b_g1",
+            Section::BG2 => "b_g2",
+        }
+    }
+    pub fn point_size(self) -> usize {
+        match self {
+            Section::BG2 => G2_UNCOMPRESSED,
+            _ => G1_UNCOMPRESSED,
+        }
+    }
+    fn index(self) -> usize {
+        match self {
+            Section::H => 0,
+            Section::L => 1,
+            Section::A => 2,
+            Section::BG1 => 3,
+            Section::BG2 => 4,
+        }
+    }
+}
+
 /// Where each section lies in the file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParamsLayout {
@@ -91,6 +428,104 @@ pub struct ParamsLayout {
     /// in the order h, l, a, b_g1, b_g2.
     pub sections: [(Section, u64, usize); 5],
     pub file_len: u64,
+}
+
+fn parse_layout(bytes: &[u8], path: &Path) -> Result<(VerifyingKey, ParamsLayout)> {
+    let (vk, vk_len) = VerifyingKey::read_bytes(bytes, path, true)?;
+    let mut r = Reader {
+        bytes,
+        pos: vk_len,
+        path,
+    };
+    let mut sections = [(Section::H, 0u64, 0usize); 5];
+    for (slot, section) in sections.iter_mut().zip(Section::ALL) {
+        let count = r.u32(&format!("the {} length", section.name()))?;
+        let start = r.pos;
+        r.take(
+            count
+                .checked_mul(section.point_size())
+                .unwrap_or(usize::MAX),
+            &format!("section {} ({count} points)", section.name()),
+        )?;
+        *slot = (section, start as u64, count);
+    }
+    if r.pos != bytes.len() {
+        return Err(format_err(
+            path,
+            format!(
+                "{} trailing bytes after the b_g2 section (which ends at offset {})",
+                bytes.len() - r.pos,
+                r.pos
+            ),
+        ));
+    }
+    if bool::from(vk.delta_g1.is_identity()) || bool::from(vk.delta_g2.is_identity()) {
+        return Err(format_err(path, "vk delta is the point at infinity"));
+    }
+    Ok((
+        vk,
+        ParamsLayout {
+            sections,
+            file_len: bytes.len() as u64,
+        },
+    ))
+}
+
+fn section_bytes<'a>(bytes: &'a [u8], layout: &ParamsLayout, section: Section) -> &'a [u8] {
+    let (_, off, count) = layout.sections[section.index()];
+    let start = off as usize;
+    &bytes[start..start + count * section.point_size()]
+}
+
+fn load_from(
+    bytes: &[u8],
+    vk: &VerifyingKey,
+    layout: &ParamsLayout,
+    path: &Path,
+    checked: bool,
+) -> Result<Parameters> {
+    let check = if checked { Check::Full } else { Check::Curve };
+    let g1 = |s: Section| {
+        let off = layout.sections[s.index()].1;
+        decode_g1_slice(section_bytes(bytes, layout, s), check, path, s.name(), off)
+    };
+    let (h, (l, (a, (b_g1, b_g2)))) = rayon::join(
+        || g1(Section::H),
+        || {
+            rayon::join(
+                || g1(Section::L),
+                || {
+                    rayon::join(
+                        || g1(Section::A),
+                        || {
+                            rayon::join(
+                                || g1(Section::BG1),
+                                || {
+                                    let s = Section::BG2;
+                                    let off = layout.sections[s.index()].1;
+                                    decode_g2_slice(
+                                        section_bytes(bytes, layout, s),
+                                        check,
+                                        path,
+                                        s.name(),
+                                        off,
+                                    )
+                                },
+                            )
+                        },
+                    )
+                },
+            )
+        },
+    );
+    Ok(Parameters {
+        vk: vk.clone(),
+        h: Arc::new(h?),
+        l: Arc::new(l?),
+        a: Arc::new(a?),
+        b_g1: Arc::new(b_g1?),
+        b_g2: Arc::new(b_g2?),
+    })
 }
 
 /// A memory-mapped parameter file: opening reads only the verifying key and
@@ -104,31 +539,75 @@ pub struct MappedParameters {
 
 impl MappedParameters {
     pub fn open(path: &Path) -> Result<Self> {
-        let _ = path;
-        todo!()
+        let file = std::fs::File::open(path).map_err(|e| io_err(path, e))?;
+        #[allow(unsafe_code)]
+        // SAFETY: the mapping is read-only and parameter files are never
+        // modified in place (writers replace them by rename); were another
+        // process to truncate the file while mapped, reads could fault,
+        // which is the documented caveat of every file mapping.
+        let mmap = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| io_err(path, e))?;
+        let (vk, layout) = parse_layout(&mmap, path)?;
+        Ok(MappedParameters {
+            path: path.to_path_buf(),
+            vk,
+            layout,
+            mmap,
+        })
     }
     pub fn len(&self, section: Section) -> usize {
-        let _ = section;
-        todo!()
+        self.layout.sections[section.index()].2
+    }
+    fn check_range(&self, section: Section, range: &Range<usize>) -> Result<()> {
+        let len = self.len(section);
+        if range.start > range.end || range.end > len {
+            return Err(Error::ShapeMismatch {
+                index: 0,
+                what: format!(
+                    "{}: range {}..{} of section {} which has {len} points",
+                    self.path.display(),
+                    range.start,
+                    range.end,
+                    section.name()
+                ),
+            });
+        }
+        Ok(())
     }
     /// Decode a range of a G1 section (h, l, a or b_g1).
-    pub fn g1(&self, section: Section, range: Range<usize>, checked: bool) -> Result<Vec<G1Affine>> {
-        let _ = (section, range, checked, &self.mmap);
-        todo!()
+    pub fn g1(
+        &self,
+        section: Section,
+        range: Range<usize>,
+        checked: bool,
+    ) -> Result<Vec<G1Affine>> {
+        if section == Section::BG2 {
+            return Err(Error::ShapeMismatch {
+                index: 0,
+                what: "b_g2 is a G2 section".into(),
+            });
+        }
+        self.check_range(section, &range)?;
+        let size = G1_UNCOMPRESSED;
+        let raw = &self.raw(section)[range.start * size..range.end * size];
+        let off = self.layout.sections[section.index()].1 + (range.start * size) as u64;
+        let check = if checked { Check::Full } else { Check::Curve };
+        decode_g1_slice(raw, check, &self.path, section.name(), off)
     }
     /// Decode a range of b_g2.
     pub fn g2(&self, range: Range<usize>, checked: bool) -> Result<Vec<G2Affine>> {
-        let _ = (range, checked);
-        todo!()
+        self.check_range(Section::BG2, &range)?;
+        let size = G2_UNCOMPRESSED;
+        let raw = &self.raw(Section::BG2)[range.start * size..range.end * size];
+        let off = self.layout.sections[Section::BG2.index()].1 + (range.start * size) as u64;
+        let check = if checked { Check::Full } else { Check::Curve };
+        decode_g2_slice(raw, check, &self.path, "b_g2", off)
     }
     /// The raw bytes of a section (uncompressed points), for backends that
     /// decode on the device.
     pub fn raw(&self, section: Section) -> &[u8] {
-        let _ = section;
-        todo!()
+        section_bytes(&self.mmap, &self.layout, section)
     }
     pub fn load(&self, checked: bool) -> Result<Parameters> {
-        let _ = checked;
-        todo!()
+        load_from(&self.mmap, &self.vk, &self.layout, &self.path, checked)
     }
 }

@@ -12,9 +12,12 @@ use crate::params::Parameters;
 use crate::proof::Proof;
 use crate::synthesis::ProvingAssignment;
 use crate::timing::PhaseTimings;
-use crate::Result;
+use crate::{domain, msm, synthesis, Error, Result};
 use blstrs::{G1Projective, G2Projective, Scalar};
+use ff::Field;
+use group::{prime::PrimeCurveAffine, Curve};
 use rand_core::RngCore;
+use std::time::Instant;
 
 /// The five MSMs of one circuit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,8 +41,10 @@ pub struct ProofRandomness {
 
 impl ProofRandomness {
     pub fn random<R: RngCore>(rng: &mut R) -> Self {
-        let _ = rng;
-        todo!()
+        ProofRandomness {
+            r: Scalar::random(&mut *rng),
+            s: Scalar::random(&mut *rng),
+        }
     }
 }
 
@@ -59,6 +64,55 @@ pub trait ProverBackend: Send + Sync {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CpuBackend;
 
+impl CpuBackend {
+    /// H and the MSMs of one circuit, adding each phase's time to `t`.
+    fn compute_one(
+        &self,
+        params: &Parameters,
+        pa: &ProvingAssignment,
+        index: usize,
+        t: &mut PhaseTimings,
+    ) -> Result<MsmResults> {
+        let clock = Instant::now();
+        let h_coeffs =
+            domain::compute_h(pa.a.clone(), pa.b.clone(), pa.c.clone()).map_err(|e| match e {
+                Error::InvalidCircuit { what, .. } => Error::InvalidCircuit { index, what },
+                e => e,
+            })?;
+        t.h_ntt += clock.elapsed();
+
+        let clock = Instant::now();
+        let h = msm::msm_g1(&params.h, &h_coeffs);
+        drop(h_coeffs);
+        t.msm_h += clock.elapsed();
+
+        let clock = Instant::now();
+        let l = msm::msm_g1(&params.l, &pa.aux_assignment);
+        t.msm_l += clock.elapsed();
+
+        let clock = Instant::now();
+        let a_g1 = msm::msm_g1(&params.a, &pa.a_query_scalars());
+        t.msm_a += clock.elapsed();
+
+        let b_scalars = pa.b_query_scalars();
+        let clock = Instant::now();
+        let b_g1 = msm::msm_g1(&params.b_g1, &b_scalars);
+        t.msm_b_g1 += clock.elapsed();
+
+        let clock = Instant::now();
+        let b_g2 = msm::msm_g2(&params.b_g2, &b_scalars);
+        t.msm_b_g2 += clock.elapsed();
+
+        Ok(MsmResults {
+            a_g1,
+            b_g1,
+            b_g2,
+            l,
+            h,
+        })
+    }
+}
+
 impl ProverBackend for CpuBackend {
     fn name(&self) -> &'static str {
         "cpu"
@@ -68,21 +122,120 @@ impl ProverBackend for CpuBackend {
         params: &Parameters,
         assignments: &[ProvingAssignment],
     ) -> Result<(Vec<MsmResults>, PhaseTimings)> {
-        let _ = (params, assignments);
-        todo!()
+        let start = Instant::now();
+        let mut t = PhaseTimings::default();
+        // Circuits run one after another: each phase already uses every core,
+        // and one at a time keeps a single circuit's temporaries in memory.
+        let mut out = Vec::with_capacity(assignments.len());
+        for (i, pa) in assignments.iter().enumerate() {
+            check_shape(params, pa, i)?;
+            out.push(self.compute_one(params, pa, i, &mut t)?);
+        }
+        t.total = start.elapsed();
+        Ok((out, t))
     }
 }
 
 /// Check that an assignment fits the parameters (query lengths against the
 /// densities and the domain); `index` names the circuit in errors.
-pub fn check_shape(params: &Parameters, assignment: &ProvingAssignment, index: usize) -> Result<()> {
-    let _ = (params, assignment, index);
-    todo!()
+pub fn check_shape(
+    params: &Parameters,
+    assignment: &ProvingAssignment,
+    index: usize,
+) -> Result<()> {
+    let pa = assignment;
+    let mismatch = |what: String| Err(Error::ShapeMismatch { index, what });
+    let n = pa.a.len();
+    if pa.b.len() != n || pa.c.len() != n {
+        return mismatch(format!(
+            "a, b, c have lengths {}, {}, {}",
+            n,
+            pa.b.len(),
+            pa.c.len()
+        ));
+    }
+    let num_inputs = pa.input_assignment.len();
+    let num_aux = pa.aux_assignment.len();
+    if pa.a_aux_density.len() != num_aux
+        || pa.b_aux_density.len() != num_aux
+        || pa.b_input_density.len() != num_inputs
+    {
+        return mismatch(format!(
+            "density lengths {}/{}/{} do not match {num_inputs} inputs and {num_aux} aux variables",
+            pa.a_aux_density.len(),
+            pa.b_input_density.len(),
+            pa.b_aux_density.len()
+        ));
+    }
+    if num_inputs == 0 {
+        return mismatch("no inputs (input 0 must be the constant one)".into());
+    }
+    if params.vk.ic.len() != num_inputs {
+        return mismatch(format!(
+            "vk has {} ic points, circuit has {num_inputs} inputs",
+            params.vk.ic.len()
+        ));
+    }
+    let log = domain::log_domain_size(n);
+    if log >= domain::MAX_LOG_DOMAIN {
+        return Err(Error::TooLarge {
+            constraints: n,
+            max_log: domain::MAX_LOG_DOMAIN - 1,
+        });
+    }
+    let h_len = (1usize << log) - 1;
+    if params.h.len() != h_len {
+        return mismatch(format!(
+            "h has {} points, the 2^{log} domain of {n} constraints needs {h_len}",
+            params.h.len()
+        ));
+    }
+    if params.l.len() != num_aux {
+        return mismatch(format!(
+            "l has {} points, circuit has {num_aux} aux variables",
+            params.l.len()
+        ));
+    }
+    let a_len = num_inputs + pa.a_aux_density.count();
+    if params.a.len() != a_len {
+        return mismatch(format!(
+            "a has {} points, the A density needs {a_len}",
+            params.a.len()
+        ));
+    }
+    let b_len = pa.b_input_density.count() + pa.b_aux_density.count();
+    if params.b_g1.len() != b_len || params.b_g2.len() != b_len {
+        return mismatch(format!(
+            "b_g1/b_g2 have {}/{} points, the B density needs {b_len}",
+            params.b_g1.len(),
+            params.b_g2.len()
+        ));
+    }
+    Ok(())
 }
 
 pub fn assemble_proof(params: &Parameters, msm: &MsmResults, rnd: &ProofRandomness) -> Proof {
-    let _ = (params, msm, rnd);
-    todo!()
+    let vk = &params.vk;
+    let (r, s) = (rnd.r, rnd.s);
+    let a = msm.a_g1 + vk.alpha_g1 + vk.delta_g1 * r;
+    let b = msm.b_g2 + vk.beta_g2 + vk.delta_g2 * s;
+    let b1 = msm.b_g1 + vk.beta_g1 + vk.delta_g1 * s;
+    let c = msm.l + msm.h + a * s + b1 * r - vk.delta_g1 * (r * s);
+    Proof {
+        a: a.to_affine(),
+        b: b.to_affine(),
+        c: c.to_affine(),
+    }
+}
+
+fn check_delta(params: &Parameters) -> Result<()> {
+    if bool::from(params.vk.delta_g1.is_identity()) || bool::from(params.vk.delta_g2.is_identity())
+    {
+        return Err(Error::InvalidParameters(
+            "delta is the point at infinity".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// Proofs for already-synthesized circuits.
@@ -92,8 +245,32 @@ pub fn prove_assignments<R: RngCore>(
     assignments: &[ProvingAssignment],
     rng: &mut R,
 ) -> Result<(Vec<Proof>, PhaseTimings)> {
-    let _ = (backend, params, assignments, rng);
-    todo!()
+    let start = Instant::now();
+    if assignments.is_empty() {
+        return Err(Error::EmptyBatch);
+    }
+    check_delta(params)?;
+    for (i, pa) in assignments.iter().enumerate() {
+        check_shape(params, pa, i)?;
+    }
+    let (msms, mut timings) = backend.compute(params, assignments)?;
+    if msms.len() != assignments.len() {
+        return Err(Error::Backend {
+            backend: backend.name(),
+            source: format!(
+                "returned {} results for {} circuits",
+                msms.len(),
+                assignments.len()
+            )
+            .into(),
+        });
+    }
+    let proofs = msms
+        .iter()
+        .map(|m| assemble_proof(params, m, &ProofRandomness::random(rng)))
+        .collect();
+    timings.total = start.elapsed();
+    Ok((proofs, timings))
 }
 
 /// Synthesize and prove a batch of circuits of one shape.
@@ -107,8 +284,16 @@ where
     C: bellpepper_core::Circuit<Scalar> + Send,
     R: RngCore,
 {
-    let _ = (backend, circuits, params, rng);
-    todo!()
+    let start = Instant::now();
+    if circuits.is_empty() {
+        return Err(Error::EmptyBatch);
+    }
+    let assignments = synthesis::synthesize_batch(circuits)?;
+    let synthesis = start.elapsed();
+    let (proofs, mut timings) = prove_assignments(backend, params, &assignments, rng)?;
+    timings.synthesis = synthesis;
+    timings.total = start.elapsed();
+    Ok((proofs, timings))
 }
 
 /// One circuit on the CPU backend.

@@ -1,10 +1,44 @@
 //! `porep-like`: a benchmark circuit family shaped like a Filecoin PoRep
 //! partition, deterministic from (log_size, seed).
+//!
+//! What makes a PoRep partition's proving cost is its shape, which this
+//! reproduces: most aux variables are bits (SHA-256 and Merkle path
+//! gadgets), nearly every aux variable occurs in A, about a quarter occur in
+//! B, some values are full-width field elements (Poseidon state, packed
+//! bits), and a few hundred public inputs (comm_r, challenges) at full size.
+//!
+//! Each row allocates one variable; its kind is drawn from a fixed mix:
+//! - `and`: z = x·y, x a bit not yet used in A, y a bit from the B pool;
+//! - `xor`: z = x ⊕ y via (2x)·y = x + y − z;
+//! - `bit`: a new boolean b with b·b = b, which joins the B pool;
+//! - `pack`: v = s + Σ c_k·bit_k, s a field value not yet used in A and
+//!   c_k random and full-width (an MDS-like mix);
+//! - `mul`: u = v·w, v a field value not yet used in A, w a field value from
+//!   the B pool;
+//! - `square`: u = v·v, which puts v in the B pool.
+//!
+//! Variables wait in a queue until some row uses them in A, so A ends up
+//! touching all but the last few. The rows fill the 2^log_size domain
+//! exactly: circuit rows plus one input constraint per input (the constant
+//! one included) equal 2^log_size.
 
-use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
+use bellpepper_core::{Circuit, ConstraintSystem, LinearCombination, SynthesisError, Variable};
 use blstrs::Scalar;
+use ff::Field;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::collections::VecDeque;
 
 pub const DEFAULT_LOG_SIZE: u32 = 16;
+pub const MIN_LOG_SIZE: u32 = 2;
+/// 2^30 constraints is past any Filecoin circuit and keeps row counts in u32.
+pub const MAX_LOG_SIZE: u32 = 30;
+/// Public inputs at full size (Filecoin's 32 GiB PoRep partition has a few
+/// hundred: comm_r, comm_d and the challenges).
+pub const FULL_PUBLIC_INPUTS: usize = 300;
+
+/// Bits packed into one full-width value by a `pack` row.
+const PACK_WIDTH: usize = 16;
 
 #[derive(Clone, Debug)]
 pub struct PorepLikeCircuit {
@@ -12,19 +46,248 @@ pub struct PorepLikeCircuit {
     pub seed: u64,
 }
 
+/// Stream separation for the two generators derived from the seed.
+const INPUT_STREAM: u64 = 1;
+const BODY_STREAM: u64 = 2;
+
 impl PorepLikeCircuit {
     pub fn new(log_size: u32, seed: u64) -> Self {
         Self { log_size, seed }
     }
+    /// Number of public inputs (without the constant one): 1/64 of the
+    /// domain, at least 1 and at most [`FULL_PUBLIC_INPUTS`].
+    pub fn num_public_inputs(&self) -> usize {
+        let domain = 1usize << self.log_size.min(MAX_LOG_SIZE);
+        (domain / 64).clamp(1, FULL_PUBLIC_INPUTS)
+    }
+    /// Constraints the circuit itself enforces (without the input
+    /// constraints the prover appends).
+    pub fn num_circuit_constraints(&self) -> usize {
+        (1usize << self.log_size.min(MAX_LOG_SIZE)) - self.num_public_inputs() - 1
+    }
+    fn rng(&self, stream: u64) -> ChaCha8Rng {
+        let mut r = ChaCha8Rng::seed_from_u64(self.seed ^ (u64::from(self.log_size) << 56));
+        r.set_stream(stream);
+        r
+    }
     /// The public inputs this circuit exposes (without the leading one).
     pub fn public_inputs(&self) -> Vec<Scalar> {
-        todo!()
+        let mut rng = self.rng(INPUT_STREAM);
+        (0..self.num_public_inputs())
+            .map(|_| Scalar::random(&mut rng))
+            .collect()
+    }
+}
+
+/// A variable and its value.
+#[derive(Clone, Copy)]
+struct Var {
+    v: Variable,
+    val: Scalar,
+}
+
+/// Row kinds and their weights (out of 100). `bit` and `square` feed the B
+/// pool: 23 + 2 = a quarter of the rows. Bits (and, xor, bit) are 86%.
+const MIX: [(Kind, u32); 6] = [
+    (Kind::And, 38),
+    (Kind::Xor, 25),
+    (Kind::Bit, 23),
+    (Kind::Pack, 4),
+    (Kind::Mul, 8),
+    (Kind::Square, 2),
+];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    And,
+    Xor,
+    Bit,
+    Pack,
+    Mul,
+    Square,
+}
+
+struct Builder {
+    rng: ChaCha8Rng,
+    /// Bits and field values not yet used in A.
+    fresh_bits: VecDeque<Var>,
+    fresh_fields: VecDeque<Var>,
+    /// Variables that occur in B.
+    b_bits: Vec<Var>,
+    b_fields: Vec<Var>,
+    /// Every bit and field value, for when the queues run dry.
+    all_bits: Vec<Var>,
+    all_fields: Vec<Var>,
+}
+
+impl Builder {
+    fn pick(rng: &mut ChaCha8Rng, pool: &[Var]) -> Var {
+        pool[rng.gen_range(0..pool.len())]
+    }
+    fn a_bit(&mut self) -> Var {
+        match self.fresh_bits.pop_front() {
+            Some(v) => v,
+            None => Self::pick(&mut self.rng, &self.all_bits),
+        }
+    }
+    fn a_field(&mut self) -> Var {
+        match self.fresh_fields.pop_front() {
+            Some(v) => v,
+            None => Self::pick(&mut self.rng, &self.all_fields),
+        }
+    }
+    fn new_bit(&mut self, v: Var, fresh: bool) {
+        self.all_bits.push(v);
+        if fresh {
+            self.fresh_bits.push_back(v);
+        }
+    }
+    fn new_field(&mut self, v: Var, fresh: bool) {
+        self.all_fields.push(v);
+        if fresh {
+            self.fresh_fields.push_back(v);
+        }
+    }
+}
+
+fn alloc<CS: ConstraintSystem<Scalar>>(cs: &mut CS, val: Scalar) -> Result<Var, SynthesisError> {
+    let v = cs.alloc(|| "", || Ok(val))?;
+    Ok(Var { v, val })
+}
+
+fn lc(v: Var) -> LinearCombination<Scalar> {
+    LinearCombination::zero() + v.v
+}
+
+fn bit_value(b: bool) -> Scalar {
+    if b {
+        Scalar::ONE
+    } else {
+        Scalar::ZERO
     }
 }
 
 impl Circuit<Scalar> for PorepLikeCircuit {
     fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
-        let _ = cs;
-        todo!()
+        if !(MIN_LOG_SIZE..=MAX_LOG_SIZE).contains(&self.log_size) {
+            // The smallest domain holds one input copy row and the two input
+            // constraints; the largest is a sanity bound.
+            return Err(SynthesisError::PolynomialDegreeTooLarge);
+        }
+        let rows = self.num_circuit_constraints();
+        let inputs = self.public_inputs();
+        let mut b = Builder {
+            rng: self.rng(BODY_STREAM),
+            fresh_bits: VecDeque::new(),
+            fresh_fields: VecDeque::new(),
+            b_bits: Vec::new(),
+            b_fields: Vec::new(),
+            all_bits: Vec::new(),
+            all_fields: Vec::new(),
+        };
+        let mut done = 0usize;
+
+        // Public inputs: each copied into an aux value (x·1 = input), which
+        // then feeds the body like any field value.
+        for (i, x) in inputs.iter().enumerate() {
+            let input = cs.alloc_input(|| format!("input {i}"), || Ok(*x))?;
+            let copy = alloc(cs, *x)?;
+            cs.enforce(|| "", |l| l + copy.v, |l| l + CS::one(), |l| l + input);
+            b.new_field(copy, true);
+            done += 1;
+        }
+        // Seed the pools so every kind has operands from the first row.
+        while done < rows && (b.b_bits.len() < 2 || b.all_bits.len() < 2) {
+            let bit = alloc(cs, bit_value(b.rng.gen()))?;
+            cs.enforce(|| "", |l| l + bit.v, |l| l + bit.v, |l| l + bit.v);
+            b.b_bits.push(bit);
+            b.new_bit(bit, false);
+            done += 1;
+        }
+        if done < rows {
+            // One B-pool field value, so `mul` always has a right operand.
+            let v = b.a_field();
+            let sq = alloc(cs, v.val.square())?;
+            cs.enforce(|| "", |l| l + v.v, |l| l + v.v, |l| l + sq.v);
+            b.b_fields.push(v);
+            b.new_field(sq, true);
+            done += 1;
+        }
+
+        let total: u32 = MIX.iter().map(|m| m.1).sum();
+        while done < rows {
+            let mut roll = b.rng.gen_range(0..total);
+            let kind = MIX
+                .iter()
+                .find(|(_, w)| {
+                    if roll < *w {
+                        true
+                    } else {
+                        roll -= w;
+                        false
+                    }
+                })
+                .map(|m| m.0)
+                .unwrap_or(Kind::And);
+            match kind {
+                Kind::And => {
+                    let x = b.a_bit();
+                    let y = Builder::pick(&mut b.rng, &b.b_bits);
+                    let z = alloc(cs, x.val * y.val)?;
+                    cs.enforce(|| "and", |l| l + x.v, |l| l + y.v, |l| l + z.v);
+                    b.new_bit(z, true);
+                }
+                Kind::Xor => {
+                    let x = b.a_bit();
+                    let y = Builder::pick(&mut b.rng, &b.b_bits);
+                    let z = alloc(cs, x.val + y.val - x.val.double() * y.val)?;
+                    cs.enforce(
+                        || "xor",
+                        |l| l + x.v + x.v,
+                        |l| l + y.v,
+                        |l| l + x.v + y.v - z.v,
+                    );
+                    b.new_bit(z, true);
+                }
+                Kind::Bit => {
+                    let bit = alloc(cs, bit_value(b.rng.gen()))?;
+                    cs.enforce(|| "bool", |l| l + bit.v, |l| l + bit.v, |l| l + bit.v);
+                    b.b_bits.push(bit);
+                    b.new_bit(bit, false);
+                }
+                Kind::Pack => {
+                    // State plus a mix of bits, as a Poseidon round adds
+                    // its input to the state.
+                    let state = b.a_field();
+                    let mut sum = lc(state);
+                    let mut val = state.val;
+                    for _ in 0..PACK_WIDTH {
+                        let x = b.a_bit();
+                        let c = Scalar::random(&mut b.rng);
+                        sum = sum + (c, x.v);
+                        val += c * x.val;
+                    }
+                    let v = alloc(cs, val)?;
+                    cs.enforce(|| "pack", |_| sum, |l| l + CS::one(), |l| l + v.v);
+                    b.new_field(v, true);
+                }
+                Kind::Mul => {
+                    let x = b.a_field();
+                    let y = Builder::pick(&mut b.rng, &b.b_fields);
+                    let z = alloc(cs, x.val * y.val)?;
+                    cs.enforce(|| "mul", |l| l + x.v, |l| l + y.v, |l| l + z.v);
+                    b.new_field(z, true);
+                }
+                Kind::Square => {
+                    let x = b.a_field();
+                    let z = alloc(cs, x.val.square())?;
+                    cs.enforce(|| "square", |_| lc(x), |_| lc(x), |l| l + z.v);
+                    b.b_fields.push(x);
+                    b.new_field(z, true);
+                }
+            }
+            done += 1;
+        }
+        Ok(())
     }
 }
