@@ -257,3 +257,162 @@ pub fn compute_h(a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>) -> crate::Resul
     a.truncate(n - 1);
     Ok(a)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha20Rng;
+
+    fn random_vec(rng: &mut ChaCha20Rng, n: usize) -> Vec<Scalar> {
+        (0..n).map(|_| Scalar::random(&mut *rng)).collect()
+    }
+
+    /// Σ_j v_j · (shift·w^i)^j, straight from the definition.
+    fn naive_eval(v: &[Scalar], w: Scalar, shift: Scalar) -> Vec<Scalar> {
+        (0..v.len())
+            .map(|i| {
+                let x = shift * w.pow_vartime([i as u64]);
+                v.iter().rev().fold(Scalar::ZERO, |acc, c| acc * x + c)
+            })
+            .collect()
+    }
+
+    /// The textbook recursive radix-2 transform, for sizes too big for the
+    /// quadratic one.
+    fn recursive_ntt(v: &[Scalar], w: Scalar) -> Vec<Scalar> {
+        let n = v.len();
+        if n == 1 {
+            return v.to_vec();
+        }
+        let even: Vec<Scalar> = v.iter().step_by(2).copied().collect();
+        let odd: Vec<Scalar> = v.iter().skip(1).step_by(2).copied().collect();
+        let (e, o) = (
+            recursive_ntt(&even, w.square()),
+            recursive_ntt(&odd, w.square()),
+        );
+        let mut out = vec![Scalar::ZERO; n];
+        let mut t = Scalar::ONE;
+        for i in 0..n / 2 {
+            out[i] = e[i] + t * o[i];
+            out[i + n / 2] = e[i] - t * o[i];
+            t *= w;
+        }
+        out
+    }
+
+    #[test]
+    fn log_domain_sizes() {
+        let cases = [
+            (0, 0),
+            (1, 0),
+            (2, 1),
+            (3, 2),
+            (4, 2),
+            (5, 3),
+            (1000, 10),
+            (1024, 10),
+            (1025, 11),
+        ];
+        for (n, log) in cases {
+            assert_eq!(log_domain_size(n), log, "n = {n}");
+        }
+    }
+
+    #[test]
+    fn fft_matches_definition_small() {
+        let mut rng = ChaCha20Rng::seed_from_u64(1);
+        for log in 0..=8 {
+            let n = 1usize << log;
+            let v = random_vec(&mut rng, n);
+            let w = omega(log);
+            let mut f = v.clone();
+            fft(&mut f);
+            assert_eq!(f, naive_eval(&v, w, Scalar::ONE), "fft 2^{log}");
+            let mut c = v.clone();
+            coset_fft(&mut c);
+            assert_eq!(
+                c,
+                naive_eval(&v, w, Scalar::MULTIPLICATIVE_GENERATOR),
+                "coset 2^{log}"
+            );
+            ifft(&mut f);
+            assert_eq!(f, v, "ifft 2^{log}");
+            icoset_fft(&mut c);
+            assert_eq!(c, v, "icoset 2^{log}");
+        }
+    }
+
+    #[test]
+    fn fft_matches_recursive_large() {
+        // Crosses LOG_BLOCK, so the late (split) stages run too.
+        let mut rng = ChaCha20Rng::seed_from_u64(2);
+        for log in [LOG_BLOCK - 1, LOG_BLOCK, LOG_BLOCK + 1, LOG_BLOCK + 3] {
+            let v = random_vec(&mut rng, 1 << log);
+            let mut f = v.clone();
+            fft(&mut f);
+            assert_eq!(f, recursive_ntt(&v, omega(log)), "2^{log}");
+            ifft(&mut f);
+            assert_eq!(f, v);
+        }
+    }
+
+    /// H against schoolbook polynomial arithmetic: interpolate a, b, c,
+    /// form a·b − c, divide by x^n − 1; the remainder must vanish and the
+    /// quotient equal compute_h's output.
+    #[test]
+    fn h_matches_polynomial_division() {
+        let mut rng = ChaCha20Rng::seed_from_u64(3);
+        for len in [1usize, 2, 3, 4, 7, 100, 129] {
+            let a = random_vec(&mut rng, len);
+            let b = random_vec(&mut rng, len);
+            let c: Vec<Scalar> = a.iter().zip(&b).map(|(x, y)| *x * y).collect();
+            let h = compute_h(a.clone(), b.clone(), c.clone()).unwrap();
+            let log = log_domain_size(len);
+            let n = 1usize << log;
+            assert_eq!(h.len(), n - 1);
+            let interp = |mut v: Vec<Scalar>| {
+                v.resize(n, Scalar::ZERO);
+                let w_inv = omega(log).invert().unwrap();
+                let n_inv = Scalar::from(n as u64).invert().unwrap();
+                naive_eval(&v, w_inv, Scalar::ONE)
+                    .into_iter()
+                    .map(|x| x * n_inv)
+                    .collect::<Vec<_>>()
+            };
+            let (pa, pb, pc) = (interp(a), interp(b), interp(c));
+            let mut prod = vec![Scalar::ZERO; 2 * n - 1];
+            for (i, x) in pa.iter().enumerate() {
+                for (j, y) in pb.iter().enumerate() {
+                    prod[i + j] += *x * y;
+                }
+            }
+            for (i, x) in pc.iter().enumerate() {
+                prod[i] -= x;
+            }
+            // Divide by x^n − 1 from the top.
+            let mut q = vec![Scalar::ZERO; n - 1];
+            for d in (n..2 * n - 1).rev() {
+                let coef = prod[d];
+                q[d - n] = coef;
+                prod[d] = Scalar::ZERO;
+                prod[d - n] += coef;
+            }
+            assert!(
+                prod.iter().all(|x| bool::from(x.is_zero())),
+                "len {len}: nonzero remainder"
+            );
+            assert_eq!(h, q, "len {len}");
+        }
+    }
+
+    #[test]
+    fn h_rejects_mismatched_lengths() {
+        let r = compute_h(
+            vec![Scalar::ONE; 3],
+            vec![Scalar::ONE; 2],
+            vec![Scalar::ONE; 3],
+        );
+        assert!(matches!(r, Err(Error::InvalidCircuit { .. })));
+    }
+}

@@ -431,3 +431,82 @@ pub fn generate_parameters<C: Circuit<Scalar>>(
         b_g2: Arc::new(b_g2),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha20Rng;
+
+    fn edge_scalars() -> Vec<Scalar> {
+        let mut v = vec![Scalar::ZERO, Scalar::ONE, -Scalar::ONE, Scalar::from(2u64)];
+        // A full window (raw digit 2^c − 1), half a window (the largest
+        // positive digit) and one more (the first negative digit), with and
+        // without carries flowing through higher windows.
+        let c = FIXED_BASE_WINDOW as u32;
+        for x in [
+            (1u64 << c) - 1,
+            1 << (c - 1),
+            (1 << (c - 1)) + 1,
+            (1u64 << (2 * c)) - 1,
+            u64::MAX,
+        ] {
+            v.push(Scalar::from(x));
+            v.push(-Scalar::from(x));
+        }
+        for k in [0u64, 11, 12, 13, 100, 250, 254] {
+            v.push(Scalar::from(2u64).pow_vartime([k]));
+        }
+        v
+    }
+
+    #[test]
+    fn fixed_base_matches_scalar_multiplication() {
+        let mut rng = ChaCha20Rng::seed_from_u64(8);
+        let g1 = G1Projective::random(&mut rng);
+        let g2 = G2Projective::random(&mut rng);
+        let t1 = FixedBase::<G1Projective>::new(g1);
+        let t2 = FixedBase::<G2Projective>::new(g2);
+        let mut scalars = edge_scalars();
+        scalars.extend((0..300).map(|_| Scalar::random(&mut rng)));
+        for s in &scalars {
+            assert_eq!(t1.mul(s), g1 * s, "G1 {s:?}");
+        }
+        for s in scalars.iter().take(60) {
+            assert_eq!(t2.mul(s), g2 * s, "G2 {s:?}");
+        }
+        // The batched, normalised path, over lengths around the chunk size.
+        for n in [0usize, 1, 3, FIXED_BASE_CHUNK, FIXED_BASE_CHUNK + 1, 1100] {
+            let s: Vec<Scalar> = (0..n).map(|i| scalars[i % scalars.len()]).collect();
+            let want: Vec<G1Affine> = s.iter().map(|s| (g1 * s).to_affine()).collect();
+            assert_eq!(t1.mul_many(&s), want, "n = {n}");
+        }
+    }
+
+    /// An aux variable in no constraint makes L's point the identity:
+    /// refused, as bellperson does.
+    #[test]
+    fn unconstrained_variable_is_an_error() {
+        struct Lonely;
+        impl Circuit<Scalar> for Lonely {
+            fn synthesize<CS: ConstraintSystem<Scalar>>(
+                self,
+                cs: &mut CS,
+            ) -> std::result::Result<(), SynthesisError> {
+                let x = cs.alloc(|| "x", || Ok(Scalar::ONE))?;
+                cs.enforce(|| "x", |l| l + x, |l| l + x, |l| l + x);
+                cs.alloc(|| "unused", || Ok(Scalar::ONE))?;
+                Ok(())
+            }
+        }
+        let mut rng = ChaCha20Rng::seed_from_u64(9);
+        let r = generate_random_parameters(Lonely, &mut rng);
+        assert!(matches!(
+            r,
+            Err(Error::Synthesis {
+                source: SynthesisError::UnconstrainedVariable,
+                ..
+            })
+        ));
+    }
+}

@@ -217,3 +217,105 @@ pub fn msm_g1_reference(bases: &[G1Affine], scalars: &[Scalar]) -> G1Projective 
 pub fn msm_g2_reference(bases: &[G2Affine], scalars: &[Scalar]) -> G2Projective {
     bases.iter().zip(scalars).map(|(b, s)| b * s).sum()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use group::Curve;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha20Rng;
+
+    /// Scalar mixes: uniform, mostly bits, all ones, all zeros, and edge
+    /// values (r − 1, 2, ...).
+    fn scalars(rng: &mut ChaCha20Rng, n: usize, mix: usize) -> Vec<Scalar> {
+        (0..n)
+            .map(|_| match mix {
+                0 => Scalar::random(&mut *rng),
+                1 => match rng.gen_range(0..10) {
+                    0..=4 => Scalar::ZERO,
+                    5..=8 => Scalar::ONE,
+                    _ => Scalar::random(&mut *rng),
+                },
+                2 => Scalar::ONE,
+                3 => Scalar::ZERO,
+                _ => match rng.gen_range(0..4) {
+                    0 => -Scalar::ONE,
+                    1 => Scalar::from(2u64),
+                    2 => Scalar::ONE,
+                    _ => Scalar::from(rng.gen::<u64>()),
+                },
+            })
+            .collect()
+    }
+
+    #[test]
+    fn g1_matches_reference() {
+        let mut rng = ChaCha20Rng::seed_from_u64(5);
+        let bases: Vec<G1Affine> = (0..1500)
+            .map(|_| G1Projective::random(&mut rng).to_affine())
+            .collect();
+        for n in [0usize, 1, 2, 3, 7, 31, 32, 33, 100, 1000, 1500] {
+            for mix in 0..5 {
+                let s = scalars(&mut rng, n, mix);
+                let got = msm_g1(&bases[..n], &s);
+                assert_eq!(
+                    got,
+                    msm_g1_reference(&bases[..n], &s),
+                    "n = {n}, mix = {mix}"
+                );
+            }
+        }
+        // Lengths differ: the shorter wins.
+        let s = scalars(&mut rng, 10, 0);
+        assert_eq!(msm_g1(&bases[..20], &s), msm_g1_reference(&bases[..10], &s));
+        // Repeated bases (the batched affine addition's doubling case) and a
+        // base with its negation.
+        let rep = vec![bases[0]; 500];
+        let ones = vec![Scalar::ONE; 500];
+        assert_eq!(
+            msm_g1(&rep, &ones),
+            G1Projective::from(bases[0]) * Scalar::from(500u64)
+        );
+        let pair = [bases[1], -bases[1], bases[2]];
+        assert_eq!(
+            msm_g1(&pair, &[Scalar::ONE; 3]),
+            G1Projective::from(bases[2])
+        );
+    }
+
+    #[test]
+    fn g2_matches_reference() {
+        let mut rng = ChaCha20Rng::seed_from_u64(6);
+        let bases: Vec<G2Affine> = (0..300)
+            .map(|_| G2Projective::random(&mut rng).to_affine())
+            .collect();
+        for n in [0usize, 1, 2, 3, 7, 33, 100, 300] {
+            for mix in 0..5 {
+                let s = scalars(&mut rng, n, mix);
+                assert_eq!(
+                    msm_g2(&bases[..n], &s),
+                    msm_g2_reference(&bases[..n], &s),
+                    "n = {n}, mix = {mix}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn batch_normalize_matches_to_affine() {
+        let mut rng = ChaCha20Rng::seed_from_u64(7);
+        for n in [0usize, 1, 2, 3, 100, 1000] {
+            let mut p: Vec<G1Projective> = (0..n).map(|_| G1Projective::random(&mut rng)).collect();
+            if n > 2 {
+                p[1] = G1Projective::identity();
+            }
+            let want: Vec<G1Affine> = p.iter().map(|x| x.to_affine()).collect();
+            assert_eq!(batch_normalize_g1(&p), want);
+            let q: Vec<G2Projective> = (0..n.min(100))
+                .map(|_| G2Projective::random(&mut rng))
+                .collect();
+            let want: Vec<G2Affine> = q.iter().map(|x| x.to_affine()).collect();
+            assert_eq!(batch_normalize_g2(&q), want);
+        }
+    }
+}

@@ -1,0 +1,211 @@
+//! Parameter and verifying-key files: round trips, memory-mapped access,
+//! and the errors a truncated or corrupt file must produce (each naming the
+//! file and what is wrong).
+
+mod common;
+
+use blstrs::G1Affine;
+use common::MixedCircuit;
+use cuzk_core::generator::generate_random_parameters;
+use cuzk_core::params::{
+    MappedParameters, Parameters, Section, VerifyingKey, G1_UNCOMPRESSED, VK_FIXED_BYTES,
+};
+use cuzk_core::Error;
+use rand::{RngCore, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+use std::path::{Path, PathBuf};
+
+struct TempDir(PathBuf);
+impl TempDir {
+    fn new(tag: &str) -> Self {
+        let d = std::env::temp_dir().join(format!("cuzk-params-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        TempDir(d)
+    }
+    fn file(&self, name: &str, bytes: &[u8]) -> PathBuf {
+        let p = self.0.join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p
+    }
+}
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn params() -> Parameters {
+    let mut rng = ChaCha20Rng::seed_from_u64(1);
+    generate_random_parameters(MixedCircuit::new(3, 4, 30), &mut rng).unwrap()
+}
+
+fn encode(p: &Parameters) -> Vec<u8> {
+    let mut v = Vec::new();
+    p.write(&mut v).unwrap();
+    v
+}
+
+/// The error is a Format error naming `path`, and its text contains `needle`.
+fn assert_format(r: Result<impl std::fmt::Debug, Error>, path: &Path, needle: &str) {
+    match r {
+        Err(Error::Format { path: p, what }) => {
+            assert_eq!(p, path);
+            assert!(what.contains(needle), "{what:?} lacks {needle:?}");
+            let shown = Error::Format { path: p, what }.to_string();
+            assert!(shown.contains(&path.display().to_string()), "{shown}");
+        }
+        other => panic!("expected a Format error containing {needle:?}, got {other:?}"),
+    }
+}
+
+#[test]
+fn round_trip_and_mapped_sections() {
+    let dir = TempDir::new("rt");
+    let p = params();
+    let bytes = encode(&p);
+    let path = dir.file("ok.params", &bytes);
+    let m = MappedParameters::open(&path).unwrap();
+    assert_eq!(m.vk, p.vk);
+    assert_eq!(m.layout.file_len, bytes.len() as u64);
+    for (s, v) in [
+        (Section::H, &p.h),
+        (Section::L, &p.l),
+        (Section::A, &p.a),
+        (Section::BG1, &p.b_g1),
+    ] {
+        assert_eq!(m.len(s), v.len());
+        assert_eq!(m.raw(s).len(), v.len() * G1_UNCOMPRESSED);
+        assert_eq!(&m.g1(s, 0..v.len(), true).unwrap(), v.as_ref());
+        let mid = v.len() / 2;
+        assert_eq!(m.g1(s, mid..v.len(), false).unwrap(), v[mid..].to_vec());
+        assert!(m.g1(s, 0..v.len() + 1, false).is_err());
+    }
+    assert_eq!(&m.g2(0..p.b_g2.len(), true).unwrap(), p.b_g2.as_ref());
+    assert!(m.g1(Section::BG2, 0..1, true).is_err());
+    let loaded = m.load(false).unwrap();
+    assert_eq!(encode(&loaded), bytes);
+    // write_file produces the same bytes.
+    let path2 = dir.0.join("written.params");
+    p.write_file(&path2).unwrap();
+    assert_eq!(std::fs::read(&path2).unwrap(), bytes);
+}
+
+#[test]
+fn truncated_files_name_the_file() {
+    let dir = TempDir::new("trunc");
+    let bytes = encode(&params());
+    let vk_len = params().vk.encoded_len();
+    for cut in [
+        0usize,
+        1,
+        95,
+        VK_FIXED_BYTES + 2,
+        vk_len + 2,
+        vk_len + 4 + 96 * 3 + 5,
+        bytes.len() - 1,
+    ] {
+        let path = dir.file(&format!("cut{cut}.params"), &bytes[..cut]);
+        assert_format(Parameters::read_file(&path, true), &path, "truncated");
+        assert_format(
+            MappedParameters::open(&path).map(|_| ()),
+            &path,
+            "truncated",
+        );
+    }
+}
+
+#[test]
+fn corrupt_files_name_the_file() {
+    let dir = TempDir::new("corrupt");
+    let p = params();
+    let bytes = encode(&p);
+
+    // Trailing garbage.
+    let mut long = bytes.clone();
+    long.extend_from_slice(&[0u8; 7]);
+    let path = dir.file("long.params", &long);
+    assert_format(
+        Parameters::read_file(&path, false),
+        &path,
+        "7 trailing bytes",
+    );
+
+    // A section count far beyond the file.
+    let vk_len = p.vk.encoded_len();
+    let mut huge = bytes.clone();
+    huge[vk_len..vk_len + 4].copy_from_slice(&u32::MAX.to_be_bytes());
+    let path = dir.file("huge.params", &huge);
+    assert_format(Parameters::read_file(&path, false), &path, "section h");
+
+    // A point off the curve in l (checked or not).
+    let m = MappedParameters::open(&dir.file("ok.params", &bytes)).unwrap();
+    let l_off = m.layout.sections[1].1 as usize;
+    let mut bad = bytes.clone();
+    bad[l_off + 2 * G1_UNCOMPRESSED + 50] ^= 0x40;
+    let path = dir.file("offcurve.params", &bad);
+    assert_format(Parameters::read_file(&path, false), &path, "l point 2");
+    assert_format(Parameters::read_file(&path, true), &path, "l point 2");
+
+    // The point at infinity in a.
+    let a_off = m.layout.sections[2].1 as usize;
+    let mut inf = bytes.clone();
+    inf[a_off..a_off + G1_UNCOMPRESSED].fill(0);
+    inf[a_off] = 0x40;
+    let path = dir.file("inf.params", &inf);
+    assert_format(Parameters::read_file(&path, false), &path, "infinity");
+
+    // A point on the curve but outside the subgroup: accepted unchecked,
+    // rejected checked.
+    let mut sub = bytes.clone();
+    sub[l_off..l_off + G1_UNCOMPRESSED].copy_from_slice(&off_subgroup_point());
+    let path = dir.file("subgroup.params", &sub);
+    assert!(Parameters::read_file(&path, false).is_ok());
+    assert_format(Parameters::read_file(&path, true), &path, "subgroup");
+
+    // A corrupt verifying key (alpha off the curve) fails even unchecked.
+    let mut vk_bad = bytes.clone();
+    vk_bad[40] ^= 0x01;
+    let path = dir.file("vk.params", &vk_bad);
+    assert_format(Parameters::read_file(&path, false), &path, "alpha_g1");
+
+    // A missing file is an I/O error naming it.
+    let missing = dir.0.join("missing.params");
+    match Parameters::read_file(&missing, false) {
+        Err(Error::Io { path, .. }) => assert_eq!(path, missing),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn vk_files() {
+    let dir = TempDir::new("vk");
+    let vk = params().vk;
+    let path = dir.0.join("k.vk");
+    vk.write_file(&path).unwrap();
+    assert_eq!(VerifyingKey::read_file(&path, true).unwrap(), vk);
+    let bytes = std::fs::read(&path).unwrap();
+    assert_eq!(bytes.len(), vk.encoded_len());
+    let cut = dir.file("cut.vk", &bytes[..bytes.len() - 10]);
+    assert_format(VerifyingKey::read_file(&cut, true), &cut, "truncated");
+    let mut long = bytes.clone();
+    long.push(0);
+    let long = dir.file("long.vk", &long);
+    assert_format(VerifyingKey::read_file(&long, true), &long, "trailing");
+}
+
+/// Uncompressed encoding of a point on y² = x³ + 4 that is not in G1
+/// (the cofactor is large, so a random curve point almost never is).
+/// Decompressing without the subgroup check finds one.
+fn off_subgroup_point() -> [u8; 96] {
+    let mut rng = ChaCha20Rng::seed_from_u64(77);
+    loop {
+        let mut x = [0u8; 48];
+        rng.fill_bytes(&mut x);
+        x[0] = 0x80 | (x[0] & 0x0f); // compressed flag, x below p
+        if let Some(p) = Option::<G1Affine>::from(G1Affine::from_compressed_unchecked(&x)) {
+            if !bool::from(p.is_torsion_free()) {
+                return p.to_uncompressed();
+            }
+        }
+    }
+}
