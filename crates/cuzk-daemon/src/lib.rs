@@ -1,1 +1,39 @@
-//! cuzk-daemon: placeholder crate root; see the issue that builds it.
+//! cuzk-daemon: the proving daemon operators run.
+//!
+//! - [`config`]: `cuzk.toml`.
+//! - [`kinds`]: the circuit-kind registry (porep-like now; more kinds plug
+//!   in as trait objects).
+//! - [`scheduler`]: priority classes, FIFO, batch collector, worker affinity.
+//! - [`params`]: the tiered parameter manager (VRAM, pinned RAM, mapped, disk).
+//! - [`budget`]: the host-memory budget for synthesis.
+//! - [`devices`]: the hardware seam (CPU implementation here).
+//! - [`engine`]: jobs, the synthesis/proving pipeline, and the [`Engine`]
+//!   handle front ends wrap.
+//! - [`service`], [`server`], [`http`]: the gRPC service, listeners and
+//!   access control, HTTP metrics/status; [`metrics`]: Prometheus text.
+//! - [`client`], [`cli`]: the client and the `cuzk` subcommands' logic.
+
+pub mod budget;
+pub mod cli;
+pub mod client;
+pub mod config;
+pub mod devices;
+pub mod engine;
+pub mod http;
+pub mod kinds;
+pub mod metrics;
+pub mod params;
+pub mod scheduler;
+pub mod server;
+pub mod service;
+
+/// Code generated from `proto/cuzk_daemon.proto`.
+pub mod proto {
+    #![allow(clippy::all)]
+    tonic::include_proto!("cuzk.daemon.v1");
+}
+
+pub use config::DaemonConfig;
+pub use engine::{Engine, EngineError, JobState, JobView, SubmitRequest, Submitted};
+pub use scheduler::Priority;
+pub use server::{DaemonBuilder, RunningDaemon, ServiceHook};

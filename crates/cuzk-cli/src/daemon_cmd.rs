@@ -1,0 +1,52 @@
+//! The `cuzk` subcommands that run or talk to the proving daemon. The
+//! logic lives in `cuzk_daemon::cli`; this file only declares the commands.
+
+use cuzk_daemon::cli;
+
+#[derive(clap::Subcommand, Debug)]
+pub enum DaemonCommands {
+    /// Run the proving daemon (gRPC on a unix socket and/or TCP, HTTP
+    /// metrics) until SIGTERM.
+    Daemon(cli::DaemonArgs),
+    /// Queue a proof; prints its job id at once.
+    Submit(cli::SubmitArgs),
+    /// Wait for a job and print its outcome.
+    Await(cli::AwaitArgs),
+    /// Submit a proof and wait for it.
+    Prove(cli::ProveArgs),
+    /// Cancel a queued or running job.
+    Cancel(cli::CancelArgs),
+    /// Devices, parameters and their tiers, queues, counters, budgets.
+    Status(cli::StatusArgs),
+    /// Load circuit kinds' parameters into memory.
+    Preload(cli::ParamsArgs),
+    /// Drop circuit kinds' parameters from memory.
+    Evict(cli::ParamsArgs),
+}
+
+/// Arguments of `cuzk bench batch`.
+#[derive(clap::Args, Debug)]
+pub struct BenchBatchArgs {
+    #[command(flatten)]
+    pub inner: cli::BenchBatchArgs,
+}
+
+pub fn run(cmd: DaemonCommands) -> anyhow::Result<()> {
+    match cmd {
+        DaemonCommands::Daemon(a) => cli::run_daemon(a),
+        DaemonCommands::Submit(a) => cli::run_client(a.conn.json, || async { cli::submit(&a).await }),
+        DaemonCommands::Await(a) => cli::run_client(a.conn.json, || async { cli::await_job(&a).await }),
+        DaemonCommands::Prove(a) => cli::run_client(a.conn.json, || async { cli::prove(&a).await }),
+        DaemonCommands::Cancel(a) => cli::run_client(a.conn.json, || async { cli::cancel(&a).await }),
+        DaemonCommands::Status(a) => cli::run_client(a.conn.json, || async { cli::status(&a).await }),
+        DaemonCommands::Preload(a) => cli::run_client(a.conn.json, || async { cli::preload(&a).await }),
+        DaemonCommands::Evict(a) => cli::run_client(a.conn.json, || async { cli::evict(&a).await }),
+    }
+}
+
+/// `cuzk bench batch --count N --concurrency J`: proofs per minute and
+/// per-phase medians against a running daemon.
+pub fn run_bench_batch(args: BenchBatchArgs) -> anyhow::Result<()> {
+    let a = args.inner;
+    cli::run_client(a.conn.json, || async { cli::bench_batch(&a).await })
+}

@@ -1,0 +1,38 @@
+//! The daemon subcommands of `cuzk` as a standalone program, compiled from
+//! the CLI crate's own `daemon_cmd.rs` so that file is built and exercised
+//! here too: `cargo run -p cuzk-daemon --bin cuzk-daemon -- status`. The
+//! integration tests drive it as a child process (SIGTERM, client commands).
+
+#[path = "../../../cuzk-cli/src/daemon_cmd.rs"]
+mod daemon_cmd;
+
+use clap::Parser;
+
+#[derive(clap::Parser)]
+#[command(name = "cuzk")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(clap::Subcommand)]
+enum Cmd {
+    #[command(flatten)]
+    Daemon(daemon_cmd::DaemonCommands),
+    /// Benchmarks.
+    #[command(subcommand)]
+    Bench(Bench),
+}
+
+#[derive(clap::Subcommand)]
+enum Bench {
+    /// Throughput against a running daemon.
+    Batch(daemon_cmd::BenchBatchArgs),
+}
+
+fn main() -> anyhow::Result<()> {
+    match Cli::parse().cmd {
+        Cmd::Daemon(c) => daemon_cmd::run(c),
+        Cmd::Bench(Bench::Batch(a)) => daemon_cmd::run_bench_batch(a),
+    }
+}

@@ -1,0 +1,481 @@
+//! The logic behind the `cuzk` daemon subcommands (`daemon`, `submit`,
+//! `await`, `prove`, `cancel`, `status`, `preload`, `evict`, `bench batch`).
+//! The CLI crate declares the subcommands and calls in here, so everything
+//! is tested in this crate.
+
+use crate::client::{connect, ConnectOptions, DaemonClient};
+use crate::kinds::PorepLikeInput;
+use crate::proto;
+use anyhow::{bail, Context};
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Where the daemon is and how to authenticate.
+#[derive(clap::Args, Clone, Debug)]
+pub struct ConnectArgs {
+    /// unix:PATH, a socket path, http://HOST:PORT or https://HOST:PORT.
+    #[arg(long, default_value = "unix:cuzk.sock")]
+    pub daemon: String,
+    /// File holding the bearer token (for TCP listeners that require one).
+    #[arg(long)]
+    pub token_file: Option<PathBuf>,
+    /// PEM CA certificate for https targets.
+    #[arg(long)]
+    pub tls_ca: Option<PathBuf>,
+    /// Server name to check the certificate against.
+    #[arg(long)]
+    pub tls_domain: Option<String>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl ConnectArgs {
+    pub fn options(&self) -> anyhow::Result<ConnectOptions> {
+        let token = match &self.token_file {
+            Some(p) => Some(
+                std::fs::read_to_string(p)
+                    .with_context(|| format!("reading token file {}", p.display()))?
+                    .trim_end()
+                    .to_owned(),
+            ),
+            None => None,
+        };
+        Ok(ConnectOptions {
+            target: self.daemon.clone(),
+            token,
+            tls_ca: self.tls_ca.clone(),
+            tls_domain: self.tls_domain.clone(),
+            max_message_bytes: Some(64 << 20),
+        })
+    }
+    async fn client(&self) -> anyhow::Result<DaemonClient> {
+        Ok(connect(&self.options()?).await?)
+    }
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default)]
+pub enum PriorityArg {
+    Low,
+    #[default]
+    Normal,
+    High,
+    Critical,
+}
+
+impl PriorityArg {
+    fn proto(self) -> proto::Priority {
+        match self {
+            PriorityArg::Low => proto::Priority::Low,
+            PriorityArg::Normal => proto::Priority::Normal,
+            PriorityArg::High => proto::Priority::High,
+            PriorityArg::Critical => proto::Priority::Critical,
+        }
+    }
+}
+
+/// What to prove.
+#[derive(clap::Args, Clone, Debug)]
+pub struct JobArgs {
+    /// Circuit kind, e.g. porep-like-10 (`cuzk status` lists them).
+    #[arg(long)]
+    pub kind: String,
+    /// The kind's input as hex; for porep-like kinds --seed/--partitions
+    /// build it instead.
+    #[arg(long, conflicts_with_all = ["seed", "partitions"])]
+    pub input_hex: Option<String>,
+    #[arg(long)]
+    pub seed: Option<u64>,
+    #[arg(long)]
+    pub partitions: Option<u32>,
+    #[arg(long, value_enum, default_value_t)]
+    pub priority: PriorityArg,
+    /// Makes the submission idempotent.
+    #[arg(long)]
+    pub request_id: Option<String>,
+    #[arg(long)]
+    pub client_id: Option<String>,
+}
+
+impl JobArgs {
+    fn input(&self) -> anyhow::Result<Vec<u8>> {
+        if let Some(h) = &self.input_hex {
+            return hex_decode(h);
+        }
+        Ok(PorepLikeInput {
+            seed: self.seed.unwrap_or(0),
+            partitions: self.partitions.unwrap_or(1),
+        }
+        .encode())
+    }
+    fn request(&self) -> anyhow::Result<proto::SubmitProofRequest> {
+        Ok(proto::SubmitProofRequest {
+            request_id: self.request_id.clone().unwrap_or_default(),
+            kind: self.kind.clone(),
+            input: self.input()?,
+            priority: self.priority.proto() as i32,
+            client_id: self.client_id.clone().unwrap_or_default(),
+        })
+    }
+}
+
+#[derive(clap::Args, Clone, Debug)]
+pub struct DaemonArgs {
+    /// The configuration file (see cuzk.example.toml).
+    #[arg(long)]
+    pub config: PathBuf,
+}
+
+#[derive(clap::Args, Clone, Debug)]
+pub struct SubmitArgs {
+    #[command(flatten)]
+    pub conn: ConnectArgs,
+    #[command(flatten)]
+    pub job: JobArgs,
+}
+
+#[derive(clap::Args, Clone, Debug)]
+pub struct AwaitArgs {
+    #[command(flatten)]
+    pub conn: ConnectArgs,
+    pub job_id: u64,
+    /// Give up waiting after this many milliseconds (0: no limit).
+    #[arg(long, default_value_t = 0)]
+    pub timeout_ms: u64,
+    /// Write the proof bytes here.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Clone, Debug)]
+pub struct ProveArgs {
+    #[command(flatten)]
+    pub conn: ConnectArgs,
+    #[command(flatten)]
+    pub job: JobArgs,
+    /// Write the proof bytes here.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Clone, Debug)]
+pub struct CancelArgs {
+    #[command(flatten)]
+    pub conn: ConnectArgs,
+    pub job_id: u64,
+}
+
+#[derive(clap::Args, Clone, Debug)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    pub conn: ConnectArgs,
+}
+
+#[derive(clap::Args, Clone, Debug)]
+pub struct ParamsArgs {
+    #[command(flatten)]
+    pub conn: ConnectArgs,
+    /// Circuit kinds whose parameters to load or drop.
+    #[arg(required = true)]
+    pub kinds: Vec<String>,
+}
+
+#[derive(clap::Args, Clone, Debug)]
+pub struct BenchBatchArgs {
+    #[command(flatten)]
+    pub conn: ConnectArgs,
+    /// Proofs to request.
+    #[arg(long, default_value_t = 16)]
+    pub count: usize,
+    /// Requests in flight at once.
+    #[arg(long, default_value_t = 4)]
+    pub concurrency: usize,
+    #[arg(long, default_value = "porep-like-10")]
+    pub kind: String,
+    #[arg(long, default_value_t = 1)]
+    pub partitions: u32,
+    #[arg(long, value_enum, default_value_t)]
+    pub priority: PriorityArg,
+}
+
+fn hex_decode(s: &str) -> anyhow::Result<Vec<u8>> {
+    let s = s.trim();
+    if s.len() % 2 != 0 {
+        bail!("hex input has an odd number of digits");
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).with_context(|| format!("bad hex at {i}")))
+        .collect()
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn state_name(s: i32) -> &'static str {
+    match proto::JobState::try_from(s) {
+        Ok(proto::JobState::Queued) => "queued",
+        Ok(proto::JobState::Running) => "running",
+        Ok(proto::JobState::Completed) => "completed",
+        Ok(proto::JobState::Failed) => "failed",
+        Ok(proto::JobState::Cancelled) => "cancelled",
+        _ => "unknown",
+    }
+}
+
+pub fn outcome_json(r: &proto::AwaitProofResponse, include_proof: bool) -> Value {
+    let t = r.timings.clone().unwrap_or_default();
+    let mut v = json!({
+        "job_id": r.job_id,
+        "kind": r.kind,
+        "state": state_name(r.state),
+        "proof_bytes": r.proof.len(),
+        "batch_size": r.batch_size,
+        "timings_ms": {
+            "queue_wait": t.queue_wait_ms, "param_load": t.param_load_ms,
+            "synthesis": t.synthesis_ms, "gpu": t.gpu_ms, "total": t.total_ms,
+        },
+    });
+    if !r.error.is_empty() {
+        v["error"] = json!(r.error);
+    }
+    if include_proof && !r.proof.is_empty() {
+        v["proof_hex"] = json!(hex(&r.proof));
+    }
+    v
+}
+
+fn print(json_out: bool, v: &Value) {
+    if json_out {
+        println!("{}", serde_json::to_string_pretty(v).unwrap_or_default());
+    } else {
+        print_text(v, "");
+    }
+}
+
+fn print_text(v: &Value, prefix: &str) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                let p = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                print_text(x, &p);
+            }
+        }
+        Value::Array(a) if a.iter().all(|x| !x.is_object()) => {
+            let items: Vec<String> = a.iter().map(|x| x.to_string().trim_matches('"').to_owned()).collect();
+            println!("{prefix}: {}", items.join(", "));
+        }
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                print_text(x, &format!("{prefix}[{i}]"));
+            }
+        }
+        Value::String(s) => println!("{prefix}: {s}"),
+        other => println!("{prefix}: {other}"),
+    }
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread().enable_all().build()?)
+}
+
+fn write_proof(out: &Option<PathBuf>, r: &proto::AwaitProofResponse) -> anyhow::Result<()> {
+    if let Some(p) = out {
+        if r.proof.is_empty() {
+            bail!("job {} has no proof ({}): {}", r.job_id, state_name(r.state), r.error);
+        }
+        std::fs::write(p, &r.proof).with_context(|| format!("writing {}", p.display()))?;
+    }
+    Ok(())
+}
+
+/// `cuzk daemon --config cuzk.toml`: serve until SIGTERM.
+pub fn run_daemon(args: DaemonArgs) -> anyhow::Result<()> {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .try_init();
+    let cfg = crate::config::DaemonConfig::from_file(&args.config)?;
+    runtime()?.block_on(async move {
+        let d = crate::server::DaemonBuilder::new(cfg).start().await?;
+        d.run_until_signal().await?;
+        Ok(())
+    })
+}
+
+pub async fn submit(a: &SubmitArgs) -> anyhow::Result<Value> {
+    let mut c = a.conn.client().await?;
+    let r = c.submit_proof(a.job.request()?).await?.into_inner();
+    Ok(json!({"job_id": r.job_id, "deduplicated": r.deduplicated}))
+}
+
+pub async fn await_job(a: &AwaitArgs) -> anyhow::Result<Value> {
+    let mut c = a.conn.client().await?;
+    let r = c
+        .await_proof(proto::AwaitProofRequest {
+            job_id: a.job_id,
+            timeout_ms: a.timeout_ms,
+        })
+        .await?
+        .into_inner();
+    write_proof(&a.out, &r)?;
+    Ok(outcome_json(&r, a.out.is_none()))
+}
+
+pub async fn prove(a: &ProveArgs) -> anyhow::Result<Value> {
+    let mut c = a.conn.client().await?;
+    let r = c.prove(a.job.request()?).await?.into_inner();
+    write_proof(&a.out, &r)?;
+    Ok(outcome_json(&r, a.out.is_none()))
+}
+
+pub async fn cancel(a: &CancelArgs) -> anyhow::Result<Value> {
+    let mut c = a.conn.client().await?;
+    let r = c
+        .cancel_proof(proto::CancelProofRequest { job_id: a.job_id })
+        .await?
+        .into_inner();
+    Ok(json!({"job_id": a.job_id, "state": state_name(r.state), "cancelled": r.cancelled}))
+}
+
+pub fn status_json(s: &proto::GetStatusResponse) -> Value {
+    let c = s.counters.clone().unwrap_or_default();
+    json!({
+        "backend": s.backend,
+        "gpu_backend_present": s.gpu_backend_present,
+        "note": if s.gpu_backend_present { Value::Null } else { json!("no GPU backend is present: proving on the CPU, VRAM tier unused") },
+        "devices": s.devices.iter().map(|d| json!({"index": d.index, "name": d.name, "vram_total_bytes": d.vram_total_bytes, "vram_free_bytes": d.vram_free_bytes})).collect::<Vec<_>>(),
+        "params": s.params.iter().map(|p| json!({"id": p.id, "tier": p.tier, "bytes": p.bytes, "ref_count": p.ref_count, "devices": p.devices})).collect::<Vec<_>>(),
+        "tiers": s.tiers.iter().map(|t| json!({"tier": t.tier, "used_bytes": t.used_bytes, "budget_bytes": t.budget_bytes})).collect::<Vec<_>>(),
+        "queues": s.queues.iter().map(|q| json!({"priority": proto::Priority::try_from(q.priority).map(|p| p.as_str_name()).unwrap_or("?"), "queued": q.queued})).collect::<Vec<_>>(),
+        "collecting": s.collecting,
+        "running": s.running,
+        "workers": s.workers,
+        "host_reserved_bytes": s.host_reserved_bytes,
+        "host_budget_bytes": s.host_budget_bytes,
+        "counters": {"submitted": c.submitted, "deduplicated": c.deduplicated, "completed": c.completed, "failed": c.failed, "cancelled": c.cancelled, "rejected": c.rejected, "batches": c.batches, "circuits_proved": c.circuits_proved},
+        "kinds": s.kinds,
+        "shutting_down": s.shutting_down,
+    })
+}
+
+pub async fn status(a: &StatusArgs) -> anyhow::Result<Value> {
+    let mut c = a.conn.client().await?;
+    let s = c.get_status(proto::GetStatusRequest {}).await?.into_inner();
+    Ok(status_json(&s))
+}
+
+pub async fn preload(a: &ParamsArgs) -> anyhow::Result<Value> {
+    let mut c = a.conn.client().await?;
+    let r = c
+        .preload_params(proto::PreloadParamsRequest { kinds: a.kinds.clone() })
+        .await?
+        .into_inner();
+    Ok(json!({"loaded": r.loaded.iter().map(|p| json!({"id": p.id, "tier": p.tier, "bytes": p.bytes})).collect::<Vec<_>>()}))
+}
+
+pub async fn evict(a: &ParamsArgs) -> anyhow::Result<Value> {
+    let mut c = a.conn.client().await?;
+    let r = c
+        .evict_params(proto::EvictParamsRequest { kinds: a.kinds.clone() })
+        .await?
+        .into_inner();
+    Ok(json!({"evicted": r.evicted, "busy": r.busy}))
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// `cuzk bench batch`: `count` Prove calls, `concurrency` at a time.
+pub async fn bench_batch(a: &BenchBatchArgs) -> anyhow::Result<Value> {
+    if a.count == 0 || a.concurrency == 0 {
+        bail!("--count and --concurrency must be at least 1");
+    }
+    let client = a.conn.client().await?;
+    let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..a.concurrency.min(a.count) {
+        let mut c = client.clone();
+        let next = next.clone();
+        let a = a.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut out = Vec::new();
+            loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if i >= a.count {
+                    break;
+                }
+                let req = proto::SubmitProofRequest {
+                    request_id: String::new(),
+                    kind: a.kind.clone(),
+                    input: PorepLikeInput {
+                        seed: i as u64,
+                        partitions: a.partitions,
+                    }
+                    .encode(),
+                    priority: a.priority.proto() as i32,
+                    client_id: String::new(),
+                };
+                out.push(c.prove(req).await.map(|r| r.into_inner()));
+            }
+            out
+        }));
+    }
+    let mut results = Vec::new();
+    for t in tasks {
+        results.extend(t.await?);
+    }
+    let wall = start.elapsed();
+    let mut ok = Vec::new();
+    let mut failures = 0usize;
+    for r in results {
+        match r {
+            Ok(r) if r.state == proto::JobState::Completed as i32 => ok.push(r.timings.unwrap_or_default()),
+            _ => failures += 1,
+        }
+    }
+    let med = |f: fn(&proto::Timings) -> f64| median(ok.iter().map(f).collect());
+    Ok(json!({
+        "kind": a.kind,
+        "count": a.count,
+        "concurrency": a.concurrency,
+        "partitions": a.partitions,
+        "completed": ok.len(),
+        "failed": failures,
+        "wall_s": wall.as_secs_f64(),
+        "proofs_per_minute": ok.len() as f64 / wall.as_secs_f64().max(1e-9) * 60.0,
+        "median_ms": {
+            "queue_wait": med(|t| t.queue_wait_ms),
+            "param_load": med(|t| t.param_load_ms),
+            "synthesis": med(|t| t.synthesis_ms),
+            "gpu": med(|t| t.gpu_ms),
+            "total": med(|t| t.total_ms),
+        },
+    }))
+}
+
+/// Run one client operation on a fresh runtime and print its result.
+pub fn run_client<F, Fut>(json_out: bool, f: F) -> anyhow::Result<()>
+where
+    F: FnOnce() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<Value>>,
+{
+    let v = runtime()?.block_on(f())?;
+    print(json_out, &v);
+    Ok(())
+}

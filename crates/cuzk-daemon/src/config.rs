@@ -1,0 +1,381 @@
+//! The daemon's configuration file (`cuzk.toml`), its defaults and its
+//! validation. Every field has a default, so an empty file is a valid
+//! configuration: a unix socket only, CPU workers, parameters under
+//! `./cuzk-params`. See `cuzk.example.toml` beside Cargo.toml.
+
+use serde::{Deserialize, Deserializer};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: {source}", path.display())]
+    Parse {
+        path: PathBuf,
+        #[source]
+        source: toml::de::Error,
+    },
+    #[error("configuration: {0}")]
+    Invalid(String),
+}
+
+/// A byte count written as an integer or a string such as "512MiB", "4GiB".
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct ByteSize(pub u64);
+
+impl ByteSize {
+    pub fn parse(s: &str) -> Option<u64> {
+        let s = s.trim();
+        let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+        let (num, unit) = s.split_at(split);
+        let n: u64 = num.parse().ok()?;
+        let mul: u64 = match unit.trim() {
+            "" | "B" => 1,
+            "KiB" | "K" => 1 << 10,
+            "MiB" | "M" => 1 << 20,
+            "GiB" | "G" => 1 << 30,
+            "TiB" | "T" => 1 << 40,
+            _ => return None,
+        };
+        n.checked_mul(mul)
+    }
+}
+
+impl<'de> Deserialize<'de> for ByteSize {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            N(u64),
+            S(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::N(n) => Ok(ByteSize(n)),
+            Raw::S(s) => ByteSize::parse(&s)
+                .map(ByteSize)
+                .ok_or_else(|| serde::de::Error::custom(format!("not a byte size: {s:?}"))),
+        }
+    }
+}
+
+/// An octal file mode written as a string ("0600") or an integer (384).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileMode(pub u32);
+
+impl<'de> Deserialize<'de> for FileMode {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            N(u32),
+            S(String),
+        }
+        let mode = match Raw::deserialize(d)? {
+            Raw::N(n) => n,
+            Raw::S(s) => u32::from_str_radix(s.trim_start_matches("0o"), 8)
+                .map_err(|_| serde::de::Error::custom(format!("not an octal mode: {s:?}")))?,
+        };
+        if mode > 0o777 {
+            return Err(serde::de::Error::custom(format!("mode {mode:o} exceeds 0777")));
+        }
+        Ok(FileMode(mode))
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct DaemonConfig {
+    pub server: ServerConfig,
+    pub engine: EngineConfig,
+    pub params: ParamsConfig,
+    pub kinds: KindsConfig,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerConfig {
+    /// gRPC on a unix socket (no token; guarded by the file mode).
+    pub unix_socket: Option<PathBuf>,
+    pub unix_socket_mode: FileMode,
+    /// gRPC on TCP. Without `token`, only a loopback address is accepted.
+    pub tcp_listen: Option<SocketAddr>,
+    /// Bearer token required on TCP (gRPC and HTTP) when set.
+    pub token: Option<String>,
+    /// Read the token from this file instead (trailing whitespace trimmed).
+    pub token_file: Option<PathBuf>,
+    /// PEM certificate chain and key: TLS (rustls) on the TCP listener.
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
+    /// HTTP `/metrics` (Prometheus) and `/status` (JSON).
+    pub http_listen: Option<SocketAddr>,
+    /// Largest gRPC message accepted (decoded) or sent.
+    pub max_message_bytes: ByteSize,
+    /// Unfinished jobs one client may have at once.
+    pub max_queued_per_client: usize,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            unix_socket: Some(PathBuf::from("cuzk.sock")),
+            unix_socket_mode: FileMode(0o600),
+            tcp_listen: None,
+            token: None,
+            token_file: None,
+            tls_cert: None,
+            tls_key: None,
+            http_listen: None,
+            max_message_bytes: ByteSize(16 << 20),
+            max_queued_per_client: 1024,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ShutdownMode {
+    /// Finish queued and running jobs (up to `shutdown_timeout_s`).
+    #[default]
+    Finish,
+    /// Cancel queued and running jobs.
+    Cancel,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EngineConfig {
+    /// Proving workers when no GPU backend is present (each uses every core
+    /// through rayon, so 1 is right on most hosts). With GPUs: one per device.
+    pub cpu_workers: usize,
+    /// Chunks synthesized ahead of the proving workers.
+    pub synthesis_lookahead: usize,
+    /// Most circuits proved in one backend call (a batch of same-kind jobs,
+    /// or a run of one job's partitions).
+    pub max_batch_size: usize,
+    /// How long the batch collector holds a partial batch.
+    pub max_batch_wait_ms: u64,
+    /// Host budget for synthesis = total RAM minus this margin...
+    pub host_memory_margin: ByteSize,
+    /// ...unless given outright here.
+    pub host_memory_budget: Option<ByteSize>,
+    /// How long finished jobs' results (and their request ids) are kept.
+    pub result_retention_s: u64,
+    pub max_retained_results: usize,
+    pub shutdown: ShutdownMode,
+    pub shutdown_timeout_s: u64,
+    /// Seed for the proofs' randomness; None: from the OS. Only tests fix it.
+    pub rng_seed: Option<u64>,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        Self {
+            cpu_workers: 1,
+            synthesis_lookahead: 1,
+            max_batch_size: 4,
+            max_batch_wait_ms: 50,
+            host_memory_margin: ByteSize(2 << 30),
+            host_memory_budget: None,
+            result_retention_s: 3600,
+            max_retained_results: 100_000,
+            shutdown: ShutdownMode::Finish,
+            shutdown_timeout_s: 300,
+            rng_seed: None,
+        }
+    }
+}
+
+impl EngineConfig {
+    pub fn max_batch_wait(&self) -> Duration {
+        Duration::from_millis(self.max_batch_wait_ms)
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ParamsConfig {
+    /// The only directory parameter files are read from or written to.
+    pub dir: PathBuf,
+    /// Per-device budget for parameters resident in VRAM.
+    pub vram_budget: ByteSize,
+    /// Decoded parameters in host RAM (pinned when a GPU backend is present).
+    pub pinned_budget: ByteSize,
+    /// Memory-mapped parameter files (address space and page cache).
+    pub mapped_budget: ByteSize,
+    /// Parameter files the daemon generated (random porep-like parameters);
+    /// files it did not write are never deleted.
+    pub disk_budget: ByteSize,
+    /// Check that every point read from a file is on the curve and in the
+    /// subgroup (slower to load; protects against a corrupt file).
+    pub check_points: bool,
+    /// Kinds whose parameters are loaded at start-up.
+    pub preload: Vec<String>,
+}
+
+impl Default for ParamsConfig {
+    fn default() -> Self {
+        Self {
+            dir: PathBuf::from("cuzk-params"),
+            vram_budget: ByteSize(u64::MAX),
+            pinned_budget: ByteSize(8 << 30),
+            mapped_budget: ByteSize(256 << 30),
+            disk_budget: ByteSize(64 << 30),
+            check_points: true,
+            preload: Vec::new(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct KindsConfig {
+    /// Sizes (log2 constraints) of the porep-like kinds to register, each as
+    /// "porep-like-<log>".
+    pub porep_like_log_sizes: Vec<u32>,
+    /// Most partitions one porep-like job may ask for.
+    pub porep_like_max_partitions: u32,
+}
+
+impl Default for KindsConfig {
+    fn default() -> Self {
+        Self {
+            porep_like_log_sizes: vec![6, 8, 10, 12, 14, 16, 18, 20],
+            porep_like_max_partitions: 16,
+        }
+    }
+}
+
+impl DaemonConfig {
+    pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        let cfg: DaemonConfig = toml::from_str(&text).map_err(|source| ConfigError::Parse {
+            path: path.to_owned(),
+            source,
+        })?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// The bearer token, from `token` or `token_file`.
+    pub fn token(&self) -> Result<Option<String>, ConfigError> {
+        match (&self.server.token, &self.server.token_file) {
+            (Some(_), Some(_)) => Err(ConfigError::Invalid(
+                "set server.token or server.token_file, not both".into(),
+            )),
+            (Some(t), None) => Ok(Some(t.clone())),
+            (None, Some(p)) => {
+                let t = std::fs::read_to_string(p).map_err(|source| ConfigError::Read {
+                    path: p.clone(),
+                    source,
+                })?;
+                Ok(Some(t.trim_end().to_owned()))
+            }
+            (None, None) => Ok(None),
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |m: &str| Err(ConfigError::Invalid(m.to_owned()));
+        let s = &self.server;
+        if s.unix_socket.is_none() && s.tcp_listen.is_none() {
+            return bad("no listener: set server.unix_socket and/or server.tcp_listen");
+        }
+        let token = self.token()?;
+        if let Some(t) = &token {
+            if t.len() < 16 {
+                return bad("server.token must be at least 16 characters");
+            }
+        }
+        for (name, addr) in [("tcp_listen", s.tcp_listen), ("http_listen", s.http_listen)] {
+            if let Some(a) = addr {
+                if token.is_none() && !a.ip().is_loopback() {
+                    return Err(ConfigError::Invalid(format!(
+                        "server.{name} = {a} is not a loopback address; a token is required to listen there"
+                    )));
+                }
+            }
+        }
+        if s.tls_cert.is_some() != s.tls_key.is_some() {
+            return bad("TLS needs both server.tls_cert and server.tls_key");
+        }
+        if s.max_message_bytes.0 < 1024 {
+            return bad("server.max_message_bytes must be at least 1024");
+        }
+        if s.max_queued_per_client == 0 {
+            return bad("server.max_queued_per_client must be at least 1");
+        }
+        let e = &self.engine;
+        if e.cpu_workers == 0 {
+            return bad("engine.cpu_workers must be at least 1");
+        }
+        if e.max_batch_size == 0 {
+            return bad("engine.max_batch_size must be at least 1");
+        }
+        if self.kinds.porep_like_max_partitions == 0 {
+            return bad("kinds.porep_like_max_partitions must be at least 1");
+        }
+        for &l in &self.kinds.porep_like_log_sizes {
+            if !(1..=cuzk_core::domain::MAX_LOG_DOMAIN - 1).contains(&l) {
+                return Err(ConfigError::Invalid(format!(
+                    "kinds.porep_like_log_sizes: {l} is out of range"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_file_is_valid_defaults() {
+        let cfg: DaemonConfig = toml::from_str("").unwrap();
+        cfg.validate().unwrap();
+        assert_eq!(cfg.server.unix_socket_mode, FileMode(0o600));
+    }
+
+    #[test]
+    fn byte_sizes_and_modes() {
+        assert_eq!(ByteSize::parse("4GiB"), Some(4 << 30));
+        assert_eq!(ByteSize::parse("512MiB"), Some(512 << 20));
+        assert_eq!(ByteSize::parse("17"), Some(17));
+        assert_eq!(ByteSize::parse("3 XB"), None);
+        assert_eq!(ByteSize::parse("99999999999999999999"), None);
+        let cfg: DaemonConfig = toml::from_str(
+            "[server]\nunix_socket_mode = \"0640\"\nmax_message_bytes = \"1MiB\"\n",
+        )
+        .unwrap();
+        assert_eq!(cfg.server.unix_socket_mode, FileMode(0o640));
+        assert_eq!(cfg.server.max_message_bytes, ByteSize(1 << 20));
+        assert!(toml::from_str::<DaemonConfig>("[server]\nunix_socket_mode = \"1777\"\n").is_err());
+        assert!(toml::from_str::<DaemonConfig>("[server]\nbogus = 1\n").is_err());
+    }
+
+    #[test]
+    fn tcp_without_token_must_be_loopback() {
+        let cfg: DaemonConfig = toml::from_str("[server]\ntcp_listen = \"0.0.0.0:9000\"\n").unwrap();
+        assert!(cfg.validate().is_err());
+        let cfg: DaemonConfig = toml::from_str("[server]\ntcp_listen = \"127.0.0.1:9000\"\n").unwrap();
+        cfg.validate().unwrap();
+        let cfg: DaemonConfig = toml::from_str(
+            "[server]\ntcp_listen = \"0.0.0.0:9000\"\ntoken = \"0123456789abcdef0123\"\n",
+        )
+        .unwrap();
+        cfg.validate().unwrap();
+        let cfg: DaemonConfig =
+            toml::from_str("[server]\ntcp_listen = \"0.0.0.0:9000\"\ntoken = \"short\"\n").unwrap();
+        assert!(cfg.validate().is_err());
+    }
+}

@@ -1,0 +1,247 @@
+//! The circuit-kind registry: what a job's `kind` names, how its input is
+//! decoded and synthesized, and where its parameters come from.
+//!
+//! Kinds are trait objects so that other crates (the Filecoin kinds) can
+//! register theirs when building the daemon; this module ships the
+//! `porep-like-<log>` family from `cuzk-core`.
+
+use cuzk_core::circuits::PorepLikeCircuit;
+use cuzk_core::params::Parameters;
+use cuzk_core::synthesis::ProvingAssignment;
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// A job's decoded input; only the kind that made it knows its type.
+pub type JobInput = Arc<dyn Any + Send + Sync>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum KindError {
+    #[error("unknown circuit kind {0:?}")]
+    Unknown(String),
+    #[error("kind {kind}: malformed input: {what}")]
+    MalformedInput { kind: String, what: String },
+    #[error("kind {kind}: {source}")]
+    Core {
+        kind: String,
+        #[source]
+        source: cuzk_core::Error,
+    },
+    #[error("kind {kind}: parameters cannot be generated; put {file} into the parameter directory")]
+    NoGenerator { kind: String, file: String },
+}
+
+/// One circuit kind. Partitions are the independent circuits one job's
+/// proof consists of (Filecoin PoRep has ten); they are the boundary at
+/// which a running job can be cancelled.
+pub trait CircuitKind: Send + Sync + 'static {
+    fn name(&self) -> &str;
+    /// Identifies the parameter set; kinds sharing parameters share an id.
+    /// Also the parameter file's stem: `<params_id>.params` in the
+    /// parameter directory, so it must be a plain file name.
+    fn params_id(&self) -> &str;
+    /// Whether jobs of this kind may be proved together in one backend call.
+    fn batchable(&self) -> bool;
+    /// Decode and check a job's input at submission, so that a malformed
+    /// request fails at once; returns the input and its partition count.
+    fn decode_input(&self, input: &[u8]) -> Result<(JobInput, usize), KindError>;
+    /// Synthesize the given (input, partition) pairs, all of this kind, in
+    /// order. Called on a blocking thread.
+    fn synthesize(&self, parts: &[(JobInput, usize)]) -> Result<Vec<ProvingAssignment>, KindError>;
+    /// Estimated peak host memory of one synthesized partition while it
+    /// waits and is proved (a/b/c, assignments, the H computation).
+    fn host_bytes_per_partition(&self) -> u64;
+    /// Whether `generate_params` can make this kind's parameters; their
+    /// files are then a cache the disk budget may delete.
+    fn generates_params(&self) -> bool;
+    /// Make parameters when the file is absent (random, development only);
+    /// None for kinds whose parameters must be supplied.
+    fn generate_params(&self) -> Option<Result<Parameters, KindError>>;
+}
+
+/// The kinds a daemon serves, by name.
+#[derive(Clone, Default)]
+pub struct KindRegistry {
+    kinds: BTreeMap<String, Arc<dyn CircuitKind>>,
+}
+
+impl KindRegistry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Replaces a kind of the same name.
+    pub fn register(&mut self, kind: Arc<dyn CircuitKind>) {
+        self.kinds.insert(kind.name().to_owned(), kind);
+    }
+    pub fn get(&self, name: &str) -> Result<Arc<dyn CircuitKind>, KindError> {
+        self.kinds
+            .get(name)
+            .cloned()
+            .ok_or_else(|| KindError::Unknown(name.chars().take(64).collect()))
+    }
+    pub fn names(&self) -> Vec<String> {
+        self.kinds.keys().cloned().collect()
+    }
+}
+
+/// `porep-like-<log>`: cuzk-core's benchmark circuit with 2^log constraints.
+///
+/// Input: an 8-byte little-endian seed, optionally followed by a 4-byte
+/// little-endian partition count (default 1). Partition `p` is the circuit
+/// `PorepLikeCircuit::new(log, seed + p)` (wrapping).
+pub struct PorepLikeKind {
+    name: String,
+    log_size: u32,
+    max_partitions: u32,
+}
+
+/// Decoded porep-like input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PorepLikeInput {
+    pub seed: u64,
+    pub partitions: u32,
+}
+
+impl PorepLikeInput {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut v = self.seed.to_le_bytes().to_vec();
+        if self.partitions != 1 {
+            v.extend_from_slice(&self.partitions.to_le_bytes());
+        }
+        v
+    }
+    /// The circuit of one partition.
+    pub fn circuit(&self, log_size: u32, partition: usize) -> PorepLikeCircuit {
+        PorepLikeCircuit::new(log_size, self.seed.wrapping_add(partition as u64))
+    }
+}
+
+impl PorepLikeKind {
+    pub fn new(log_size: u32, max_partitions: u32) -> Self {
+        Self {
+            name: format!("porep-like-{log_size}"),
+            log_size,
+            max_partitions,
+        }
+    }
+    pub fn log_size(&self) -> u32 {
+        self.log_size
+    }
+}
+
+impl CircuitKind for PorepLikeKind {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn params_id(&self) -> &str {
+        &self.name
+    }
+    fn batchable(&self) -> bool {
+        true
+    }
+    fn decode_input(&self, input: &[u8]) -> Result<(JobInput, usize), KindError> {
+        let malformed = |what: String| KindError::MalformedInput {
+            kind: self.name.clone(),
+            what,
+        };
+        let (seed, partitions) = match input.len() {
+            8 | 12 => {
+                let mut s = [0u8; 8];
+                s.copy_from_slice(&input[..8]);
+                let p = if input.len() == 12 {
+                    let mut p = [0u8; 4];
+                    p.copy_from_slice(&input[8..]);
+                    u32::from_le_bytes(p)
+                } else {
+                    1
+                };
+                (u64::from_le_bytes(s), p)
+            }
+            n => return Err(malformed(format!("{n} bytes; expected 8 (seed) or 12 (seed, partitions)"))),
+        };
+        if partitions == 0 || partitions > self.max_partitions {
+            return Err(malformed(format!(
+                "{partitions} partitions; between 1 and {} allowed",
+                self.max_partitions
+            )));
+        }
+        Ok((Arc::new(PorepLikeInput { seed, partitions }), partitions as usize))
+    }
+    fn synthesize(&self, parts: &[(JobInput, usize)]) -> Result<Vec<ProvingAssignment>, KindError> {
+        let mut circuits = Vec::with_capacity(parts.len());
+        for (input, p) in parts {
+            let input = input
+                .downcast_ref::<PorepLikeInput>()
+                .ok_or_else(|| KindError::MalformedInput {
+                    kind: self.name.clone(),
+                    what: "input of another kind".into(),
+                })?;
+            circuits.push(input.circuit(self.log_size, *p));
+        }
+        cuzk_core::synthesis::synthesize_batch(circuits).map_err(|source| KindError::Core {
+            kind: self.name.clone(),
+            source,
+        })
+    }
+    fn host_bytes_per_partition(&self) -> u64 {
+        // 32-byte scalars: a, b, c padded to a domain of up to 2·2^log while
+        // H is computed (6·2^log), plus the aux and input assignments
+        // (about 2^log). Rounded up to 8 scalars per constraint.
+        (1u64 << self.log_size) * 32 * 8
+    }
+    fn generates_params(&self) -> bool {
+        true
+    }
+    fn generate_params(&self) -> Option<Result<Parameters, KindError>> {
+        use rand::SeedableRng;
+        // The circuit's shape depends only on its size, so any seed gives
+        // parameters for the whole kind.
+        let mut rng = rand_chacha::ChaCha20Rng::from_entropy();
+        let circuit = PorepLikeCircuit::new(self.log_size, 0);
+        Some(
+            cuzk_core::generator::generate_random_parameters(circuit, &mut rng).map_err(|source| {
+                KindError::Core {
+                    kind: self.name.clone(),
+                    source,
+                }
+            }),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn porep_like_input_round_trip_and_rejections() {
+        let k = PorepLikeKind::new(8, 4);
+        for inp in [
+            PorepLikeInput { seed: 0, partitions: 1 },
+            PorepLikeInput { seed: u64::MAX, partitions: 4 },
+            PorepLikeInput { seed: 77, partitions: 2 },
+        ] {
+            let (decoded, parts) = k.decode_input(&inp.encode()).unwrap();
+            assert_eq!(parts, inp.partitions as usize);
+            assert_eq!(decoded.downcast_ref::<PorepLikeInput>(), Some(&inp));
+        }
+        for bad in [&[][..], &[1, 2, 3][..], &[0; 9][..], &[0; 13][..]] {
+            assert!(matches!(k.decode_input(bad), Err(KindError::MalformedInput { .. })));
+        }
+        let zero = PorepLikeInput { seed: 1, partitions: 0 };
+        let mut enc = zero.encode();
+        enc.extend_from_slice(&0u32.to_le_bytes());
+        assert!(k.decode_input(&enc).is_err());
+        let five = PorepLikeInput { seed: 1, partitions: 5 };
+        assert!(k.decode_input(&five.encode()).is_err());
+    }
+
+    #[test]
+    fn registry_lookup() {
+        let mut r = KindRegistry::new();
+        r.register(Arc::new(PorepLikeKind::new(6, 1)));
+        assert!(r.get("porep-like-6").is_ok());
+        assert!(matches!(r.get("nope"), Err(KindError::Unknown(_))));
+        assert_eq!(r.names(), vec!["porep-like-6".to_string()]);
+    }
+}

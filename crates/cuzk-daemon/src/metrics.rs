@@ -1,0 +1,113 @@
+//! Prometheus text exposition of an [`EngineStatus`] snapshot: the same
+//! numbers GetStatus reports, so the two always agree.
+
+use crate::engine::EngineStatus;
+use std::fmt::Write;
+
+fn esc(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}
+
+pub fn render(s: &EngineStatus) -> String {
+    let mut o = String::new();
+    let mut metric = |name: &str, kind: &str, help: &str, samples: &[(String, f64)]| {
+        let _ = writeln!(o, "# HELP {name} {help}");
+        let _ = writeln!(o, "# TYPE {name} {kind}");
+        for (labels, v) in samples {
+            let _ = writeln!(o, "{name}{labels} {v}");
+        }
+    };
+    let one = |v: f64| vec![(String::new(), v)];
+    let c = &s.counters;
+    metric(
+        "cuzk_jobs_total",
+        "counter",
+        "Jobs by outcome since start (submitted counts accepted submissions).",
+        &[
+            ("submitted", c.submitted),
+            ("deduplicated", c.deduplicated),
+            ("completed", c.completed),
+            ("failed", c.failed),
+            ("cancelled", c.cancelled),
+            ("rejected", c.rejected),
+        ]
+        .map(|(k, v)| (format!("{{outcome=\"{k}\"}}"), v as f64)),
+    );
+    metric("cuzk_batches_total", "counter", "Batches taken from the queue.", &one(c.batches as f64));
+    metric(
+        "cuzk_circuits_proved_total",
+        "counter",
+        "Circuits (partitions) proved.",
+        &one(c.circuits_proved as f64),
+    );
+    metric(
+        "cuzk_queue_depth",
+        "gauge",
+        "Jobs waiting in each priority class.",
+        &s.queues
+            .iter()
+            .map(|(p, n)| (format!("{{priority=\"{}\"}}", p.name()), *n as f64))
+            .collect::<Vec<_>>(),
+    );
+    metric("cuzk_batch_collecting", "gauge", "Jobs in the batch collector.", &one(s.collecting as f64));
+    metric("cuzk_jobs_running", "gauge", "Jobs synthesizing or proving.", &one(s.running as f64));
+    metric("cuzk_ready_chunks", "gauge", "Synthesized chunks waiting for a worker.", &one(s.ready_chunks as f64));
+    metric("cuzk_workers", "gauge", "Proving workers.", &one(s.workers as f64));
+    metric(
+        "cuzk_host_memory_bytes",
+        "gauge",
+        "Host memory reserved for synthesis, and its budget.",
+        &[
+            ("{kind=\"reserved\"}".to_string(), s.host_reserved_bytes as f64),
+            ("{kind=\"budget\"}".to_string(), s.host_budget_bytes as f64),
+        ],
+    );
+    let mut tier = Vec::new();
+    for t in &s.tiers {
+        tier.push((format!("{{tier=\"{}\",kind=\"used\"}}", t.tier), t.used_bytes as f64));
+        tier.push((format!("{{tier=\"{}\",kind=\"budget\"}}", t.tier), t.budget_bytes as f64));
+    }
+    metric("cuzk_params_tier_bytes", "gauge", "Parameter bytes per tier, and budgets.", &tier);
+    metric(
+        "cuzk_params_entry_bytes",
+        "gauge",
+        "Each parameter set's bytes in its fastest tier.",
+        &s.params
+            .iter()
+            .map(|p| (format!("{{id=\"{}\",tier=\"{}\"}}", esc(&p.id), p.tier), p.bytes as f64))
+            .collect::<Vec<_>>(),
+    );
+    metric(
+        "cuzk_gpu_backend_present",
+        "gauge",
+        "1 when a GPU backend drives the devices.",
+        &one(if s.gpu_backend_present { 1.0 } else { 0.0 }),
+    );
+    let mut dev = Vec::new();
+    for d in &s.devices {
+        dev.push((format!("{{device=\"{}\",kind=\"total\"}}", d.index), d.vram_total_bytes as f64));
+        dev.push((format!("{{device=\"{}\",kind=\"free\"}}", d.index), d.vram_free_bytes as f64));
+    }
+    metric("cuzk_device_vram_bytes", "gauge", "VRAM per device.", &dev);
+    let p = &s.phase_sums;
+    metric(
+        "cuzk_job_phase_seconds_sum",
+        "counter",
+        "Seconds spent per phase, summed over completed jobs.",
+        &[
+            ("queue_wait", p.queue_wait_s),
+            ("param_load", p.param_load_s),
+            ("synthesis", p.synthesis_s),
+            ("gpu", p.gpu_s),
+            ("total", p.total_s),
+        ]
+        .map(|(k, v)| (format!("{{phase=\"{k}\"}}"), v)),
+    );
+    metric(
+        "cuzk_job_phase_seconds_count",
+        "counter",
+        "Completed jobs the phase sums cover.",
+        &one(p.jobs as f64),
+    );
+    o
+}

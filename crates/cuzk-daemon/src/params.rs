@@ -1,0 +1,650 @@
+//! The parameter manager: where each circuit kind's Groth16 parameters live
+//! and how much of each memory tier they take.
+//!
+//! Tiers, fastest first: resident in VRAM (per device, through the
+//! [`DeviceBackend`]), decoded in pinned host RAM (what a prover reads),
+//! memory-mapped, and on disk. Each tier has a budget; entries no job uses
+//! are evicted least recently used first, and an entry in use (reference
+//! count above zero) is never evicted. Files are resolved only inside the
+//! configured directory, by ids that kinds supply and that are checked to
+//! be plain file names; nothing a request carries becomes a path.
+
+use crate::devices::DeviceBackend;
+use crate::kinds::{CircuitKind, KindError};
+use cuzk_core::params::{MappedParameters, Parameters, Section};
+use cuzk_core::{G1Affine, G2Affine};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::Notify;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ParamsError {
+    #[error("parameter id {0:?} is not a plain file name")]
+    InvalidId(String),
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{} resolves outside the parameter directory {}", path.display(), dir.display())]
+    OutsideDir { path: PathBuf, dir: PathBuf },
+    #[error("parameters {id}: {source}")]
+    Core {
+        id: String,
+        #[source]
+        source: cuzk_core::Error,
+    },
+    #[error(transparent)]
+    Kind(#[from] KindError),
+    #[error("parameters {id} need {bytes} bytes in the {tier} tier; its budget is {budget}")]
+    TooLarge {
+        id: String,
+        tier: &'static str,
+        bytes: u64,
+        budget: u64,
+    },
+    #[error("loading parameters {id} stopped unexpectedly")]
+    LoaderFailed { id: String },
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct TierBudgets {
+    pub vram: u64,
+    pub pinned: u64,
+    pub mapped: u64,
+    pub disk: u64,
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ParamsStatus {
+    pub id: String,
+    pub tier: &'static str,
+    pub bytes: u64,
+    pub ref_count: u32,
+    pub devices: Vec<u32>,
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct TierUsage {
+    pub tier: &'static str,
+    pub used_bytes: u64,
+    pub budget_bytes: u64,
+}
+
+struct Entry {
+    file: PathBuf,
+    file_bytes: u64,
+    mapped: Option<Arc<MappedParameters>>,
+    pinned: Option<Arc<Parameters>>,
+    pinned_bytes: u64,
+    vram: BTreeMap<u32, u64>,
+    refs: u32,
+    last_used: u64,
+}
+
+#[derive(Default)]
+struct State {
+    entries: HashMap<String, Entry>,
+    /// Pinned bytes promised to loads in progress.
+    pinned_reserved: u64,
+    clock: u64,
+}
+
+pub struct ParamManager {
+    dir: PathBuf,
+    budgets: TierBudgets,
+    check_points: bool,
+    devices: Arc<dyn DeviceBackend>,
+    /// Ids whose files the daemon can regenerate, so may delete.
+    regenerable: HashSet<String>,
+    state: Mutex<State>,
+    released: Notify,
+    load_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+/// A job's hold on decoded parameters; while it lives the entry is not
+/// evicted from any tier.
+pub struct ParamsLease {
+    mgr: Arc<ParamManager>,
+    id: String,
+    pub params: Arc<Parameters>,
+    /// Time spent making the parameters available (zero when resident).
+    pub load_time: Duration,
+}
+
+impl ParamsLease {
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+impl Drop for ParamsLease {
+    fn drop(&mut self) {
+        let mut st = self.mgr.lock();
+        st.clock += 1;
+        let now = st.clock;
+        if let Some(e) = st.entries.get_mut(&self.id) {
+            e.refs = e.refs.saturating_sub(1);
+            e.last_used = now;
+        }
+        drop(st);
+        self.mgr.released.notify_waiters();
+    }
+}
+
+/// Bytes the decoded parameters occupy in RAM.
+pub fn decoded_bytes(m: &MappedParameters) -> u64 {
+    let g1 = std::mem::size_of::<G1Affine>() as u64;
+    let g2 = std::mem::size_of::<G2Affine>() as u64;
+    let n = |s| m.len(s) as u64;
+    (n(Section::H) + n(Section::L) + n(Section::A) + n(Section::BG1) + m.vk.ic.len() as u64) * g1
+        + n(Section::BG2) * g2
+}
+
+pub fn check_id(id: &str) -> Result<(), ParamsError> {
+    let ok = !id.is_empty()
+        && id.len() <= 128
+        && !id.starts_with('.')
+        && id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if ok {
+        Ok(())
+    } else {
+        Err(ParamsError::InvalidId(id.chars().take(64).collect()))
+    }
+}
+
+impl ParamManager {
+    /// `dir` is created if absent. `regenerable`: ids of kinds that can
+    /// generate their parameters.
+    pub fn new(
+        dir: &Path,
+        budgets: TierBudgets,
+        check_points: bool,
+        devices: Arc<dyn DeviceBackend>,
+        regenerable: HashSet<String>,
+    ) -> Result<Arc<Self>, ParamsError> {
+        std::fs::create_dir_all(dir).map_err(|source| ParamsError::Io {
+            path: dir.to_owned(),
+            source,
+        })?;
+        let dir = dir.canonicalize().map_err(|source| ParamsError::Io {
+            path: dir.to_owned(),
+            source,
+        })?;
+        Ok(Arc::new(Self {
+            dir,
+            budgets,
+            check_points,
+            devices,
+            regenerable,
+            state: Mutex::new(State::default()),
+            released: Notify::new(),
+            load_locks: Mutex::new(HashMap::new()),
+        }))
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The file holding `id`'s parameters, inside the parameter directory.
+    pub fn path_of(&self, id: &str) -> Result<PathBuf, ParamsError> {
+        check_id(id)?;
+        Ok(self.dir.join(format!("{id}.params")))
+    }
+
+    fn try_lease(self: &Arc<Self>, id: &str) -> Option<ParamsLease> {
+        let mut st = self.lock();
+        st.clock += 1;
+        let now = st.clock;
+        let e = st.entries.get_mut(id)?;
+        let params = e.pinned.clone()?;
+        e.refs += 1;
+        e.last_used = now;
+        Some(ParamsLease {
+            mgr: self.clone(),
+            id: id.to_owned(),
+            params,
+            load_time: Duration::ZERO,
+        })
+    }
+
+    /// Decoded parameters for `kind`, loading (or generating) them first if
+    /// needed. Waits while the pinned tier is full of entries in use.
+    pub async fn acquire(self: &Arc<Self>, kind: &Arc<dyn CircuitKind>) -> Result<ParamsLease, ParamsError> {
+        let id = kind.params_id().to_owned();
+        check_id(&id)?;
+        if let Some(l) = self.try_lease(&id) {
+            return Ok(l);
+        }
+        let start = Instant::now();
+        let lock = {
+            let mut locks = self.load_locks.lock().unwrap_or_else(|e| e.into_inner());
+            locks.entry(id.clone()).or_default().clone()
+        };
+        let _loading = lock.lock().await;
+        if let Some(mut l) = self.try_lease(&id) {
+            l.load_time = start.elapsed();
+            return Ok(l);
+        }
+        // File and map (blocking work).
+        let mgr = self.clone();
+        let k = kind.clone();
+        let mapped = tokio::task::spawn_blocking(move || mgr.ensure_mapped(&k))
+            .await
+            .map_err(|_| ParamsError::LoaderFailed { id: id.clone() })??;
+        let bytes = decoded_bytes(&mapped);
+        self.reserve_pinned(&id, bytes).await?;
+        let check = self.check_points;
+        let m2 = mapped.clone();
+        let loaded = tokio::task::spawn_blocking(move || m2.load(check)).await;
+        let mut st = self.lock();
+        st.pinned_reserved -= bytes;
+        let params = match loaded {
+            Ok(Ok(p)) => Arc::new(p),
+            Ok(Err(source)) => return Err(ParamsError::Core { id, source }),
+            Err(_) => return Err(ParamsError::LoaderFailed { id }),
+        };
+        st.clock += 1;
+        let now = st.clock;
+        let e = st.entries.get_mut(&id).ok_or_else(|| ParamsError::LoaderFailed { id: id.clone() })?;
+        e.pinned = Some(params.clone());
+        e.pinned_bytes = bytes;
+        e.refs += 1;
+        e.last_used = now;
+        drop(st);
+        Ok(ParamsLease {
+            mgr: self.clone(),
+            id,
+            params,
+            load_time: start.elapsed(),
+        })
+    }
+
+    /// Make room for `bytes` in the pinned tier, evicting unused entries,
+    /// waiting for entries in use to be released.
+    async fn reserve_pinned(&self, id: &str, bytes: u64) -> Result<(), ParamsError> {
+        if bytes > self.budgets.pinned {
+            return Err(ParamsError::TooLarge {
+                id: id.to_owned(),
+                tier: "pinned",
+                bytes,
+                budget: self.budgets.pinned,
+            });
+        }
+        loop {
+            let notified = self.released.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            {
+                let mut st = self.lock();
+                let victims = {
+                    let used: u64 = st.entries.values().map(|e| e.pinned_bytes).sum::<u64>() + st.pinned_reserved;
+                    lru_victims(
+                        st.entries
+                            .iter()
+                            .filter(|(k, e)| e.pinned.is_some() && e.refs == 0 && k.as_str() != id)
+                            .map(|(k, e)| (k.clone(), e.last_used, e.pinned_bytes)),
+                        used,
+                        bytes,
+                        self.budgets.pinned,
+                    )
+                };
+                if let Some(victims) = victims {
+                    for v in victims {
+                        if let Some(e) = st.entries.get_mut(&v) {
+                            tracing::info!(params = %v, bytes = e.pinned_bytes, "evicting from pinned RAM");
+                            e.pinned = None;
+                            e.pinned_bytes = 0;
+                            Self::drop_vram(&*self.devices, &v, e);
+                        }
+                    }
+                    st.pinned_reserved += bytes;
+                    return Ok(());
+                }
+            }
+            notified.await;
+        }
+    }
+
+    fn drop_vram(devices: &dyn DeviceBackend, id: &str, e: &mut Entry) {
+        for (d, _) in std::mem::take(&mut e.vram) {
+            devices.release_params(d, id);
+        }
+    }
+
+    /// The entry's file exists (generated if allowed) and is mapped.
+    fn ensure_mapped(&self, kind: &Arc<dyn CircuitKind>) -> Result<Arc<MappedParameters>, ParamsError> {
+        let id = kind.params_id().to_owned();
+        if let Some(m) = self.lock().entries.get(&id).and_then(|e| e.mapped.clone()) {
+            return Ok(m);
+        }
+        let path = self.path_of(&id)?;
+        if !path.exists() {
+            let params = match kind.generate_params() {
+                Some(p) => p?,
+                None => {
+                    return Err(KindError::NoGenerator {
+                        kind: kind.name().to_owned(),
+                        file: format!("{id}.params"),
+                    }
+                    .into())
+                }
+            };
+            tracing::info!(params = %id, path = %path.display(), "generated random parameters");
+            let tmp = self.dir.join(format!(".{id}.params.tmp{}", std::process::id()));
+            params.write_file(&tmp).map_err(|source| ParamsError::Core {
+                id: id.clone(),
+                source,
+            })?;
+            std::fs::rename(&tmp, &path).map_err(|source| ParamsError::Io {
+                path: path.clone(),
+                source,
+            })?;
+        }
+        let canonical = path.canonicalize().map_err(|source| ParamsError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        if !canonical.starts_with(&self.dir) {
+            return Err(ParamsError::OutsideDir {
+                path,
+                dir: self.dir.clone(),
+            });
+        }
+        let file_bytes = std::fs::metadata(&canonical)
+            .map_err(|source| ParamsError::Io {
+                path: canonical.clone(),
+                source,
+            })?
+            .len();
+        if file_bytes > self.budgets.mapped {
+            return Err(ParamsError::TooLarge {
+                id,
+                tier: "mapped",
+                bytes: file_bytes,
+                budget: self.budgets.mapped,
+            });
+        }
+        let mapped = Arc::new(MappedParameters::open(&canonical).map_err(|source| ParamsError::Core {
+            id: id.clone(),
+            source,
+        })?);
+        let mut st = self.lock();
+        // Unmap unused entries until the new map fits; entries in use keep
+        // theirs (then the tier runs over budget until they are released).
+        let used: u64 = st.entries.values().filter(|e| e.mapped.is_some()).map(|e| e.file_bytes).sum();
+        let victims = lru_victims(
+            st.entries
+                .iter()
+                .filter(|(k, e)| e.mapped.is_some() && e.refs == 0 && **k != id)
+                .map(|(k, e)| (k.clone(), e.last_used, e.file_bytes)),
+            used,
+            file_bytes,
+            self.budgets.mapped,
+        )
+        .unwrap_or_default();
+        for v in victims {
+            if let Some(e) = st.entries.get_mut(&v) {
+                e.mapped = None;
+            }
+        }
+        st.clock += 1;
+        let now = st.clock;
+        let e = st.entries.entry(id.clone()).or_insert_with(|| Entry {
+            file: canonical.clone(),
+            file_bytes,
+            mapped: None,
+            pinned: None,
+            pinned_bytes: 0,
+            vram: BTreeMap::new(),
+            refs: 0,
+            last_used: now,
+        });
+        e.file = canonical;
+        e.file_bytes = file_bytes;
+        e.mapped = Some(mapped.clone());
+        drop(st);
+        self.enforce_disk_budget(&id);
+        Ok(mapped)
+    }
+
+    /// Delete least recently used regenerable files that no tier holds
+    /// until the regenerable files fit the disk budget. `keep` is never
+    /// deleted.
+    fn enforce_disk_budget(&self, keep: &str) {
+        let Ok(rd) = std::fs::read_dir(&self.dir) else { return };
+        let mut files = Vec::new();
+        for ent in rd.flatten() {
+            let name = ent.file_name().to_string_lossy().into_owned();
+            let Some(id) = name.strip_suffix(".params") else { continue };
+            if !self.regenerable.contains(id) {
+                continue;
+            }
+            let len = ent.metadata().map(|m| m.len()).unwrap_or(0);
+            files.push((id.to_owned(), len));
+        }
+        let mut st = self.lock();
+        let used: u64 = files.iter().map(|f| f.1).sum();
+        let candidates = files.into_iter().filter(|(id, _)| {
+            id != keep
+                && st
+                    .entries
+                    .get(id)
+                    .map_or(true, |e| e.refs == 0 && e.pinned.is_none() && e.vram.is_empty())
+        });
+        let lru: Vec<_> = candidates
+            .map(|(id, len)| {
+                let t = st.entries.get(&id).map_or(0, |e| e.last_used);
+                (id, t, len)
+            })
+            .collect();
+        let victims = lru_victims(lru.into_iter(), used, 0, self.budgets.disk).unwrap_or_default();
+        for v in victims {
+            st.entries.remove(&v);
+            let p = self.dir.join(format!("{v}.params"));
+            match std::fs::remove_file(&p) {
+                Ok(()) => tracing::info!(path = %p.display(), "deleted generated parameters (disk budget)"),
+                Err(e) => tracing::warn!(path = %p.display(), error = %e, "could not delete generated parameters"),
+            }
+        }
+    }
+
+    /// Make `lease`'s parameters resident on `device` (GPU backends only).
+    /// A failure is logged and the prover works from host memory.
+    pub fn ensure_resident(&self, lease: &ParamsLease, device: u32) {
+        if !self.devices.gpu_present() {
+            return;
+        }
+        {
+            let st = self.lock();
+            if st.entries.get(&lease.id).map_or(false, |e| e.vram.contains_key(&device)) {
+                return;
+            }
+        }
+        let total = self
+            .devices
+            .devices()
+            .into_iter()
+            .find(|d| d.index == device)
+            .map_or(0, |d| d.vram_total_bytes);
+        let budget = self.budgets.vram.min(total);
+        // Free unused entries on this device, LRU first, so the upload has
+        // the most room; the backend reports an upload that does not fit.
+        {
+            let mut st = self.lock();
+            let used: u64 = st.entries.values().filter_map(|e| e.vram.get(&device)).sum();
+            let victims = lru_victims(
+                st.entries
+                    .iter()
+                    .filter(|(k, e)| e.refs == 0 && e.vram.contains_key(&device) && **k != lease.id)
+                    .map(|(k, e)| (k.clone(), e.last_used, e.vram[&device])),
+                used,
+                // The device copy's size is known only after the upload; the
+                // decoded host size is a close estimate.
+                st.entries.get(&lease.id).map_or(0, |e| e.pinned_bytes),
+                budget,
+            )
+            .unwrap_or_default();
+            for v in victims {
+                if let Some(e) = st.entries.get_mut(&v) {
+                    e.vram.remove(&device);
+                    self.devices.release_params(device, &v);
+                }
+            }
+        }
+        match self.devices.upload_params(device, &lease.id, &lease.params) {
+            Ok(bytes) => {
+                let mut st = self.lock();
+                if let Some(e) = st.entries.get_mut(&lease.id) {
+                    e.vram.insert(device, bytes);
+                }
+            }
+            Err(e) => tracing::warn!(params = %lease.id, device, error = %e, "parameters not made resident"),
+        }
+    }
+
+    /// Whether `device` holds `id` in VRAM.
+    pub fn is_resident(&self, id: &str, device: u32) -> bool {
+        self.lock().entries.get(id).map_or(false, |e| e.vram.contains_key(&device))
+    }
+
+    /// Drop `ids` from the memory tiers. Returns (evicted, busy).
+    pub fn evict(&self, ids: &[String]) -> (Vec<String>, Vec<String>) {
+        let mut st = self.lock();
+        let (mut evicted, mut busy) = (Vec::new(), Vec::new());
+        for id in ids {
+            match st.entries.get_mut(id) {
+                Some(e) if e.refs > 0 => busy.push(id.clone()),
+                Some(e) => {
+                    let held = e.pinned.is_some() || e.mapped.is_some() || !e.vram.is_empty();
+                    e.pinned = None;
+                    e.pinned_bytes = 0;
+                    e.mapped = None;
+                    Self::drop_vram(&*self.devices, id, e);
+                    if held {
+                        evicted.push(id.clone());
+                    }
+                }
+                None => {}
+            }
+        }
+        (evicted, busy)
+    }
+
+    pub fn status(&self) -> (Vec<ParamsStatus>, Vec<TierUsage>) {
+        let st = self.lock();
+        let mut list: Vec<ParamsStatus> = st
+            .entries
+            .iter()
+            .map(|(id, e)| {
+                let (tier, bytes) = if !e.vram.is_empty() {
+                    ("vram", e.vram.values().sum())
+                } else if e.pinned.is_some() {
+                    ("pinned", e.pinned_bytes)
+                } else if e.mapped.is_some() {
+                    ("mapped", e.file_bytes)
+                } else {
+                    ("disk", e.file_bytes)
+                };
+                ParamsStatus {
+                    id: id.clone(),
+                    tier,
+                    bytes,
+                    ref_count: e.refs,
+                    devices: e.vram.keys().copied().collect(),
+                }
+            })
+            .collect();
+        list.sort_by(|a, b| a.id.cmp(&b.id));
+        let sum = |f: &dyn Fn(&Entry) -> u64| st.entries.values().map(f).sum::<u64>();
+        let tiers = vec![
+            TierUsage {
+                tier: "vram",
+                used_bytes: sum(&|e| e.vram.values().sum()),
+                budget_bytes: self.budgets.vram,
+            },
+            TierUsage {
+                tier: "pinned",
+                used_bytes: sum(&|e| e.pinned_bytes) + st.pinned_reserved,
+                budget_bytes: self.budgets.pinned,
+            },
+            TierUsage {
+                tier: "mapped",
+                used_bytes: sum(&|e| if e.mapped.is_some() { e.file_bytes } else { 0 }),
+                budget_bytes: self.budgets.mapped,
+            },
+            TierUsage {
+                tier: "disk",
+                used_bytes: sum(&|e| if self.regenerable.contains(e.file_stem()) { e.file_bytes } else { 0 }),
+                budget_bytes: self.budgets.disk,
+            },
+        ];
+        (list, tiers)
+    }
+}
+
+impl Entry {
+    fn file_stem(&self) -> &str {
+        self.file
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_suffix(".params"))
+            .unwrap_or("")
+    }
+}
+
+/// Least recently used candidates to drop so that `used + incoming` fits
+/// `budget`; None when even dropping all of them is not enough.
+/// Candidates are (id, last_used, bytes).
+pub fn lru_victims(
+    candidates: impl Iterator<Item = (String, u64, u64)>,
+    used: u64,
+    incoming: u64,
+    budget: u64,
+) -> Option<Vec<String>> {
+    let mut c: Vec<_> = candidates.collect();
+    c.sort_by_key(|x| x.1);
+    let mut used = used;
+    let mut out = Vec::new();
+    for (id, _, bytes) in c {
+        if used.saturating_add(incoming) <= budget {
+            break;
+        }
+        used = used.saturating_sub(bytes);
+        out.push(id);
+    }
+    (used.saturating_add(incoming) <= budget).then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_plain_file_names() {
+        for ok in ["porep-like-10", "a.b_c", "X1"] {
+            check_id(ok).unwrap();
+        }
+        for bad in ["", "../etc/passwd", "/abs", "a/b", ".hidden", "a\0b", "a b", &"x".repeat(129)] {
+            assert!(check_id(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn lru_victims_picks_oldest_and_reports_impossible() {
+        let c = || vec![("new".to_string(), 9, 40), ("old".to_string(), 1, 30), ("mid".to_string(), 5, 30)].into_iter();
+        assert_eq!(lru_victims(c(), 100, 0, 100), Some(vec![]));
+        assert_eq!(lru_victims(c(), 100, 20, 100), Some(vec!["old".into()]));
+        assert_eq!(lru_victims(c(), 100, 50, 100), Some(vec!["old".into(), "mid".into()]));
+        assert_eq!(lru_victims(c(), 100, 100, 100), Some(vec!["old".into(), "mid".into(), "new".into()]));
+        assert_eq!(lru_victims(c(), 120, 100, 100), None);
+    }
+}

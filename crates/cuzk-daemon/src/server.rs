@@ -1,0 +1,366 @@
+//! Building and running the daemon: listeners (unix socket, TCP with an
+//! optional bearer token and TLS, HTTP for `/metrics` and `/status`), the
+//! engine behind them, and an orderly shutdown.
+//!
+//! [`DaemonBuilder`] is the extension point: register more circuit kinds,
+//! another [`DeviceBackend`], or more tonic services (for instance Curio's
+//! `cuzk.v1.ProvingEngine`) that wrap the same [`Engine`].
+
+use crate::budget::HostBudget;
+use crate::config::{ConfigError, DaemonConfig};
+use crate::devices::{CpuDevices, DeviceBackend};
+use crate::engine::Engine;
+use crate::kinds::{KindRegistry, PorepLikeKind};
+use crate::params::{ParamManager, ParamsError, TierBudgets};
+use crate::service::ProofServiceImpl;
+use sha2::{Digest, Sha256};
+use std::collections::HashSet;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use subtle::ConstantTimeEq;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tonic::service::RoutesBuilder;
+use tonic::{Request, Status};
+
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Params(#[from] ParamsError),
+    #[error("{what} {}: {source}", path.display())]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("binding {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("unix socket {}: another daemon is listening there", .0.display())]
+    SocketInUse(PathBuf),
+    #[error("unix socket {}: the path exists and is not a socket", .0.display())]
+    NotASocket(PathBuf),
+    #[error("TLS configuration: {0}")]
+    Tls(#[source] tonic::transport::Error),
+}
+
+/// Adds a service to the routes of every gRPC listener.
+pub type ServiceHook = Arc<dyn Fn(&Engine, &mut RoutesBuilder) + Send + Sync>;
+
+pub struct DaemonBuilder {
+    config: DaemonConfig,
+    registry: KindRegistry,
+    devices: Arc<dyn DeviceBackend>,
+    hooks: Vec<ServiceHook>,
+}
+
+/// The `authorization: Bearer <token>` check, in constant time (on SHA-256
+/// digests, so the token's length does not leak either).
+#[derive(Clone)]
+pub struct BearerAuth {
+    digest: Option<[u8; 32]>,
+}
+
+impl BearerAuth {
+    pub fn new(token: Option<&str>) -> Self {
+        Self {
+            digest: token.map(|t| Sha256::digest(t.as_bytes()).into()),
+        }
+    }
+    /// True when no token is required or `header` carries the right one.
+    pub fn allows(&self, header: Option<&[u8]>) -> bool {
+        let Some(want) = &self.digest else { return true };
+        let Some(h) = header else { return false };
+        let Some(tok) = h.strip_prefix(b"Bearer ") else { return false };
+        let got: [u8; 32] = Sha256::digest(tok).into();
+        bool::from(got.ct_eq(want))
+    }
+}
+
+impl tonic::service::Interceptor for BearerAuth {
+    fn call(&mut self, req: Request<()>) -> Result<Request<()>, Status> {
+        let h = req.metadata().get("authorization").map(|v| v.as_bytes());
+        if self.allows(h) {
+            Ok(req)
+        } else {
+            Err(Status::unauthenticated("missing or invalid bearer token"))
+        }
+    }
+}
+
+impl DaemonBuilder {
+    /// A daemon with the CPU device backend and the porep-like kinds the
+    /// configuration lists.
+    pub fn new(config: DaemonConfig) -> Self {
+        let mut registry = KindRegistry::new();
+        for &l in &config.kinds.porep_like_log_sizes {
+            registry.register(Arc::new(PorepLikeKind::new(l, config.kinds.porep_like_max_partitions)));
+        }
+        Self {
+            config,
+            registry,
+            devices: Arc::new(CpuDevices),
+            hooks: Vec::new(),
+        }
+    }
+    pub fn register_kind(mut self, kind: Arc<dyn crate::kinds::CircuitKind>) -> Self {
+        self.registry.register(kind);
+        self
+    }
+    pub fn device_backend(mut self, devices: Arc<dyn DeviceBackend>) -> Self {
+        self.devices = devices;
+        self
+    }
+    /// Serve another gRPC service on every listener, built from the engine.
+    pub fn add_service(mut self, hook: ServiceHook) -> Self {
+        self.hooks.push(hook);
+        self
+    }
+
+    /// Start the engine and the listeners; returns once they are bound.
+    pub async fn start(self) -> Result<RunningDaemon, DaemonError> {
+        let cfg = self.config;
+        cfg.validate()?;
+        let token = cfg.token()?;
+        let p = &cfg.params;
+        let regenerable: HashSet<String> = self
+            .registry
+            .names()
+            .iter()
+            .filter_map(|n| self.registry.get(n).ok())
+            .filter(|k| k.generates_params())
+            .map(|k| k.params_id().to_owned())
+            .collect();
+        let params = ParamManager::new(
+            &p.dir,
+            TierBudgets {
+                vram: p.vram_budget.0,
+                pinned: p.pinned_budget.0,
+                mapped: p.mapped_budget.0,
+                disk: p.disk_budget.0,
+            },
+            p.check_points,
+            self.devices.clone(),
+            regenerable,
+        )?;
+        let host = match cfg.engine.host_memory_budget {
+            Some(b) => HostBudget::new(b.0),
+            None => HostBudget::from_system(cfg.engine.host_memory_margin.0, 4 << 30),
+        };
+        let engine = Engine::start(
+            cfg.engine.clone(),
+            cfg.server.max_queued_per_client,
+            self.registry,
+            params,
+            self.devices,
+            host,
+        );
+        if !cfg.params.preload.is_empty() {
+            let e = engine.clone();
+            let list = cfg.params.preload.clone();
+            tokio::spawn(async move {
+                match e.preload(&list).await {
+                    Ok(l) => tracing::info!(count = l.len(), "preloaded parameters"),
+                    Err(err) => tracing::error!(error = %err, "preloading parameters failed"),
+                }
+            });
+        }
+
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let max_msg = cfg.server.max_message_bytes.0.min(usize::MAX as u64) as usize;
+        let routes = |engine: &Engine| {
+            let mut rb = RoutesBuilder::default();
+            rb.add_service(ProofServiceImpl::new(engine.clone()).into_server(max_msg));
+            for h in &self.hooks {
+                h(engine, &mut rb);
+            }
+            rb.routes()
+        };
+        let mut servers: Vec<JoinHandle<()>> = Vec::new();
+
+        let mut unix_socket = None;
+        if let Some(path) = &cfg.server.unix_socket {
+            let listener = bind_unix(path, cfg.server.unix_socket_mode.0)?;
+            let incoming = tokio_stream::wrappers::UnixListenerStream::new(listener);
+            let svc = tonic::transport::Server::builder()
+                .layer(tonic::service::interceptor(BearerAuth::new(None)))
+                .add_routes(routes(&engine));
+            let stop = wait_stop(stop_rx.clone());
+            servers.push(tokio::spawn(async move {
+                if let Err(e) = svc.serve_with_incoming_shutdown(incoming, stop).await {
+                    tracing::error!(error = %e, "unix socket server stopped");
+                }
+            }));
+            unix_socket = Some(path.clone());
+        }
+
+        let mut tcp_addr = None;
+        if let Some(addr) = cfg.server.tcp_listen {
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|source| DaemonError::Bind { addr, source })?;
+            tcp_addr = Some(listener.local_addr().map_err(|source| DaemonError::Bind { addr, source })?);
+            let mut builder = tonic::transport::Server::builder();
+            if let (Some(cert), Some(key)) = (&cfg.server.tls_cert, &cfg.server.tls_key) {
+                let read = |p: &Path| {
+                    std::fs::read(p).map_err(|source| DaemonError::Io {
+                        what: "reading TLS file",
+                        path: p.to_owned(),
+                        source,
+                    })
+                };
+                let identity = tonic::transport::Identity::from_pem(read(cert)?, read(key)?);
+                builder = builder
+                    .tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))
+                    .map_err(DaemonError::Tls)?;
+            }
+            let svc = builder
+                .layer(tonic::service::interceptor(BearerAuth::new(token.as_deref())))
+                .add_routes(routes(&engine));
+            let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+            let stop = wait_stop(stop_rx.clone());
+            servers.push(tokio::spawn(async move {
+                if let Err(e) = svc.serve_with_incoming_shutdown(incoming, stop).await {
+                    tracing::error!(error = %e, "TCP server stopped");
+                }
+            }));
+        }
+
+        let mut http_addr = None;
+        if let Some(addr) = cfg.server.http_listen {
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|source| DaemonError::Bind { addr, source })?;
+            http_addr = Some(listener.local_addr().map_err(|source| DaemonError::Bind { addr, source })?);
+            let app = crate::http::router(engine.clone(), BearerAuth::new(token.as_deref()));
+            let stop = wait_stop(stop_rx.clone());
+            servers.push(tokio::spawn(async move {
+                if let Err(e) = axum::serve(listener, app).with_graceful_shutdown(stop).await {
+                    tracing::error!(error = %e, "HTTP server stopped");
+                }
+            }));
+        }
+
+        tracing::info!(
+            unix = ?unix_socket, tcp = ?tcp_addr, http = ?http_addr,
+            backend = engine.status().backend, "cuzk daemon serving"
+        );
+        Ok(RunningDaemon {
+            engine,
+            unix_socket,
+            tcp_addr,
+            http_addr,
+            stop_tx,
+            servers,
+            shutdown_mode: cfg.engine.shutdown,
+            shutdown_timeout: Duration::from_secs(cfg.engine.shutdown_timeout_s),
+        })
+    }
+}
+
+async fn wait_stop(mut rx: watch::Receiver<bool>) {
+    let _ = rx.wait_for(|s| *s).await;
+}
+
+/// Bind a unix socket with `mode`, without a window in which it exists
+/// with looser permissions: bind inside a fresh 0700 directory beside the
+/// target, set the mode, then rename into place.
+fn bind_unix(path: &Path, mode: u32) -> Result<tokio::net::UnixListener, DaemonError> {
+    use std::os::unix::fs::{DirBuilderExt, FileTypeExt, PermissionsExt};
+    let io = |what, p: &Path| {
+        let p = p.to_owned();
+        move |source| DaemonError::Io { what, path: p, source }
+    };
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        if !meta.file_type().is_socket() {
+            return Err(DaemonError::NotASocket(path.to_owned()));
+        }
+        if std::os::unix::net::UnixStream::connect(path).is_ok() {
+            return Err(DaemonError::SocketInUse(path.to_owned()));
+        }
+        std::fs::remove_file(path).map_err(io("removing stale socket", path))?;
+    }
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    let tmpdir = parent.join(format!(".cuzk-sock-{}-{}", std::process::id(), rand::random::<u32>()));
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&tmpdir)
+        .map_err(io("creating socket directory", &tmpdir))?;
+    let tmp = tmpdir.join("s");
+    let result = (|| {
+        let listener = std::os::unix::net::UnixListener::bind(&tmp).map_err(io("binding", &tmp))?;
+        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(mode)).map_err(io("chmod", &tmp))?;
+        std::fs::rename(&tmp, path).map_err(io("renaming socket to", path))?;
+        listener.set_nonblocking(true).map_err(io("configuring", path))?;
+        tokio::net::UnixListener::from_std(listener).map_err(io("registering", path))
+    })();
+    let _ = std::fs::remove_file(&tmp);
+    let _ = std::fs::remove_dir(&tmpdir);
+    result
+}
+
+/// A started daemon.
+pub struct RunningDaemon {
+    pub engine: Engine,
+    pub unix_socket: Option<PathBuf>,
+    /// The bound addresses (useful with port 0).
+    pub tcp_addr: Option<SocketAddr>,
+    pub http_addr: Option<SocketAddr>,
+    stop_tx: watch::Sender<bool>,
+    servers: Vec<JoinHandle<()>>,
+    shutdown_mode: crate::config::ShutdownMode,
+    shutdown_timeout: Duration,
+}
+
+impl RunningDaemon {
+    /// Stop accepting, finish or cancel the jobs as configured, stop the
+    /// listeners and remove the socket file.
+    pub async fn shutdown(self) {
+        let (mode, timeout) = (self.shutdown_mode, self.shutdown_timeout);
+        self.shutdown_with(mode, timeout).await
+    }
+
+    pub async fn shutdown_with(self, mode: crate::config::ShutdownMode, timeout: Duration) {
+        tracing::info!(?mode, "shutting down");
+        let _ = self.stop_tx.send(true);
+        self.engine.shutdown(mode, timeout).await;
+        for s in self.servers {
+            // In-flight calls (AwaitProof) end once the engine has finished
+            // their jobs; anything still open after a grace period is cut.
+            let abort = s.abort_handle();
+            if tokio::time::timeout(Duration::from_secs(10), s).await.is_err() {
+                abort.abort();
+            }
+        }
+        if let Some(p) = &self.unix_socket {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+
+    /// Serve until SIGTERM or SIGINT, then shut down.
+    pub async fn run_until_signal(self) -> Result<(), DaemonError> {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut term = signal(SignalKind::terminate()).map_err(|source| DaemonError::Io {
+            what: "installing the SIGTERM handler",
+            path: PathBuf::new(),
+            source,
+        })?;
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = tokio::signal::ctrl_c() => {}
+        }
+        self.shutdown().await;
+        Ok(())
+    }
+}

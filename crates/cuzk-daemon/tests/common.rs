@@ -1,0 +1,151 @@
+//! Shared helpers: a daemon on a unix socket, loopback TCP (token) and
+//! loopback HTTP in a temp dir, clients, and independent proof checking.
+
+#![allow(dead_code)]
+
+use cuzk_core::circuits::PorepLikeCircuit;
+use cuzk_core::params::MappedParameters;
+use cuzk_core::proof::{Proof, PROOF_BYTES};
+use cuzk_core::verifier::{prepare_verifying_key, verify_proof, PreparedVerifyingKey};
+use cuzk_daemon::client::{connect, ConnectOptions, DaemonClient};
+use cuzk_daemon::config::{ByteSize, DaemonConfig};
+use cuzk_daemon::kinds::PorepLikeInput;
+use cuzk_daemon::proto;
+use cuzk_daemon::{DaemonBuilder, RunningDaemon};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+pub const TOKEN: &str = "test-token-0123456789abcdef";
+
+pub struct TestDaemon {
+    pub d: Option<RunningDaemon>,
+    pub dir: tempfile::TempDir,
+    pub sock: PathBuf,
+}
+
+pub fn base_config(dir: &std::path::Path) -> DaemonConfig {
+    let mut cfg = DaemonConfig::default();
+    cfg.server.unix_socket = Some(dir.join("cuzk.sock"));
+    cfg.server.tcp_listen = Some("127.0.0.1:0".parse().unwrap());
+    cfg.server.http_listen = Some("127.0.0.1:0".parse().unwrap());
+    cfg.server.token = Some(TOKEN.into());
+    cfg.params.dir = dir.join("params");
+    cfg.engine.host_memory_budget = Some(ByteSize(1 << 30));
+    cfg.engine.max_batch_wait_ms = 20;
+    cfg.engine.rng_seed = None;
+    cfg.kinds.porep_like_log_sizes = vec![6, 8, 10];
+    cfg
+}
+
+impl TestDaemon {
+    pub async fn start(edit: impl FnOnce(&mut DaemonConfig)) -> Self {
+        Self::start_with(edit, |b| b).await
+    }
+    pub async fn start_with(
+        edit: impl FnOnce(&mut DaemonConfig),
+        build: impl FnOnce(DaemonBuilder) -> DaemonBuilder,
+    ) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = base_config(dir.path());
+        edit(&mut cfg);
+        let sock = cfg.server.unix_socket.clone().unwrap();
+        let d = build(DaemonBuilder::new(cfg)).start().await.unwrap();
+        TestDaemon { d: Some(d), dir, sock }
+    }
+    pub fn daemon(&self) -> &RunningDaemon {
+        self.d.as_ref().unwrap()
+    }
+    pub async fn unix(&self) -> DaemonClient {
+        connect(&ConnectOptions {
+            target: format!("unix:{}", self.sock.display()),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+    }
+    pub async fn tcp(&self, token: Option<&str>) -> DaemonClient {
+        connect(&ConnectOptions {
+            target: format!("http://{}", self.daemon().tcp_addr.unwrap()),
+            token: token.map(str::to_owned),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+    }
+    pub fn params_path(&self, log: u32) -> PathBuf {
+        self.dir.path().join("params").join(format!("porep-like-{log}.params"))
+    }
+    pub fn pvk(&self, log: u32) -> PreparedVerifyingKey {
+        let m = MappedParameters::open(&self.params_path(log)).unwrap();
+        prepare_verifying_key(&m.vk)
+    }
+    pub async fn stop(mut self) {
+        if let Some(d) = self.d.take() {
+            d.shutdown().await;
+        }
+    }
+}
+
+pub fn req(log: u32, seed: u64, partitions: u32, p: proto::Priority) -> proto::SubmitProofRequest {
+    proto::SubmitProofRequest {
+        request_id: String::new(),
+        kind: format!("porep-like-{log}"),
+        input: PorepLikeInput { seed, partitions }.encode(),
+        priority: p as i32,
+        client_id: String::new(),
+    }
+}
+
+/// Check a completed job's proofs against the circuit's own public inputs
+/// (computed here, not taken from the daemon) and the verifying key read
+/// from the parameter file.
+pub fn check_proofs(pvk: &PreparedVerifyingKey, log: u32, seed: u64, partitions: u32, r: &proto::AwaitProofResponse) {
+    assert_eq!(r.state, proto::JobState::Completed as i32, "job {}: {}", r.job_id, r.error);
+    assert_eq!(r.proof.len(), PROOF_BYTES * partitions as usize);
+    let inp = PorepLikeInput { seed, partitions };
+    let mut publics = Vec::new();
+    for p in 0..partitions as usize {
+        let circuit: PorepLikeCircuit = inp.circuit(log, p);
+        let inputs = circuit.public_inputs();
+        let proof = Proof::from_bytes(&r.proof[p * PROOF_BYTES..(p + 1) * PROOF_BYTES]).unwrap();
+        assert!(verify_proof(pvk, &proof, &inputs).unwrap(), "job {} partition {p} does not verify", r.job_id);
+        publics.extend(inputs.iter().flat_map(|s| s.to_bytes_le()));
+    }
+    assert_eq!(r.public_inputs, publics, "job {}: public inputs differ", r.job_id);
+}
+
+pub async fn status(c: &mut DaemonClient) -> proto::GetStatusResponse {
+    c.get_status(proto::GetStatusRequest {}).await.unwrap().into_inner()
+}
+
+/// Poll until `f` holds, for at most `limit`.
+pub async fn eventually<F, Fut>(limit: Duration, mut f: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if f().await {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    false
+}
+
+pub async fn await_done(c: &mut DaemonClient, id: u64) -> proto::AwaitProofResponse {
+    let r = c
+        .await_proof(proto::AwaitProofRequest {
+            job_id: id,
+            timeout_ms: 300_000,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(
+        r.state >= proto::JobState::Completed as i32,
+        "job {id} still not finished after the wait"
+    );
+    r
+}

@@ -1,0 +1,543 @@
+//! The daemon end to end on the CPU backend, over real sockets on loopback:
+//! priority order, batching, cancellation, idempotency, bad requests,
+//! access control, status/metrics agreement, a load test, shutdown.
+
+mod common;
+
+use common::*;
+use cuzk_daemon::kinds::{CircuitKind, JobInput, KindError, PorepLikeKind};
+use cuzk_daemon::proto::{self, Priority as P};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+use tonic::Code;
+
+const LIMIT: Duration = Duration::from_secs(120);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn priorities_complete_in_class_then_fifo_order() {
+    let t = TestDaemon::start(|c| {
+        c.engine.max_batch_size = 1;
+        c.engine.synthesis_lookahead = 1;
+    })
+    .await;
+    let mut c = t.unix().await;
+    // A blocker with several partitions keeps the pipeline busy while the
+    // rest arrive, so their order is the scheduler's, not arrival's.
+    let blocker = c.submit_proof(req(10, 1000, 6, P::Low)).await.unwrap().into_inner().job_id;
+    assert!(
+        eventually(LIMIT, || {
+            let mut c = c.clone();
+            async move { status(&mut c).await.running == 1 }
+        })
+        .await
+    );
+    let mix = [
+        P::Low,
+        P::Normal,
+        P::Critical,
+        P::High,
+        P::Low,
+        P::Critical,
+        P::Normal,
+        P::High,
+        P::Unspecified,
+    ];
+    let mut jobs = Vec::new();
+    for (i, p) in mix.iter().enumerate() {
+        let id = c.submit_proof(req(6, i as u64, 1, *p)).await.unwrap().into_inner().job_id;
+        jobs.push((id, i as u64, *p));
+    }
+    let pvk6 = t.pvk(6);
+    let mut done = Vec::new();
+    for &(id, seed, p) in &jobs {
+        let r = await_done(&mut c, id).await;
+        check_proofs(&pvk6, 6, seed, 1, &r);
+        done.push((r.completion_seq, p, id));
+    }
+    let rb = await_done(&mut c, blocker).await;
+    check_proofs(&t.pvk(10), 10, 1000, 6, &rb);
+    done.sort();
+    let rank = |p: P| match p {
+        P::Critical => 0,
+        P::High => 1,
+        P::Normal | P::Unspecified => 2,
+        P::Low => 3,
+    };
+    let got: Vec<(u8, u64)> = done.iter().map(|&(_, p, id)| (rank(p), id)).collect();
+    let mut want = got.clone();
+    want.sort();
+    assert_eq!(got, want, "completion order must be by class, then submission");
+    t.stop().await;
+}
+
+/// porep-like under another name that does not batch (shares parameters).
+struct NoBatch(PorepLikeKind);
+
+impl CircuitKind for NoBatch {
+    fn name(&self) -> &str {
+        "porep-like-6-single"
+    }
+    fn params_id(&self) -> &str {
+        self.0.params_id()
+    }
+    fn batchable(&self) -> bool {
+        false
+    }
+    fn decode_input(&self, input: &[u8]) -> Result<(JobInput, usize), KindError> {
+        self.0.decode_input(input)
+    }
+    fn synthesize(
+        &self,
+        parts: &[(JobInput, usize)],
+    ) -> Result<Vec<cuzk_core::synthesis::ProvingAssignment>, KindError> {
+        self.0.synthesize(parts)
+    }
+    fn host_bytes_per_partition(&self) -> u64 {
+        self.0.host_bytes_per_partition()
+    }
+    fn generates_params(&self) -> bool {
+        true
+    }
+    fn generate_params(&self) -> Option<Result<cuzk_core::Parameters, KindError>> {
+        self.0.generate_params()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn batching_fills_flushes_on_timeout_and_non_batching_kinds_bypass() {
+    let wait_ms = 1500;
+    let t = TestDaemon::start_with(
+        |c| {
+            c.engine.max_batch_size = 4;
+            c.engine.max_batch_wait_ms = wait_ms;
+        },
+        |b| b.register_kind(Arc::new(NoBatch(PorepLikeKind::new(6, 4)))),
+    )
+    .await;
+    let mut c = t.unix().await;
+    // Load the parameters first so that timings measure the batching only.
+    c.preload_params(proto::PreloadParamsRequest {
+        kinds: vec!["porep-like-6".into()],
+    })
+    .await
+    .unwrap();
+    let pvk = t.pvk(6);
+
+    // Four jobs fill a batch at once.
+    let mut ids = Vec::new();
+    for s in 0..4 {
+        ids.push(c.submit_proof(req(6, s, 1, P::Normal)).await.unwrap().into_inner().job_id);
+    }
+    for (s, id) in ids.iter().enumerate() {
+        let r = await_done(&mut c, *id).await;
+        check_proofs(&pvk, 6, s as u64, 1, &r);
+        assert_eq!(r.batch_size, 4);
+    }
+    // Two jobs wait for the timeout, then go together.
+    let a = c.submit_proof(req(6, 10, 1, P::Normal)).await.unwrap().into_inner().job_id;
+    let b = c.submit_proof(req(6, 11, 1, P::Normal)).await.unwrap().into_inner().job_id;
+    for (id, s) in [(a, 10), (b, 11)] {
+        let r = await_done(&mut c, id).await;
+        check_proofs(&pvk, 6, s, 1, &r);
+        assert_eq!(r.batch_size, 2);
+        let qw = r.timings.unwrap().queue_wait_ms;
+        assert!(qw >= wait_ms as f64 * 0.9, "flushed after {qw} ms, before the {wait_ms} ms timeout");
+    }
+    // A kind that does not batch goes alone and does not wait.
+    let mut single = Vec::new();
+    for s in 20..23u64 {
+        let mut r = req(6, s, 1, P::Normal);
+        r.kind = "porep-like-6-single".into();
+        single.push((c.submit_proof(r).await.unwrap().into_inner().job_id, s));
+    }
+    for (id, s) in single {
+        let r = await_done(&mut c, id).await;
+        check_proofs(&pvk, 6, s, 1, &r);
+        assert_eq!(r.batch_size, 1);
+        assert!(r.timings.unwrap().queue_wait_ms < wait_ms as f64, "a non-batching job waited for the collector");
+    }
+    let s = status(&mut c).await;
+    assert_eq!(s.counters.unwrap().batches, 1 + 1 + 3);
+    t.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn cancel_queued_and_running_jobs() {
+    let t = TestDaemon::start(|c| {
+        c.engine.max_batch_size = 1;
+    })
+    .await;
+    let mut c = t.unix().await;
+    let running = c.submit_proof(req(10, 1, 12, P::Normal)).await.unwrap().into_inner().job_id;
+    assert!(
+        eventually(LIMIT, || {
+            let mut c = c.clone();
+            async move { status(&mut c).await.running == 1 }
+        })
+        .await
+    );
+    let queued = c.submit_proof(req(10, 2, 1, P::Normal)).await.unwrap().into_inner().job_id;
+    let r = c.cancel_proof(proto::CancelProofRequest { job_id: queued }).await.unwrap().into_inner();
+    assert!(r.cancelled);
+    assert_eq!(r.state, proto::JobState::Cancelled as i32);
+    let r = c.cancel_proof(proto::CancelProofRequest { job_id: running }).await.unwrap().into_inner();
+    assert!(r.cancelled);
+    for id in [queued, running] {
+        let r = await_done(&mut c, id).await;
+        assert_eq!(r.state, proto::JobState::Cancelled as i32);
+        assert!(r.proof.is_empty());
+    }
+    // Cancelling again reports the final state without cancelling.
+    let r = c.cancel_proof(proto::CancelProofRequest { job_id: queued }).await.unwrap().into_inner();
+    assert!(!r.cancelled);
+    let e = c.cancel_proof(proto::CancelProofRequest { job_id: 987654 }).await.unwrap_err();
+    assert_eq!(e.code(), Code::NotFound);
+    // The daemon goes on proving, and the cancelled job's memory is given
+    // back at its partition boundary.
+    let id = c.submit_proof(req(6, 5, 1, P::Normal)).await.unwrap().into_inner().job_id;
+    let r = await_done(&mut c, id).await;
+    check_proofs(&t.pvk(6), 6, 5, 1, &r);
+    assert!(
+        eventually(LIMIT, || {
+            let mut c = c.clone();
+            async move {
+                let s = status(&mut c).await;
+                s.host_reserved_bytes == 0 && s.running == 0
+            }
+        })
+        .await,
+        "host memory not released after cancel"
+    );
+    let s = status(&mut c).await;
+    let k = s.counters.unwrap();
+    assert_eq!((k.cancelled, k.completed, k.failed), (2, 1, 0));
+    assert!(k.circuits_proved < 12 + 1, "the running job was proved to the end");
+    t.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn resubmitting_a_request_id_returns_the_same_job() {
+    let t = TestDaemon::start(|_| {}).await;
+    let mut c = t.unix().await;
+    let mut r = req(8, 42, 2, P::High);
+    r.request_id = "req-1".into();
+    let a = c.submit_proof(r.clone()).await.unwrap().into_inner();
+    let b = c.submit_proof(r.clone()).await.unwrap().into_inner();
+    assert!(!a.deduplicated && b.deduplicated);
+    assert_eq!(a.job_id, b.job_id);
+    // Through Prove too, and after completion.
+    let p = c.prove(r.clone()).await.unwrap().into_inner();
+    assert_eq!(p.job_id, a.job_id);
+    check_proofs(&t.pvk(8), 8, 42, 2, &p);
+    let again = c.submit_proof(r.clone()).await.unwrap().into_inner();
+    assert_eq!(again.job_id, a.job_id);
+    // Same id, other input: refused.
+    let mut other = r.clone();
+    other.input = cuzk_daemon::kinds::PorepLikeInput { seed: 43, partitions: 2 }.encode();
+    assert_eq!(c.submit_proof(other).await.unwrap_err().code(), Code::AlreadyExists);
+    let k = status(&mut c).await.counters.unwrap();
+    assert_eq!((k.submitted, k.deduplicated, k.completed), (1, 3, 1));
+    t.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn bad_requests_get_errors_and_the_daemon_keeps_serving() {
+    let t = TestDaemon::start(|c| {
+        c.server.max_message_bytes = cuzk_daemon::config::ByteSize(64 << 10);
+        c.server.max_queued_per_client = 2;
+        c.engine.max_batch_wait_ms = 300;
+    })
+    .await;
+    // The socket file is private.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&t.sock).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+
+    let mut c = t.unix().await;
+    // Malformed input, unknown kind, bad priority.
+    let mut bad = req(6, 1, 1, P::Normal);
+    bad.input = vec![1, 2, 3];
+    assert_eq!(c.submit_proof(bad).await.unwrap_err().code(), Code::InvalidArgument);
+    let mut bad = req(6, 1, 1, P::Normal);
+    bad.kind = "../../etc/passwd".into();
+    assert_eq!(c.submit_proof(bad).await.unwrap_err().code(), Code::InvalidArgument);
+    let mut bad = req(6, 1, 1, P::Normal);
+    bad.priority = 99;
+    assert_eq!(c.submit_proof(bad).await.unwrap_err().code(), Code::InvalidArgument);
+    let mut bad = req(6, 1, 1000, P::Normal);
+    bad.kind = "porep-like-6".into();
+    assert_eq!(c.submit_proof(bad).await.unwrap_err().code(), Code::InvalidArgument);
+    // Oversized.
+    let mut big = req(6, 1, 1, P::Normal);
+    big.input = vec![0u8; 100 << 10];
+    let e = c.submit_proof(big).await.unwrap_err();
+    assert_eq!(e.code(), Code::ResourceExhausted, "{e}");
+    // Not a gRPC message at all: raw bytes on the TCP port.
+    {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut s = tokio::net::TcpStream::connect(t.daemon().tcp_addr.unwrap()).await.unwrap();
+        s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n\x00\x01garbage").await.unwrap();
+        let mut buf = [0u8; 64];
+        let _ = tokio::time::timeout(Duration::from_secs(5), s.read(&mut buf)).await;
+    }
+    // TCP: no token, wrong token, right token.
+    let mut no = t.tcp(None).await;
+    assert_eq!(
+        no.get_status(proto::GetStatusRequest {}).await.unwrap_err().code(),
+        Code::Unauthenticated
+    );
+    let mut wrong = t.tcp(Some("test-token-0123456789abcdeX")).await;
+    assert_eq!(
+        wrong.submit_proof(req(6, 1, 1, P::Normal)).await.unwrap_err().code(),
+        Code::Unauthenticated
+    );
+    let mut ok = t.tcp(Some(TOKEN)).await;
+    status(&mut ok).await;
+    // HTTP with the same token rule.
+    let http = t.daemon().http_addr.unwrap();
+    assert_eq!(http_get(http, "/metrics", None).await.0, 401);
+    let (code, body) = http_get(http, "/metrics", Some(TOKEN)).await;
+    assert_eq!(code, 200);
+    assert!(body.contains("cuzk_jobs_total"));
+
+    // Per-client limit on unfinished jobs (client ids shared on purpose).
+    let mut lim = Vec::new();
+    for s in 0..3u64 {
+        let mut r = req(6, s, 1, P::Normal);
+        r.client_id = "tenant-a".into();
+        lim.push(ok.submit_proof(r).await.map(|r| r.into_inner().job_id));
+    }
+    assert!(lim[0].is_ok() && lim[1].is_ok());
+    assert_eq!(lim[2].as_ref().unwrap_err().code(), Code::ResourceExhausted);
+    for (s, r) in lim.iter().take(2).enumerate() {
+        let done = await_done(&mut c, *r.as_ref().unwrap()).await;
+        check_proofs(&t.pvk(6), 6, s as u64, 1, &done);
+    }
+    // Still serving, and the limit frees up once jobs finish.
+    let mut r = req(6, 9, 1, P::Normal);
+    r.client_id = "tenant-a".into();
+    let p = ok.prove(r).await.unwrap().into_inner();
+    check_proofs(&t.pvk(6), 6, 9, 1, &p);
+    let k = status(&mut c).await.counters.unwrap();
+    assert_eq!(k.rejected, 5, "malformed, unknown kind, bad partitions, priority, client limit");
+    assert_eq!(k.completed, 3);
+    t.stop().await;
+}
+
+/// A minimal HTTP/1.1 GET over loopback.
+async fn http_get(addr: std::net::SocketAddr, path: &str, token: Option<&str>) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let auth = token.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
+    s.write_all(format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n{auth}Connection: close\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let mut out = String::new();
+    tokio::time::timeout(Duration::from_secs(30), s.read_to_string(&mut out))
+        .await
+        .unwrap()
+        .unwrap();
+    let code = out.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    let body = out.split_once("\r\n\r\n").map(|x| x.1.to_owned()).unwrap_or_default();
+    (code, body)
+}
+
+fn metric(text: &str, name_labels: &str) -> f64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name_labels).and_then(|r| r.trim().parse().ok()))
+        .unwrap_or_else(|| panic!("metric {name_labels} missing"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn status_metrics_and_parameter_tiers_agree_with_what_happened() {
+    let t = TestDaemon::start(|_| {}).await;
+    let mut c = t.unix().await;
+    let s = status(&mut c).await;
+    assert!(!s.gpu_backend_present && s.devices.is_empty() && s.backend == "cpu");
+    assert!(s.params.is_empty());
+    // Preload generates and loads; evict drops from memory, the file stays.
+    let l = c
+        .preload_params(proto::PreloadParamsRequest {
+            kinds: vec!["porep-like-8".into()],
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(l.loaded.len(), 1);
+    assert_eq!(l.loaded[0].tier, "pinned");
+    assert!(t.params_path(8).exists());
+    let e = c
+        .evict_params(proto::EvictParamsRequest {
+            kinds: vec!["porep-like-8".into()],
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!((e.evicted.len(), e.busy.len()), (1, 0));
+    let s = status(&mut c).await;
+    assert_eq!(s.params[0].tier, "disk");
+    assert_eq!(
+        c.preload_params(proto::PreloadParamsRequest {
+            kinds: vec!["nope".into()]
+        })
+        .await
+        .unwrap_err()
+        .code(),
+        Code::InvalidArgument
+    );
+
+    for s in 0..3 {
+        let r = c.prove(req(8, s, 1, P::High)).await.unwrap().into_inner();
+        check_proofs(&t.pvk(8), 8, s, 1, &r);
+    }
+    let id = c.submit_proof(req(8, 99, 1, P::Low)).await.unwrap().into_inner().job_id;
+    c.cancel_proof(proto::CancelProofRequest { job_id: id }).await.unwrap();
+    let mut bad = req(8, 1, 1, P::Normal);
+    bad.input.clear();
+    assert!(c.submit_proof(bad).await.is_err());
+    // Nothing is in flight now, so the numbers are settled.
+    let s = status(&mut c).await;
+    let k = s.counters.unwrap();
+    let m = c.get_metrics(proto::GetMetricsRequest {}).await.unwrap().into_inner().text;
+    assert_eq!(k.submitted, 4);
+    assert_eq!(metric(&m, "cuzk_jobs_total{outcome=\"submitted\"}"), 4.0);
+    assert_eq!(k.completed, 3);
+    assert_eq!(metric(&m, "cuzk_jobs_total{outcome=\"completed\"}"), 3.0);
+    assert_eq!(k.cancelled + k.completed, 4, "the cancel raced the job; it must be one or the other");
+    assert_eq!(metric(&m, "cuzk_jobs_total{outcome=\"cancelled\"}"), k.cancelled as f64);
+    assert_eq!(k.rejected, 1);
+    assert_eq!(metric(&m, "cuzk_jobs_total{outcome=\"rejected\"}"), 1.0);
+    assert_eq!(metric(&m, "cuzk_circuits_proved_total"), k.circuits_proved as f64);
+    assert_eq!(metric(&m, "cuzk_job_phase_seconds_count"), k.completed as f64);
+    assert_eq!(metric(&m, "cuzk_gpu_backend_present"), 0.0);
+    let pinned = s.tiers.iter().find(|t| t.tier == "pinned").unwrap();
+    assert!(pinned.used_bytes > 0);
+    assert_eq!(metric(&m, "cuzk_params_tier_bytes{tier=\"pinned\",kind=\"used\"}"), pinned.used_bytes as f64);
+    assert_eq!(s.params[0].tier, "pinned");
+    assert_eq!(s.params[0].ref_count, 0);
+    // HTTP /status agrees.
+    let (code, body) = http_get(t.daemon().http_addr.unwrap(), "/status", Some(TOKEN)).await;
+    assert_eq!(code, 200);
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["counters"]["completed"], 3);
+    assert_eq!(v["gpu_backend_present"], false);
+    assert!(v["note"].as_str().unwrap().contains("no GPU backend"));
+    t.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn load_test_hundreds_of_jobs_from_concurrent_clients() {
+    let t = TestDaemon::start(|c| {
+        c.engine.max_batch_size = 8;
+        c.engine.max_batch_wait_ms = 5;
+    })
+    .await;
+    const CLIENTS: u64 = 6;
+    const PER_CLIENT: u64 = 50;
+    let mut tasks = Vec::new();
+    for cl in 0..CLIENTS {
+        let mut c = if cl % 2 == 0 { t.unix().await } else { t.tcp(Some(TOKEN)).await };
+        tasks.push(tokio::spawn(async move {
+            let mut ids = Vec::new();
+            for j in 0..PER_CLIENT {
+                let seed = cl * 1000 + j;
+                let log = if j % 5 == 0 { 8 } else { 6 };
+                let p = [P::Low, P::Normal, P::High, P::Critical][(j % 4) as usize];
+                let id = c.submit_proof(req(log, seed, 1, p)).await.unwrap().into_inner().job_id;
+                ids.push((id, log, seed));
+            }
+            let mut out = Vec::new();
+            for (id, log, seed) in ids {
+                out.push((await_done(&mut c, id).await, log, seed));
+            }
+            out
+        }));
+    }
+    let mut results = Vec::new();
+    for task in tasks {
+        results.extend(task.await.unwrap());
+    }
+    assert_eq!(results.len(), (CLIENTS * PER_CLIENT) as usize);
+    let pvks: HashMap<u32, _> = [6, 8].into_iter().map(|l| (l, t.pvk(l))).collect();
+    let mut seen = std::collections::HashSet::new();
+    for (r, log, seed) in &results {
+        assert!(seen.insert(r.job_id), "job id {} returned twice", r.job_id);
+        check_proofs(&pvks[log], *log, *seed, 1, r);
+    }
+    let mut c = t.unix().await;
+    let k = status(&mut c).await.counters.unwrap();
+    assert_eq!(k.completed, CLIENTS * PER_CLIENT);
+    assert_eq!((k.failed, k.cancelled), (0, 0));
+    assert_eq!(k.circuits_proved, CLIENTS * PER_CLIENT);
+    t.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn shutdown_finishes_jobs_then_refuses_and_removes_the_socket() {
+    let t = TestDaemon::start(|c| c.engine.max_batch_size = 1).await;
+    let mut c = t.unix().await;
+    let ids: Vec<u64> = {
+        let mut v = Vec::new();
+        for s in 0..3 {
+            v.push(c.submit_proof(req(8, s, 1, P::Normal)).await.unwrap().into_inner().job_id);
+        }
+        v
+    };
+    let waiters: Vec<_> = ids
+        .iter()
+        .map(|&id| {
+            let mut c = c.clone();
+            tokio::spawn(async move { await_done(&mut c, id).await })
+        })
+        .collect();
+    let engine = t.daemon().engine.clone();
+    let sock = t.sock.clone();
+    let pvk_path = t.params_path(8);
+    let TestDaemon { d, dir, .. } = t;
+    d.unwrap().shutdown().await;
+    for (s, w) in waiters.into_iter().enumerate() {
+        let r = w.await.unwrap();
+        let pvk = cuzk_core::verifier::prepare_verifying_key(
+            &cuzk_core::params::MappedParameters::open(&pvk_path).unwrap().vk,
+        );
+        check_proofs(&pvk, 8, s as u64, 1, &r);
+    }
+    assert!(!sock.exists(), "socket file left behind");
+    let late = engine.submit(cuzk_daemon::SubmitRequest {
+        request_id: None,
+        kind: "porep-like-6".into(),
+        input: 1u64.to_le_bytes().to_vec(),
+        priority: cuzk_daemon::Priority::Normal,
+        client: "x".into(),
+    });
+    assert!(matches!(late, Err(cuzk_daemon::EngineError::ShuttingDown)));
+    drop(dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn shutdown_in_cancel_mode_cancels_what_is_left() {
+    let t = TestDaemon::start(|c| {
+        c.engine.max_batch_size = 1;
+        c.engine.shutdown = cuzk_daemon::config::ShutdownMode::Cancel;
+    })
+    .await;
+    let mut c = t.unix().await;
+    let mut ids = Vec::new();
+    for s in 0..4 {
+        ids.push(c.submit_proof(req(10, s, 4, P::Normal)).await.unwrap().into_inner().job_id);
+    }
+    let engine = t.daemon().engine.clone();
+    let TestDaemon { d, dir, .. } = t;
+    d.unwrap().shutdown().await;
+    let mut cancelled = 0;
+    for id in ids {
+        let v = engine.job(id).unwrap();
+        assert!(v.state.is_final());
+        if v.state == cuzk_daemon::JobState::Cancelled {
+            cancelled += 1;
+        }
+    }
+    assert!(cancelled >= 3, "only {cancelled} of 4 long jobs were cancelled");
+    drop(dir);
+}
