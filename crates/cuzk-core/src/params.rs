@@ -178,7 +178,7 @@ impl VerifyingKey {
         let count = r.u32("vk ic length")?;
         let start = r.pos;
         let raw = r.take(
-            count.checked_mul(G1_UNCOMPRESSED).unwrap_or(usize::MAX),
+            count.saturating_mul(G1_UNCOMPRESSED),
             &format!("vk ic ({count} points)"),
         )?;
         let check = if checked { Check::Full } else { Check::Curve };
@@ -442,9 +442,7 @@ fn parse_layout(bytes: &[u8], path: &Path) -> Result<(VerifyingKey, ParamsLayout
         let count = r.u32(&format!("the {} length", section.name()))?;
         let start = r.pos;
         r.take(
-            count
-                .checked_mul(section.point_size())
-                .unwrap_or(usize::MAX),
+            count.saturating_mul(section.point_size()),
             &format!("section {} ({count} points)", section.name()),
         )?;
         *slot = (section, start as u64, count);

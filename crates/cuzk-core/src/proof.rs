@@ -43,7 +43,7 @@ impl Proof {
     }
     /// Several proofs laid end to end (Filecoin's multi-partition proof).
     pub fn read_many(bytes: &[u8]) -> Result<Vec<Self>> {
-        if bytes.len() % PROOF_BYTES != 0 {
+        if !bytes.chunks_exact(PROOF_BYTES).remainder().is_empty() {
             return Err(Error::MalformedProof(format!(
                 "{} bytes is not a multiple of {PROOF_BYTES}",
                 bytes.len()
