@@ -1,0 +1,127 @@
+//! Shared pieces of the subcommands: the parameter cache, medians, tables.
+
+use anyhow::{Context, Result};
+use cuzk_core::circuits::PorepLikeCircuit;
+use cuzk_core::params::Parameters;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// `--cache-dir`, else `$CUZK_CACHE_DIR`, else `$XDG_CACHE_HOME/cuzk`,
+/// else `~/.cache/cuzk`.
+pub fn cache_dir(flag: Option<&Path>) -> Result<PathBuf> {
+    if let Some(p) = flag {
+        return Ok(p.to_path_buf());
+    }
+    if let Some(p) = std::env::var_os("CUZK_CACHE_DIR") {
+        return Ok(PathBuf::from(p));
+    }
+    if let Some(p) = std::env::var_os("XDG_CACHE_HOME") {
+        return Ok(PathBuf::from(p).join("cuzk"));
+    }
+    let home = std::env::var_os("HOME")
+        .context("no cache directory: set --cache-dir, CUZK_CACHE_DIR or HOME")?;
+    Ok(PathBuf::from(home).join(".cache").join("cuzk"))
+}
+
+/// Where the porep-like parameters of one (log size, seed) live in a cache.
+pub fn porep_like_params_path(cache: &Path, log_size: u32, seed: u64) -> PathBuf {
+    cache.join(format!("porep-like-2pow{log_size}-seed{seed}.params"))
+}
+
+pub struct CachedParams {
+    pub params: Parameters,
+    pub path: PathBuf,
+    /// Generation time when they were made now, else load time.
+    pub elapsed: Duration,
+    pub generated: bool,
+}
+
+/// Load the porep-like parameters from the cache, generating (and writing
+/// atomically) them first if absent. Progress goes to stderr unless quiet.
+pub fn porep_like_params(
+    cache: &Path,
+    log_size: u32,
+    seed: u64,
+    quiet: bool,
+) -> Result<CachedParams> {
+    let path = porep_like_params_path(cache, log_size, seed);
+    if path.exists() {
+        let start = Instant::now();
+        if !quiet {
+            eprintln!("loading parameters from {}", path.display());
+        }
+        let params = Parameters::read_file(&path, false).with_context(|| {
+            format!(
+                "reading cached parameters {} (delete the file to regenerate)",
+                path.display()
+            )
+        })?;
+        return Ok(CachedParams {
+            params,
+            path,
+            elapsed: start.elapsed(),
+            generated: false,
+        });
+    }
+    std::fs::create_dir_all(cache)
+        .with_context(|| format!("creating cache directory {}", cache.display()))?;
+    if !quiet {
+        eprintln!(
+            "generating random parameters for porep-like 2^{log_size} (cached in {}) ...",
+            path.display()
+        );
+    }
+    let start = Instant::now();
+    let circuit = PorepLikeCircuit::new(log_size, seed);
+    let params = cuzk_core::generator::generate_random_parameters(circuit, &mut rand::rngs::OsRng)
+        .context("generating parameters")?;
+    let elapsed = start.elapsed();
+    write_atomically(&path, |p| params.write_file(p).map_err(Into::into))?;
+    if !quiet {
+        eprintln!("  done in {:.2} s", elapsed.as_secs_f64());
+    }
+    Ok(CachedParams {
+        params,
+        path,
+        elapsed,
+        generated: true,
+    })
+}
+
+/// Write to a temporary sibling and rename, so an interrupted write never
+/// leaves a truncated file under the final name.
+pub fn write_atomically(path: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+    let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
+    let res = write(&tmp).and_then(|()| {
+        std::fs::rename(&tmp, path)
+            .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
+    });
+    if res.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    res
+}
+
+pub fn median(xs: &[Duration]) -> Duration {
+    let mut v = xs.to_vec();
+    v.sort();
+    match v.len() {
+        0 => Duration::ZERO,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2,
+    }
+}
+
+pub fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// Print rows of (name, milliseconds) as an aligned table.
+pub fn print_table(title: &str, rows: &[(String, f64)]) {
+    let w = rows.iter().map(|(n, _)| n.len()).max().unwrap_or(5).max(5);
+    println!("{title}");
+    println!("  {:<w$}  {:>12}", "phase", "ms");
+    for (name, v) in rows {
+        println!("  {:<w$}  {:>12.1}", name, v);
+    }
+}

@@ -1,0 +1,203 @@
+//! `cuzk verify`: check bellperson-format proofs against a `.vk` file.
+//!
+//! Files:
+//! - proof file: one or more 192-byte proofs, concatenated (as Filecoin
+//!   stores the proofs of several partitions);
+//! - inputs file: text, one field element per line, decimal or `0x`
+//!   big-endian hex; a blank line separates the inputs of consecutive
+//!   proofs; `#` starts a comment line.
+
+use anyhow::{bail, Context, Result};
+use blstrs::Scalar;
+use clap::Args;
+use cuzk_core::params::VerifyingKey;
+use cuzk_core::proof::{Proof, PROOF_BYTES};
+use cuzk_core::verifier::{prepare_verifying_key, verify_proof, verify_proofs_batch};
+use ff::PrimeField;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+#[derive(Args, Debug)]
+pub struct VerifyArgs {
+    /// Verifying key (bellperson `.vk` format).
+    #[arg(long)]
+    pub vk: PathBuf,
+    /// Proof file: concatenated 192-byte proofs.
+    #[arg(long)]
+    pub proof: PathBuf,
+    /// Public inputs: one element per line, blank line between proofs.
+    #[arg(long)]
+    pub inputs: PathBuf,
+    /// Check the verifying key's points for subgroup membership.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub checked: bool,
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: VerifyArgs) -> Result<bool> {
+    let vk = VerifyingKey::read_file(&args.vk, args.checked)?;
+    let bytes =
+        std::fs::read(&args.proof).with_context(|| format!("reading {}", args.proof.display()))?;
+    if bytes.is_empty() || bytes.len() % PROOF_BYTES != 0 {
+        bail!(
+            "{}: {} bytes is not a whole number of {PROOF_BYTES}-byte proofs",
+            args.proof.display(),
+            bytes.len()
+        );
+    }
+    let proofs = bytes
+        .chunks(PROOF_BYTES)
+        .enumerate()
+        .map(|(i, c)| {
+            Proof::from_bytes(c).with_context(|| format!("{}: proof {i}", args.proof.display()))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let inputs = read_inputs(&args.inputs)?;
+    if inputs.len() != proofs.len() {
+        bail!(
+            "{} holds {} proofs but {} holds inputs for {}",
+            args.proof.display(),
+            proofs.len(),
+            args.inputs.display(),
+            inputs.len()
+        );
+    }
+    let start = Instant::now();
+    let pvk = prepare_verifying_key(&vk);
+    let ok = if proofs.len() == 1 {
+        verify_proof(&pvk, &proofs[0], &inputs[0])?
+    } else {
+        verify_proofs_batch(&pvk, &proofs, &inputs, &mut rand::rngs::OsRng)?
+    };
+    let elapsed = start.elapsed();
+    if args.json {
+        println!(
+            "{}",
+            serde_json::json!({"verified": ok, "proofs": proofs.len(), "verify_ms": crate::common::ms(elapsed)})
+        );
+    } else {
+        println!(
+            "{} proof(s): {}",
+            proofs.len(),
+            if ok { "verified" } else { "NOT verified" }
+        );
+    }
+    Ok(ok)
+}
+
+pub fn parse_scalar(s: &str) -> Option<Scalar> {
+    let s = s.trim();
+    if let Some(hex) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        if hex.is_empty() || hex.len() > 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        let padded = format!("{hex:0>64}");
+        let mut le = [0u8; 32];
+        for i in 0..32 {
+            le[31 - i] = u8::from_str_radix(&padded[2 * i..2 * i + 2], 16).ok()?;
+        }
+        Option::from(Scalar::from_repr(le))
+    } else {
+        if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        Scalar::from_str_vartime(s)
+    }
+}
+
+pub fn format_scalar(x: &Scalar) -> String {
+    let le = x.to_repr();
+    let mut s = String::from("0x");
+    for b in le.as_ref().iter().rev() {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
+}
+
+pub fn read_inputs(path: &Path) -> Result<Vec<Vec<Scalar>>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut groups = vec![Vec::new()];
+    for (no, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.starts_with('#') {
+            continue;
+        }
+        if line.is_empty() {
+            if !groups.last().map_or(true, Vec::is_empty) {
+                groups.push(Vec::new());
+            }
+            continue;
+        }
+        let x = parse_scalar(line).with_context(|| {
+            format!(
+                "{}:{}: not a field element (decimal or 0x hex below the modulus): {line:?}",
+                path.display(),
+                no + 1
+            )
+        })?;
+        groups.last_mut().expect("never empty").push(x);
+    }
+    if groups.len() > 1 && groups.last().is_some_and(Vec::is_empty) {
+        groups.pop();
+    }
+    Ok(groups)
+}
+
+/// Write what `cuzk verify` reads: demo.vk, proof.bin, inputs.txt.
+pub fn write_demo_outputs(
+    dir: &Path,
+    vk: &VerifyingKey,
+    proofs: &[Proof],
+    inputs: &[Vec<Scalar>],
+) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    vk.write_file(&dir.join("demo.vk"))?;
+    let mut bytes = Vec::with_capacity(proofs.len() * PROOF_BYTES);
+    for p in proofs {
+        bytes.extend_from_slice(&p.to_bytes());
+    }
+    let proof_path = dir.join("proof.bin");
+    std::fs::write(&proof_path, bytes)
+        .with_context(|| format!("writing {}", proof_path.display()))?;
+    let text = inputs
+        .iter()
+        .map(|g| {
+            g.iter()
+                .map(|x| format_scalar(x) + "\n")
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let inputs_path = dir.join("inputs.txt");
+    std::fs::write(&inputs_path, text)
+        .with_context(|| format!("writing {}", inputs_path.display()))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scalar_text_roundtrip() {
+        for x in [
+            Scalar::ZERO,
+            Scalar::ONE,
+            Scalar::from(123456789u64),
+            -Scalar::ONE,
+        ] {
+            assert_eq!(parse_scalar(&format_scalar(&x)), Some(x));
+        }
+        assert_eq!(parse_scalar("42"), Some(Scalar::from(42u64)));
+        assert_eq!(parse_scalar("0x2a"), Some(Scalar::from(42u64)));
+        // The modulus itself and junk are rejected.
+        assert_eq!(
+            parse_scalar("0x73eda753299d7d483339d80809a1d80553bda402fffe5bfeffffffff00000001"),
+            None
+        );
+        assert_eq!(parse_scalar("12a"), None);
+        assert_eq!(parse_scalar("0x"), None);
+    }
+}
