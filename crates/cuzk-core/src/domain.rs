@@ -129,16 +129,27 @@ fn ntt(values: &mut [Scalar], w: Scalar) {
     }
 
     // Late stages: each run of `half` butterflies split across threads.
+    // The stage's twiddles are first gathered into a contiguous table so
+    // the butterflies read them sequentially rather than one cache line
+    // each (a stride of n/(2·half) elements); that costs `half` copies
+    // against n/2 butterflies.
     let mut half = block;
     while half < n {
         let stride = n / (2 * half);
+        let gathered: Vec<Scalar>;
+        let stage_tw: &[Scalar] = if stride == 1 {
+            tw
+        } else {
+            gathered = tw.par_iter().step_by(stride).copied().collect();
+            &gathered
+        };
         const SPLIT: usize = 1 << 10;
         for pair in values.chunks_mut(2 * half) {
             let (lo, hi) = pair.split_at_mut(half);
             lo.par_chunks_mut(SPLIT)
                 .zip(hi.par_chunks_mut(SPLIT))
                 .enumerate()
-                .for_each(|(k, (l, h))| butterflies(l, h, tw, stride, k * SPLIT));
+                .for_each(|(k, (l, h))| butterflies(l, h, stage_tw, 1, k * SPLIT));
         }
         half *= 2;
     }
@@ -209,6 +220,26 @@ pub fn icoset_fft(values: &mut [Scalar]) {
 /// domain, interpolated, evaluated on the coset, combined as (a·b − c)/Z and
 /// interpolated back. Returns n − 1 coefficients (the length of the h query).
 pub fn compute_h(a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>) -> crate::Result<Vec<Scalar>> {
+    compute_h_inner(a, b, c)
+}
+
+/// [`compute_h`] from borrowed evaluations: each is copied once, straight
+/// into a buffer of the domain's size.
+pub fn compute_h_from_slices(
+    a: &[Scalar],
+    b: &[Scalar],
+    c: &[Scalar],
+) -> crate::Result<Vec<Scalar>> {
+    let n = 1usize << log_domain_size(a.len()).min(MAX_LOG_DOMAIN - 1);
+    let padded = |v: &[Scalar]| {
+        let mut out = Vec::with_capacity(n.max(v.len()));
+        out.extend_from_slice(v);
+        out
+    };
+    compute_h_inner(padded(a), padded(b), padded(c))
+}
+
+fn compute_h_inner(a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>) -> crate::Result<Vec<Scalar>> {
     if a.len() != b.len() || a.len() != c.len() {
         return Err(Error::InvalidCircuit {
             index: 0,

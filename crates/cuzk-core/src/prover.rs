@@ -74,11 +74,10 @@ impl CpuBackend {
         t: &mut PhaseTimings,
     ) -> Result<MsmResults> {
         let clock = Instant::now();
-        let h_coeffs =
-            domain::compute_h(pa.a.clone(), pa.b.clone(), pa.c.clone()).map_err(|e| match e {
-                Error::InvalidCircuit { what, .. } => Error::InvalidCircuit { index, what },
-                e => e,
-            })?;
+        let h_coeffs = domain::compute_h_from_slices(&pa.a, &pa.b, &pa.c).map_err(|e| match e {
+            Error::InvalidCircuit { what, .. } => Error::InvalidCircuit { index, what },
+            e => e,
+        })?;
         t.h_ntt += clock.elapsed();
 
         let clock = Instant::now();
