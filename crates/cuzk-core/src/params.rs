@@ -182,7 +182,16 @@ impl VerifyingKey {
             &format!("vk ic ({count} points)"),
         )?;
         let check = if checked { Check::Full } else { Check::Curve };
-        let ic = decode_g1_slice(raw, check, path, "vk ic", start as u64)?;
+        let ic = decode_g1_slice(
+            raw,
+            check,
+            path,
+            Span {
+                section: "vk ic",
+                first: 0,
+                offset: start as u64,
+            },
+        )?;
         Ok((
             VerifyingKey {
                 alpha_g1,
@@ -278,40 +287,22 @@ fn write_atomically(
     })
 }
 
-fn decode_g1_slice(
-    raw: &[u8],
-    check: Check,
-    path: &Path,
-    section: &str,
-    file_offset: u64,
-) -> Result<Vec<G1Affine>> {
-    decode_slice(
-        raw,
-        G1_UNCOMPRESSED,
-        check,
-        path,
-        section,
-        file_offset,
-        decode_g1,
-    )
+/// Where a run of points lies: for error messages.
+#[derive(Clone, Copy)]
+struct Span<'a> {
+    section: &'a str,
+    /// Index of the run's first point within its section.
+    first: usize,
+    /// File offset of the run's first point.
+    offset: u64,
 }
 
-fn decode_g2_slice(
-    raw: &[u8],
-    check: Check,
-    path: &Path,
-    section: &str,
-    file_offset: u64,
-) -> Result<Vec<G2Affine>> {
-    decode_slice(
-        raw,
-        G2_UNCOMPRESSED,
-        check,
-        path,
-        section,
-        file_offset,
-        decode_g2,
-    )
+fn decode_g1_slice(raw: &[u8], check: Check, path: &Path, span: Span) -> Result<Vec<G1Affine>> {
+    decode_slice(raw, G1_UNCOMPRESSED, check, path, span, decode_g1)
+}
+
+fn decode_g2_slice(raw: &[u8], check: Check, path: &Path, span: Span) -> Result<Vec<G2Affine>> {
+    decode_slice(raw, G2_UNCOMPRESSED, check, path, span, decode_g2)
 }
 
 /// Decode consecutive points in parallel; an error names the section, the
@@ -321,8 +312,7 @@ fn decode_slice<T: Send>(
     size: usize,
     check: Check,
     path: &Path,
-    section: &str,
-    file_offset: u64,
+    span: Span,
     dec: fn(&[u8], Check) -> std::result::Result<T, &'static str>,
 ) -> Result<Vec<T>> {
     raw.par_chunks(size)
@@ -333,8 +323,10 @@ fn decode_slice<T: Send>(
                 format_err(
                     path,
                     format!(
-                        "{section} point {i} at offset {}: {e}",
-                        file_offset + (i * size) as u64
+                        "{} point {} at offset {}: {e}",
+                        span.section,
+                        span.first + i,
+                        span.offset + (i * size) as u64
                     ),
                 )
             })
@@ -485,7 +477,16 @@ fn load_from(
     let check = if checked { Check::Full } else { Check::Curve };
     let g1 = |s: Section| {
         let off = layout.sections[s.index()].1;
-        decode_g1_slice(section_bytes(bytes, layout, s), check, path, s.name(), off)
+        decode_g1_slice(
+            section_bytes(bytes, layout, s),
+            check,
+            path,
+            Span {
+                section: s.name(),
+                first: 0,
+                offset: off,
+            },
+        )
     };
     let (h, (l, (a, (b_g1, b_g2)))) = rayon::join(
         || g1(Section::H),
@@ -505,8 +506,11 @@ fn load_from(
                                         section_bytes(bytes, layout, s),
                                         check,
                                         path,
-                                        s.name(),
-                                        off,
+                                        Span {
+                                            section: s.name(),
+                                            first: 0,
+                                            offset: off,
+                                        },
                                     )
                                 },
                             )
@@ -589,7 +593,16 @@ impl MappedParameters {
         let raw = &self.raw(section)[range.start * size..range.end * size];
         let off = self.layout.sections[section.index()].1 + (range.start * size) as u64;
         let check = if checked { Check::Full } else { Check::Curve };
-        decode_g1_slice(raw, check, &self.path, section.name(), off)
+        decode_g1_slice(
+            raw,
+            check,
+            &self.path,
+            Span {
+                section: section.name(),
+                first: range.start,
+                offset: off,
+            },
+        )
     }
     /// Decode a range of b_g2.
     pub fn g2(&self, range: Range<usize>, checked: bool) -> Result<Vec<G2Affine>> {
@@ -598,7 +611,16 @@ impl MappedParameters {
         let raw = &self.raw(Section::BG2)[range.start * size..range.end * size];
         let off = self.layout.sections[Section::BG2.index()].1 + (range.start * size) as u64;
         let check = if checked { Check::Full } else { Check::Curve };
-        decode_g2_slice(raw, check, &self.path, "b_g2", off)
+        decode_g2_slice(
+            raw,
+            check,
+            &self.path,
+            Span {
+                section: "b_g2",
+                first: range.start,
+                offset: off,
+            },
+        )
     }
     /// The raw bytes of a section (uncompressed points), for backends that
     /// decode on the device.

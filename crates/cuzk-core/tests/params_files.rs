@@ -176,6 +176,40 @@ fn corrupt_files_name_the_file() {
     }
 }
 
+/// A file the size of a large Filecoin parameter file (2^27 h points,
+/// 12 GiB) opens by reading only its headers: the points lie in a sparse
+/// hole that is never read. Decoding a slice of them then fails on the
+/// first (all-zero) point with an error naming the section and offset.
+#[test]
+fn huge_file_opens_without_being_read() {
+    use std::io::{Seek, SeekFrom, Write};
+    let dir = TempDir::new("huge");
+    let vk = params().vk;
+    let path = dir.0.join("huge.params");
+    let h_count: u64 = 1 << 27;
+    {
+        let mut f = std::fs::File::create(&path).unwrap();
+        vk.write(&mut f).unwrap();
+        f.write_all(&(h_count as u32).to_be_bytes()).unwrap();
+        let h_end = vk.encoded_len() as u64 + 4 + h_count * G1_UNCOMPRESSED as u64;
+        f.seek(SeekFrom::Start(h_end)).unwrap();
+        f.write_all(&[0u8; 16]).unwrap(); // l, a, b_g1, b_g2: empty
+    }
+    let m = MappedParameters::open(&path).unwrap();
+    assert_eq!(m.len(Section::H), h_count as usize);
+    assert_eq!(m.len(Section::BG2), 0);
+    assert_eq!(
+        m.raw(Section::H).len() as u64,
+        h_count * G1_UNCOMPRESSED as u64
+    );
+    let first = vk.encoded_len() + 4 + 10 * G1_UNCOMPRESSED;
+    assert_format(
+        m.g1(Section::H, 10..12, false),
+        &path,
+        &format!("h point 10 at offset {first}"),
+    );
+}
+
 #[test]
 fn vk_files() {
     let dir = TempDir::new("vk");
