@@ -8,7 +8,7 @@
 //! an error for an aux variable that occurs in no constraint.
 //!
 //! Speed comes from fixed-base tables: every query point is a multiple of
-//! one of two bases (g1, g2), so each is a sum of about 22 precomputed
+//! one of two bases (g1, g2), so each is a sum of 17 to 22 precomputed
 //! affine points with no doublings, computed in parallel chunks and
 //! normalised with one inversion per chunk.
 
@@ -172,10 +172,23 @@ fn eval_columns(
     (inputs, aux)
 }
 
-/// Window width of the fixed-base tables, in bits. Signed digits halve the
-/// table: 22 windows of 2^11 points (4.3 MiB for G1, 8.7 MiB for G2), 22
-/// mixed additions per multiple.
-const FIXED_BASE_WINDOW: usize = 12;
+/// Window widths the fixed-base tables may use, in bits. With signed
+/// digits a c-bit table holds ⌈256/c⌉ rows of 2^(c−1) points and a multiple
+/// costs ⌈256/c⌉ mixed additions; [`best_window`] weighs building the table
+/// against using it. The cap keeps the G1 table within 8 MiB (G2: 16 MiB):
+/// measured on 100k G1 multiples (2 threads), windows 11 to 14 ran within
+/// noise of each other and 15 was 15% slower, its table build and cache
+/// misses eating the saved additions.
+const MIN_WINDOW: usize = 4;
+const MAX_WINDOW: usize = 13;
+
+/// The window minimising table building plus `count` multiples, both
+/// counted in point additions.
+fn best_window(count: usize) -> usize {
+    (MIN_WINDOW..=MAX_WINDOW)
+        .min_by_key(|&c| 256usize.div_ceil(c) * ((1usize << (c - 1)) + count))
+        .unwrap_or(MIN_WINDOW)
+}
 
 /// Points per parallel work item (and per batch normalisation): the
 /// inversion is amortised over this many points.
@@ -212,6 +225,7 @@ struct FixedBase<G: FixedBaseGroup>
 where
     G::AffineRepr: Send + Sync + Copy,
 {
+    window: usize,
     windows: usize,
     table: Vec<G::AffineRepr>,
 }
@@ -220,45 +234,56 @@ impl<G: FixedBaseGroup> FixedBase<G>
 where
     G::AffineRepr: Send + Sync + Copy,
 {
-    const HALF: usize = 1 << (FIXED_BASE_WINDOW - 1);
+    /// A table for about `count` multiples of `base`.
+    fn new(base: G, count: usize) -> Self {
+        Self::with_window(base, best_window(count))
+    }
 
-    fn new(base: G) -> Self {
+    fn with_window(base: G, window: usize) -> Self {
+        assert!((MIN_WINDOW..=MAX_WINDOW).contains(&window));
+        let half = 1usize << (window - 1);
         // windows·c ≥ 256 > bit length of any scalar, so the last window's
         // digit never carries out.
-        let windows = 256usize.div_ceil(FIXED_BASE_WINDOW);
-        let two_pow_c = Scalar::from(1u64 << FIXED_BASE_WINDOW);
+        let windows = 256usize.div_ceil(window);
+        let two_pow_c = Scalar::from(1u64 << window);
         let table = (0..windows)
             .into_par_iter()
             .flat_map_iter(|w| {
                 let wbase = base * two_pow_c.pow_vartime([w as u64]);
-                let mut row = Vec::with_capacity(Self::HALF);
+                let mut row = Vec::with_capacity(half);
                 let mut acc = wbase;
-                for _ in 0..Self::HALF {
+                for _ in 0..half {
                     row.push(acc);
                     acc += wbase;
                 }
                 G::normalize(&row)
             })
             .collect();
-        FixedBase { windows, table }
+        FixedBase {
+            window,
+            windows,
+            table,
+        }
     }
 
     fn mul(&self, s: &Scalar) -> G {
         let mut bytes = [0u8; 36];
         bytes[..32].copy_from_slice(&s.to_bytes_le());
-        let mask = (1u32 << FIXED_BASE_WINDOW) - 1;
+        let c = self.window;
+        let half = 1usize << (c - 1);
+        let mask = (1u32 << c) - 1;
         let mut acc = G::identity();
         let mut carry = 0u32;
         for w in 0..self.windows {
-            let bit = w * FIXED_BASE_WINDOW;
+            let bit = w * c;
             let b = bit / 8;
             let word = u32::from_le_bytes([bytes[b], bytes[b + 1], bytes[b + 2], bytes[b + 3]]);
             let d = ((word >> (bit % 8)) & mask) + carry;
-            let row = &self.table[w * Self::HALF..];
-            if d as usize > Self::HALF {
+            let row = &self.table[w * half..];
+            if d as usize > half {
                 // d − 2^c in [−half, 0): subtract, carry into the next window
                 // (d = 2^c, from a full window plus carry, is digit 0).
-                let neg = (1u32 << FIXED_BASE_WINDOW) - d;
+                let neg = (1u32 << c) - d;
                 if neg != 0 {
                     acc -= &row[neg as usize - 1];
                 }
@@ -395,7 +420,9 @@ pub fn generate_parameters<C: Circuit<Scalar>>(
     let a_scalars = nonzero(&at_in, &at_aux);
     let b_scalars = nonzero(&bt_in, &bt_aux);
 
-    let g1_table = FixedBase::<G1Projective>::new(g1);
+    let g1_count =
+        h_scalars.len() + l_scalars.len() + ic_scalars.len() + a_scalars.len() + b_scalars.len();
+    let g1_table = FixedBase::<G1Projective>::new(g1, g1_count);
     let h = g1_table.mul_many(&h_scalars);
     drop(h_scalars);
     let l = g1_table.mul_many(&l_scalars);
@@ -403,7 +430,7 @@ pub fn generate_parameters<C: Circuit<Scalar>>(
     let a = g1_table.mul_many(&a_scalars);
     let b_g1 = g1_table.mul_many(&b_scalars);
     drop(g1_table);
-    let b_g2 = FixedBase::<G2Projective>::new(g2).mul_many(&b_scalars);
+    let b_g2 = FixedBase::<G2Projective>::new(g2, b_scalars.len()).mul_many(&b_scalars);
 
     if ic.iter().any(|p| bool::from(p.is_identity())) {
         // An input that occurs nowhere but its own input constraint still
@@ -443,7 +470,7 @@ mod tests {
         // A full window (raw digit 2^c − 1), half a window (the largest
         // positive digit) and one more (the first negative digit), with and
         // without carries flowing through higher windows.
-        let c = FIXED_BASE_WINDOW as u32;
+        let c = 12u32;
         for x in [
             (1u64 << c) - 1,
             1 << (c - 1),
@@ -461,17 +488,36 @@ mod tests {
     }
 
     #[test]
+    fn window_choice() {
+        // Few multiples: a small table; many: the largest allowed.
+        assert!(best_window(1) <= 6);
+        assert_eq!(best_window(1 << 24), MAX_WINDOW);
+        assert!((10..=13).contains(&best_window(17_000)));
+    }
+
+    #[test]
     fn fixed_base_matches_scalar_multiplication() {
         let mut rng = ChaCha20Rng::seed_from_u64(8);
         let g1 = G1Projective::random(&mut rng);
         let g2 = G2Projective::random(&mut rng);
-        let t1 = FixedBase::<G1Projective>::new(g1);
-        let t2 = FixedBase::<G2Projective>::new(g2);
         let mut scalars = edge_scalars();
         scalars.extend((0..300).map(|_| Scalar::random(&mut rng)));
-        for s in &scalars {
-            assert_eq!(t1.mul(s), g1 * s, "G1 {s:?}");
+        for window in MIN_WINDOW..=MAX_WINDOW {
+            // Edge values for this window width, too.
+            let c = window as u32;
+            let mut s = scalars.clone();
+            for x in [(1u64 << c) - 1, 1 << (c - 1), (1 << (c - 1)) + 1] {
+                s.push(Scalar::from(x));
+                s.push(-Scalar::from(x));
+            }
+            let t1 = FixedBase::<G1Projective>::with_window(g1, window);
+            let n = if window <= 12 { s.len() } else { 40 };
+            for s in s.iter().rev().take(n) {
+                assert_eq!(t1.mul(s), g1 * s, "G1, window {window}, {s:?}");
+            }
         }
+        let t1 = FixedBase::<G1Projective>::with_window(g1, 12);
+        let t2 = FixedBase::<G2Projective>::with_window(g2, 9);
         for s in scalars.iter().take(60) {
             assert_eq!(t2.mul(s), g2 * s, "G2 {s:?}");
         }
