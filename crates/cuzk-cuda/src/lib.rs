@@ -1,1 +1,38 @@
-//! cuzk-cuda: placeholder crate root; see the issue that builds it.
+//! cuzk-cuda: the GPU half of the prover. BLS12-381 Fr/Fq/Fq2 Montgomery
+//! arithmetic, NTT over Fr, and G1/G2 multi-scalar multiplication
+//! (Pippenger, signed digits, sorted buckets, XYZZ accumulation, plus the
+//! 0/1 path), written as CUDA kernels in `kernels/` and driven from Rust
+//! through cudarc's driver API with run-time loading of libcuda.
+//!
+//! With the `cuda` feature, build.rs compiles the kernels into a fatbin that
+//! is embedded in the binary; [`CudaDevice::open`] answers
+//! [`CudaError::NoGpu`] on machines without libcuda or a GPU so callers fall
+//! back to the CPU. Without the feature the same API exists and `open`
+//! answers [`CudaError::NotCompiled`].
+//!
+//! This crate owns the kernels and their host API; it knows nothing of
+//! Groth16 (cuzk-core) beyond the field and curve types of blstrs.
+
+pub mod error;
+pub mod host;
+
+#[cfg(feature = "cuda")]
+mod device;
+#[cfg(feature = "cuda")]
+pub use device::{CudaDevice, DevicePoints, DeviceScalars, ScalarForm, MAX_NTT_LOG};
+
+#[cfg(not(feature = "cuda"))]
+mod nogpu;
+#[cfg(not(feature = "cuda"))]
+pub use nogpu::CudaDevice;
+
+#[cfg(feature = "cuda")]
+pub mod bench;
+#[cfg(feature = "cuda")]
+pub mod checks;
+
+pub use error::{CudaError, Result};
+pub use host::{split_zero_one, NttKind, ZeroOneSplit};
+
+/// Whether this build carries the CUDA kernels.
+pub const CUDA_COMPILED: bool = cfg!(feature = "cuda");

@@ -1,0 +1,97 @@
+// The one translation unit build.rs compiles into the embedded fatbin: field
+// and curve arithmetic, NTT, MSM, an exclusive scan used by the MSM's
+// counting sort, and small kernels that expose the arithmetic to the GPU tests.
+#include "field.cuh"
+#include "curve.cuh"
+#include "ntt.cuh"
+#include "msm.cuh"
+
+// ---------------------------------------------------------------- scan (u32)
+// Exclusive scan in blocks of 1024: out[i] = sum in[block start .. i),
+// block_sums[b] = the block's total. The host scans block_sums recursively
+// and adds them back with scan_add.
+extern "C" __global__ void __launch_bounds__(1024) scan_block(const uint32_t* in, uint32_t* out,
+                                                              uint32_t n, uint32_t* block_sums) {
+    __shared__ uint32_t warp_sums[32];
+    uint32_t i = blockIdx.x * 1024 + threadIdx.x;
+    uint32_t x = i < n ? in[i] : 0;
+    uint32_t lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    uint32_t v = x;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        uint32_t y = __shfl_up_sync(0xffffffffu, v, o);
+        if (lane >= o) v += y;
+    }
+    if (lane == 31) warp_sums[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        uint32_t s = warp_sums[lane];
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            uint32_t y = __shfl_up_sync(0xffffffffu, s, o);
+            if (lane >= o) s += y;
+        }
+        warp_sums[lane] = s;  // inclusive over warps
+    }
+    __syncthreads();
+    uint32_t incl = v + (warp ? warp_sums[warp - 1] : 0);
+    if (i < n) out[i] = incl - x;
+    if (threadIdx.x == 1023) block_sums[blockIdx.x] = incl;
+}
+
+// out[i] += offsets[i / 1024]; thread 0 also copies the grand total to out[n].
+extern "C" __global__ void scan_add(uint32_t* out, uint32_t n, const uint32_t* offsets,
+                                    const uint32_t* total) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] += offsets[i >> 10];
+    if (i == 0) out[n] = total[0];
+}
+
+// ------------------------------------------------- arithmetic for the tests
+// out = [a*b, a+b, a-b, a^2, -a] per element.
+template <class F>
+DEV void field_ops(const F* a, const F* b, F* out, uint32_t n) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    F x = a[i], y = b[i];
+    out[5 * i + 0] = x * y;
+    out[5 * i + 1] = x + y;
+    out[5 * i + 2] = x - y;
+    out[5 * i + 3] = x.sqr();
+    out[5 * i + 4] = x.neg();
+}
+extern "C" __global__ void test_fr_ops(const Fr* a, const Fr* b, Fr* out, uint32_t n) {
+    field_ops<Fr>(a, b, out, n);
+}
+extern "C" __global__ void test_fq_ops(const Fq* a, const Fq* b, Fq* out, uint32_t n) {
+    field_ops<Fq>(a, b, out, n);
+}
+extern "C" __global__ void test_fq2_ops(const Fq2* a, const Fq2* b, Fq2* out, uint32_t n) {
+    field_ops<Fq2>(a, b, out, n);
+}
+extern "C" __global__ void test_fr_from_mont(const Fr* a, Fr* out, uint32_t n) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = a[i].from_mont();
+}
+
+// out = [P+Q (mixed), P+Q (xyzz), 2P, k*P] with P, Q affine, k = ks[i].
+template <class F>
+DEV void curve_ops(const Affine<F>* p, const Affine<F>* q, const uint32_t* ks, Xyzz<F>* out,
+                   uint32_t n) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    Xyzz<F> P = Xyzz<F>::from_affine(p[i]);
+    Xyzz<F> Q = Xyzz<F>::from_affine(q[i]);
+    out[4 * i + 0] = P.add_affine(q[i]);
+    out[4 * i + 1] = P.add(Q);
+    out[4 * i + 2] = P.dbl();
+    out[4 * i + 3] = P.mul_small(ks[i]);
+}
+extern "C" __global__ void test_g1_ops(const G1Affine* p, const G1Affine* q, const uint32_t* ks,
+                                       G1Xyzz* out, uint32_t n) {
+    curve_ops<Fq>(p, q, ks, out, n);
+}
+extern "C" __global__ void test_g2_ops(const G2Affine* p, const G2Affine* q, const uint32_t* ks,
+                                       G2Xyzz* out, uint32_t n) {
+    curve_ops<Fq2>(p, q, ks, out, n);
+}

@@ -1,0 +1,230 @@
+// BLS12-381 field arithmetic on the GPU: Fr (scalar field, 255 bits) and Fq
+// (base field, 381 bits) in Montgomery form with 32-bit limbs, and
+// Fq2 = Fq[u]/(u^2 + 1).
+//
+// Layout matches blst/blstrs exactly: an element is the little-endian array of
+// its Montgomery limbs (blst keeps u64 limbs; on a little-endian machine the
+// same bytes read as twice as many u32 limbs), so host buffers of
+// blstrs::Scalar / Fp / Fp2 are copied to the device as they are.
+//
+// Multiplication is CIOS Montgomery with 64-bit accumulators: the compiler
+// turns `(u64)a*b + c` into IMAD.WIDE.U32. Both moduli leave spare top bits
+// (r < 2^255 of 256, p < 2^381 of 384), so a CIOS result is < 2m and one
+// conditional subtraction brings it below m.
+#pragma once
+#include <stdint.h>
+
+#define DEV __device__ __forceinline__
+
+struct FrParams {
+    static constexpr int N = 8;
+    static constexpr bool OUTLINE = false;  // NTT butterflies want it inline
+    static constexpr uint32_t INV = 0xffffffffu;  // -r^-1 mod 2^32
+    DEV static uint32_t mod(int i) {
+        constexpr uint32_t M[8] = {0x00000001, 0xffffffff, 0xfffe5bfe, 0x53bda402,
+                                   0x09a1d805, 0x3339d808, 0x299d7d48, 0x73eda753};
+        return M[i];
+    }
+    DEV static uint32_t one(int i) {  // R mod r
+        constexpr uint32_t M[8] = {0xfffffffe, 0x00000001, 0x00034802, 0x5884b7fa,
+                                   0xecbc4ff5, 0x998c4fef, 0xacc5056f, 0x1824b159};
+        return M[i];
+    }
+};
+
+struct FqParams {
+    static constexpr int N = 12;
+    // Out of line: a G2 addition holds ~40 Fq products; inlined, the MSM
+    // kernels grew so large that ptxas ran for minutes per architecture.
+    static constexpr bool OUTLINE = true;
+    static constexpr uint32_t INV = 0xfffcfffdu;  // -p^-1 mod 2^32
+    DEV static uint32_t mod(int i) {
+        constexpr uint32_t M[12] = {0xffffaaab, 0xb9feffff, 0xb153ffff, 0x1eabfffe,
+                                    0xf6b0f624, 0x6730d2a0, 0xf38512bf, 0x64774b84,
+                                    0x434bacd7, 0x4b1ba7b6, 0x397fe69a, 0x1a0111ea};
+        return M[i];
+    }
+    DEV static uint32_t one(int i) {  // R mod p
+        constexpr uint32_t M[12] = {0x0002fffd, 0x76090000, 0xc40c0002, 0xebf4000b,
+                                    0x53c758ba, 0x5f489857, 0x70525745, 0x77ce5853,
+                                    0xa256ec6d, 0x5c071a97, 0xfa80e493, 0x15f65ec3};
+        return M[i];
+    }
+};
+
+template <class P>
+struct Fp {
+    static constexpr int N = P::N;
+    uint32_t v[N];
+
+    DEV static Fp zero() {
+        Fp r;
+#pragma unroll
+        for (int i = 0; i < N; i++) r.v[i] = 0;
+        return r;
+    }
+    DEV static Fp one() {
+        Fp r;
+#pragma unroll
+        for (int i = 0; i < N; i++) r.v[i] = P::one(i);
+        return r;
+    }
+    DEV bool is_zero() const {
+        uint32_t acc = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) acc |= v[i];
+        return acc == 0;
+    }
+    DEV bool operator==(const Fp& o) const {
+        uint32_t acc = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) acc |= v[i] ^ o.v[i];
+        return acc == 0;
+    }
+    DEV bool operator!=(const Fp& o) const { return !(*this == o); }
+
+    // r = a - m if a >= m (a < 2m, a fits in N limbs)
+    DEV void reduce_once() {
+        uint32_t t[N];
+        int64_t borrow = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            int64_t d = (int64_t)v[i] - P::mod(i) + borrow;
+            t[i] = (uint32_t)d;
+            borrow = d >> 32;
+        }
+        if (borrow == 0) {
+#pragma unroll
+            for (int i = 0; i < N; i++) v[i] = t[i];
+        }
+    }
+
+    DEV Fp operator+(const Fp& b) const {
+        Fp r;
+        uint64_t c = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            c = (uint64_t)v[i] + b.v[i] + (c >> 32);
+            r.v[i] = (uint32_t)c;
+        }
+        r.reduce_once();  // spare top bits: the sum never leaves N limbs
+        return r;
+    }
+    DEV Fp operator-(const Fp& b) const {
+        Fp r;
+        int64_t borrow = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            int64_t d = (int64_t)v[i] - b.v[i] + borrow;
+            r.v[i] = (uint32_t)d;
+            borrow = d >> 32;
+        }
+        if (borrow != 0) {
+            uint64_t c = 0;
+#pragma unroll
+            for (int i = 0; i < N; i++) {
+                c = (uint64_t)r.v[i] + P::mod(i) + (c >> 32);
+                r.v[i] = (uint32_t)c;
+            }
+        }
+        return r;
+    }
+    DEV Fp neg() const {
+        if (is_zero()) return *this;
+        Fp r;
+        int64_t borrow = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            int64_t d = (int64_t)P::mod(i) - v[i] + borrow;
+            r.v[i] = (uint32_t)d;
+            borrow = d >> 32;
+        }
+        return r;
+    }
+    DEV Fp dbl() const { return *this + *this; }
+
+    DEV Fp operator*(const Fp& b) const;
+    DEV Fp sqr() const { return *this * *this; }
+
+    // Montgomery form -> canonical integer (multiply by 1).
+    DEV Fp from_mont() const {
+        Fp one_plain = zero();
+        one_plain.v[0] = 1;
+        return *this * one_plain;
+    }
+};
+
+// Montgomery product a*b*R^-1 mod m (CIOS).
+template <class P>
+DEV Fp<P> mont_mul_inline(const Fp<P>& a, const Fp<P>& b) {
+    constexpr int N = P::N;
+    uint32_t t[N + 1];
+#pragma unroll
+    for (int i = 0; i < N + 1; i++) t[i] = 0;
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+        uint64_t c = 0;
+        const uint32_t bi = b.v[i];
+#pragma unroll
+        for (int j = 0; j < N; j++) {
+            c = (uint64_t)a.v[j] * bi + t[j] + (c >> 32);
+            t[j] = (uint32_t)c;
+        }
+        uint32_t tn = t[N] + (uint32_t)(c >> 32);  // fits: t < 2m < 2^(32N-1)
+        const uint32_t m = t[0] * P::INV;
+        c = (uint64_t)m * P::mod(0) + t[0];
+#pragma unroll
+        for (int j = 1; j < N; j++) {
+            c = (uint64_t)m * P::mod(j) + t[j] + (c >> 32);
+            t[j - 1] = (uint32_t)c;
+        }
+        c = (uint64_t)tn + (c >> 32);
+        t[N - 1] = (uint32_t)c;
+        t[N] = (uint32_t)(c >> 32);
+    }
+    Fp<P> r;
+#pragma unroll
+    for (int i = 0; i < N; i++) r.v[i] = t[i];
+    r.reduce_once();
+    return r;
+}
+
+__device__ __noinline__ Fp<FqParams> fq_mul_outline(const Fp<FqParams> a, const Fp<FqParams> b) {
+    return mont_mul_inline<FqParams>(a, b);
+}
+
+template <class P>
+DEV Fp<P> Fp<P>::operator*(const Fp<P>& b) const {
+    if constexpr (P::OUTLINE) return fq_mul_outline(*this, b);
+    else return mont_mul_inline<P>(*this, b);
+}
+
+typedef Fp<FrParams> Fr;
+typedef Fp<FqParams> Fq;
+
+// Fq2 = Fq[u] / (u^2 + 1); blst's layout: c0 then c1.
+struct Fq2 {
+    Fq c0, c1;
+    DEV static Fq2 zero() { return {Fq::zero(), Fq::zero()}; }
+    DEV static Fq2 one() { return {Fq::one(), Fq::zero()}; }
+    DEV bool is_zero() const { return c0.is_zero() && c1.is_zero(); }
+    DEV bool operator==(const Fq2& o) const { return c0 == o.c0 && c1 == o.c1; }
+    DEV bool operator!=(const Fq2& o) const { return !(*this == o); }
+    DEV Fq2 operator+(const Fq2& b) const { return {c0 + b.c0, c1 + b.c1}; }
+    DEV Fq2 operator-(const Fq2& b) const { return {c0 - b.c0, c1 - b.c1}; }
+    DEV Fq2 neg() const { return {c0.neg(), c1.neg()}; }
+    DEV Fq2 dbl() const { return {c0.dbl(), c1.dbl()}; }
+    // Karatsuba: 3 Fq products.
+    DEV Fq2 operator*(const Fq2& b) const {
+        Fq t0 = c0 * b.c0;
+        Fq t1 = c1 * b.c1;
+        Fq t2 = (c0 + c1) * (b.c0 + b.c1);
+        return {t0 - t1, t2 - t0 - t1};
+    }
+    // (a + bu)^2 = (a+b)(a-b) + 2ab u: 2 Fq products.
+    DEV Fq2 sqr() const {
+        Fq t0 = (c0 + c1) * (c0 - c1);
+        Fq t1 = c0 * c1;
+        return {t0, t1.dbl()};
+    }
+};

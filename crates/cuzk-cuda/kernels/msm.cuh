@@ -1,0 +1,217 @@
+// Multi-scalar multiplication by Pippenger with signed digits.
+//
+// 1. msm_histogram: each scalar (Montgomery or canonical) is cut into W
+//    signed c-bit digits in [-2^(c-1), 2^(c-1)]; the count of every
+//    (window, |digit|) bucket is accumulated with atomics.
+// 2. An exclusive scan of the counts gives each bucket's place; msm_scatter
+//    recomputes the digits and writes point ids (sign in bit 31) there: a
+//    counting sort by bucket, zero digits dropped.
+// 3. msm_accumulate_*: the sorted list is cut into chunks of at most T
+//    entries that never straddle a bucket; one thread sums one chunk with
+//    mixed XYZZ additions. msm_reduce_* repeats the same over the chunk sums
+//    until every bucket holds one point. Chunks bound each thread's work
+//    whatever the scalar distribution (a bucket holding every point costs
+//    log_T(n) passes, not n serial additions).
+// 4. msm_bucket_reduce_*: per window, G threads each take B/G consecutive
+//    buckets and form sum(d * S_d) by running sums, then the G partials of a
+//    window are summed by the same chunked reduction. The host combines the W
+//    window sums with doublings.
+#pragma once
+#include "curve.cuh"
+
+// Scalar -> canonical integer < r.
+DEV Fr load_scalar(const Fr* scalars, uint32_t i, uint32_t mont) {
+    Fr s = scalars[i];
+    if (mont) return s.from_mont();
+    // Canonical input may be any 256-bit integer; 2^256 < 3r, so two
+    // conditional subtractions reduce it.
+    s.reduce_once();
+    s.reduce_once();
+    return s;
+}
+
+// c-bit window w of a canonical scalar (bits past 255 read as zero).
+DEV uint32_t window_bits(const Fr& s, uint32_t w, uint32_t c) {
+    uint32_t bit = w * c;
+    uint32_t limb = bit >> 5, sh = bit & 31;
+    if (limb >= 8) return 0;
+    uint64_t lo = s.v[limb];
+    if (limb + 1 < 8) lo |= (uint64_t)s.v[limb + 1] << 32;
+    uint32_t val = (uint32_t)(lo >> sh);
+    if (sh + c > 64 && limb + 2 < 8) val |= s.v[limb + 2] << (64 - sh);
+    return val & ((1u << c) - 1);
+}
+
+// Signed digit of window w given the carry in; returns |d| and the sign,
+// updates the carry.
+DEV uint32_t signed_digit(const Fr& s, uint32_t w, uint32_t c, uint32_t& carry, uint32_t& neg) {
+    uint32_t d = window_bits(s, w, c) + carry;
+    uint32_t half = 1u << (c - 1);
+    if (d > half) {
+        carry = 1;
+        neg = 1;
+        return (1u << c) - d;  // may be 0 when d == 2^c
+    }
+    carry = 0;
+    neg = 0;
+    return d;
+}
+
+extern "C" __global__ void msm_histogram(const Fr* scalars, uint32_t n, uint32_t mont, uint32_t c,
+                                         uint32_t W, uint32_t* hist) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    Fr s = load_scalar(scalars, i, mont);
+    uint32_t B = 1u << (c - 1);
+    uint32_t carry = 0, neg;
+    for (uint32_t w = 0; w < W; w++) {
+        uint32_t d = signed_digit(s, w, c, carry, neg);
+        if (d) atomicAdd(&hist[w * B + d - 1], 1u);
+    }
+}
+
+// `cursor` starts as a copy of the bucket offsets; `ids` (optional) maps a
+// scalar's position to its point's index.
+extern "C" __global__ void msm_scatter(const Fr* scalars, const uint32_t* ids, uint32_t n,
+                                       uint32_t mont, uint32_t c, uint32_t W, uint32_t* cursor,
+                                       uint32_t* sorted) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    Fr s = load_scalar(scalars, i, mont);
+    uint32_t id = ids ? ids[i] : i;
+    uint32_t B = 1u << (c - 1);
+    uint32_t carry = 0, neg;
+    for (uint32_t w = 0; w < W; w++) {
+        uint32_t d = signed_digit(s, w, c, carry, neg);
+        if (d) {
+            uint32_t pos = atomicAdd(&cursor[w * B + d - 1], 1u);
+            sorted[pos] = id | (neg << 31);
+        }
+    }
+}
+
+// out[s] = ceil(count[s] / T)
+extern "C" __global__ void msm_chunk_counts(const uint32_t* count, uint32_t S, uint32_t T,
+                                            uint32_t* out) {
+    uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
+    if (s >= S) return;
+    out[s] = (count[s] + T - 1) / T;
+}
+
+// Which chunk thread j sums: segment s with chunk_off[s] <= j < chunk_off[s+1].
+DEV bool chunk_range(uint32_t j, const uint32_t* seg_count, const uint32_t* seg_off,
+                     const uint32_t* chunk_off, uint32_t S, uint32_t T, uint32_t& start,
+                     uint32_t& end) {
+    if (j >= chunk_off[S]) return false;
+    uint32_t lo = 0, hi = S;
+    while (hi - lo > 1) {
+        uint32_t mid = (lo + hi) >> 1;
+        if (chunk_off[mid] <= j) lo = mid;
+        else hi = mid;
+    }
+    uint32_t k = j - chunk_off[lo];
+    start = seg_off[lo] + k * T;
+    uint32_t seg_end = seg_off[lo] + seg_count[lo];
+    end = min(start + T, seg_end);
+    return true;
+}
+
+template <class F>
+DEV void accumulate_affine(const Affine<F>* points, const uint32_t* sorted,
+                           const uint32_t* seg_count, const uint32_t* seg_off,
+                           const uint32_t* chunk_off, uint32_t S, uint32_t T, Xyzz<F>* out) {
+    uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+    uint32_t start, end;
+    if (!chunk_range(j, seg_count, seg_off, chunk_off, S, T, start, end)) return;
+    Xyzz<F> acc = Xyzz<F>::inf();
+    for (uint32_t e = start; e < end; e++) {
+        uint32_t v = sorted[e];
+        Affine<F> p = points[v & 0x7fffffffu];
+        if (v >> 31) p = p.neg();
+        acc = acc.add_affine(p);
+    }
+    out[j] = acc;
+}
+
+template <class F>
+DEV void reduce_xyzz(const Xyzz<F>* items, const uint32_t* seg_count, const uint32_t* seg_off,
+                     const uint32_t* chunk_off, uint32_t S, uint32_t T, Xyzz<F>* out) {
+    uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+    uint32_t start, end;
+    if (!chunk_range(j, seg_count, seg_off, chunk_off, S, T, start, end)) return;
+    Xyzz<F> acc = items[start];
+    for (uint32_t e = start + 1; e < end; e++) acc = acc.add(items[e]);
+    out[j] = acc;
+}
+
+// Thread t = (w, g) of W * 2^lgG: buckets [g*per, (g+1)*per) of window w,
+// per = B >> lgG; bucket b holds digit b + 1. After the reductions each
+// bucket's count is 0 or 1 and off[] points at its sum.
+template <class F>
+DEV void bucket_reduce(const Xyzz<F>* items, const uint32_t* count, const uint32_t* off,
+                       uint32_t W, uint32_t B, uint32_t lgG, Xyzz<F>* out) {
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= (W << lgG)) return;
+    uint32_t w = t >> lgG, g = t & ((1u << lgG) - 1);
+    uint32_t per = B >> lgG;
+    uint32_t b_lo = g * per;
+    Xyzz<F> running = Xyzz<F>::inf(), acc = Xyzz<F>::inf();
+    for (uint32_t b = b_lo + per; b-- > b_lo;) {
+        uint32_t s = w * B + b;
+        if (count[s]) running = running.add(items[off[s]]);
+        acc = acc.add(running);
+    }
+    // acc = sum (b - b_lo + 1) S_b; the digits are b + 1, so add b_lo * sum S_b.
+    out[t] = acc.add(running.mul_small(b_lo));
+}
+
+// The 0/1 path: sum of the points whose bit is set. Thread t takes `words`
+// consecutive mask words and walks their set bits; the loop is flat so that
+// a warp's lanes stay together whatever their bit patterns.
+template <class F>
+DEV void sum_selected(const Affine<F>* points, const uint32_t* mask, uint32_t n_words,
+                      uint32_t words, Xyzz<F>* out, uint32_t nthreads) {
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= nthreads) return;
+    uint32_t wi = t * words, wend = min(wi + words, n_words);
+    Xyzz<F> acc = Xyzz<F>::inf();
+    uint32_t bits = wi < wend ? mask[wi] : 0;
+    while (true) {
+        while (bits == 0 && ++wi < wend) bits = mask[wi];
+        if (bits == 0) break;
+        uint32_t b = __ffs(bits) - 1;
+        bits &= bits - 1;
+        acc = acc.add_affine(points[wi * 32 + b]);
+    }
+    out[t] = acc;
+}
+
+#define MSM_KERNELS(G, F)                                                                        \
+    extern "C" __global__ void msm_accumulate_##G(const Affine<F>* points,                      \
+                                                  const uint32_t* sorted,                        \
+                                                  const uint32_t* seg_count,                     \
+                                                  const uint32_t* seg_off,                       \
+                                                  const uint32_t* chunk_off, uint32_t S,          \
+                                                  uint32_t T, Xyzz<F>* out) {                    \
+        accumulate_affine<F>(points, sorted, seg_count, seg_off, chunk_off, S, T, out);          \
+    }                                                                                            \
+    extern "C" __global__ void msm_reduce_##G(const Xyzz<F>* items, const uint32_t* seg_count,  \
+                                              const uint32_t* seg_off,                           \
+                                              const uint32_t* chunk_off, uint32_t S, uint32_t T, \
+                                              Xyzz<F>* out) {                                    \
+        reduce_xyzz<F>(items, seg_count, seg_off, chunk_off, S, T, out);                         \
+    }                                                                                            \
+    extern "C" __global__ void msm_bucket_reduce_##G(const Xyzz<F>* items,                      \
+                                                     const uint32_t* count,                      \
+                                                     const uint32_t* off, uint32_t W,            \
+                                                     uint32_t B, uint32_t lgG, Xyzz<F>* out) {   \
+        bucket_reduce<F>(items, count, off, W, B, lgG, out);                                     \
+    }                                                                                            \
+    extern "C" __global__ void sum_selected_##G(const Affine<F>* points, const uint32_t* mask,   \
+                                                uint32_t n_words, uint32_t words,                \
+                                                Xyzz<F>* out, uint32_t nthreads) {               \
+        sum_selected<F>(points, mask, n_words, words, out, nthreads);                            \
+    }
+
+MSM_KERNELS(g1, Fq)
+MSM_KERNELS(g2, Fq2)

@@ -1,0 +1,316 @@
+//! Kernel benchmarks (`cuzk bench-kernels` and the `bench_kernels` example):
+//! G1 MSM at 2^20/2^24/2^26 with points resident and streamed from pinned
+//! host memory, G2 MSM at 2^24, the 0/1 path at 2^26 with half the scalars
+//! one, NTT at 2^24 and 2^27. Each row carries the work it must do, the
+//! floor that work gives on this card, and the measured gap.
+//!
+//! Floors. Arithmetic: one Montgomery product of n 32-bit limbs needs at
+//! least 2n^2 multiply-adds for a*b and 2n^2 for m*p (lo and hi halves), so
+//! 576 IMAD for Fq (n = 12) and 256 for Fr (n = 8); an Fq2 product is 3 Fq
+//! products (Karatsuba). A mixed XYZZ addition is 10 products (8M + 2S), a
+//! full one 14 (12M + 2S). The card's IMAD rate is SMs x 64/clock x clock,
+//! read off the device. Memory: every input read once and every output
+//! written once at the device-to-device copy bandwidth measured here. The
+//! floor is the larger of the two.
+
+use std::time::Instant;
+
+use blstrs::Scalar;
+use cudarc::driver::sys::CUdevice_attribute;
+use serde::Serialize;
+
+use crate::checks::{random_g1, random_g2, random_scalars};
+use crate::device::CudaDevice;
+use crate::error::{CudaError, Result};
+use crate::host::{self, NttKind};
+
+#[derive(Debug, Clone)]
+pub struct BenchOptions {
+    /// Timed repetitions per row (median reported), after one warm-up.
+    pub reps: usize,
+    /// Only rows whose name contains this.
+    pub filter: Option<String>,
+    /// Divide every size by 2^shrink (a quick run; the sizes use 0).
+    pub shrink: u32,
+    pub seed: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Card {
+    pub name: String,
+    pub sms: u32,
+    pub clock_mhz: f64,
+    pub imad_per_s: f64,
+    pub copy_gb_s: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BenchRow {
+    pub name: String,
+    pub log_size: u32,
+    /// What the operation must do, in words.
+    pub work: String,
+    /// Lower bound from the arithmetic, ms.
+    pub compute_floor_ms: f64,
+    /// Lower bound from memory traffic, ms.
+    pub memory_floor_ms: f64,
+    pub floor_ms: f64,
+    pub median_ms: f64,
+    pub min_ms: f64,
+    /// median / floor.
+    pub gap: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BenchReport {
+    pub card: Card,
+    pub rows: Vec<BenchRow>,
+}
+
+const FQ_MUL_IMAD: f64 = 576.0;
+const FR_MUL_IMAD: f64 = 256.0;
+const MADD_MULS: f64 = 10.0;
+const ADD_MULS: f64 = 14.0;
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+fn time_it(dev: &CudaDevice, reps: usize, mut f: impl FnMut() -> Result<()>) -> Result<(f64, f64)> {
+    f()?; // warm-up: module load, twiddle tables, allocator pools
+    dev.synchronize()?;
+    let mut ts = Vec::with_capacity(reps);
+    for _ in 0..reps.max(1) {
+        dev.synchronize()?;
+        let t = Instant::now();
+        f()?;
+        dev.synchronize()?;
+        ts.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let min = ts.iter().copied().fold(f64::INFINITY, f64::min);
+    Ok((median(ts), min))
+}
+
+fn card(dev: &CudaDevice) -> Result<Card> {
+    let attr = |a| dev.context().attribute(a).map_err(|e| CudaError::Driver {
+        op: "device attribute",
+        kernel: "bench",
+        size: 0,
+        device: dev.name().to_string(),
+        source: e.into(),
+    });
+    let sms = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
+    let clock_khz = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? as f64;
+    let clock_mhz = clock_khz / 1e3;
+    // 64 IMAD lanes per SM per clock on sm_80..sm_90 (half the FP32 rate).
+    let imad_per_s = sms as f64 * 64.0 * clock_khz * 1e3;
+    // Device-to-device copy of 4 GiB: bytes read + written over time.
+    let bytes = 4usize << 30;
+    let src = dev.stream().alloc_zeros::<u8>(bytes).map_err(|e| CudaError::Driver {
+        op: "alloc",
+        kernel: "bench copy",
+        size: bytes,
+        device: dev.name().to_string(),
+        source: e.into(),
+    })?;
+    let mut dst = dev.stream().alloc_zeros::<u8>(bytes).map_err(|e| CudaError::Driver {
+        op: "alloc",
+        kernel: "bench copy",
+        size: bytes,
+        device: dev.name().to_string(),
+        source: e.into(),
+    })?;
+    let (ms, _) = time_it(dev, 5, || {
+        dev.stream().memcpy_dtod(&src, &mut dst).map_err(|e| CudaError::Driver {
+            op: "copy",
+            kernel: "bench copy",
+            size: bytes,
+            device: dev.name().to_string(),
+            source: e.into(),
+        })
+    })?;
+    let copy_gb_s = 2.0 * bytes as f64 / (ms * 1e-3) / 1e9;
+    Ok(Card { name: dev.name().to_string(), sms, clock_mhz, imad_per_s, copy_gb_s })
+}
+
+fn msm_work(n: usize, g2: bool) -> (String, f64) {
+    let c = host::choose_window(n);
+    let w = host::num_windows(c) as f64;
+    let b = (1u64 << (c - 1)) as f64;
+    let fq = if g2 { 3.0 } else { 1.0 };
+    let madds = n as f64 * w;
+    let adds = 2.0 * w * b;
+    let muls = (madds * MADD_MULS + adds * ADD_MULS) * fq;
+    (
+        format!("c={c}, {w} windows: {madds:.3e} mixed + {adds:.3e} full XYZZ adds = {muls:.3e} Fq mul"),
+        muls * FQ_MUL_IMAD,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn row(card: &Card, name: &str, lg: u32, work: String, imad: f64, bytes: f64, t: (f64, f64)) -> BenchRow {
+    let compute_floor_ms = imad / card.imad_per_s * 1e3;
+    let memory_floor_ms = bytes / (card.copy_gb_s * 1e9) * 1e3;
+    let floor_ms = compute_floor_ms.max(memory_floor_ms);
+    BenchRow {
+        name: name.to_string(),
+        log_size: lg,
+        work,
+        compute_floor_ms,
+        memory_floor_ms,
+        floor_ms,
+        median_ms: t.0,
+        min_ms: t.1,
+        gap: t.0 / floor_ms,
+    }
+}
+
+/// Runs the benchmark rows; prints progress to stderr.
+pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
+    let card = card(dev)?;
+    eprintln!(
+        "card: {} ({} SMs, {:.0} MHz, {:.2e} IMAD/s, copy {:.0} GB/s)",
+        card.name, card.sms, card.clock_mhz, card.imad_per_s, card.copy_gb_s
+    );
+    let want = |name: &str| opts.filter.as_ref().is_none_or(|f| name.contains(f.as_str()));
+    let sz = |lg: u32| lg.saturating_sub(opts.shrink);
+    let mut rows = Vec::new();
+    let mut push = |r: BenchRow| {
+        eprintln!("{:<28} 2^{:<2} {:>10.2} ms (floor {:.2} ms, gap {:.2}x)", r.name, r.log_size, r.median_ms, r.floor_ms, r.gap);
+        rows.push(r);
+    };
+
+    // ---- G1 MSM: resident and streamed.
+    let lg_max = sz(26);
+    let need_g1 = ["msm_g1", "sum_selected_g1"].iter().any(|n| want(n));
+    if need_g1 {
+        let n_max = 1usize << lg_max;
+        eprintln!("generating 2^{lg_max} G1 points and scalars ...");
+        let points = random_g1(n_max, opts.seed);
+        let scalars = random_scalars(n_max, opts.seed ^ 1);
+        let bytes = host::g1_as_bytes(&points);
+        let mut pinned = dev.alloc_pinned(bytes.len())?;
+        pinned
+            .as_mut_slice()
+            .map_err(|e| CudaError::Driver { op: "pinned slice", kernel: "bench", size: bytes.len(), device: card.name.clone(), source: e.into() })?
+            .copy_from_slice(bytes);
+        for lg in [sz(20), sz(24), sz(26)] {
+            let n = 1usize << lg;
+            let (work, imad) = msm_work(n, false);
+            let mem = n as f64 * (96.0 + 32.0);
+            if want("msm_g1 vram") {
+                let dp = dev.upload_g1(&points[..n])?;
+                let ds = dev.upload_scalars(&scalars[..n])?;
+                let t = time_it(dev, opts.reps, || dev.msm_g1_device(&dp, &ds, None).map(|_| ()))?;
+                push(row(&card, "msm_g1 vram", lg, work.clone(), imad, mem, t));
+            }
+            if want("msm_g1 pinned") {
+                let ds = dev.upload_scalars(&scalars[..n])?;
+                let t = time_it(dev, opts.reps, || {
+                    let dp = dev.upload_points_pinned(false, &pinned, n)?;
+                    dev.msm_g1_device(&dp, &ds, None).map(|_| ())
+                })?;
+                push(row(&card, "msm_g1 pinned", lg, work + " + H2D of the points", imad, mem, t));
+            }
+        }
+        drop(pinned);
+        if want("sum_selected_g1") {
+            let lg = lg_max;
+            let n = 1usize << lg;
+            // Half the scalars one: every other bit from a seeded stream.
+            let mut state = opts.seed | 1;
+            let mask: Vec<u32> = (0..n / 32)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    state as u32
+                })
+                .collect();
+            let ones: u64 = mask.iter().map(|w| w.count_ones() as u64).sum();
+            let dp = dev.upload_g1(&points[..n])?;
+            let t = time_it(dev, opts.reps, || dev.sum_selected_g1(&dp, &mask).map(|_| ()))?;
+            let muls = ones as f64 * MADD_MULS;
+            push(row(
+                &card,
+                "sum_selected_g1 (0/1)",
+                lg,
+                format!("{ones} selected: {ones} mixed adds = {muls:.3e} Fq mul"),
+                muls * FQ_MUL_IMAD,
+                n as f64 * 96.0,
+                t,
+            ));
+        }
+    }
+
+    // ---- G2 MSM, resident.
+    if want("msm_g2") {
+        let lg = sz(24);
+        let n = 1usize << lg;
+        eprintln!("generating 2^{lg} G2 points ...");
+        let points = random_g2(n, opts.seed ^ 2);
+        let scalars = random_scalars(n, opts.seed ^ 3);
+        let (work, imad) = msm_work(n, true);
+        let dp = dev.upload_g2(&points)?;
+        let ds = dev.upload_scalars(&scalars)?;
+        let t = time_it(dev, opts.reps, || dev.msm_g2_device(&dp, &ds, None).map(|_| ()))?;
+        push(row(&card, "msm_g2 vram", lg, work, imad, n as f64 * (192.0 + 32.0), t));
+    }
+
+    // ---- NTT, resident.
+    for lg in [sz(24), sz(27)] {
+        if !want("ntt") {
+            break;
+        }
+        let n = 1usize << lg;
+        let x = random_scalars(n, opts.seed ^ 4);
+        let mut buf = dev.stream().clone_htod(host::scalars_as_bytes(&x)).map_err(|e| CudaError::Driver {
+            op: "copy to device",
+            kernel: "bench ntt",
+            size: n,
+            device: card.name.clone(),
+            source: e.into(),
+        })?;
+        let t = time_it(dev, opts.reps, || dev.ntt_device(&mut buf, lg, NttKind::Forward))?;
+        let muls = (n as f64 / 2.0) * lg as f64;
+        push(row(
+            &card,
+            "ntt forward vram",
+            lg,
+            format!("{muls:.3e} butterflies (1 Fr mul each)"),
+            muls * FR_MUL_IMAD,
+            2.0 * n as f64 * 32.0,
+            t,
+        ));
+        dev.release_ntt_tables();
+    }
+    let _ = Scalar::from(0u64);
+    Ok(BenchReport { card, rows })
+}
+
+/// The report as a fixed-width table.
+pub fn table(r: &BenchReport) -> String {
+    let mut s = format!(
+        "card: {} | {} SMs @ {:.0} MHz | IMAD {:.2e}/s | copy {:.0} GB/s\n",
+        r.card.name, r.card.sms, r.card.clock_mhz, r.card.imad_per_s, r.card.copy_gb_s
+    );
+    s += &format!(
+        "{:<24} {:>5} {:>11} {:>11} {:>11} {:>11} {:>7}  {}\n",
+        "kernel", "size", "median ms", "min ms", "floor ms", "(mem ms)", "gap", "work"
+    );
+    for row in &r.rows {
+        s += &format!(
+            "{:<24} {:>5} {:>11.2} {:>11.2} {:>11.2} {:>11.2} {:>6.2}x  {}\n",
+            row.name,
+            format!("2^{}", row.log_size),
+            row.median_ms,
+            row.min_ms,
+            row.floor_ms,
+            row.memory_floor_ms,
+            row.gap,
+            row.work
+        );
+    }
+    s
+}

@@ -1,0 +1,581 @@
+//! The GPU checks: every kernel against blstrs (or the plain CPU NTT) on
+//! fresh random inputs drawn from a printed seed, over the sizes the issue
+//! names (0, 1, 2, 3, 7, 100, 1000, 2^16 + 3 and larger) and the special
+//! inputs (all-zero and all-one scalars, points at infinity, repeated
+//! points, canonical and non-reduced scalars). Run on the GPU machine by
+//! scripts/gpu-test.sh through the `gpu_tests` example; the summary line
+//! `N passed, M failed` comes last.
+
+use std::panic::AssertUnwindSafe;
+use std::time::Instant;
+
+use blstrs::{Fp, Fp2, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use ff::{Field, PrimeField};
+use group::{prime::PrimeCurveAffine, Curve, Group};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+
+use crate::device::CudaDevice;
+use crate::host::{self, NttKind};
+
+type CaseResult = std::result::Result<(), String>;
+
+/// Options of a check run.
+#[derive(Debug, Clone)]
+pub struct CheckOptions {
+    pub seed: u64,
+    /// Run the 2^27 / 2^28 NTT and 2^20 MSM cases.
+    pub large: bool,
+    /// Only cases whose name contains this.
+    pub filter: Option<String>,
+}
+
+pub struct Summary {
+    pub passed: usize,
+    pub failed: usize,
+}
+
+struct Runner<'a> {
+    dev: &'a CudaDevice,
+    opts: &'a CheckOptions,
+    passed: usize,
+    failed: usize,
+    case_no: u64,
+}
+
+impl Runner<'_> {
+    fn case(&mut self, name: &str, f: impl FnOnce(&CudaDevice, &mut ChaCha8Rng) -> CaseResult) {
+        self.case_no += 1;
+        if let Some(filt) = &self.opts.filter {
+            if !name.contains(filt.as_str()) {
+                return;
+            }
+        }
+        // Each case draws from its own stream of the run's seed.
+        let mut rng = ChaCha8Rng::seed_from_u64(self.opts.seed ^ self.case_no.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let t = Instant::now();
+        let r = std::panic::catch_unwind(AssertUnwindSafe(|| f(self.dev, &mut rng)));
+        let secs = t.elapsed().as_secs_f64();
+        match r {
+            Ok(Ok(())) => {
+                self.passed += 1;
+                println!("ok     {name} ({secs:.2} s)");
+            }
+            Ok(Err(e)) => {
+                self.failed += 1;
+                println!("FAIL   {name} ({secs:.2} s): {e}");
+            }
+            Err(p) => {
+                self.failed += 1;
+                let msg = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
+                println!("PANIC  {name} ({secs:.2} s): {msg}");
+            }
+        }
+    }
+}
+
+fn ensure(cond: bool, msg: impl FnOnce() -> String) -> CaseResult {
+    if cond {
+        Ok(())
+    } else {
+        Err(msg())
+    }
+}
+
+/// Random points fast: chunks of consecutive multiples P, P+Q, P+2Q, ... with
+/// random P and Q per chunk (one addition per point instead of a scalar
+/// multiplication), normalised in batches.
+pub fn random_g1(n: usize, seed: u64) -> Vec<G1Affine> {
+    const CH: usize = 4096;
+    let mut out = vec![G1Affine::identity(); n];
+    out.par_chunks_mut(CH).enumerate().for_each(|(ci, chunk)| {
+        let mut r = ChaCha8Rng::seed_from_u64(seed ^ (ci as u64).wrapping_mul(0xa076_1d64_78bd_642f));
+        let mut p = G1Projective::random(&mut r);
+        let q = G1Projective::random(&mut r);
+        let proj: Vec<G1Projective> = (0..chunk.len())
+            .map(|_| {
+                let cur = p;
+                p += q;
+                cur
+            })
+            .collect();
+        G1Projective::batch_normalize(&proj, chunk);
+    });
+    out
+}
+
+pub fn random_g2(n: usize, seed: u64) -> Vec<G2Affine> {
+    const CH: usize = 4096;
+    let mut out = vec![G2Affine::identity(); n];
+    out.par_chunks_mut(CH).enumerate().for_each(|(ci, chunk)| {
+        let mut r = ChaCha8Rng::seed_from_u64(seed ^ (ci as u64).wrapping_mul(0xa076_1d64_78bd_642f));
+        let mut p = G2Projective::random(&mut r);
+        let q = G2Projective::random(&mut r);
+        let proj: Vec<G2Projective> = (0..chunk.len())
+            .map(|_| {
+                let cur = p;
+                p += q;
+                cur
+            })
+            .collect();
+        G2Projective::batch_normalize(&proj, chunk);
+    });
+    out
+}
+
+pub fn random_scalars(n: usize, seed: u64) -> Vec<Scalar> {
+    let mut out = vec![Scalar::ZERO; n];
+    out.par_chunks_mut(1 << 14).enumerate().for_each(|(ci, chunk)| {
+        let mut r = ChaCha8Rng::seed_from_u64(seed ^ (ci as u64).wrapping_mul(0xe703_7ed1_a0b4_28db));
+        for s in chunk {
+            *s = Scalar::random(&mut r);
+        }
+    });
+    out
+}
+
+/// Reference MSM: blst's Pippenger for large inputs, the plain sum of
+/// products for small ones (which also covers infinity and repeated points
+/// without relying on blst's handling of them).
+fn ref_msm_g1(points: &[G1Affine], scalars: &[Scalar]) -> G1Projective {
+    if points.len() > 2000 {
+        let proj: Vec<G1Projective> = points.par_iter().map(|p| G1Projective::from(*p)).collect();
+        return G1Projective::multi_exp(&proj, scalars);
+    }
+    points.par_iter().zip(scalars).map(|(p, s)| G1Projective::from(*p) * s).reduce(G1Projective::identity, |a, b| a + b)
+}
+
+fn ref_msm_g2(points: &[G2Affine], scalars: &[Scalar]) -> G2Projective {
+    if points.len() > 2000 {
+        let proj: Vec<G2Projective> = points.par_iter().map(|p| G2Projective::from(*p)).collect();
+        return G2Projective::multi_exp(&proj, scalars);
+    }
+    points.par_iter().zip(scalars).map(|(p, s)| G2Projective::from(*p) * s).reduce(G2Projective::identity, |a, b| a + b)
+}
+
+fn field_ops_check<T: Copy + PartialEq + std::fmt::Debug>(
+    dev: &CudaDevice,
+    which: u32,
+    elem: usize,
+    xs: &[T],
+    ys: &[T],
+    to_bytes: impl Fn(&T) -> Vec<u8>,
+    from_bytes: impl Fn(&[u8]) -> T,
+    ops: impl Fn(&T, &T) -> [T; 5],
+) -> CaseResult {
+    let a: Vec<u8> = xs.iter().flat_map(&to_bytes).collect();
+    let b: Vec<u8> = ys.iter().flat_map(&to_bytes).collect();
+    let out = dev.field_ops_raw(which, &a, &b, elem).map_err(|e| e.to_string())?;
+    for (i, (x, y)) in xs.iter().zip(ys).enumerate() {
+        let want = ops(x, y);
+        for (k, w) in want.iter().enumerate() {
+            let got = from_bytes(&out[(5 * i + k) * elem..(5 * i + k + 1) * elem]);
+            ensure(got == *w, || format!("element {i} op {k}: got {got:?}, want {w:?} (inputs {x:?}, {y:?})"))?;
+        }
+    }
+    Ok(())
+}
+
+fn fr_bytes(s: &Scalar) -> Vec<u8> {
+    host::scalars_as_bytes(std::slice::from_ref(s)).to_vec()
+}
+fn fr_from(b: &[u8]) -> Scalar {
+    let mut s = [Scalar::ZERO];
+    host::scalars_as_bytes_mut(&mut s).copy_from_slice(b);
+    s[0]
+}
+
+fn with_edges<T: Copy>(mut v: Vec<T>, edges: &[T]) -> Vec<T> {
+    for (i, e) in edges.iter().enumerate() {
+        if i < v.len() {
+            v[i] = *e;
+        }
+    }
+    v
+}
+
+fn check_ntt(dev: &CudaDevice, rng: &mut ChaCha8Rng, lg: u32, kinds: &[NttKind]) -> CaseResult {
+    let n = 1usize << lg;
+    let x = random_scalars(n, rng.gen());
+    for &kind in kinds {
+        let mut want = x.clone();
+        host::ntt_cpu(&mut want, kind);
+        let mut got = x.clone();
+        dev.ntt(&mut got, kind).map_err(|e| e.to_string())?;
+        if let Some(i) = (0..n).find(|&i| got[i] != want[i]) {
+            return Err(format!("2^{lg} {kind:?}: first difference at {i}"));
+        }
+    }
+    Ok(())
+}
+
+/// Large NTTs: forward then inverse must give the input back, and a few
+/// forward outputs are checked by direct evaluation sum x_i w^(i k).
+fn check_ntt_large(dev: &CudaDevice, rng: &mut ChaCha8Rng, lg: u32) -> CaseResult {
+    let n = 1usize << lg;
+    let x = random_scalars(n, rng.gen());
+    let mut y = x.clone();
+    dev.ntt(&mut y, NttKind::Forward).map_err(|e| e.to_string())?;
+    let w = host::root_of_unity(lg);
+    for k in [0usize, 1, rng.gen_range(0..n), n - 1] {
+        let wk = w.pow_vartime([k as u64]);
+        const CH: usize = 1 << 16;
+        let direct = x
+            .par_chunks(CH)
+            .enumerate()
+            .map(|(ci, c)| {
+                let mut p = wk.pow_vartime([(ci * CH) as u64]);
+                let mut acc = Scalar::ZERO;
+                for xi in c {
+                    acc += *xi * p;
+                    p *= wk;
+                }
+                acc
+            })
+            .reduce(|| Scalar::ZERO, |a, b| a + b);
+        ensure(direct == y[k], || format!("2^{lg} forward output {k} differs from direct evaluation"))?;
+    }
+    dev.ntt(&mut y, NttKind::Inverse).map_err(|e| e.to_string())?;
+    ensure(y == x, || format!("2^{lg}: inverse(forward(x)) != x"))?;
+    let mut z = x.clone();
+    dev.ntt(&mut z, NttKind::CosetForward).map_err(|e| e.to_string())?;
+    dev.ntt(&mut z, NttKind::CosetInverse).map_err(|e| e.to_string())?;
+    dev.release_ntt_tables();
+    ensure(z == x, || format!("2^{lg}: coset inverse(coset forward(x)) != x"))
+}
+
+fn ref_compute_h(a: &[Scalar], b: &[Scalar], c: &[Scalar]) -> Vec<Scalar> {
+    let m = a.len().max(b.len()).max(c.len());
+    let n = m.next_power_of_two().max(1);
+    let prep = |v: &[Scalar]| {
+        let mut x = v.to_vec();
+        x.resize(n, Scalar::ZERO);
+        host::ntt_cpu(&mut x, NttKind::Inverse);
+        host::ntt_cpu(&mut x, NttKind::CosetForward);
+        x
+    };
+    let (mut ha, hb, hc) = (prep(a), prep(b), prep(c));
+    let z = Scalar::MULTIPLICATIVE_GENERATOR.pow_vartime([n as u64]) - Scalar::ONE;
+    let zi = z.invert().unwrap();
+    for i in 0..n {
+        ha[i] = (ha[i] * hb[i] - hc[i]) * zi;
+    }
+    host::ntt_cpu(&mut ha, NttKind::CosetInverse);
+    ha
+}
+
+fn check_msm_g1(dev: &CudaDevice, points: &[G1Affine], scalars: &[Scalar]) -> CaseResult {
+    let want = ref_msm_g1(points, scalars);
+    let got = dev.msm_g1(points, scalars).map_err(|e| e.to_string())?;
+    ensure(got == want, || format!("msm_g1 of {} points differs from blstrs", points.len()))
+}
+
+fn check_msm_g2(dev: &CudaDevice, points: &[G2Affine], scalars: &[Scalar]) -> CaseResult {
+    let want = ref_msm_g2(points, scalars);
+    let got = dev.msm_g2(points, scalars).map_err(|e| e.to_string())?;
+    ensure(got == want, || format!("msm_g2 of {} points differs from blstrs", points.len()))
+}
+
+fn random_mask(rng: &mut ChaCha8Rng, n: usize, p: f64) -> Vec<u32> {
+    let mut m = vec![0u32; n.div_ceil(32)];
+    for i in 0..n {
+        if rng.gen_bool(p) {
+            m[i / 32] |= 1 << (i % 32);
+        }
+    }
+    m
+}
+
+fn masked_sum<P: Copy + Send + Sync, G: Group + Send + Sync + From<P>>(points: &[P], mask: &[u32]) -> G {
+    points
+        .par_iter()
+        .enumerate()
+        .filter(|(i, _)| (mask[i / 32] >> (i % 32)) & 1 == 1)
+        .map(|(_, p)| G::from(*p))
+        .reduce(G::identity, |a, b| a + b)
+}
+
+const SIZES: [usize; 8] = [0, 1, 2, 3, 7, 100, 1000, (1 << 16) + 3];
+
+pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
+    println!("seed {} on {}", opts.seed, dev.name());
+    let mut r = Runner { dev, opts, passed: 0, failed: 0, case_no: 0 };
+
+    // ------------------------------------------------------------ fields
+    r.case("field/fr ops", |dev, rng| {
+        let xs = with_edges(random_scalars(1000, rng.gen()), &[Scalar::ZERO, Scalar::ONE, -Scalar::ONE, Scalar::ZERO]);
+        let ys = with_edges(random_scalars(1000, rng.gen()), &[Scalar::ZERO, -Scalar::ONE, -Scalar::ONE, Scalar::ONE]);
+        field_ops_check(dev, 0, 32, &xs, &ys, fr_bytes, fr_from, |x, y| [x * y, x + y, x - y, x.square(), -x])
+    });
+    r.case("field/fr from montgomery", |dev, rng| {
+        let xs = with_edges(random_scalars(1000, rng.gen()), &[Scalar::ZERO, Scalar::ONE, -Scalar::ONE]);
+        let out = dev.fr_from_mont_raw(host::scalars_as_bytes(&xs)).map_err(|e| e.to_string())?;
+        for (i, x) in xs.iter().enumerate() {
+            ensure(out[32 * i..32 * i + 32] == x.to_bytes_le(), || format!("element {i}"))?;
+        }
+        Ok(())
+    });
+    r.case("field/fq ops", |dev, rng| {
+        let mut xs: Vec<Fp> = (0..1000).map(|_| Fp::random(&mut *rng)).collect();
+        let mut ys: Vec<Fp> = (0..1000).map(|_| Fp::random(&mut *rng)).collect();
+        xs = with_edges(xs, &[Fp::ZERO, Fp::ONE, -Fp::ONE, Fp::ZERO]);
+        ys = with_edges(ys, &[Fp::ZERO, -Fp::ONE, -Fp::ONE, Fp::ONE]);
+        field_ops_check(dev, 1, 48, &xs, &ys, |x| host::fp_raw_bytes(x).to_vec(), host::fp_from_le, |x, y| [x * y, x + y, x - y, x.square(), -x])
+    });
+    r.case("field/fq2 ops", |dev, rng| {
+        let mut xs: Vec<Fp2> = (0..1000).map(|_| Fp2::random(&mut *rng)).collect();
+        let mut ys: Vec<Fp2> = (0..1000).map(|_| Fp2::random(&mut *rng)).collect();
+        xs = with_edges(xs, &[Fp2::ZERO, Fp2::ONE, -Fp2::ONE, Fp2::ZERO]);
+        ys = with_edges(ys, &[Fp2::ZERO, -Fp2::ONE, -Fp2::ONE, Fp2::ONE]);
+        field_ops_check(dev, 2, 96, &xs, &ys, |x| host::fp2_raw_bytes(x).to_vec(), host::fp2_from_le, |x, y| [x * y, x + y, x - y, x.square(), -x])
+    });
+
+    // ------------------------------------------------------------ curves
+    r.case("curve/g1 add, double, small multiple", |dev, rng| {
+        let n = 200;
+        let mut p = random_g1(n, rng.gen());
+        let mut q = random_g1(n, rng.gen());
+        // Special pairs: P = Q, P = -Q, infinity on either side or both.
+        q[0] = p[0];
+        q[1] = -p[1];
+        p[2] = G1Affine::identity();
+        q[3] = G1Affine::identity();
+        p[4] = G1Affine::identity();
+        q[4] = G1Affine::identity();
+        let mut ks: Vec<u32> = (0..n).map(|_| rng.gen_range(0..1 << 20)).collect();
+        ks[5] = 0;
+        ks[6] = 1;
+        ks[7] = 2;
+        let out = dev.curve_ops_raw(false, host::g1_as_bytes(&p), host::g1_as_bytes(&q), &ks).map_err(|e| e.to_string())?;
+        let sz = host::G1_XYZZ_BYTES;
+        for i in 0..n {
+            let (pp, qq) = (G1Projective::from(p[i]), G1Projective::from(q[i]));
+            let want = [pp + qq, pp + qq, pp.double(), pp * Scalar::from(ks[i] as u64)];
+            for (k, w) in want.iter().enumerate() {
+                let got = host::g1_from_xyzz(&out[(4 * i + k) * sz..]);
+                ensure(got == *w, || format!("pair {i} op {k}"))?;
+            }
+        }
+        Ok(())
+    });
+    r.case("curve/g2 add, double, small multiple", |dev, rng| {
+        let n = 100;
+        let mut p = random_g2(n, rng.gen());
+        let mut q = random_g2(n, rng.gen());
+        q[0] = p[0];
+        q[1] = -p[1];
+        p[2] = G2Affine::identity();
+        q[3] = G2Affine::identity();
+        p[4] = G2Affine::identity();
+        q[4] = G2Affine::identity();
+        let mut ks: Vec<u32> = (0..n).map(|_| rng.gen_range(0..1 << 20)).collect();
+        ks[5] = 0;
+        ks[6] = 1;
+        let out = dev.curve_ops_raw(true, host::g2_as_bytes(&p), host::g2_as_bytes(&q), &ks).map_err(|e| e.to_string())?;
+        let sz = host::G2_XYZZ_BYTES;
+        for i in 0..n {
+            let (pp, qq) = (G2Projective::from(p[i]), G2Projective::from(q[i]));
+            let want = [pp + qq, pp + qq, pp.double(), pp * Scalar::from(ks[i] as u64)];
+            for (k, w) in want.iter().enumerate() {
+                let got = host::g2_from_xyzz(&out[(4 * i + k) * sz..]);
+                ensure(got == *w, || format!("pair {i} op {k}"))?;
+            }
+        }
+        Ok(())
+    });
+
+    // --------------------------------------------------------------- NTT
+    let all = [NttKind::Forward, NttKind::Inverse, NttKind::CosetForward, NttKind::CosetInverse];
+    for lg in 0..=16u32 {
+        r.case(&format!("ntt/2^{lg} all kinds vs cpu"), |dev, rng| check_ntt(dev, rng, lg, &all));
+    }
+    for lg in [18u32, 20, 22] {
+        r.case(&format!("ntt/2^{lg} forward, coset inverse vs cpu"), |dev, rng| check_ntt(dev, rng, lg, &[NttKind::Forward, NttKind::CosetInverse]));
+    }
+    if opts.large {
+        for lg in [24u32, 27, 28] {
+            r.case(&format!("ntt/2^{lg} round trips and direct evaluation"), |dev, rng| check_ntt_large(dev, rng, lg));
+        }
+    }
+    for m in [1usize, 2, 3, 7, 100, 1000, (1 << 16) + 3] {
+        r.case(&format!("ntt/compute_h {m} vs cpu"), |dev, rng| {
+            let a = random_scalars(m, rng.gen());
+            let b = random_scalars(m, rng.gen());
+            let c = random_scalars(m, rng.gen());
+            let want = ref_compute_h(&a, &b, &c);
+            let got = dev.compute_h(&a, &b, &c).map_err(|e| e.to_string())?;
+            ensure(got == want, || "differs from the CPU composition".into())
+        });
+    }
+
+    // ---------------------------------------------------------- G1 MSM
+    let mut g1_sizes = SIZES.to_vec();
+    if opts.large {
+        g1_sizes.push(1 << 20);
+    }
+    for &n in &g1_sizes {
+        r.case(&format!("msm/g1 {n} random"), |dev, rng| check_msm_g1(dev, &random_g1(n, rng.gen()), &random_scalars(n, rng.gen())));
+    }
+    for n in [1000usize, (1 << 16) + 3] {
+        r.case(&format!("msm/g1 {n} all-zero scalars"), |dev, rng| check_msm_g1(dev, &random_g1(n, rng.gen()), &vec![Scalar::ZERO; n]));
+        r.case(&format!("msm/g1 {n} all-one scalars"), |dev, rng| check_msm_g1(dev, &random_g1(n, rng.gen()), &vec![Scalar::ONE; n]));
+        r.case(&format!("msm/g1 {n} all scalars -1"), |dev, rng| check_msm_g1(dev, &random_g1(n, rng.gen()), &vec![-Scalar::ONE; n]));
+    }
+    r.case("msm/g1 1000 with points at infinity", |dev, rng| {
+        let mut p = random_g1(1000, rng.gen());
+        for i in (0..1000).step_by(3) {
+            p[i] = G1Affine::identity();
+        }
+        check_msm_g1(dev, &p, &random_scalars(1000, rng.gen()))
+    });
+    r.case("msm/g1 all points at infinity", |dev, rng| check_msm_g1(dev, &vec![G1Affine::identity(); 100], &random_scalars(100, rng.gen())));
+    r.case("msm/g1 1000 repeated points, random scalars", |dev, rng| {
+        let p = random_g1(3, rng.gen());
+        let pts: Vec<G1Affine> = (0..1000).map(|i| p[i % 3]).collect();
+        check_msm_g1(dev, &pts, &random_scalars(1000, rng.gen()))
+    });
+    r.case("msm/g1 5000 repeated point and scalar", |dev, rng| {
+        let p = random_g1(1, rng.gen())[0];
+        let s = Scalar::random(&mut *rng);
+        check_msm_g1(dev, &vec![p; 5000], &vec![s; 5000])
+    });
+    r.case("msm/g1 1000 P and -P cancel", |dev, rng| {
+        let p = random_g1(500, rng.gen());
+        let pts: Vec<G1Affine> = p.iter().copied().chain(p.iter().map(|x| -*x)).collect();
+        let s = random_scalars(500, rng.gen());
+        let sc: Vec<Scalar> = s.iter().chain(s.iter()).copied().collect();
+        let got = dev.msm_g1(&pts, &sc).map_err(|e| e.to_string())?;
+        ensure(bool::from(got.is_identity()), || "sum of s P + s (-P) is not infinity".into())
+    });
+    r.case("msm/g1 1000 canonical scalars, some not reduced", |dev, rng| {
+        let n = 1000;
+        let p = random_g1(n, rng.gen());
+        let s = random_scalars(n, rng.gen());
+        // r, little-endian u64 limbs.
+        let r_limbs: [u64; 4] = [0xffffffff00000001, 0x53bda402fffe5bfe, 0x3339d80809a1d805, 0x73eda753299d7d48];
+        let limbs: Vec<[u64; 4]> = s
+            .iter()
+            .enumerate()
+            .map(|(i, x)| {
+                let mut l = host::canonical_limbs(x);
+                if i % 2 == 0 {
+                    // l + r, when it fits in 256 bits: same residue, not reduced.
+                    let mut carry = 0u128;
+                    let mut t = [0u64; 4];
+                    for k in 0..4 {
+                        let v = l[k] as u128 + r_limbs[k] as u128 + carry;
+                        t[k] = v as u64;
+                        carry = v >> 64;
+                    }
+                    if carry == 0 {
+                        l = t;
+                    }
+                }
+                l
+            })
+            .collect();
+        let dp = dev.upload_g1(&p).map_err(|e| e.to_string())?;
+        let ds = dev.upload_scalars_canonical(&limbs).map_err(|e| e.to_string())?;
+        let got = dev.msm_g1_device(&dp, &ds, None).map_err(|e| e.to_string())?;
+        ensure(got == ref_msm_g1(&p, &s), || "differs from blstrs".into())
+    });
+    r.case("msm/g1 indexed subset", |dev, rng| {
+        let n = 3000;
+        let p = random_g1(n, rng.gen());
+        let ids: Vec<u32> = (0..n as u32).filter(|_| rng.gen_bool(0.3)).collect();
+        let s = random_scalars(ids.len(), rng.gen());
+        let sub: Vec<G1Affine> = ids.iter().map(|&i| p[i as usize]).collect();
+        let dp = dev.upload_g1(&p).map_err(|e| e.to_string())?;
+        let ds = dev.upload_scalars(&s).map_err(|e| e.to_string())?;
+        let got = dev.msm_g1_device(&dp, &ds, Some(&ids)).map_err(|e| e.to_string())?;
+        ensure(got == ref_msm_g1(&sub, &s), || "differs from blstrs".into())
+    });
+    r.case("msm/g1 rejects mismatched lengths", |dev, rng| {
+        let p = random_g1(10, rng.gen());
+        let s = random_scalars(11, rng.gen());
+        ensure(dev.msm_g1(&p, &s).is_err(), || "11 scalars over 10 points accepted".into())
+    });
+
+    // ---------------------------------------------------------- G2 MSM
+    for &n in &SIZES {
+        r.case(&format!("msm/g2 {n} random"), |dev, rng| check_msm_g2(dev, &random_g2(n, rng.gen()), &random_scalars(n, rng.gen())));
+    }
+    r.case("msm/g2 1000 all-one scalars", |dev, rng| check_msm_g2(dev, &random_g2(1000, rng.gen()), &vec![Scalar::ONE; 1000]));
+    r.case("msm/g2 1000 all-zero scalars", |dev, rng| check_msm_g2(dev, &random_g2(1000, rng.gen()), &vec![Scalar::ZERO; 1000]));
+    r.case("msm/g2 1000 with points at infinity and repeats", |dev, rng| {
+        let mut p = random_g2(1000, rng.gen());
+        for i in (0..1000).step_by(3) {
+            p[i] = G2Affine::identity();
+        }
+        for i in (1..1000).step_by(5) {
+            p[i] = p[1];
+        }
+        check_msm_g2(dev, &p, &random_scalars(1000, rng.gen()))
+    });
+
+    // ---------------------------------------------------------- 0/1 path
+    for &n in &SIZES {
+        r.case(&format!("sum_selected/g1 {n} random mask"), |dev, rng| {
+            let p = random_g1(n, rng.gen());
+            let m = random_mask(rng, n, 0.5);
+            let dp = dev.upload_g1(&p).map_err(|e| e.to_string())?;
+            let got = dev.sum_selected_g1(&dp, &m).map_err(|e| e.to_string())?;
+            ensure(got == masked_sum::<_, G1Projective>(&p, &m), || "differs from the CPU sum".into())
+        });
+    }
+    for (name, prob) in [("all set", 1.0), ("none set", 0.0)] {
+        r.case(&format!("sum_selected/g1 1000 {name}"), |dev, rng| {
+            let p = random_g1(1000, rng.gen());
+            let m = random_mask(rng, 1000, prob);
+            let dp = dev.upload_g1(&p).map_err(|e| e.to_string())?;
+            let got = dev.sum_selected_g1(&dp, &m).map_err(|e| e.to_string())?;
+            ensure(got == masked_sum::<_, G1Projective>(&p, &m), || "differs from the CPU sum".into())
+        });
+    }
+    r.case("sum_selected/g1 rejects bits past the end", |dev, rng| {
+        let p = random_g1(40, rng.gen());
+        let dp = dev.upload_g1(&p).map_err(|e| e.to_string())?;
+        ensure(dev.sum_selected_g1(&dp, &[0, 1 << 9]).is_err(), || "accepted a bit for point 41".into())
+    });
+    for n in [0usize, 1, 7, 1000, (1 << 16) + 3] {
+        r.case(&format!("sum_selected/g2 {n} random mask"), |dev, rng| {
+            let p = random_g2(n, rng.gen());
+            let m = random_mask(rng, n, 0.5);
+            let dp = dev.upload_g2(&p).map_err(|e| e.to_string())?;
+            let got = dev.sum_selected_g2(&dp, &m).map_err(|e| e.to_string())?;
+            ensure(got == masked_sum::<_, G2Projective>(&p, &m), || "differs from the CPU sum".into())
+        });
+    }
+    for n in [1000usize, (1 << 16) + 3] {
+        r.case(&format!("msm/g1 split 0/1 + rest {n}"), |dev, rng| {
+            let p = random_g1(n, rng.gen());
+            let s: Vec<Scalar> = (0..n)
+                .map(|_| match rng.gen_range(0..20) {
+                    0..=8 => Scalar::ZERO,
+                    9..=17 => Scalar::ONE,
+                    _ => Scalar::random(&mut *rng),
+                })
+                .collect();
+            let dp = dev.upload_g1(&p).map_err(|e| e.to_string())?;
+            let got = dev.msm_g1_split(&dp, &s).map_err(|e| e.to_string())?;
+            ensure(got == ref_msm_g1(&p, &s), || "differs from blstrs".into())
+        });
+    }
+    r.case("msm/g2 split 0/1 + rest 1000", |dev, rng| {
+        let n = 1000;
+        let p = random_g2(n, rng.gen());
+        let s: Vec<Scalar> = (0..n)
+            .map(|_| match rng.gen_range(0..3) {
+                0 => Scalar::ZERO,
+                1 => Scalar::ONE,
+                _ => Scalar::random(&mut *rng),
+            })
+            .collect();
+        let dp = dev.upload_g2(&p).map_err(|e| e.to_string())?;
+        let got = dev.msm_g2_split(&dp, &s).map_err(|e| e.to_string())?;
+        ensure(got == ref_msm_g2(&p, &s), || "differs from blstrs".into())
+    });
+    let _ = G1Projective::generator().to_affine();
+    Summary { passed: r.passed, failed: r.failed }
+}

@@ -1,0 +1,855 @@
+//! The GPU: one CUDA context, one stream and the embedded kernel module,
+//! with the host API the prover builds on (NTT, G1/G2 MSM, the 0/1 path).
+//!
+//! Everything runs in order on one stream; temporaries are stream-ordered
+//! allocations freed when dropped. Kernel arguments are raw device pointers
+//! (u64), so the cudarc event tracking is switched off: with a single stream
+//! it has nothing to order and would cost two event records per launch.
+
+use std::sync::{Arc, Mutex};
+
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use cudarc::driver::sys::CUfunction_attribute_enum;
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DeviceRepr,
+    DriverError, LaunchConfig, PushKernelArg, ValidAsZeroBits,
+};
+use ff::{Field, PrimeField};
+use group::Group;
+
+use crate::error::{CudaError, DriverFailure, Result};
+use crate::host::{self, NttKind, FR_BYTES};
+
+static FATBIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cuzk.fatbin"));
+
+/// Largest NTT: 2^28 elements (8 GiB of Fr).
+pub const MAX_NTT_LOG: u32 = 28;
+/// Threshold T of the chunked bucket sums: a thread adds at most T points
+/// before its partial sum moves to the next pass. 32 keeps per-thread chains
+/// short enough that a 2^26 MSM launches ~2.7e7 threads in its first pass.
+const CHUNK: u32 = 32;
+/// Largest DIT pass held in shared memory: 2^11 Fr = 64 KiB.
+const NTT_SMEM_LOG: u32 = 11;
+
+/// Which group an MSM runs in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Group_ {
+    G1,
+    G2,
+}
+
+impl Group_ {
+    fn affine_bytes(self) -> usize {
+        match self {
+            Group_::G1 => host::G1_AFFINE_BYTES,
+            Group_::G2 => host::G2_AFFINE_BYTES,
+        }
+    }
+    fn xyzz_bytes(self) -> usize {
+        match self {
+            Group_::G1 => host::G1_XYZZ_BYTES,
+            Group_::G2 => host::G2_XYZZ_BYTES,
+        }
+    }
+}
+
+/// Scalars as they lie in memory: blstrs' Montgomery limbs, or the canonical
+/// little-endian integer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScalarForm {
+    Montgomery,
+    Canonical,
+}
+
+struct Kernels {
+    ntt_powers: CudaFunction,
+    ntt_bitrev: CudaFunction,
+    ntt_scale: CudaFunction,
+    ntt_dit_pass: CudaFunction,
+    ntt_h_pointwise: CudaFunction,
+    scan_block: CudaFunction,
+    scan_add: CudaFunction,
+    msm_histogram: CudaFunction,
+    msm_scatter: CudaFunction,
+    msm_chunk_counts: CudaFunction,
+    msm_accumulate: [CudaFunction; 2],
+    msm_reduce: [CudaFunction; 2],
+    msm_bucket_reduce: [CudaFunction; 2],
+    sum_selected: [CudaFunction; 2],
+    test_fr_ops: CudaFunction,
+    test_fq_ops: CudaFunction,
+    test_fq2_ops: CudaFunction,
+    test_fr_from_mont: CudaFunction,
+    test_g1_ops: CudaFunction,
+    test_g2_ops: CudaFunction,
+}
+
+/// Points resident in device memory, for repeated MSMs over one base.
+pub struct DevicePoints {
+    group: Group_,
+    len: usize,
+    buf: CudaSlice<u8>,
+}
+
+impl DevicePoints {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// Scalars resident in device memory.
+pub struct DeviceScalars {
+    len: usize,
+    form: ScalarForm,
+    buf: CudaSlice<u8>,
+}
+
+impl DeviceScalars {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// One NTT twiddle table kept between calls: tw[i] = w^i, i < n/2.
+struct Twiddles {
+    lg: u32,
+    inverse: bool,
+    buf: CudaSlice<u8>,
+}
+
+/// An open GPU with the cuzk kernels loaded.
+pub struct CudaDevice {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    _module: Arc<CudaModule>,
+    k: Kernels,
+    label: String,
+    name: String,
+    ordinal: usize,
+    twiddles: Mutex<Option<Twiddles>>,
+}
+
+fn ptr<T>(s: &CudaSlice<T>, stream: &CudaStream) -> u64 {
+    // Event tracking is off (see the module doc), so the guard does nothing.
+    let (p, _guard) = s.device_ptr(stream);
+    p
+}
+
+fn cfg1d(threads: usize, block: u32) -> LaunchConfig {
+    let blocks = threads.div_ceil(block as usize).max(1) as u32;
+    LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 }
+}
+
+impl CudaDevice {
+    /// Opens GPU `ordinal`. Where libcuda is missing or no GPU is present
+    /// this returns [`CudaError::NoGpu`] without touching the driver further.
+    pub fn open(ordinal: usize) -> Result<Self> {
+        // SAFETY: only probes whether the shared library can be loaded;
+        // cudarc panics on a missing libcuda if any other call comes first.
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return Err(CudaError::NoGpu { reason: "libcuda is not installed on this machine".into() });
+        }
+        let count = CudaContext::device_count().map_err(|e| CudaError::NoGpu {
+            reason: format!("the CUDA driver reports no usable device: {e}"),
+        })?;
+        if ordinal >= count.max(0) as usize {
+            return Err(CudaError::NoGpu {
+                reason: format!("device {ordinal} requested, {count} present"),
+            });
+        }
+        let label = format!("{ordinal}");
+        let drv = |op: &'static str, e: DriverError| CudaError::Driver {
+            op,
+            kernel: "open",
+            size: 0,
+            device: label.clone(),
+            source: DriverFailure::Driver(e),
+        };
+        let ctx = CudaContext::new(ordinal).map_err(|e| drv("context creation", e))?;
+        // SAFETY: this type uses one stream only and orders all work on it.
+        unsafe { ctx.disable_event_tracking() };
+        let name = ctx.name().map_err(|e| drv("device name", e))?;
+        let label = format!("{ordinal} ({name})");
+        let drv = |op: &'static str, e: DriverError| CudaError::Driver {
+            op,
+            kernel: "open",
+            size: 0,
+            device: label.clone(),
+            source: DriverFailure::Driver(e),
+        };
+        let stream = ctx.new_stream().map_err(|e| drv("stream creation", e))?;
+        let module = ctx
+            .load_module(cudarc::nvrtc::Ptx::from_binary(FATBIN.to_vec()))
+            .map_err(|e| drv("loading the embedded fatbin", e))?;
+        let f = |name: &'static str| module.load_function(name).map_err(|e| drv("kernel lookup", e));
+        let k = Kernels {
+            ntt_powers: f("ntt_powers")?,
+            ntt_bitrev: f("ntt_bitrev")?,
+            ntt_scale: f("ntt_scale")?,
+            ntt_dit_pass: f("ntt_dit_pass")?,
+            ntt_h_pointwise: f("ntt_h_pointwise")?,
+            scan_block: f("scan_block")?,
+            scan_add: f("scan_add")?,
+            msm_histogram: f("msm_histogram")?,
+            msm_scatter: f("msm_scatter")?,
+            msm_chunk_counts: f("msm_chunk_counts")?,
+            msm_accumulate: [f("msm_accumulate_g1")?, f("msm_accumulate_g2")?],
+            msm_reduce: [f("msm_reduce_g1")?, f("msm_reduce_g2")?],
+            msm_bucket_reduce: [f("msm_bucket_reduce_g1")?, f("msm_bucket_reduce_g2")?],
+            sum_selected: [f("sum_selected_g1")?, f("sum_selected_g2")?],
+            test_fr_ops: f("test_fr_ops")?,
+            test_fq_ops: f("test_fq_ops")?,
+            test_fq2_ops: f("test_fq2_ops")?,
+            test_fr_from_mont: f("test_fr_from_mont")?,
+            test_g1_ops: f("test_g1_ops")?,
+            test_g2_ops: f("test_g2_ops")?,
+        };
+        k.ntt_dit_pass
+            .set_attribute(
+                CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                (FR_BYTES << NTT_SMEM_LOG) as i32,
+            )
+            .map_err(|e| drv("raising ntt_dit_pass's shared memory limit", e))?;
+        Ok(CudaDevice {
+            ctx,
+            stream,
+            _module: module,
+            k,
+            label,
+            name,
+            ordinal,
+            twiddles: Mutex::new(None),
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    pub fn ordinal(&self) -> usize {
+        self.ordinal
+    }
+    /// (free, total) device memory in bytes.
+    pub fn memory(&self) -> Result<(usize, usize)> {
+        self.ctx.mem_get_info().map_err(|e| self.err("mem_get_info", "memory", 0, e))
+    }
+
+    fn err(&self, op: &'static str, kernel: &'static str, size: usize, e: DriverError) -> CudaError {
+        CudaError::Driver { op, kernel, size, device: self.label.clone(), source: DriverFailure::Driver(e) }
+    }
+
+    fn bad(&self, kernel: &'static str, size: usize, what: String) -> CudaError {
+        CudaError::BadInput { kernel, what, size, device: self.label.clone() }
+    }
+
+    /// Waits for all queued work; kernel faults surface here.
+    pub fn synchronize(&self) -> Result<()> {
+        self.stream.synchronize().map_err(|e| self.err("synchronize", "stream", 0, e))
+    }
+
+    pub(crate) fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+    pub(crate) fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    fn alloc<T: DeviceRepr>(&self, kernel: &'static str, len: usize) -> Result<CudaSlice<T>> {
+        // SAFETY: every buffer from here is written by a kernel or a copy
+        // before it is read (the kernels' index bounds guarantee it).
+        unsafe { self.stream.alloc::<T>(len.max(1)) }.map_err(|e| self.err("alloc", kernel, len, e))
+    }
+
+    fn zeros<T: DeviceRepr + ValidAsZeroBits>(&self, kernel: &'static str, len: usize) -> Result<CudaSlice<T>> {
+        self.stream.alloc_zeros::<T>(len.max(1)).map_err(|e| self.err("alloc_zeros", kernel, len, e))
+    }
+
+    fn upload<T: DeviceRepr>(&self, kernel: &'static str, data: &[T]) -> Result<CudaSlice<T>> {
+        if data.is_empty() {
+            return self.alloc(kernel, 1);
+        }
+        self.stream.clone_htod(data).map_err(|e| self.err("copy to device", kernel, data.len(), e))
+    }
+
+    fn download<T: DeviceRepr + Default + Clone>(
+        &self,
+        kernel: &'static str,
+        src: &CudaSlice<T>,
+        len: usize,
+    ) -> Result<Vec<T>> {
+        let mut out = vec![T::default(); len];
+        if len > 0 {
+            self.stream
+                .memcpy_dtoh(&src.slice(0..len), &mut out)
+                .map_err(|e| self.err("copy to host", kernel, len, e))?;
+        }
+        Ok(out)
+    }
+
+    fn p<T>(&self, s: &CudaSlice<T>) -> u64 {
+        ptr(s, &self.stream)
+    }
+
+    // ------------------------------------------------------------ launches
+
+    fn launch(
+        &self,
+        f: &CudaFunction,
+        kernel: &'static str,
+        size: usize,
+        cfg: LaunchConfig,
+        args: &[&dyn Arg],
+    ) -> Result<()> {
+        let mut b = self.stream.launch_builder(f);
+        for a in args {
+            a.push(&mut b);
+        }
+        // SAFETY: each call site passes the kernel's parameters in order with
+        // matching types (u32 / u64 device pointers), and sizes its grid so
+        // that the kernel's own bounds checks keep every access in bounds of
+        // the buffers passed.
+        unsafe { b.launch(cfg) }.map_err(|e| self.err("launch", kernel, size, e))?;
+        Ok(())
+    }
+
+    // ---------------------------------------------------------------- scan
+
+    /// Exclusive scan of `input[0..n]` into `out[0..=n]` (out[n] = total).
+    fn scan(&self, input: &CudaSlice<u32>, out: &CudaSlice<u32>, n: usize) -> Result<()> {
+        let blocks = n.div_ceil(1024).max(1);
+        let sums: CudaSlice<u32> = self.alloc("scan", blocks + 1)?;
+        let cfg = LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
+        if blocks == 1 {
+            // The block total lands straight in out[n].
+            let total_ptr = self.p(out) + 4 * n as u64;
+            self.launch(&self.k.scan_block, "scan_block", n, cfg, &[&self.p(input), &self.p(out), &(n as u32), &total_ptr])?;
+            return Ok(());
+        }
+        self.launch(&self.k.scan_block, "scan_block", n, cfg, &[&self.p(input), &self.p(out), &(n as u32), &self.p(&sums)])?;
+        let sums_scanned: CudaSlice<u32> = self.alloc("scan", blocks + 1)?;
+        self.scan(&sums, &sums_scanned, blocks)?;
+        let total_ptr = self.p(&sums_scanned) + 4 * blocks as u64;
+        self.launch(&self.k.scan_add, "scan_add", n, cfg1d(n, 256), &[&self.p(out), &(n as u32), &self.p(&sums_scanned), &total_ptr])?;
+        Ok(())
+    }
+
+    // ----------------------------------------------------------------- NTT
+
+    /// Tables lo[j] = c*base^j (j < 2^lo_bits), hi[j] = base^(j*2^lo_bits),
+    /// covering exponents below 2^lg.
+    fn power_tables(&self, base: Scalar, c: Scalar, lg: u32) -> Result<(CudaSlice<u8>, CudaSlice<u8>, u32)> {
+        let lo_bits = lg.div_ceil(2);
+        let hi_bits = lg - lo_bits;
+        let mut lo = Vec::with_capacity(1 << lo_bits);
+        let mut p = c;
+        for _ in 0..(1u32 << lo_bits) {
+            lo.push(p);
+            p *= base;
+        }
+        let step = base.pow_vartime([1u64 << lo_bits]);
+        let mut hi = Vec::with_capacity(1 << hi_bits);
+        let mut p = Scalar::ONE;
+        for _ in 0..(1u32 << hi_bits) {
+            hi.push(p);
+            p *= step;
+        }
+        Ok((
+            self.upload("ntt tables", host::scalars_as_bytes(&lo))?,
+            self.upload("ntt tables", host::scalars_as_bytes(&hi))?,
+            lo_bits,
+        ))
+    }
+
+    fn with_twiddles<R>(&self, lg: u32, inverse: bool, f: impl FnOnce(u64) -> Result<R>) -> Result<R> {
+        let mut cache = self.twiddles.lock().unwrap_or_else(|p| p.into_inner());
+        let hit = matches!(&*cache, Some(t) if t.lg == lg && t.inverse == inverse);
+        if !hit {
+            *cache = None; // free the old table first: at 2^28 it is 4 GiB
+            let mut w = host::root_of_unity(lg);
+            if inverse {
+                w = w.invert().expect("roots of unity are nonzero");
+            }
+            let count = (1usize << lg) / 2;
+            let (lo, hi, lo_bits) = self.power_tables(w, Scalar::ONE, lg)?;
+            let buf: CudaSlice<u8> = self.alloc("ntt twiddles", count.max(1) * FR_BYTES)?;
+            self.launch(&self.k.ntt_powers, "ntt_powers", count, cfg1d(count, 256), &[&self.p(&buf), &(count as u32), &self.p(&lo), &self.p(&hi), &lo_bits])?;
+            *cache = Some(Twiddles { lg, inverse, buf });
+        }
+        let t = cache.as_ref().expect("filled above");
+        f(self.p(&t.buf))
+    }
+
+    /// Drops the cached twiddle table (up to 4 GiB at 2^28).
+    pub fn release_ntt_tables(&self) {
+        *self.twiddles.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    /// NTT of `n = 2^lg` Fr elements already on the device at `data`.
+    pub fn ntt_device(&self, data: &mut CudaSlice<u8>, lg: u32, kind: NttKind) -> Result<()> {
+        if lg > MAX_NTT_LOG {
+            return Err(CudaError::Unsupported { kernel: "ntt", size: 1 << lg, limit: 1 << MAX_NTT_LOG, device: self.label.clone() });
+        }
+        let n = 1usize << lg;
+        if data.len() < n * FR_BYTES {
+            return Err(self.bad("ntt", n, format!("buffer of {} bytes holds fewer than 2^{lg} elements", data.len())));
+        }
+        let d = self.p(data);
+        let g = Scalar::MULTIPLICATIVE_GENERATOR;
+        let inverse = matches!(kind, NttKind::Inverse | NttKind::CosetInverse);
+        // 1. bit reversal, with the coset scaling x_i *= g^i fused in.
+        if kind == NttKind::CosetForward {
+            let (lo, hi, lo_bits) = self.power_tables(g, Scalar::ONE, lg)?;
+            self.launch(&self.k.ntt_bitrev, "ntt_bitrev", n, cfg1d(n, 256), &[&d, &lg, &self.p(&lo), &self.p(&hi), &lo_bits, &1u32])?;
+        } else {
+            self.launch(&self.k.ntt_bitrev, "ntt_bitrev", n, cfg1d(n, 256), &[&d, &lg, &0u64, &0u64, &0u32, &0u32])?;
+        }
+        // 2. DIT stages in fused shared-memory passes.
+        if lg > 0 {
+            self.with_twiddles(lg, inverse, |tw| {
+                let mut s0 = 0u32;
+                while s0 < lg {
+                    let lgl = s0.min(2);
+                    let max_k = NTT_SMEM_LOG - lgl;
+                    let remaining = lg - s0;
+                    // Spread the stages evenly over the passes still needed.
+                    let passes = if remaining <= max_k { 1 } else { 1 + (remaining - max_k).div_ceil(NTT_SMEM_LOG - 2) };
+                    let k = remaining.div_ceil(passes).min(max_k);
+                    let e = 1u32 << (k + lgl);
+                    let threads = (e / 2).clamp(32, 256);
+                    let blocks = 1u32 << (lg - k - lgl);
+                    let cfg = LaunchConfig {
+                        grid_dim: (blocks, 1, 1),
+                        block_dim: (threads, 1, 1),
+                        shared_mem_bytes: e * FR_BYTES as u32,
+                    };
+                    self.launch(&self.k.ntt_dit_pass, "ntt_dit_pass", n, cfg, &[&d, &tw, &lg, &s0, &k, &lgl])?;
+                    s0 += k;
+                }
+                Ok(())
+            })?;
+        }
+        // 3. inverse: x_i *= n^-1 (g^-i)^[coset].
+        if inverse {
+            let n_inv = Scalar::from(n as u64).invert().expect("n is nonzero in Fr");
+            let base = if kind == NttKind::CosetInverse { g.invert().expect("g is nonzero") } else { Scalar::ONE };
+            let (lo, hi, lo_bits) = self.power_tables(base, n_inv, lg)?;
+            self.launch(&self.k.ntt_scale, "ntt_scale", n, cfg1d(n, 256), &[&d, &(n as u32), &self.p(&lo), &self.p(&hi), &lo_bits])?;
+        }
+        Ok(())
+    }
+
+    /// NTT of host data in place (length a power of two, at most 2^28).
+    pub fn ntt(&self, values: &mut [Scalar], kind: NttKind) -> Result<()> {
+        let n = values.len();
+        if !n.is_power_of_two() {
+            return Err(self.bad("ntt", n, "length is not a power of two".into()));
+        }
+        let lg = n.trailing_zeros();
+        let mut buf = self.upload("ntt", host::scalars_as_bytes(values))?;
+        self.ntt_device(&mut buf, lg, kind)?;
+        self.stream
+            .memcpy_dtoh(&buf, host::scalars_as_bytes_mut(values))
+            .map_err(|e| self.err("copy to host", "ntt", n, e))?;
+        Ok(())
+    }
+
+    /// H's pointwise step on the coset: a_i = (a_i b_i - c_i) / Z, with
+    /// Z = g^n - 1 the vanishing polynomial's value on the coset g<w>.
+    pub fn h_pointwise_device(&self, a: &mut CudaSlice<u8>, b: &CudaSlice<u8>, c: &CudaSlice<u8>, n: usize) -> Result<()> {
+        if a.len() < n * FR_BYTES || b.len() < n * FR_BYTES || c.len() < n * FR_BYTES {
+            return Err(self.bad("ntt_h_pointwise", n, "a buffer holds fewer than n elements".into()));
+        }
+        let z = Scalar::MULTIPLICATIVE_GENERATOR.pow_vartime([n as u64]) - Scalar::ONE;
+        let z_inv = z.invert().expect("g^n != 1: g is not a root of unity of this order");
+        let zb = self.upload("ntt_h_pointwise", host::scalars_as_bytes(&[z_inv]))?;
+        self.launch(&self.k.ntt_h_pointwise, "ntt_h_pointwise", n, cfg1d(n, 256), &[&self.p(a), &self.p(b), &self.p(c), &(n as u32), &self.p(&zb)])
+    }
+
+    /// The whole H computation of Groth16 on the GPU: a, b, c are the
+    /// evaluations (zero-padded to n = 2^lg); returns the n coefficients of
+    /// (a*b - c)/Z computed through the coset, as bellperson does.
+    pub fn compute_h(&self, a: &[Scalar], b: &[Scalar], c: &[Scalar]) -> Result<Vec<Scalar>> {
+        let m = a.len().max(b.len()).max(c.len());
+        let n = m.next_power_of_two().max(1);
+        let lg = n.trailing_zeros();
+        let pad = |v: &[Scalar]| -> Result<CudaSlice<u8>> {
+            let mut buf: CudaSlice<u8> = self.zeros("compute_h", n * FR_BYTES)?;
+            if !v.is_empty() {
+                self.stream
+                    .memcpy_htod(host::scalars_as_bytes(v), &mut buf.slice_mut(0..v.len() * FR_BYTES))
+                    .map_err(|e| self.err("copy to device", "compute_h", n, e))?;
+            }
+            Ok(buf)
+        };
+        let mut bufs = [pad(a)?, pad(b)?, pad(c)?];
+        for buf in bufs.iter_mut() {
+            self.ntt_device(buf, lg, NttKind::Inverse)?;
+            self.ntt_device(buf, lg, NttKind::CosetForward)?;
+        }
+        let [mut ha, hb, hc] = bufs;
+        self.h_pointwise_device(&mut ha, &hb, &hc, n)?;
+        self.ntt_device(&mut ha, lg, NttKind::CosetInverse)?;
+        let mut out = vec![Scalar::ZERO; n];
+        self.stream
+            .memcpy_dtoh(&ha, host::scalars_as_bytes_mut(&mut out))
+            .map_err(|e| self.err("copy to host", "compute_h", n, e))?;
+        Ok(out)
+    }
+
+    // ----------------------------------------------------------------- MSM
+
+    pub fn upload_g1(&self, points: &[G1Affine]) -> Result<DevicePoints> {
+        Ok(DevicePoints { group: Group_::G1, len: points.len(), buf: self.upload("upload_g1", host::g1_as_bytes(points))? })
+    }
+    pub fn upload_g2(&self, points: &[G2Affine]) -> Result<DevicePoints> {
+        Ok(DevicePoints { group: Group_::G2, len: points.len(), buf: self.upload("upload_g2", host::g2_as_bytes(points))? })
+    }
+    /// Uploads points from any host buffer holding their raw bytes (e.g.
+    /// pinned memory); `bytes.len()` must be a whole number of points.
+    pub fn upload_points_raw(&self, g2: bool, bytes: &[u8]) -> Result<DevicePoints> {
+        let group = if g2 { Group_::G2 } else { Group_::G1 };
+        if bytes.len() % group.affine_bytes() != 0 {
+            return Err(self.bad("upload_points", bytes.len(), "not a whole number of affine points".into()));
+        }
+        Ok(DevicePoints { group, len: bytes.len() / group.affine_bytes(), buf: self.upload("upload_points", bytes)? })
+    }
+    pub fn upload_scalars(&self, scalars: &[Scalar]) -> Result<DeviceScalars> {
+        Ok(DeviceScalars { len: scalars.len(), form: ScalarForm::Montgomery, buf: self.upload("upload_scalars", host::scalars_as_bytes(scalars))? })
+    }
+    /// Canonical scalars as little-endian u64 limbs (any 256-bit value; the
+    /// kernels reduce it mod r).
+    pub fn upload_scalars_canonical(&self, limbs: &[[u64; 4]]) -> Result<DeviceScalars> {
+        let bytes: Vec<u8> = limbs.iter().flatten().flat_map(|l| l.to_le_bytes()).collect();
+        let buf = self.upload("upload_scalars", &bytes)?;
+        Ok(DeviceScalars { len: limbs.len(), form: ScalarForm::Canonical, buf })
+    }
+
+    /// sum s_i P_i over Montgomery scalars; points.len() >= scalars.len().
+    pub fn msm_g1(&self, points: &[G1Affine], scalars: &[Scalar]) -> Result<G1Projective> {
+        let n = scalars.len();
+        if points.len() < n {
+            return Err(self.bad("msm_g1", n, format!("{} points for {n} scalars", points.len())));
+        }
+        let p = self.upload_g1(&points[..n])?;
+        let s = self.upload_scalars(scalars)?;
+        self.msm_g1_device(&p, &s, None)
+    }
+
+    pub fn msm_g2(&self, points: &[G2Affine], scalars: &[Scalar]) -> Result<G2Projective> {
+        let n = scalars.len();
+        if points.len() < n {
+            return Err(self.bad("msm_g2", n, format!("{} points for {n} scalars", points.len())));
+        }
+        let p = self.upload_g2(&points[..n])?;
+        let s = self.upload_scalars(scalars)?;
+        self.msm_g2_device(&p, &s, None)
+    }
+
+    /// MSM over resident points; `ids` (if any) gives, for each scalar, the
+    /// index of its point (the indexed MSM of the split's non-0/1 part).
+    pub fn msm_g1_device(&self, points: &DevicePoints, scalars: &DeviceScalars, ids: Option<&[u32]>) -> Result<G1Projective> {
+        let sums = self.msm_windows(Group_::G1, points, scalars, ids, "msm_g1")?;
+        Ok(combine_windows(sums.0.iter().map(|b| host::g1_from_xyzz(b)).collect(), sums.1))
+    }
+
+    pub fn msm_g2_device(&self, points: &DevicePoints, scalars: &DeviceScalars, ids: Option<&[u32]>) -> Result<G2Projective> {
+        let sums = self.msm_windows(Group_::G2, points, scalars, ids, "msm_g2")?;
+        Ok(combine_windows(sums.0.iter().map(|b| host::g2_from_xyzz(b)).collect(), sums.1))
+    }
+
+    /// Runs the Pippenger kernels; returns each window's sum (XYZZ bytes)
+    /// and the window width.
+    fn msm_windows(
+        &self,
+        group: Group_,
+        points: &DevicePoints,
+        scalars: &DeviceScalars,
+        ids: Option<&[u32]>,
+        kernel: &'static str,
+    ) -> Result<(Vec<Vec<u8>>, u32)> {
+        let m = scalars.len;
+        if points.group != group {
+            return Err(self.bad(kernel, m, "points of the other group".into()));
+        }
+        match ids {
+            Some(ids) => {
+                if ids.len() != m {
+                    return Err(self.bad(kernel, m, format!("{} ids for {m} scalars", ids.len())));
+                }
+                if let Some(bad) = ids.iter().find(|&&i| i as usize >= points.len) {
+                    return Err(self.bad(kernel, m, format!("id {bad} past {} points", points.len)));
+                }
+            }
+            None => {
+                if points.len < m {
+                    return Err(self.bad(kernel, m, format!("{} points for {m} scalars", points.len)));
+                }
+            }
+        }
+        if points.len >= 1 << 31 {
+            return Err(CudaError::Unsupported { kernel, size: points.len, limit: (1 << 31) - 1, device: self.label.clone() });
+        }
+        if m == 0 {
+            return Ok((Vec::new(), 1));
+        }
+        let c = host::choose_window(m);
+        let w = host::num_windows(c);
+        if (w as u64) * (m as u64) >= 1 << 32 {
+            return Err(CudaError::Unsupported { kernel, size: m, limit: ((1u64 << 32) / w as u64) as usize, device: self.label.clone() });
+        }
+        let b = 1usize << (c - 1);
+        let s = w as usize * b;
+        let gi = (group == Group_::G2) as usize;
+        let mont = (scalars.form == ScalarForm::Montgomery) as u32;
+        let ids_buf = ids.map(|v| self.upload(kernel, v)).transpose()?;
+        let ids_ptr = ids_buf.as_ref().map_or(0u64, |b| self.p(b));
+        let sc = self.p(&scalars.buf);
+
+        // 1-2: counting sort of (window, bucket) entries.
+        let hist: CudaSlice<u32> = self.zeros(kernel, s)?;
+        self.launch(&self.k.msm_histogram, "msm_histogram", m, cfg1d(m, 256), &[&sc, &(m as u32), &mont, &c, &w, &self.p(&hist)])?;
+        let off0: CudaSlice<u32> = self.alloc(kernel, s + 1)?;
+        self.scan(&hist, &off0, s)?;
+        let mut cursor: CudaSlice<u32> = self.alloc(kernel, s)?;
+        self.stream.memcpy_dtod(&off0.slice(0..s), &mut cursor).map_err(|e| self.err("copy", kernel, m, e))?;
+        let total_bound = w as usize * m;
+        let sorted: CudaSlice<u32> = self.alloc(kernel, total_bound)?;
+        self.launch(&self.k.msm_scatter, "msm_scatter", m, cfg1d(m, 256), &[&sc, &ids_ptr, &(m as u32), &mont, &c, &w, &self.p(&cursor), &self.p(&sorted)])?;
+        drop(cursor);
+
+        // 3: chunked bucket sums, first pass from the affine points.
+        let cnt1: CudaSlice<u32> = self.alloc(kernel, s)?;
+        self.launch(&self.k.msm_chunk_counts, "msm_chunk_counts", s, cfg1d(s, 256), &[&self.p(&hist), &(s as u32), &CHUNK, &self.p(&cnt1)])?;
+        let off1: CudaSlice<u32> = self.alloc(kernel, s + 1)?;
+        self.scan(&cnt1, &off1, s)?;
+        let bound1 = total_bound / CHUNK as usize + s;
+        let items1: CudaSlice<u8> = self.alloc(kernel, bound1 * group.xyzz_bytes())?;
+        self.launch(
+            &self.k.msm_accumulate[gi],
+            "msm_accumulate",
+            m,
+            cfg1d(bound1, 128),
+            &[&self.p(&points.buf), &self.p(&sorted), &self.p(&hist), &self.p(&off0), &self.p(&off1), &(s as u32), &CHUNK, &self.p(&items1)],
+        )?;
+        drop((sorted, hist, off0));
+        let (items, cnt, off, _) = self.reduce_segments(group, items1, cnt1, off1, s, m.div_ceil(CHUNK as usize), bound1, kernel)?;
+
+        // 4: per-window bucket reduction by G groups, then sum the groups.
+        let lg_g = (c - 1).min(12);
+        let groups = 1usize << lg_g;
+        let parts: CudaSlice<u8> = self.alloc(kernel, w as usize * groups * group.xyzz_bytes())?;
+        self.launch(
+            &self.k.msm_bucket_reduce[gi],
+            "msm_bucket_reduce",
+            m,
+            cfg1d(w as usize * groups, 64),
+            &[&self.p(&items), &self.p(&cnt), &self.p(&off), &w, &(b as u32), &lg_g, &self.p(&parts)],
+        )?;
+        drop((items, cnt, off));
+        let wcnt = self.upload(kernel, &vec![groups as u32; w as usize])?;
+        let woff_host: Vec<u32> = (0..=w as usize).map(|i| (i * groups) as u32).collect();
+        let woff = self.upload(kernel, &woff_host)?;
+        let (sums, _, soff, _) = self.reduce_segments(group, parts, wcnt, woff, w as usize, groups, w as usize * groups, kernel)?;
+        // Each window holds exactly one item now, at soff[w] = w.
+        let _ = soff;
+        let bytes = self.download(kernel, &sums, w as usize * group.xyzz_bytes())?;
+        Ok((bytes.chunks_exact(group.xyzz_bytes()).map(|c| c.to_vec()).collect(), c))
+    }
+
+    /// Repeats the chunked reduction until every segment holds at most one
+    /// item. `max_count` bounds any segment's item count, `bound` the total.
+    #[allow(clippy::too_many_arguments)]
+    fn reduce_segments(
+        &self,
+        group: Group_,
+        mut items: CudaSlice<u8>,
+        mut cnt: CudaSlice<u32>,
+        mut off: CudaSlice<u32>,
+        s: usize,
+        mut max_count: usize,
+        mut bound: usize,
+        kernel: &'static str,
+    ) -> Result<(CudaSlice<u8>, CudaSlice<u32>, CudaSlice<u32>, usize)> {
+        let gi = (group == Group_::G2) as usize;
+        while max_count > 1 {
+            let cnt2: CudaSlice<u32> = self.alloc(kernel, s)?;
+            self.launch(&self.k.msm_chunk_counts, "msm_chunk_counts", s, cfg1d(s, 256), &[&self.p(&cnt), &(s as u32), &CHUNK, &self.p(&cnt2)])?;
+            let off2: CudaSlice<u32> = self.alloc(kernel, s + 1)?;
+            self.scan(&cnt2, &off2, s)?;
+            let bound2 = bound / CHUNK as usize + s;
+            let items2: CudaSlice<u8> = self.alloc(kernel, bound2 * group.xyzz_bytes())?;
+            self.launch(
+                &self.k.msm_reduce[gi],
+                "msm_reduce",
+                bound,
+                cfg1d(bound2, 128),
+                &[&self.p(&items), &self.p(&cnt), &self.p(&off), &self.p(&off2), &(s as u32), &CHUNK, &self.p(&items2)],
+            )?;
+            items = items2;
+            cnt = cnt2;
+            off = off2;
+            bound = bound2;
+            max_count = max_count.div_ceil(CHUNK as usize);
+        }
+        Ok((items, cnt, off, bound))
+    }
+
+    // ------------------------------------------------------------ 0/1 path
+
+    /// Sum of the points whose bit is set in `mask` (bit i of word i/32);
+    /// bits at or past `points.len()` must be clear.
+    pub fn sum_selected_g1(&self, points: &DevicePoints, mask: &[u32]) -> Result<G1Projective> {
+        let b = self.sum_selected(Group_::G1, points, mask, "sum_selected_g1")?;
+        Ok(host::g1_from_xyzz(&b))
+    }
+    pub fn sum_selected_g2(&self, points: &DevicePoints, mask: &[u32]) -> Result<G2Projective> {
+        let b = self.sum_selected(Group_::G2, points, mask, "sum_selected_g2")?;
+        Ok(host::g2_from_xyzz(&b))
+    }
+
+    fn sum_selected(&self, group: Group_, points: &DevicePoints, mask: &[u32], kernel: &'static str) -> Result<Vec<u8>> {
+        let n = points.len;
+        if points.group != group {
+            return Err(self.bad(kernel, n, "points of the other group".into()));
+        }
+        if mask.len() != n.div_ceil(32) {
+            return Err(self.bad(kernel, n, format!("mask of {} words for {n} points", mask.len())));
+        }
+        if n % 32 != 0 && mask.last().is_some_and(|&w| w >> (n % 32) != 0) {
+            return Err(self.bad(kernel, n, "mask bits set past the last point".into()));
+        }
+        if n == 0 {
+            return Ok(vec![0u8; group.xyzz_bytes()]);
+        }
+        // 8 words (256 points) per thread: 2^18 threads at 2^26 points.
+        const WORDS: u32 = 8;
+        let n_words = mask.len();
+        let threads = n_words.div_ceil(WORDS as usize);
+        let mbuf = self.upload(kernel, mask)?;
+        let parts: CudaSlice<u8> = self.alloc(kernel, threads * group.xyzz_bytes())?;
+        let gi = (group == Group_::G2) as usize;
+        self.launch(
+            &self.k.sum_selected[gi],
+            kernel,
+            n,
+            cfg1d(threads, 128),
+            &[&self.p(&points.buf), &self.p(&mbuf), &(n_words as u32), &WORDS, &self.p(&parts), &(threads as u32)],
+        )?;
+        let cnt = self.upload(kernel, &[threads as u32])?;
+        let off = self.upload(kernel, &[0u32, threads as u32])?;
+        let (items, _, _, _) = self.reduce_segments(group, parts, cnt, off, 1, threads, threads, kernel)?;
+        self.download(kernel, &items, group.xyzz_bytes())
+    }
+
+    /// sum s_i P_i by the split: the 0/1 part through the 0/1 path, the rest
+    /// through an indexed MSM over the same resident points.
+    pub fn msm_g1_split(&self, points: &DevicePoints, scalars: &[Scalar]) -> Result<G1Projective> {
+        if points.len != scalars.len() {
+            return Err(self.bad("msm_g1_split", scalars.len(), format!("{} points", points.len)));
+        }
+        let split = host::split_zero_one(scalars);
+        let ones = self.sum_selected_g1(points, &split.ones)?;
+        let rest_s = self.upload_scalars(&split.rest_scalars)?;
+        let rest = self.msm_g1_device(points, &rest_s, Some(&split.rest_ids))?;
+        Ok(ones + rest)
+    }
+
+    pub fn msm_g2_split(&self, points: &DevicePoints, scalars: &[Scalar]) -> Result<G2Projective> {
+        if points.len != scalars.len() {
+            return Err(self.bad("msm_g2_split", scalars.len(), format!("{} points", points.len)));
+        }
+        let split = host::split_zero_one(scalars);
+        let ones = self.sum_selected_g2(points, &split.ones)?;
+        let rest_s = self.upload_scalars(&split.rest_scalars)?;
+        let rest = self.msm_g2_device(points, &rest_s, Some(&split.rest_ids))?;
+        Ok(ones + rest)
+    }
+
+    // ------------------------------------------- arithmetic kernels (tests)
+
+    /// Runs test_{fr,fq,fq2}_ops: per element [a*b, a+b, a-b, a^2, -a], raw
+    /// Montgomery bytes in and out. `which`: 0 = Fr, 1 = Fq, 2 = Fq2.
+    pub fn field_ops_raw(&self, which: u32, a: &[u8], b: &[u8], elem: usize) -> Result<Vec<u8>> {
+        let n = a.len() / elem;
+        let f = match which {
+            0 => &self.k.test_fr_ops,
+            1 => &self.k.test_fq_ops,
+            _ => &self.k.test_fq2_ops,
+        };
+        let (da, db) = (self.upload("field_ops", a)?, self.upload("field_ops", b)?);
+        let out: CudaSlice<u8> = self.alloc("field_ops", 5 * n * elem)?;
+        self.launch(f, "test_field_ops", n, cfg1d(n, 128), &[&self.p(&da), &self.p(&db), &self.p(&out), &(n as u32)])?;
+        self.download("field_ops", &out, 5 * n * elem)
+    }
+
+    pub fn fr_from_mont_raw(&self, a: &[u8]) -> Result<Vec<u8>> {
+        let n = a.len() / FR_BYTES;
+        let da = self.upload("fr_from_mont", a)?;
+        let out: CudaSlice<u8> = self.alloc("fr_from_mont", a.len())?;
+        self.launch(&self.k.test_fr_from_mont, "test_fr_from_mont", n, cfg1d(n, 128), &[&self.p(&da), &self.p(&out), &(n as u32)])?;
+        self.download("fr_from_mont", &out, a.len())
+    }
+
+    /// Runs test_g{1,2}_ops: per pair [P+Q mixed, P+Q xyzz, 2P, k*P] as XYZZ.
+    pub fn curve_ops_raw(&self, g2: bool, p: &[u8], q: &[u8], ks: &[u32]) -> Result<Vec<u8>> {
+        let group = if g2 { Group_::G2 } else { Group_::G1 };
+        let n = ks.len();
+        let (dp, dq, dk) = (self.upload("curve_ops", p)?, self.upload("curve_ops", q)?, self.upload("curve_ops", ks)?);
+        let out: CudaSlice<u8> = self.alloc("curve_ops", 4 * n * group.xyzz_bytes())?;
+        let f = if g2 { &self.k.test_g2_ops } else { &self.k.test_g1_ops };
+        self.launch(f, "test_curve_ops", n, cfg1d(n, 64), &[&self.p(&dp), &self.p(&dq), &self.p(&dk), &self.p(&out), &(n as u32)])?;
+        self.download("curve_ops", &out, 4 * n * group.xyzz_bytes())
+    }
+
+    /// Pinned (page-locked) host memory of `len` bytes on this device's
+    /// context, for streaming points at full PCIe/NVLink-C2C speed.
+    pub fn alloc_pinned(&self, len: usize) -> Result<cudarc::driver::PinnedHostSlice<u8>> {
+        // SAFETY: the memory is uninitialised; callers fill it before use
+        // (the bench writes every byte before the first copy).
+        unsafe { self.ctx.alloc_pinned_with_flags::<u8>(len.max(1), 0) }.map_err(|e| self.err("cuMemHostAlloc", "pinned", len, e))
+    }
+
+    /// Copies raw point bytes from pinned memory into a new device buffer.
+    pub fn upload_points_pinned(&self, g2: bool, src: &cudarc::driver::PinnedHostSlice<u8>, len: usize) -> Result<DevicePoints> {
+        let group = if g2 { Group_::G2 } else { Group_::G1 };
+        let bytes = len * group.affine_bytes();
+        let mut buf: CudaSlice<u8> = self.alloc("upload_points_pinned", bytes)?;
+        let host = src.as_slice().map_err(|e| self.err("pinned slice", "upload_points_pinned", len, e))?;
+        self.stream
+            .memcpy_htod(&host[..bytes], &mut buf)
+            .map_err(|e| self.err("copy to device", "upload_points_pinned", len, e))?;
+        Ok(DevicePoints { group, len, buf })
+    }
+}
+
+/// sum_w 2^(c w) S_w by Horner, on the host (W <= 64 windows).
+fn combine_windows<G: Group>(sums: Vec<G>, c: u32) -> G {
+    let mut acc = G::identity();
+    for s in sums.into_iter().rev() {
+        for _ in 0..c {
+            acc = acc.double();
+        }
+        acc += s;
+    }
+    acc
+}
+
+/// A kernel argument: a u32 or a u64 (device pointer).
+trait Arg {
+    fn push<'a>(&'a self, b: &mut cudarc::driver::LaunchArgs<'a>);
+}
+impl Arg for u32 {
+    fn push<'a>(&'a self, b: &mut cudarc::driver::LaunchArgs<'a>) {
+        b.arg(self);
+    }
+}
+impl Arg for u64 {
+    fn push<'a>(&'a self, b: &mut cudarc::driver::LaunchArgs<'a>) {
+        b.arg(self);
+    }
+}

@@ -1,0 +1,459 @@
+//! Host-side pieces of the backend that need no GPU: the byte views through
+//! which blstrs values travel to the device, the conversion of the kernels'
+//! XYZZ results back to blstrs points, the MSM window choice and signed-digit
+//! decomposition (the same arithmetic the kernels do, here to be unit-tested),
+//! the split of a scalar vector into its 0/1 part and the rest, and a plain
+//! CPU NTT used as the reference in the GPU checks.
+
+use blstrs::{Fp, Fp2, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use ff::{Field, PrimeField};
+use group::Group;
+
+/// Bytes of one device Fr element (8 x u32 Montgomery limbs).
+pub const FR_BYTES: usize = 32;
+/// Bytes of a G1 affine point as blst stores it (x, y Montgomery limbs).
+pub const G1_AFFINE_BYTES: usize = 96;
+pub const G2_AFFINE_BYTES: usize = 192;
+/// Bytes of an XYZZ accumulator (four coordinates).
+pub const G1_XYZZ_BYTES: usize = 4 * 48;
+pub const G2_XYZZ_BYTES: usize = 4 * 96;
+
+const _: () = assert!(std::mem::size_of::<Scalar>() == FR_BYTES);
+const _: () = assert!(std::mem::size_of::<G1Affine>() == G1_AFFINE_BYTES);
+const _: () = assert!(std::mem::size_of::<G2Affine>() == G2_AFFINE_BYTES);
+
+/// The raw Montgomery limbs of scalars, as the kernels read them.
+pub fn scalars_as_bytes(s: &[Scalar]) -> &[u8] {
+    // SAFETY: Scalar is #[repr(transparent)] over blst_fr, a #[repr(C)]
+    // struct of [u64; 4] (size checked above), with no padding; every byte
+    // is initialised and u8 has alignment 1.
+    unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<u8>(), std::mem::size_of_val(s)) }
+}
+
+/// Mutable view of scalars' raw Montgomery limbs (for NTT results).
+pub fn scalars_as_bytes_mut(s: &mut [Scalar]) -> &mut [u8] {
+    // SAFETY: as in `scalars_as_bytes`; in addition every bit pattern the
+    // kernels write is a reduced Montgomery residue (< r), a valid Scalar.
+    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(s)) }
+}
+
+/// Affine G1 points as blst lays them out (infinity = all zeros).
+pub fn g1_as_bytes(p: &[G1Affine]) -> &[u8] {
+    // SAFETY: G1Affine is #[repr(transparent)] over blst_p1_affine, a
+    // #[repr(C)] pair of [u64; 6] (size checked above), without padding.
+    unsafe { std::slice::from_raw_parts(p.as_ptr().cast::<u8>(), std::mem::size_of_val(p)) }
+}
+
+pub fn g2_as_bytes(p: &[G2Affine]) -> &[u8] {
+    // SAFETY: G2Affine is #[repr(transparent)] over blst_p2_affine, a
+    // #[repr(C)] pair of blst_fp2 ([u64; 12]) (size checked above).
+    unsafe { std::slice::from_raw_parts(p.as_ptr().cast::<u8>(), std::mem::size_of_val(p)) }
+}
+
+fn u64s<const N: usize>(bytes: &[u8]) -> [u64; N] {
+    let mut out = [0u64; N];
+    for (o, c) in out.iter_mut().zip(bytes.chunks_exact(8)) {
+        *o = u64::from_le_bytes(c.try_into().expect("chunks_exact(8) yields 8 bytes"));
+    }
+    out
+}
+
+/// Fp from its raw Montgomery limbs' little-endian bytes.
+pub fn fp_from_le(bytes: &[u8]) -> Fp {
+    Fp::from_raw_unchecked(u64s::<6>(bytes))
+}
+
+pub fn fp2_from_le(bytes: &[u8]) -> Fp2 {
+    Fp2::new(fp_from_le(&bytes[..48]), fp_from_le(&bytes[48..96]))
+}
+
+/// The raw Montgomery limbs of an Fp as little-endian bytes.
+pub fn fp_raw_bytes(f: &Fp) -> [u8; 48] {
+    // SAFETY: Fp is #[repr(transparent)] over blst_fp, a #[repr(C)] [u64; 6].
+    let limbs: [u64; 6] = unsafe { std::mem::transmute(*f) };
+    let mut out = [0u8; 48];
+    for (o, l) in out.chunks_exact_mut(8).zip(limbs) {
+        o.copy_from_slice(&l.to_le_bytes());
+    }
+    out
+}
+
+pub fn fp2_raw_bytes(f: &Fp2) -> [u8; 96] {
+    let mut out = [0u8; 96];
+    out[..48].copy_from_slice(&fp_raw_bytes(&f.c0()));
+    out[48..].copy_from_slice(&fp_raw_bytes(&f.c1()));
+    out
+}
+
+/// XYZZ (x = X/ZZ, y = Y/ZZZ) to blst's Jacobian form without an inversion:
+/// Z' = ZZ*ZZZ, X' = X*ZZ*ZZZ^2, Y' = Y*ZZ^3*ZZZ^2 give X'/Z'^2 = X/ZZ and
+/// Y'/Z'^3 = Y/ZZZ; ZZ = 0 (infinity) gives Z' = 0, blst's infinity.
+macro_rules! xyzz_to_jacobian {
+    ($x:expr, $y:expr, $zz:expr, $zzz:expr) => {{
+        let (x, y, zz, zzz) = ($x, $y, $zz, $zzz);
+        let zzz2 = zzz.square();
+        let z = zz * zzz;
+        let xj = x * zz * zzz2;
+        let yj = y * zz.square() * zz * zzz2;
+        (xj, yj, z)
+    }};
+}
+
+/// One G1 XYZZ accumulator (192 bytes of Montgomery limbs) as a point.
+pub fn g1_from_xyzz(bytes: &[u8]) -> G1Projective {
+    let c: Vec<Fp> = bytes[..G1_XYZZ_BYTES].chunks_exact(48).map(fp_from_le).collect();
+    let (x, y, z) = xyzz_to_jacobian!(c[0], c[1], c[2], c[3]);
+    if bool::from(z.is_zero()) {
+        return G1Projective::identity();
+    }
+    G1Projective::from_raw_unchecked(x, y, z)
+}
+
+pub fn g2_from_xyzz(bytes: &[u8]) -> G2Projective {
+    let c: Vec<Fp2> = bytes[..G2_XYZZ_BYTES].chunks_exact(96).map(fp2_from_le).collect();
+    let (x, y, z) = xyzz_to_jacobian!(c[0], c[1], c[2], c[3]);
+    if bool::from(z.is_zero()) {
+        return G2Projective::identity();
+    }
+    G2Projective::from_raw_unchecked(x, y, z)
+}
+
+/// Number of c-bit windows for 255-bit scalars with signed digits: the top
+/// window must hold at most c-1 bits plus the carry, so c*W >= 256.
+pub fn num_windows(c: u32) -> u32 {
+    256u32.div_ceil(c)
+}
+
+/// Window width for an MSM of n points: minimises n*W (one mixed addition
+/// per point and window) + 2.6*W*2^(c-1) (two full additions per bucket in
+/// the bucket reduction, a full addition costing ~1.3 mixed ones), keeping
+/// W*n below 2^32 (u32 positions in the sorted list).
+pub fn choose_window(n: usize) -> u32 {
+    let mut best = (f64::INFINITY, 8u32);
+    for c in 4u32..=23 {
+        let w = num_windows(c) as f64;
+        if (num_windows(c) as u64) * (n as u64) >= (1u64 << 32) {
+            continue;
+        }
+        let cost = n as f64 * w + 2.6 * w * (1u64 << (c - 1)) as f64;
+        if cost < best.0 {
+            best = (cost, c);
+        }
+    }
+    best.1
+}
+
+/// Canonical little-endian u64 limbs of a scalar.
+pub fn canonical_limbs(s: &Scalar) -> [u64; 4] {
+    u64s::<4>(&s.to_bytes_le())
+}
+
+/// Signed c-bit digits d_w in [-2^(c-1), 2^(c-1)] with
+/// sum d_w 2^(c w) = s, exactly as msm_histogram/msm_scatter compute them.
+pub fn signed_digits(limbs: &[u64; 4], c: u32) -> Vec<i64> {
+    let w_count = num_windows(c);
+    let mut carry = 0u64;
+    let mut out = Vec::with_capacity(w_count as usize);
+    for w in 0..w_count {
+        let bit = w * c;
+        let mut v = 0u64;
+        for k in 0..c {
+            let b = bit + k;
+            if b < 256 && (limbs[(b / 64) as usize] >> (b % 64)) & 1 == 1 {
+                v |= 1 << k;
+            }
+        }
+        let d = v + carry;
+        if d > 1 << (c - 1) {
+            out.push(d as i64 - (1i64 << c));
+            carry = 1;
+        } else {
+            out.push(d as i64);
+            carry = 0;
+        }
+    }
+    out
+}
+
+/// A scalar vector split for the prover: scalars equal to one become bits of
+/// `ones` (the 0/1 path sums those points), zeros are dropped, and the rest
+/// keep their positions in `rest_ids` for an indexed MSM.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ZeroOneSplit {
+    /// Bit i set when scalar i is one; ceil(n/32) words, bits past n clear.
+    pub ones: Vec<u32>,
+    pub ones_count: usize,
+    pub zeros_count: usize,
+    /// Positions of the other scalars, increasing.
+    pub rest_ids: Vec<u32>,
+    pub rest_scalars: Vec<Scalar>,
+}
+
+impl ZeroOneSplit {
+    pub fn len(&self) -> usize {
+        self.ones_count + self.zeros_count + self.rest_ids.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Splits `scalars` into its 0/1 part and the rest (see [`ZeroOneSplit`]).
+/// Comparison is on Montgomery limbs, so this is one pass of equality tests.
+pub fn split_zero_one(scalars: &[Scalar]) -> ZeroOneSplit {
+    let mut ones = vec![0u32; scalars.len().div_ceil(32)];
+    let mut split = ZeroOneSplit::default();
+    for (i, s) in scalars.iter().enumerate() {
+        if *s == Scalar::ZERO {
+            split.zeros_count += 1;
+        } else if *s == Scalar::ONE {
+            ones[i / 32] |= 1 << (i % 32);
+            split.ones_count += 1;
+        } else {
+            split.rest_ids.push(i as u32);
+            split.rest_scalars.push(*s);
+        }
+    }
+    split.ones = ones;
+    split
+}
+
+/// Which transform an NTT call performs (bellperson's conventions: natural
+/// order in and out, the coset g*<w> with g = Fr's multiplicative generator).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum NttKind {
+    Forward,
+    Inverse,
+    CosetForward,
+    CosetInverse,
+}
+
+/// Primitive 2^lg-th root of unity of Fr.
+pub fn root_of_unity(lg: u32) -> Scalar {
+    let mut w = Scalar::ROOT_OF_UNITY;
+    for _ in lg..Scalar::S {
+        w = w.square();
+    }
+    w
+}
+
+/// Plain iterative radix-2 NTT on the CPU, the reference for the GPU checks.
+pub fn ntt_cpu(values: &mut [Scalar], kind: NttKind) {
+    let n = values.len();
+    assert!(n.is_power_of_two(), "NTT length must be a power of two");
+    let lg = n.trailing_zeros();
+    let g = Scalar::MULTIPLICATIVE_GENERATOR;
+    if kind == NttKind::CosetForward {
+        let mut p = Scalar::ONE;
+        for v in values.iter_mut() {
+            *v *= p;
+            p *= g;
+        }
+    }
+    let inverse = matches!(kind, NttKind::Inverse | NttKind::CosetInverse);
+    let mut w = root_of_unity(lg);
+    if inverse {
+        w = w.invert().expect("roots of unity are nonzero");
+    }
+    for i in 0..n {
+        let r = if lg == 0 { 0 } else { i.reverse_bits() >> (usize::BITS - lg) };
+        if i < r {
+            values.swap(i, r);
+        }
+    }
+    let mut m = 1;
+    while m < n {
+        let wm = w.pow_vartime([(n / (2 * m)) as u64]);
+        for start in (0..n).step_by(2 * m) {
+            let mut t = Scalar::ONE;
+            for j in 0..m {
+                let u = values[start + j];
+                let v = values[start + j + m] * t;
+                values[start + j] = u + v;
+                values[start + j + m] = u - v;
+                t *= wm;
+            }
+        }
+        m *= 2;
+    }
+    if inverse {
+        let n_inv = Scalar::from(n as u64).invert().expect("n is nonzero in Fr");
+        let g_inv = g.invert().expect("the generator is nonzero");
+        let mut p = n_inv;
+        for v in values.iter_mut() {
+            *v *= p;
+            if kind == NttKind::CosetInverse {
+                p *= g_inv;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use group::{Curve, Group};
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    fn rng() -> ChaCha8Rng {
+        ChaCha8Rng::seed_from_u64(rand::random())
+    }
+
+    #[test]
+    fn scalar_bytes_are_montgomery_limbs() {
+        let mut r = rng();
+        let s = Scalar::random(&mut r);
+        let bytes = scalars_as_bytes(std::slice::from_ref(&s));
+        // Montgomery form: limbs = s * 2^256 mod r, recovered by dividing by R.
+        let raw = u64s::<4>(bytes);
+        let r_inv = Scalar::from_u64s_le(&[0, 0, 0, 1]).unwrap().invert().unwrap(); // 2^192
+        let raw_canon = Scalar::from_u64s_le(&raw).unwrap();
+        // raw_canon = s * 2^256; divide by 2^256 = (2^192) * 2^64
+        let two64 = Scalar::from(u64::MAX) + Scalar::ONE;
+        let back = raw_canon * r_inv * two64.invert().unwrap();
+        assert_eq!(back, s);
+        let mut v = vec![s];
+        scalars_as_bytes_mut(&mut v).copy_from_slice(bytes);
+        assert_eq!(v[0], s);
+    }
+
+    #[test]
+    fn xyzz_round_trip_g1_g2() {
+        let mut r = rng();
+        for _ in 0..4 {
+            let p = G1Projective::random(&mut r).to_affine();
+            let k = Fp::random(&mut r);
+            // XYZZ with ZZ = k^2, ZZZ = k^3: X = x*k^2, Y = y*k^3.
+            let (zz, zzz) = (k.square(), k.square() * k);
+            let mut bytes = Vec::new();
+            for c in [p.x() * zz, p.y() * zzz, zz, zzz] {
+                // SAFETY: Fp is #[repr(transparent)] over blst_fp ([u64; 6]).
+                let limbs: [u64; 6] = unsafe { std::mem::transmute(c) };
+                for l in limbs {
+                    bytes.extend_from_slice(&l.to_le_bytes());
+                }
+            }
+            assert_eq!(g1_from_xyzz(&bytes), G1Projective::from(p));
+            let inf = vec![0u8; G1_XYZZ_BYTES];
+            assert_eq!(g1_from_xyzz(&inf), G1Projective::identity());
+
+            let q = G2Projective::random(&mut r).to_affine();
+            let k = Fp2::random(&mut r);
+            let (zz, zzz) = (k.square(), k.square() * k);
+            let mut bytes = Vec::new();
+            for c in [q.x() * zz, q.y() * zzz, zz, zzz] {
+                // SAFETY: Fp2 is #[repr(transparent)] over blst_fp2 ([u64; 12]).
+                let limbs: [u64; 12] = unsafe { std::mem::transmute(c) };
+                for l in limbs {
+                    bytes.extend_from_slice(&l.to_le_bytes());
+                }
+            }
+            assert_eq!(g2_from_xyzz(&bytes), G2Projective::from(q));
+        }
+    }
+
+    #[test]
+    fn signed_digits_recompose() {
+        let mut r = rng();
+        let mut cases = vec![Scalar::ZERO, Scalar::ONE, -Scalar::ONE];
+        for _ in 0..50 {
+            cases.push(Scalar::random(&mut r));
+        }
+        for c in [1u32.max(2), 3, 4, 7, 8, 13, 16, 20, 23] {
+            for s in &cases {
+                let d = signed_digits(&canonical_limbs(s), c);
+                assert_eq!(d.len() as u32, num_windows(c));
+                let half = 1i64 << (c - 1);
+                let mut acc = Scalar::ZERO;
+                let base = Scalar::from(1u64 << c);
+                for &x in d.iter().rev() {
+                    assert!(-half <= x && x <= half, "digit {x} out of range for c={c}");
+                    acc *= base;
+                    let mag = Scalar::from(x.unsigned_abs());
+                    acc += if x < 0 { -mag } else { mag };
+                }
+                assert_eq!(acc, *s, "c = {c}");
+            }
+        }
+    }
+
+    #[test]
+    fn window_choice_is_sane() {
+        assert!(choose_window(1) <= 6);
+        for lg in [10usize, 16, 20, 24, 26, 28] {
+            let c = choose_window(1 << lg);
+            assert!((4..=23).contains(&c));
+            assert!((num_windows(c) as u64) << lg < 1u64 << 32);
+        }
+        assert!(choose_window(1 << 26) >= choose_window(1 << 16));
+    }
+
+    #[test]
+    fn split_zero_one_partitions() {
+        let mut r = rng();
+        for n in [0usize, 1, 2, 3, 7, 33, 100, 1000] {
+            let scalars: Vec<Scalar> = (0..n)
+                .map(|_| match r.gen_range(0..3) {
+                    0 => Scalar::ZERO,
+                    1 => Scalar::ONE,
+                    _ => Scalar::random(&mut r),
+                })
+                .collect();
+            let s = split_zero_one(&scalars);
+            assert_eq!(s.len(), n);
+            assert_eq!(s.ones.len(), n.div_ceil(32));
+            for (i, sc) in scalars.iter().enumerate() {
+                let bit = (s.ones[i / 32] >> (i % 32)) & 1 == 1;
+                assert_eq!(bit, *sc == Scalar::ONE);
+            }
+            let rebuilt: Vec<Scalar> = s.rest_ids.iter().map(|&i| scalars[i as usize]).collect();
+            assert_eq!(rebuilt, s.rest_scalars);
+            assert!(s.rest_scalars.iter().all(|x| *x != Scalar::ZERO && *x != Scalar::ONE));
+        }
+    }
+
+    #[test]
+    fn cpu_ntt_matches_naive_dft() {
+        let mut r = rng();
+        for lg in 0..=6u32 {
+            let n = 1usize << lg;
+            let x: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut r)).collect();
+            let w = root_of_unity(lg);
+            let naive: Vec<Scalar> = (0..n)
+                .map(|k| {
+                    let wk = w.pow_vartime([k as u64]);
+                    let mut acc = Scalar::ZERO;
+                    let mut p = Scalar::ONE;
+                    for xi in &x {
+                        acc += *xi * p;
+                        p *= wk;
+                    }
+                    acc
+                })
+                .collect();
+            let mut y = x.clone();
+            ntt_cpu(&mut y, NttKind::Forward);
+            assert_eq!(y, naive);
+            ntt_cpu(&mut y, NttKind::Inverse);
+            assert_eq!(y, x);
+            let mut z = x.clone();
+            ntt_cpu(&mut z, NttKind::CosetForward);
+            ntt_cpu(&mut z, NttKind::CosetInverse);
+            assert_eq!(z, x);
+        }
+    }
+
+    #[test]
+    fn root_of_unity_has_exact_order() {
+        for lg in [1u32, 2, 10, 28] {
+            let w = root_of_unity(lg);
+            let mut p = w;
+            for _ in 0..lg - 1 {
+                p = p.square();
+            }
+            assert_eq!(p, -Scalar::ONE);
+        }
+        let _ = G1Projective::generator().to_affine();
+    }
+}
