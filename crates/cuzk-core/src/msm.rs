@@ -14,6 +14,22 @@ use ff::Field;
 use group::Group;
 use rayon::prelude::*;
 
+// The slice casts below rely on blstrs' point types being
+// #[repr(transparent)] wrappers of blst's (blstrs itself casts this way in
+// `multi_exp`). Were a blstrs release to change that, these assertions
+// stop the build rather than let a cast misread memory.
+const _: () = {
+    use std::mem::{align_of, size_of};
+    assert!(size_of::<G1Affine>() == size_of::<blst_p1_affine>());
+    assert!(align_of::<G1Affine>() == align_of::<blst_p1_affine>());
+    assert!(size_of::<G2Affine>() == size_of::<blst_p2_affine>());
+    assert!(align_of::<G2Affine>() == align_of::<blst_p2_affine>());
+    assert!(size_of::<G1Projective>() == size_of::<blst_p1>());
+    assert!(align_of::<G1Projective>() == align_of::<blst_p1>());
+    assert!(size_of::<G2Projective>() == size_of::<blst_p2>());
+    assert!(align_of::<G2Projective>() == align_of::<blst_p2>());
+};
+
 /// Scalars are below r < 2^255.
 const SCALAR_BITS: usize = 255;
 
