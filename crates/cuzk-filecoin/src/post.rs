@@ -204,13 +204,27 @@ fn post_circuits<Tree: FilTree>(
                     &sectors,
                 )
             })?;
+            // The inputs filecoin-proofs' verifier derives: WinningPoSt's
+            // verifier lists the sectors once per challenge slot (its circuit
+            // proves one challenge per "sector"), WindowPoSt's once.
+            let verifier_in = match config.typ {
+                PoStType::Winning => fallback::PublicInputs {
+                    sectors: (0..vp.sector_count)
+                        .flat_map(|_| pub_in.sectors.iter().cloned())
+                        .collect(),
+                    ..pub_in.clone()
+                },
+                PoStType::Window => pub_in.clone(),
+            };
             for (k, proof) in partitioned.iter().enumerate() {
                 let step = format!("PoSt circuit of partition {k}");
                 circuits.push(guarded(&step, || {
                     compound_circuit::<Tree>(&pub_in, proof, vp, k)
                 })?);
                 let step = format!("PoSt public inputs of partition {k}");
-                inputs.push(guarded(&step, || compound_inputs::<Tree>(&pub_in, vp, k))?);
+                inputs.push(guarded(&step, || {
+                    compound_inputs::<Tree>(&verifier_in, vp, k)
+                })?);
             }
         }
         Some(index) => {

@@ -1,0 +1,411 @@
+//! End-to-end at 2 KiB sectors, fully offline: filecoin-proofs seals a
+//! sector (pre-commit 1 and 2, commit 1) and makes the vanilla proofs, cuzk
+//! generates the parameters and proves, and filecoin-proofs' own verifiers
+//! judge the proofs — true for cuzk's proofs, false for tampered ones and
+//! for proofs checked against the wrong inputs.
+//!
+//! Parameters are generated once per run into a fresh directory; set
+//! `CUZK_FIL_TEST_PARAMS=DIR` to keep and reuse them between runs.
+
+use cuzk_filecoin::filecoin_proofs_api::{
+    self as api, post, seal, update, PieceInfo, PrivateReplicaInfo, PublicReplicaInfo,
+    RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof, SectorId,
+    UnpaddedBytesAmount,
+};
+use cuzk_filecoin::{CircuitId, FilecoinProver, ParamCache, ProofRequest};
+use rand::{Rng, RngCore, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+
+const SEAL_PROOF: RegisteredSealProof = RegisteredSealProof::StackedDrg2KiBV1_1;
+const SECTOR_BYTES: u64 = 2048;
+
+struct Sector {
+    sector_id: SectorId,
+    prover_id: [u8; 32],
+    ticket: [u8; 32],
+    seed: [u8; 32],
+    comm_r: [u8; 32],
+    comm_d: [u8; 32],
+    cache_dir: PathBuf,
+    sealed_path: PathBuf,
+    c1: seal::SealCommitPhase1Output,
+}
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    work: PathBuf,
+    params: ParamCache,
+    prover: FilecoinProver,
+    sector: Sector,
+    /// Serializes parameter generation (tests run in parallel).
+    gen_lock: Mutex<()>,
+}
+
+fn fixture() -> &'static Fixture {
+    static F: OnceLock<Fixture> = OnceLock::new();
+    F.get_or_init(|| {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let work = dir.path().to_path_buf();
+        let params_dir = std::env::var_os("CUZK_FIL_TEST_PARAMS")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| work.join("params"));
+        std::fs::create_dir_all(&params_dir).unwrap();
+        // filecoin-proofs reads its settings once, on first use: set them
+        // before any call into it.
+        std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &params_dir);
+        std::env::set_var("FIL_PROOFS_PARENT_CACHE", work.join("parents"));
+        std::env::set_var("FIL_PROOFS_CACHE_DIR", work.join("cache"));
+        let params = ParamCache::new(&params_dir);
+        let prover = FilecoinProver::new(params.clone(), Arc::new(cuzk_core::CpuBackend));
+        let t = Instant::now();
+        let sector = seal_sector(&work, &mut ChaCha20Rng::seed_from_u64(7));
+        eprintln!("sealed a 2 KiB sector in {:.2?}", t.elapsed());
+        Fixture {
+            _dir: dir,
+            work,
+            params,
+            prover,
+            sector,
+            gen_lock: Mutex::new(()),
+        }
+    })
+}
+
+/// Generate the circuit's parameters with cuzk's generator unless present.
+fn ensure_params(f: &Fixture, circuit: CircuitId) {
+    let _g = f.gen_lock.lock().unwrap_or_else(|p| p.into_inner());
+    if f.params.is_present(circuit).unwrap() {
+        return;
+    }
+    let t = Instant::now();
+    let g = f
+        .params
+        .generate(circuit, &mut ChaCha20Rng::seed_from_u64(circuit.sector_size() ^ 0xc0ffee))
+        .unwrap();
+    eprintln!(
+        "generated {circuit} parameters (domain 2^{}, {} public inputs, {} MB) in {:.2?}",
+        g.domain_size.trailing_zeros(),
+        g.public_inputs,
+        g.params_bytes >> 20,
+        t.elapsed()
+    );
+}
+
+fn piece_file(path: &Path, rng: &mut impl RngCore) -> (PieceInfo, PathBuf) {
+    let unpadded = UnpaddedBytesAmount::from(api::PaddedBytesAmount(SECTOR_BYTES));
+    let mut data = vec![0u8; u64::from(unpadded) as usize];
+    rng.fill_bytes(&mut data);
+    let staged = path.to_path_buf();
+    let mut out = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&staged)
+        .unwrap();
+    let (info, _) = seal::add_piece(SEAL_PROOF, &data[..], &mut out, unpadded, &[]).unwrap();
+    out.flush().unwrap();
+    (info, staged)
+}
+
+fn seal_sector(work: &Path, rng: &mut ChaCha20Rng) -> Sector {
+    let cache_dir = work.join("sector-cache");
+    std::fs::create_dir_all(&cache_dir).unwrap();
+    let (piece, staged) = piece_file(&work.join("staged"), rng);
+    let sealed_path = work.join("sealed");
+    File::create(&sealed_path).unwrap();
+    let sector_id = SectorId::from(42);
+    let mut prover_id = [0u8; 32];
+    prover_id[0] = 0xe8; // miner 1000, as an ID address payload
+    prover_id[1] = 0x07;
+    let mut ticket = rng.gen::<[u8; 32]>();
+    ticket[31] &= 0x3f;
+    let mut seed = rng.gen::<[u8; 32]>();
+    seed[31] &= 0x3f;
+
+    let pieces = [piece];
+    let p1 = seal::seal_pre_commit_phase1(
+        SEAL_PROOF, &cache_dir, &staged, &sealed_path, prover_id, sector_id, ticket, &pieces,
+    )
+    .unwrap();
+    let p2 = seal::seal_pre_commit_phase2(p1, &cache_dir, &sealed_path).unwrap();
+    let (comm_r, comm_d) = (p2.comm_r, p2.comm_d);
+    let c1 = seal::seal_commit_phase1(
+        &cache_dir, &sealed_path, prover_id, sector_id, ticket, seed, p2, &pieces,
+    )
+    .unwrap();
+    Sector {
+        sector_id,
+        prover_id,
+        ticket,
+        seed,
+        comm_r,
+        comm_d,
+        cache_dir,
+        sealed_path,
+        c1,
+    }
+}
+
+/// -A instead of A: still a valid point (so the proof decodes), but no longer
+/// a proof. In the compressed encoding the sign is bit 5 of the first byte.
+fn negate_a(proof: &[u8], partition: usize) -> Vec<u8> {
+    let mut p = proof.to_vec();
+    p[partition * 192] ^= 0x20;
+    p
+}
+
+#[test]
+fn porep_c2_verifies_with_filecoin_proofs() {
+    let f = fixture();
+    let s = &f.sector;
+    let circuit = CircuitId::PoRep(SEAL_PROOF);
+    ensure_params(f, circuit);
+
+    // Curio hands the C1 output over as JSON, base64 inside its wrapper.
+    use base64::Engine as _;
+    let api_json = serde_json::to_vec(&s.c1).unwrap();
+    let curio = serde_json::to_vec(&serde_json::json!({
+        "SectorNum": u64::from(s.sector_id),
+        "Phase1Out": base64::engine::general_purpose::STANDARD.encode(&api_json),
+        "SectorSize": SECTOR_BYTES,
+    }))
+    .unwrap();
+    let decoded = cuzk_filecoin::porep::decode_c1(&curio, None).unwrap();
+    assert_eq!(decoded.sector_num, Some(42));
+    let decoded2 = cuzk_filecoin::porep::decode_c1(&api_json, Some(SEAL_PROOF)).unwrap();
+    assert_eq!(serde_json::to_vec(&decoded2.output).unwrap(), api_json);
+
+    let t = Instant::now();
+    let out = f
+        .prover
+        .prove(&ProofRequest::PoRepC2(Box::new(decoded.output)))
+        .unwrap();
+    eprintln!(
+        "PoRep C2 (2 KiB, {} partition): {:.2?} total; synthesis {:.2?}, prover total {:.2?}",
+        out.partitions,
+        t.elapsed(),
+        out.timings.synthesis,
+        out.timings.total
+    );
+    assert_eq!(out.proof.len(), 192 * out.partitions);
+
+    let verify = |proof: &[u8], seed: [u8; 32]| {
+        seal::verify_seal(
+            SEAL_PROOF, s.comm_r, s.comm_d, s.prover_id, s.sector_id, s.ticket, seed, proof,
+        )
+    };
+    assert!(verify(&out.proof, s.seed).unwrap(), "verify_seal rejected cuzk's proof");
+    assert!(!verify(&negate_a(&out.proof, 0), s.seed).unwrap());
+    let mut other_seed = s.seed;
+    other_seed[0] ^= 1;
+    assert!(!verify(&out.proof, other_seed).unwrap());
+    // A corrupted encoding is rejected one way or the other, never accepted.
+    let mut corrupt = out.proof.clone();
+    corrupt[100] ^= 0x55;
+    assert!(!matches!(verify(&corrupt, s.seed), Ok(true)));
+}
+
+fn randomness(rng: &mut impl RngCore) -> [u8; 32] {
+    let mut r = [0u8; 32];
+    rng.fill_bytes(&mut r);
+    r[31] &= 0x3f; // a field element, as the chain's randomness is reduced
+    r
+}
+
+fn replica(s: &Sector, proof: RegisteredPoStProof) -> PrivateReplicaInfo {
+    PrivateReplicaInfo::new(proof, s.comm_r, s.cache_dir.clone(), s.sealed_path.clone())
+}
+
+#[test]
+fn winning_post_verifies_with_filecoin_proofs() {
+    let f = fixture();
+    let s = &f.sector;
+    let proof_type = RegisteredPoStProof::StackedDrgWinning2KiBV1;
+    ensure_params(f, CircuitId::PoSt(proof_type));
+    let rand = randomness(&mut ChaCha20Rng::seed_from_u64(11));
+
+    // The chain picks the challenged sector; with one sector it is ours.
+    let picked =
+        post::generate_winning_post_sector_challenge(proof_type, &rand, 1, s.prover_id).unwrap();
+    assert_eq!(picked, vec![0]);
+    let challenges =
+        post::generate_fallback_sector_challenges(proof_type, &rand, &[s.sector_id], s.prover_id)
+            .unwrap();
+    let vanilla = post::generate_single_vanilla_proof(
+        proof_type,
+        s.sector_id,
+        &replica(s, proof_type),
+        &challenges[&s.sector_id],
+    )
+    .unwrap();
+
+    let out = f
+        .prover
+        .prove(&ProofRequest::WinningPost {
+            registered_proof: proof_type,
+            randomness: rand,
+            prover_id: s.prover_id,
+            vanilla_proofs: vec![vanilla.clone()],
+        })
+        .unwrap();
+    eprintln!("WinningPoSt (2 KiB): prover total {:.2?}", out.timings.total);
+    assert_eq!(out.proof.len(), 192);
+
+    let replicas = BTreeMap::from([(s.sector_id, PublicReplicaInfo::new(proof_type, s.comm_r))]);
+    let verify = |proof: &[u8], rand: &[u8; 32]| {
+        post::verify_winning_post(rand, proof, &replicas, s.prover_id)
+    };
+    assert!(verify(&out.proof, &rand).unwrap(), "verify_winning_post rejected cuzk's proof");
+    assert!(!verify(&negate_a(&out.proof, 0), &rand).unwrap());
+    let mut other = rand;
+    other[0] ^= 1;
+    assert!(!verify(&out.proof, &other).unwrap());
+
+    // Wrong inputs are typed errors, not panics.
+    let err = f.prover.prove(&ProofRequest::WinningPost {
+        registered_proof: proof_type,
+        randomness: rand,
+        prover_id: s.prover_id,
+        vanilla_proofs: vec![vanilla[..vanilla.len() / 2].to_vec()],
+    });
+    assert!(matches!(err, Err(cuzk_filecoin::Error::Decode { .. })), "{err:?}");
+    let err = f.prover.prove(&ProofRequest::WinningPost {
+        registered_proof: proof_type,
+        randomness: rand,
+        prover_id: s.prover_id,
+        vanilla_proofs: vec![vanilla.clone(), vanilla],
+    });
+    assert!(matches!(err, Err(cuzk_filecoin::Error::InvalidInput(_))), "{err:?}");
+}
+
+#[test]
+fn window_post_verifies_with_filecoin_proofs() {
+    let f = fixture();
+    let s = &f.sector;
+    let proof_type = RegisteredPoStProof::StackedDrgWindow2KiBV1_2;
+    ensure_params(f, CircuitId::PoSt(proof_type));
+    let rand = randomness(&mut ChaCha20Rng::seed_from_u64(12));
+
+    // Three sectors (the one replica under three sector numbers: PoSt binds
+    // a sector number only to its challenges) fill two partitions of two.
+    let ids: Vec<SectorId> = [5u64, 6, 7].map(SectorId::from).to_vec();
+    let challenges =
+        post::generate_fallback_sector_challenges(proof_type, &rand, &ids, s.prover_id).unwrap();
+    let vanilla: Vec<Vec<u8>> = ids
+        .iter()
+        .map(|id| {
+            post::generate_single_vanilla_proof(
+                proof_type,
+                *id,
+                &replica(s, proof_type),
+                &challenges[id],
+            )
+            .unwrap()
+        })
+        .collect();
+
+    let request = |vanilla_proofs: Vec<Vec<u8>>, partition| ProofRequest::WindowPost {
+        registered_proof: proof_type,
+        randomness: rand,
+        prover_id: s.prover_id,
+        vanilla_proofs,
+        partition,
+    };
+    let all = f.prover.prove(&request(vanilla.clone(), None)).unwrap();
+    eprintln!(
+        "WindowPoSt (2 KiB, {} partitions in one batch): prover total {:.2?}",
+        all.partitions, all.timings.total
+    );
+    assert_eq!(all.partitions, 2);
+
+    let replicas: BTreeMap<_, _> = ids
+        .iter()
+        .map(|id| (*id, PublicReplicaInfo::new(proof_type, s.comm_r)))
+        .collect();
+    let verify = |proof: &[u8]| {
+        post::verify_window_post(&rand, &[(proof_type, proof)], &replicas, s.prover_id)
+    };
+    assert!(verify(&all.proof).unwrap(), "verify_window_post rejected cuzk's proof");
+    assert!(!verify(&negate_a(&all.proof, 1)).unwrap());
+    // Partitions swapped: each proof is valid, but for the other partition.
+    let swapped = [&all.proof[192..], &all.proof[..192]].concat();
+    assert!(!verify(&swapped).unwrap());
+
+    // Curio proves one partition per request; the concatenation is the proof.
+    let p0 = f.prover.prove(&request(vanilla[..2].to_vec(), Some(0))).unwrap();
+    let p1 = f.prover.prove(&request(vanilla[2..].to_vec(), Some(1))).unwrap();
+    let merged = [p0.proof, p1.proof].concat();
+    assert!(verify(&merged).unwrap(), "per-partition proofs do not merge into a valid proof");
+}
+
+#[test]
+fn snap_deals_verifies_with_filecoin_proofs() {
+    let f = fixture();
+    let s = &f.sector;
+    let proof_type = RegisteredUpdateProof::StackedDrg2KiBV1;
+    ensure_params(f, CircuitId::SnapDeals(proof_type));
+
+    let dir = f.work.join("snap");
+    let new_cache = dir.join("cache");
+    std::fs::create_dir_all(&new_cache).unwrap();
+    let (piece, staged) = piece_file(&dir.join("staged"), &mut ChaCha20Rng::seed_from_u64(13));
+    let new_replica = dir.join("replica");
+    // The encoder writes into a replica file of the sector's size.
+    File::create(&new_replica).unwrap().set_len(SECTOR_BYTES).unwrap();
+    let encoded = update::empty_sector_update_encode_into(
+        proof_type,
+        &new_replica,
+        &new_cache,
+        &s.sealed_path,
+        &s.cache_dir,
+        &staged,
+        &[piece],
+    )
+    .unwrap();
+    let vanilla = update::generate_partition_proofs(
+        proof_type,
+        s.comm_r,
+        encoded.comm_r_new,
+        encoded.comm_d_new,
+        &s.sealed_path,
+        &s.cache_dir,
+        &new_replica,
+        &new_cache,
+    )
+    .unwrap();
+
+    let out = f
+        .prover
+        .prove(&ProofRequest::SnapDeals {
+            registered_proof: proof_type,
+            vanilla_proofs: vanilla.iter().map(|p| p.0.clone()).collect(),
+            comm_r_old: s.comm_r,
+            comm_r_new: encoded.comm_r_new,
+            comm_d_new: encoded.comm_d_new,
+        })
+        .unwrap();
+    eprintln!(
+        "SnapDeals (2 KiB, {} partition): prover total {:.2?}",
+        out.partitions, out.timings.total
+    );
+
+    let verify = |proof: &[u8], comm_d_new: [u8; 32]| {
+        update::verify_empty_sector_update_proof(
+            proof_type,
+            proof,
+            s.comm_r,
+            encoded.comm_r_new,
+            comm_d_new,
+        )
+    };
+    assert!(verify(&out.proof, encoded.comm_d_new).unwrap(), "verify rejected cuzk's proof");
+    assert!(!verify(&negate_a(&out.proof, 0), encoded.comm_d_new).unwrap());
+    assert!(!verify(&out.proof, s.comm_d).unwrap());
+}
