@@ -265,14 +265,39 @@ fn porep_like_statistics() {
         FULL_PUBLIC_INPUTS
     );
     assert_eq!(PorepLikeCircuit::new(2, 0).num_public_inputs(), 1);
-    // Deterministic from the seed; another seed, another witness.
+    // Deterministic from the seed; another seed, another witness and
+    // other inputs, but the same shape.
     let a = synthesize(PorepLikeCircuit::new(10, 1)).unwrap();
     let b = synthesize(PorepLikeCircuit::new(10, 1)).unwrap();
     let c = synthesize(PorepLikeCircuit::new(10, 2)).unwrap();
     assert_eq!(a.aux_assignment, b.aux_assignment);
+    assert_eq!(a.input_assignment, b.input_assignment);
     assert_ne!(a.aux_assignment, c.aux_assignment);
+    assert_ne!(a.input_assignment, c.input_assignment);
+    assert_eq!(a.aux_assignment.len(), c.aux_assignment.len());
+    assert_eq!(a.a_aux_density, c.a_aux_density);
+    assert_eq!(a.b_aux_density, c.b_aux_density);
+    assert_eq!(a.b_input_density, c.b_input_density);
     // Outside the supported sizes: an error, not a panic.
     assert!(synthesize(PorepLikeCircuit::new(1, 0)).is_err());
+}
+
+/// One set of parameters (made from seed 0) proves every seed of a size,
+/// in one batch.
+#[test]
+fn porep_like_parameters_serve_every_seed() {
+    let mut rng = ChaCha20Rng::seed_from_u64(6);
+    let params = generate_random_parameters(PorepLikeCircuit::new(9, 0), &mut rng).unwrap();
+    let circuits: Vec<PorepLikeCircuit> = [3u64, 4, 99]
+        .iter()
+        .map(|s| PorepLikeCircuit::new(9, *s))
+        .collect();
+    let (proofs, _) = create_proof_batch(&CpuBackend, circuits.clone(), &params, &mut rng).unwrap();
+    let pvk = prepare_verifying_key(&params.vk);
+    for (p, c) in proofs.iter().zip(&circuits) {
+        assert!(verify_proof(&pvk, p, &c.public_inputs()).unwrap());
+    }
+    assert!(!verify_proof(&pvk, &proofs[0], &circuits[1].public_inputs()).unwrap());
 }
 
 #[test]

@@ -21,6 +21,11 @@
 //! touching all but the last few. The rows fill the 2^log_size domain
 //! exactly: circuit rows plus one input constraint per input (the constant
 //! one included) equal 2^log_size.
+//!
+//! The shape (rows, operands, coefficients, hence the densities) depends
+//! on `log_size` alone; the seed picks the witness and the public inputs.
+//! So one set of parameters serves every seed of a size, as one Filecoin
+//! parameter file serves every partition.
 
 use bellpepper_core::{Circuit, ConstraintSystem, LinearCombination, SynthesisError, Variable};
 use blstrs::Scalar;
@@ -46,9 +51,13 @@ pub struct PorepLikeCircuit {
     pub seed: u64,
 }
 
-/// Stream separation for the two generators derived from the seed.
+/// Stream separation for the generators: public inputs and witness come
+/// from the seed, the shape from the size alone.
 const INPUT_STREAM: u64 = 1;
-const BODY_STREAM: u64 = 2;
+const WITNESS_STREAM: u64 = 2;
+const SHAPE_STREAM: u64 = 3;
+/// Seeds the shape generator (with the size); any fixed value would do.
+const SHAPE_SEED: u64 = 0x706f_7265_702d_6c6b;
 
 impl PorepLikeCircuit {
     pub fn new(log_size: u32, seed: u64) -> Self {
@@ -66,7 +75,12 @@ impl PorepLikeCircuit {
         (1usize << self.log_size.min(MAX_LOG_SIZE)) - self.num_public_inputs() - 1
     }
     fn rng(&self, stream: u64) -> ChaCha8Rng {
-        let mut r = ChaCha8Rng::seed_from_u64(self.seed ^ (u64::from(self.log_size) << 56));
+        let seed = if stream == SHAPE_STREAM {
+            SHAPE_SEED
+        } else {
+            self.seed
+        };
+        let mut r = ChaCha8Rng::seed_from_u64(seed ^ (u64::from(self.log_size) << 56));
         r.set_stream(stream);
         r
     }
@@ -108,7 +122,10 @@ enum Kind {
 }
 
 struct Builder {
+    /// Shape decisions: row kinds, operands, coefficients.
     rng: ChaCha8Rng,
+    /// Witness values: the free bits.
+    wrng: ChaCha8Rng,
     /// Bits and field values not yet used in A.
     fresh_bits: VecDeque<Var>,
     fresh_fields: VecDeque<Var>,
@@ -177,7 +194,8 @@ impl Circuit<Scalar> for PorepLikeCircuit {
         let rows = self.num_circuit_constraints();
         let inputs = self.public_inputs();
         let mut b = Builder {
-            rng: self.rng(BODY_STREAM),
+            rng: self.rng(SHAPE_STREAM),
+            wrng: self.rng(WITNESS_STREAM),
             fresh_bits: VecDeque::new(),
             fresh_fields: VecDeque::new(),
             b_bits: Vec::new(),
@@ -198,7 +216,7 @@ impl Circuit<Scalar> for PorepLikeCircuit {
         }
         // Seed the pools so every kind has operands from the first row.
         while done < rows && (b.b_bits.len() < 2 || b.all_bits.len() < 2) {
-            let bit = alloc(cs, bit_value(b.rng.gen()))?;
+            let bit = alloc(cs, bit_value(b.wrng.gen()))?;
             cs.enforce(|| "", |l| l + bit.v, |l| l + bit.v, |l| l + bit.v);
             b.b_bits.push(bit);
             b.new_bit(bit, false);
@@ -250,7 +268,7 @@ impl Circuit<Scalar> for PorepLikeCircuit {
                     b.new_bit(z, true);
                 }
                 Kind::Bit => {
-                    let bit = alloc(cs, bit_value(b.rng.gen()))?;
+                    let bit = alloc(cs, bit_value(b.wrng.gen()))?;
                     cs.enforce(|| "bool", |l| l + bit.v, |l| l + bit.v, |l| l + bit.v);
                     b.b_bits.push(bit);
                     b.new_bit(bit, false);
