@@ -16,6 +16,7 @@
 //! - [`verifier`]: single and batched verification with prepared keys.
 //! - [`generator`]: random (insecure, development-only) parameters.
 //! - [`circuits`]: built-in benchmark circuits (`porep-like`).
+//! - [`testing`]: the conformance check every backend must pass.
 
 #![deny(unsafe_code)]
 
@@ -28,6 +29,7 @@ pub mod params;
 pub mod proof;
 pub mod prover;
 pub mod synthesis;
+pub mod testing;
 pub mod timing;
 pub mod verifier;
 
