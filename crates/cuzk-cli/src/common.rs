@@ -23,9 +23,11 @@ pub fn cache_dir(flag: Option<&Path>) -> Result<PathBuf> {
     Ok(PathBuf::from(home).join(".cache").join("cuzk"))
 }
 
-/// Where the porep-like parameters of one (log size, seed) live in a cache.
-pub fn porep_like_params_path(cache: &Path, log_size: u32, seed: u64) -> PathBuf {
-    cache.join(format!("porep-like-2pow{log_size}-seed{seed}.params"))
+/// Where the porep-like parameters of one log size live in a cache. The
+/// circuit's shape depends on the size alone (the seed picks the witness),
+/// so one file serves every seed.
+pub fn porep_like_params_path(cache: &Path, log_size: u32) -> PathBuf {
+    cache.join(format!("porep-like-2pow{log_size}.params"))
 }
 
 pub struct CachedParams {
@@ -44,7 +46,7 @@ pub fn porep_like_params(
     seed: u64,
     quiet: bool,
 ) -> Result<CachedParams> {
-    let path = porep_like_params_path(cache, log_size, seed);
+    let path = porep_like_params_path(cache, log_size);
     if path.exists() {
         let start = Instant::now();
         if !quiet {

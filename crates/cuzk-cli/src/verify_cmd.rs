@@ -179,6 +179,7 @@ pub fn write_demo_outputs(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ff::Field;
 
     #[test]
     fn scalar_text_roundtrip() {

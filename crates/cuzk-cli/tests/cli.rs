@@ -1,0 +1,190 @@
+//! The `cuzk` binary end to end, at small sizes: demo, verify (including
+//! tampered proofs and wrong inputs), params gen/info and bad files.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn cuzk(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cuzk"))
+        .args(args)
+        .output()
+        .expect("cuzk runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn demo(dir: &Path) -> serde_json::Value {
+    let cache = dir.join("cache");
+    let out = dir.join("out");
+    let o = cuzk(&[
+        "demo",
+        "--log-size",
+        "9",
+        "--seed",
+        "7",
+        "--json",
+        "--cache-dir",
+        cache.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "demo failed: {}", stderr(&o));
+    serde_json::from_str(stdout(&o).trim()).expect("demo --json prints one JSON object")
+}
+
+#[test]
+fn demo_proves_and_verify_accepts_only_the_right_statement() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = demo(dir.path());
+    assert_eq!(v["verified"], serde_json::json!(true));
+    assert_eq!(v["log_size"], serde_json::json!(9));
+    for phase in [
+        "synthesis",
+        "h_ntt",
+        "msm_a",
+        "msm_b_g1",
+        "msm_b_g2",
+        "msm_l",
+        "msm_h",
+    ] {
+        assert!(
+            v["timings_ms"][phase].as_f64().is_some(),
+            "missing phase {phase}: {v}"
+        );
+    }
+
+    let out = dir.path().join("out");
+    let (vk, proof, inputs) = (
+        out.join("demo.vk"),
+        out.join("proof.bin"),
+        out.join("inputs.txt"),
+    );
+    let verify = |proof: &Path, inputs: &Path| {
+        cuzk(&[
+            "verify",
+            "--vk",
+            vk.to_str().unwrap(),
+            "--proof",
+            proof.to_str().unwrap(),
+            "--inputs",
+            inputs.to_str().unwrap(),
+            "--json",
+        ])
+    };
+    let o = verify(&proof, &inputs);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("\"verified\":true"));
+
+    // A wrong public input: exit 1, not verified.
+    let text = std::fs::read_to_string(&inputs).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    lines[0] = "12345".into();
+    let wrong = dir.path().join("wrong.txt");
+    std::fs::write(&wrong, lines.join("\n")).unwrap();
+    assert_eq!(verify(&proof, &wrong).status.code(), Some(1));
+
+    // Too few inputs is an error (2), not a silent "false".
+    let short = dir.path().join("short.txt");
+    std::fs::write(&short, lines[1..].join("\n")).unwrap();
+    let o = verify(&proof, &short);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+
+    // A second, independent proof of the same statement swapped in part by
+    // part fails; a flipped byte is either rejected as malformed (2) or does
+    // not verify (1), never accepted.
+    let bytes = std::fs::read(&proof).unwrap();
+    for pos in [0usize, 50, 100, 150, 191] {
+        let mut t = bytes.clone();
+        t[pos] ^= 0x01;
+        let tp = dir.path().join(format!("tampered{pos}.bin"));
+        std::fs::write(&tp, &t).unwrap();
+        let code = verify(&tp, &inputs).status.code();
+        assert!(
+            matches!(code, Some(1) | Some(2)),
+            "tampered byte {pos} gave {code:?}"
+        );
+    }
+}
+
+#[test]
+fn params_gen_info_and_bad_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let params = dir.path().join("p.params");
+    let vk = dir.path().join("p.vk");
+    let o = cuzk(&[
+        "params",
+        "gen",
+        "--log-size",
+        "8",
+        "--out",
+        params.to_str().unwrap(),
+        "--vk",
+        vk.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let gen: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(gen["h"], serde_json::json!(255));
+
+    let o = cuzk(&[
+        "params",
+        "info",
+        params.to_str().unwrap(),
+        "--check",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let info: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    for k in ["h", "l", "a", "b_g1", "b_g2", "public_inputs"] {
+        assert_eq!(info[k], gen[k], "{k}");
+    }
+    assert_eq!(
+        info["file_bytes"].as_u64(),
+        Some(std::fs::metadata(&params).unwrap().len())
+    );
+
+    // Truncated: an error naming the file, exit 2.
+    let bytes = std::fs::read(&params).unwrap();
+    let trunc = dir.path().join("truncated.params");
+    std::fs::write(&trunc, &bytes[..bytes.len() - 10]).unwrap();
+    let o = cuzk(&["params", "info", trunc.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("truncated.params"), "{}", stderr(&o));
+
+    // Missing file.
+    let o = cuzk(&[
+        "params",
+        "info",
+        dir.path().join("nope.params").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("nope.params"), "{}", stderr(&o));
+}
+
+#[test]
+fn corrupt_cached_params_are_reported_not_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    let bad = cache.join("porep-like-2pow9.params");
+    std::fs::write(&bad, b"not a parameter file").unwrap();
+    let o = cuzk(&[
+        "demo",
+        "--log-size",
+        "9",
+        "--cache-dir",
+        cache.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("porep-like-2pow9.params"),
+        "{}",
+        stderr(&o)
+    );
+}
