@@ -11,7 +11,7 @@
 use crate::circuits::PorepLikeCircuit;
 use crate::generator::generate_random_parameters;
 use crate::prover::{assemble_proof, CpuBackend, ProofRandomness, ProverBackend};
-use crate::synthesis::{synthesize_batch, ProvingAssignment};
+use crate::synthesis::synthesize_batch;
 use crate::verifier::{prepare_verifying_key, verify_proof};
 use crate::{Error, Parameters, Scalar};
 use bellpepper_core::{Circuit, ConstraintSystem, LinearCombination, SynthesisError};
@@ -234,6 +234,7 @@ fn check_case<C: Circuit<Scalar> + Clone + Send>(
 mod tests {
     use super::*;
     use crate::prover::MsmResults;
+    use crate::synthesis::ProvingAssignment;
 
     /// A backend that corrupts one field of the CPU backend's results, to show
     /// that [`check_backend`] notices.
