@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The project's test command (README, "Run the tests"): every crate's tests,
-# with the CUDA kernels compiled (nvcc must be on PATH; scripts/install-nvcc.sh
-# puts it in .cuda/bin). GPU tests themselves run on a GPU machine through
-# scripts/gpu-test.sh; here they are compiled, not run.
+# The project's test command (README, "Run the tests"): installs the pinned
+# nvcc from PyPI if it is not there yet (scripts/install-nvcc.sh, idempotent),
+# then runs every crate's tests with the CUDA kernels compiled. GPU tests
+# themselves run on a machine with a GPU through scripts/gpu-test.sh; here
+# they are compiled, not run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ -x .cuda/bin/nvcc ]; then export PATH="$PWD/.cuda/bin:$PATH"; fi
+nvcc_bin="$(bash scripts/install-nvcc.sh | tail -n 1)"
+export PATH="$nvcc_bin:$PATH"
 exec cargo test --workspace --features cuzk-cuda/cuda "$@"
