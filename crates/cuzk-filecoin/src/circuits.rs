@@ -225,7 +225,13 @@ impl CircuitId {
         let id = match self {
             CircuitId::PoRep(p) => p.circuit_identifier(),
             CircuitId::PoSt(p) => p.circuit_identifier(),
-            CircuitId::SnapDeals(p) => p.circuit_identifier(),
+            // Not `RegisteredUpdateProof::circuit_identifier`: in
+            // filecoin-proofs-api 19.1 it returns the PoRep circuit's
+            // identifier (it goes through the PoRep config). filecoin-proofs
+            // looks the update parameters up under EmptySectorUpdateCompound's.
+            CircuitId::SnapDeals(p) => {
+                return with_tree_shape!(u64::from(p.sector_size()), snap_identifier, *p)
+            }
         };
         id.map_err(|e| Error::filecoin(format!("cache identifier of {self}"), e))
     }
@@ -318,6 +324,15 @@ fn post_params<Tree: FilTree>(
     generate(circuit, &mut rng)
 }
 
+fn snap_identifier<Tree: FilTree>(p: RegisteredUpdateProof) -> Result<String> {
+    use storage_proofs_core::parameter_cache::CacheableParameters;
+    let pp = storage_proofs_update::PublicParams::from_sector_size(u64::from(p.sector_size()));
+    Ok(<EmptySectorUpdateCompound<Tree> as CacheableParameters<
+        EmptySectorUpdateCircuit<Tree>,
+        _,
+    >>::cache_identifier(&pp))
+}
+
 fn snap_params<Tree: FilTree>(
     p: RegisteredUpdateProof,
     rng: &mut dyn rand_core::RngCore,
@@ -334,6 +349,53 @@ fn snap_params<Tree: FilTree>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each kind has its own circuit, so its own parameter files.
+    #[test]
+    fn identifiers_name_the_right_circuit() {
+        for size in REGISTERED_SECTOR_SIZES {
+            let id = |k| {
+                CircuitId::current(k, size)
+                    .unwrap()
+                    .cache_identifier()
+                    .unwrap()
+            };
+            let (porep, win, window, snap) = (
+                id(ProofKind::Porep),
+                id(ProofKind::WinningPost),
+                id(ProofKind::WindowPost),
+                id(ProofKind::SnapDeals),
+            );
+            assert!(
+                porep.starts_with("stacked-proof-of-replication-"),
+                "{porep}"
+            );
+            assert!(win.starts_with("proof-of-spacetime-fallback-"), "{win}");
+            assert!(
+                window.starts_with("proof-of-spacetime-fallback-"),
+                "{window}"
+            );
+            assert!(snap.starts_with("empty-sector-update-"), "{snap}");
+            assert_ne!(win, window);
+        }
+        // PoRep V1 and V1_1 share one circuit; WindowPoSt V1 and V1_2 too.
+        assert_eq!(
+            CircuitId::PoRep(RegisteredSealProof::StackedDrg2KiBV1)
+                .cache_identifier()
+                .unwrap(),
+            CircuitId::PoRep(RegisteredSealProof::StackedDrg2KiBV1_1)
+                .cache_identifier()
+                .unwrap()
+        );
+        assert_eq!(
+            CircuitId::PoSt(RegisteredPoStProof::StackedDrgWindow2KiBV1)
+                .cache_identifier()
+                .unwrap(),
+            CircuitId::PoSt(RegisteredPoStProof::StackedDrgWindow2KiBV1_2)
+                .cache_identifier()
+                .unwrap()
+        );
+    }
 
     #[test]
     fn sector_sizes_parse() {
@@ -369,6 +431,8 @@ mod tests {
             "wpost-32g"
         );
         assert!(CircuitId::from_short_name("porep-3g").is_err());
+        assert!(CircuitId::from_short_name("porep").is_err());
+        assert!(CircuitId::from_short_name("nope-2k").is_err());
         assert!(CircuitId::current(ProofKind::Porep, 4096).is_err());
     }
 }

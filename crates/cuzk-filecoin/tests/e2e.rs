@@ -9,8 +9,7 @@
 
 use cuzk_filecoin::filecoin_proofs_api::{
     self as api, post, seal, update, PieceInfo, PrivateReplicaInfo, PublicReplicaInfo,
-    RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof, SectorId,
-    UnpaddedBytesAmount,
+    RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof, SectorId, UnpaddedBytesAmount,
 };
 use cuzk_filecoin::{CircuitId, FilecoinProver, ParamCache, ProofRequest};
 use rand::{Rng, RngCore, SeedableRng};
@@ -86,7 +85,10 @@ fn ensure_params(f: &Fixture, circuit: CircuitId) {
     let t = Instant::now();
     let g = f
         .params
-        .generate(circuit, &mut ChaCha20Rng::seed_from_u64(circuit.sector_size() ^ 0xc0ffee))
+        .generate(
+            circuit,
+            &mut ChaCha20Rng::seed_from_u64(circuit.sector_size() ^ 0xc0ffee),
+        )
         .unwrap();
     eprintln!(
         "generated {circuit} parameters (domain 2^{}, {} public inputs, {} MB) in {:.2?}",
@@ -131,13 +133,27 @@ fn seal_sector(work: &Path, rng: &mut ChaCha20Rng) -> Sector {
 
     let pieces = [piece];
     let p1 = seal::seal_pre_commit_phase1(
-        SEAL_PROOF, &cache_dir, &staged, &sealed_path, prover_id, sector_id, ticket, &pieces,
+        SEAL_PROOF,
+        &cache_dir,
+        &staged,
+        &sealed_path,
+        prover_id,
+        sector_id,
+        ticket,
+        &pieces,
     )
     .unwrap();
     let p2 = seal::seal_pre_commit_phase2(p1, &cache_dir, &sealed_path).unwrap();
     let (comm_r, comm_d) = (p2.comm_r, p2.comm_d);
     let c1 = seal::seal_commit_phase1(
-        &cache_dir, &sealed_path, prover_id, sector_id, ticket, seed, p2, &pieces,
+        &cache_dir,
+        &sealed_path,
+        prover_id,
+        sector_id,
+        ticket,
+        seed,
+        p2,
+        &pieces,
     )
     .unwrap();
     Sector {
@@ -198,10 +214,20 @@ fn porep_c2_verifies_with_filecoin_proofs() {
 
     let verify = |proof: &[u8], seed: [u8; 32]| {
         seal::verify_seal(
-            SEAL_PROOF, s.comm_r, s.comm_d, s.prover_id, s.sector_id, s.ticket, seed, proof,
+            SEAL_PROOF,
+            s.comm_r,
+            s.comm_d,
+            s.prover_id,
+            s.sector_id,
+            s.ticket,
+            seed,
+            proof,
         )
     };
-    assert!(verify(&out.proof, s.seed).unwrap(), "verify_seal rejected cuzk's proof");
+    assert!(
+        verify(&out.proof, s.seed).unwrap(),
+        "verify_seal rejected cuzk's proof"
+    );
     assert!(!verify(&negate_a(&out.proof, 0), s.seed).unwrap());
     let mut other_seed = s.seed;
     other_seed[0] ^= 1;
@@ -255,14 +281,20 @@ fn winning_post_verifies_with_filecoin_proofs() {
             vanilla_proofs: vec![vanilla.clone()],
         })
         .unwrap();
-    eprintln!("WinningPoSt (2 KiB): prover total {:.2?}", out.timings.total);
+    eprintln!(
+        "WinningPoSt (2 KiB): prover total {:.2?}",
+        out.timings.total
+    );
     assert_eq!(out.proof.len(), 192);
 
     let replicas = BTreeMap::from([(s.sector_id, PublicReplicaInfo::new(proof_type, s.comm_r))]);
     let verify = |proof: &[u8], rand: &[u8; 32]| {
         post::verify_winning_post(rand, proof, &replicas, s.prover_id)
     };
-    assert!(verify(&out.proof, &rand).unwrap(), "verify_winning_post rejected cuzk's proof");
+    assert!(
+        verify(&out.proof, &rand).unwrap(),
+        "verify_winning_post rejected cuzk's proof"
+    );
     assert!(!verify(&negate_a(&out.proof, 0), &rand).unwrap());
     let mut other = rand;
     other[0] ^= 1;
@@ -275,14 +307,20 @@ fn winning_post_verifies_with_filecoin_proofs() {
         prover_id: s.prover_id,
         vanilla_proofs: vec![vanilla[..vanilla.len() / 2].to_vec()],
     });
-    assert!(matches!(err, Err(cuzk_filecoin::Error::Decode { .. })), "{err:?}");
+    assert!(
+        matches!(err, Err(cuzk_filecoin::Error::Decode { .. })),
+        "{err:?}"
+    );
     let err = f.prover.prove(&ProofRequest::WinningPost {
         registered_proof: proof_type,
         randomness: rand,
         prover_id: s.prover_id,
         vanilla_proofs: vec![vanilla.clone(), vanilla],
     });
-    assert!(matches!(err, Err(cuzk_filecoin::Error::InvalidInput(_))), "{err:?}");
+    assert!(
+        matches!(err, Err(cuzk_filecoin::Error::InvalidInput(_))),
+        "{err:?}"
+    );
 }
 
 #[test]
@@ -332,17 +370,29 @@ fn window_post_verifies_with_filecoin_proofs() {
     let verify = |proof: &[u8]| {
         post::verify_window_post(&rand, &[(proof_type, proof)], &replicas, s.prover_id)
     };
-    assert!(verify(&all.proof).unwrap(), "verify_window_post rejected cuzk's proof");
+    assert!(
+        verify(&all.proof).unwrap(),
+        "verify_window_post rejected cuzk's proof"
+    );
     assert!(!verify(&negate_a(&all.proof, 1)).unwrap());
     // Partitions swapped: each proof is valid, but for the other partition.
     let swapped = [&all.proof[192..], &all.proof[..192]].concat();
     assert!(!verify(&swapped).unwrap());
 
     // Curio proves one partition per request; the concatenation is the proof.
-    let p0 = f.prover.prove(&request(vanilla[..2].to_vec(), Some(0))).unwrap();
-    let p1 = f.prover.prove(&request(vanilla[2..].to_vec(), Some(1))).unwrap();
+    let p0 = f
+        .prover
+        .prove(&request(vanilla[..2].to_vec(), Some(0)))
+        .unwrap();
+    let p1 = f
+        .prover
+        .prove(&request(vanilla[2..].to_vec(), Some(1)))
+        .unwrap();
     let merged = [p0.proof, p1.proof].concat();
-    assert!(verify(&merged).unwrap(), "per-partition proofs do not merge into a valid proof");
+    assert!(
+        verify(&merged).unwrap(),
+        "per-partition proofs do not merge into a valid proof"
+    );
 }
 
 #[test]
@@ -358,7 +408,10 @@ fn snap_deals_verifies_with_filecoin_proofs() {
     let (piece, staged) = piece_file(&dir.join("staged"), &mut ChaCha20Rng::seed_from_u64(13));
     let new_replica = dir.join("replica");
     // The encoder writes into a replica file of the sector's size.
-    File::create(&new_replica).unwrap().set_len(SECTOR_BYTES).unwrap();
+    File::create(&new_replica)
+        .unwrap()
+        .set_len(SECTOR_BYTES)
+        .unwrap();
     let encoded = update::empty_sector_update_encode_into(
         proof_type,
         &new_replica,
@@ -405,7 +458,10 @@ fn snap_deals_verifies_with_filecoin_proofs() {
             comm_d_new,
         )
     };
-    assert!(verify(&out.proof, encoded.comm_d_new).unwrap(), "verify rejected cuzk's proof");
+    assert!(
+        verify(&out.proof, encoded.comm_d_new).unwrap(),
+        "verify rejected cuzk's proof"
+    );
     assert!(!verify(&negate_a(&out.proof, 0), encoded.comm_d_new).unwrap());
     assert!(!verify(&out.proof, s.comm_d).unwrap());
 }
