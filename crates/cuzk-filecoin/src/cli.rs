@@ -1,1 +1,404 @@
-//! CLI (placeholder)
+//! Command-line front ends, for the `cuzk` binary to mount:
+//! `cuzk prove --filecoin KIND ...` (no daemon needed) and
+//! `cuzk params gen --filecoin KIND --sector-size SIZE`.
+//!
+//! Each is a clap `Args` struct and a function; the binary owns parsing,
+//! backend choice and printing.
+
+use crate::circuits::{parse_sector_size, CircuitId, ProofKind};
+use crate::paramcache::{Generated, ParamCache};
+use crate::prover::{FilecoinProver, ProofOutput, ProofRequest};
+use crate::{porep, post, snap, Error, Result};
+use cuzk_core::ProverBackend;
+use rand::SeedableRng;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+fn sector_size_arg(s: &str) -> std::result::Result<u64, String> {
+    parse_sector_size(s).map_err(|e| e.to_string())
+}
+
+/// `cuzk prove --filecoin KIND`: prove one Filecoin proof from files.
+#[derive(Clone, Debug, clap::Args)]
+pub struct FilecoinProveArgs {
+    /// The proof to make.
+    #[arg(long = "filecoin", value_enum)]
+    pub kind: ProofKind,
+
+    /// PoRep: the commit-phase-1 output (filecoin-proofs-api JSON as Lotus
+    /// writes it, Curio's {"SectorNum","Phase1Out","SectorSize"} file, or
+    /// filecoin-proofs' own JSON together with --registered-proof).
+    #[arg(long, value_name = "FILE")]
+    pub c1: Option<PathBuf>,
+
+    /// Registered proof number, in the chain's numbering for the kind (seal,
+    /// PoSt or update proof). Default: the current one for --sector-size.
+    #[arg(long, value_name = "N")]
+    pub registered_proof: Option<u64>,
+
+    /// Sector size (2KiB, 8MiB, 512MiB, 32GiB, 64GiB), when no registered
+    /// proof is named.
+    #[arg(long, value_parser = sector_size_arg, value_name = "SIZE")]
+    pub sector_size: Option<u64>,
+
+    /// PoSt and SnapDeals: vanilla proof files in bincode, as
+    /// filecoin-proofs-api makes them (one per sector for PoSt, one per
+    /// partition for SnapDeals), in order.
+    #[arg(long = "vanilla", value_name = "FILE", num_args = 1..)]
+    pub vanilla: Vec<PathBuf>,
+
+    /// PoSt: the challenge randomness, 32 bytes in hex.
+    #[arg(long, value_name = "HEX")]
+    pub randomness: Option<String>,
+
+    /// PoSt: the miner's actor ID (the prover id is its ID-address payload).
+    #[arg(long, value_name = "ID", conflicts_with = "prover_id")]
+    pub miner_id: Option<u64>,
+
+    /// PoSt: the prover id, 32 bytes in hex.
+    #[arg(long, value_name = "HEX")]
+    pub prover_id: Option<String>,
+
+    /// WindowPoSt: prove only this partition (the vanilla proofs are its
+    /// sectors), as Curio does.
+    #[arg(long, value_name = "K")]
+    pub partition: Option<usize>,
+
+    /// SnapDeals: the sector's old replica commitment, 32 bytes in hex.
+    #[arg(long, value_name = "HEX")]
+    pub comm_r_old: Option<String>,
+    /// SnapDeals: the new replica commitment, 32 bytes in hex.
+    #[arg(long, value_name = "HEX")]
+    pub comm_r_new: Option<String>,
+    /// SnapDeals: the new data commitment, 32 bytes in hex.
+    #[arg(long, value_name = "HEX")]
+    pub comm_d_new: Option<String>,
+
+    /// Where to write the proof (raw bytes, as filecoin-proofs returns them).
+    #[arg(long, short, value_name = "FILE")]
+    pub out: PathBuf,
+
+    /// Parameter directory [default: $FIL_PROOFS_PARAMETER_CACHE, else
+    /// /var/tmp/filecoin-proof-parameters/].
+    #[arg(long, value_name = "DIR")]
+    pub param_cache: Option<PathBuf>,
+
+    /// Do not verify the proof before writing it.
+    #[arg(long)]
+    pub no_self_check: bool,
+}
+
+/// `cuzk params gen --filecoin KIND --sector-size SIZE`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct FilecoinParamsGenArgs {
+    /// The circuit.
+    #[arg(long = "filecoin", value_enum)]
+    pub kind: ProofKind,
+
+    #[arg(long, value_parser = sector_size_arg, value_name = "SIZE")]
+    pub sector_size: u64,
+
+    /// Parameter directory [default: $FIL_PROOFS_PARAMETER_CACHE, else
+    /// /var/tmp/filecoin-proof-parameters/].
+    #[arg(long, value_name = "DIR")]
+    pub param_cache: Option<PathBuf>,
+
+    /// Seed the generator (reproducible files); default: OS randomness.
+    #[arg(long)]
+    pub seed: Option<u64>,
+
+    /// Replace files that are already there.
+    #[arg(long)]
+    pub force: bool,
+}
+
+fn cache_of(dir: &Option<PathBuf>) -> ParamCache {
+    match dir {
+        Some(d) => ParamCache::new(d),
+        None => ParamCache::from_env(),
+    }
+}
+
+/// Generate the circuit's parameters (random, insecure: for tests) under the
+/// production file names. Returns `None` when they exist and `force` is off.
+pub fn params_gen(args: &FilecoinParamsGenArgs) -> Result<Option<Generated>> {
+    let cache = cache_of(&args.param_cache);
+    let circuit = CircuitId::current(args.kind, args.sector_size)?;
+    if !args.force && cache.is_present(circuit)? {
+        return Ok(None);
+    }
+    let generated = match args.seed {
+        Some(seed) => cache.generate(circuit, &mut rand_chacha::ChaCha20Rng::seed_from_u64(seed)),
+        None => cache.generate(circuit, &mut rand::rngs::OsRng),
+    }?;
+    Ok(Some(generated))
+}
+
+/// Prove from files and write the proof to `args.out`.
+pub fn prove(args: &FilecoinProveArgs, backend: Arc<dyn ProverBackend>) -> Result<ProofOutput> {
+    let request = request_from_args(args)?;
+    let prover = FilecoinProver::new(cache_of(&args.param_cache), backend)
+        .with_self_check(!args.no_self_check);
+    let out = prover.prove(&request)?;
+    std::fs::write(&args.out, &out.proof).map_err(|e| Error::io(&args.out, e))?;
+    Ok(out)
+}
+
+fn read(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|e| Error::io(path, e))
+}
+
+fn need<'a, T>(v: &'a Option<T>, flag: &str, kind: ProofKind) -> Result<&'a T> {
+    v.as_ref()
+        .ok_or_else(|| Error::InvalidInput(format!("--filecoin {kind} needs {flag}")))
+}
+
+/// 32 bytes from 64 hex digits (an optional 0x prefix allowed).
+pub fn parse_hex32(s: &str, what: &str) -> Result<[u8; 32]> {
+    let t = s.trim();
+    let t = t.strip_prefix("0x").unwrap_or(t);
+    let bad = || Error::InvalidInput(format!("{what}: expected 64 hex digits, got {s:?}"));
+    if t.len() != 64 || !t.is_ascii() {
+        return Err(bad());
+    }
+    let mut out = [0u8; 32];
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = u8::from_str_radix(&t[2 * i..2 * i + 2], 16).map_err(|_| bad())?;
+    }
+    Ok(out)
+}
+
+/// The prover id of a miner: its ID address's payload (the actor id as an
+/// unsigned LEB128 varint), left-aligned in 32 bytes, as Lotus and Curio
+/// derive it.
+pub fn prover_id_from_miner(miner_id: u64) -> [u8; 32] {
+    let mut out = [0u8; 32];
+    let mut v = miner_id;
+    let mut i = 0;
+    loop {
+        let byte = (v & 0x7f) as u8;
+        v >>= 7;
+        if v == 0 {
+            out[i] = byte;
+            return out;
+        }
+        out[i] = byte | 0x80;
+        i += 1;
+    }
+}
+
+/// The proof request the arguments describe.
+pub fn request_from_args(args: &FilecoinProveArgs) -> Result<ProofRequest> {
+    let kind = args.kind;
+    let size_default = |k: ProofKind| -> Result<CircuitId> {
+        let size = need(
+            &args.sector_size,
+            "--sector-size or --registered-proof",
+            kind,
+        )?;
+        CircuitId::current(k, *size)
+    };
+    match kind {
+        ProofKind::Porep => {
+            let c1 = read(need(&args.c1, "--c1 FILE", kind)?)?;
+            let rp = match (args.registered_proof, args.sector_size) {
+                (Some(n), _) => Some(porep::seal_proof_from_u64(n)?),
+                (None, Some(size)) => Some(porep::current_seal_proof(size)?),
+                (None, None) => None,
+            };
+            // A registered proof derived from --sector-size only fills in
+            // for filecoin-proofs' untagged form; a tagged C1 output names
+            // its own.
+            let decoded = match porep::decode_c1(&c1, rp) {
+                Err(Error::InvalidInput(_)) if args.registered_proof.is_none() => {
+                    porep::decode_c1(&c1, None)?
+                }
+                r => r?,
+            };
+            if let Some(size) = args.sector_size {
+                let got = u64::from(decoded.output.registered_proof.sector_size());
+                if got != size {
+                    return Err(Error::InvalidInput(format!(
+                        "--sector-size {size} but the C1 output is for {got} byte sectors"
+                    )));
+                }
+            }
+            Ok(ProofRequest::PoRepC2(Box::new(decoded.output)))
+        }
+        ProofKind::WinningPost | ProofKind::WindowPost => {
+            let registered_proof = match args.registered_proof {
+                Some(n) => post::post_proof_from_u64(n)?,
+                None => match size_default(kind)? {
+                    CircuitId::PoSt(p) => p,
+                    other => return Err(Error::InvalidInput(format!("{other} is not PoSt"))),
+                },
+            };
+            let randomness = parse_hex32(
+                need(&args.randomness, "--randomness", kind)?,
+                "--randomness",
+            )?;
+            let prover_id = match (&args.prover_id, args.miner_id) {
+                (Some(hex), _) => parse_hex32(hex, "--prover-id")?,
+                (None, Some(id)) => prover_id_from_miner(id),
+                (None, None) => {
+                    return Err(Error::InvalidInput(format!(
+                        "--filecoin {kind} needs --miner-id or --prover-id"
+                    )))
+                }
+            };
+            if args.vanilla.is_empty() {
+                return Err(Error::InvalidInput(format!(
+                    "--filecoin {kind} needs --vanilla FILE.."
+                )));
+            }
+            let vanilla_proofs = args
+                .vanilla
+                .iter()
+                .map(|p| read(p))
+                .collect::<Result<_>>()?;
+            Ok(if kind == ProofKind::WinningPost {
+                if args.partition.is_some() {
+                    return Err(Error::InvalidInput("--partition is for WindowPoSt".into()));
+                }
+                ProofRequest::WinningPost {
+                    registered_proof,
+                    randomness,
+                    prover_id,
+                    vanilla_proofs,
+                }
+            } else {
+                ProofRequest::WindowPost {
+                    registered_proof,
+                    randomness,
+                    prover_id,
+                    vanilla_proofs,
+                    partition: args.partition,
+                }
+            })
+        }
+        ProofKind::SnapDeals => {
+            let registered_proof = match args.registered_proof {
+                Some(n) => snap::update_proof_from_u64(n)?,
+                None => match size_default(kind)? {
+                    CircuitId::SnapDeals(p) => p,
+                    other => return Err(Error::InvalidInput(format!("{other} is not SnapDeals"))),
+                },
+            };
+            let hex = |v: &Option<String>, flag: &str| parse_hex32(need(v, flag, kind)?, flag);
+            if args.vanilla.is_empty() {
+                return Err(Error::InvalidInput(format!(
+                    "--filecoin {kind} needs --vanilla FILE.."
+                )));
+            }
+            Ok(ProofRequest::SnapDeals {
+                registered_proof,
+                vanilla_proofs: args
+                    .vanilla
+                    .iter()
+                    .map(|p| read(p))
+                    .collect::<Result<_>>()?,
+                comm_r_old: hex(&args.comm_r_old, "--comm-r-old")?,
+                comm_r_new: hex(&args.comm_r_new, "--comm-r-new")?,
+                comm_d_new: hex(&args.comm_d_new, "--comm-d-new")?,
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    enum Cmd {
+        Prove(FilecoinProveArgs),
+        Gen(FilecoinParamsGenArgs),
+    }
+
+    #[test]
+    fn arguments_parse() {
+        let Cmd::Prove(a) = Cmd::try_parse_from([
+            "t",
+            "prove",
+            "--filecoin",
+            "porep",
+            "--c1",
+            "c1.json",
+            "-o",
+            "p",
+        ])
+        .unwrap() else {
+            panic!("not prove")
+        };
+        assert_eq!(a.kind, ProofKind::Porep);
+        assert_eq!(a.c1.as_deref(), Some(Path::new("c1.json")));
+        let Cmd::Gen(g) = Cmd::try_parse_from([
+            "t",
+            "gen",
+            "--filecoin",
+            "window-post",
+            "--sector-size",
+            "32GiB",
+            "--seed",
+            "3",
+        ])
+        .unwrap() else {
+            panic!("not gen")
+        };
+        assert_eq!(
+            (g.kind, g.sector_size, g.seed),
+            (ProofKind::WindowPost, 32 << 30, Some(3))
+        );
+        assert!(
+            Cmd::try_parse_from(["t", "gen", "--filecoin", "porep", "--sector-size", "3XB"])
+                .is_err()
+        );
+        assert!(
+            Cmd::try_parse_from(["t", "gen", "--filecoin", "pore", "--sector-size", "2KiB"])
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn missing_inputs_are_named() {
+        let Cmd::Prove(a) = Cmd::try_parse_from([
+            "t",
+            "prove",
+            "--filecoin",
+            "winning-post",
+            "--sector-size",
+            "2KiB",
+            "-o",
+            "p",
+        ])
+        .unwrap() else {
+            panic!()
+        };
+        match request_from_args(&a) {
+            Err(Error::InvalidInput(m)) => assert!(m.contains("--randomness"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        let Cmd::Prove(a) =
+            Cmd::try_parse_from(["t", "prove", "--filecoin", "porep", "-o", "p"]).unwrap()
+        else {
+            panic!()
+        };
+        assert!(matches!(request_from_args(&a), Err(Error::InvalidInput(m)) if m.contains("--c1")));
+    }
+
+    #[test]
+    fn hex_and_prover_ids() {
+        let h = "00".repeat(31) + "ff";
+        assert_eq!(parse_hex32(&h, "x").unwrap()[31], 0xff);
+        assert_eq!(parse_hex32(&format!("0x{h}"), "x").unwrap()[31], 0xff);
+        assert!(parse_hex32(&h[2..], "x").is_err());
+        assert!(parse_hex32(&("zz".to_string() + &h[2..]), "x").is_err());
+        assert!(parse_hex32(&("é".to_string() + &h[3..]), "x").is_err());
+        assert_eq!(prover_id_from_miner(0)[..2], [0, 0]);
+        assert_eq!(prover_id_from_miner(127)[..2], [0x7f, 0]);
+        assert_eq!(prover_id_from_miner(128)[..3], [0x80, 0x01, 0]);
+        assert_eq!(prover_id_from_miner(1000)[..3], [0xe8, 0x07, 0]);
+        assert_eq!(prover_id_from_miner(u64::MAX)[9], 0x01);
+    }
+}

@@ -76,27 +76,29 @@ fn fixture() -> &'static Fixture {
     })
 }
 
-/// Generate the circuit's parameters with cuzk's generator unless present.
+/// Generate the circuit's parameters with cuzk's generator unless present,
+/// through the `cuzk params gen --filecoin` entry point.
 fn ensure_params(f: &Fixture, circuit: CircuitId) {
     let _g = f.gen_lock.lock().unwrap_or_else(|p| p.into_inner());
-    if f.params.is_present(circuit).unwrap() {
-        return;
-    }
     let t = Instant::now();
-    let g = f
-        .params
-        .generate(
-            circuit,
-            &mut ChaCha20Rng::seed_from_u64(circuit.sector_size() ^ 0xc0ffee),
-        )
-        .unwrap();
-    eprintln!(
-        "generated {circuit} parameters (domain 2^{}, {} public inputs, {} MB) in {:.2?}",
-        g.domain_size.trailing_zeros(),
-        g.public_inputs,
-        g.params_bytes >> 20,
-        t.elapsed()
-    );
+    let args = cuzk_filecoin::cli::FilecoinParamsGenArgs {
+        kind: circuit.kind(),
+        sector_size: circuit.sector_size(),
+        param_cache: Some(f.params.dir().to_path_buf()),
+        seed: Some(circuit.sector_size() ^ 0xc0ffee),
+        force: false,
+    };
+    if let Some(g) = cuzk_filecoin::cli::params_gen(&args).unwrap() {
+        assert_eq!(g.files, f.params.files(circuit).unwrap());
+        eprintln!(
+            "generated {circuit} parameters (domain 2^{}, {} public inputs, {} MB) in {:.2?}",
+            g.domain_size.trailing_zeros(),
+            g.public_inputs,
+            g.params_bytes >> 20,
+            t.elapsed()
+        );
+    }
+    assert!(f.params.is_present(circuit).unwrap());
 }
 
 fn piece_file(path: &Path, rng: &mut impl RngCore) -> (PieceInfo, PathBuf) {
@@ -299,6 +301,35 @@ fn winning_post_verifies_with_filecoin_proofs() {
     let mut other = rand;
     other[0] ^= 1;
     assert!(!verify(&out.proof, &other).unwrap());
+
+    // The same through `cuzk prove --filecoin winning-post`, from files.
+    let dir = f.work.join("winning-cli");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("vanilla"), &vanilla).unwrap();
+    let hex = |b: &[u8; 32]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    let args = cuzk_filecoin::cli::FilecoinProveArgs {
+        kind: cuzk_filecoin::ProofKind::WinningPost,
+        c1: None,
+        registered_proof: Some(proof_type as u64),
+        sector_size: None,
+        vanilla: vec![dir.join("vanilla")],
+        randomness: Some(hex(&rand)),
+        miner_id: Some(1000), // the fixture's prover id is miner 1000's
+        prover_id: None,
+        partition: None,
+        comm_r_old: None,
+        comm_r_new: None,
+        comm_d_new: None,
+        out: dir.join("proof"),
+        param_cache: Some(f.params.dir().to_path_buf()),
+        no_self_check: false,
+    };
+    cuzk_filecoin::cli::prove(&args, Arc::new(cuzk_core::CpuBackend)).unwrap();
+    let from_cli = std::fs::read(dir.join("proof")).unwrap();
+    assert!(
+        verify(&from_cli, &rand).unwrap(),
+        "the CLI's proof does not verify"
+    );
 
     // Wrong inputs are typed errors, not panics.
     let err = f.prover.prove(&ProofRequest::WinningPost {
