@@ -42,6 +42,10 @@ pub struct Card {
     pub clock_mhz: f64,
     pub imad_per_s: f64,
     pub copy_gb_s: f64,
+    /// Measured products per second: Fq (PTX inline, C++ CIOS inline, as
+    /// the kernels call it) and Fr (PTX, CIOS).
+    pub fq_mul_per_s: [f64; 3],
+    pub fr_mul_per_s: [f64; 2],
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -131,7 +135,9 @@ fn card(dev: &CudaDevice) -> Result<Card> {
         })
     })?;
     let copy_gb_s = 2.0 * bytes as f64 / (ms * 1e-3) / 1e9;
-    Ok(Card { name: dev.name().to_string(), sms, clock_mhz, imad_per_s, copy_gb_s })
+    let fq_mul_per_s = [dev.mul_throughput(true, 0, sms)?, dev.mul_throughput(true, 1, sms)?, dev.mul_throughput(true, 2, sms)?];
+    let fr_mul_per_s = [dev.mul_throughput(false, 0, sms)?, dev.mul_throughput(false, 1, sms)?];
+    Ok(Card { name: dev.name().to_string(), sms, clock_mhz, imad_per_s, copy_gb_s, fq_mul_per_s, fr_mul_per_s })
 }
 
 fn msm_work(n: usize, g2: bool) -> (String, f64) {
@@ -172,6 +178,11 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
     eprintln!(
         "card: {} ({} SMs, {:.0} MHz, {:.2e} IMAD/s, copy {:.0} GB/s)",
         card.name, card.sms, card.clock_mhz, card.imad_per_s, card.copy_gb_s
+    );
+    eprintln!(
+        "Fq mul/s: ptx {:.3e}, cios {:.3e}, as called {:.3e} (IMAD floor {:.3e}); Fr mul/s: ptx {:.3e}, cios {:.3e} (floor {:.3e})",
+        card.fq_mul_per_s[0], card.fq_mul_per_s[1], card.fq_mul_per_s[2], card.imad_per_s / FQ_MUL_IMAD,
+        card.fr_mul_per_s[0], card.fr_mul_per_s[1], card.imad_per_s / FR_MUL_IMAD
     );
     let want = |name: &str| opts.filter.as_ref().is_none_or(|f| name.contains(f.as_str()));
     let sz = |lg: u32| lg.saturating_sub(opts.shrink);
@@ -292,8 +303,11 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
 /// The report as a fixed-width table.
 pub fn table(r: &BenchReport) -> String {
     let mut s = format!(
-        "card: {} | {} SMs @ {:.0} MHz | IMAD {:.2e}/s | copy {:.0} GB/s\n",
-        r.card.name, r.card.sms, r.card.clock_mhz, r.card.imad_per_s, r.card.copy_gb_s
+        "card: {} | {} SMs @ {:.0} MHz | IMAD {:.2e}/s | copy {:.0} GB/s\n\
+         measured mul/s: Fq ptx {:.3e}, Fq cios {:.3e}, Fq as called {:.3e} (floor {:.3e}) | Fr ptx {:.3e}, Fr cios {:.3e} (floor {:.3e})\n",
+        r.card.name, r.card.sms, r.card.clock_mhz, r.card.imad_per_s, r.card.copy_gb_s,
+        r.card.fq_mul_per_s[0], r.card.fq_mul_per_s[1], r.card.fq_mul_per_s[2], r.card.imad_per_s / FQ_MUL_IMAD,
+        r.card.fr_mul_per_s[0], r.card.fr_mul_per_s[1], r.card.imad_per_s / FR_MUL_IMAD
     );
     s += &format!(
         "{:<24} {:>5} {:>11} {:>11} {:>11} {:>11} {:>7}  {}\n",

@@ -82,6 +82,8 @@ struct Kernels {
     test_fr_from_mont: CudaFunction,
     test_g1_ops: CudaFunction,
     test_g2_ops: CudaFunction,
+    bench_fq_mul: CudaFunction,
+    bench_fr_mul: CudaFunction,
 }
 
 /// Points resident in device memory, for repeated MSMs over one base.
@@ -209,6 +211,8 @@ impl CudaDevice {
             test_fr_from_mont: f("test_fr_from_mont")?,
             test_g1_ops: f("test_g1_ops")?,
             test_g2_ops: f("test_g2_ops")?,
+            bench_fq_mul: f("bench_fq_mul")?,
+            bench_fr_mul: f("bench_fr_mul")?,
         };
         k.ntt_dit_pass
             .set_attribute(
@@ -772,7 +776,8 @@ impl CudaDevice {
 
     // ------------------------------------------- arithmetic kernels (tests)
 
-    /// Runs test_{fr,fq,fq2}_ops: per element [a*b, a+b, a-b, a^2, -a], raw
+    /// Runs test_{fr,fq,fq2}_ops: per element [a*b, a+b, a-b, a^2, -a,
+    /// a*b by the second multiplication (C++ CIOS / schoolbook Fq2)], raw
     /// Montgomery bytes in and out. `which`: 0 = Fr, 1 = Fq, 2 = Fq2.
     pub fn field_ops_raw(&self, which: u32, a: &[u8], b: &[u8], elem: usize) -> Result<Vec<u8>> {
         let n = a.len() / elem;
@@ -782,9 +787,9 @@ impl CudaDevice {
             _ => &self.k.test_fq2_ops,
         };
         let (da, db) = (self.upload("field_ops", a)?, self.upload("field_ops", b)?);
-        let out: CudaSlice<u8> = self.alloc("field_ops", 5 * n * elem)?;
+        let out: CudaSlice<u8> = self.alloc("field_ops", 6 * n * elem)?;
         self.launch(f, "test_field_ops", n, cfg1d(n, 128), &[&self.p(&da), &self.p(&db), &self.p(&out), &(n as u32)])?;
-        self.download("field_ops", &out, 5 * n * elem)
+        self.download("field_ops", &out, 6 * n * elem)
     }
 
     pub fn fr_from_mont_raw(&self, a: &[u8]) -> Result<Vec<u8>> {
@@ -804,6 +809,39 @@ impl CudaDevice {
         let f = if g2 { &self.k.test_g2_ops } else { &self.k.test_g1_ops };
         self.launch(f, "test_curve_ops", n, cfg1d(n, 64), &[&self.p(&dp), &self.p(&dq), &self.p(&dk), &self.p(&out), &(n as u32)])?;
         self.download("curve_ops", &out, 4 * n * group.xyzz_bytes())
+    }
+
+    /// Products per second of the Montgomery multiplication: `fq` picks Fq
+    /// (else Fr); variant 0 = PTX inline, 1 = C++ CIOS inline, 2 = what the
+    /// kernels use (out of line for Fq). Median of 3 timed runs.
+    pub fn mul_throughput(&self, fq: bool, variant: u32, sms: u32) -> Result<f64> {
+        let threads = sms as usize * 2048;
+        let elem = if fq { 48 } else { 32 };
+        let mut seed = 0x1234_5678_9abc_def1u64;
+        // Values below the modulus: top limb cleared keeps them reduced.
+        let host_data: Vec<u8> = (0..2 * threads * elem)
+            .map(|i| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                if i % elem >= elem - 4 { 0 } else { seed as u8 }
+            })
+            .collect();
+        let data = self.upload("mul_throughput", &host_data)?;
+        let iters = 256u32;
+        let f = if fq { &self.k.bench_fq_mul } else { &self.k.bench_fr_mul };
+        let mut ts = Vec::new();
+        for rep in 0..4 {
+            self.synchronize()?;
+            let t = std::time::Instant::now();
+            self.launch(f, "bench_mul", threads, cfg1d(threads, 256), &[&self.p(&data), &iters, &variant])?;
+            self.synchronize()?;
+            if rep > 0 {
+                ts.push(t.elapsed().as_secs_f64());
+            }
+        }
+        ts.sort_by(|a, b| a.total_cmp(b));
+        Ok(2.0 * threads as f64 * iters as f64 / ts[1])
     }
 
     /// Pinned (page-locked) host memory of `len` bytes on this device's
