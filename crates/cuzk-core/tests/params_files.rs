@@ -162,6 +162,25 @@ fn corrupt_files_name_the_file() {
     assert!(Parameters::read_file(&path, false).is_ok());
     assert_format(Parameters::read_file(&path, true), &path, "subgroup");
 
+    // Deep in a long section (past the first parallel work item), the
+    // index and offset are still the point's own.
+    let mut rng = ChaCha20Rng::seed_from_u64(2);
+    let big =
+        generate_random_parameters(cuzk_core::circuits::PorepLikeCircuit::new(12, 0), &mut rng)
+            .unwrap();
+    let big_bytes = encode(&big);
+    let bm = MappedParameters::open(&dir.file("big.params", &big_bytes)).unwrap();
+    let h_off = bm.layout.sections[0].1 as usize;
+    let at = h_off + 3000 * G1_UNCOMPRESSED;
+    let mut deep = big_bytes.clone();
+    deep[at + 47] ^= 0x10;
+    let path = dir.file("deep.params", &deep);
+    assert_format(
+        Parameters::read_file(&path, false),
+        &path,
+        &format!("h point 3000 at offset {at}"),
+    );
+
     // A corrupt verifying key (alpha off the curve) fails even unchecked.
     let mut vk_bad = bytes.clone();
     vk_bad[40] ^= 0x01;
