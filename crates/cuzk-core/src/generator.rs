@@ -299,14 +299,16 @@ where
     }
 
     /// The multiples of the base by each scalar, in affine form.
+    /// The output is allocated once and filled in place.
     fn mul_many(&self, scalars: &[Scalar]) -> Vec<G::AffineRepr> {
-        scalars
-            .par_chunks(FIXED_BASE_CHUNK)
-            .flat_map_iter(|chunk| {
+        let mut out = vec![G::identity().to_affine(); scalars.len()];
+        out.par_chunks_mut(FIXED_BASE_CHUNK)
+            .zip(scalars.par_chunks(FIXED_BASE_CHUNK))
+            .for_each(|(dst, chunk)| {
                 let proj: Vec<G> = chunk.iter().map(|s| self.mul(s)).collect();
-                G::normalize(&proj)
-            })
-            .collect()
+                dst.copy_from_slice(&G::normalize(&proj));
+            });
+        out
     }
 }
 
