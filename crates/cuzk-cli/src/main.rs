@@ -4,6 +4,7 @@
 
 mod bench;
 mod common;
+mod daemon_cmd;
 mod demo;
 mod params_cmd;
 mod verify_cmd;
@@ -27,20 +28,45 @@ enum Command {
     /// Prove and verify the built-in porep-like circuit (default 2^16) and
     /// print a per-phase timing table.
     Demo(demo::DemoArgs),
-    /// Benchmark the prover, optionally side by side with bellperson.
-    Bench(bench::BenchArgs),
+    /// Benchmark the prover, optionally side by side with bellperson
+    /// (`cuzk bench batch` measures a running daemon's throughput).
+    Bench(BenchCommand),
     /// Verify proofs against a verifying key.
     Verify(verify_cmd::VerifyArgs),
     /// Generate or inspect parameter files.
     #[command(subcommand)]
     Params(params_cmd::ParamsCommand),
+    #[command(flatten)]
+    Daemon(daemon_cmd::DaemonCommands),
+}
+
+#[derive(clap::Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
+struct BenchCommand {
+    #[command(subcommand)]
+    sub: Option<BenchSub>,
+    #[command(flatten)]
+    args: bench::BenchArgs,
+}
+
+#[derive(Subcommand, Debug)]
+enum BenchSub {
+    /// Throughput of a running daemon: N proofs from J concurrent clients.
+    Batch(daemon_cmd::BenchBatchArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Demo(a) => demo::run(a).map(verdict),
-        Command::Bench(a) => bench::run(a).map(|()| ExitCode::SUCCESS),
+        Command::Bench(BenchCommand {
+            sub: Some(BenchSub::Batch(a)),
+            ..
+        }) => daemon_cmd::run_bench_batch(a).map(|()| ExitCode::SUCCESS),
+        Command::Bench(BenchCommand { sub: None, args }) => {
+            bench::run(args).map(|()| ExitCode::SUCCESS)
+        }
+        Command::Daemon(c) => daemon_cmd::run(c).map(|()| ExitCode::SUCCESS),
         Command::Verify(a) => verify_cmd::run(a).map(verdict),
         Command::Params(c) => params_cmd::run(c).map(|()| ExitCode::SUCCESS),
     };
