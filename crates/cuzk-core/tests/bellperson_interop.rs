@@ -160,52 +160,48 @@ fn porep_like_2_14_both_directions() {
 /// identity filtering, h length) to bellperson's.
 #[test]
 fn identical_to_bellperson_given_same_randomness() {
-    for (i, circuit) in [
+    let mixed = [
         MixedCircuit::new(5, 3, 0),
         MixedCircuit::new(6, 9, 77),
         MixedCircuit::new(7, 2, 300),
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        let mut rng = ChaCha20Rng::seed_from_u64(100 + i as u64);
-        let g1 = G1Projective::random(&mut rng);
-        let g2 = G2Projective::random(&mut rng);
-        let w: Vec<Scalar> = (0..5).map(|_| Scalar::random(&mut rng)).collect();
-        let bp_params = bp::generate_parameters::<Bls12, _>(
-            circuit.clone(),
-            g1,
-            g2,
-            w[0],
-            w[1],
-            w[2],
-            w[3],
-            w[4],
-        )
-        .unwrap();
-        let params =
-            generator::generate_parameters(circuit.clone(), g1, g2, w[0], w[1], w[2], w[3], w[4])
-                .unwrap();
-        assert_eq!(
-            cuzk_params_bytes(&params),
-            bp_params_bytes(&bp_params),
-            "circuit {i}: parameters differ"
-        );
-
-        let r = Scalar::random(&mut rng);
-        let s = Scalar::random(&mut rng);
-        let bp_proof = bp::create_proof(circuit.clone(), &bp_params, r, s).unwrap();
-        let pa = synthesis::synthesize(circuit.clone()).unwrap();
-        let (msm, _) = CpuBackend
-            .compute(&params, std::slice::from_ref(&pa))
-            .unwrap();
-        let proof = assemble_proof(&params, &msm[0], &ProofRandomness { r, s });
-        assert_eq!(
-            proof,
-            from_bp_proof(&bp_proof),
-            "circuit {i}: proofs differ"
-        );
+    ];
+    for (i, circuit) in mixed.into_iter().enumerate() {
+        assert_identical(circuit, 100 + i as u64);
     }
+    assert_identical(PorepLikeCircuit::new(8, 5), 200);
+    assert_identical(cuzk_core::testing::LayoutCircuit::new(4, 37, 1), 300);
+}
+
+fn assert_identical<C>(circuit: C, seed: u64)
+where
+    C: bellpepper_core::Circuit<Scalar> + Clone + Send,
+{
+    let i = seed;
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let g1 = G1Projective::random(&mut rng);
+    let g2 = G2Projective::random(&mut rng);
+    let w: Vec<Scalar> = (0..5).map(|_| Scalar::random(&mut rng)).collect();
+    let bp_params =
+        bp::generate_parameters::<Bls12, _>(circuit.clone(), g1, g2, w[0], w[1], w[2], w[3], w[4])
+            .unwrap();
+    let params =
+        generator::generate_parameters(circuit.clone(), g1, g2, w[0], w[1], w[2], w[3], w[4])
+            .unwrap();
+    assert_eq!(
+        cuzk_params_bytes(&params),
+        bp_params_bytes(&bp_params),
+        "case {i}: parameters differ"
+    );
+
+    let r = Scalar::random(&mut rng);
+    let s = Scalar::random(&mut rng);
+    let bp_proof = bp::create_proof(circuit.clone(), &bp_params, r, s).unwrap();
+    let pa = synthesis::synthesize(circuit).unwrap();
+    let (msm, _) = CpuBackend
+        .compute(&params, std::slice::from_ref(&pa))
+        .unwrap();
+    let proof = assemble_proof(&params, &msm[0], &ProofRandomness { r, s });
+    assert_eq!(proof, from_bp_proof(&bp_proof), "case {i}: proofs differ");
 }
 
 #[test]
