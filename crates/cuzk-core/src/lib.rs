@@ -18,6 +18,12 @@
 //! - [`circuits`]: built-in benchmark circuits (`porep-like`).
 //! - [`testing`]: the conformance check every backend must pass.
 
+//!
+//! Unsafe code is denied crate-wide. The exceptions, each with its
+//! `// SAFETY:` note: the file mapping in [`params::MappedParameters::open`],
+//! and the slice casts in [`msm`] that hand blstrs' points to blst without
+//! copying them (guarded by compile-time layout assertions).
+
 #![deny(unsafe_code)]
 
 pub mod circuits;

@@ -166,7 +166,7 @@ fn scalar_bytes(scalars: impl IndexedParallelIterator<Item = Scalar>, len: usize
     out
 }
 
-/// Σ scalars[i]·bases[i] over min(len) terms.
+/// Σ scalars\[i\]·bases\[i\] over the shorter length.
 pub fn msm<C: MsmCurve>(bases: &[C::Affine], scalars: &[Scalar]) -> C::Projective {
     let n = bases.len().min(scalars.len());
     let (bases, scalars) = (C::raw(&bases[..n]), &scalars[..n]);

@@ -22,14 +22,16 @@ use std::time::Instant;
 /// The five MSMs of one circuit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MsmResults {
-    /// Σ input_i·a[i] + Σ_{aux in A} aux_j·a[..]
+    /// `Σ input_i·a[i] + Σ_{aux j in A} aux_j·a[..]`: the query points in
+    /// the parameters' order (every input, then the A-dense aux).
     pub a_g1: G1Projective,
     /// Σ over B-dense inputs and aux of the assignment times b_g1.
     pub b_g1: G1Projective,
+    /// The same scalars times b_g2.
     pub b_g2: G2Projective,
-    /// Σ aux_j·l[j]
+    /// `Σ aux_j·l[j]`
     pub l: G1Projective,
-    /// Σ h_i·h[i]
+    /// `Σ h_i·h[i]` over H's n − 1 coefficients.
     pub h: G1Projective,
 }
 
