@@ -173,6 +173,11 @@ pub fn msm<C: MsmCurve>(bases: &[C::Affine], scalars: &[Scalar]) -> C::Projectiv
     if n == 0 {
         return C::identity();
     }
+    if n > u32::MAX as usize {
+        // Beyond u32 indices (far past any circuit): no split.
+        let bytes = scalar_bytes(scalars.par_iter().copied(), n);
+        return C::pippenger(bases, &bytes);
+    }
 
     // Indices of the ones and of the scalars that need Pippenger.
     const CHUNK: usize = 1 << 12;
@@ -194,7 +199,7 @@ pub fn msm<C: MsmCurve>(bases: &[C::Affine], scalars: &[Scalar]) -> C::Projectiv
         .collect();
     let rest_len: usize = parts.iter().map(|p| p.1.len()).sum();
 
-    if rest_len + rest_len / (SPLIT_MIN_FRACTION - 1) >= n || n > u32::MAX as usize {
+    if rest_len + rest_len / (SPLIT_MIN_FRACTION - 1) >= n {
         // Nearly all scalars are wide: no gathering.
         let bytes = scalar_bytes(scalars.par_iter().copied(), n);
         return C::pippenger(bases, &bytes);
