@@ -28,8 +28,7 @@ fn porep_like_end_to_end() {
     bad[0] += Scalar::ONE;
     assert!(!verify_proof(&pvk, &proof, &bad).unwrap());
 
-    // Batch of several circuits of one shape (different witnesses? same
-    // shape needs same seed; different seeds give different structure).
+    // A batch of several circuits of one shape.
     let circuits = vec![circuit.clone(), circuit.clone(), circuit.clone()];
     let (proofs, _t) = create_proof_batch(&CpuBackend, circuits, &params, &mut rng).unwrap();
     assert_eq!(proofs.len(), 3);
@@ -38,6 +37,28 @@ fn porep_like_end_to_end() {
     let mut tampered = proofs.clone();
     tampered[1].c = proofs[0].c;
     assert!(!verify_proofs_batch(&pvk, &tampered, &all_inputs, &mut rng).unwrap());
+
+    // Verifier errors: wrong input count, mismatched batch lengths, empty.
+    assert!(matches!(
+        verify_proof(&pvk, &proof, &inputs[1..]),
+        Err(cuzk_core::Error::PublicInputCount { .. })
+    ));
+    assert!(matches!(
+        verify_proofs_batch(&pvk, &proofs, &all_inputs[1..], &mut rng),
+        Err(cuzk_core::Error::BatchLength {
+            proofs: 3,
+            inputs: 2
+        })
+    ));
+    assert!(matches!(
+        verify_proofs_batch(&pvk, &[], &[], &mut rng),
+        Err(cuzk_core::Error::EmptyBatch)
+    ));
+    // A batch of one agrees with single verification.
+    assert!(verify_proofs_batch(&pvk, &proofs[..1], &all_inputs[..1], &mut rng).unwrap());
+    assert!(
+        !verify_proofs_batch(&pvk, &proofs[..1], std::slice::from_ref(&bad), &mut rng).unwrap()
+    );
 
     // File round trip.
     let dir = std::env::temp_dir().join(format!("cuzk-e2e-{}", std::process::id()));
