@@ -45,7 +45,8 @@ fn main() {
     if env::var_os("CARGO_FEATURE_CUDA").is_none() {
         return;
     }
-    let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let manifest_dir =
+        PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     let nvcc = find_nvcc(&manifest_dir).unwrap_or_else(|| {
         panic!(
@@ -68,7 +69,9 @@ fn main() {
     for a in archs.split(',').map(str::trim).filter(|a| !a.is_empty()) {
         cmd.arg(format!("-gencode=arch=compute_{a},code=sm_{a}"));
     }
-    cmd.arg(format!("-gencode=arch=compute_{PTX_ARCH},code=compute_{PTX_ARCH}"));
+    cmd.arg(format!(
+        "-gencode=arch=compute_{PTX_ARCH},code=compute_{PTX_ARCH}"
+    ));
     let status = cmd
         .status()
         .unwrap_or_else(|e| panic!("could not run {}: {e}", nvcc.display()));

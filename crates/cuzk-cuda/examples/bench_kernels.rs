@@ -2,7 +2,12 @@
 //! [--filter TEXT] [--shrink K] [--json-out FILE]. Same library code as `cuzk bench-kernels`.
 
 fn main() -> anyhow::Result<()> {
-    let mut opts = cuzk_cuda::bench::BenchOptions { reps: 5, filter: None, shrink: 0, seed: rand::random() };
+    let mut opts = cuzk_cuda::bench::BenchOptions {
+        reps: 5,
+        filter: None,
+        shrink: 0,
+        seed: rand::random(),
+    };
     let mut json = false;
     let mut json_out: Option<String> = None;
     let mut args = std::env::args().skip(1);
@@ -10,7 +15,12 @@ fn main() -> anyhow::Result<()> {
         match a.as_str() {
             "--json" => json = true,
             "--json-out" => json_out = args.next(),
-            "--reps" => opts.reps = args.next().and_then(|v| v.parse().ok()).unwrap_or(opts.reps),
+            "--reps" => {
+                opts.reps = args
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(opts.reps)
+            }
             "--filter" => opts.filter = args.next(),
             "--shrink" => opts.shrink = args.next().and_then(|v| v.parse().ok()).unwrap_or(0),
             other => anyhow::bail!("unknown argument {other}"),

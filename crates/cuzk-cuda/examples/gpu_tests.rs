@@ -3,12 +3,21 @@
 //! Usage: gpu_tests [--large] [--seed N] [--filter TEXT]
 
 fn main() -> std::process::ExitCode {
-    let mut opts = cuzk_cuda::checks::CheckOptions { seed: rand::random(), large: false, filter: None };
+    let mut opts = cuzk_cuda::checks::CheckOptions {
+        seed: rand::random(),
+        large: false,
+        filter: None,
+    };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--large" => opts.large = true,
-            "--seed" => opts.seed = args.next().and_then(|v| v.parse().ok()).unwrap_or(opts.seed),
+            "--seed" => {
+                opts.seed = args
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(opts.seed)
+            }
             "--filter" => opts.filter = args.next(),
             other => {
                 eprintln!("unknown argument {other}");
@@ -26,5 +35,9 @@ fn main() -> std::process::ExitCode {
     };
     let s = cuzk_cuda::checks::run(&dev, &opts);
     println!("{} passed, {} failed", s.passed, s.failed);
-    if s.failed == 0 { std::process::ExitCode::SUCCESS } else { std::process::ExitCode::from(1) }
+    if s.failed == 0 {
+        std::process::ExitCode::SUCCESS
+    } else {
+        std::process::ExitCode::from(1)
+    }
 }

@@ -1,11 +1,11 @@
 // Multi-scalar multiplication by Pippenger with signed digits.
 //
-// 1. msm_histogram: each scalar (Montgomery or canonical) is cut into W
-//    signed c-bit digits in [-2^(c-1), 2^(c-1)]; the count of every
-//    (window, |digit|) bucket is accumulated with atomics.
+// 1. msm_digits: each scalar (Montgomery or canonical) is cut into W
+//    signed c-bit digits in [-2^(c-1), 2^(c-1)]; msm_histogram counts each
+//    window's buckets with atomics.
 // 2. An exclusive scan of the counts gives each bucket's place; msm_scatter
-//    recomputes the digits and writes point ids (sign in bit 31) there: a
-//    counting sort by bucket, zero digits dropped.
+//    writes point ids (sign in bit 31) there, window by window: a counting
+//    sort by bucket, zero digits dropped.
 // 3. msm_accumulate_*: the sorted list is cut into chunks of at most T
 //    entries that never straddle a bucket; one thread sums one chunk with
 //    mixed XYZZ additions. msm_reduce_* repeats the same over the chunk sums
@@ -57,72 +57,96 @@ DEV uint32_t signed_digit(const Fr& s, uint32_t w, uint32_t c, uint32_t& carry, 
     return d;
 }
 
-extern "C" __global__ void msm_histogram(const Fr* scalars, uint32_t n, uint32_t mont, uint32_t c,
-                                         uint32_t W, uint32_t* hist) {
+// Digits of every window, written once: keys[w*n + i] = |d| | sign << 31
+// (0 for a zero digit). The per-window passes below then touch one window's
+// 2^(c-1) counters at a time, which stay in L2: run 3 measured 120 ms for
+// the sort at 2^26 when all windows' counters (100 MB) were hit at once.
+extern "C" __global__ void msm_digits(const Fr* scalars, uint32_t n, uint32_t mont, uint32_t c,
+                                      uint32_t W, uint32_t* keys) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     Fr s = load_scalar(scalars, i, mont);
-    uint32_t B = 1u << (c - 1);
     uint32_t carry = 0, neg;
     for (uint32_t w = 0; w < W; w++) {
         uint32_t d = signed_digit(s, w, c, carry, neg);
-        if (d) atomicAdd(&hist[w * B + d - 1], 1u);
+        keys[(size_t)w * n + i] = d ? (d | (neg << 31)) : 0;
     }
 }
 
-// `cursor` starts as a copy of the bucket offsets; `ids` (optional) maps a
-// scalar's position to its point's index.
-extern "C" __global__ void msm_scatter(const Fr* scalars, const uint32_t* ids, uint32_t n,
-                                       uint32_t mont, uint32_t c, uint32_t W, uint32_t* cursor,
-                                       uint32_t* sorted) {
+// Bucket counts of one window.
+extern "C" __global__ void msm_histogram(const uint32_t* keys, uint32_t n, uint32_t* hist) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    Fr s = load_scalar(scalars, i, mont);
-    uint32_t id = ids ? ids[i] : i;
-    uint32_t B = 1u << (c - 1);
-    uint32_t carry = 0, neg;
-    for (uint32_t w = 0; w < W; w++) {
-        uint32_t d = signed_digit(s, w, c, carry, neg);
-        if (d) {
-            uint32_t pos = atomicAdd(&cursor[w * B + d - 1], 1u);
-            sorted[pos] = id | (neg << 31);
-        }
+    uint32_t d = keys[i] & 0x7fffffffu;
+    if (d) atomicAdd(&hist[d - 1], 1u);
+}
+
+// Counting-sort scatter of one window: `cursor` starts as the window's
+// bucket offsets; `ids` (optional) maps a scalar's position to its point.
+extern "C" __global__ void msm_scatter(const uint32_t* keys, const uint32_t* ids, uint32_t n,
+                                       uint32_t* cursor, uint32_t* sorted) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    uint32_t k = keys[i];
+    uint32_t d = k & 0x7fffffffu;
+    if (d) {
+        uint32_t pos = atomicAdd(&cursor[d - 1], 1u);
+        sorted[pos] = (ids ? ids[i] : i) | (k & 0x80000000u);
     }
 }
 
-// out[s] = ceil(count[s] / T)
+// out[s] = ceil(count[s] / T); *max_out = max over s (one atomic a block).
 extern "C" __global__ void msm_chunk_counts(const uint32_t* count, uint32_t S, uint32_t T,
-                                            uint32_t* out) {
+                                            uint32_t* out, uint32_t* max_out) {
+    __shared__ uint32_t warp_max[32];
+    uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
+    uint32_t v = 0;
+    if (s < S) {
+        v = (count[s] + T - 1) / T;
+        out[s] = v;
+    }
+    v = __reduce_max_sync(0xffffffffu, v);
+    if ((threadIdx.x & 31) == 0) warp_max[threadIdx.x >> 5] = v;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        uint32_t m = 0;
+        for (uint32_t k = 0; k < blockDim.x / 32; k++) m = max(m, warp_max[k]);
+        if (m) atomicMax(max_out, m);
+    }
+}
+
+// owner[j] = the segment of chunk j (segment s owns chunks chunk_off[s] ..
+// chunk_off[s+1]); replaces a binary search per thread that cost ~25
+// dependent loads over a 100 MB table.
+extern "C" __global__ void msm_chunk_owner(const uint32_t* chunk_off, uint32_t S, uint32_t* owner) {
     uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
     if (s >= S) return;
-    out[s] = (count[s] + T - 1) / T;
+    for (uint32_t j = chunk_off[s]; j < chunk_off[s + 1]; j++) owner[j] = s;
 }
 
-// Which chunk thread j sums: segment s with chunk_off[s] <= j < chunk_off[s+1].
+// Which entries thread j sums: chunk j - chunk_off[s] of segment s = owner[j].
 DEV bool chunk_range(uint32_t j, const uint32_t* seg_count, const uint32_t* seg_off,
-                     const uint32_t* chunk_off, uint32_t S, uint32_t T, uint32_t& start,
-                     uint32_t& end) {
+                     const uint32_t* chunk_off, const uint32_t* owner, uint32_t S, uint32_t T,
+                     uint32_t& start, uint32_t& end) {
     if (j >= chunk_off[S]) return false;
-    uint32_t lo = 0, hi = S;
-    while (hi - lo > 1) {
-        uint32_t mid = (lo + hi) >> 1;
-        if (chunk_off[mid] <= j) lo = mid;
-        else hi = mid;
-    }
-    uint32_t k = j - chunk_off[lo];
-    start = seg_off[lo] + k * T;
-    uint32_t seg_end = seg_off[lo] + seg_count[lo];
-    end = min(start + T, seg_end);
+    uint32_t s = owner[j];
+    uint32_t k = j - chunk_off[s];
+    start = seg_off[s] + k * T;
+    end = min(start + T, seg_off[s] + seg_count[s]);
     return true;
 }
 
+// One chunk of the sorted list summed with mixed additions. (Loading the
+// next point before the current addition, run 4, raised the registers and
+// made this kernel 16% slower at 2^20..2^26; the plain loop is kept.)
 template <class F>
 DEV void accumulate_affine(const Affine<F>* points, const uint32_t* sorted,
                            const uint32_t* seg_count, const uint32_t* seg_off,
-                           const uint32_t* chunk_off, uint32_t S, uint32_t T, Xyzz<F>* out) {
+                           const uint32_t* chunk_off, const uint32_t* owner, uint32_t S,
+                           uint32_t T, Xyzz<F>* out) {
     uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
     uint32_t start, end;
-    if (!chunk_range(j, seg_count, seg_off, chunk_off, S, T, start, end)) return;
+    if (!chunk_range(j, seg_count, seg_off, chunk_off, owner, S, T, start, end)) return;
     Xyzz<F> acc = Xyzz<F>::inf();
     for (uint32_t e = start; e < end; e++) {
         uint32_t v = sorted[e];
@@ -135,10 +159,11 @@ DEV void accumulate_affine(const Affine<F>* points, const uint32_t* sorted,
 
 template <class F>
 DEV void reduce_xyzz(const Xyzz<F>* items, const uint32_t* seg_count, const uint32_t* seg_off,
-                     const uint32_t* chunk_off, uint32_t S, uint32_t T, Xyzz<F>* out) {
+                     const uint32_t* chunk_off, const uint32_t* owner, uint32_t S, uint32_t T,
+                     Xyzz<F>* out) {
     uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
     uint32_t start, end;
-    if (!chunk_range(j, seg_count, seg_off, chunk_off, S, T, start, end)) return;
+    if (!chunk_range(j, seg_count, seg_off, chunk_off, owner, S, T, start, end)) return;
     Xyzz<F> acc = items[start];
     for (uint32_t e = start + 1; e < end; e++) acc = acc.add(items[e]);
     out[j] = acc;
@@ -191,15 +216,16 @@ DEV void sum_selected(const Affine<F>* points, const uint32_t* mask, uint32_t n_
                                                   const uint32_t* sorted,                        \
                                                   const uint32_t* seg_count,                     \
                                                   const uint32_t* seg_off,                       \
-                                                  const uint32_t* chunk_off, uint32_t S,          \
-                                                  uint32_t T, Xyzz<F>* out) {                    \
-        accumulate_affine<F>(points, sorted, seg_count, seg_off, chunk_off, S, T, out);          \
+                                                  const uint32_t* chunk_off,                     \
+                                                  const uint32_t* owner, uint32_t S, uint32_t T, \
+                                                  Xyzz<F>* out) {                                \
+        accumulate_affine<F>(points, sorted, seg_count, seg_off, chunk_off, owner, S, T, out);   \
     }                                                                                            \
     extern "C" __global__ void msm_reduce_##G(const Xyzz<F>* items, const uint32_t* seg_count,  \
                                               const uint32_t* seg_off,                           \
-                                              const uint32_t* chunk_off, uint32_t S, uint32_t T, \
-                                              Xyzz<F>* out) {                                    \
-        reduce_xyzz<F>(items, seg_count, seg_off, chunk_off, S, T, out);                         \
+                                              const uint32_t* chunk_off, const uint32_t* owner,  \
+                                              uint32_t S, uint32_t T, Xyzz<F>* out) {            \
+        reduce_xyzz<F>(items, seg_count, seg_off, chunk_off, owner, S, T, out);                  \
     }                                                                                            \
     extern "C" __global__ void msm_bucket_reduce_##G(const Xyzz<F>* items,                      \
                                                      const uint32_t* count,                      \

@@ -53,7 +53,9 @@ impl Runner<'_> {
             }
         }
         // Each case draws from its own stream of the run's seed.
-        let mut rng = ChaCha8Rng::seed_from_u64(self.opts.seed ^ self.case_no.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let mut rng = ChaCha8Rng::seed_from_u64(
+            self.opts.seed ^ self.case_no.wrapping_mul(0x9e37_79b9_7f4a_7c15),
+        );
         let t = Instant::now();
         let r = std::panic::catch_unwind(AssertUnwindSafe(|| f(self.dev, &mut rng)));
         let secs = t.elapsed().as_secs_f64();
@@ -68,7 +70,11 @@ impl Runner<'_> {
             }
             Err(p) => {
                 self.failed += 1;
-                let msg = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
+                let msg = p
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default();
                 println!("PANIC  {name} ({secs:.2} s): {msg}");
             }
         }
@@ -90,7 +96,8 @@ pub fn random_g1(n: usize, seed: u64) -> Vec<G1Affine> {
     const CH: usize = 4096;
     let mut out = vec![G1Affine::identity(); n];
     out.par_chunks_mut(CH).enumerate().for_each(|(ci, chunk)| {
-        let mut r = ChaCha8Rng::seed_from_u64(seed ^ (ci as u64).wrapping_mul(0xa076_1d64_78bd_642f));
+        let mut r =
+            ChaCha8Rng::seed_from_u64(seed ^ (ci as u64).wrapping_mul(0xa076_1d64_78bd_642f));
         let mut p = G1Projective::random(&mut r);
         let q = G1Projective::random(&mut r);
         let proj: Vec<G1Projective> = (0..chunk.len())
@@ -109,7 +116,8 @@ pub fn random_g2(n: usize, seed: u64) -> Vec<G2Affine> {
     const CH: usize = 4096;
     let mut out = vec![G2Affine::identity(); n];
     out.par_chunks_mut(CH).enumerate().for_each(|(ci, chunk)| {
-        let mut r = ChaCha8Rng::seed_from_u64(seed ^ (ci as u64).wrapping_mul(0xa076_1d64_78bd_642f));
+        let mut r =
+            ChaCha8Rng::seed_from_u64(seed ^ (ci as u64).wrapping_mul(0xa076_1d64_78bd_642f));
         let mut p = G2Projective::random(&mut r);
         let q = G2Projective::random(&mut r);
         let proj: Vec<G2Projective> = (0..chunk.len())
@@ -126,12 +134,15 @@ pub fn random_g2(n: usize, seed: u64) -> Vec<G2Affine> {
 
 pub fn random_scalars(n: usize, seed: u64) -> Vec<Scalar> {
     let mut out = vec![Scalar::ZERO; n];
-    out.par_chunks_mut(1 << 14).enumerate().for_each(|(ci, chunk)| {
-        let mut r = ChaCha8Rng::seed_from_u64(seed ^ (ci as u64).wrapping_mul(0xe703_7ed1_a0b4_28db));
-        for s in chunk {
-            *s = Scalar::random(&mut r);
-        }
-    });
+    out.par_chunks_mut(1 << 14)
+        .enumerate()
+        .for_each(|(ci, chunk)| {
+            let mut r =
+                ChaCha8Rng::seed_from_u64(seed ^ (ci as u64).wrapping_mul(0xe703_7ed1_a0b4_28db));
+            for s in chunk {
+                *s = Scalar::random(&mut r);
+            }
+        });
     out
 }
 
@@ -143,7 +154,11 @@ fn ref_msm_g1(points: &[G1Affine], scalars: &[Scalar]) -> G1Projective {
         let proj: Vec<G1Projective> = points.par_iter().map(|p| G1Projective::from(*p)).collect();
         return G1Projective::multi_exp(&proj, scalars);
     }
-    points.par_iter().zip(scalars).map(|(p, s)| G1Projective::from(*p) * s).reduce(G1Projective::identity, |a, b| a + b)
+    points
+        .par_iter()
+        .zip(scalars)
+        .map(|(p, s)| G1Projective::from(*p) * s)
+        .reduce(G1Projective::identity, |a, b| a + b)
 }
 
 fn ref_msm_g2(points: &[G2Affine], scalars: &[Scalar]) -> G2Projective {
@@ -151,7 +166,11 @@ fn ref_msm_g2(points: &[G2Affine], scalars: &[Scalar]) -> G2Projective {
         let proj: Vec<G2Projective> = points.par_iter().map(|p| G2Projective::from(*p)).collect();
         return G2Projective::multi_exp(&proj, scalars);
     }
-    points.par_iter().zip(scalars).map(|(p, s)| G2Projective::from(*p) * s).reduce(G2Projective::identity, |a, b| a + b)
+    points
+        .par_iter()
+        .zip(scalars)
+        .map(|(p, s)| G2Projective::from(*p) * s)
+        .reduce(G2Projective::identity, |a, b| a + b)
 }
 
 fn field_ops_check<T: Copy + PartialEq + std::fmt::Debug>(
@@ -166,13 +185,17 @@ fn field_ops_check<T: Copy + PartialEq + std::fmt::Debug>(
 ) -> CaseResult {
     let a: Vec<u8> = xs.iter().flat_map(&to_bytes).collect();
     let b: Vec<u8> = ys.iter().flat_map(&to_bytes).collect();
-    let out = dev.field_ops_raw(which, &a, &b, elem).map_err(|e| e.to_string())?;
+    let out = dev
+        .field_ops_raw(which, &a, &b, elem)
+        .map_err(|e| e.to_string())?;
     for (i, (x, y)) in xs.iter().zip(ys).enumerate() {
         let [m, a, s, q, ng] = ops(x, y);
         // Slot 5 is the product by the second multiplication routine.
         for (k, w) in [m, a, s, q, ng, m].iter().enumerate() {
             let got = from_bytes(&out[(6 * i + k) * elem..(6 * i + k + 1) * elem]);
-            ensure(got == *w, || format!("element {i} op {k}: got {got:?}, want {w:?} (inputs {x:?}, {y:?})"))?;
+            ensure(got == *w, || {
+                format!("element {i} op {k}: got {got:?}, want {w:?} (inputs {x:?}, {y:?})")
+            })?;
         }
     }
     Ok(())
@@ -217,7 +240,8 @@ fn check_ntt_large(dev: &CudaDevice, rng: &mut ChaCha8Rng, lg: u32) -> CaseResul
     let n = 1usize << lg;
     let x = random_scalars(n, rng.gen());
     let mut y = x.clone();
-    dev.ntt(&mut y, NttKind::Forward).map_err(|e| e.to_string())?;
+    dev.ntt(&mut y, NttKind::Forward)
+        .map_err(|e| e.to_string())?;
     let w = host::root_of_unity(lg);
     for k in [0usize, 1, rng.gen_range(0..n), n - 1] {
         let wk = w.pow_vartime([k as u64]);
@@ -235,15 +259,22 @@ fn check_ntt_large(dev: &CudaDevice, rng: &mut ChaCha8Rng, lg: u32) -> CaseResul
                 acc
             })
             .reduce(|| Scalar::ZERO, |a, b| a + b);
-        ensure(direct == y[k], || format!("2^{lg} forward output {k} differs from direct evaluation"))?;
+        ensure(direct == y[k], || {
+            format!("2^{lg} forward output {k} differs from direct evaluation")
+        })?;
     }
-    dev.ntt(&mut y, NttKind::Inverse).map_err(|e| e.to_string())?;
+    dev.ntt(&mut y, NttKind::Inverse)
+        .map_err(|e| e.to_string())?;
     ensure(y == x, || format!("2^{lg}: inverse(forward(x)) != x"))?;
     let mut z = x.clone();
-    dev.ntt(&mut z, NttKind::CosetForward).map_err(|e| e.to_string())?;
-    dev.ntt(&mut z, NttKind::CosetInverse).map_err(|e| e.to_string())?;
+    dev.ntt(&mut z, NttKind::CosetForward)
+        .map_err(|e| e.to_string())?;
+    dev.ntt(&mut z, NttKind::CosetInverse)
+        .map_err(|e| e.to_string())?;
     dev.release_ntt_tables();
-    ensure(z == x, || format!("2^{lg}: coset inverse(coset forward(x)) != x"))
+    ensure(z == x, || {
+        format!("2^{lg}: coset inverse(coset forward(x)) != x")
+    })
 }
 
 fn ref_compute_h(a: &[Scalar], b: &[Scalar], c: &[Scalar]) -> Vec<Scalar> {
@@ -269,13 +300,17 @@ fn ref_compute_h(a: &[Scalar], b: &[Scalar], c: &[Scalar]) -> Vec<Scalar> {
 fn check_msm_g1(dev: &CudaDevice, points: &[G1Affine], scalars: &[Scalar]) -> CaseResult {
     let want = ref_msm_g1(points, scalars);
     let got = dev.msm_g1(points, scalars).map_err(|e| e.to_string())?;
-    ensure(got == want, || format!("msm_g1 of {} points differs from blstrs", points.len()))
+    ensure(got == want, || {
+        format!("msm_g1 of {} points differs from blstrs", points.len())
+    })
 }
 
 fn check_msm_g2(dev: &CudaDevice, points: &[G2Affine], scalars: &[Scalar]) -> CaseResult {
     let want = ref_msm_g2(points, scalars);
     let got = dev.msm_g2(points, scalars).map_err(|e| e.to_string())?;
-    ensure(got == want, || format!("msm_g2 of {} points differs from blstrs", points.len()))
+    ensure(got == want, || {
+        format!("msm_g2 of {} points differs from blstrs", points.len())
+    })
 }
 
 fn random_mask(rng: &mut ChaCha8Rng, n: usize, p: f64) -> Vec<u32> {
@@ -288,7 +323,10 @@ fn random_mask(rng: &mut ChaCha8Rng, n: usize, p: f64) -> Vec<u32> {
     m
 }
 
-fn masked_sum<P: Copy + Send + Sync, G: Group + Send + Sync + From<P>>(points: &[P], mask: &[u32]) -> G {
+fn masked_sum<P: Copy + Send + Sync, G: Group + Send + Sync + From<P>>(
+    points: &[P],
+    mask: &[u32],
+) -> G {
     points
         .par_iter()
         .enumerate()
@@ -301,19 +339,40 @@ const SIZES: [usize; 8] = [0, 1, 2, 3, 7, 100, 1000, (1 << 16) + 3];
 
 pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
     println!("seed {} on {}", opts.seed, dev.name());
-    let mut r = Runner { dev, opts, passed: 0, failed: 0, case_no: 0 };
+    let mut r = Runner {
+        dev,
+        opts,
+        passed: 0,
+        failed: 0,
+        case_no: 0,
+    };
 
     // ------------------------------------------------------------ fields
     r.case("field/fr ops", |dev, rng| {
-        let xs = with_edges(random_scalars(1000, rng.gen()), &[Scalar::ZERO, Scalar::ONE, -Scalar::ONE, Scalar::ZERO]);
-        let ys = with_edges(random_scalars(1000, rng.gen()), &[Scalar::ZERO, -Scalar::ONE, -Scalar::ONE, Scalar::ONE]);
-        field_ops_check(dev, 0, 32, &xs, &ys, fr_bytes, fr_from, |x, y| [x * y, x + y, x - y, x.square(), -x])
+        let xs = with_edges(
+            random_scalars(1000, rng.gen()),
+            &[Scalar::ZERO, Scalar::ONE, -Scalar::ONE, Scalar::ZERO],
+        );
+        let ys = with_edges(
+            random_scalars(1000, rng.gen()),
+            &[Scalar::ZERO, -Scalar::ONE, -Scalar::ONE, Scalar::ONE],
+        );
+        field_ops_check(dev, 0, 32, &xs, &ys, fr_bytes, fr_from, |x, y| {
+            [x * y, x + y, x - y, x.square(), -x]
+        })
     });
     r.case("field/fr from montgomery", |dev, rng| {
-        let xs = with_edges(random_scalars(1000, rng.gen()), &[Scalar::ZERO, Scalar::ONE, -Scalar::ONE]);
-        let out = dev.fr_from_mont_raw(host::scalars_as_bytes(&xs)).map_err(|e| e.to_string())?;
+        let xs = with_edges(
+            random_scalars(1000, rng.gen()),
+            &[Scalar::ZERO, Scalar::ONE, -Scalar::ONE],
+        );
+        let out = dev
+            .fr_from_mont_raw(host::scalars_as_bytes(&xs))
+            .map_err(|e| e.to_string())?;
         for (i, x) in xs.iter().enumerate() {
-            ensure(out[32 * i..32 * i + 32] == x.to_bytes_le(), || format!("element {i}"))?;
+            ensure(out[32 * i..32 * i + 32] == x.to_bytes_le(), || {
+                format!("element {i}")
+            })?;
         }
         Ok(())
     });
@@ -322,14 +381,32 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
         let mut ys: Vec<Fp> = (0..1000).map(|_| Fp::random(&mut *rng)).collect();
         xs = with_edges(xs, &[Fp::ZERO, Fp::ONE, -Fp::ONE, Fp::ZERO]);
         ys = with_edges(ys, &[Fp::ZERO, -Fp::ONE, -Fp::ONE, Fp::ONE]);
-        field_ops_check(dev, 1, 48, &xs, &ys, |x| host::fp_raw_bytes(x).to_vec(), host::fp_from_le, |x, y| [x * y, x + y, x - y, x.square(), -x])
+        field_ops_check(
+            dev,
+            1,
+            48,
+            &xs,
+            &ys,
+            |x| host::fp_raw_bytes(x).to_vec(),
+            host::fp_from_le,
+            |x, y| [x * y, x + y, x - y, x.square(), -x],
+        )
     });
     r.case("field/fq2 ops", |dev, rng| {
         let mut xs: Vec<Fp2> = (0..1000).map(|_| Fp2::random(&mut *rng)).collect();
         let mut ys: Vec<Fp2> = (0..1000).map(|_| Fp2::random(&mut *rng)).collect();
         xs = with_edges(xs, &[Fp2::ZERO, Fp2::ONE, -Fp2::ONE, Fp2::ZERO]);
         ys = with_edges(ys, &[Fp2::ZERO, -Fp2::ONE, -Fp2::ONE, Fp2::ONE]);
-        field_ops_check(dev, 2, 96, &xs, &ys, |x| host::fp2_raw_bytes(x).to_vec(), host::fp2_from_le, |x, y| [x * y, x + y, x - y, x.square(), -x])
+        field_ops_check(
+            dev,
+            2,
+            96,
+            &xs,
+            &ys,
+            |x| host::fp2_raw_bytes(x).to_vec(),
+            host::fp2_from_le,
+            |x, y| [x * y, x + y, x - y, x.square(), -x],
+        )
     });
 
     // ------------------------------------------------------------ curves
@@ -348,11 +425,18 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
         ks[5] = 0;
         ks[6] = 1;
         ks[7] = 2;
-        let out = dev.curve_ops_raw(false, host::g1_as_bytes(&p), host::g1_as_bytes(&q), &ks).map_err(|e| e.to_string())?;
+        let out = dev
+            .curve_ops_raw(false, host::g1_as_bytes(&p), host::g1_as_bytes(&q), &ks)
+            .map_err(|e| e.to_string())?;
         let sz = host::G1_XYZZ_BYTES;
         for i in 0..n {
             let (pp, qq) = (G1Projective::from(p[i]), G1Projective::from(q[i]));
-            let want = [pp + qq, pp + qq, pp.double(), pp * Scalar::from(ks[i] as u64)];
+            let want = [
+                pp + qq,
+                pp + qq,
+                pp.double(),
+                pp * Scalar::from(ks[i] as u64),
+            ];
             for (k, w) in want.iter().enumerate() {
                 let got = host::g1_from_xyzz(&out[(4 * i + k) * sz..]);
                 ensure(got == *w, || format!("pair {i} op {k}"))?;
@@ -373,11 +457,18 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
         let mut ks: Vec<u32> = (0..n).map(|_| rng.gen_range(0..1 << 20)).collect();
         ks[5] = 0;
         ks[6] = 1;
-        let out = dev.curve_ops_raw(true, host::g2_as_bytes(&p), host::g2_as_bytes(&q), &ks).map_err(|e| e.to_string())?;
+        let out = dev
+            .curve_ops_raw(true, host::g2_as_bytes(&p), host::g2_as_bytes(&q), &ks)
+            .map_err(|e| e.to_string())?;
         let sz = host::G2_XYZZ_BYTES;
         for i in 0..n {
             let (pp, qq) = (G2Projective::from(p[i]), G2Projective::from(q[i]));
-            let want = [pp + qq, pp + qq, pp.double(), pp * Scalar::from(ks[i] as u64)];
+            let want = [
+                pp + qq,
+                pp + qq,
+                pp.double(),
+                pp * Scalar::from(ks[i] as u64),
+            ];
             for (k, w) in want.iter().enumerate() {
                 let got = host::g2_from_xyzz(&out[(4 * i + k) * sz..]);
                 ensure(got == *w, || format!("pair {i} op {k}"))?;
@@ -387,16 +478,29 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
     });
 
     // --------------------------------------------------------------- NTT
-    let all = [NttKind::Forward, NttKind::Inverse, NttKind::CosetForward, NttKind::CosetInverse];
+    let all = [
+        NttKind::Forward,
+        NttKind::Inverse,
+        NttKind::CosetForward,
+        NttKind::CosetInverse,
+    ];
     for lg in 0..=16u32 {
-        r.case(&format!("ntt/2^{lg} all kinds vs cpu"), |dev, rng| check_ntt(dev, rng, lg, &all));
+        r.case(&format!("ntt/2^{lg} all kinds vs cpu"), |dev, rng| {
+            check_ntt(dev, rng, lg, &all)
+        });
     }
     for lg in [18u32, 20, 22] {
-        r.case(&format!("ntt/2^{lg} forward, coset inverse vs cpu"), |dev, rng| check_ntt(dev, rng, lg, &[NttKind::Forward, NttKind::CosetInverse]));
+        r.case(
+            &format!("ntt/2^{lg} forward, coset inverse vs cpu"),
+            |dev, rng| check_ntt(dev, rng, lg, &[NttKind::Forward, NttKind::CosetInverse]),
+        );
     }
     if opts.large {
         for lg in [24u32, 27, 28] {
-            r.case(&format!("ntt/2^{lg} round trips and direct evaluation"), |dev, rng| check_ntt_large(dev, rng, lg));
+            r.case(
+                &format!("ntt/2^{lg} round trips and direct evaluation"),
+                |dev, rng| check_ntt_large(dev, rng, lg),
+            );
         }
     }
     for m in [1usize, 2, 3, 7, 100, 1000, (1 << 16) + 3] {
@@ -416,12 +520,20 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
         g1_sizes.push(1 << 20);
     }
     for &n in &g1_sizes {
-        r.case(&format!("msm/g1 {n} random"), |dev, rng| check_msm_g1(dev, &random_g1(n, rng.gen()), &random_scalars(n, rng.gen())));
+        r.case(&format!("msm/g1 {n} random"), |dev, rng| {
+            check_msm_g1(dev, &random_g1(n, rng.gen()), &random_scalars(n, rng.gen()))
+        });
     }
     for n in [1000usize, (1 << 16) + 3] {
-        r.case(&format!("msm/g1 {n} all-zero scalars"), |dev, rng| check_msm_g1(dev, &random_g1(n, rng.gen()), &vec![Scalar::ZERO; n]));
-        r.case(&format!("msm/g1 {n} all-one scalars"), |dev, rng| check_msm_g1(dev, &random_g1(n, rng.gen()), &vec![Scalar::ONE; n]));
-        r.case(&format!("msm/g1 {n} all scalars -1"), |dev, rng| check_msm_g1(dev, &random_g1(n, rng.gen()), &vec![-Scalar::ONE; n]));
+        r.case(&format!("msm/g1 {n} all-zero scalars"), |dev, rng| {
+            check_msm_g1(dev, &random_g1(n, rng.gen()), &vec![Scalar::ZERO; n])
+        });
+        r.case(&format!("msm/g1 {n} all-one scalars"), |dev, rng| {
+            check_msm_g1(dev, &random_g1(n, rng.gen()), &vec![Scalar::ONE; n])
+        });
+        r.case(&format!("msm/g1 {n} all scalars -1"), |dev, rng| {
+            check_msm_g1(dev, &random_g1(n, rng.gen()), &vec![-Scalar::ONE; n])
+        });
     }
     r.case("msm/g1 1000 with points at infinity", |dev, rng| {
         let mut p = random_g1(1000, rng.gen());
@@ -430,7 +542,13 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
         }
         check_msm_g1(dev, &p, &random_scalars(1000, rng.gen()))
     });
-    r.case("msm/g1 all points at infinity", |dev, rng| check_msm_g1(dev, &vec![G1Affine::identity(); 100], &random_scalars(100, rng.gen())));
+    r.case("msm/g1 all points at infinity", |dev, rng| {
+        check_msm_g1(
+            dev,
+            &vec![G1Affine::identity(); 100],
+            &random_scalars(100, rng.gen()),
+        )
+    });
     r.case("msm/g1 1000 repeated points, random scalars", |dev, rng| {
         let p = random_g1(3, rng.gen());
         let pts: Vec<G1Affine> = (0..1000).map(|i| p[i % 3]).collect();
@@ -447,40 +565,54 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
         let s = random_scalars(500, rng.gen());
         let sc: Vec<Scalar> = s.iter().chain(s.iter()).copied().collect();
         let got = dev.msm_g1(&pts, &sc).map_err(|e| e.to_string())?;
-        ensure(bool::from(got.is_identity()), || "sum of s P + s (-P) is not infinity".into())
+        ensure(bool::from(got.is_identity()), || {
+            "sum of s P + s (-P) is not infinity".into()
+        })
     });
-    r.case("msm/g1 1000 canonical scalars, some not reduced", |dev, rng| {
-        let n = 1000;
-        let p = random_g1(n, rng.gen());
-        let s = random_scalars(n, rng.gen());
-        // r, little-endian u64 limbs.
-        let r_limbs: [u64; 4] = [0xffffffff00000001, 0x53bda402fffe5bfe, 0x3339d80809a1d805, 0x73eda753299d7d48];
-        let limbs: Vec<[u64; 4]> = s
-            .iter()
-            .enumerate()
-            .map(|(i, x)| {
-                let mut l = host::canonical_limbs(x);
-                if i % 2 == 0 {
-                    // l + r, when it fits in 256 bits: same residue, not reduced.
-                    let mut carry = 0u128;
-                    let mut t = [0u64; 4];
-                    for k in 0..4 {
-                        let v = l[k] as u128 + r_limbs[k] as u128 + carry;
-                        t[k] = v as u64;
-                        carry = v >> 64;
+    r.case(
+        "msm/g1 1000 canonical scalars, some not reduced",
+        |dev, rng| {
+            let n = 1000;
+            let p = random_g1(n, rng.gen());
+            let s = random_scalars(n, rng.gen());
+            // r, little-endian u64 limbs.
+            let r_limbs: [u64; 4] = [
+                0xffffffff00000001,
+                0x53bda402fffe5bfe,
+                0x3339d80809a1d805,
+                0x73eda753299d7d48,
+            ];
+            let limbs: Vec<[u64; 4]> = s
+                .iter()
+                .enumerate()
+                .map(|(i, x)| {
+                    let mut l = host::canonical_limbs(x);
+                    if i % 2 == 0 {
+                        // l + r, when it fits in 256 bits: same residue, not reduced.
+                        let mut carry = 0u128;
+                        let mut t = [0u64; 4];
+                        for k in 0..4 {
+                            let v = l[k] as u128 + r_limbs[k] as u128 + carry;
+                            t[k] = v as u64;
+                            carry = v >> 64;
+                        }
+                        if carry == 0 {
+                            l = t;
+                        }
                     }
-                    if carry == 0 {
-                        l = t;
-                    }
-                }
-                l
-            })
-            .collect();
-        let dp = dev.upload_g1(&p).map_err(|e| e.to_string())?;
-        let ds = dev.upload_scalars_canonical(&limbs).map_err(|e| e.to_string())?;
-        let got = dev.msm_g1_device(&dp, &ds, None).map_err(|e| e.to_string())?;
-        ensure(got == ref_msm_g1(&p, &s), || "differs from blstrs".into())
-    });
+                    l
+                })
+                .collect();
+            let dp = dev.upload_g1(&p).map_err(|e| e.to_string())?;
+            let ds = dev
+                .upload_scalars_canonical(&limbs)
+                .map_err(|e| e.to_string())?;
+            let got = dev
+                .msm_g1_device(&dp, &ds, None)
+                .map_err(|e| e.to_string())?;
+            ensure(got == ref_msm_g1(&p, &s), || "differs from blstrs".into())
+        },
+    );
     r.case("msm/g1 indexed subset", |dev, rng| {
         let n = 3000;
         let p = random_g1(n, rng.gen());
@@ -489,31 +621,60 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
         let sub: Vec<G1Affine> = ids.iter().map(|&i| p[i as usize]).collect();
         let dp = dev.upload_g1(&p).map_err(|e| e.to_string())?;
         let ds = dev.upload_scalars(&s).map_err(|e| e.to_string())?;
-        let got = dev.msm_g1_device(&dp, &ds, Some(&ids)).map_err(|e| e.to_string())?;
+        let got = dev
+            .msm_g1_device(&dp, &ds, Some(&ids))
+            .map_err(|e| e.to_string())?;
         ensure(got == ref_msm_g1(&sub, &s), || "differs from blstrs".into())
+    });
+    r.case("msm/g1 65539 streamed from pinned memory", |dev, rng| {
+        let n = (1 << 16) + 3;
+        let p = random_g1(n, rng.gen());
+        let s = random_scalars(n, rng.gen());
+        let bytes = host::g1_as_bytes(&p);
+        let mut pinned = dev.alloc_pinned(bytes.len()).map_err(|e| e.to_string())?;
+        pinned
+            .as_mut_slice()
+            .map_err(|e| e.to_string())?
+            .copy_from_slice(bytes);
+        let ds = dev.upload_scalars(&s).map_err(|e| e.to_string())?;
+        let got = dev
+            .msm_g1_pinned(&pinned, n, &ds)
+            .map_err(|e| e.to_string())?;
+        ensure(got == ref_msm_g1(&p, &s), || "differs from blstrs".into())
     });
     r.case("msm/g1 rejects mismatched lengths", |dev, rng| {
         let p = random_g1(10, rng.gen());
         let s = random_scalars(11, rng.gen());
-        ensure(dev.msm_g1(&p, &s).is_err(), || "11 scalars over 10 points accepted".into())
+        ensure(dev.msm_g1(&p, &s).is_err(), || {
+            "11 scalars over 10 points accepted".into()
+        })
     });
 
     // ---------------------------------------------------------- G2 MSM
     for &n in &SIZES {
-        r.case(&format!("msm/g2 {n} random"), |dev, rng| check_msm_g2(dev, &random_g2(n, rng.gen()), &random_scalars(n, rng.gen())));
+        r.case(&format!("msm/g2 {n} random"), |dev, rng| {
+            check_msm_g2(dev, &random_g2(n, rng.gen()), &random_scalars(n, rng.gen()))
+        });
     }
-    r.case("msm/g2 1000 all-one scalars", |dev, rng| check_msm_g2(dev, &random_g2(1000, rng.gen()), &vec![Scalar::ONE; 1000]));
-    r.case("msm/g2 1000 all-zero scalars", |dev, rng| check_msm_g2(dev, &random_g2(1000, rng.gen()), &vec![Scalar::ZERO; 1000]));
-    r.case("msm/g2 1000 with points at infinity and repeats", |dev, rng| {
-        let mut p = random_g2(1000, rng.gen());
-        for i in (0..1000).step_by(3) {
-            p[i] = G2Affine::identity();
-        }
-        for i in (1..1000).step_by(5) {
-            p[i] = p[1];
-        }
-        check_msm_g2(dev, &p, &random_scalars(1000, rng.gen()))
+    r.case("msm/g2 1000 all-one scalars", |dev, rng| {
+        check_msm_g2(dev, &random_g2(1000, rng.gen()), &vec![Scalar::ONE; 1000])
     });
+    r.case("msm/g2 1000 all-zero scalars", |dev, rng| {
+        check_msm_g2(dev, &random_g2(1000, rng.gen()), &vec![Scalar::ZERO; 1000])
+    });
+    r.case(
+        "msm/g2 1000 with points at infinity and repeats",
+        |dev, rng| {
+            let mut p = random_g2(1000, rng.gen());
+            for i in (0..1000).step_by(3) {
+                p[i] = G2Affine::identity();
+            }
+            for i in (1..1000).step_by(5) {
+                p[i] = p[1];
+            }
+            check_msm_g2(dev, &p, &random_scalars(1000, rng.gen()))
+        },
+    );
 
     // ---------------------------------------------------------- 0/1 path
     for &n in &SIZES {
@@ -522,7 +683,9 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
             let m = random_mask(rng, n, 0.5);
             let dp = dev.upload_g1(&p).map_err(|e| e.to_string())?;
             let got = dev.sum_selected_g1(&dp, &m).map_err(|e| e.to_string())?;
-            ensure(got == masked_sum::<_, G1Projective>(&p, &m), || "differs from the CPU sum".into())
+            ensure(got == masked_sum::<_, G1Projective>(&p, &m), || {
+                "differs from the CPU sum".into()
+            })
         });
     }
     for (name, prob) in [("all set", 1.0), ("none set", 0.0)] {
@@ -531,13 +694,17 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
             let m = random_mask(rng, 1000, prob);
             let dp = dev.upload_g1(&p).map_err(|e| e.to_string())?;
             let got = dev.sum_selected_g1(&dp, &m).map_err(|e| e.to_string())?;
-            ensure(got == masked_sum::<_, G1Projective>(&p, &m), || "differs from the CPU sum".into())
+            ensure(got == masked_sum::<_, G1Projective>(&p, &m), || {
+                "differs from the CPU sum".into()
+            })
         });
     }
     r.case("sum_selected/g1 rejects bits past the end", |dev, rng| {
         let p = random_g1(40, rng.gen());
         let dp = dev.upload_g1(&p).map_err(|e| e.to_string())?;
-        ensure(dev.sum_selected_g1(&dp, &[0, 1 << 9]).is_err(), || "accepted a bit for point 41".into())
+        ensure(dev.sum_selected_g1(&dp, &[0, 1 << 9]).is_err(), || {
+            "accepted a bit for point 41".into()
+        })
     });
     for n in [0usize, 1, 7, 1000, (1 << 16) + 3] {
         r.case(&format!("sum_selected/g2 {n} random mask"), |dev, rng| {
@@ -545,7 +712,9 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
             let m = random_mask(rng, n, 0.5);
             let dp = dev.upload_g2(&p).map_err(|e| e.to_string())?;
             let got = dev.sum_selected_g2(&dp, &m).map_err(|e| e.to_string())?;
-            ensure(got == masked_sum::<_, G2Projective>(&p, &m), || "differs from the CPU sum".into())
+            ensure(got == masked_sum::<_, G2Projective>(&p, &m), || {
+                "differs from the CPU sum".into()
+            })
         });
     }
     for n in [1000usize, (1 << 16) + 3] {
@@ -578,5 +747,8 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
         ensure(got == ref_msm_g2(&p, &s), || "differs from blstrs".into())
     });
     let _ = G1Projective::generator().to_affine();
-    Summary { passed: r.passed, failed: r.failed }
+    Summary {
+        passed: r.passed,
+        failed: r.failed,
+    }
 }

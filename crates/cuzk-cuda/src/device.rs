@@ -25,9 +25,11 @@ static FATBIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cuzk.fatbin"));
 /// Largest NTT: 2^28 elements (8 GiB of Fr).
 pub const MAX_NTT_LOG: u32 = 28;
 /// Threshold T of the chunked bucket sums: a thread adds at most T points
-/// before its partial sum moves to the next pass. 32 keeps per-thread chains
-/// short enough that a 2^26 MSM launches ~2.7e7 threads in its first pass.
-const CHUNK: u32 = 32;
+/// before its partial sum moves to the next pass. With 32 (runs 1-4) the
+/// merge passes took 57 ms of a 2^26 G1 MSM (2.5e7 buckets averaging 32
+/// points, so most spilled into a second chunk); 64 halves the chunk sums
+/// and still launches 1.3e7 threads in the first pass.
+const CHUNK: u32 = 64;
 /// Largest DIT pass held in shared memory: 2^11 Fr = 64 KiB.
 const NTT_SMEM_LOG: u32 = 11;
 
@@ -69,9 +71,11 @@ struct Kernels {
     ntt_h_pointwise: CudaFunction,
     scan_block: CudaFunction,
     scan_add: CudaFunction,
+    msm_digits: CudaFunction,
     msm_histogram: CudaFunction,
     msm_scatter: CudaFunction,
     msm_chunk_counts: CudaFunction,
+    msm_chunk_owner: CudaFunction,
     msm_accumulate: [CudaFunction; 2],
     msm_reduce: [CudaFunction; 2],
     msm_bucket_reduce: [CudaFunction; 2],
@@ -129,6 +133,8 @@ struct Twiddles {
 pub struct CudaDevice {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
+    /// Host-to-device copies that overlap the main stream's kernels.
+    copy_stream: Arc<CudaStream>,
     _module: Arc<CudaModule>,
     k: Kernels,
     label: String,
@@ -145,7 +151,11 @@ fn ptr<T>(s: &CudaSlice<T>, stream: &CudaStream) -> u64 {
 
 fn cfg1d(threads: usize, block: u32) -> LaunchConfig {
     let blocks = threads.div_ceil(block as usize).max(1) as u32;
-    LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 }
+    LaunchConfig {
+        grid_dim: (blocks, 1, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes: 0,
+    }
 }
 
 impl CudaDevice {
@@ -155,7 +165,9 @@ impl CudaDevice {
         // SAFETY: only probes whether the shared library can be loaded;
         // cudarc panics on a missing libcuda if any other call comes first.
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
-            return Err(CudaError::NoGpu { reason: "libcuda is not installed on this machine".into() });
+            return Err(CudaError::NoGpu {
+                reason: "libcuda is not installed on this machine".into(),
+            });
         }
         let count = CudaContext::device_count().map_err(|e| CudaError::NoGpu {
             reason: format!("the CUDA driver reports no usable device: {e}"),
@@ -186,10 +198,15 @@ impl CudaDevice {
             source: DriverFailure::Driver(e),
         };
         let stream = ctx.new_stream().map_err(|e| drv("stream creation", e))?;
+        let copy_stream = ctx.new_stream().map_err(|e| drv("stream creation", e))?;
         let module = ctx
             .load_module(cudarc::nvrtc::Ptx::from_binary(FATBIN.to_vec()))
             .map_err(|e| drv("loading the embedded fatbin", e))?;
-        let f = |name: &'static str| module.load_function(name).map_err(|e| drv("kernel lookup", e));
+        let f = |name: &'static str| {
+            module
+                .load_function(name)
+                .map_err(|e| drv("kernel lookup", e))
+        };
         let k = Kernels {
             ntt_powers: f("ntt_powers")?,
             ntt_bitrev: f("ntt_bitrev")?,
@@ -198,9 +215,11 @@ impl CudaDevice {
             ntt_h_pointwise: f("ntt_h_pointwise")?,
             scan_block: f("scan_block")?,
             scan_add: f("scan_add")?,
+            msm_digits: f("msm_digits")?,
             msm_histogram: f("msm_histogram")?,
             msm_scatter: f("msm_scatter")?,
             msm_chunk_counts: f("msm_chunk_counts")?,
+            msm_chunk_owner: f("msm_chunk_owner")?,
             msm_accumulate: [f("msm_accumulate_g1")?, f("msm_accumulate_g2")?],
             msm_reduce: [f("msm_reduce_g1")?, f("msm_reduce_g2")?],
             msm_bucket_reduce: [f("msm_bucket_reduce_g1")?, f("msm_bucket_reduce_g2")?],
@@ -220,9 +239,12 @@ impl CudaDevice {
                 (FR_BYTES << NTT_SMEM_LOG) as i32,
             )
             .map_err(|e| drv("raising ntt_dit_pass's shared memory limit", e))?;
+        keep_pool_memory(&ctx)
+            .map_err(|e| drv("setting the memory pool's release threshold", e))?;
         Ok(CudaDevice {
             ctx,
             stream,
+            copy_stream,
             _module: module,
             k,
             label,
@@ -240,20 +262,41 @@ impl CudaDevice {
     }
     /// (free, total) device memory in bytes.
     pub fn memory(&self) -> Result<(usize, usize)> {
-        self.ctx.mem_get_info().map_err(|e| self.err("mem_get_info", "memory", 0, e))
+        self.ctx
+            .mem_get_info()
+            .map_err(|e| self.err("mem_get_info", "memory", 0, e))
     }
 
-    fn err(&self, op: &'static str, kernel: &'static str, size: usize, e: DriverError) -> CudaError {
-        CudaError::Driver { op, kernel, size, device: self.label.clone(), source: DriverFailure::Driver(e) }
+    fn err(
+        &self,
+        op: &'static str,
+        kernel: &'static str,
+        size: usize,
+        e: DriverError,
+    ) -> CudaError {
+        CudaError::Driver {
+            op,
+            kernel,
+            size,
+            device: self.label.clone(),
+            source: DriverFailure::Driver(e),
+        }
     }
 
     fn bad(&self, kernel: &'static str, size: usize, what: String) -> CudaError {
-        CudaError::BadInput { kernel, what, size, device: self.label.clone() }
+        CudaError::BadInput {
+            kernel,
+            what,
+            size,
+            device: self.label.clone(),
+        }
     }
 
     /// Waits for all queued work; kernel faults surface here.
     pub fn synchronize(&self) -> Result<()> {
-        self.stream.synchronize().map_err(|e| self.err("synchronize", "stream", 0, e))
+        self.stream
+            .synchronize()
+            .map_err(|e| self.err("synchronize", "stream", 0, e))
     }
 
     pub(crate) fn stream(&self) -> &Arc<CudaStream> {
@@ -269,15 +312,23 @@ impl CudaDevice {
         unsafe { self.stream.alloc::<T>(len.max(1)) }.map_err(|e| self.err("alloc", kernel, len, e))
     }
 
-    fn zeros<T: DeviceRepr + ValidAsZeroBits>(&self, kernel: &'static str, len: usize) -> Result<CudaSlice<T>> {
-        self.stream.alloc_zeros::<T>(len.max(1)).map_err(|e| self.err("alloc_zeros", kernel, len, e))
+    fn zeros<T: DeviceRepr + ValidAsZeroBits>(
+        &self,
+        kernel: &'static str,
+        len: usize,
+    ) -> Result<CudaSlice<T>> {
+        self.stream
+            .alloc_zeros::<T>(len.max(1))
+            .map_err(|e| self.err("alloc_zeros", kernel, len, e))
     }
 
     fn upload<T: DeviceRepr>(&self, kernel: &'static str, data: &[T]) -> Result<CudaSlice<T>> {
         if data.is_empty() {
             return self.alloc(kernel, 1);
         }
-        self.stream.clone_htod(data).map_err(|e| self.err("copy to device", kernel, data.len(), e))
+        self.stream
+            .clone_htod(data)
+            .map_err(|e| self.err("copy to device", kernel, data.len(), e))
     }
 
     fn download<T: DeviceRepr + Default + Clone>(
@@ -327,18 +378,45 @@ impl CudaDevice {
     fn scan(&self, input: &CudaSlice<u32>, out: &CudaSlice<u32>, n: usize) -> Result<()> {
         let blocks = n.div_ceil(1024).max(1);
         let sums: CudaSlice<u32> = self.alloc("scan", blocks + 1)?;
-        let cfg = LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
+        let cfg = LaunchConfig {
+            grid_dim: (blocks as u32, 1, 1),
+            block_dim: (1024, 1, 1),
+            shared_mem_bytes: 0,
+        };
         if blocks == 1 {
             // The block total lands straight in out[n].
             let total_ptr = self.p(out) + 4 * n as u64;
-            self.launch(&self.k.scan_block, "scan_block", n, cfg, &[&self.p(input), &self.p(out), &(n as u32), &total_ptr])?;
+            self.launch(
+                &self.k.scan_block,
+                "scan_block",
+                n,
+                cfg,
+                &[&self.p(input), &self.p(out), &(n as u32), &total_ptr],
+            )?;
             return Ok(());
         }
-        self.launch(&self.k.scan_block, "scan_block", n, cfg, &[&self.p(input), &self.p(out), &(n as u32), &self.p(&sums)])?;
+        self.launch(
+            &self.k.scan_block,
+            "scan_block",
+            n,
+            cfg,
+            &[&self.p(input), &self.p(out), &(n as u32), &self.p(&sums)],
+        )?;
         let sums_scanned: CudaSlice<u32> = self.alloc("scan", blocks + 1)?;
         self.scan(&sums, &sums_scanned, blocks)?;
         let total_ptr = self.p(&sums_scanned) + 4 * blocks as u64;
-        self.launch(&self.k.scan_add, "scan_add", n, cfg1d(n, 256), &[&self.p(out), &(n as u32), &self.p(&sums_scanned), &total_ptr])?;
+        self.launch(
+            &self.k.scan_add,
+            "scan_add",
+            n,
+            cfg1d(n, 256),
+            &[
+                &self.p(out),
+                &(n as u32),
+                &self.p(&sums_scanned),
+                &total_ptr,
+            ],
+        )?;
         Ok(())
     }
 
@@ -346,7 +424,12 @@ impl CudaDevice {
 
     /// Tables lo[j] = c*base^j (j < 2^lo_bits), hi[j] = base^(j*2^lo_bits),
     /// covering exponents below 2^lg.
-    fn power_tables(&self, base: Scalar, c: Scalar, lg: u32) -> Result<(CudaSlice<u8>, CudaSlice<u8>, u32)> {
+    fn power_tables(
+        &self,
+        base: Scalar,
+        c: Scalar,
+        lg: u32,
+    ) -> Result<(CudaSlice<u8>, CudaSlice<u8>, u32)> {
         let lo_bits = lg.div_ceil(2);
         let hi_bits = lg - lo_bits;
         let mut lo = Vec::with_capacity(1 << lo_bits);
@@ -369,7 +452,12 @@ impl CudaDevice {
         ))
     }
 
-    fn with_twiddles<R>(&self, lg: u32, inverse: bool, f: impl FnOnce(u64) -> Result<R>) -> Result<R> {
+    fn with_twiddles<R>(
+        &self,
+        lg: u32,
+        inverse: bool,
+        f: impl FnOnce(u64) -> Result<R>,
+    ) -> Result<R> {
         let mut cache = self.twiddles.lock().unwrap_or_else(|p| p.into_inner());
         let hit = matches!(&*cache, Some(t) if t.lg == lg && t.inverse == inverse);
         if !hit {
@@ -381,7 +469,19 @@ impl CudaDevice {
             let count = (1usize << lg) / 2;
             let (lo, hi, lo_bits) = self.power_tables(w, Scalar::ONE, lg)?;
             let buf: CudaSlice<u8> = self.alloc("ntt twiddles", count.max(1) * FR_BYTES)?;
-            self.launch(&self.k.ntt_powers, "ntt_powers", count, cfg1d(count, 256), &[&self.p(&buf), &(count as u32), &self.p(&lo), &self.p(&hi), &lo_bits])?;
+            self.launch(
+                &self.k.ntt_powers,
+                "ntt_powers",
+                count,
+                cfg1d(count, 256),
+                &[
+                    &self.p(&buf),
+                    &(count as u32),
+                    &self.p(&lo),
+                    &self.p(&hi),
+                    &lo_bits,
+                ],
+            )?;
             *cache = Some(Twiddles { lg, inverse, buf });
         }
         let t = cache.as_ref().expect("filled above");
@@ -396,11 +496,23 @@ impl CudaDevice {
     /// NTT of `n = 2^lg` Fr elements already on the device at `data`.
     pub fn ntt_device(&self, data: &mut CudaSlice<u8>, lg: u32, kind: NttKind) -> Result<()> {
         if lg > MAX_NTT_LOG {
-            return Err(CudaError::Unsupported { kernel: "ntt", size: 1 << lg, limit: 1 << MAX_NTT_LOG, device: self.label.clone() });
+            return Err(CudaError::Unsupported {
+                kernel: "ntt",
+                size: 1 << lg,
+                limit: 1 << MAX_NTT_LOG,
+                device: self.label.clone(),
+            });
         }
         let n = 1usize << lg;
         if data.len() < n * FR_BYTES {
-            return Err(self.bad("ntt", n, format!("buffer of {} bytes holds fewer than 2^{lg} elements", data.len())));
+            return Err(self.bad(
+                "ntt",
+                n,
+                format!(
+                    "buffer of {} bytes holds fewer than 2^{lg} elements",
+                    data.len()
+                ),
+            ));
         }
         let d = self.p(data);
         let g = Scalar::MULTIPLICATIVE_GENERATOR;
@@ -408,9 +520,21 @@ impl CudaDevice {
         // 1. bit reversal, with the coset scaling x_i *= g^i fused in.
         if kind == NttKind::CosetForward {
             let (lo, hi, lo_bits) = self.power_tables(g, Scalar::ONE, lg)?;
-            self.launch(&self.k.ntt_bitrev, "ntt_bitrev", n, cfg1d(n, 256), &[&d, &lg, &self.p(&lo), &self.p(&hi), &lo_bits, &1u32])?;
+            self.launch(
+                &self.k.ntt_bitrev,
+                "ntt_bitrev",
+                n,
+                cfg1d(n, 256),
+                &[&d, &lg, &self.p(&lo), &self.p(&hi), &lo_bits, &1u32],
+            )?;
         } else {
-            self.launch(&self.k.ntt_bitrev, "ntt_bitrev", n, cfg1d(n, 256), &[&d, &lg, &0u64, &0u64, &0u32, &0u32])?;
+            self.launch(
+                &self.k.ntt_bitrev,
+                "ntt_bitrev",
+                n,
+                cfg1d(n, 256),
+                &[&d, &lg, &0u64, &0u64, &0u32, &0u32],
+            )?;
         }
         // 2. DIT stages in fused shared-memory passes.
         if lg > 0 {
@@ -421,7 +545,11 @@ impl CudaDevice {
                     let max_k = NTT_SMEM_LOG - lgl;
                     let remaining = lg - s0;
                     // Spread the stages evenly over the passes still needed.
-                    let passes = if remaining <= max_k { 1 } else { 1 + (remaining - max_k).div_ceil(NTT_SMEM_LOG - 2) };
+                    let passes = if remaining <= max_k {
+                        1
+                    } else {
+                        1 + (remaining - max_k).div_ceil(NTT_SMEM_LOG - 2)
+                    };
                     let k = remaining.div_ceil(passes).min(max_k);
                     let e = 1u32 << (k + lgl);
                     let threads = (e / 2).clamp(32, 256);
@@ -431,7 +559,13 @@ impl CudaDevice {
                         block_dim: (threads, 1, 1),
                         shared_mem_bytes: e * FR_BYTES as u32,
                     };
-                    self.launch(&self.k.ntt_dit_pass, "ntt_dit_pass", n, cfg, &[&d, &tw, &lg, &s0, &k, &lgl])?;
+                    self.launch(
+                        &self.k.ntt_dit_pass,
+                        "ntt_dit_pass",
+                        n,
+                        cfg,
+                        &[&d, &tw, &lg, &s0, &k, &lgl],
+                    )?;
                     s0 += k;
                 }
                 Ok(())
@@ -440,9 +574,19 @@ impl CudaDevice {
         // 3. inverse: x_i *= n^-1 (g^-i)^[coset].
         if inverse {
             let n_inv = Scalar::from(n as u64).invert().expect("n is nonzero in Fr");
-            let base = if kind == NttKind::CosetInverse { g.invert().expect("g is nonzero") } else { Scalar::ONE };
+            let base = if kind == NttKind::CosetInverse {
+                g.invert().expect("g is nonzero")
+            } else {
+                Scalar::ONE
+            };
             let (lo, hi, lo_bits) = self.power_tables(base, n_inv, lg)?;
-            self.launch(&self.k.ntt_scale, "ntt_scale", n, cfg1d(n, 256), &[&d, &(n as u32), &self.p(&lo), &self.p(&hi), &lo_bits])?;
+            self.launch(
+                &self.k.ntt_scale,
+                "ntt_scale",
+                n,
+                cfg1d(n, 256),
+                &[&d, &(n as u32), &self.p(&lo), &self.p(&hi), &lo_bits],
+            )?;
         }
         Ok(())
     }
@@ -464,14 +608,38 @@ impl CudaDevice {
 
     /// H's pointwise step on the coset: a_i = (a_i b_i - c_i) / Z, with
     /// Z = g^n - 1 the vanishing polynomial's value on the coset g<w>.
-    pub fn h_pointwise_device(&self, a: &mut CudaSlice<u8>, b: &CudaSlice<u8>, c: &CudaSlice<u8>, n: usize) -> Result<()> {
+    pub fn h_pointwise_device(
+        &self,
+        a: &mut CudaSlice<u8>,
+        b: &CudaSlice<u8>,
+        c: &CudaSlice<u8>,
+        n: usize,
+    ) -> Result<()> {
         if a.len() < n * FR_BYTES || b.len() < n * FR_BYTES || c.len() < n * FR_BYTES {
-            return Err(self.bad("ntt_h_pointwise", n, "a buffer holds fewer than n elements".into()));
+            return Err(self.bad(
+                "ntt_h_pointwise",
+                n,
+                "a buffer holds fewer than n elements".into(),
+            ));
         }
         let z = Scalar::MULTIPLICATIVE_GENERATOR.pow_vartime([n as u64]) - Scalar::ONE;
-        let z_inv = z.invert().expect("g^n != 1: g is not a root of unity of this order");
+        let z_inv = z
+            .invert()
+            .expect("g^n != 1: g is not a root of unity of this order");
         let zb = self.upload("ntt_h_pointwise", host::scalars_as_bytes(&[z_inv]))?;
-        self.launch(&self.k.ntt_h_pointwise, "ntt_h_pointwise", n, cfg1d(n, 256), &[&self.p(a), &self.p(b), &self.p(c), &(n as u32), &self.p(&zb)])
+        self.launch(
+            &self.k.ntt_h_pointwise,
+            "ntt_h_pointwise",
+            n,
+            cfg1d(n, 256),
+            &[
+                &self.p(a),
+                &self.p(b),
+                &self.p(c),
+                &(n as u32),
+                &self.p(&zb),
+            ],
+        )
     }
 
     /// The whole H computation of Groth16 on the GPU: a, b, c are the
@@ -485,7 +653,10 @@ impl CudaDevice {
             let mut buf: CudaSlice<u8> = self.zeros("compute_h", n * FR_BYTES)?;
             if !v.is_empty() {
                 self.stream
-                    .memcpy_htod(host::scalars_as_bytes(v), &mut buf.slice_mut(0..v.len() * FR_BYTES))
+                    .memcpy_htod(
+                        host::scalars_as_bytes(v),
+                        &mut buf.slice_mut(0..v.len() * FR_BYTES),
+                    )
                     .map_err(|e| self.err("copy to device", "compute_h", n, e))?;
             }
             Ok(buf)
@@ -508,36 +679,68 @@ impl CudaDevice {
     // ----------------------------------------------------------------- MSM
 
     pub fn upload_g1(&self, points: &[G1Affine]) -> Result<DevicePoints> {
-        Ok(DevicePoints { group: Group_::G1, len: points.len(), buf: self.upload("upload_g1", host::g1_as_bytes(points))? })
+        Ok(DevicePoints {
+            group: Group_::G1,
+            len: points.len(),
+            buf: self.upload("upload_g1", host::g1_as_bytes(points))?,
+        })
     }
     pub fn upload_g2(&self, points: &[G2Affine]) -> Result<DevicePoints> {
-        Ok(DevicePoints { group: Group_::G2, len: points.len(), buf: self.upload("upload_g2", host::g2_as_bytes(points))? })
+        Ok(DevicePoints {
+            group: Group_::G2,
+            len: points.len(),
+            buf: self.upload("upload_g2", host::g2_as_bytes(points))?,
+        })
     }
     /// Uploads points from any host buffer holding their raw bytes (e.g.
     /// pinned memory); `bytes.len()` must be a whole number of points.
     pub fn upload_points_raw(&self, g2: bool, bytes: &[u8]) -> Result<DevicePoints> {
         let group = if g2 { Group_::G2 } else { Group_::G1 };
         if bytes.len() % group.affine_bytes() != 0 {
-            return Err(self.bad("upload_points", bytes.len(), "not a whole number of affine points".into()));
+            return Err(self.bad(
+                "upload_points",
+                bytes.len(),
+                "not a whole number of affine points".into(),
+            ));
         }
-        Ok(DevicePoints { group, len: bytes.len() / group.affine_bytes(), buf: self.upload("upload_points", bytes)? })
+        Ok(DevicePoints {
+            group,
+            len: bytes.len() / group.affine_bytes(),
+            buf: self.upload("upload_points", bytes)?,
+        })
     }
     pub fn upload_scalars(&self, scalars: &[Scalar]) -> Result<DeviceScalars> {
-        Ok(DeviceScalars { len: scalars.len(), form: ScalarForm::Montgomery, buf: self.upload("upload_scalars", host::scalars_as_bytes(scalars))? })
+        Ok(DeviceScalars {
+            len: scalars.len(),
+            form: ScalarForm::Montgomery,
+            buf: self.upload("upload_scalars", host::scalars_as_bytes(scalars))?,
+        })
     }
     /// Canonical scalars as little-endian u64 limbs (any 256-bit value; the
     /// kernels reduce it mod r).
     pub fn upload_scalars_canonical(&self, limbs: &[[u64; 4]]) -> Result<DeviceScalars> {
-        let bytes: Vec<u8> = limbs.iter().flatten().flat_map(|l| l.to_le_bytes()).collect();
+        let bytes: Vec<u8> = limbs
+            .iter()
+            .flatten()
+            .flat_map(|l| l.to_le_bytes())
+            .collect();
         let buf = self.upload("upload_scalars", &bytes)?;
-        Ok(DeviceScalars { len: limbs.len(), form: ScalarForm::Canonical, buf })
+        Ok(DeviceScalars {
+            len: limbs.len(),
+            form: ScalarForm::Canonical,
+            buf,
+        })
     }
 
     /// sum s_i P_i over Montgomery scalars; points.len() >= scalars.len().
     pub fn msm_g1(&self, points: &[G1Affine], scalars: &[Scalar]) -> Result<G1Projective> {
         let n = scalars.len();
         if points.len() < n {
-            return Err(self.bad("msm_g1", n, format!("{} points for {n} scalars", points.len())));
+            return Err(self.bad(
+                "msm_g1",
+                n,
+                format!("{} points for {n} scalars", points.len()),
+            ));
         }
         let p = self.upload_g1(&points[..n])?;
         let s = self.upload_scalars(scalars)?;
@@ -547,7 +750,11 @@ impl CudaDevice {
     pub fn msm_g2(&self, points: &[G2Affine], scalars: &[Scalar]) -> Result<G2Projective> {
         let n = scalars.len();
         if points.len() < n {
-            return Err(self.bad("msm_g2", n, format!("{} points for {n} scalars", points.len())));
+            return Err(self.bad(
+                "msm_g2",
+                n,
+                format!("{} points for {n} scalars", points.len()),
+            ));
         }
         let p = self.upload_g2(&points[..n])?;
         let s = self.upload_scalars(scalars)?;
@@ -556,24 +763,87 @@ impl CudaDevice {
 
     /// MSM over resident points; `ids` (if any) gives, for each scalar, the
     /// index of its point (the indexed MSM of the split's non-0/1 part).
-    pub fn msm_g1_device(&self, points: &DevicePoints, scalars: &DeviceScalars, ids: Option<&[u32]>) -> Result<G1Projective> {
-        let sums = self.msm_windows(Group_::G1, points, scalars, ids, "msm_g1")?;
-        Ok(combine_windows(sums.0.iter().map(|b| host::g1_from_xyzz(b)).collect(), sums.1))
+    pub fn msm_g1_device(
+        &self,
+        points: &DevicePoints,
+        scalars: &DeviceScalars,
+        ids: Option<&[u32]>,
+    ) -> Result<G1Projective> {
+        let sums = self.msm_windows(Group_::G1, points, scalars, ids, None, "msm_g1")?;
+        Ok(combine_windows(
+            sums.0.iter().map(|b| host::g1_from_xyzz(b)).collect(),
+            sums.1,
+        ))
     }
 
-    pub fn msm_g2_device(&self, points: &DevicePoints, scalars: &DeviceScalars, ids: Option<&[u32]>) -> Result<G2Projective> {
-        let sums = self.msm_windows(Group_::G2, points, scalars, ids, "msm_g2")?;
-        Ok(combine_windows(sums.0.iter().map(|b| host::g2_from_xyzz(b)).collect(), sums.1))
+    pub fn msm_g2_device(
+        &self,
+        points: &DevicePoints,
+        scalars: &DeviceScalars,
+        ids: Option<&[u32]>,
+    ) -> Result<G2Projective> {
+        let sums = self.msm_windows(Group_::G2, points, scalars, ids, None, "msm_g2")?;
+        Ok(combine_windows(
+            sums.0.iter().map(|b| host::g2_from_xyzz(b)).collect(),
+            sums.1,
+        ))
+    }
+
+    /// G1 MSM with the points streamed from pinned host memory: the copy
+    /// runs on a second stream while the scalars are decomposed and sorted
+    /// (which needs no points); the bucket accumulation waits for it.
+    pub fn msm_g1_pinned(
+        &self,
+        src: &cudarc::driver::PinnedHostSlice<u8>,
+        n: usize,
+        scalars: &DeviceScalars,
+    ) -> Result<G1Projective> {
+        let kernel = "msm_g1_pinned";
+        let bytes = n * host::G1_AFFINE_BYTES;
+        if src.len() < bytes {
+            return Err(self.bad(kernel, n, format!("pinned buffer of {} bytes", src.len())));
+        }
+        let mut buf: CudaSlice<u8> = self.alloc(kernel, bytes)?;
+        let ev = |st: &CudaStream| {
+            st.record_event(None)
+                .map_err(|e| self.err("event", kernel, n, e))
+        };
+        // The copy stream waits for the allocation (stream-ordered on the
+        // main stream); the main stream later waits for the copy, and frees
+        // the buffer in its own order after the kernels that read it.
+        let allocated = ev(&self.stream)?;
+        self.copy_stream
+            .wait(&allocated)
+            .map_err(|e| self.err("stream wait", kernel, n, e))?;
+        let host = src
+            .as_slice()
+            .map_err(|e| self.err("pinned slice", kernel, n, e))?;
+        self.copy_stream
+            .memcpy_htod(&host[..bytes], &mut buf)
+            .map_err(|e| self.err("copy to device", kernel, n, e))?;
+        let copied = ev(&self.copy_stream)?;
+        let points = DevicePoints {
+            group: Group_::G1,
+            len: n,
+            buf,
+        };
+        let sums = self.msm_windows(Group_::G1, &points, scalars, None, Some(&copied), kernel)?;
+        Ok(combine_windows(
+            sums.0.iter().map(|b| host::g1_from_xyzz(b)).collect(),
+            sums.1,
+        ))
     }
 
     /// Runs the Pippenger kernels; returns each window's sum (XYZZ bytes)
-    /// and the window width.
+    /// and the window width. `points_ready` (if any) is waited for before
+    /// the first kernel that reads the points.
     fn msm_windows(
         &self,
         group: Group_,
         points: &DevicePoints,
         scalars: &DeviceScalars,
         ids: Option<&[u32]>,
+        points_ready: Option<&cudarc::driver::CudaEvent>,
         kernel: &'static str,
     ) -> Result<(Vec<Vec<u8>>, u32)> {
         let m = scalars.len;
@@ -586,25 +856,48 @@ impl CudaDevice {
                     return Err(self.bad(kernel, m, format!("{} ids for {m} scalars", ids.len())));
                 }
                 if let Some(bad) = ids.iter().find(|&&i| i as usize >= points.len) {
-                    return Err(self.bad(kernel, m, format!("id {bad} past {} points", points.len)));
+                    return Err(self.bad(
+                        kernel,
+                        m,
+                        format!("id {bad} past {} points", points.len),
+                    ));
                 }
             }
             None => {
                 if points.len < m {
-                    return Err(self.bad(kernel, m, format!("{} points for {m} scalars", points.len)));
+                    return Err(self.bad(
+                        kernel,
+                        m,
+                        format!("{} points for {m} scalars", points.len),
+                    ));
                 }
             }
         }
         if points.len >= 1 << 31 {
-            return Err(CudaError::Unsupported { kernel, size: points.len, limit: (1 << 31) - 1, device: self.label.clone() });
+            return Err(CudaError::Unsupported {
+                kernel,
+                size: points.len,
+                limit: (1 << 31) - 1,
+                device: self.label.clone(),
+            });
         }
         if m == 0 {
+            if let Some(ev) = points_ready {
+                self.stream
+                    .wait(ev)
+                    .map_err(|e| self.err("stream wait", kernel, m, e))?;
+            }
             return Ok((Vec::new(), 1));
         }
         let c = host::choose_window(m);
         let w = host::num_windows(c);
         if (w as u64) * (m as u64) >= 1 << 32 {
-            return Err(CudaError::Unsupported { kernel, size: m, limit: ((1u64 << 32) / w as u64) as usize, device: self.label.clone() });
+            return Err(CudaError::Unsupported {
+                kernel,
+                size: m,
+                limit: ((1u64 << 32) / w as u64) as usize,
+                device: self.label.clone(),
+            });
         }
         let b = 1usize << (c - 1);
         let s = w as usize * b;
@@ -613,38 +906,96 @@ impl CudaDevice {
         let ids_buf = ids.map(|v| self.upload(kernel, v)).transpose()?;
         let ids_ptr = ids_buf.as_ref().map_or(0u64, |b| self.p(b));
         let sc = self.p(&scalars.buf);
+        let mut prof = PhaseTimer::new();
+        prof.mark(self, "setup")?;
 
-        // 1-2: counting sort of (window, bucket) entries.
+        // 1-2: counting sort of (window, bucket) entries, window by window.
+        let keys: CudaSlice<u32> = self.alloc(kernel, w as usize * m)?;
+        self.launch(
+            &self.k.msm_digits,
+            "msm_digits",
+            m,
+            cfg1d(m, 256),
+            &[&sc, &(m as u32), &mont, &c, &w, &self.p(&keys)],
+        )?;
         let hist: CudaSlice<u32> = self.zeros(kernel, s)?;
-        self.launch(&self.k.msm_histogram, "msm_histogram", m, cfg1d(m, 256), &[&sc, &(m as u32), &mont, &c, &w, &self.p(&hist)])?;
+        for win in 0..w as u64 {
+            let kp = self.p(&keys) + 4 * win * m as u64;
+            let hp = self.p(&hist) + 4 * win * b as u64;
+            self.launch(
+                &self.k.msm_histogram,
+                "msm_histogram",
+                m,
+                cfg1d(m, 256),
+                &[&kp, &(m as u32), &hp],
+            )?;
+        }
         let off0: CudaSlice<u32> = self.alloc(kernel, s + 1)?;
         self.scan(&hist, &off0, s)?;
         let mut cursor: CudaSlice<u32> = self.alloc(kernel, s)?;
-        self.stream.memcpy_dtod(&off0.slice(0..s), &mut cursor).map_err(|e| self.err("copy", kernel, m, e))?;
+        self.stream
+            .memcpy_dtod(&off0.slice(0..s), &mut cursor)
+            .map_err(|e| self.err("copy", kernel, m, e))?;
         let total_bound = w as usize * m;
         let sorted: CudaSlice<u32> = self.alloc(kernel, total_bound)?;
-        self.launch(&self.k.msm_scatter, "msm_scatter", m, cfg1d(m, 256), &[&sc, &ids_ptr, &(m as u32), &mont, &c, &w, &self.p(&cursor), &self.p(&sorted)])?;
-        drop(cursor);
+        for win in 0..w as u64 {
+            let kp = self.p(&keys) + 4 * win * m as u64;
+            let cp = self.p(&cursor) + 4 * win * b as u64;
+            self.launch(
+                &self.k.msm_scatter,
+                "msm_scatter",
+                m,
+                cfg1d(m, 256),
+                &[&kp, &ids_ptr, &(m as u32), &cp, &self.p(&sorted)],
+            )?;
+        }
+        drop((cursor, keys));
+        prof.mark(self, "sort")?;
 
         // 3: chunked bucket sums, first pass from the affine points.
-        let cnt1: CudaSlice<u32> = self.alloc(kernel, s)?;
-        self.launch(&self.k.msm_chunk_counts, "msm_chunk_counts", s, cfg1d(s, 256), &[&self.p(&hist), &(s as u32), &CHUNK, &self.p(&cnt1)])?;
-        let off1: CudaSlice<u32> = self.alloc(kernel, s + 1)?;
-        self.scan(&cnt1, &off1, s)?;
-        let bound1 = total_bound / CHUNK as usize + s;
+        let (cnt1, off1, owner1, max1, bound1) = self.chunk_plan(&hist, s, total_bound, kernel)?;
         let items1: CudaSlice<u8> = self.alloc(kernel, bound1 * group.xyzz_bytes())?;
+        if let Some(ev) = points_ready {
+            self.stream
+                .wait(ev)
+                .map_err(|e| self.err("stream wait", kernel, m, e))?;
+        }
         self.launch(
             &self.k.msm_accumulate[gi],
             "msm_accumulate",
             m,
             cfg1d(bound1, 128),
-            &[&self.p(&points.buf), &self.p(&sorted), &self.p(&hist), &self.p(&off0), &self.p(&off1), &(s as u32), &CHUNK, &self.p(&items1)],
+            &[
+                &self.p(&points.buf),
+                &self.p(&sorted),
+                &self.p(&hist),
+                &self.p(&off0),
+                &self.p(&off1),
+                &self.p(&owner1),
+                &(s as u32),
+                &CHUNK,
+                &self.p(&items1),
+            ],
         )?;
+        drop(owner1);
         drop((sorted, hist, off0));
-        let (items, cnt, off, _) = self.reduce_segments(group, items1, cnt1, off1, s, m.div_ceil(CHUNK as usize), bound1, kernel)?;
+        prof.mark(self, "accumulate")?;
+        let (items, cnt, off, _) =
+            self.reduce_segments(group, items1, cnt1, off1, s, max1, bound1, kernel)?;
+        prof.mark(self, "merge chunks")?;
 
         // 4: per-window bucket reduction by G groups, then sum the groups.
-        let lg_g = (c - 1).min(12);
+        // G is chosen for ~2^17 threads in all (the SMs' resident-thread
+        // capacity at this kernel's register use), keeping at least 16
+        // buckets per thread so the final k*T_g multiplication stays small
+        // beside the running sums.
+        let lg_g = {
+            let want = (1usize << 17)
+                .div_ceil(w as usize)
+                .next_power_of_two()
+                .trailing_zeros();
+            want.min(c - 1 - 4.min(c - 1))
+        };
         let groups = 1usize << lg_g;
         let parts: CudaSlice<u8> = self.alloc(kernel, w as usize * groups * group.xyzz_bytes())?;
         self.launch(
@@ -652,21 +1003,90 @@ impl CudaDevice {
             "msm_bucket_reduce",
             m,
             cfg1d(w as usize * groups, 64),
-            &[&self.p(&items), &self.p(&cnt), &self.p(&off), &w, &(b as u32), &lg_g, &self.p(&parts)],
+            &[
+                &self.p(&items),
+                &self.p(&cnt),
+                &self.p(&off),
+                &w,
+                &(b as u32),
+                &lg_g,
+                &self.p(&parts),
+            ],
         )?;
         drop((items, cnt, off));
+        prof.mark(self, "bucket reduce")?;
         let wcnt = self.upload(kernel, &vec![groups as u32; w as usize])?;
         let woff_host: Vec<u32> = (0..=w as usize).map(|i| (i * groups) as u32).collect();
         let woff = self.upload(kernel, &woff_host)?;
-        let (sums, _, soff, _) = self.reduce_segments(group, parts, wcnt, woff, w as usize, groups, w as usize * groups, kernel)?;
+        let (sums, _, soff, _) = self.reduce_segments(
+            group,
+            parts,
+            wcnt,
+            woff,
+            w as usize,
+            groups,
+            w as usize * groups,
+            kernel,
+        )?;
         // Each window holds exactly one item now, at soff[w] = w.
         let _ = soff;
         let bytes = self.download(kernel, &sums, w as usize * group.xyzz_bytes())?;
-        Ok((bytes.chunks_exact(group.xyzz_bytes()).map(|c| c.to_vec()).collect(), c))
+        prof.mark(self, "window sums")?;
+        prof.report(&format!("{kernel} n={m} c={c}"));
+        Ok((
+            bytes
+                .chunks_exact(group.xyzz_bytes())
+                .map(|c| c.to_vec())
+                .collect(),
+            c,
+        ))
+    }
+
+    /// Chunks of at most CHUNK items over segments with `count` items:
+    /// (chunks per segment, their offsets, each chunk's segment, the largest
+    /// chunk count, the total chunk bound). Reads the maximum back (one
+    /// synchronisation) so that the caller runs only the passes it needs.
+    #[allow(clippy::type_complexity)]
+    fn chunk_plan(
+        &self,
+        count: &CudaSlice<u32>,
+        s: usize,
+        items_bound: usize,
+        kernel: &'static str,
+    ) -> Result<(CudaSlice<u32>, CudaSlice<u32>, CudaSlice<u32>, usize, usize)> {
+        let cnt: CudaSlice<u32> = self.alloc(kernel, s)?;
+        let maxbuf: CudaSlice<u32> = self.zeros(kernel, 1)?;
+        self.launch(
+            &self.k.msm_chunk_counts,
+            "msm_chunk_counts",
+            s,
+            cfg1d(s, 256),
+            &[
+                &self.p(count),
+                &(s as u32),
+                &CHUNK,
+                &self.p(&cnt),
+                &self.p(&maxbuf),
+            ],
+        )?;
+        let off: CudaSlice<u32> = self.alloc(kernel, s + 1)?;
+        self.scan(&cnt, &off, s)?;
+        let bound = items_bound / CHUNK as usize + s;
+        let owner: CudaSlice<u32> = self.alloc(kernel, bound)?;
+        self.launch(
+            &self.k.msm_chunk_owner,
+            "msm_chunk_owner",
+            s,
+            cfg1d(s, 256),
+            &[&self.p(&off), &(s as u32), &self.p(&owner)],
+        )?;
+        let max = self.download(kernel, &maxbuf, 1)?[0] as usize;
+        Ok((cnt, off, owner, max, bound))
     }
 
     /// Repeats the chunked reduction until every segment holds at most one
-    /// item. `max_count` bounds any segment's item count, `bound` the total.
+    /// item. `max_count` is the largest segment's item count, `bound` bounds
+    /// the total.
     #[allow(clippy::too_many_arguments)]
     fn reduce_segments(
         &self,
@@ -681,24 +1101,29 @@ impl CudaDevice {
     ) -> Result<(CudaSlice<u8>, CudaSlice<u32>, CudaSlice<u32>, usize)> {
         let gi = (group == Group_::G2) as usize;
         while max_count > 1 {
-            let cnt2: CudaSlice<u32> = self.alloc(kernel, s)?;
-            self.launch(&self.k.msm_chunk_counts, "msm_chunk_counts", s, cfg1d(s, 256), &[&self.p(&cnt), &(s as u32), &CHUNK, &self.p(&cnt2)])?;
-            let off2: CudaSlice<u32> = self.alloc(kernel, s + 1)?;
-            self.scan(&cnt2, &off2, s)?;
-            let bound2 = bound / CHUNK as usize + s;
+            let (cnt2, off2, owner2, max2, bound2) = self.chunk_plan(&cnt, s, bound, kernel)?;
             let items2: CudaSlice<u8> = self.alloc(kernel, bound2 * group.xyzz_bytes())?;
             self.launch(
                 &self.k.msm_reduce[gi],
                 "msm_reduce",
                 bound,
                 cfg1d(bound2, 128),
-                &[&self.p(&items), &self.p(&cnt), &self.p(&off), &self.p(&off2), &(s as u32), &CHUNK, &self.p(&items2)],
+                &[
+                    &self.p(&items),
+                    &self.p(&cnt),
+                    &self.p(&off),
+                    &self.p(&off2),
+                    &self.p(&owner2),
+                    &(s as u32),
+                    &CHUNK,
+                    &self.p(&items2),
+                ],
             )?;
             items = items2;
             cnt = cnt2;
             off = off2;
             bound = bound2;
-            max_count = max_count.div_ceil(CHUNK as usize);
+            max_count = max2;
         }
         Ok((items, cnt, off, bound))
     }
@@ -716,13 +1141,23 @@ impl CudaDevice {
         Ok(host::g2_from_xyzz(&b))
     }
 
-    fn sum_selected(&self, group: Group_, points: &DevicePoints, mask: &[u32], kernel: &'static str) -> Result<Vec<u8>> {
+    fn sum_selected(
+        &self,
+        group: Group_,
+        points: &DevicePoints,
+        mask: &[u32],
+        kernel: &'static str,
+    ) -> Result<Vec<u8>> {
         let n = points.len;
         if points.group != group {
             return Err(self.bad(kernel, n, "points of the other group".into()));
         }
         if mask.len() != n.div_ceil(32) {
-            return Err(self.bad(kernel, n, format!("mask of {} words for {n} points", mask.len())));
+            return Err(self.bad(
+                kernel,
+                n,
+                format!("mask of {} words for {n} points", mask.len()),
+            ));
         }
         if n % 32 != 0 && mask.last().is_some_and(|&w| w >> (n % 32) != 0) {
             return Err(self.bad(kernel, n, "mask bits set past the last point".into()));
@@ -742,11 +1177,19 @@ impl CudaDevice {
             kernel,
             n,
             cfg1d(threads, 128),
-            &[&self.p(&points.buf), &self.p(&mbuf), &(n_words as u32), &WORDS, &self.p(&parts), &(threads as u32)],
+            &[
+                &self.p(&points.buf),
+                &self.p(&mbuf),
+                &(n_words as u32),
+                &WORDS,
+                &self.p(&parts),
+                &(threads as u32),
+            ],
         )?;
         let cnt = self.upload(kernel, &[threads as u32])?;
         let off = self.upload(kernel, &[0u32, threads as u32])?;
-        let (items, _, _, _) = self.reduce_segments(group, parts, cnt, off, 1, threads, threads, kernel)?;
+        let (items, _, _, _) =
+            self.reduce_segments(group, parts, cnt, off, 1, threads, threads, kernel)?;
         self.download(kernel, &items, group.xyzz_bytes())
     }
 
@@ -754,7 +1197,11 @@ impl CudaDevice {
     /// through an indexed MSM over the same resident points.
     pub fn msm_g1_split(&self, points: &DevicePoints, scalars: &[Scalar]) -> Result<G1Projective> {
         if points.len != scalars.len() {
-            return Err(self.bad("msm_g1_split", scalars.len(), format!("{} points", points.len)));
+            return Err(self.bad(
+                "msm_g1_split",
+                scalars.len(),
+                format!("{} points", points.len),
+            ));
         }
         let split = host::split_zero_one(scalars);
         let ones = self.sum_selected_g1(points, &split.ones)?;
@@ -765,7 +1212,11 @@ impl CudaDevice {
 
     pub fn msm_g2_split(&self, points: &DevicePoints, scalars: &[Scalar]) -> Result<G2Projective> {
         if points.len != scalars.len() {
-            return Err(self.bad("msm_g2_split", scalars.len(), format!("{} points", points.len)));
+            return Err(self.bad(
+                "msm_g2_split",
+                scalars.len(),
+                format!("{} points", points.len),
+            ));
         }
         let split = host::split_zero_one(scalars);
         let ones = self.sum_selected_g2(points, &split.ones)?;
@@ -788,7 +1239,13 @@ impl CudaDevice {
         };
         let (da, db) = (self.upload("field_ops", a)?, self.upload("field_ops", b)?);
         let out: CudaSlice<u8> = self.alloc("field_ops", 6 * n * elem)?;
-        self.launch(f, "test_field_ops", n, cfg1d(n, 128), &[&self.p(&da), &self.p(&db), &self.p(&out), &(n as u32)])?;
+        self.launch(
+            f,
+            "test_field_ops",
+            n,
+            cfg1d(n, 128),
+            &[&self.p(&da), &self.p(&db), &self.p(&out), &(n as u32)],
+        )?;
         self.download("field_ops", &out, 6 * n * elem)
     }
 
@@ -796,7 +1253,13 @@ impl CudaDevice {
         let n = a.len() / FR_BYTES;
         let da = self.upload("fr_from_mont", a)?;
         let out: CudaSlice<u8> = self.alloc("fr_from_mont", a.len())?;
-        self.launch(&self.k.test_fr_from_mont, "test_fr_from_mont", n, cfg1d(n, 128), &[&self.p(&da), &self.p(&out), &(n as u32)])?;
+        self.launch(
+            &self.k.test_fr_from_mont,
+            "test_fr_from_mont",
+            n,
+            cfg1d(n, 128),
+            &[&self.p(&da), &self.p(&out), &(n as u32)],
+        )?;
         self.download("fr_from_mont", &out, a.len())
     }
 
@@ -804,10 +1267,30 @@ impl CudaDevice {
     pub fn curve_ops_raw(&self, g2: bool, p: &[u8], q: &[u8], ks: &[u32]) -> Result<Vec<u8>> {
         let group = if g2 { Group_::G2 } else { Group_::G1 };
         let n = ks.len();
-        let (dp, dq, dk) = (self.upload("curve_ops", p)?, self.upload("curve_ops", q)?, self.upload("curve_ops", ks)?);
+        let (dp, dq, dk) = (
+            self.upload("curve_ops", p)?,
+            self.upload("curve_ops", q)?,
+            self.upload("curve_ops", ks)?,
+        );
         let out: CudaSlice<u8> = self.alloc("curve_ops", 4 * n * group.xyzz_bytes())?;
-        let f = if g2 { &self.k.test_g2_ops } else { &self.k.test_g1_ops };
-        self.launch(f, "test_curve_ops", n, cfg1d(n, 64), &[&self.p(&dp), &self.p(&dq), &self.p(&dk), &self.p(&out), &(n as u32)])?;
+        let f = if g2 {
+            &self.k.test_g2_ops
+        } else {
+            &self.k.test_g1_ops
+        };
+        self.launch(
+            f,
+            "test_curve_ops",
+            n,
+            cfg1d(n, 64),
+            &[
+                &self.p(&dp),
+                &self.p(&dq),
+                &self.p(&dk),
+                &self.p(&out),
+                &(n as u32),
+            ],
+        )?;
         self.download("curve_ops", &out, 4 * n * group.xyzz_bytes())
     }
 
@@ -824,17 +1307,31 @@ impl CudaDevice {
                 seed ^= seed << 13;
                 seed ^= seed >> 7;
                 seed ^= seed << 17;
-                if i % elem >= elem - 4 { 0 } else { seed as u8 }
+                if i % elem >= elem - 4 {
+                    0
+                } else {
+                    seed as u8
+                }
             })
             .collect();
         let data = self.upload("mul_throughput", &host_data)?;
         let iters = 256u32;
-        let f = if fq { &self.k.bench_fq_mul } else { &self.k.bench_fr_mul };
+        let f = if fq {
+            &self.k.bench_fq_mul
+        } else {
+            &self.k.bench_fr_mul
+        };
         let mut ts = Vec::new();
         for rep in 0..4 {
             self.synchronize()?;
             let t = std::time::Instant::now();
-            self.launch(f, "bench_mul", threads, cfg1d(threads, 256), &[&self.p(&data), &iters, &variant])?;
+            self.launch(
+                f,
+                "bench_mul",
+                threads,
+                cfg1d(threads, 256),
+                &[&self.p(&data), &iters, &variant],
+            )?;
             self.synchronize()?;
             if rep > 0 {
                 ts.push(t.elapsed().as_secs_f64());
@@ -849,19 +1346,91 @@ impl CudaDevice {
     pub fn alloc_pinned(&self, len: usize) -> Result<cudarc::driver::PinnedHostSlice<u8>> {
         // SAFETY: the memory is uninitialised; callers fill it before use
         // (the bench writes every byte before the first copy).
-        unsafe { self.ctx.alloc_pinned_with_flags::<u8>(len.max(1), 0) }.map_err(|e| self.err("cuMemHostAlloc", "pinned", len, e))
+        unsafe { self.ctx.alloc_pinned_with_flags::<u8>(len.max(1), 0) }
+            .map_err(|e| self.err("cuMemHostAlloc", "pinned", len, e))
     }
 
     /// Copies raw point bytes from pinned memory into a new device buffer.
-    pub fn upload_points_pinned(&self, g2: bool, src: &cudarc::driver::PinnedHostSlice<u8>, len: usize) -> Result<DevicePoints> {
+    pub fn upload_points_pinned(
+        &self,
+        g2: bool,
+        src: &cudarc::driver::PinnedHostSlice<u8>,
+        len: usize,
+    ) -> Result<DevicePoints> {
         let group = if g2 { Group_::G2 } else { Group_::G1 };
         let bytes = len * group.affine_bytes();
         let mut buf: CudaSlice<u8> = self.alloc("upload_points_pinned", bytes)?;
-        let host = src.as_slice().map_err(|e| self.err("pinned slice", "upload_points_pinned", len, e))?;
+        let host = src
+            .as_slice()
+            .map_err(|e| self.err("pinned slice", "upload_points_pinned", len, e))?;
         self.stream
             .memcpy_htod(&host[..bytes], &mut buf)
             .map_err(|e| self.err("copy to device", "upload_points_pinned", len, e))?;
         Ok(DevicePoints { group, len, buf })
+    }
+}
+
+/// Lets the default stream-ordered memory pool keep up to a quarter of the
+/// card's memory after a synchronisation. With the driver's default
+/// threshold (0) every synchronisation handed freed memory back to the
+/// system, so each MSM mapped its multi-GB temporaries afresh.
+fn keep_pool_memory(ctx: &Arc<CudaContext>) -> std::result::Result<(), DriverError> {
+    use cudarc::driver::sys;
+    let total = ctx.total_mem()? as u64;
+    ctx.bind_to_thread()?;
+    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+    // SAFETY: plain driver calls on this context's device; `pool` is an out
+    // parameter and the attribute value a u64, as the driver API specifies
+    // for CU_MEMPOOL_ATTR_RELEASE_THRESHOLD.
+    unsafe {
+        sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()).result()?;
+        let mut threshold: u64 = total / 4;
+        sys::cuMemPoolSetAttribute(
+            pool,
+            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+            (&mut threshold as *mut u64).cast(),
+        )
+        .result()?;
+    }
+    Ok(())
+}
+
+/// Phase timer of the MSM, on when CUZK_MSM_PROFILE is set: synchronises
+/// after each phase and prints the times to stderr (for tuning only: the
+/// synchronisations cost a little).
+struct PhaseTimer {
+    on: bool,
+    last: std::time::Instant,
+    phases: Vec<(&'static str, f64)>,
+}
+
+impl PhaseTimer {
+    fn new() -> Self {
+        PhaseTimer {
+            on: std::env::var_os("CUZK_MSM_PROFILE").is_some(),
+            last: std::time::Instant::now(),
+            phases: Vec::new(),
+        }
+    }
+    fn mark(&mut self, dev: &CudaDevice, name: &'static str) -> Result<()> {
+        if self.on {
+            dev.synchronize()?;
+            let now = std::time::Instant::now();
+            self.phases
+                .push((name, (now - self.last).as_secs_f64() * 1e3));
+            self.last = now;
+        }
+        Ok(())
+    }
+    fn report(&self, what: &str) {
+        if self.on {
+            let parts: Vec<String> = self
+                .phases
+                .iter()
+                .map(|(n, t)| format!("{n} {t:.2}"))
+                .collect();
+            eprintln!("msm profile {what}: {} ms", parts.join(", "));
+        }
     }
 }
 

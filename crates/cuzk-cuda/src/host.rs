@@ -101,7 +101,10 @@ macro_rules! xyzz_to_jacobian {
 
 /// One G1 XYZZ accumulator (192 bytes of Montgomery limbs) as a point.
 pub fn g1_from_xyzz(bytes: &[u8]) -> G1Projective {
-    let c: Vec<Fp> = bytes[..G1_XYZZ_BYTES].chunks_exact(48).map(fp_from_le).collect();
+    let c: Vec<Fp> = bytes[..G1_XYZZ_BYTES]
+        .chunks_exact(48)
+        .map(fp_from_le)
+        .collect();
     let (x, y, z) = xyzz_to_jacobian!(c[0], c[1], c[2], c[3]);
     if bool::from(z.is_zero()) {
         return G1Projective::identity();
@@ -110,7 +113,10 @@ pub fn g1_from_xyzz(bytes: &[u8]) -> G1Projective {
 }
 
 pub fn g2_from_xyzz(bytes: &[u8]) -> G2Projective {
-    let c: Vec<Fp2> = bytes[..G2_XYZZ_BYTES].chunks_exact(96).map(fp2_from_le).collect();
+    let c: Vec<Fp2> = bytes[..G2_XYZZ_BYTES]
+        .chunks_exact(96)
+        .map(fp2_from_le)
+        .collect();
     let (x, y, z) = xyzz_to_jacobian!(c[0], c[1], c[2], c[3]);
     if bool::from(z.is_zero()) {
         return G2Projective::identity();
@@ -256,7 +262,11 @@ pub fn ntt_cpu(values: &mut [Scalar], kind: NttKind) {
         w = w.invert().expect("roots of unity are nonzero");
     }
     for i in 0..n {
-        let r = if lg == 0 { 0 } else { i.reverse_bits() >> (usize::BITS - lg) };
+        let r = if lg == 0 {
+            0
+        } else {
+            i.reverse_bits() >> (usize::BITS - lg)
+        };
         if i < r {
             values.swap(i, r);
         }
@@ -307,7 +317,10 @@ mod tests {
         let bytes = scalars_as_bytes(std::slice::from_ref(&s));
         // Montgomery form: limbs = s * 2^256 mod r, recovered by dividing by R.
         let raw = u64s::<4>(bytes);
-        let r_inv = Scalar::from_u64s_le(&[0, 0, 0, 1]).unwrap().invert().unwrap(); // 2^192
+        let r_inv = Scalar::from_u64s_le(&[0, 0, 0, 1])
+            .unwrap()
+            .invert()
+            .unwrap(); // 2^192
         let raw_canon = Scalar::from_u64s_le(&raw).unwrap();
         // raw_canon = s * 2^256; divide by 2^256 = (2^192) * 2^64
         let two64 = Scalar::from(u64::MAX) + Scalar::ONE;
@@ -409,7 +422,10 @@ mod tests {
             }
             let rebuilt: Vec<Scalar> = s.rest_ids.iter().map(|&i| scalars[i as usize]).collect();
             assert_eq!(rebuilt, s.rest_scalars);
-            assert!(s.rest_scalars.iter().all(|x| *x != Scalar::ZERO && *x != Scalar::ONE));
+            assert!(s
+                .rest_scalars
+                .iter()
+                .all(|x| *x != Scalar::ZERO && *x != Scalar::ONE));
         }
     }
 

@@ -26,7 +26,6 @@ mod nogpu;
 #[cfg(not(feature = "cuda"))]
 pub use nogpu::CudaDevice;
 
-#[cfg(feature = "cuda")]
 pub mod bench;
 #[cfg(feature = "cuda")]
 pub mod checks;

@@ -33,6 +33,9 @@ impl CudaDevice {
 mod tests {
     #[test]
     fn open_reports_not_compiled() {
-        assert!(matches!(super::CudaDevice::open(0), Err(crate::CudaError::NotCompiled)));
+        assert!(matches!(
+            super::CudaDevice::open(0),
+            Err(crate::CudaError::NotCompiled)
+        ));
     }
 }
