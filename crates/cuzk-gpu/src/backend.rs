@@ -1,0 +1,667 @@
+//! The CUDA prover backend: for each partition of a batch, H on the device
+//! (or in parts, or on the host, as the staging plan says) and the five
+//! MSMs on cuzk-cuda's kernels, every device buffer reserved from the
+//! device's [`VramBudget`] first.
+//!
+//! Buffers and their reservations live in the same scope, so an error or a
+//! panic releases both. Parameters stay resident in VRAM across calls when
+//! the plan allows; they are keyed by the `Arc`s of the parameters' point
+//! vectors, which the cache holds on to so the addresses cannot be reused by
+//! other parameters while the key is alive.
+//!
+//! Two kinds of device memory are in play: cuzk-cuda allocates its
+//! temporaries from the device's default stream-ordered pool, and so do the
+//! a/b/c staging buffers here (cudarc's `alloc` on our own stream). Both
+//! show in the pool's high-water mark, which [`PartitionReport`] carries so
+//! that the estimates of [`crate::plan`] can be checked against it.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use cudarc::driver::{sys, CudaContext, CudaSlice, CudaStream, DriverError};
+use cuzk_core::domain::log_domain_size;
+use cuzk_core::prover::{check_shape, MsmResults, ProverBackend};
+use cuzk_core::{Parameters, PhaseTimings, ProvingAssignment};
+use cuzk_cuda::host::{scalars_as_bytes, scalars_as_bytes_mut, NttKind};
+use cuzk_cuda::{CudaDevice, DevicePoints};
+use ff::Field;
+use group::Group;
+use rayon::prelude::*;
+
+use crate::budget::{Reservation, VramBudget};
+use crate::error::{GpuError, Result};
+use crate::plan::{self, BaseStaging, HStaging, PartitionSizes, StagingPlan, G1_POINT, G2_POINT};
+use crate::GpuConfig;
+
+/// What one partition did: its plan, phase times and memory.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct PartitionReport {
+    pub index: usize,
+    #[serde(serialize_with = "plan_name")]
+    pub plan: StagingPlan,
+    pub timings: PhaseTimings,
+    /// Budget bytes reserved at the peak of this partition.
+    pub peak_reserved: u64,
+    /// The driver pool's high-water mark during this partition (bytes the
+    /// pool really held at once: cuzk-cuda's temporaries plus ours).
+    pub pool_high: u64,
+}
+
+fn plan_name<S: serde::Serializer>(p: &StagingPlan, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(&format!("{:?}/{:?}", p.h, p.bases))
+}
+
+/// The five point vectors on the device.
+struct ResidentBases {
+    /// The parameters' Arcs: the cache key (by address) and what keeps
+    /// those addresses from being reused while the key is alive.
+    key: (
+        Arc<Vec<G1Affine>>,
+        Arc<Vec<G1Affine>>,
+        Arc<Vec<G1Affine>>,
+        Arc<Vec<G2Affine>>,
+        Arc<Vec<G1Affine>>,
+    ),
+    a: DevicePoints,
+    b_g1: DevicePoints,
+    b_g2: DevicePoints,
+    l: DevicePoints,
+    h: DevicePoints,
+    // Dropped after the points (fields drop in order).
+    _reservation: Reservation,
+}
+
+impl ResidentBases {
+    fn holds(&self, p: &Parameters) -> bool {
+        Arc::ptr_eq(&self.key.0, &p.a)
+            && Arc::ptr_eq(&self.key.1, &p.b_g1)
+            && Arc::ptr_eq(&self.key.2, &p.l)
+            && Arc::ptr_eq(&self.key.3, &p.b_g2)
+            && Arc::ptr_eq(&self.key.4, &p.h)
+    }
+}
+
+/// The GPU prover of one device.
+pub struct CudaBackend {
+    dev: CudaDevice,
+    /// The device's primary context and a stream of ours for the a/b/c
+    /// staging buffers (cuzk-cuda keeps its own stream private).
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    budget: VramBudget,
+    config: GpuConfig,
+    label: String,
+    resident: Mutex<Option<ResidentBases>>,
+    /// One partition on the device at a time: cuzk-cuda runs everything on
+    /// one stream, so two partitions would only interleave, and the plan of
+    /// each assumes the budget it measured.
+    device_lock: Mutex<()>,
+    reports: Mutex<Vec<PartitionReport>>,
+}
+
+fn relock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Whatever panicked while holding these left no half-updated state
+    // (the guarded values are replaced whole), so poisoning is ignored.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".into()
+    }
+}
+
+impl CudaBackend {
+    /// Opens `config.device`, measures its free memory and sets up the
+    /// budget.
+    pub fn open(config: GpuConfig) -> Result<Self> {
+        let dev = CudaDevice::open(config.device)?;
+        let label = format!("{} ({})", config.device, dev.name());
+        let drv = |op: &'static str, e: DriverError| GpuError::Driver {
+            op,
+            device: label.clone(),
+            source: Box::new(e),
+        };
+        let ctx = CudaContext::new(config.device).map_err(|e| drv("context", e))?;
+        // SAFETY: every use of our buffers by cuzk-cuda's stream is ordered
+        // by explicit synchronisation of both streams (see `stage`), so
+        // cudarc's per-buffer events have nothing to add.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx.new_stream().map_err(|e| drv("stream creation", e))?;
+        let mut me = CudaBackend {
+            dev,
+            ctx,
+            stream,
+            budget: VramBudget::new(label.clone(), 0, config.budget),
+            config,
+            label,
+            resident: Mutex::new(None),
+            device_lock: Mutex::new(()),
+            reports: Mutex::new(Vec::new()),
+        };
+        let free = me.measure_free()?;
+        me.budget = VramBudget::new(me.label.clone(), free, config.budget);
+        Ok(me)
+    }
+
+    pub fn budget(&self) -> &VramBudget {
+        &self.budget
+    }
+    pub fn device(&self) -> &CudaDevice {
+        &self.dev
+    }
+
+    /// Per-partition reports of the calls so far (oldest first); taking
+    /// them empties the list.
+    pub fn take_reports(&self) -> Vec<PartitionReport> {
+        std::mem::take(&mut *relock(&self.reports))
+    }
+
+    /// Drops resident parameters (their VRAM returns to the budget).
+    pub fn evict_parameters(&self) {
+        *relock(&self.resident) = None;
+    }
+
+    fn drv(&self, op: &'static str, e: DriverError) -> GpuError {
+        GpuError::Driver {
+            op,
+            device: self.label.clone(),
+            source: Box::new(e),
+        }
+    }
+
+    fn default_pool(&self) -> Result<sys::CUmemoryPool> {
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| self.drv("binding the context", e))?;
+        let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+        // SAFETY: an out-parameter query on this context's device.
+        unsafe { sys::cuDeviceGetDefaultMemPool(&mut pool, self.ctx.cu_device()).result() }
+            .map_err(|e| self.drv("cuDeviceGetDefaultMemPool", e))?;
+        Ok(pool)
+    }
+
+    /// Free device memory with every stream idle and the default pool
+    /// trimmed, so memory this process freed counts as free (cuzk-cuda
+    /// raises the pool's release threshold, which otherwise keeps it).
+    pub fn measure_free(&self) -> Result<u64> {
+        self.dev.synchronize()?;
+        self.stream
+            .synchronize()
+            .map_err(|e| self.drv("synchronize", e))?;
+        let pool = self.default_pool()?;
+        // SAFETY: trimming only releases memory no allocation holds.
+        unsafe { sys::cuMemPoolTrimTo(pool, 0).result() }
+            .map_err(|e| self.drv("cuMemPoolTrimTo", e))?;
+        let (free, _) = self.dev.memory()?;
+        Ok(free as u64)
+    }
+
+    /// The pool's high-water mark since the last reset, then resets it.
+    fn pool_high_and_reset(&self) -> Result<u64> {
+        let pool = self.default_pool()?;
+        let mut high: u64 = 0;
+        // SAFETY: CU_MEMPOOL_ATTR_USED_MEM_HIGH is a u64 attribute; setting
+        // it takes the value 0 only (a reset), as the driver API specifies.
+        unsafe {
+            sys::cuMemPoolGetAttribute(
+                pool,
+                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_HIGH,
+                (&mut high as *mut u64).cast(),
+            )
+            .result()
+            .map_err(|e| self.drv("cuMemPoolGetAttribute", e))?;
+            let mut zero: u64 = 0;
+            sys::cuMemPoolSetAttribute(
+                pool,
+                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_HIGH,
+                (&mut zero as *mut u64).cast(),
+            )
+            .result()
+            .map_err(|e| self.drv("cuMemPoolSetAttribute", e))?;
+        }
+        Ok(high)
+    }
+
+    fn reserve(&self, bytes: u64, what: &'static str) -> Result<Reservation> {
+        Ok(self.budget.reserve(bytes, what)?)
+    }
+
+    /// One partition, under the device lock.
+    fn prove_partition(
+        &self,
+        params: &Parameters,
+        pa: &ProvingAssignment,
+        index: usize,
+    ) -> Result<(MsmResults, PartitionReport)> {
+        let start = Instant::now();
+        let mut t = PhaseTimings::default();
+        let log = log_domain_size(pa.a.len());
+        let sizes = PartitionSizes {
+            domain: 1usize << log,
+            a: params.a.len(),
+            b: params.b_g1.len(),
+            l: params.l.len(),
+            h: params.h.len(),
+        };
+        let _device = relock(&self.device_lock);
+        // Host-side scalar selection (density filtering) needs no device.
+        let a_scalars = pa.a_query_scalars();
+        let b_scalars = pa.b_query_scalars();
+
+        let mut resident = relock(&self.resident);
+        let resident_bytes = match &*resident {
+            Some(r) if r.holds(params) => sizes.params_bytes(),
+            _ => 0,
+        };
+        // With the pool trimmed and only our resident bases allocated, free
+        // + reserved is what this process may use now.
+        let free = self.measure_free()?;
+        self.budget.refresh(free);
+        let _ = self.pool_high_and_reset()?;
+        self.budget.reset_peak();
+        let plan = match self.config.force_plan {
+            Some(p) => p,
+            None => {
+                let resident_ok = self.config.keep_params_resident;
+                let avail = self.budget.available();
+                let mut p =
+                    plan::plan(&sizes, avail, resident_bytes).map_err(|source| GpuError::Plan {
+                        device: self.label.clone(),
+                        index,
+                        source,
+                    })?;
+                if !resident_ok && p.bases == BaseStaging::Resident {
+                    p.bases = BaseStaging::PerMsm;
+                }
+                p
+            }
+        };
+        if plan.bases != BaseStaging::Resident || resident_bytes == 0 {
+            // Other parameters, or no room to keep these: free them first.
+            *resident = None;
+        }
+        if plan.bases == BaseStaging::Resident && resident.is_none() {
+            let clock = Instant::now();
+            let reservation = self.reserve(sizes.params_bytes(), "resident parameters")?;
+            *resident = Some(ResidentBases {
+                key: (
+                    params.a.clone(),
+                    params.b_g1.clone(),
+                    params.l.clone(),
+                    params.b_g2.clone(),
+                    params.h.clone(),
+                ),
+                a: self.dev.upload_g1(&params.a)?,
+                b_g1: self.dev.upload_g1(&params.b_g1)?,
+                b_g2: self.dev.upload_g2(&params.b_g2)?,
+                l: self.dev.upload_g1(&params.l)?,
+                h: self.dev.upload_g1(&params.h)?,
+                _reservation: reservation,
+            });
+            self.dev.synchronize()?;
+            t.upload += clock.elapsed();
+        }
+        let bases = if plan.bases == BaseStaging::Resident {
+            resident.as_ref()
+        } else {
+            None
+        };
+
+        // H.
+        let h_coeffs = self.compute_h(pa, log, plan.h, &mut t)?;
+
+        // The five MSMs.
+        let clock = Instant::now();
+        let h = self.msm_g1(
+            &params.h,
+            bases.map(|b| &b.h),
+            &h_coeffs[..sizes.h],
+            false,
+            &plan,
+            &mut t,
+        )?;
+        drop(h_coeffs);
+        t.msm_h += clock.elapsed();
+        let clock = Instant::now();
+        let l = self.msm_g1(
+            &params.l,
+            bases.map(|b| &b.l),
+            &pa.aux_assignment,
+            true,
+            &plan,
+            &mut t,
+        )?;
+        t.msm_l += clock.elapsed();
+        let clock = Instant::now();
+        let a_g1 = self.msm_g1(
+            &params.a,
+            bases.map(|b| &b.a),
+            &a_scalars,
+            true,
+            &plan,
+            &mut t,
+        )?;
+        t.msm_a += clock.elapsed();
+        let clock = Instant::now();
+        let b_g1 = self.msm_g1(
+            &params.b_g1,
+            bases.map(|b| &b.b_g1),
+            &b_scalars,
+            true,
+            &plan,
+            &mut t,
+        )?;
+        t.msm_b_g1 += clock.elapsed();
+        let clock = Instant::now();
+        let b_g2 = self.msm_g2(
+            &params.b_g2,
+            bases.map(|b| &b.b_g2),
+            &b_scalars,
+            &plan,
+            &mut t,
+        )?;
+        t.msm_b_g2 += clock.elapsed();
+        drop(resident);
+
+        let pool_high = self.pool_high_and_reset()?;
+        t.total = start.elapsed();
+        let report = PartitionReport {
+            index,
+            plan,
+            timings: t,
+            peak_reserved: self.budget.peak(),
+            pool_high,
+        };
+        Ok((
+            MsmResults {
+                a_g1,
+                b_g1,
+                b_g2,
+                l,
+                h,
+            },
+            report,
+        ))
+    }
+
+    // ------------------------------------------------------------------ H
+
+    /// A zeroed device buffer of `n` Fr holding `v` (v.len() <= n), on our
+    /// stream, which is synchronised before the buffer is handed on.
+    fn stage(&self, v: &[Scalar], n: usize) -> Result<CudaSlice<u8>> {
+        let bytes = n * plan::FR as usize;
+        let mut buf = self
+            .stream
+            .alloc_zeros::<u8>(bytes.max(1))
+            .map_err(|e| self.drv("alloc_zeros (a/b/c staging)", e))?;
+        if !v.is_empty() {
+            let src = scalars_as_bytes(v);
+            self.stream
+                .memcpy_htod(src, &mut buf.slice_mut(0..src.len()))
+                .map_err(|e| self.drv("copy to device (a/b/c staging)", e))?;
+        }
+        self.stream
+            .synchronize()
+            .map_err(|e| self.drv("synchronize", e))?;
+        Ok(buf)
+    }
+
+    /// Reads `n` Fr back, after cuzk-cuda's stream has finished with `buf`.
+    fn read_back(&self, buf: &CudaSlice<u8>, n: usize) -> Result<Vec<Scalar>> {
+        self.dev.synchronize()?;
+        let mut out = vec![Scalar::ZERO; n];
+        self.stream
+            .memcpy_dtoh(
+                &buf.slice(0..n * plan::FR as usize),
+                scalars_as_bytes_mut(&mut out),
+            )
+            .map_err(|e| self.drv("copy to host (H)", e))?;
+        Ok(out)
+    }
+
+    /// Frees a staging buffer on our stream and waits, so that the budget's
+    /// view (the reservation dropped after this) matches the device.
+    fn free(&self, buf: CudaSlice<u8>) -> Result<()> {
+        drop(buf);
+        self.stream
+            .synchronize()
+            .map_err(|e| self.drv("synchronize", e))
+    }
+
+    /// H's coefficients (the domain's n; the H MSM takes the first n − 1).
+    fn compute_h(
+        &self,
+        pa: &ProvingAssignment,
+        log: u32,
+        how: HStaging,
+        t: &mut PhaseTimings,
+    ) -> Result<Vec<Scalar>> {
+        let n = 1usize << log;
+        let sizes = PartitionSizes {
+            domain: n,
+            a: 0,
+            b: 0,
+            l: 0,
+            h: 0,
+        };
+        match how {
+            HStaging::Host => {
+                let clock = Instant::now();
+                let h = cuzk_core::domain::compute_h_from_slices(&pa.a, &pa.b, &pa.c)?;
+                t.h_ntt += clock.elapsed();
+                Ok(h)
+            }
+            HStaging::AllResident => {
+                let _r = self.reserve(sizes.h_bytes(how), "H (a, b, c resident)")?;
+                let clock = Instant::now();
+                let mut bufs = [
+                    self.stage(&pa.a, n)?,
+                    self.stage(&pa.b, n)?,
+                    self.stage(&pa.c, n)?,
+                ];
+                t.upload += clock.elapsed();
+                let clock = Instant::now();
+                // Grouped by direction: cuzk-cuda caches one twiddle table,
+                // so three inverse NTTs then three forward ones build two
+                // tables instead of six.
+                for buf in bufs.iter_mut() {
+                    self.dev.ntt_device(buf, log, NttKind::Inverse)?;
+                }
+                for buf in bufs.iter_mut() {
+                    self.dev.ntt_device(buf, log, NttKind::CosetForward)?;
+                }
+                let [mut ha, hb, hc] = bufs;
+                self.dev.h_pointwise_device(&mut ha, &hb, &hc, n)?;
+                self.dev.ntt_device(&mut ha, log, NttKind::CosetInverse)?;
+                self.dev.synchronize()?;
+                self.dev.release_ntt_tables();
+                t.h_ntt += clock.elapsed();
+                let clock = Instant::now();
+                let h = self.read_back(&ha, n)?;
+                t.readback += clock.elapsed();
+                for b in [ha, hb, hc] {
+                    self.free(b)?;
+                }
+                Ok(h)
+            }
+            HStaging::OneAtATime => {
+                let _r = self.reserve(sizes.h_bytes(how), "H (one vector at a time)")?;
+                let mut evals = Vec::with_capacity(3);
+                for v in [&pa.a, &pa.b, &pa.c] {
+                    let clock = Instant::now();
+                    let mut buf = self.stage(v, n)?;
+                    t.upload += clock.elapsed();
+                    let clock = Instant::now();
+                    self.dev.ntt_device(&mut buf, log, NttKind::Inverse)?;
+                    self.dev.ntt_device(&mut buf, log, NttKind::CosetForward)?;
+                    self.dev.synchronize()?;
+                    t.h_ntt += clock.elapsed();
+                    let clock = Instant::now();
+                    evals.push(self.read_back(&buf, n)?);
+                    t.readback += clock.elapsed();
+                    self.free(buf)?;
+                }
+                let clock = Instant::now();
+                let c = evals.pop().expect("three vectors");
+                let b = evals.pop().expect("three vectors");
+                let mut a = evals.pop().expect("three vectors");
+                let z = Scalar::MULTIPLICATIVE_GENERATOR.pow_vartime([n as u64]) - Scalar::ONE;
+                let z_inv = Option::<Scalar>::from(z.invert())
+                    .expect("g^n != 1: g is not a root of unity of this order");
+                a.par_iter_mut()
+                    .zip(b.par_iter().zip(c.par_iter()))
+                    .for_each(|(a, (b, c))| *a = (*a * b - c) * z_inv);
+                drop((b, c));
+                let mut buf = self.stage(&a, n)?;
+                self.dev.ntt_device(&mut buf, log, NttKind::CosetInverse)?;
+                self.dev.synchronize()?;
+                self.dev.release_ntt_tables();
+                t.h_ntt += clock.elapsed();
+                let clock = Instant::now();
+                let h = self.read_back(&buf, n)?;
+                t.readback += clock.elapsed();
+                self.free(buf)?;
+                Ok(h)
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- MSM
+
+    /// Σ scalars_i · points_i in G1 under the plan: over the resident
+    /// points, or uploading them whole or in chunks. `split` takes the 0/1
+    /// path for the scalars that are 0 or 1 (A, B, L; H's are random).
+    fn msm_g1(
+        &self,
+        host: &[G1Affine],
+        resident: Option<&DevicePoints>,
+        scalars: &[Scalar],
+        split: bool,
+        plan: &StagingPlan,
+        t: &mut PhaseTimings,
+    ) -> Result<G1Projective> {
+        let m = scalars.len();
+        if m == 0 {
+            return Ok(G1Projective::identity());
+        }
+        let run = |points: &DevicePoints, s: &[Scalar]| -> Result<G1Projective> {
+            let _scratch = self.reserve(plan::msm_scratch(s.len(), false), "G1 MSM scratch")?;
+            if split {
+                Ok(self.dev.msm_g1_split(points, s)?)
+            } else {
+                let ds = self.dev.upload_scalars(s)?;
+                Ok(self.dev.msm_g1_device(points, &ds, None)?)
+            }
+        };
+        if let Some(points) = resident {
+            return run(points, scalars);
+        }
+        let chunk = match plan.bases {
+            BaseStaging::Chunked { g1_points, .. } => g1_points.max(1),
+            _ => m,
+        };
+        let mut acc = G1Projective::identity();
+        for lo in (0..m).step_by(chunk) {
+            let hi = (lo + chunk).min(m);
+            let _bases = self.reserve((hi - lo) as u64 * G1_POINT, "G1 bases (streamed)")?;
+            let clock = Instant::now();
+            let points = self.dev.upload_g1(&host[lo..hi])?;
+            t.upload += clock.elapsed();
+            acc += run(&points, &scalars[lo..hi])?;
+        }
+        Ok(acc)
+    }
+
+    fn msm_g2(
+        &self,
+        host: &[G2Affine],
+        resident: Option<&DevicePoints>,
+        scalars: &[Scalar],
+        plan: &StagingPlan,
+        t: &mut PhaseTimings,
+    ) -> Result<G2Projective> {
+        let m = scalars.len();
+        if m == 0 {
+            return Ok(G2Projective::identity());
+        }
+        let run = |points: &DevicePoints, s: &[Scalar]| -> Result<G2Projective> {
+            let _scratch = self.reserve(plan::msm_scratch(s.len(), true), "G2 MSM scratch")?;
+            Ok(self.dev.msm_g2_split(points, s)?)
+        };
+        if let Some(points) = resident {
+            return run(points, scalars);
+        }
+        let chunk = match plan.bases {
+            BaseStaging::Chunked { g2_points, .. } => g2_points.max(1),
+            _ => m,
+        };
+        let mut acc = G2Projective::identity();
+        for lo in (0..m).step_by(chunk) {
+            let hi = (lo + chunk).min(m);
+            let _bases = self.reserve((hi - lo) as u64 * G2_POINT, "G2 bases (streamed)")?;
+            let clock = Instant::now();
+            let points = self.dev.upload_g2(&host[lo..hi])?;
+            t.upload += clock.elapsed();
+            acc += run(&points, &scalars[lo..hi])?;
+        }
+        Ok(acc)
+    }
+}
+
+fn add_timings(sum: &mut PhaseTimings, t: &PhaseTimings) {
+    let add = |a: &mut Duration, b: Duration| *a += b;
+    add(&mut sum.upload, t.upload);
+    add(&mut sum.h_ntt, t.h_ntt);
+    add(&mut sum.msm_a, t.msm_a);
+    add(&mut sum.msm_b_g1, t.msm_b_g1);
+    add(&mut sum.msm_b_g2, t.msm_b_g2);
+    add(&mut sum.msm_l, t.msm_l);
+    add(&mut sum.msm_h, t.msm_h);
+    add(&mut sum.readback, t.readback);
+}
+
+impl ProverBackend for CudaBackend {
+    fn name(&self) -> &'static str {
+        "cuda"
+    }
+
+    fn compute(
+        &self,
+        params: &Parameters,
+        assignments: &[ProvingAssignment],
+    ) -> cuzk_core::Result<(Vec<MsmResults>, PhaseTimings)> {
+        let start = Instant::now();
+        let mut sum = PhaseTimings::default();
+        let mut out = Vec::with_capacity(assignments.len());
+        for (index, pa) in assignments.iter().enumerate() {
+            check_shape(params, pa, index)?;
+            // A panic inside a partition unwinds through its scope, whose
+            // reservations and buffers are released on the way; it becomes
+            // this call's error and the device stays usable.
+            let r = catch_unwind(AssertUnwindSafe(|| self.prove_partition(params, pa, index)));
+            let (msm, report) = match r {
+                Ok(r) => r.map_err(GpuError::into_core)?,
+                Err(p) => {
+                    return Err(GpuError::Panicked {
+                        device: self.label.clone(),
+                        index,
+                        message: panic_message(&*p),
+                    }
+                    .into_core())
+                }
+            };
+            add_timings(&mut sum, &report.timings);
+            relock(&self.reports).push(report);
+            out.push(msm);
+        }
+        sum.total = start.elapsed();
+        Ok((out, sum))
+    }
+}

@@ -1,0 +1,385 @@
+//! The VRAM budget of one device: how many bytes this process may hold on
+//! it, and who holds what. Every device buffer the GPU backend creates is
+//! backed by a [`Reservation`] taken here first; a reservation is released
+//! when it is dropped, so an early return, an error or a panic unwinding
+//! through a worker gives its bytes back.
+//!
+//! The budget knows nothing of CUDA: the backend feeds it measured free
+//! memory (cuMemGetInfo) when the device is opened and before each
+//! partition, which keeps it unit-testable on machines without a GPU.
+//!
+//! Capacity = min(free memory measured − safety margin, `vram_limit`).
+//! Re-measuring lowers it when another process took memory and raises it
+//! again (never above the limit) when that memory comes back.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// 512 MiB: what the issue asks to keep free for the driver, other
+/// contexts and allocations the backend does not see (module images,
+/// the kernels' local memory).
+pub const DEFAULT_SAFETY_MARGIN: u64 = 512 << 20;
+
+/// Settings of a device's budget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BudgetConfig {
+    /// Bytes left free below the measured free memory.
+    pub safety_margin: u64,
+    /// Cap on what this process uses on the device (for tests and for
+    /// sharing a card), whatever is free.
+    pub vram_limit: Option<u64>,
+}
+
+impl Default for BudgetConfig {
+    fn default() -> Self {
+        BudgetConfig {
+            safety_margin: DEFAULT_SAFETY_MARGIN,
+            vram_limit: None,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum BudgetError {
+    /// The request does not fit what is left of the budget.
+    #[error(
+        "device {device}: {what} needs {bytes} bytes but only {available} of the budget's \
+         {capacity} are free ({reserved} reserved)"
+    )]
+    Exhausted {
+        device: String,
+        what: &'static str,
+        bytes: u64,
+        available: u64,
+        capacity: u64,
+        reserved: u64,
+    },
+    /// The fault-injection hook failed this reservation on purpose.
+    #[error("device {device}: injected failure of allocation #{n} ({what}, {bytes} bytes)")]
+    Injected {
+        device: String,
+        what: &'static str,
+        bytes: u64,
+        n: u64,
+    },
+}
+
+/// What the fault hook does to the chosen reservation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// Return [`BudgetError::Injected`], as a failed allocation would.
+    Error,
+    /// Panic, as a bug inside a worker would.
+    Panic,
+}
+
+#[derive(Debug)]
+struct State {
+    device: String,
+    config: BudgetConfig,
+    capacity: u64,
+    reserved: u64,
+    peak: u64,
+    /// Reservations granted or refused so far (the fault hook counts them).
+    requests: u64,
+    /// Fail (or panic in) the reservation whose 1-based request number
+    /// this is.
+    fail_at: Option<(u64, Fault)>,
+}
+
+/// One device's budget; cheap to clone (shared by the device's workers).
+#[derive(Clone, Debug)]
+pub struct VramBudget {
+    state: Arc<Mutex<State>>,
+}
+
+/// Bytes of a budget held until drop.
+#[derive(Debug)]
+pub struct Reservation {
+    state: Arc<Mutex<State>>,
+    bytes: u64,
+    what: &'static str,
+}
+
+fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
+    // A panic while the lock is held leaves the counters consistent (each
+    // update is a single assignment), so a poisoned lock is still usable;
+    // refusing it would leak every later reservation's bytes.
+    state.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn capacity_for(config: &BudgetConfig, free: u64, reserved: u64) -> u64 {
+    let measured = (free + reserved).saturating_sub(config.safety_margin);
+    match config.vram_limit {
+        Some(limit) => measured.min(limit),
+        None => measured,
+    }
+}
+
+impl VramBudget {
+    /// A budget for `device` whose free memory was just measured as
+    /// `free` bytes (nothing of this process held yet).
+    pub fn new(device: impl Into<String>, free: u64, config: BudgetConfig) -> Self {
+        VramBudget {
+            state: Arc::new(Mutex::new(State {
+                device: device.into(),
+                config,
+                capacity: capacity_for(&config, free, 0),
+                reserved: 0,
+                peak: 0,
+                requests: 0,
+                fail_at: None,
+            })),
+        }
+    }
+
+    /// New free-memory reading. `free` must have been measured with every
+    /// reserved buffer allocated (the backend trims the driver's pools and
+    /// synchronises first), so reserved + free is what this process could
+    /// hold.
+    pub fn refresh(&self, free: u64) {
+        let mut s = lock(&self.state);
+        s.capacity = capacity_for(&s.config, free, s.reserved);
+    }
+
+    /// Takes `bytes` for `what` (a short label that errors carry).
+    pub fn reserve(&self, bytes: u64, what: &'static str) -> Result<Reservation, BudgetError> {
+        let mut s = lock(&self.state);
+        s.requests += 1;
+        if let Some((at, fault)) = s.fail_at {
+            if at == s.requests {
+                s.fail_at = None;
+                let (device, n) = (s.device.clone(), s.requests);
+                drop(s);
+                if fault == Fault::Panic {
+                    panic!("injected panic at allocation #{n} ({what}, {bytes} bytes) on device {device}");
+                }
+                return Err(BudgetError::Injected {
+                    device,
+                    what,
+                    bytes,
+                    n,
+                });
+            }
+        }
+        let available = s.capacity.saturating_sub(s.reserved);
+        if bytes > available {
+            return Err(BudgetError::Exhausted {
+                device: s.device.clone(),
+                what,
+                bytes,
+                available,
+                capacity: s.capacity,
+                reserved: s.reserved,
+            });
+        }
+        s.reserved += bytes;
+        s.peak = s.peak.max(s.reserved);
+        Ok(Reservation {
+            state: self.state.clone(),
+            bytes,
+            what,
+        })
+    }
+
+    /// Bytes that a reservation may take now.
+    pub fn available(&self) -> u64 {
+        let s = lock(&self.state);
+        s.capacity.saturating_sub(s.reserved)
+    }
+    pub fn capacity(&self) -> u64 {
+        lock(&self.state).capacity
+    }
+    pub fn reserved(&self) -> u64 {
+        lock(&self.state).reserved
+    }
+    /// Most bytes reserved at once since the budget was made.
+    pub fn peak(&self) -> u64 {
+        lock(&self.state).peak
+    }
+    pub fn config(&self) -> BudgetConfig {
+        lock(&self.state).config
+    }
+    pub fn device(&self) -> String {
+        lock(&self.state).device.clone()
+    }
+
+    /// Fault hook: the `n`-th reservation from now (1 = the next one)
+    /// fails with [`BudgetError::Injected`]; `None` disarms it.
+    pub fn fail_nth_reservation(&self, n: Option<u64>) {
+        self.inject(n, Fault::Error)
+    }
+    /// Fault hook: the `n`-th reservation from now panics.
+    pub fn panic_nth_reservation(&self, n: Option<u64>) {
+        self.inject(n, Fault::Panic)
+    }
+    fn inject(&self, n: Option<u64>, fault: Fault) {
+        let mut s = lock(&self.state);
+        s.fail_at = n.map(|n| (s.requests + n.max(1), fault));
+    }
+    /// Reservations asked for so far (granted or not): with the fault hook,
+    /// lets a test aim at each allocation of a proof in turn.
+    pub fn requests(&self) -> u64 {
+        lock(&self.state).requests
+    }
+    /// Starts a new peak measurement at the bytes reserved now.
+    pub fn reset_peak(&self) {
+        let mut s = lock(&self.state);
+        s.peak = s.reserved;
+    }
+}
+
+impl Reservation {
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+    pub fn what(&self) -> &'static str {
+        self.what
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        let mut s = lock(&self.state);
+        s.reserved = s.reserved.saturating_sub(self.bytes);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GIB: u64 = 1 << 30;
+
+    fn budget(free: u64, limit: Option<u64>) -> VramBudget {
+        VramBudget::new(
+            "test",
+            free,
+            BudgetConfig {
+                safety_margin: DEFAULT_SAFETY_MARGIN,
+                vram_limit: limit,
+            },
+        )
+    }
+
+    #[test]
+    fn capacity_is_free_minus_margin_capped_by_limit() {
+        assert_eq!(budget(10 * GIB, None).capacity(), 10 * GIB - (512 << 20));
+        assert_eq!(budget(10 * GIB, Some(4 * GIB)).capacity(), 4 * GIB);
+        assert_eq!(budget(100 << 20, None).capacity(), 0);
+        assert_eq!(budget(0, Some(GIB)).capacity(), 0);
+    }
+
+    #[test]
+    fn reservations_release_on_drop() {
+        let b = budget(4 * GIB, Some(2 * GIB));
+        let r1 = b.reserve(GIB, "one").unwrap();
+        let r2 = b.reserve(GIB, "two").unwrap();
+        assert_eq!(b.available(), 0);
+        let e = b.reserve(1, "three").unwrap_err();
+        assert!(matches!(e, BudgetError::Exhausted { what: "three", .. }));
+        drop(r1);
+        assert_eq!(b.available(), GIB);
+        assert_eq!(r2.bytes(), GIB);
+        drop(r2);
+        assert_eq!(b.reserved(), 0);
+        assert_eq!(b.peak(), 2 * GIB);
+        // Zero-byte reservations always fit.
+        let _z = b.reserve(0, "zero").unwrap();
+    }
+
+    #[test]
+    fn reservations_release_when_a_panic_unwinds() {
+        let b = budget(4 * GIB, None);
+        let b2 = b.clone();
+        let r = std::panic::catch_unwind(move || {
+            let _held = b2.reserve(GIB, "held").unwrap();
+            panic!("worker panics while holding a reservation");
+        });
+        assert!(r.is_err());
+        assert_eq!(b.reserved(), 0);
+        // The budget stays usable after the panic.
+        assert!(b.reserve(GIB, "after").is_ok());
+    }
+
+    #[test]
+    fn refresh_follows_other_users_of_the_device() {
+        let b = budget(8 * GIB, Some(6 * GIB));
+        let held = b.reserve(2 * GIB, "params").unwrap();
+        // Another process took 5 GiB: 1 GiB free now beside our 2 GiB.
+        b.refresh(GIB);
+        assert_eq!(b.capacity(), 3 * GIB - (512 << 20));
+        assert_eq!(b.available(), GIB - (512 << 20));
+        // It freed them again: back to the limit, not beyond.
+        b.refresh(6 * GIB);
+        assert_eq!(b.capacity(), 6 * GIB);
+        drop(held);
+        assert_eq!(b.available(), 6 * GIB);
+    }
+
+    #[test]
+    fn injected_failure_hits_exactly_the_nth_request() {
+        let b = budget(8 * GIB, None);
+        b.fail_nth_reservation(Some(3));
+        let r1 = b.reserve(1, "a").unwrap();
+        let r2 = b.reserve(1, "b").unwrap();
+        let e = b.reserve(1, "c").unwrap_err();
+        assert!(matches!(
+            e,
+            BudgetError::Injected {
+                what: "c",
+                n: 3,
+                ..
+            }
+        ));
+        // One failure only; the counters did not move for it.
+        assert_eq!(b.reserved(), 2);
+        let r4 = b.reserve(1, "d").unwrap();
+        drop((r1, r2, r4));
+        assert_eq!(b.reserved(), 0);
+        b.fail_nth_reservation(Some(1));
+        b.fail_nth_reservation(None);
+        assert!(b.reserve(1, "e").is_ok());
+        assert_eq!(b.requests(), 5);
+    }
+
+    #[test]
+    fn injected_panic_unwinds_and_leaves_the_budget_usable() {
+        let b = budget(8 * GIB, None);
+        let held = b.reserve(GIB, "before").unwrap();
+        b.panic_nth_reservation(Some(2));
+        let b2 = b.clone();
+        let r = std::panic::catch_unwind(move || {
+            let _one = b2.reserve(GIB, "one").unwrap();
+            let _two = b2.reserve(GIB, "two");
+        });
+        assert!(r.is_err());
+        assert_eq!(b.reserved(), GIB);
+        drop(held);
+        b.reset_peak();
+        assert_eq!(b.peak(), 0);
+        assert!(b.reserve(GIB, "after").is_ok());
+    }
+
+    #[test]
+    fn concurrent_workers_never_overcommit() {
+        let b = budget(8 * GIB, Some(GIB));
+        let granted = std::sync::atomic::AtomicU64::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    for _ in 0..1000 {
+                        if let Ok(r) = b.reserve(100 << 20, "w") {
+                            let now = granted
+                                .fetch_add(r.bytes(), std::sync::atomic::Ordering::SeqCst)
+                                + r.bytes();
+                            assert!(now <= GIB);
+                            granted.fetch_sub(r.bytes(), std::sync::atomic::Ordering::SeqCst);
+                        }
+                    }
+                });
+            }
+        });
+        assert_eq!(b.reserved(), 0);
+        assert!(b.peak() <= GIB);
+    }
+}

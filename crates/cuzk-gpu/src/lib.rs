@@ -1,0 +1,175 @@
+//! cuzk-gpu: the GPU Groth16 prover. [`CudaBackend`] implements cuzk-core's
+//! [`ProverBackend`] seam on cuzk-cuda's kernels: H by NTTs on the device,
+//! the five MSMs with density filtering and the 0/1 split, the parameters
+//! kept resident in VRAM across calls when they fit.
+//!
+//! This crate owns the device-side policy: the per-device [`VramBudget`]
+//! every buffer is reserved from, the per-partition [`plan`] of what is
+//! staged on the device, and backend selection ([`select_backend`]). It owns
+//! no kernels (cuzk-cuda does) and no protocol maths (cuzk-core does).
+//!
+//! Without the `cuda` feature the crate builds anywhere: the budget and the
+//! plans stay testable and [`BackendChoice::Cuda`] answers
+//! [`GpuError::NotCompiled`]; [`BackendChoice::Auto`] falls back to the CPU.
+
+pub mod budget;
+pub mod error;
+pub mod plan;
+
+#[cfg(feature = "cuda")]
+mod backend;
+#[cfg(feature = "cuda")]
+pub use backend::{CudaBackend, PartitionReport};
+
+pub use budget::{BudgetConfig, BudgetError, Fault, Reservation, VramBudget};
+pub use error::{GpuError, Result};
+pub use plan::{BaseStaging, HStaging, PartitionSizes, StagingPlan};
+
+use cuzk_core::prover::{CpuBackend, ProverBackend};
+use std::sync::Arc;
+
+/// Whether this build carries the CUDA backend.
+pub const CUDA_COMPILED: bool = cfg!(feature = "cuda");
+
+/// Which prover backend to run (`--backend cpu|cuda|auto`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum BackendChoice {
+    Cpu,
+    Cuda,
+    /// The GPU where one is usable, else the CPU.
+    #[default]
+    Auto,
+}
+
+impl std::str::FromStr for BackendChoice {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "cpu" => Ok(BackendChoice::Cpu),
+            "cuda" | "gpu" => Ok(BackendChoice::Cuda),
+            "auto" => Ok(BackendChoice::Auto),
+            other => Err(format!(
+                "unknown backend {other:?} (expected cpu, cuda or auto)"
+            )),
+        }
+    }
+}
+
+/// Settings of the GPU backend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GpuConfig {
+    /// CUDA device ordinal.
+    pub device: usize,
+    pub budget: BudgetConfig,
+    /// Keep parameters in VRAM across calls when they fit.
+    pub keep_params_resident: bool,
+    /// Use this plan instead of the one the budget suggests (tests force
+    /// each staging path with it; a forced plan still reserves every byte).
+    pub force_plan: Option<StagingPlan>,
+}
+
+impl Default for GpuConfig {
+    fn default() -> Self {
+        GpuConfig {
+            device: 0,
+            budget: BudgetConfig::default(),
+            keep_params_resident: true,
+            force_plan: None,
+        }
+    }
+}
+
+/// The chosen backend, and why the CPU was chosen when `Auto` fell back.
+pub struct Selection {
+    pub backend: Arc<dyn ProverBackend>,
+    pub fallback_reason: Option<String>,
+}
+
+/// Picks a backend. `Cuda` fails when no GPU is usable (or the build has no
+/// CUDA); `Auto` then takes the CPU and says why in `fallback_reason`.
+pub fn select_backend_with(choice: BackendChoice, config: &GpuConfig) -> Result<Selection> {
+    match choice {
+        BackendChoice::Cpu => Ok(Selection {
+            backend: Arc::new(CpuBackend),
+            fallback_reason: None,
+        }),
+        BackendChoice::Cuda => Ok(Selection {
+            backend: open_cuda(config)?,
+            fallback_reason: None,
+        }),
+        BackendChoice::Auto => match open_cuda(config) {
+            Ok(backend) => Ok(Selection {
+                backend,
+                fallback_reason: None,
+            }),
+            Err(e) => Ok(Selection {
+                backend: Arc::new(CpuBackend),
+                fallback_reason: Some(format!("proving on the CPU: {e}")),
+            }),
+        },
+    }
+}
+
+/// [`select_backend_with`] with the default settings; an `Auto` fallback's
+/// reason is written to stderr.
+pub fn select_backend(choice: BackendChoice) -> Result<Arc<dyn ProverBackend>> {
+    let s = select_backend_with(choice, &GpuConfig::default())?;
+    if let Some(why) = &s.fallback_reason {
+        eprintln!("cuzk: {why}");
+    }
+    Ok(s.backend)
+}
+
+#[cfg(feature = "cuda")]
+fn open_cuda(config: &GpuConfig) -> Result<Arc<dyn ProverBackend>> {
+    Ok(Arc::new(CudaBackend::open(*config)?))
+}
+
+#[cfg(not(feature = "cuda"))]
+fn open_cuda(_config: &GpuConfig) -> Result<Arc<dyn ProverBackend>> {
+    Err(GpuError::NotCompiled)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn choice_parses() {
+        assert_eq!("cpu".parse::<BackendChoice>(), Ok(BackendChoice::Cpu));
+        assert_eq!("CUDA".parse::<BackendChoice>(), Ok(BackendChoice::Cuda));
+        assert_eq!("auto".parse::<BackendChoice>(), Ok(BackendChoice::Auto));
+        assert!("tpu".parse::<BackendChoice>().is_err());
+    }
+
+    #[test]
+    fn cpu_is_always_available() {
+        let s = select_backend_with(BackendChoice::Cpu, &GpuConfig::default()).unwrap();
+        assert_eq!(s.backend.name(), "cpu");
+        assert!(s.fallback_reason.is_none());
+    }
+
+    /// On a machine without a GPU (CI, or a build without CUDA), Cuda is a
+    /// clear error and Auto falls back to the CPU with the reason.
+    #[test]
+    fn auto_falls_back_without_a_gpu() {
+        let cuda = select_backend_with(BackendChoice::Cuda, &GpuConfig::default());
+        let auto = select_backend_with(BackendChoice::Auto, &GpuConfig::default()).unwrap();
+        match cuda {
+            Ok(s) => {
+                // A GPU is present: Auto must take it too.
+                assert_eq!(s.backend.name(), "cuda");
+                assert_eq!(auto.backend.name(), "cuda");
+            }
+            Err(e) => {
+                if !CUDA_COMPILED {
+                    assert!(matches!(e, GpuError::NotCompiled));
+                }
+                assert_eq!(auto.backend.name(), "cpu");
+                let why = auto.fallback_reason.unwrap();
+                assert!(why.contains("CPU"), "{why}");
+                assert!(why.contains(&e.to_string()), "{why}");
+            }
+        }
+    }
+}
