@@ -173,6 +173,7 @@ fn ref_msm_g2(points: &[G2Affine], scalars: &[Scalar]) -> G2Projective {
         .reduce(G2Projective::identity, |a, b| a + b)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn field_ops_check<T: Copy + PartialEq + std::fmt::Debug>(
     dev: &CudaDevice,
     which: u32,

@@ -696,7 +696,7 @@ impl CudaDevice {
     /// pinned memory); `bytes.len()` must be a whole number of points.
     pub fn upload_points_raw(&self, g2: bool, bytes: &[u8]) -> Result<DevicePoints> {
         let group = if g2 { Group_::G2 } else { Group_::G1 };
-        if bytes.len() % group.affine_bytes() != 0 {
+        if !bytes.len().is_multiple_of(group.affine_bytes()) {
             return Err(self.bad(
                 "upload_points",
                 bytes.len(),
@@ -1087,7 +1087,7 @@ impl CudaDevice {
     /// Repeats the chunked reduction until every segment holds at most one
     /// item. `max_count` is the largest segment's item count, `bound` bounds
     /// the total.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn reduce_segments(
         &self,
         group: Group_,
@@ -1159,7 +1159,7 @@ impl CudaDevice {
                 format!("mask of {} words for {n} points", mask.len()),
             ));
         }
-        if n % 32 != 0 && mask.last().is_some_and(|&w| w >> (n % 32) != 0) {
+        if !n.is_multiple_of(32) && mask.last().is_some_and(|&w| w >> (n % 32) != 0) {
             return Err(self.bad(kernel, n, "mask bits set past the last point".into()));
         }
         if n == 0 {
@@ -1458,5 +1458,38 @@ impl Arg for u32 {
 impl Arg for u64 {
     fn push<'a>(&'a self, b: &mut cudarc::driver::LaunchArgs<'a>) {
         b.arg(self);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// On CI (no libcuda, no GPU) opening must answer NoGpu, not panic; on
+    /// the GPU machine device 0 opens. An absurd ordinal is never a device.
+    #[test]
+    fn open_answers_instead_of_panicking() {
+        match CudaDevice::open(0) {
+            Ok(dev) => assert!(!dev.name().is_empty()),
+            Err(CudaError::NoGpu { reason }) => assert!(!reason.is_empty()),
+            Err(e) => panic!("unexpected error opening GPU 0: {e}"),
+        }
+        assert!(matches!(
+            CudaDevice::open(10_000),
+            Err(CudaError::NoGpu { .. })
+        ));
+    }
+
+    #[test]
+    fn windows_combine_by_horner() {
+        use group::Group;
+        let g = G1Projective::generator();
+        // sums S_0 = g, S_1 = 2g with c = 3: g + 8 * 2g = 17 g.
+        let got = combine_windows(vec![g, g.double()], 3);
+        assert_eq!(got, g * Scalar::from(17u64));
+        assert_eq!(
+            combine_windows::<G1Projective>(vec![], 5),
+            G1Projective::identity()
+        );
     }
 }
