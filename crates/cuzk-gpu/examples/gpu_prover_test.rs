@@ -1,1 +1,541 @@
-fn main() {}
+//! GPU checks and benchmarks of the CUDA prover backend, run on the GPU
+//! machine from `scripts/gpu-prover-test.sh` (no cargo there).
+//!
+//!   gpu_prover_test [--bench LOGS] [--partitions LIST] [--reps N] [--json-out PATH]
+//!
+//! Checks (always): cuzk-core's conformance check; a GPU proof verified by
+//! bellperson and cuzk (and a wrong input rejected); every staging plan
+//! forced in turn and chosen by a VRAM cap, against the CPU backend, with
+//! the driver pool's high-water mark held to the cap; the fault hook at
+//! every allocation of a proof (error and panic), with device memory back
+//! at its level and the next proof right; two workers on one device. The
+//! last line is `N passed, M failed`.
+//!
+//! `--bench 20,22` then times porep-like partitions (1 and each count of
+//! `--partitions`, default 1,10) with one and two workers, and the CPU
+//! backend on one partition for the speed-up.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bellperson::groth16 as bp;
+use blstrs::{Bls12, Scalar};
+use cuzk_core::circuits::PorepLikeCircuit;
+use cuzk_core::generator::generate_random_parameters;
+use cuzk_core::prover::{create_proof_batch, CpuBackend, MsmResults, ProverBackend};
+use cuzk_core::synthesis::synthesize_batch;
+use cuzk_core::verifier::{prepare_verifying_key, verify_proof};
+use cuzk_core::{Parameters, Proof, ProvingAssignment};
+use cuzk_gpu::plan::{self, PartitionSizes};
+use cuzk_gpu::{
+    BaseStaging, BudgetConfig, CudaBackend, GpuConfig, HStaging, PartitionReport, StagingPlan,
+};
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use serde_json::{json, Value};
+
+const MIB: u64 = 1 << 20;
+/// Free memory after a failed proof may differ from before by this much:
+/// the driver grows a context's kernel-stack and printf areas lazily, which
+/// no allocation of ours causes. The run prints the largest difference seen.
+const FREE_TOLERANCE: u64 = 4 * MIB;
+
+struct Tally {
+    passed: usize,
+    failed: usize,
+}
+
+impl Tally {
+    fn check(&mut self, name: &str, r: Result<(), String>) {
+        match r {
+            Ok(()) => {
+                self.passed += 1;
+                println!("ok   {name}");
+            }
+            Err(e) => {
+                self.failed += 1;
+                println!("FAIL {name}: {e}");
+            }
+        }
+    }
+}
+
+fn params_for(log: u32) -> Parameters {
+    let mut rng = ChaCha20Rng::seed_from_u64(u64::from(log));
+    generate_random_parameters(PorepLikeCircuit::new(log, 0), &mut rng).expect("parameters")
+}
+
+fn assignments(log: u32, seeds: std::ops::Range<u64>) -> Vec<ProvingAssignment> {
+    synthesize_batch(seeds.map(|s| PorepLikeCircuit::new(log, s)).collect()).expect("synthesis")
+}
+
+fn sizes_of(params: &Parameters, pa: &ProvingAssignment) -> PartitionSizes {
+    PartitionSizes {
+        domain: 1 << cuzk_core::domain::log_domain_size(pa.a.len()),
+        a: params.a.len(),
+        b: params.b_g1.len(),
+        l: params.l.len(),
+        h: params.h.len(),
+    }
+}
+
+fn same(got: &[MsmResults], want: &[MsmResults]) -> Result<(), String> {
+    if got.len() != want.len() {
+        return Err(format!("{} results for {}", got.len(), want.len()));
+    }
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        let fields = [
+            ("a_g1", g.a_g1 == w.a_g1),
+            ("b_g1", g.b_g1 == w.b_g1),
+            ("b_g2", g.b_g2 == w.b_g2),
+            ("l", g.l == w.l),
+            ("h", g.h == w.h),
+        ];
+        for (f, ok) in fields {
+            if !ok {
+                return Err(format!("circuit {i}: {f} differs from the CPU backend's"));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn open(config: GpuConfig) -> Result<CudaBackend, String> {
+    CudaBackend::open(config).map_err(|e| format!("open: {e}"))
+}
+
+fn compute(
+    b: &CudaBackend,
+    p: &Parameters,
+    a: &[ProvingAssignment],
+) -> Result<Vec<MsmResults>, String> {
+    b.compute(p, a).map(|r| r.0).map_err(|e| e.to_string())
+}
+
+fn bellperson_check() -> Result<(), String> {
+    let circuit = PorepLikeCircuit::new(10, 3);
+    let inputs = circuit.public_inputs();
+    let mut rng = ChaCha20Rng::seed_from_u64(99);
+    let bp_params = bp::generate_random_parameters::<Bls12, _, _>(circuit.clone(), &mut rng)
+        .map_err(|e| e.to_string())?;
+    let mut bytes = Vec::new();
+    bp_params.write(&mut bytes).map_err(|e| e.to_string())?;
+    let params = Parameters::read_bytes(&bytes, std::path::Path::new("<bellperson>"), true)
+        .map_err(|e| e.to_string())?;
+    let gpu = open(GpuConfig::default())?;
+    let (proofs, _) =
+        create_proof_batch(&gpu, vec![circuit], &params, &mut rng).map_err(|e| e.to_string())?;
+    let to_bp = |p: &Proof| bp::Proof::<Bls12>::read(&p.to_bytes()[..]).map_err(|e| e.to_string());
+    let bp_pvk = bp::prepare_verifying_key(&bp_params.vk);
+    if !bp::verify_proof(&bp_pvk, &to_bp(&proofs[0])?, &inputs).map_err(|e| e.to_string())? {
+        return Err("bellperson rejects the GPU proof".into());
+    }
+    let pvk = prepare_verifying_key(&params.vk);
+    if !verify_proof(&pvk, &proofs[0], &inputs).map_err(|e| e.to_string())? {
+        return Err("cuzk rejects the GPU proof".into());
+    }
+    let mut wrong = inputs.clone();
+    wrong[0] += Scalar::from(1u64);
+    if bp::verify_proof(&bp_pvk, &to_bp(&proofs[0])?, &wrong).map_err(|e| e.to_string())? {
+        return Err("bellperson accepts the GPU proof with a wrong input".into());
+    }
+    Ok(())
+}
+
+/// Every plan forced in turn on a porep-like 2^12 batch of 2.
+fn forced_plans(t: &mut Tally) {
+    let log = 12;
+    let params = params_for(log);
+    let batch = assignments(log, 0..2);
+    let (want, _) = CpuBackend.compute(&params, &batch).expect("cpu");
+    for h in [HStaging::AllResident, HStaging::OneAtATime, HStaging::Host] {
+        for bases in [
+            BaseStaging::Resident,
+            BaseStaging::PerMsm,
+            // Odd chunk sizes: the last chunk of each MSM is partial.
+            BaseStaging::Chunked {
+                g1_points: 1000,
+                g2_points: 333,
+            },
+        ] {
+            let p = StagingPlan { h, bases };
+            let r = (|| {
+                let gpu = open(GpuConfig {
+                    force_plan: Some(p),
+                    ..GpuConfig::default()
+                })?;
+                same(&compute(&gpu, &params, &batch)?, &want)?;
+                // Twice: the second call finds resident bases (if any).
+                same(&compute(&gpu, &params, &batch)?, &want)?;
+                let reports = gpu.take_reports();
+                if reports.len() != 4 || reports.iter().any(|r| r.plan != p) {
+                    return Err(format!(
+                        "reports {:?}",
+                        reports.iter().map(|r| r.plan).collect::<Vec<_>>()
+                    ));
+                }
+                if gpu.budget().reserved()
+                    != if bases == BaseStaging::Resident {
+                        sizes_of(&params, &batch[0]).params_bytes()
+                    } else {
+                        0
+                    }
+                {
+                    return Err(format!("{} bytes still reserved", gpu.budget().reserved()));
+                }
+                Ok(())
+            })();
+            t.check(
+                &format!("forced plan {h:?}/{bases:?}, porep-like 2^{log} x2"),
+                r,
+            );
+        }
+    }
+}
+
+/// Caps chosen so that the budget itself picks each tier, at 2^14; the
+/// pool's measured high-water mark must stay within each cap.
+fn capped_plans(t: &mut Tally, out: &mut Vec<Value>) {
+    let log = 14;
+    let params = params_for(log);
+    let batch = assignments(log, 5..7);
+    let (want, _) = CpuBackend.compute(&params, &batch).expect("cpu");
+    let s = sizes_of(&params, &batch[0]);
+    let resident = s.params_bytes() + s.h_bytes(HStaging::AllResident).max(s.max_msm_scratch());
+    let per_msm = s.h_bytes(HStaging::AllResident).max(s.max_msm_with_bases());
+    let chunk = plan::msm_scratch(4096, true) + 4096 * plan::G2_POINT;
+    let min_chunk = plan::msm_scratch(plan::MIN_CHUNK_POINTS, true)
+        + plan::MIN_CHUNK_POINTS as u64 * plan::G2_POINT
+        + MIB;
+    for cap in [resident, per_msm, chunk, min_chunk] {
+        let r = (|| {
+            let expect = plan::plan(&s, cap, 0).map_err(|e| e.to_string())?;
+            let gpu = open(GpuConfig {
+                budget: BudgetConfig {
+                    vram_limit: Some(cap),
+                    ..BudgetConfig::default()
+                },
+                ..GpuConfig::default()
+            })?;
+            same(&compute(&gpu, &params, &batch)?, &want)?;
+            let reports = gpu.take_reports();
+            for r in &reports {
+                out.push(json!({"check": "cap", "log": log, "cap": cap, "report": r}));
+                if r.plan != expect {
+                    return Err(format!("plan {:?}, expected {expect:?}", r.plan));
+                }
+                if r.pool_high > cap {
+                    return Err(format!(
+                        "pool high-water mark {} MiB above the {} MiB cap ({:?}, {} MiB reserved at peak)",
+                        r.pool_high / MIB, cap / MIB, r.plan, r.peak_reserved / MIB
+                    ));
+                }
+            }
+            println!(
+                "     cap {} MiB: {:?}, peak reserved {} MiB, pool high {} MiB",
+                cap / MIB,
+                expect,
+                reports.iter().map(|r| r.peak_reserved).max().unwrap_or(0) / MIB,
+                reports.iter().map(|r| r.pool_high).max().unwrap_or(0) / MIB
+            );
+            Ok(())
+        })();
+        t.check(
+            &format!(
+                "cap {} MiB picks its plan, porep-like 2^{log} x2",
+                cap / MIB
+            ),
+            r,
+        );
+    }
+}
+
+/// The fault hook at each allocation of a proof, as an error and as a panic.
+fn faults(t: &mut Tally) {
+    let log = 10;
+    let params = params_for(log);
+    let batch = assignments(log, 20..22);
+    let (want, _) = CpuBackend.compute(&params, &batch).expect("cpu");
+    for plan in [
+        None,
+        Some(StagingPlan {
+            h: HStaging::OneAtATime,
+            bases: BaseStaging::Chunked {
+                g1_points: 300,
+                g2_points: 200,
+            },
+        }),
+    ] {
+        for panic in [false, true] {
+            let r = (|| {
+                let gpu = open(GpuConfig {
+                    force_plan: plan,
+                    ..GpuConfig::default()
+                })?;
+                // A first fault before anything is resident.
+                let free0 = gpu.measure_free().map_err(|e| e.to_string())?;
+                if panic {
+                    gpu.budget().panic_nth_reservation(Some(1))
+                } else {
+                    gpu.budget().fail_nth_reservation(Some(1))
+                }
+                if compute(&gpu, &params, &batch).is_ok() {
+                    return Err("first proof succeeded despite the fault".into());
+                }
+                let free1 = gpu.measure_free().map_err(|e| e.to_string())?;
+                if free1.abs_diff(free0) > FREE_TOLERANCE {
+                    return Err(format!(
+                        "free memory {free0} before, {free1} after the first fault"
+                    ));
+                }
+                let r0 = gpu.budget().requests();
+                same(&compute(&gpu, &params, &batch)?, &want)?;
+                let k = gpu.budget().requests() - r0;
+                let free_ok = gpu.measure_free().map_err(|e| e.to_string())?;
+                let reserved_ok = gpu.budget().reserved();
+                let mut worst = free1.abs_diff(free0);
+                for n in 1..=k {
+                    if panic {
+                        gpu.budget().panic_nth_reservation(Some(n))
+                    } else {
+                        gpu.budget().fail_nth_reservation(Some(n))
+                    }
+                    match compute(&gpu, &params, &batch) {
+                        Ok(_) => return Err(format!("allocation {n} of {k}: no error")),
+                        Err(e) if !(e.contains("injected")) => {
+                            return Err(format!("allocation {n}: unexpected error {e}"))
+                        }
+                        Err(_) => {}
+                    }
+                    let free = gpu.measure_free().map_err(|e| e.to_string())?;
+                    worst = worst.max(free.abs_diff(free_ok));
+                    if free.abs_diff(free_ok) > FREE_TOLERANCE
+                        || gpu.budget().reserved() != reserved_ok
+                    {
+                        return Err(format!(
+                            "allocation {n} of {k}: free {free} (was {free_ok}), reserved {} (was {reserved_ok})",
+                            gpu.budget().reserved()
+                        ));
+                    }
+                    same(&compute(&gpu, &params, &batch)?, &want)
+                        .map_err(|e| format!("proof after fault {n}: {e}"))?;
+                }
+                println!("     {k} allocations per proof, each failed once; free memory moved by at most {worst} bytes");
+                Ok(())
+            })();
+            let kind = if panic { "panic" } else { "error" };
+            t.check(
+                &format!("fault ({kind}) at every allocation, plan {plan:?}"),
+                r,
+            );
+        }
+    }
+}
+
+fn two_workers(t: &mut Tally) {
+    let log = 12;
+    let params = Arc::new(params_for(log));
+    let r = (|| {
+        let gpu = Arc::new(open(GpuConfig::default())?);
+        let results = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..2u64)
+                .map(|w| {
+                    let (gpu, params) = (gpu.clone(), params.clone());
+                    s.spawn(move || {
+                        let batch = assignments(log, 40 + 3 * w..43 + 3 * w);
+                        let (want, _) = CpuBackend.compute(&params, &batch).expect("cpu");
+                        same(&compute(&gpu, &params, &batch)?, &want)
+                    })
+                })
+                .collect();
+            hs.into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err("worker panicked".into())))
+                .collect::<Vec<_>>()
+        });
+        results
+            .into_iter()
+            .collect::<Result<Vec<_>, _>>()
+            .map(|_| ())
+    })();
+    t.check("two workers share one device, porep-like 2^12 x3 each", r);
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn bench(logs: &[u32], parts: &[usize], reps: usize, out: &mut Vec<Value>, t: &mut Tally) {
+    for &log in logs {
+        let clock = Instant::now();
+        let params = Arc::new(params_for(log));
+        println!(
+            "bench 2^{log}: parameters generated on the CPU in {:.1} s",
+            clock.elapsed().as_secs_f64()
+        );
+        let gpu = Arc::new(match open(GpuConfig::default()) {
+            Ok(g) => g,
+            Err(e) => {
+                t.check("bench open", Err(e));
+                return;
+            }
+        });
+        let max_p = parts.iter().copied().max().unwrap_or(1);
+        let clock = Instant::now();
+        let all = assignments(log, 0..max_p as u64);
+        println!(
+            "bench 2^{log}: {max_p} partitions synthesized in {:.1} s",
+            clock.elapsed().as_secs_f64()
+        );
+        // CPU on one partition: the reference result and the speed-up base.
+        let clock = Instant::now();
+        let (want, _) = CpuBackend.compute(&params, &all[..1]).expect("cpu");
+        let cpu = clock.elapsed();
+        // Warm-up: uploads the parameters (kept resident).
+        let clock = Instant::now();
+        let first = compute(&gpu, &params, &all[..1]);
+        let warm = clock.elapsed();
+        t.check(
+            &format!("bench 2^{log}: GPU result equals the CPU's"),
+            first.and_then(|g| same(&g, &want)),
+        );
+        gpu.take_reports();
+        for &p in parts {
+            for workers in [1usize, 2] {
+                let mut walls = Vec::new();
+                let mut reports: Vec<PartitionReport> = Vec::new();
+                let mut ok = Ok(());
+                for _ in 0..reps {
+                    let clock = Instant::now();
+                    let res: Vec<Result<Vec<MsmResults>, String>> = std::thread::scope(|s| {
+                        let per = p.div_ceil(workers);
+                        let hs: Vec<_> = all[..p]
+                            .chunks(per)
+                            .map(|chunk| {
+                                let (gpu, params) = (gpu.clone(), params.clone());
+                                s.spawn(move || {
+                                    // One partition per call, as a daemon worker does.
+                                    let mut v = Vec::new();
+                                    for pa in chunk {
+                                        v.extend(compute(&gpu, &params, std::slice::from_ref(pa))?);
+                                    }
+                                    Ok(v)
+                                })
+                            })
+                            .collect();
+                        hs.into_iter()
+                            .map(|h| h.join().unwrap_or_else(|_| Err("panicked".into())))
+                            .collect()
+                    });
+                    walls.push(clock.elapsed());
+                    reports.extend(gpu.take_reports());
+                    if let Some(e) = res.into_iter().find_map(|r| r.err()) {
+                        ok = Err(e);
+                    }
+                }
+                t.check(
+                    &format!("bench 2^{log} x{p}, {workers} worker(s): no error"),
+                    ok,
+                );
+                let wall = median(walls);
+                let per_circuit = wall / p as u32;
+                let phase =
+                    |f: fn(&PartitionReport) -> Duration| median(reports.iter().map(f).collect());
+                println!(
+                    "bench 2^{log} x{p} workers {workers}: wall {:.1} ms, {:.1} ms/circuit, CPU 1 circuit {:.1} ms ({:.1}x); \
+                     per partition median: total {:.1}, upload {:.1}, h {:.1}, readback {:.1}, msm a {:.1} b_g1 {:.1} b_g2 {:.1} l {:.1} h {:.1}; plan {:?}; pool high {} MiB",
+                    ms(wall), ms(per_circuit), ms(cpu), cpu.as_secs_f64() / per_circuit.as_secs_f64(),
+                    ms(phase(|r| r.timings.total)), ms(phase(|r| r.timings.upload)), ms(phase(|r| r.timings.h_ntt)),
+                    ms(phase(|r| r.timings.readback)), ms(phase(|r| r.timings.msm_a)), ms(phase(|r| r.timings.msm_b_g1)),
+                    ms(phase(|r| r.timings.msm_b_g2)), ms(phase(|r| r.timings.msm_l)), ms(phase(|r| r.timings.msm_h)),
+                    reports.first().map(|r| r.plan),
+                    reports.iter().map(|r| r.pool_high).max().unwrap_or(0) / MIB,
+                );
+                out.push(json!({
+                    "bench": {"log": log, "partitions": p, "workers": workers, "reps": reps},
+                    "wall_ms": ms(wall), "per_circuit_ms": ms(per_circuit),
+                    "cpu_one_circuit_ms": ms(cpu), "warmup_ms": ms(warm),
+                    "partitions": reports,
+                }));
+            }
+        }
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let arg = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let list = |s: String| {
+        s.split(',')
+            .filter_map(|x| x.trim().parse().ok())
+            .collect::<Vec<usize>>()
+    };
+    let bench_logs: Vec<u32> = arg("--bench")
+        .map(list)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|x| x as u32)
+        .collect();
+    let parts = arg("--partitions").map(list).unwrap_or_else(|| vec![1, 10]);
+    let reps = arg("--reps")
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(3usize)
+        .max(1);
+    let json_out = arg("--json-out");
+    let skip_checks = args.iter().any(|a| a == "--bench-only");
+
+    let mut t = Tally {
+        passed: 0,
+        failed: 0,
+    };
+    let mut out = Vec::new();
+    match CudaBackend::open(GpuConfig::default()) {
+        Ok(gpu) => {
+            let b = gpu.budget();
+            println!(
+                "device {}: budget {} MiB (margin {} MiB)",
+                b.device(),
+                b.capacity() / MIB,
+                b.config().safety_margin / MIB
+            );
+            drop(gpu);
+            if !skip_checks {
+                let gpu = open(GpuConfig::default()).expect("opened above");
+                t.check(
+                    "conformance (cuzk_core::testing::check_backend)",
+                    cuzk_core::testing::check_backend(&gpu).map_err(|e| e.to_string()),
+                );
+                drop(gpu);
+                t.check(
+                    "GPU proof verifies under bellperson and cuzk; wrong input rejected",
+                    bellperson_check(),
+                );
+                forced_plans(&mut t);
+                capped_plans(&mut t, &mut out);
+                faults(&mut t);
+                two_workers(&mut t);
+            }
+            if !bench_logs.is_empty() {
+                bench(&bench_logs, &parts, reps, &mut out, &mut t);
+            }
+        }
+        Err(e) => t.check("open device 0", Err(e.to_string())),
+    }
+    if let Some(path) = json_out {
+        let doc = json!({"results": out, "passed": t.passed, "failed": t.failed});
+        if let Err(e) = std::fs::write(&path, serde_json::to_vec_pretty(&doc).unwrap_or_default()) {
+            println!("could not write {path}: {e}");
+        }
+    }
+    println!("{} passed, {} failed", t.passed, t.failed);
+    std::process::exit(if t.failed == 0 { 0 } else { 1 });
+}

@@ -26,7 +26,7 @@ use cuzk_core::prover::{check_shape, MsmResults, ProverBackend};
 use cuzk_core::{Parameters, PhaseTimings, ProvingAssignment};
 use cuzk_cuda::host::{scalars_as_bytes, scalars_as_bytes_mut, NttKind};
 use cuzk_cuda::{CudaDevice, DevicePoints};
-use ff::Field;
+use ff::{Field, PrimeField};
 use group::Group;
 use rayon::prelude::*;
 
@@ -53,17 +53,45 @@ fn plan_name<S: serde::Serializer>(p: &StagingPlan, s: S) -> std::result::Result
     s.serialize_str(&format!("{:?}/{:?}", p.h, p.bases))
 }
 
+/// A staging buffer on our stream. Dropping it first waits for cuzk-cuda's
+/// stream, whose kernels may still read it (an error can return between a
+/// launch and its completion), then frees it and waits for the free, so the
+/// reservation dropped after it matches the device.
+struct Staged<'a> {
+    buf: Option<CudaSlice<u8>>,
+    owner: &'a CudaBackend,
+}
+
+impl Staged<'_> {
+    fn get(&mut self) -> &mut CudaSlice<u8> {
+        self.buf.as_mut().expect("present until drop")
+    }
+}
+
+impl Drop for Staged<'_> {
+    fn drop(&mut self) {
+        // Errors here cannot be returned; a failed synchronisation means
+        // the context is already broken and the free fails with it.
+        let _ = self.owner.dev.synchronize();
+        drop(self.buf.take());
+        let _ = self.owner.stream.synchronize();
+    }
+}
+
+/// a, b_g1, l, b_g2, h of the parameters.
+type ParamsKey = (
+    Arc<Vec<G1Affine>>,
+    Arc<Vec<G1Affine>>,
+    Arc<Vec<G1Affine>>,
+    Arc<Vec<G2Affine>>,
+    Arc<Vec<G1Affine>>,
+);
+
 /// The five point vectors on the device.
 struct ResidentBases {
     /// The parameters' Arcs: the cache key (by address) and what keeps
     /// those addresses from being reused while the key is alive.
-    key: (
-        Arc<Vec<G1Affine>>,
-        Arc<Vec<G1Affine>>,
-        Arc<Vec<G1Affine>>,
-        Arc<Vec<G2Affine>>,
-        Arc<Vec<G1Affine>>,
-    ),
+    key: ParamsKey,
     a: DevicePoints,
     b_g1: DevicePoints,
     b_g2: DevicePoints,
@@ -256,6 +284,10 @@ impl CudaBackend {
         let b_scalars = pa.b_query_scalars();
 
         let mut resident = relock(&self.resident);
+        if resident.as_ref().is_some_and(|r| !r.holds(params)) {
+            // Other parameters: their room is this partition's to plan with.
+            *resident = None;
+        }
         let resident_bytes = match &*resident {
             Some(r) if r.holds(params) => sizes.params_bytes(),
             _ => 0,
@@ -395,44 +427,42 @@ impl CudaBackend {
 
     /// A zeroed device buffer of `n` Fr holding `v` (v.len() <= n), on our
     /// stream, which is synchronised before the buffer is handed on.
-    fn stage(&self, v: &[Scalar], n: usize) -> Result<CudaSlice<u8>> {
+    fn stage(&self, v: &[Scalar], n: usize) -> Result<Staged<'_>> {
         let bytes = n * plan::FR as usize;
-        let mut buf = self
+        let buf = self
             .stream
             .alloc_zeros::<u8>(bytes.max(1))
             .map_err(|e| self.drv("alloc_zeros (a/b/c staging)", e))?;
+        let mut staged = Staged {
+            buf: Some(buf),
+            owner: self,
+        };
         if !v.is_empty() {
             let src = scalars_as_bytes(v);
             self.stream
-                .memcpy_htod(src, &mut buf.slice_mut(0..src.len()))
+                .memcpy_htod(src, &mut staged.get().slice_mut(0..src.len()))
                 .map_err(|e| self.drv("copy to device (a/b/c staging)", e))?;
         }
         self.stream
             .synchronize()
             .map_err(|e| self.drv("synchronize", e))?;
-        Ok(buf)
+        Ok(staged)
     }
 
     /// Reads `n` Fr back, after cuzk-cuda's stream has finished with `buf`.
-    fn read_back(&self, buf: &CudaSlice<u8>, n: usize) -> Result<Vec<Scalar>> {
+    fn read_back(&self, buf: &mut Staged<'_>, n: usize) -> Result<Vec<Scalar>> {
         self.dev.synchronize()?;
         let mut out = vec![Scalar::ZERO; n];
         self.stream
             .memcpy_dtoh(
-                &buf.slice(0..n * plan::FR as usize),
+                &buf.get().slice(0..n * plan::FR as usize),
                 scalars_as_bytes_mut(&mut out),
             )
             .map_err(|e| self.drv("copy to host (H)", e))?;
-        Ok(out)
-    }
-
-    /// Frees a staging buffer on our stream and waits, so that the budget's
-    /// view (the reservation dropped after this) matches the device.
-    fn free(&self, buf: CudaSlice<u8>) -> Result<()> {
-        drop(buf);
         self.stream
             .synchronize()
-            .map_err(|e| self.drv("synchronize", e))
+            .map_err(|e| self.drv("synchronize", e))?;
+        Ok(out)
     }
 
     /// H's coefficients (the domain's n; the H MSM takes the first n − 1).
@@ -472,23 +502,22 @@ impl CudaBackend {
                 // so three inverse NTTs then three forward ones build two
                 // tables instead of six.
                 for buf in bufs.iter_mut() {
-                    self.dev.ntt_device(buf, log, NttKind::Inverse)?;
+                    self.dev.ntt_device(buf.get(), log, NttKind::Inverse)?;
                 }
                 for buf in bufs.iter_mut() {
-                    self.dev.ntt_device(buf, log, NttKind::CosetForward)?;
+                    self.dev.ntt_device(buf.get(), log, NttKind::CosetForward)?;
                 }
-                let [mut ha, hb, hc] = bufs;
-                self.dev.h_pointwise_device(&mut ha, &hb, &hc, n)?;
-                self.dev.ntt_device(&mut ha, log, NttKind::CosetInverse)?;
+                let [mut ha, mut hb, mut hc] = bufs;
+                self.dev
+                    .h_pointwise_device(ha.get(), hb.get(), hc.get(), n)?;
+                drop((hb, hc));
+                self.dev.ntt_device(ha.get(), log, NttKind::CosetInverse)?;
                 self.dev.synchronize()?;
                 self.dev.release_ntt_tables();
                 t.h_ntt += clock.elapsed();
                 let clock = Instant::now();
-                let h = self.read_back(&ha, n)?;
+                let h = self.read_back(&mut ha, n)?;
                 t.readback += clock.elapsed();
-                for b in [ha, hb, hc] {
-                    self.free(b)?;
-                }
                 Ok(h)
             }
             HStaging::OneAtATime => {
@@ -499,14 +528,13 @@ impl CudaBackend {
                     let mut buf = self.stage(v, n)?;
                     t.upload += clock.elapsed();
                     let clock = Instant::now();
-                    self.dev.ntt_device(&mut buf, log, NttKind::Inverse)?;
-                    self.dev.ntt_device(&mut buf, log, NttKind::CosetForward)?;
+                    self.dev.ntt_device(buf.get(), log, NttKind::Inverse)?;
+                    self.dev.ntt_device(buf.get(), log, NttKind::CosetForward)?;
                     self.dev.synchronize()?;
                     t.h_ntt += clock.elapsed();
                     let clock = Instant::now();
-                    evals.push(self.read_back(&buf, n)?);
+                    evals.push(self.read_back(&mut buf, n)?);
                     t.readback += clock.elapsed();
-                    self.free(buf)?;
                 }
                 let clock = Instant::now();
                 let c = evals.pop().expect("three vectors");
@@ -520,14 +548,13 @@ impl CudaBackend {
                     .for_each(|(a, (b, c))| *a = (*a * b - c) * z_inv);
                 drop((b, c));
                 let mut buf = self.stage(&a, n)?;
-                self.dev.ntt_device(&mut buf, log, NttKind::CosetInverse)?;
+                self.dev.ntt_device(buf.get(), log, NttKind::CosetInverse)?;
                 self.dev.synchronize()?;
                 self.dev.release_ntt_tables();
                 t.h_ntt += clock.elapsed();
                 let clock = Instant::now();
-                let h = self.read_back(&buf, n)?;
+                let h = self.read_back(&mut buf, n)?;
                 t.readback += clock.elapsed();
-                self.free(buf)?;
                 Ok(h)
             }
         }

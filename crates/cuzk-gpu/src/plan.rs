@@ -94,7 +94,7 @@ impl PartitionSizes {
         let n = self.domain as u64;
         // The twiddle table cuzk-cuda caches (n/2 powers) and the two
         // power tables of a coset step (2·sqrt(n) each, rounded up).
-        let tables = (n / 2).max(1) * FR + 4 * ((1u64 << (ceil_log2(n) + 1) / 2) + 1) * FR;
+        let tables = (n / 2).max(1) * FR + 4 * ((1u64 << ceil_log2(n).div_ceil(2)) + 1) * FR;
         match h {
             HStaging::AllResident => 3 * n * FR + tables,
             HStaging::OneAtATime => n * FR + tables,
