@@ -456,13 +456,45 @@ fn bench(logs: &[u32], parts: &[usize], reps: usize, out: &mut Vec<Value>, t: &m
                     reports.iter().map(|r| r.pool_high).max().unwrap_or(0) / MIB,
                 );
                 out.push(json!({
-                    "bench": {"log": log, "partitions": p, "workers": workers, "reps": reps},
+                    "bench": {"log": log, "partitions": p, "workers": workers, "reps": reps, "pinned": true},
                     "wall_ms": ms(wall), "per_circuit_ms": ms(per_circuit),
                     "cpu_one_circuit_ms": ms(cpu), "warmup_ms": ms(warm),
                     "partitions": reports,
                 }));
             }
         }
+        // The same single partition staged from pageable memory.
+        drop(gpu);
+        let pageable = match open(GpuConfig {
+            pinned_staging: false,
+            ..GpuConfig::default()
+        }) {
+            Ok(g) => g,
+            Err(e) => {
+                t.check("bench open (pageable)", Err(e));
+                return;
+            }
+        };
+        let _ = compute(&pageable, &params, &all[..1]);
+        pageable.take_reports();
+        for _ in 0..reps {
+            let r = compute(&pageable, &params, &all[..1]).and_then(|g| same(&g, &want));
+            if r.is_err() {
+                t.check(&format!("bench 2^{log} pageable staging"), r);
+                return;
+            }
+        }
+        let reports = pageable.take_reports();
+        let phase = |f: fn(&PartitionReport) -> Duration| median(reports.iter().map(f).collect());
+        println!(
+            "bench 2^{log} x1 pageable staging: per partition median total {:.1}, upload {:.1}, h {:.1}, readback {:.1}, msm h {:.1}",
+            ms(phase(|r| r.timings.total)), ms(phase(|r| r.timings.upload)), ms(phase(|r| r.timings.h_ntt)),
+            ms(phase(|r| r.timings.readback)), ms(phase(|r| r.timings.msm_h)),
+        );
+        out.push(json!({
+            "bench": {"log": log, "partitions": 1, "workers": 1, "reps": reps, "pinned": false},
+            "partitions": reports,
+        }));
     }
 }
 
@@ -507,14 +539,15 @@ fn main() {
                 b.capacity() / MIB,
                 b.config().safety_margin / MIB
             );
-            drop(gpu);
+            // `gpu` stays open to the end: it holds the device's primary
+            // context, which would otherwise be torn down and rebuilt for
+            // every backend the checks open (it holds no device memory).
             if !skip_checks {
-                let gpu = open(GpuConfig::default()).expect("opened above");
                 t.check(
                     "conformance (cuzk_core::testing::check_backend)",
                     cuzk_core::testing::check_backend(&gpu).map_err(|e| e.to_string()),
                 );
-                drop(gpu);
+                gpu.evict_parameters();
                 t.check(
                     "GPU proof verifies under bellperson and cuzk; wrong input rejected",
                     bellperson_check(),

@@ -25,14 +25,16 @@ use cuzk_core::domain::log_domain_size;
 use cuzk_core::prover::{check_shape, MsmResults, ProverBackend};
 use cuzk_core::{Parameters, PhaseTimings, ProvingAssignment};
 use cuzk_cuda::host::{scalars_as_bytes, scalars_as_bytes_mut, NttKind};
-use cuzk_cuda::{CudaDevice, DevicePoints};
+use cuzk_cuda::{CudaDevice, DevicePoints, ZeroOneSplit};
 use ff::{Field, PrimeField};
 use group::Group;
 use rayon::prelude::*;
 
 use crate::budget::{Reservation, VramBudget};
 use crate::error::{GpuError, Result};
+use crate::pinned::{PinnedLease, PinnedPool};
 use crate::plan::{self, BaseStaging, HStaging, PartitionSizes, StagingPlan, G1_POINT, G2_POINT};
+use crate::split::split_zero_one_par;
 use crate::GpuConfig;
 
 /// What one partition did: its plan, phase times and memory.
@@ -47,10 +49,48 @@ pub struct PartitionReport {
     /// The driver pool's high-water mark during this partition (bytes the
     /// pool really held at once: cuzk-cuda's temporaries plus ours).
     pub pool_high: u64,
+    /// Host work before the device was taken (density filtering and the
+    /// 0/1 splits), in milliseconds; included in `timings.total`.
+    pub host_prep_ms: f64,
+    /// Whether a/b/c went up from pinned memory.
+    pub pinned: bool,
 }
 
 fn plan_name<S: serde::Serializer>(p: &StagingPlan, s: S) -> std::result::Result<S::Ok, S::Error> {
     s.serialize_str(&format!("{:?}/{:?}", p.h, p.bases))
+}
+
+/// H's coefficients: in pinned memory (the fast path's readback, uploaded
+/// again at full speed for the H MSM) or in a host vector.
+enum HCoeffs<'a> {
+    Pinned(PinnedLease<'a>),
+    Host(Vec<Scalar>),
+}
+
+impl HCoeffs<'_> {
+    /// The first `n` coefficients (the H query's length).
+    fn scalars(&self, n: usize, device: &str) -> Result<std::borrow::Cow<'_, [Scalar]>> {
+        match self {
+            HCoeffs::Host(v) => Ok(std::borrow::Cow::Borrowed(&v[..n.min(v.len())])),
+            HCoeffs::Pinned(lease) => match lease.scalars(n) {
+                Ok(Some(s)) => Ok(std::borrow::Cow::Borrowed(s)),
+                Ok(None) => Err(GpuError::Driver {
+                    op: "pinned H readback",
+                    device: device.to_string(),
+                    source: format!(
+                        "lease of {} bytes holds fewer than {n} scalars",
+                        lease.len()
+                    )
+                    .into(),
+                }),
+                Err(e) => Err(GpuError::Driver {
+                    op: "pinned H readback",
+                    device: device.to_string(),
+                    source: Box::new(e),
+                }),
+            },
+        }
+    }
 }
 
 /// A staging buffer on our stream. Dropping it first waits for cuzk-cuda's
@@ -119,6 +159,7 @@ pub struct CudaBackend {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     budget: VramBudget,
+    pinned: PinnedPool,
     config: GpuConfig,
     label: String,
     resident: Mutex<Option<ResidentBases>>,
@@ -162,11 +203,13 @@ impl CudaBackend {
         // cudarc's per-buffer events have nothing to add.
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.new_stream().map_err(|e| drv("stream creation", e))?;
+        let pinned = PinnedPool::new(ctx.clone(), config.max_pinned_cache as usize);
         let mut me = CudaBackend {
             dev,
             ctx,
             stream,
             budget: VramBudget::new(label.clone(), 0, config.budget),
+            pinned,
             config,
             label,
             resident: Mutex::new(None),
@@ -278,10 +321,15 @@ impl CudaBackend {
             l: params.l.len(),
             h: params.h.len(),
         };
-        let _device = relock(&self.device_lock);
-        // Host-side scalar selection (density filtering) needs no device.
+        // Host work before the device lock, so that it overlaps another
+        // worker's kernels: density filtering and the 0/1 splits.
         let a_scalars = pa.a_query_scalars();
         let b_scalars = pa.b_query_scalars();
+        let a_split = split_zero_one_par(&a_scalars);
+        let b_split = split_zero_one_par(&b_scalars);
+        let l_split = split_zero_one_par(&pa.aux_assignment);
+        let host_prep = start.elapsed();
+        let _device = relock(&self.device_lock);
 
         let mut resident = relock(&self.resident);
         if resident.as_ref().is_some_and(|r| !r.holds(params)) {
@@ -348,14 +396,16 @@ impl CudaBackend {
 
         // H.
         let h_coeffs = self.compute_h(pa, log, plan.h, &mut t)?;
+        let pinned = matches!(h_coeffs, HCoeffs::Pinned(_));
 
-        // The five MSMs.
+        // The five MSMs. H's scalars are random (no split); the others are
+        // mostly 0 and 1 and were split before the device lock.
         let clock = Instant::now();
         let h = self.msm_g1(
             &params.h,
             bases.map(|b| &b.h),
-            &h_coeffs[..sizes.h],
-            false,
+            &h_coeffs.scalars(sizes.h, &self.label)?,
+            None,
             &plan,
             &mut t,
         )?;
@@ -366,7 +416,7 @@ impl CudaBackend {
             &params.l,
             bases.map(|b| &b.l),
             &pa.aux_assignment,
-            true,
+            Some(&l_split),
             &plan,
             &mut t,
         )?;
@@ -376,7 +426,7 @@ impl CudaBackend {
             &params.a,
             bases.map(|b| &b.a),
             &a_scalars,
-            true,
+            Some(&a_split),
             &plan,
             &mut t,
         )?;
@@ -386,7 +436,7 @@ impl CudaBackend {
             &params.b_g1,
             bases.map(|b| &b.b_g1),
             &b_scalars,
-            true,
+            Some(&b_split),
             &plan,
             &mut t,
         )?;
@@ -396,6 +446,7 @@ impl CudaBackend {
             &params.b_g2,
             bases.map(|b| &b.b_g2),
             &b_scalars,
+            &b_split,
             &plan,
             &mut t,
         )?;
@@ -410,6 +461,8 @@ impl CudaBackend {
             timings: t,
             peak_reserved: self.budget.peak(),
             pool_high,
+            host_prep_ms: host_prep.as_secs_f64() * 1e3,
+            pinned,
         };
         Ok((
             MsmResults {
@@ -449,6 +502,57 @@ impl CudaBackend {
         Ok(staged)
     }
 
+    /// a, b, c copied (zero-padded to `n`) into one pinned buffer by every
+    /// core, then up to three device buffers on our stream.
+    fn stage_pinned(
+        &self,
+        lease: &mut PinnedLease<'_>,
+        vs: [&[Scalar]; 3],
+        n: usize,
+    ) -> Result<[Staged<'_>; 3]> {
+        let bytes = n * plan::FR as usize;
+        {
+            let dst = lease
+                .bytes_mut()
+                .map_err(|e| self.drv("pinned buffer", e))?;
+            // 1 MiB pieces: a few hundred µs of copying each.
+            const PIECE: usize = 1 << 20;
+            dst[..3 * bytes]
+                .par_chunks_mut(bytes.max(1))
+                .zip(vs.par_iter())
+                .for_each(|(d, v)| {
+                    let src = scalars_as_bytes(v);
+                    let (head, tail) = d.split_at_mut(src.len().min(d.len()));
+                    head.par_chunks_mut(PIECE)
+                        .zip(src.par_chunks(PIECE))
+                        .for_each(|(d, s)| d.copy_from_slice(s));
+                    tail.par_chunks_mut(PIECE).for_each(|d| d.fill(0));
+                });
+        }
+        let src = lease.bytes().map_err(|e| self.drv("pinned buffer", e))?;
+        let one = |k: usize| -> Result<Staged<'_>> {
+            // SAFETY: every byte is written by the copy just below before
+            // any kernel reads it.
+            let buf = unsafe { self.stream.alloc::<u8>(bytes.max(1)) }
+                .map_err(|e| self.drv("alloc (a/b/c staging)", e))?;
+            let mut staged = Staged {
+                buf: Some(buf),
+                owner: self,
+            };
+            if bytes > 0 {
+                self.stream
+                    .memcpy_htod(&src[k * bytes..(k + 1) * bytes], staged.get())
+                    .map_err(|e| self.drv("copy to device (a/b/c, pinned)", e))?;
+            }
+            Ok(staged)
+        };
+        let staged = [one(0)?, one(1)?, one(2)?];
+        self.stream
+            .synchronize()
+            .map_err(|e| self.drv("synchronize", e))?;
+        Ok(staged)
+    }
+
     /// Reads `n` Fr back, after cuzk-cuda's stream has finished with `buf`.
     fn read_back(&self, buf: &mut Staged<'_>, n: usize) -> Result<Vec<Scalar>> {
         self.dev.synchronize()?;
@@ -472,7 +576,7 @@ impl CudaBackend {
         log: u32,
         how: HStaging,
         t: &mut PhaseTimings,
-    ) -> Result<Vec<Scalar>> {
+    ) -> Result<HCoeffs<'_>> {
         let n = 1usize << log;
         let sizes = PartitionSizes {
             domain: n,
@@ -486,28 +590,44 @@ impl CudaBackend {
                 let clock = Instant::now();
                 let h = cuzk_core::domain::compute_h_from_slices(&pa.a, &pa.b, &pa.c)?;
                 t.h_ntt += clock.elapsed();
-                Ok(h)
+                Ok(HCoeffs::Host(h))
             }
             HStaging::AllResident => {
                 let _r = self.reserve(sizes.h_bytes(how), "H (a, b, c resident)")?;
                 let clock = Instant::now();
-                let mut bufs = [
-                    self.stage(&pa.a, n)?,
-                    self.stage(&pa.b, n)?,
-                    self.stage(&pa.c, n)?,
-                ];
+                let lease = if self.config.pinned_staging {
+                    // No pinned memory (the host is short of locked pages):
+                    // the pageable path below still works, only slower.
+                    self.pinned.take(3 * n * plan::FR as usize).ok()
+                } else {
+                    None
+                };
+                let mut bufs = match lease {
+                    Some(mut lease) => {
+                        let bufs = self.stage_pinned(&mut lease, [&pa.a, &pa.b, &pa.c], n)?;
+                        Ok::<_, GpuError>((bufs, Some(lease)))
+                    }
+                    None => Ok((
+                        [
+                            self.stage(&pa.a, n)?,
+                            self.stage(&pa.b, n)?,
+                            self.stage(&pa.c, n)?,
+                        ],
+                        None,
+                    )),
+                }?;
                 t.upload += clock.elapsed();
                 let clock = Instant::now();
                 // Grouped by direction: cuzk-cuda caches one twiddle table,
                 // so three inverse NTTs then three forward ones build two
                 // tables instead of six.
-                for buf in bufs.iter_mut() {
+                for buf in bufs.0.iter_mut() {
                     self.dev.ntt_device(buf.get(), log, NttKind::Inverse)?;
                 }
-                for buf in bufs.iter_mut() {
+                for buf in bufs.0.iter_mut() {
                     self.dev.ntt_device(buf.get(), log, NttKind::CosetForward)?;
                 }
-                let [mut ha, mut hb, mut hc] = bufs;
+                let ([mut ha, mut hb, mut hc], lease) = bufs;
                 self.dev
                     .h_pointwise_device(ha.get(), hb.get(), hc.get(), n)?;
                 drop((hb, hc));
@@ -516,7 +636,22 @@ impl CudaBackend {
                 self.dev.release_ntt_tables();
                 t.h_ntt += clock.elapsed();
                 let clock = Instant::now();
-                let h = self.read_back(&mut ha, n)?;
+                let h = match lease {
+                    Some(mut lease) => {
+                        let bytes = n * plan::FR as usize;
+                        let dst = lease
+                            .bytes_mut()
+                            .map_err(|e| self.drv("pinned buffer", e))?;
+                        self.stream
+                            .memcpy_dtoh(&ha.get().slice(0..bytes), &mut dst[..bytes])
+                            .map_err(|e| self.drv("copy to host (H, pinned)", e))?;
+                        self.stream
+                            .synchronize()
+                            .map_err(|e| self.drv("synchronize", e))?;
+                        HCoeffs::Pinned(lease)
+                    }
+                    None => HCoeffs::Host(self.read_back(&mut ha, n)?),
+                };
                 t.readback += clock.elapsed();
                 Ok(h)
             }
@@ -555,7 +690,7 @@ impl CudaBackend {
                 let clock = Instant::now();
                 let h = self.read_back(&mut buf, n)?;
                 t.readback += clock.elapsed();
-                Ok(h)
+                Ok(HCoeffs::Host(h))
             }
         }
     }
@@ -563,14 +698,14 @@ impl CudaBackend {
     // ---------------------------------------------------------------- MSM
 
     /// Σ scalars_i · points_i in G1 under the plan: over the resident
-    /// points, or uploading them whole or in chunks. `split` takes the 0/1
-    /// path for the scalars that are 0 or 1 (A, B, L; H's are random).
+    /// points, or uploading them whole or in chunks. `split` (the 0/1 split
+    /// of `scalars`) sends the 0/1 scalars down the 0/1 path; H passes None.
     fn msm_g1(
         &self,
         host: &[G1Affine],
         resident: Option<&DevicePoints>,
         scalars: &[Scalar],
-        split: bool,
+        split: Option<&ZeroOneSplit>,
         plan: &StagingPlan,
         t: &mut PhaseTimings,
     ) -> Result<G1Projective> {
@@ -578,17 +713,18 @@ impl CudaBackend {
         if m == 0 {
             return Ok(G1Projective::identity());
         }
-        let run = |points: &DevicePoints, s: &[Scalar]| -> Result<G1Projective> {
+        let run = |points: &DevicePoints, s: &[Scalar], sp: Option<&ZeroOneSplit>| {
             let _scratch = self.reserve(plan::msm_scratch(s.len(), false), "G1 MSM scratch")?;
-            if split {
-                Ok(self.dev.msm_g1_split(points, s)?)
-            } else {
-                let ds = self.dev.upload_scalars(s)?;
-                Ok(self.dev.msm_g1_device(points, &ds, None)?)
+            match sp {
+                Some(sp) => self.split_g1(points, sp),
+                None => {
+                    let ds = self.dev.upload_scalars(s)?;
+                    Ok(self.dev.msm_g1_device(points, &ds, None)?)
+                }
             }
         };
         if let Some(points) = resident {
-            return run(points, scalars);
+            return run(points, scalars, split);
         }
         let chunk = match plan.bases {
             BaseStaging::Chunked { g1_points, .. } => g1_points.max(1),
@@ -601,7 +737,36 @@ impl CudaBackend {
             let clock = Instant::now();
             let points = self.dev.upload_g1(&host[lo..hi])?;
             t.upload += clock.elapsed();
-            acc += run(&points, &scalars[lo..hi])?;
+            acc += if hi - lo == m {
+                run(&points, scalars, split)?
+            } else {
+                let sp = split.map(|_| split_zero_one_par(&scalars[lo..hi]));
+                run(&points, &scalars[lo..hi], sp.as_ref())?
+            };
+        }
+        Ok(acc)
+    }
+
+    fn split_g1(&self, points: &DevicePoints, sp: &ZeroOneSplit) -> Result<G1Projective> {
+        let mut acc = G1Projective::identity();
+        if sp.ones_count > 0 {
+            acc += self.dev.sum_selected_g1(points, &sp.ones)?;
+        }
+        if !sp.rest_ids.is_empty() {
+            let s = self.dev.upload_scalars(&sp.rest_scalars)?;
+            acc += self.dev.msm_g1_device(points, &s, Some(&sp.rest_ids))?;
+        }
+        Ok(acc)
+    }
+
+    fn split_g2(&self, points: &DevicePoints, sp: &ZeroOneSplit) -> Result<G2Projective> {
+        let mut acc = G2Projective::identity();
+        if sp.ones_count > 0 {
+            acc += self.dev.sum_selected_g2(points, &sp.ones)?;
+        }
+        if !sp.rest_ids.is_empty() {
+            let s = self.dev.upload_scalars(&sp.rest_scalars)?;
+            acc += self.dev.msm_g2_device(points, &s, Some(&sp.rest_ids))?;
         }
         Ok(acc)
     }
@@ -611,6 +776,7 @@ impl CudaBackend {
         host: &[G2Affine],
         resident: Option<&DevicePoints>,
         scalars: &[Scalar],
+        split: &ZeroOneSplit,
         plan: &StagingPlan,
         t: &mut PhaseTimings,
     ) -> Result<G2Projective> {
@@ -618,12 +784,12 @@ impl CudaBackend {
         if m == 0 {
             return Ok(G2Projective::identity());
         }
-        let run = |points: &DevicePoints, s: &[Scalar]| -> Result<G2Projective> {
+        let run = |points: &DevicePoints, s: &[Scalar], sp: &ZeroOneSplit| {
             let _scratch = self.reserve(plan::msm_scratch(s.len(), true), "G2 MSM scratch")?;
-            Ok(self.dev.msm_g2_split(points, s)?)
+            self.split_g2(points, sp)
         };
         if let Some(points) = resident {
-            return run(points, scalars);
+            return run(points, scalars, split);
         }
         let chunk = match plan.bases {
             BaseStaging::Chunked { g2_points, .. } => g2_points.max(1),
@@ -636,7 +802,15 @@ impl CudaBackend {
             let clock = Instant::now();
             let points = self.dev.upload_g2(&host[lo..hi])?;
             t.upload += clock.elapsed();
-            acc += run(&points, &scalars[lo..hi])?;
+            acc += if hi - lo == m {
+                run(&points, scalars, split)?
+            } else {
+                run(
+                    &points,
+                    &scalars[lo..hi],
+                    &split_zero_one_par(&scalars[lo..hi]),
+                )?
+            };
         }
         Ok(acc)
     }

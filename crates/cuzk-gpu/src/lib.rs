@@ -19,6 +19,9 @@ pub mod plan;
 #[cfg(feature = "cuda")]
 mod backend;
 #[cfg(feature = "cuda")]
+pub mod pinned;
+pub mod split;
+#[cfg(feature = "cuda")]
 pub use backend::{CudaBackend, PartitionReport};
 
 pub use budget::{BudgetConfig, BudgetError, Fault, Reservation, VramBudget};
@@ -66,6 +69,11 @@ pub struct GpuConfig {
     /// Use this plan instead of the one the budget suggests (tests force
     /// each staging path with it; a forced plan still reserves every byte).
     pub force_plan: Option<StagingPlan>,
+    /// Stage a/b/c and read H back through pinned host memory.
+    pub pinned_staging: bool,
+    /// Pinned host bytes kept for reuse between partitions: a 2^27
+    /// partition stages 12 GiB, so 24 GiB keeps two workers' buffers.
+    pub max_pinned_cache: u64,
 }
 
 impl Default for GpuConfig {
@@ -75,6 +83,8 @@ impl Default for GpuConfig {
             budget: BudgetConfig::default(),
             keep_params_resident: true,
             force_plan: None,
+            pinned_staging: true,
+            max_pinned_cache: 24 << 30,
         }
     }
 }

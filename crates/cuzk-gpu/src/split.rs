@@ -1,0 +1,101 @@
+//! The 0/1 split of an MSM's scalars, in parallel: the same result as
+//! cuzk-cuda's single-threaded `host::split_zero_one`, computed on every
+//! core and before a worker takes its device, so that at 2^27 (three splits
+//! of ~10^8 scalars) the CPU work overlaps another worker's kernels instead
+//! of holding the GPU idle.
+
+use blstrs::Scalar;
+use cuzk_cuda::ZeroOneSplit;
+use ff::Field;
+use rayon::prelude::*;
+
+/// Scalars per parallel piece: a multiple of 32 (whole mask words), large
+/// enough that rayon's per-task cost vanishes (~50 µs of work).
+const PIECE: usize = 1 << 14;
+
+/// Splits `scalars` into the ones (a bit mask), the zeros (dropped) and
+/// the rest (positions and values, increasing).
+pub fn split_zero_one_par(scalars: &[Scalar]) -> ZeroOneSplit {
+    let pieces: Vec<ZeroOneSplit> = scalars
+        .par_chunks(PIECE)
+        .enumerate()
+        .map(|(k, chunk)| {
+            let base = (k * PIECE) as u32;
+            let mut s = ZeroOneSplit {
+                ones: vec![0u32; chunk.len().div_ceil(32)],
+                ..ZeroOneSplit::default()
+            };
+            for (i, v) in chunk.iter().enumerate() {
+                if *v == Scalar::ZERO {
+                    s.zeros_count += 1;
+                } else if *v == Scalar::ONE {
+                    s.ones[i / 32] |= 1 << (i % 32);
+                    s.ones_count += 1;
+                } else {
+                    s.rest_ids.push(base + i as u32);
+                    s.rest_scalars.push(*v);
+                }
+            }
+            s
+        })
+        .collect();
+    let rest: usize = pieces.iter().map(|p| p.rest_ids.len()).sum();
+    let mut out = ZeroOneSplit {
+        ones: Vec::with_capacity(scalars.len().div_ceil(32)),
+        rest_ids: Vec::with_capacity(rest),
+        rest_scalars: Vec::with_capacity(rest),
+        ..ZeroOneSplit::default()
+    };
+    for p in pieces {
+        out.ones.extend_from_slice(&p.ones);
+        out.ones_count += p.ones_count;
+        out.zeros_count += p.zeros_count;
+        out.rest_ids.extend_from_slice(&p.rest_ids);
+        out.rest_scalars.extend_from_slice(&p.rest_scalars);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    #[test]
+    fn equals_the_sequential_split() {
+        let seed: u64 = rand::random();
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+        for n in [
+            0usize,
+            1,
+            2,
+            3,
+            7,
+            31,
+            32,
+            33,
+            100,
+            1000,
+            PIECE - 1,
+            PIECE,
+            PIECE + 1,
+            3 * PIECE + 77,
+        ] {
+            let v: Vec<Scalar> = (0..n)
+                .map(|_| match rng.gen_range(0..3) {
+                    0 => Scalar::ZERO,
+                    1 => Scalar::ONE,
+                    _ => Scalar::random(&mut rng),
+                })
+                .collect();
+            let a = split_zero_one_par(&v);
+            let b = cuzk_cuda::split_zero_one(&v);
+            assert_eq!(a.ones, b.ones, "n={n} seed={seed}");
+            assert_eq!(a.ones_count, b.ones_count, "n={n} seed={seed}");
+            assert_eq!(a.zeros_count, b.zeros_count, "n={n} seed={seed}");
+            assert_eq!(a.rest_ids, b.rest_ids, "n={n} seed={seed}");
+            assert_eq!(a.rest_scalars, b.rest_scalars, "n={n} seed={seed}");
+            assert_eq!(a.len(), n);
+        }
+    }
+}
