@@ -93,6 +93,15 @@ impl HCoeffs<'_> {
     }
 }
 
+/// Drops cuzk-cuda's cached NTT twiddles when the H step ends.
+struct ReleaseTables<'a>(&'a CudaDevice);
+
+impl Drop for ReleaseTables<'_> {
+    fn drop(&mut self) {
+        self.0.release_ntt_tables();
+    }
+}
+
 /// A staging buffer on our stream. Dropping it first waits for cuzk-cuda's
 /// stream, whose kernels may still read it (an error can return between a
 /// launch and its completion), then frees it and waits for the free, so the
@@ -578,6 +587,9 @@ impl CudaBackend {
         t: &mut PhaseTimings,
     ) -> Result<HCoeffs<'_>> {
         let n = 1usize << log;
+        // cuzk-cuda caches a twiddle table (4 GiB at 2^28) outside any
+        // budget: it must go whichever way this function returns.
+        let _tables = ReleaseTables(&self.dev);
         let sizes = PartitionSizes {
             domain: n,
             a: 0,

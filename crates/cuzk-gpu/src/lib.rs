@@ -130,6 +130,39 @@ pub fn select_backend(choice: BackendChoice) -> Result<Arc<dyn ProverBackend>> {
     Ok(s.backend)
 }
 
+/// One backend per GPU (ordinals 0..count), each with its own budget, for
+/// a scheduler that runs a set of workers per device; workers of one
+/// device share its backend (and so its budget and resident parameters).
+/// Fails when no GPU is usable.
+pub fn open_all_devices(config: &GpuConfig) -> Result<Vec<Arc<dyn ProverBackend>>> {
+    let count = device_count()?;
+    (0..count)
+        .map(|device| open_cuda(&GpuConfig { device, ..*config }))
+        .collect()
+}
+
+/// GPUs the driver reports (0 where libcuda is absent).
+#[cfg(feature = "cuda")]
+pub fn device_count() -> Result<usize> {
+    // SAFETY: only probes whether the shared library can be loaded; cudarc
+    // panics on a missing libcuda if any other call comes first.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return Ok(0);
+    }
+    cudarc::driver::CudaContext::device_count()
+        .map(|n| n.max(0) as usize)
+        .map_err(|e| GpuError::Driver {
+            op: "device count",
+            device: "-".into(),
+            source: Box::new(e),
+        })
+}
+
+#[cfg(not(feature = "cuda"))]
+pub fn device_count() -> Result<usize> {
+    Err(GpuError::NotCompiled)
+}
+
 #[cfg(feature = "cuda")]
 fn open_cuda(config: &GpuConfig) -> Result<Arc<dyn ProverBackend>> {
     Ok(Arc::new(CudaBackend::open(*config)?))
@@ -150,6 +183,17 @@ mod tests {
         assert_eq!("CUDA".parse::<BackendChoice>(), Ok(BackendChoice::Cuda));
         assert_eq!("auto".parse::<BackendChoice>(), Ok(BackendChoice::Auto));
         assert!("tpu".parse::<BackendChoice>().is_err());
+    }
+
+    #[test]
+    fn device_count_matches_what_opens() {
+        match device_count() {
+            Ok(0) | Err(GpuError::NotCompiled) => {
+                assert!(open_all_devices(&GpuConfig::default()).map_or(true, |v| v.is_empty()))
+            }
+            Ok(n) => assert_eq!(open_all_devices(&GpuConfig::default()).unwrap().len(), n),
+            Err(e) => panic!("{e}"),
+        }
     }
 
     #[test]
