@@ -12,6 +12,22 @@
 //!
 //! This crate owns the kernels and their host API; it knows nothing of
 //! Groth16 (cuzk-core) beyond the field and curve types of blstrs.
+//!
+//! Host API (feature `cuda`), all on one [`CudaDevice`]:
+//! - NTT over Fr: `ntt` (host slice) and `ntt_device` (resident buffer),
+//!   forward / inverse / coset / inverse coset ([`NttKind`]), 2^0..2^28;
+//!   `h_pointwise_device` ((a*b - c)/Z on the coset) and `compute_h`.
+//! - MSM: `msm_g1` / `msm_g2` (host slices), `msm_g1_device` /
+//!   `msm_g2_device` over resident [`DevicePoints`] and [`DeviceScalars`]
+//!   (Montgomery or canonical, optional point ids for an indexed MSM),
+//!   `msm_g1_pinned` (points streamed from pinned memory).
+//! - The 0/1 path: `sum_selected_g1` / `sum_selected_g2` over a bit mask,
+//!   [`split_zero_one`] and `msm_g1_split` / `msm_g2_split`.
+//!
+//! Errors are [`CudaError`] values naming the kernel, the size and the
+//! device. The GPU checks (`checks`, run by scripts/gpu-test.sh) and the
+//! benchmarks (`bench`, `cuzk bench-kernels`) are part of the crate;
+//! measured figures are in bench/gpu-kernels.md.
 
 pub mod error;
 pub mod host;
