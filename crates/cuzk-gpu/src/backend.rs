@@ -3,6 +3,13 @@
 //! MSMs on cuzk-cuda's kernels, every device buffer reserved from the
 //! device's [`VramBudget`] first.
 //!
+//! Several workers share a device (`GpuConfig::workers_per_device`): each
+//! partition runs on a slot of its own (a cuzk-cuda device handle with its
+//! own streams), all slots share the budget, the pinned pool and the
+//! resident parameters. Each step of a partition takes one reservation and
+//! waits while another partition may release memory, so workers queue for
+//! VRAM rather than fail (see `VramBudget::reserve_waiting`).
+//!
 //! Buffers and their reservations live in the same scope, so an error or a
 //! panic releases both. Parameters stay resident in VRAM across calls when
 //! the plan allows; they are keyed by the `Arc`s of the parameters' point
@@ -16,7 +23,8 @@
 //! that the estimates of [`crate::plan`] can be checked against it.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::time::{Duration, Instant};
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
@@ -108,7 +116,8 @@ impl Drop for ReleaseTables<'_> {
 /// reservation dropped after it matches the device.
 struct Staged<'a> {
     buf: Option<CudaSlice<u8>>,
-    owner: &'a CudaBackend,
+    dev: &'a CudaDevice,
+    stream: &'a Arc<CudaStream>,
 }
 
 impl Staged<'_> {
@@ -121,9 +130,9 @@ impl Drop for Staged<'_> {
     fn drop(&mut self) {
         // Errors here cannot be returned; a failed synchronisation means
         // the context is already broken and the free fails with it.
-        let _ = self.owner.dev.synchronize();
+        let _ = self.dev.synchronize();
         drop(self.buf.take());
-        let _ = self.owner.stream.synchronize();
+        let _ = self.stream.synchronize();
     }
 }
 
@@ -160,22 +169,39 @@ impl ResidentBases {
     }
 }
 
+/// One worker's handle on the device: cuzk-cuda's device (its own stream
+/// and module) and a stream of ours for the a/b/c staging buffers.
+struct Slot {
+    dev: CudaDevice,
+    stream: Arc<CudaStream>,
+}
+
+/// What a partition works with: its slot's device and stream, and the
+/// backend's shared state (budget, pinned pool, settings).
+struct Worker<'a> {
+    b: &'a CudaBackend,
+    dev: &'a CudaDevice,
+    stream: &'a Arc<CudaStream>,
+}
+
 /// The GPU prover of one device.
 pub struct CudaBackend {
-    dev: CudaDevice,
-    /// The device's primary context and a stream of ours for the a/b/c
-    /// staging buffers (cuzk-cuda keeps its own stream private).
+    /// One slot per worker (`GpuConfig::workers_per_device`): partitions on
+    /// different slots run at once on the device, on separate streams.
+    slots: Vec<Mutex<Slot>>,
+    next_slot: AtomicUsize,
+    /// The device's primary context.
     ctx: Arc<CudaContext>,
-    stream: Arc<CudaStream>,
     budget: VramBudget,
     pinned: PinnedPool,
     config: GpuConfig,
     label: String,
-    resident: Mutex<Option<ResidentBases>>,
-    /// One partition on the device at a time: cuzk-cuda runs everything on
-    /// one stream, so two partitions would only interleave, and the plan of
-    /// each assumes the budget it measured.
-    device_lock: Mutex<()>,
+    /// Shared by the workers: a partition clones the Arc, so eviction
+    /// frees the points (and their reservation) only when the last
+    /// partition using them is done.
+    resident: Mutex<Option<Arc<ResidentBases>>>,
+    /// Held while a partition plans and, if needed, uploads parameters.
+    planning: Mutex<()>,
     reports: Mutex<Vec<PartitionReport>>,
 }
 
@@ -201,6 +227,10 @@ impl CudaBackend {
     pub fn open(config: GpuConfig) -> Result<Self> {
         let dev = CudaDevice::open(config.device)?;
         let label = format!("{} ({})", config.device, dev.name());
+        let mut devs = vec![dev];
+        for _ in 1..config.workers_per_device.max(1) {
+            devs.push(CudaDevice::open(config.device)?);
+        }
         let drv = |op: &'static str, e: DriverError| GpuError::Driver {
             op,
             device: label.clone(),
@@ -211,18 +241,22 @@ impl CudaBackend {
         // by explicit synchronisation of both streams (see `stage`), so
         // cudarc's per-buffer events have nothing to add.
         unsafe { ctx.disable_event_tracking() };
-        let stream = ctx.new_stream().map_err(|e| drv("stream creation", e))?;
+        let mut slots = Vec::with_capacity(devs.len());
+        for dev in devs {
+            let stream = ctx.new_stream().map_err(|e| drv("stream creation", e))?;
+            slots.push(Mutex::new(Slot { dev, stream }));
+        }
         let pinned = PinnedPool::new(ctx.clone(), config.max_pinned_cache as usize);
         let mut me = CudaBackend {
-            dev,
+            slots,
+            next_slot: AtomicUsize::new(0),
             ctx,
-            stream,
             budget: VramBudget::new(label.clone(), 0, config.budget),
             pinned,
             config,
             label,
             resident: Mutex::new(None),
-            device_lock: Mutex::new(()),
+            planning: Mutex::new(()),
             reports: Mutex::new(Vec::new()),
         };
         let free = me.measure_free()?;
@@ -233,8 +267,24 @@ impl CudaBackend {
     pub fn budget(&self) -> &VramBudget {
         &self.budget
     }
-    pub fn device(&self) -> &CudaDevice {
-        &self.dev
+    /// Worker slots (partitions that can run at once on this device).
+    pub fn workers(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// A free slot, or (all busy) the next in turn, waited for.
+    fn acquire_slot(&self) -> MutexGuard<'_, Slot> {
+        for s in &self.slots {
+            match s.try_lock() {
+                Ok(g) => return g,
+                // A worker panicked on this slot; its streams are idle and
+                // its buffers were freed while unwinding.
+                Err(TryLockError::Poisoned(p)) => return p.into_inner(),
+                Err(TryLockError::WouldBlock) => {}
+            }
+        }
+        let i = self.next_slot.fetch_add(1, Ordering::Relaxed) % self.slots.len();
+        relock(&self.slots[i])
     }
 
     /// Per-partition reports of the calls so far (oldest first); taking
@@ -271,15 +321,29 @@ impl CudaBackend {
     /// trimmed, so memory this process freed counts as free (cuzk-cuda
     /// raises the pool's release threshold, which otherwise keeps it).
     pub fn measure_free(&self) -> Result<u64> {
-        self.dev.synchronize()?;
-        self.stream
+        let slots: Vec<_> = self.slots.iter().map(relock).collect();
+        for s in &slots[1..] {
+            self.sync_slot(s)?;
+        }
+        self.measure_free_in(&slots[0])
+    }
+
+    fn sync_slot(&self, slot: &Slot) -> Result<()> {
+        slot.dev.synchronize()?;
+        slot.stream
             .synchronize()
-            .map_err(|e| self.drv("synchronize", e))?;
+            .map_err(|e| self.drv("synchronize", e))
+    }
+
+    /// Free memory after `slot`'s streams are idle and the pool trimmed
+    /// (other slots' streams are not waited for).
+    fn measure_free_in(&self, slot: &Slot) -> Result<u64> {
+        self.sync_slot(slot)?;
         let pool = self.default_pool()?;
         // SAFETY: trimming only releases memory no allocation holds.
         unsafe { sys::cuMemPoolTrimTo(pool, 0).result() }
             .map_err(|e| self.drv("cuMemPoolTrimTo", e))?;
-        let (free, _) = self.dev.memory()?;
+        let (free, _) = slot.dev.memory()?;
         Ok(free as u64)
     }
 
@@ -309,11 +373,7 @@ impl CudaBackend {
         Ok(high)
     }
 
-    fn reserve(&self, bytes: u64, what: &'static str) -> Result<Reservation> {
-        Ok(self.budget.reserve(bytes, what)?)
-    }
-
-    /// One partition, under the device lock.
+    /// One partition on a worker slot.
     fn prove_partition(
         &self,
         params: &Parameters,
@@ -330,16 +390,23 @@ impl CudaBackend {
             l: params.l.len(),
             h: params.h.len(),
         };
-        // Host work before the device lock, so that it overlaps another
-        // worker's kernels: density filtering and the 0/1 splits.
+        // Host work before a worker slot is taken, so that it overlaps other
+        // partitions' kernels: density filtering and the 0/1 splits.
         let a_scalars = pa.a_query_scalars();
         let b_scalars = pa.b_query_scalars();
         let a_split = split_zero_one_par(&a_scalars);
         let b_split = split_zero_one_par(&b_scalars);
         let l_split = split_zero_one_par(&pa.aux_assignment);
         let host_prep = start.elapsed();
-        let _device = relock(&self.device_lock);
+        let slot = self.acquire_slot();
+        let w = Worker {
+            b: self,
+            dev: &slot.dev,
+            stream: &slot.stream,
+        };
+        let _in_flight = self.budget.enter_partition();
 
+        let planning = relock(&self.planning);
         let mut resident = relock(&self.resident);
         if resident.as_ref().is_some_and(|r| !r.holds(params)) {
             // Other parameters: their room is this partition's to plan with.
@@ -349,10 +416,14 @@ impl CudaBackend {
             Some(r) if r.holds(params) => sizes.params_bytes(),
             _ => 0,
         };
-        // With the pool trimmed and only our resident bases allocated, free
-        // + reserved is what this process may use now.
-        let free = self.measure_free()?;
-        self.budget.refresh(free);
+        // With the pool trimmed and nothing but resident bases allocated,
+        // free + reserved is what this process may use now. While another
+        // partition holds step memory the reading would count what it
+        // reserved but has not allocated yet, so the budget stays as it is.
+        if self.budget.transient() == 0 {
+            let free = self.measure_free_in(&slot)?;
+            self.budget.refresh(free);
+        }
         let _ = self.pool_high_and_reset()?;
         self.budget.reset_peak();
         let plan = match self.config.force_plan {
@@ -378,8 +449,10 @@ impl CudaBackend {
         }
         if plan.bases == BaseStaging::Resident && resident.is_none() {
             let clock = Instant::now();
-            let reservation = self.reserve(sizes.params_bytes(), "resident parameters")?;
-            *resident = Some(ResidentBases {
+            let reservation = self
+                .budget
+                .reserve_persistent(sizes.params_bytes(), "resident parameters")?;
+            *resident = Some(Arc::new(ResidentBases {
                 key: (
                     params.a.clone(),
                     params.b_g1.clone(),
@@ -387,30 +460,33 @@ impl CudaBackend {
                     params.b_g2.clone(),
                     params.h.clone(),
                 ),
-                a: self.dev.upload_g1(&params.a)?,
-                b_g1: self.dev.upload_g1(&params.b_g1)?,
-                b_g2: self.dev.upload_g2(&params.b_g2)?,
-                l: self.dev.upload_g1(&params.l)?,
-                h: self.dev.upload_g1(&params.h)?,
+                a: slot.dev.upload_g1(&params.a)?,
+                b_g1: slot.dev.upload_g1(&params.b_g1)?,
+                b_g2: slot.dev.upload_g2(&params.b_g2)?,
+                l: slot.dev.upload_g1(&params.l)?,
+                h: slot.dev.upload_g1(&params.h)?,
                 _reservation: reservation,
-            });
-            self.dev.synchronize()?;
+            }));
+            slot.dev.synchronize()?;
             t.upload += clock.elapsed();
         }
         let bases = if plan.bases == BaseStaging::Resident {
-            resident.as_ref()
+            resident.clone()
         } else {
             None
         };
+        let bases = bases.as_deref();
+        drop(resident);
+        drop(planning);
 
         // H.
-        let h_coeffs = self.compute_h(pa, log, plan.h, &mut t)?;
+        let h_coeffs = w.compute_h(pa, log, plan.h, &mut t)?;
         let pinned = matches!(h_coeffs, HCoeffs::Pinned(_));
 
         // The five MSMs. H's scalars are random (no split); the others are
-        // mostly 0 and 1 and were split before the device lock.
+        // mostly 0 and 1 and were split before the slot was taken.
         let clock = Instant::now();
-        let h = self.msm_g1(
+        let h = w.msm_g1(
             &params.h,
             bases.map(|b| &b.h),
             &h_coeffs.scalars(sizes.h, &self.label)?,
@@ -421,7 +497,7 @@ impl CudaBackend {
         drop(h_coeffs);
         t.msm_h += clock.elapsed();
         let clock = Instant::now();
-        let l = self.msm_g1(
+        let l = w.msm_g1(
             &params.l,
             bases.map(|b| &b.l),
             &pa.aux_assignment,
@@ -431,7 +507,7 @@ impl CudaBackend {
         )?;
         t.msm_l += clock.elapsed();
         let clock = Instant::now();
-        let a_g1 = self.msm_g1(
+        let a_g1 = w.msm_g1(
             &params.a,
             bases.map(|b| &b.a),
             &a_scalars,
@@ -441,7 +517,7 @@ impl CudaBackend {
         )?;
         t.msm_a += clock.elapsed();
         let clock = Instant::now();
-        let b_g1 = self.msm_g1(
+        let b_g1 = w.msm_g1(
             &params.b_g1,
             bases.map(|b| &b.b_g1),
             &b_scalars,
@@ -451,7 +527,7 @@ impl CudaBackend {
         )?;
         t.msm_b_g1 += clock.elapsed();
         let clock = Instant::now();
-        let b_g2 = self.msm_g2(
+        let b_g2 = w.msm_g2(
             &params.b_g2,
             bases.map(|b| &b.b_g2),
             &b_scalars,
@@ -460,7 +536,6 @@ impl CudaBackend {
             &mut t,
         )?;
         t.msm_b_g2 += clock.elapsed();
-        drop(resident);
 
         let pool_high = self.pool_high_and_reset()?;
         t.total = start.elapsed();
@@ -484,6 +559,18 @@ impl CudaBackend {
             report,
         ))
     }
+}
+
+impl Worker<'_> {
+    fn drv(&self, op: &'static str, e: DriverError) -> GpuError {
+        self.b.drv(op, e)
+    }
+
+    /// One step's reservation, waiting while another worker's partition
+    /// may release memory.
+    fn reserve(&self, bytes: u64, what: &'static str) -> Result<Reservation> {
+        Ok(self.b.budget.reserve_waiting(bytes, what)?)
+    }
 
     // ------------------------------------------------------------------ H
 
@@ -497,7 +584,8 @@ impl CudaBackend {
             .map_err(|e| self.drv("alloc_zeros (a/b/c staging)", e))?;
         let mut staged = Staged {
             buf: Some(buf),
-            owner: self,
+            dev: self.dev,
+            stream: self.stream,
         };
         if !v.is_empty() {
             let src = scalars_as_bytes(v);
@@ -546,7 +634,8 @@ impl CudaBackend {
                 .map_err(|e| self.drv("alloc (a/b/c staging)", e))?;
             let mut staged = Staged {
                 buf: Some(buf),
-                owner: self,
+                dev: self.dev,
+                stream: self.stream,
             };
             if bytes > 0 {
                 self.stream
@@ -589,7 +678,7 @@ impl CudaBackend {
         let n = 1usize << log;
         // cuzk-cuda caches a twiddle table (4 GiB at 2^28) outside any
         // budget: it must go whichever way this function returns.
-        let _tables = ReleaseTables(&self.dev);
+        let _tables = ReleaseTables(self.dev);
         let sizes = PartitionSizes {
             domain: n,
             a: 0,
@@ -607,10 +696,10 @@ impl CudaBackend {
             HStaging::AllResident => {
                 let _r = self.reserve(sizes.h_bytes(how), "H (a, b, c resident)")?;
                 let clock = Instant::now();
-                let lease = if self.config.pinned_staging {
+                let lease = if self.b.config.pinned_staging {
                     // No pinned memory (the host is short of locked pages):
                     // the pageable path below still works, only slower.
-                    self.pinned.take(3 * n * plan::FR as usize).ok()
+                    self.b.pinned.take(3 * n * plan::FR as usize).ok()
                 } else {
                     None
                 };
@@ -725,17 +814,18 @@ impl CudaBackend {
         if m == 0 {
             return Ok(G1Projective::identity());
         }
-        let run = |points: &DevicePoints, s: &[Scalar], sp: Option<&ZeroOneSplit>| {
-            let _scratch = self.reserve(plan::msm_scratch(s.len(), false), "G1 MSM scratch")?;
-            match sp {
-                Some(sp) => self.split_g1(points, sp),
-                None => {
-                    let ds = self.dev.upload_scalars(s)?;
-                    Ok(self.dev.msm_g1_device(points, &ds, None)?)
-                }
+        // One reservation per step (see `VramBudget::reserve_waiting`): the
+        // scratch alone over resident points, bases and scratch together
+        // for a streamed chunk.
+        let run = |points: &DevicePoints, s: &[Scalar], sp: Option<&ZeroOneSplit>| match sp {
+            Some(sp) => self.split_g1(points, sp),
+            None => {
+                let ds = self.dev.upload_scalars(s)?;
+                Ok(self.dev.msm_g1_device(points, &ds, None)?)
             }
         };
         if let Some(points) = resident {
+            let _scratch = self.reserve(plan::msm_scratch(m, false), "G1 MSM scratch")?;
             return run(points, scalars, split);
         }
         let chunk = match plan.bases {
@@ -745,7 +835,10 @@ impl CudaBackend {
         let mut acc = G1Projective::identity();
         for lo in (0..m).step_by(chunk) {
             let hi = (lo + chunk).min(m);
-            let _bases = self.reserve((hi - lo) as u64 * G1_POINT, "G1 bases (streamed)")?;
+            let _step = self.reserve(
+                (hi - lo) as u64 * G1_POINT + plan::msm_scratch(hi - lo, false),
+                "G1 bases and MSM scratch (streamed)",
+            )?;
             let clock = Instant::now();
             let points = self.dev.upload_g1(&host[lo..hi])?;
             t.upload += clock.elapsed();
@@ -796,12 +889,10 @@ impl CudaBackend {
         if m == 0 {
             return Ok(G2Projective::identity());
         }
-        let run = |points: &DevicePoints, s: &[Scalar], sp: &ZeroOneSplit| {
-            let _scratch = self.reserve(plan::msm_scratch(s.len(), true), "G2 MSM scratch")?;
-            self.split_g2(points, sp)
-        };
+        let run = |points: &DevicePoints, sp: &ZeroOneSplit| self.split_g2(points, sp);
         if let Some(points) = resident {
-            return run(points, scalars, split);
+            let _scratch = self.reserve(plan::msm_scratch(m, true), "G2 MSM scratch")?;
+            return run(points, split);
         }
         let chunk = match plan.bases {
             BaseStaging::Chunked { g2_points, .. } => g2_points.max(1),
@@ -810,18 +901,17 @@ impl CudaBackend {
         let mut acc = G2Projective::identity();
         for lo in (0..m).step_by(chunk) {
             let hi = (lo + chunk).min(m);
-            let _bases = self.reserve((hi - lo) as u64 * G2_POINT, "G2 bases (streamed)")?;
+            let _step = self.reserve(
+                (hi - lo) as u64 * G2_POINT + plan::msm_scratch(hi - lo, true),
+                "G2 bases and MSM scratch (streamed)",
+            )?;
             let clock = Instant::now();
             let points = self.dev.upload_g2(&host[lo..hi])?;
             t.upload += clock.elapsed();
             acc += if hi - lo == m {
-                run(&points, scalars, split)?
+                run(&points, split)?
             } else {
-                run(
-                    &points,
-                    &scalars[lo..hi],
-                    &split_zero_one_par(&scalars[lo..hi]),
-                )?
+                run(&points, &split_zero_one_par(&scalars[lo..hi]))?
             };
         }
         Ok(acc)

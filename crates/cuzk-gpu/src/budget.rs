@@ -12,7 +12,8 @@
 //! Re-measuring lowers it when another process took memory and raises it
 //! again (never above the limit) when that memory comes back.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 /// 512 MiB: what the issue asks to keep free for the driver, other
 /// contexts and allocations the backend does not see (module images,
@@ -78,6 +79,13 @@ struct State {
     config: BudgetConfig,
     capacity: u64,
     reserved: u64,
+    /// Of `reserved`, what partitions hold for one step (not resident
+    /// parameters): it comes back when that step ends.
+    transient: u64,
+    /// Partitions in flight on the device, and how many of them wait in
+    /// `reserve_waiting`.
+    in_flight: u32,
+    waiting: u32,
     peak: u64,
     /// Reservations granted or refused so far (the fault hook counts them).
     requests: u64,
@@ -86,26 +94,38 @@ struct State {
     fail_at: Option<(u64, Fault)>,
 }
 
+#[derive(Debug)]
+struct Shared {
+    state: Mutex<State>,
+    /// Signalled whenever a reservation is released.
+    released: Condvar,
+}
+
 /// One device's budget; cheap to clone (shared by the device's workers).
 #[derive(Clone, Debug)]
 pub struct VramBudget {
-    state: Arc<Mutex<State>>,
+    state: Arc<Shared>,
 }
 
 /// Bytes of a budget held until drop.
 #[derive(Debug)]
 pub struct Reservation {
-    state: Arc<Mutex<State>>,
+    state: Arc<Shared>,
     bytes: u64,
+    transient: bool,
     what: &'static str,
 }
 
-fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
+fn lock(state: &Shared) -> MutexGuard<'_, State> {
     // A panic while the lock is held leaves the counters consistent (each
     // update is a single assignment), so a poisoned lock is still usable;
     // refusing it would leak every later reservation's bytes.
-    state.lock().unwrap_or_else(|p| p.into_inner())
+    state.state.lock().unwrap_or_else(|p| p.into_inner())
 }
+
+/// How long a waiting reservation waits in all before it gives up: far
+/// longer than any step of a partition (a 2^27 MSM takes about a second).
+const MAX_WAIT: Duration = Duration::from_secs(600);
 
 fn capacity_for(config: &BudgetConfig, free: u64, reserved: u64) -> u64 {
     let measured = (free + reserved).saturating_sub(config.safety_margin);
@@ -120,15 +140,21 @@ impl VramBudget {
     /// `free` bytes (nothing of this process held yet).
     pub fn new(device: impl Into<String>, free: u64, config: BudgetConfig) -> Self {
         VramBudget {
-            state: Arc::new(Mutex::new(State {
-                device: device.into(),
-                config,
-                capacity: capacity_for(&config, free, 0),
-                reserved: 0,
-                peak: 0,
-                requests: 0,
-                fail_at: None,
-            })),
+            state: Arc::new(Shared {
+                state: Mutex::new(State {
+                    device: device.into(),
+                    config,
+                    capacity: capacity_for(&config, free, 0),
+                    reserved: 0,
+                    transient: 0,
+                    in_flight: 0,
+                    waiting: 0,
+                    peak: 0,
+                    requests: 0,
+                    fail_at: None,
+                }),
+                released: Condvar::new(),
+            }),
         }
     }
 
@@ -141,8 +167,53 @@ impl VramBudget {
         s.capacity = capacity_for(&s.config, free, s.reserved);
     }
 
-    /// Takes `bytes` for `what` (a short label that errors carry).
+    /// Takes `bytes` for one step of a partition (`what` is a short label
+    /// that errors carry); fails at once when they do not fit.
     pub fn reserve(&self, bytes: u64, what: &'static str) -> Result<Reservation, BudgetError> {
+        self.take(bytes, what, true, false)
+    }
+
+    /// Takes `bytes` held across partitions (resident parameters),
+    /// waiting as [`reserve_waiting`](Self::reserve_waiting) does.
+    pub fn reserve_persistent(
+        &self,
+        bytes: u64,
+        what: &'static str,
+    ) -> Result<Reservation, BudgetError> {
+        self.take(bytes, what, false, true)
+    }
+
+    /// Marks a partition in flight until the guard drops, so that waiting
+    /// reservations know whether anyone could still release memory.
+    pub fn enter_partition(&self) -> PartitionGuard {
+        lock(&self.state).in_flight += 1;
+        PartitionGuard {
+            state: self.state.clone(),
+        }
+    }
+
+    /// As [`reserve`](Self::reserve), but while another partition could
+    /// still release memory (some step holds transient bytes, or a partition
+    /// in flight is not itself waiting) it waits instead of failing. A
+    /// caller must hold no transient reservation of its own while it waits;
+    /// then when every partition in flight waits and nothing transient is
+    /// held, nothing more can come back, and the request fails instead of
+    /// deadlocking.
+    pub fn reserve_waiting(
+        &self,
+        bytes: u64,
+        what: &'static str,
+    ) -> Result<Reservation, BudgetError> {
+        self.take(bytes, what, true, true)
+    }
+
+    fn take(
+        &self,
+        bytes: u64,
+        what: &'static str,
+        transient: bool,
+        wait: bool,
+    ) -> Result<Reservation, BudgetError> {
         let mut s = lock(&self.state);
         s.requests += 1;
         if let Some((at, fault)) = s.fail_at {
@@ -161,24 +232,49 @@ impl VramBudget {
                 });
             }
         }
-        let available = s.capacity.saturating_sub(s.reserved);
-        if bytes > available {
-            return Err(BudgetError::Exhausted {
-                device: s.device.clone(),
-                what,
-                bytes,
-                available,
-                capacity: s.capacity,
-                reserved: s.reserved,
-            });
+        let deadline = Instant::now() + MAX_WAIT;
+        loop {
+            let available = s.capacity.saturating_sub(s.reserved);
+            if bytes <= available {
+                break;
+            }
+            let now = Instant::now();
+            let others_may_release = s.transient > 0 || s.in_flight > s.waiting + 1;
+            if !wait || !others_may_release || now >= deadline {
+                return Err(BudgetError::Exhausted {
+                    device: s.device.clone(),
+                    what,
+                    bytes,
+                    available,
+                    capacity: s.capacity,
+                    reserved: s.reserved,
+                });
+            }
+            s.waiting += 1;
+            s = self
+                .state
+                .released
+                .wait_timeout(s, deadline - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+            s.waiting -= 1;
         }
         s.reserved += bytes;
+        if transient {
+            s.transient += bytes;
+        }
         s.peak = s.peak.max(s.reserved);
         Ok(Reservation {
             state: self.state.clone(),
             bytes,
+            transient,
             what,
         })
+    }
+
+    /// Bytes held by steps of partitions in flight (not resident data).
+    pub fn transient(&self) -> u64 {
+        lock(&self.state).transient
     }
 
     /// Bytes that a reservation may take now.
@@ -241,6 +337,26 @@ impl Drop for Reservation {
     fn drop(&mut self) {
         let mut s = lock(&self.state);
         s.reserved = s.reserved.saturating_sub(self.bytes);
+        if self.transient {
+            s.transient = s.transient.saturating_sub(self.bytes);
+        }
+        drop(s);
+        self.state.released.notify_all();
+    }
+}
+
+/// A partition in flight (see [`VramBudget::enter_partition`]).
+#[derive(Debug)]
+pub struct PartitionGuard {
+    state: Arc<Shared>,
+}
+
+impl Drop for PartitionGuard {
+    fn drop(&mut self) {
+        let mut s = lock(&self.state);
+        s.in_flight = s.in_flight.saturating_sub(1);
+        drop(s);
+        self.state.released.notify_all();
     }
 }
 
@@ -361,6 +477,65 @@ mod tests {
     }
 
     #[test]
+    fn waiting_reservation_gets_memory_another_step_releases() {
+        let b = budget(8 * GIB, Some(3 * GIB));
+        let resident = b.reserve_persistent(GIB, "params").unwrap();
+        let step = b.reserve(2 * GIB, "worker 1 step").unwrap();
+        assert_eq!(b.transient(), 2 * GIB);
+        // Nothing transient would come back: fail at once, not wait.
+        assert!(b.reserve(3 * GIB, "too big").is_err());
+        let b2 = b.clone();
+        let waiter = std::thread::spawn(move || {
+            b2.reserve_waiting(2 * GIB, "worker 2 step")
+                .map(|r| r.bytes())
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        drop(step);
+        assert_eq!(waiter.join().unwrap(), Ok(2 * GIB));
+        // With only resident bytes held, a waiting reservation that cannot
+        // fit fails instead of waiting for ever.
+        assert!(matches!(
+            b.reserve_waiting(3 * GIB, "never"),
+            Err(BudgetError::Exhausted { .. })
+        ));
+        drop(resident);
+        assert_eq!((b.reserved(), b.transient()), (0, 0));
+    }
+
+    #[test]
+    fn waiters_fail_instead_of_deadlocking() {
+        // Two partitions in flight, both needing more than is left beside
+        // the resident bytes, neither holding a step: both must fail.
+        let b = budget(8 * GIB, Some(3 * GIB));
+        let _resident = b.reserve_persistent(2 * GIB, "params").unwrap();
+        let results: Vec<_> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..2)
+                .map(|_| {
+                    let b = b.clone();
+                    s.spawn(move || {
+                        let _p = b.enter_partition();
+                        b.reserve_waiting(2 * GIB, "step").map(|r| r.bytes())
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(results.iter().all(|r| r.is_err()), "{results:?}");
+        // One partition in flight holding a step: the other waits for it.
+        let p1 = b.enter_partition();
+        let step = b.reserve(GIB, "step 1").unwrap();
+        let b2 = b.clone();
+        let waiter = std::thread::spawn(move || {
+            let _p = b2.enter_partition();
+            b2.reserve_waiting(GIB, "step 2").map(|r| r.bytes())
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        drop(step);
+        drop(p1);
+        assert_eq!(waiter.join().unwrap(), Ok(GIB));
+    }
+
+    #[test]
     fn concurrent_workers_never_overcommit() {
         let b = budget(8 * GIB, Some(GIB));
         let granted = std::sync::atomic::AtomicU64::new(0);
@@ -368,7 +543,7 @@ mod tests {
             for _ in 0..4 {
                 s.spawn(|| {
                     for _ in 0..1000 {
-                        if let Ok(r) = b.reserve(100 << 20, "w") {
+                        if let Ok(r) = b.reserve_waiting(100 << 20, "w") {
                             let now = granted
                                 .fetch_add(r.bytes(), std::sync::atomic::Ordering::SeqCst)
                                 + r.bytes();

@@ -24,7 +24,7 @@ pub mod split;
 #[cfg(feature = "cuda")]
 pub use backend::{CudaBackend, PartitionReport};
 
-pub use budget::{BudgetConfig, BudgetError, Fault, Reservation, VramBudget};
+pub use budget::{BudgetConfig, BudgetError, Fault, PartitionGuard, Reservation, VramBudget};
 pub use error::{GpuError, Result};
 pub use plan::{BaseStaging, HStaging, PartitionSizes, StagingPlan};
 
@@ -69,6 +69,11 @@ pub struct GpuConfig {
     /// Use this plan instead of the one the budget suggests (tests force
     /// each staging path with it; a forced plan still reserves every byte).
     pub force_plan: Option<StagingPlan>,
+    /// Worker slots on the device (`gpu_workers_per_device`): partitions
+    /// proved at once, each on its own streams, sharing the budget and the
+    /// resident parameters. 2 lets one partition's host work and transfers
+    /// overlap the other's kernels.
+    pub workers_per_device: usize,
     /// Stage a/b/c and read H back through pinned host memory.
     pub pinned_staging: bool,
     /// Pinned host bytes kept for reuse between partitions: a 2^27
@@ -83,6 +88,7 @@ impl Default for GpuConfig {
             budget: BudgetConfig::default(),
             keep_params_resident: true,
             force_plan: None,
+            workers_per_device: 2,
             pinned_staging: true,
             max_pinned_cache: 24 << 30,
         }
