@@ -607,7 +607,7 @@ impl CudaDevice {
     }
 
     /// H's pointwise step on the coset: a_i = (a_i b_i - c_i) / Z, with
-    /// Z = g^n - 1 the vanishing polynomial's value on the coset g<w>.
+    /// Z = g^n - 1 the vanishing polynomial's value on the coset `g<w>`.
     pub fn h_pointwise_device(
         &self,
         a: &mut CudaSlice<u8>,

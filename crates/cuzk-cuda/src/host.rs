@@ -225,7 +225,7 @@ pub fn split_zero_one(scalars: &[Scalar]) -> ZeroOneSplit {
 }
 
 /// Which transform an NTT call performs (bellperson's conventions: natural
-/// order in and out, the coset g*<w> with g = Fr's multiplicative generator).
+/// order in and out, the coset `g*<w>` with g = Fr's multiplicative generator).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub enum NttKind {
     Forward,

@@ -18,7 +18,7 @@
 //!   forward / inverse / coset / inverse coset ([`NttKind`]), 2^0..2^28;
 //!   `h_pointwise_device` ((a*b - c)/Z on the coset) and `compute_h`.
 //! - MSM: `msm_g1` / `msm_g2` (host slices), `msm_g1_device` /
-//!   `msm_g2_device` over resident [`DevicePoints`] and [`DeviceScalars`]
+//!   `msm_g2_device` over resident `DevicePoints` and `DeviceScalars`
 //!   (Montgomery or canonical, optional point ids for an indexed MSM),
 //!   `msm_g1_pinned` (points streamed from pinned memory).
 //! - The 0/1 path: `sum_selected_g1` / `sum_selected_g2` over a bit mask,
