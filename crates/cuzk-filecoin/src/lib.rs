@@ -11,19 +11,25 @@
 //! loads parameter files in filecoin-proofs' cache layout.
 //!
 //! It does not touch GPUs (backends come in as `cuzk_core::ProverBackend`)
-//! nor schedule work (that is the daemon's).
+//! nor schedule work (the daemon does; this crate gives it kinds).
 //!
 //! - [`circuits`]: circuit identities (registered proofs), tree shapes,
 //!   blank circuits for parameter generation.
 //! - [`paramcache`]: the `FIL_PROOFS_PARAMETER_CACHE` directory.
 //! - [`prover`]: [`FilecoinProver`], proof requests and outputs.
 //! - [`porep`], [`post`], [`snap`]: the circuits of each proof.
+//! - [`partitions`]: per-partition synthesis, for the daemon.
+//! - [`daemon`]: the daemon's Filecoin circuit kinds and their priorities.
+//! - [`curio`]: Curio's `cuzk.v1.ProvingEngine` gRPC service on the daemon.
 //! - [`cli`]: `cuzk prove --filecoin ...` and `cuzk params gen --filecoin ...`.
 
 pub mod circuits;
 pub mod cli;
+pub mod curio;
+pub mod daemon;
 pub mod error;
 pub mod paramcache;
+pub mod partitions;
 pub mod porep;
 pub mod post;
 pub mod prover;

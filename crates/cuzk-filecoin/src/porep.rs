@@ -11,7 +11,7 @@
 //! - filecoin-proofs' own `SealCommitPhase1Output<Tree>` JSON, which carries
 //!   no registered proof, so the caller names it.
 
-use crate::circuits::{FilTree, ProofKind};
+use crate::circuits::{with_tree_shape, FilTree, ProofKind};
 use crate::prover::{guarded, FilecoinProver, ProofCircuits, ProofOutput};
 use crate::{CircuitId, Error, Result};
 use base64::Engine as _;
@@ -141,32 +141,62 @@ pub(crate) fn prove_c2(
     prover: &FilecoinProver,
     c1: &SealCommitPhase1Output,
 ) -> Result<ProofOutput> {
+    let size = u64::from(c1.registered_proof.sector_size());
+    with_tree_shape!(size, prove_c2_typed, prover, c1)
+}
+
+fn prove_c2_typed<Tree: FilTree>(
+    prover: &FilecoinProver,
+    c1: &SealCommitPhase1Output,
+) -> Result<ProofOutput> {
     let start = Instant::now();
+    let pc = c2_circuits::<Tree>(c1)?;
+    prover.prove_circuits(pc, start.elapsed())
+}
+
+/// The vanilla proofs' sector size, from their tag.
+fn tagged_size(p: &VanillaSealProof) -> u64 {
+    use crate::circuits::shapes::*;
+    match p {
+        VanillaSealProof::StackedDrg2KiBV1(_) => SECTOR_SIZE_2_KIB,
+        VanillaSealProof::StackedDrg8MiBV1(_) => SECTOR_SIZE_8_MIB,
+        VanillaSealProof::StackedDrg512MiBV1(_) => SECTOR_SIZE_512_MIB,
+        VanillaSealProof::StackedDrg32GiBV1(_) => SECTOR_SIZE_32_GIB,
+        VanillaSealProof::StackedDrg64GiBV1(_) => SECTOR_SIZE_64_GIB,
+    }
+}
+
+/// The circuits of a C1 output, with the tree shape `Tree` (which must be
+/// the shape of the output's sector size).
+pub(crate) fn c2_circuits<Tree: FilTree>(
+    c1: &SealCommitPhase1Output,
+) -> Result<ProofCircuits<StackedCircuit<Tree, DefaultPieceHasher>>> {
+    use std::any::Any;
     let rp = c1.registered_proof;
-    let args = (rp, c1.comm_r, c1.comm_d, c1.replica_id, c1.seed);
     // The shape comes from the proofs' own tag; it must agree with the
     // registered proof's sector size (or the circuits would not fit the
     // parameters).
-    macro_rules! go {
-        ($shape:ty, $proofs:expr, $size:expr) => {{
-            if u64::from(rp.sector_size()) != $size {
-                return Err(Error::InvalidInput(format!(
-                    "C1 output for {rp:?} carries vanilla proofs of {} byte sectors",
-                    $size
-                )));
-            }
-            let pc = porep_circuits::<$shape>(args, $proofs)?;
-            prover.prove_circuits(pc, start.elapsed())
-        }};
+    if tagged_size(&c1.vanilla_proofs) != u64::from(rp.sector_size()) {
+        return Err(Error::InvalidInput(format!(
+            "C1 output for {rp:?} carries vanilla proofs of {} byte sectors",
+            tagged_size(&c1.vanilla_proofs)
+        )));
     }
-    use crate::circuits::shapes::*;
-    match &c1.vanilla_proofs {
-        VanillaSealProof::StackedDrg2KiBV1(p) => go!(SectorShape2KiB, p, SECTOR_SIZE_2_KIB),
-        VanillaSealProof::StackedDrg8MiBV1(p) => go!(SectorShape8MiB, p, SECTOR_SIZE_8_MIB),
-        VanillaSealProof::StackedDrg512MiBV1(p) => go!(SectorShape512MiB, p, SECTOR_SIZE_512_MIB),
-        VanillaSealProof::StackedDrg32GiBV1(p) => go!(SectorShape32GiB, p, SECTOR_SIZE_32_GIB),
-        VanillaSealProof::StackedDrg64GiBV1(p) => go!(SectorShape64GiB, p, SECTOR_SIZE_64_GIB),
-    }
+    let proofs: &dyn Any = match &c1.vanilla_proofs {
+        VanillaSealProof::StackedDrg2KiBV1(p) => p,
+        VanillaSealProof::StackedDrg8MiBV1(p) => p,
+        VanillaSealProof::StackedDrg512MiBV1(p) => p,
+        VanillaSealProof::StackedDrg32GiBV1(p) => p,
+        VanillaSealProof::StackedDrg64GiBV1(p) => p,
+    };
+    let proofs = proofs
+        .downcast_ref::<Vec<Vec<filecoin_proofs::VanillaSealProof<Tree>>>>()
+        .ok_or_else(|| {
+            Error::InvalidInput(format!(
+                "C1 output for {rp:?}: vanilla proofs of another tree shape"
+            ))
+        })?;
+    porep_circuits::<Tree>((rp, c1.comm_r, c1.comm_d, c1.replica_id, c1.seed), proofs)
 }
 
 type C2Args = (

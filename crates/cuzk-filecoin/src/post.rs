@@ -45,13 +45,13 @@ fn compound_inputs<Tree: FilTree>(
     )
 }
 
-struct PostArgs<'a> {
-    registered: RegisteredPoStProof,
-    randomness: &'a [u8; 32],
-    prover_id: [u8; 32],
-    vanilla_proofs: &'a [Vec<u8>],
+pub(crate) struct PostArgs<'a> {
+    pub(crate) registered: RegisteredPoStProof,
+    pub(crate) randomness: &'a [u8; 32],
+    pub(crate) prover_id: [u8; 32],
+    pub(crate) vanilla_proofs: &'a [Vec<u8>],
     /// WindowPoSt only: one partition.
-    partition: Option<usize>,
+    pub(crate) partition: Option<usize>,
 }
 
 pub(crate) fn prove_winning(
@@ -107,7 +107,7 @@ fn prove_post<Tree: FilTree>(prover: &FilecoinProver, a: &PostArgs<'_>) -> Resul
     prover.prove_circuits(pc, start.elapsed())
 }
 
-fn post_circuits<Tree: FilTree>(
+pub(crate) fn post_circuits<Tree: FilTree>(
     a: &PostArgs<'_>,
 ) -> Result<ProofCircuits<FallbackPoStCircuit<Tree>>> {
     let config: PoStConfig = a.registered.as_v1_config();

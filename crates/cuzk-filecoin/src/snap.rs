@@ -16,12 +16,12 @@ use storage_proofs_update::{
     EmptySectorUpdate, EmptySectorUpdateCircuit, EmptySectorUpdateCompound, PartitionProof,
 };
 
-struct SnapArgs<'a> {
-    registered: RegisteredUpdateProof,
-    vanilla_proofs: &'a [Vec<u8>],
-    comm_r_old: [u8; 32],
-    comm_r_new: [u8; 32],
-    comm_d_new: [u8; 32],
+pub(crate) struct SnapArgs<'a> {
+    pub(crate) registered: RegisteredUpdateProof,
+    pub(crate) vanilla_proofs: &'a [Vec<u8>],
+    pub(crate) comm_r_old: [u8; 32],
+    pub(crate) comm_r_new: [u8; 32],
+    pub(crate) comm_d_new: [u8; 32],
 }
 
 pub(crate) fn prove(
@@ -55,7 +55,7 @@ fn prove_snap<Tree: FilTree>(prover: &FilecoinProver, a: &SnapArgs<'_>) -> Resul
 
 type Compound<T> = EmptySectorUpdateCompound<T>;
 
-fn snap_circuits<Tree: FilTree>(
+pub(crate) fn snap_circuits<Tree: FilTree>(
     a: &SnapArgs<'_>,
 ) -> Result<ProofCircuits<EmptySectorUpdateCircuit<Tree>>> {
     let commitment = |bytes: &[u8; 32], name: &str| -> Result<TreeRDomain> {

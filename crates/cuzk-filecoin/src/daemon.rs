@@ -1,0 +1,438 @@
+//! The Filecoin circuit kinds of the cuzk daemon: one kind per circuit
+//! (`porep-2k`, `winning-32g`, `wpost-32g`, `snap-64g`, ... as Curio names
+//! them), proving from the same inputs as [`crate::FilecoinProver`], with
+//! parameters under filecoin-proofs' file names in the daemon's parameter
+//! directory (point it at the `FIL_PROOFS_PARAMETER_CACHE` directory).
+//!
+//! A job's input is [`encode_request`]'s bytes: for PoRep the C1 output as
+//! it is (any form [`crate::porep::decode_c1`] reads), for the others a
+//! small JSON document. The kind checks the input at submission by building
+//! its circuits, and counts its partitions; the daemon proves partitions and
+//! concatenates their proofs in order, which is filecoin-proofs' format.
+
+use crate::circuits::{CircuitId, ProofKind, REGISTERED_SECTOR_SIZES};
+use crate::partitions::{partition_count, synthesize_partitions};
+use crate::prover::ProofRequest;
+use crate::{cli, porep, post, snap, Error, Result};
+use base64::Engine as _;
+use cuzk_core::params::Parameters;
+use cuzk_core::synthesis::ProvingAssignment;
+use cuzk_daemon::kinds::{CircuitKind, JobInput, KindError};
+use cuzk_daemon::Priority;
+use std::sync::Arc;
+
+/// WinningPoSt must finish within its epoch; WindowPoSt within its
+/// deadline; PoRep and SnapDeals have hours.
+pub fn default_priority(kind: ProofKind) -> Priority {
+    match kind {
+        ProofKind::WinningPost => Priority::Critical,
+        ProofKind::WindowPost => Priority::High,
+        ProofKind::Porep | ProofKind::SnapDeals => Priority::Normal,
+    }
+}
+
+/// One Filecoin circuit as a daemon kind.
+pub struct FilecoinKind {
+    circuit: CircuitId,
+    name: String,
+    params_id: String,
+    generate: bool,
+}
+
+impl FilecoinKind {
+    /// `generate`: let the daemon make random (insecure, test-only)
+    /// parameters when the file is missing. Off for real use: proofs made
+    /// with them are worthless on chain, and a missing file should be an
+    /// error the operator sees.
+    pub fn new(circuit: CircuitId, generate: bool) -> Result<Self> {
+        Ok(FilecoinKind {
+            circuit,
+            name: circuit.short_name(),
+            // The daemon loads `<dir>/<params_id>.params`: filecoin-proofs'
+            // own file name without the extension.
+            params_id: storage_proofs_core::parameter_cache::parameter_id(
+                &circuit.cache_identifier()?,
+            )
+            .trim_end_matches(".params")
+            .to_owned(),
+            generate,
+        })
+    }
+
+    /// The four kinds for each sector size.
+    pub fn all(sector_sizes: &[u64], generate: bool) -> Result<Vec<Arc<dyn CircuitKind>>> {
+        let mut kinds: Vec<Arc<dyn CircuitKind>> = Vec::new();
+        for &size in sector_sizes {
+            for kind in [
+                ProofKind::Porep,
+                ProofKind::WinningPost,
+                ProofKind::WindowPost,
+                ProofKind::SnapDeals,
+            ] {
+                kinds.push(Arc::new(Self::new(
+                    CircuitId::current(kind, size)?,
+                    generate,
+                )?));
+            }
+        }
+        Ok(kinds)
+    }
+
+    /// Every production sector size (2 KiB to 64 GiB).
+    pub fn all_sizes(generate: bool) -> Result<Vec<Arc<dyn CircuitKind>>> {
+        Self::all(&REGISTERED_SECTOR_SIZES, generate)
+    }
+
+    pub fn circuit(&self) -> CircuitId {
+        self.circuit
+    }
+
+    pub fn default_priority(&self) -> Priority {
+        default_priority(self.circuit.kind())
+    }
+
+    fn malformed(&self, e: Error) -> KindError {
+        KindError::MalformedInput {
+            kind: self.name.clone(),
+            what: e.to_string(),
+        }
+    }
+}
+
+/// The daemon's name of the kind that proves `circuit`.
+pub fn kind_name(circuit: CircuitId) -> String {
+    circuit.short_name()
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct PostInput {
+    registered_proof: u64,
+    randomness: String,
+    prover_id: String,
+    vanilla_proofs: Vec<String>,
+    #[serde(default)]
+    partition: Option<usize>,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct SnapInput {
+    registered_proof: u64,
+    vanilla_proofs: Vec<String>,
+    comm_r_old: String,
+    comm_r_new: String,
+    comm_d_new: String,
+}
+
+fn hex(b: &[u8; 32]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn b64(v: &[Vec<u8>]) -> Vec<String> {
+    v.iter()
+        .map(|p| base64::engine::general_purpose::STANDARD.encode(p))
+        .collect()
+}
+
+fn unb64(v: &[String]) -> Result<Vec<Vec<u8>>> {
+    v.iter()
+        .enumerate()
+        .map(|(i, s)| {
+            base64::engine::general_purpose::STANDARD
+                .decode(s)
+                .map_err(|e| Error::Decode {
+                    what: format!("vanilla proof {i} (base64)"),
+                    detail: e.to_string(),
+                })
+        })
+        .collect()
+}
+
+/// A job input for the daemon's Filecoin kinds.
+pub fn encode_request(req: &ProofRequest) -> Vec<u8> {
+    // Serializing these plain structs cannot fail (no maps with non-string
+    // keys, no failing Serialize impls).
+    let json = match req {
+        ProofRequest::PoRepC2(c1) => serde_json::to_vec(c1),
+        ProofRequest::WinningPost {
+            registered_proof,
+            randomness,
+            prover_id,
+            vanilla_proofs,
+        } => serde_json::to_vec(&PostInput {
+            registered_proof: *registered_proof as u64,
+            randomness: hex(randomness),
+            prover_id: hex(prover_id),
+            vanilla_proofs: b64(vanilla_proofs),
+            partition: None,
+        }),
+        ProofRequest::WindowPost {
+            registered_proof,
+            randomness,
+            prover_id,
+            vanilla_proofs,
+            partition,
+        } => serde_json::to_vec(&PostInput {
+            registered_proof: *registered_proof as u64,
+            randomness: hex(randomness),
+            prover_id: hex(prover_id),
+            vanilla_proofs: b64(vanilla_proofs),
+            partition: *partition,
+        }),
+        ProofRequest::SnapDeals {
+            registered_proof,
+            vanilla_proofs,
+            comm_r_old,
+            comm_r_new,
+            comm_d_new,
+        } => serde_json::to_vec(&SnapInput {
+            registered_proof: *registered_proof as u64,
+            vanilla_proofs: b64(vanilla_proofs),
+            comm_r_old: hex(comm_r_old),
+            comm_r_new: hex(comm_r_new),
+            comm_d_new: hex(comm_d_new),
+        }),
+    };
+    json.unwrap_or_default()
+}
+
+/// Read a job input of `kind` (see [`encode_request`]).
+pub fn decode_request(kind: ProofKind, input: &[u8]) -> Result<ProofRequest> {
+    let json = |what: &str, e: serde_json::Error| Error::Decode {
+        what: what.into(),
+        detail: e.to_string(),
+    };
+    Ok(match kind {
+        ProofKind::Porep => ProofRequest::PoRepC2(Box::new(porep::decode_c1(input, None)?.output)),
+        ProofKind::WinningPost | ProofKind::WindowPost => {
+            let p: PostInput =
+                serde_json::from_slice(input).map_err(|e| json("PoSt job input", e))?;
+            let registered_proof = post::post_proof_from_u64(p.registered_proof)?;
+            let randomness = cli::parse_hex32(&p.randomness, "randomness")?;
+            let prover_id = cli::parse_hex32(&p.prover_id, "prover_id")?;
+            let vanilla_proofs = unb64(&p.vanilla_proofs)?;
+            if kind == ProofKind::WinningPost {
+                ProofRequest::WinningPost {
+                    registered_proof,
+                    randomness,
+                    prover_id,
+                    vanilla_proofs,
+                }
+            } else {
+                ProofRequest::WindowPost {
+                    registered_proof,
+                    randomness,
+                    prover_id,
+                    vanilla_proofs,
+                    partition: p.partition,
+                }
+            }
+        }
+        ProofKind::SnapDeals => {
+            let s: SnapInput =
+                serde_json::from_slice(input).map_err(|e| json("SnapDeals job input", e))?;
+            ProofRequest::SnapDeals {
+                registered_proof: snap::update_proof_from_u64(s.registered_proof)?,
+                vanilla_proofs: unb64(&s.vanilla_proofs)?,
+                comm_r_old: cli::parse_hex32(&s.comm_r_old, "comm_r_old")?,
+                comm_r_new: cli::parse_hex32(&s.comm_r_new, "comm_r_new")?,
+                comm_d_new: cli::parse_hex32(&s.comm_d_new, "comm_d_new")?,
+            }
+        }
+    })
+}
+
+impl CircuitKind for FilecoinKind {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn params_id(&self) -> &str {
+        &self.params_id
+    }
+
+    fn batchable(&self) -> bool {
+        true
+    }
+
+    fn decode_input(&self, input: &[u8]) -> std::result::Result<(JobInput, usize), KindError> {
+        let req = decode_request(self.circuit.kind(), input).map_err(|e| self.malformed(e))?;
+        let got = req.circuit();
+        // Registered proofs that share a circuit (PoRep V1 and V1_1,
+        // WindowPoSt V1 and V1_2) share a kind.
+        let same = got.kind() == self.circuit.kind()
+            && got.sector_size() == self.circuit.sector_size()
+            && got.cache_identifier().ok() == self.circuit.cache_identifier().ok();
+        if !same {
+            return Err(self.malformed(Error::InvalidInput(format!(
+                "input is for {got}, not {}",
+                self.circuit
+            ))));
+        }
+        let partitions = partition_count(&req).map_err(|e| self.malformed(e))?;
+        Ok((Arc::new(req), partitions))
+    }
+
+    fn synthesize(
+        &self,
+        parts: &[(JobInput, usize)],
+    ) -> std::result::Result<Vec<ProvingAssignment>, KindError> {
+        let mut reqs = Vec::with_capacity(parts.len());
+        for (input, k) in parts {
+            let req =
+                input
+                    .downcast_ref::<ProofRequest>()
+                    .ok_or_else(|| KindError::MalformedInput {
+                        kind: self.name.clone(),
+                        what: "input of another kind".into(),
+                    })?;
+            reqs.push((req, *k));
+        }
+        synthesize_partitions(&reqs).map_err(|e| match e {
+            Error::Core(source) => KindError::Core {
+                kind: self.name.clone(),
+                source,
+            },
+            other => self.malformed(other),
+        })
+    }
+
+    fn host_bytes_per_partition(&self) -> u64 {
+        // Eight 32-byte scalars per domain element, as the daemon's own
+        // porep-like kind estimates (a, b, c padded while H is computed,
+        // and the assignments).
+        (1u64 << domain_log(self.circuit)) * 32 * 8
+    }
+
+    fn generates_params(&self) -> bool {
+        self.generate
+    }
+
+    fn generate_params(&self) -> Option<std::result::Result<Parameters, KindError>> {
+        if !self.generate {
+            return None;
+        }
+        Some(
+            self.circuit
+                .generate_parameters(&mut rand::rngs::OsRng)
+                .map_err(|e| match e {
+                    Error::Core(source) => KindError::Core {
+                        kind: self.name.clone(),
+                        source,
+                    },
+                    other => self.malformed(other),
+                }),
+        )
+    }
+}
+
+/// log2 of a circuit's evaluation domain. Measured for 2 KiB (PoRep 22,
+/// WinningPoSt 17, WindowPoSt 15, SnapDeals 21: the generator's domain
+/// sizes); for the production sizes from their published constraint counts
+/// (PoRep and WindowPoSt 32/64 GiB about 130 M, SnapDeals 32/64 GiB about
+/// 81 M: 2^27; WinningPoSt 32/64 GiB about 3.5 M: 2^22). The 8 MiB and
+/// 512 MiB circuits are the 2 KiB ones with deeper trees, bounded above by
+/// the next size up.
+fn domain_log(c: CircuitId) -> u32 {
+    use crate::circuits::shapes::*;
+    let size = c.sector_size();
+    let large = size >= SECTOR_SIZE_32_GIB;
+    match c.kind() {
+        ProofKind::Porep | ProofKind::WindowPost | ProofKind::SnapDeals if large => 27,
+        ProofKind::WinningPost if large => 22,
+        ProofKind::Porep => 23,
+        ProofKind::SnapDeals => {
+            if size == SECTOR_SIZE_2_KIB {
+                21
+            } else {
+                24
+            }
+        }
+        ProofKind::WinningPost => {
+            if size == SECTOR_SIZE_2_KIB {
+                17
+            } else {
+                20
+            }
+        }
+        ProofKind::WindowPost => {
+            if size == SECTOR_SIZE_2_KIB {
+                15
+            } else {
+                18
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn priorities() {
+        assert_eq!(default_priority(ProofKind::WinningPost), Priority::Critical);
+        assert_eq!(default_priority(ProofKind::WindowPost), Priority::High);
+        assert_eq!(default_priority(ProofKind::Porep), Priority::Normal);
+        assert_eq!(default_priority(ProofKind::SnapDeals), Priority::Normal);
+    }
+
+    #[test]
+    fn kinds_are_named_as_curio_names_circuits() {
+        let kinds = FilecoinKind::all_sizes(false).unwrap();
+        assert_eq!(kinds.len(), 20);
+        let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
+        for n in [
+            "porep-2k",
+            "winning-32g",
+            "wpost-64g",
+            "snap-512m",
+            "porep-8m",
+        ] {
+            assert!(names.contains(&n), "{n} missing from {names:?}");
+        }
+        for k in &kinds {
+            assert!(k.params_id().starts_with("v28-"), "{}", k.params_id());
+            assert!(!k.generates_params());
+            assert!(k.generate_params().is_none());
+        }
+    }
+
+    #[test]
+    fn malformed_inputs_are_rejected_at_submission() {
+        for kind in FilecoinKind::all(&[2048], false).unwrap() {
+            for bad in [&b""[..], b"{}", b"not json", br#"{"registered_proof": 99}"#] {
+                assert!(
+                    matches!(
+                        kind.decode_input(bad),
+                        Err(KindError::MalformedInput { .. })
+                    ),
+                    "{} accepted {:?}",
+                    kind.name(),
+                    String::from_utf8_lossy(bad)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn post_and_snap_inputs_round_trip() {
+        let req = ProofRequest::WindowPost {
+            registered_proof: filecoin_proofs_api::RegisteredPoStProof::StackedDrgWindow2KiBV1_2,
+            randomness: [1; 32],
+            prover_id: [2; 32],
+            vanilla_proofs: vec![vec![1, 2, 3], vec![]],
+            partition: Some(3),
+        };
+        let back = decode_request(ProofKind::WindowPost, &encode_request(&req)).unwrap();
+        assert_eq!(format!("{back:?}"), format!("{req:?}"));
+        let req = ProofRequest::SnapDeals {
+            registered_proof: filecoin_proofs_api::RegisteredUpdateProof::StackedDrg32GiBV1,
+            vanilla_proofs: vec![vec![9; 40]],
+            comm_r_old: [3; 32],
+            comm_r_new: [4; 32],
+            comm_d_new: [5; 32],
+        };
+        let back = decode_request(ProofKind::SnapDeals, &encode_request(&req)).unwrap();
+        assert_eq!(format!("{back:?}"), format!("{req:?}"));
+    }
+}

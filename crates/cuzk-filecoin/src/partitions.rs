@@ -1,0 +1,165 @@
+//! Per-partition access to a request's circuits, for the daemon, which
+//! schedules partitions (not whole proofs) and batches partitions of several
+//! requests of one circuit: count a request's partitions (which builds, and
+//! so fully checks, its circuits) and synthesize chosen partitions.
+
+use crate::circuits::{with_tree_shape, FilTree};
+use crate::prover::{ProofCircuits, ProofRequest};
+use crate::{porep, post, snap, CircuitId, Error, Result};
+use cuzk_core::ProvingAssignment;
+
+/// The partitions of a request; errors for any request filecoin-proofs
+/// would refuse.
+pub fn partition_count(req: &ProofRequest) -> Result<usize> {
+    let size = req.circuit().sector_size();
+    with_tree_shape!(size, count_typed, req)
+}
+
+fn count_typed<Tree: FilTree>(req: &ProofRequest) -> Result<usize> {
+    Ok(match req {
+        ProofRequest::PoRepC2(c1) => porep::c2_circuits::<Tree>(c1)?.circuits.len(),
+        ProofRequest::WinningPost { .. } | ProofRequest::WindowPost { .. } => {
+            post::post_circuits::<Tree>(&post_args(req)?)?
+                .circuits
+                .len()
+        }
+        ProofRequest::SnapDeals { .. } => snap::snap_circuits::<Tree>(&snap_args(req)?)?
+            .circuits
+            .len(),
+    })
+}
+
+/// Synthesize partition `k` of each `(request, k)`, in order. All requests
+/// must be of one circuit (they share parameters and are proved together).
+pub fn synthesize_partitions(parts: &[(&ProofRequest, usize)]) -> Result<Vec<ProvingAssignment>> {
+    let Some((first, _)) = parts.first() else {
+        return Ok(Vec::new());
+    };
+    let circuit = first.circuit();
+    let same = |c: CircuitId| -> bool {
+        // Registered proofs that share a circuit (PoRep V1/V1_1, WindowPoSt
+        // V1/V1_2) may be batched; compare what the circuit depends on.
+        c.kind() == circuit.kind() && c.sector_size() == circuit.sector_size()
+    };
+    if let Some((other, _)) = parts.iter().find(|(r, _)| !same(r.circuit())) {
+        return Err(Error::InvalidInput(format!(
+            "cannot synthesize {} with {} in one batch",
+            other.circuit(),
+            circuit
+        )));
+    }
+    let size = circuit.sector_size();
+    match first {
+        ProofRequest::PoRepC2(_) => with_tree_shape!(size, synth_porep, parts),
+        ProofRequest::WinningPost { .. } | ProofRequest::WindowPost { .. } => {
+            with_tree_shape!(size, synth_post, parts)
+        }
+        ProofRequest::SnapDeals { .. } => with_tree_shape!(size, synth_snap, parts),
+    }
+}
+
+fn mixed() -> Error {
+    Error::InvalidInput("requests of different proof kinds in one batch".into())
+}
+
+fn synth_porep<Tree: FilTree>(parts: &[(&ProofRequest, usize)]) -> Result<Vec<ProvingAssignment>> {
+    synth_typed::<Tree, _>(parts, |r| match r {
+        ProofRequest::PoRepC2(c1) => porep::c2_circuits::<Tree>(c1),
+        _ => Err(mixed()),
+    })
+}
+
+fn synth_post<Tree: FilTree>(parts: &[(&ProofRequest, usize)]) -> Result<Vec<ProvingAssignment>> {
+    synth_typed::<Tree, _>(parts, |r| post::post_circuits::<Tree>(&post_args(r)?))
+}
+
+fn synth_snap<Tree: FilTree>(parts: &[(&ProofRequest, usize)]) -> Result<Vec<ProvingAssignment>> {
+    synth_typed::<Tree, _>(parts, |r| snap::snap_circuits::<Tree>(&snap_args(r)?))
+}
+
+/// Build each distinct request's circuits once, take the wanted
+/// partitions, synthesize them together.
+fn synth_typed<Tree: FilTree, C>(
+    parts: &[(&ProofRequest, usize)],
+    build: impl Fn(&ProofRequest) -> Result<ProofCircuits<C>>,
+) -> Result<Vec<ProvingAssignment>>
+where
+    C: bellpepper_core::Circuit<blstrs::Scalar> + Send,
+{
+    let mut built: Vec<(*const ProofRequest, Vec<Option<C>>)> = Vec::new();
+    let mut circuits = Vec::with_capacity(parts.len());
+    for (req, k) in parts {
+        let ptr: *const ProofRequest = *req;
+        let slot = match built.iter().position(|(p, _)| *p == ptr) {
+            Some(i) => i,
+            None => {
+                let pc = build(req)?;
+                built.push((ptr, pc.circuits.into_iter().map(Some).collect()));
+                built.len() - 1
+            }
+        };
+        let available = built[slot].1.len();
+        let circuit = built[slot]
+            .1
+            .get_mut(*k)
+            .and_then(Option::take)
+            .ok_or_else(|| {
+                Error::InvalidInput(format!(
+                    "{}: partition {k} requested twice or out of range (it has {available})",
+                    req.circuit()
+                ))
+            })?;
+        circuits.push(circuit);
+    }
+    Ok(cuzk_core::synthesis::synthesize_batch(circuits)?)
+}
+
+fn post_args(req: &ProofRequest) -> Result<post::PostArgs<'_>> {
+    match req {
+        ProofRequest::WinningPost {
+            registered_proof,
+            randomness,
+            prover_id,
+            vanilla_proofs,
+        } => Ok(post::PostArgs {
+            registered: *registered_proof,
+            randomness,
+            prover_id: *prover_id,
+            vanilla_proofs,
+            partition: None,
+        }),
+        ProofRequest::WindowPost {
+            registered_proof,
+            randomness,
+            prover_id,
+            vanilla_proofs,
+            partition,
+        } => Ok(post::PostArgs {
+            registered: *registered_proof,
+            randomness,
+            prover_id: *prover_id,
+            vanilla_proofs,
+            partition: *partition,
+        }),
+        _ => Err(mixed()),
+    }
+}
+
+fn snap_args(req: &ProofRequest) -> Result<snap::SnapArgs<'_>> {
+    match req {
+        ProofRequest::SnapDeals {
+            registered_proof,
+            vanilla_proofs,
+            comm_r_old,
+            comm_r_new,
+            comm_d_new,
+        } => Ok(snap::SnapArgs {
+            registered: *registered_proof,
+            vanilla_proofs,
+            comm_r_old: *comm_r_old,
+            comm_r_new: *comm_r_new,
+            comm_d_new: *comm_d_new,
+        }),
+        _ => Err(mixed()),
+    }
+}
