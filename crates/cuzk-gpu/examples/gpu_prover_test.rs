@@ -1,7 +1,8 @@
 //! GPU checks and benchmarks of the CUDA prover backend, run on the GPU
 //! machine from `scripts/gpu-prover-test.sh` (no cargo there).
 //!
-//!   gpu_prover_test [--bench LOGS] [--partitions LIST] [--reps N] [--json-out PATH]
+//!   gpu_prover_test [--bench LOGS] [--partitions LIST] [--caps-mib LIST] [--reps N]
+//!                   [--bench-only] [--json-out PATH]
 //!
 //! Checks (always): cuzk-core's conformance check; a GPU proof verified by
 //! bellperson and cuzk (and a wrong input rejected); every staging plan
@@ -13,7 +14,9 @@
 //!
 //! `--bench 20,22` then times porep-like partitions (1 and each count of
 //! `--partitions`, default 1,10) with one and two workers, and the CPU
-//! backend on one partition for the speed-up.
+//! backend on one partition for the speed-up; `--caps-mib` proves one
+//! partition under each VRAM cap (the 16/8/4 GiB at 2^26, scaled
+//! down with the size) and checks the result and the pool's high-water mark.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -372,7 +375,14 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-fn bench(logs: &[u32], parts: &[usize], reps: usize, out: &mut Vec<Value>, t: &mut Tally) {
+fn bench(
+    logs: &[u32],
+    parts: &[usize],
+    caps_mib: &[usize],
+    reps: usize,
+    out: &mut Vec<Value>,
+    t: &mut Tally,
+) {
     for &log in logs {
         let clock = Instant::now();
         let params = Arc::new(params_for(log));
@@ -466,6 +476,48 @@ fn bench(logs: &[u32], parts: &[usize], reps: usize, out: &mut Vec<Value>, t: &m
                 }));
             }
         }
+        // VRAM caps: one partition under each, against the CPU's result.
+        for &cap_mib in caps_mib {
+            let cap = cap_mib as u64 * MIB;
+            let r = (|| {
+                let g = open(GpuConfig {
+                    budget: BudgetConfig {
+                        vram_limit: Some(cap),
+                        ..BudgetConfig::default()
+                    },
+                    ..GpuConfig::default()
+                })?;
+                let mut walls = Vec::new();
+                for _ in 0..reps.min(2) {
+                    let clock = Instant::now();
+                    same(&compute(&g, &params, &all[..1])?, &want)?;
+                    walls.push(clock.elapsed());
+                }
+                let reports = g.take_reports();
+                let high = reports.iter().map(|r| r.pool_high).max().unwrap_or(0);
+                println!(
+                    "bench 2^{log} x1 capped at {cap_mib} MiB: walls {:?} ms; plans {:?}; pool high {} MiB; peak reserved {} MiB",
+                    walls.iter().map(|w| ms(*w).round()).collect::<Vec<_>>(),
+                    reports.iter().map(|r| r.plan).collect::<Vec<_>>(),
+                    high / MIB,
+                    reports.iter().map(|r| r.peak_reserved).max().unwrap_or(0) / MIB,
+                );
+                out.push(json!({"bench": {"log": log, "cap_mib": cap_mib}, "walls_ms": walls.iter().map(|w| ms(*w)).collect::<Vec<_>>(), "partitions": reports}));
+                if high > cap {
+                    return Err(format!(
+                        "pool high-water mark {} MiB above the cap",
+                        high / MIB
+                    ));
+                }
+                Ok(())
+            })();
+            t.check(
+                &format!(
+                    "bench 2^{log} capped at {cap_mib} MiB: right result, pool within the cap"
+                ),
+                r,
+            );
+        }
         // The same single partition staged from pageable memory.
         drop(gpu);
         let pageable = match open(GpuConfig {
@@ -521,6 +573,7 @@ fn main() {
         .map(|x| x as u32)
         .collect();
     let parts = arg("--partitions").map(list).unwrap_or_else(|| vec![1, 10]);
+    let caps = arg("--caps-mib").map(list).unwrap_or_default();
     let reps = arg("--reps")
         .and_then(|r| r.parse().ok())
         .unwrap_or(3usize)
@@ -561,7 +614,7 @@ fn main() {
                 two_workers(&mut t);
             }
             if !bench_logs.is_empty() {
-                bench(&bench_logs, &parts, reps, &mut out, &mut t);
+                bench(&bench_logs, &parts, &caps, reps, &mut out, &mut t);
             }
         }
         Err(e) => t.check("open device 0", Err(e.to_string())),
