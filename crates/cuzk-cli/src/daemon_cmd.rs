@@ -34,12 +34,22 @@ pub struct BenchBatchArgs {
 pub fn run(cmd: DaemonCommands) -> anyhow::Result<()> {
     match cmd {
         DaemonCommands::Daemon(a) => cli::run_daemon(a),
-        DaemonCommands::Submit(a) => cli::run_client(a.conn.json, || async { cli::submit(&a).await }),
-        DaemonCommands::Await(a) => cli::run_client(a.conn.json, || async { cli::await_job(&a).await }),
+        DaemonCommands::Submit(a) => {
+            cli::run_client(a.conn.json, || async { cli::submit(&a).await })
+        }
+        DaemonCommands::Await(a) => {
+            cli::run_client(a.conn.json, || async { cli::await_job(&a).await })
+        }
         DaemonCommands::Prove(a) => cli::run_client(a.conn.json, || async { cli::prove(&a).await }),
-        DaemonCommands::Cancel(a) => cli::run_client(a.conn.json, || async { cli::cancel(&a).await }),
-        DaemonCommands::Status(a) => cli::run_client(a.conn.json, || async { cli::status(&a).await }),
-        DaemonCommands::Preload(a) => cli::run_client(a.conn.json, || async { cli::preload(&a).await }),
+        DaemonCommands::Cancel(a) => {
+            cli::run_client(a.conn.json, || async { cli::cancel(&a).await })
+        }
+        DaemonCommands::Status(a) => {
+            cli::run_client(a.conn.json, || async { cli::status(&a).await })
+        }
+        DaemonCommands::Preload(a) => {
+            cli::run_client(a.conn.json, || async { cli::preload(&a).await })
+        }
         DaemonCommands::Evict(a) => cli::run_client(a.conn.json, || async { cli::evict(&a).await }),
     }
 }

@@ -59,7 +59,11 @@ impl HostBudget {
     }
 
     /// Wait until `bytes` fit. Fails at once when they never can.
-    pub async fn reserve(self: &Arc<Self>, bytes: u64, what: &str) -> Result<HostReservation, BudgetTooSmall> {
+    pub async fn reserve(
+        self: &Arc<Self>,
+        bytes: u64,
+        what: &str,
+    ) -> Result<HostReservation, BudgetTooSmall> {
         if bytes > self.budget {
             return Err(BudgetTooSmall {
                 what: what.to_owned(),
@@ -132,7 +136,10 @@ mod tests {
 
     #[test]
     fn meminfo_parse() {
-        assert_eq!(parse_meminfo_total("MemTotal:       24576 kB\nMemFree: 1 kB\n"), Some(24576 * 1024));
+        assert_eq!(
+            parse_meminfo_total("MemTotal:       24576 kB\nMemFree: 1 kB\n"),
+            Some(24576 * 1024)
+        );
         assert_eq!(parse_meminfo_total("MemFree: 1 kB\n"), None);
     }
 
@@ -150,7 +157,14 @@ mod tests {
         r1.release_part(20);
         assert_eq!(b.used(), 40);
         drop(r1);
-        assert_eq!(tokio::time::timeout(Duration::from_secs(5), waiter).await.unwrap().unwrap().unwrap(), 50);
+        assert_eq!(
+            tokio::time::timeout(Duration::from_secs(5), waiter)
+                .await
+                .unwrap()
+                .unwrap()
+                .unwrap(),
+            50
+        );
         assert_eq!(b.used(), 0);
     }
 }

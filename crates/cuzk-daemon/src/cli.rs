@@ -259,12 +259,19 @@ fn print_text(v: &Value, prefix: &str) {
     match v {
         Value::Object(m) => {
             for (k, x) in m {
-                let p = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                let p = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
                 print_text(x, &p);
             }
         }
         Value::Array(a) if a.iter().all(|x| !x.is_object()) => {
-            let items: Vec<String> = a.iter().map(|x| x.to_string().trim_matches('"').to_owned()).collect();
+            let items: Vec<String> = a
+                .iter()
+                .map(|x| x.to_string().trim_matches('"').to_owned())
+                .collect();
             println!("{prefix}: {}", items.join(", "));
         }
         Value::Array(a) => {
@@ -278,13 +285,20 @@ fn print_text(v: &Value, prefix: &str) {
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    Ok(tokio::runtime::Builder::new_multi_thread().enable_all().build()?)
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?)
 }
 
 fn write_proof(out: &Option<PathBuf>, r: &proto::AwaitProofResponse) -> anyhow::Result<()> {
     if let Some(p) = out {
         if r.proof.is_empty() {
-            bail!("job {} has no proof ({}): {}", r.job_id, state_name(r.state), r.error);
+            bail!(
+                "job {} has no proof ({}): {}",
+                r.job_id,
+                state_name(r.state),
+                r.error
+            );
         }
         std::fs::write(p, &r.proof).with_context(|| format!("writing {}", p.display()))?;
     }
@@ -372,16 +386,22 @@ pub async fn status(a: &StatusArgs) -> anyhow::Result<Value> {
 pub async fn preload(a: &ParamsArgs) -> anyhow::Result<Value> {
     let mut c = a.conn.client().await?;
     let r = c
-        .preload_params(proto::PreloadParamsRequest { kinds: a.kinds.clone() })
+        .preload_params(proto::PreloadParamsRequest {
+            kinds: a.kinds.clone(),
+        })
         .await?
         .into_inner();
-    Ok(json!({"loaded": r.loaded.iter().map(|p| json!({"id": p.id, "tier": p.tier, "bytes": p.bytes})).collect::<Vec<_>>()}))
+    Ok(
+        json!({"loaded": r.loaded.iter().map(|p| json!({"id": p.id, "tier": p.tier, "bytes": p.bytes})).collect::<Vec<_>>()}),
+    )
 }
 
 pub async fn evict(a: &ParamsArgs) -> anyhow::Result<Value> {
     let mut c = a.conn.client().await?;
     let r = c
-        .evict_params(proto::EvictParamsRequest { kinds: a.kinds.clone() })
+        .evict_params(proto::EvictParamsRequest {
+            kinds: a.kinds.clone(),
+        })
         .await?
         .into_inner();
     Ok(json!({"evicted": r.evicted, "busy": r.busy}))
@@ -445,7 +465,9 @@ pub async fn bench_batch(a: &BenchBatchArgs) -> anyhow::Result<Value> {
     let mut failures = 0usize;
     for r in results {
         match r {
-            Ok(r) if r.state == proto::JobState::Completed as i32 => ok.push(r.timings.unwrap_or_default()),
+            Ok(r) if r.state == proto::JobState::Completed as i32 => {
+                ok.push(r.timings.unwrap_or_default())
+            }
             _ => failures += 1,
         }
     }

@@ -16,7 +16,9 @@ pub enum ClientError {
         #[source]
         source: tonic::transport::Error,
     },
-    #[error("target {0:?}: expected unix:PATH, a socket path, http://HOST:PORT or https://HOST:PORT")]
+    #[error(
+        "target {0:?}: expected unix:PATH, a socket path, http://HOST:PORT or https://HOST:PORT"
+    )]
     BadTarget(String),
     #[error("the token is not a valid header value")]
     BadToken,

@@ -83,7 +83,9 @@ impl<'de> Deserialize<'de> for FileMode {
                 .map_err(|_| serde::de::Error::custom(format!("not an octal mode: {s:?}")))?,
         };
         if mode > 0o777 {
-            return Err(serde::de::Error::custom(format!("mode {mode:o} exceeds 0777")));
+            return Err(serde::de::Error::custom(format!(
+                "mode {mode:o} exceeds 0777"
+            )));
         }
         Ok(FileMode(mode))
     }
@@ -353,10 +355,9 @@ mod tests {
         assert_eq!(ByteSize::parse("17"), Some(17));
         assert_eq!(ByteSize::parse("3 XB"), None);
         assert_eq!(ByteSize::parse("99999999999999999999"), None);
-        let cfg: DaemonConfig = toml::from_str(
-            "[server]\nunix_socket_mode = \"0640\"\nmax_message_bytes = \"1MiB\"\n",
-        )
-        .unwrap();
+        let cfg: DaemonConfig =
+            toml::from_str("[server]\nunix_socket_mode = \"0640\"\nmax_message_bytes = \"1MiB\"\n")
+                .unwrap();
         assert_eq!(cfg.server.unix_socket_mode, FileMode(0o640));
         assert_eq!(cfg.server.max_message_bytes, ByteSize(1 << 20));
         assert!(toml::from_str::<DaemonConfig>("[server]\nunix_socket_mode = \"1777\"\n").is_err());
@@ -365,9 +366,11 @@ mod tests {
 
     #[test]
     fn tcp_without_token_must_be_loopback() {
-        let cfg: DaemonConfig = toml::from_str("[server]\ntcp_listen = \"0.0.0.0:9000\"\n").unwrap();
+        let cfg: DaemonConfig =
+            toml::from_str("[server]\ntcp_listen = \"0.0.0.0:9000\"\n").unwrap();
         assert!(cfg.validate().is_err());
-        let cfg: DaemonConfig = toml::from_str("[server]\ntcp_listen = \"127.0.0.1:9000\"\n").unwrap();
+        let cfg: DaemonConfig =
+            toml::from_str("[server]\ntcp_listen = \"127.0.0.1:9000\"\n").unwrap();
         cfg.validate().unwrap();
         let cfg: DaemonConfig = toml::from_str(
             "[server]\ntcp_listen = \"0.0.0.0:9000\"\ntoken = \"0123456789abcdef0123\"\n",

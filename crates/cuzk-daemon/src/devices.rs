@@ -31,7 +31,12 @@ pub trait DeviceBackend: Send + Sync + 'static {
     fn prover(&self, device: Option<u32>) -> Arc<dyn ProverBackend>;
     /// Copy `params` into the device's memory under `id`; returns the bytes
     /// it occupies there. Called only when `gpu_present`.
-    fn upload_params(&self, device: u32, id: &str, params: &Arc<Parameters>) -> Result<u64, DeviceError>;
+    fn upload_params(
+        &self,
+        device: u32,
+        id: &str,
+        params: &Arc<Parameters>,
+    ) -> Result<u64, DeviceError>;
     /// Free what `upload_params` made resident.
     fn release_params(&self, device: u32, id: &str);
 }
@@ -53,7 +58,12 @@ impl DeviceBackend for CpuDevices {
     fn prover(&self, _device: Option<u32>) -> Arc<dyn ProverBackend> {
         Arc::new(CpuBackend)
     }
-    fn upload_params(&self, device: u32, id: &str, _params: &Arc<Parameters>) -> Result<u64, DeviceError> {
+    fn upload_params(
+        &self,
+        device: u32,
+        id: &str,
+        _params: &Arc<Parameters>,
+    ) -> Result<u64, DeviceError> {
         Err(format!("the CPU backend has no device {device} to hold parameters {id}").into())
     }
     fn release_params(&self, _device: u32, _id: &str) {}

@@ -60,7 +60,10 @@ pub enum JobState {
 
 impl JobState {
     pub fn is_final(self) -> bool {
-        matches!(self, JobState::Completed | JobState::Failed | JobState::Cancelled)
+        matches!(
+            self,
+            JobState::Completed | JobState::Failed | JobState::Cancelled
+        )
     }
 }
 
@@ -307,6 +310,12 @@ impl Engine {
         r
     }
 
+    /// Count a submission a front end refused before it reached `submit`
+    /// (for example an unknown priority value).
+    pub fn note_rejected(&self) {
+        self.lock().counters.rejected += 1;
+    }
+
     fn submit_inner(&self, req: SubmitRequest) -> Result<Submitted, EngineError> {
         let request_id = req.request_id.filter(|r| !r.is_empty());
         if let Some(r) = &request_id {
@@ -398,15 +407,26 @@ impl Engine {
     /// The job's state now.
     pub fn job(&self, id: JobId) -> Result<JobView, EngineError> {
         let st = self.lock();
-        st.jobs.get(&id).map(|j| view(id, j)).ok_or(EngineError::UnknownJob(id))
+        st.jobs
+            .get(&id)
+            .map(|j| view(id, j))
+            .ok_or(EngineError::UnknownJob(id))
     }
 
     /// Wait until the job finishes or `timeout` passes (None: no limit);
     /// returns its state either way.
-    pub async fn await_job(&self, id: JobId, timeout: Option<Duration>) -> Result<JobView, EngineError> {
+    pub async fn await_job(
+        &self,
+        id: JobId,
+        timeout: Option<Duration>,
+    ) -> Result<JobView, EngineError> {
         let mut rx = {
             let st = self.lock();
-            st.jobs.get(&id).ok_or(EngineError::UnknownJob(id))?.done_tx.subscribe()
+            st.jobs
+                .get(&id)
+                .ok_or(EngineError::UnknownJob(id))?
+                .done_tx
+                .subscribe()
         };
         let wait = rx.wait_for(|d| *d);
         match timeout {
@@ -440,7 +460,12 @@ impl Engine {
         }
         // A running job's chunks see the final state at their next
         // partition boundary and drop its parts.
-        self.inner.finish(&mut st, id, JobState::Cancelled, Some("cancelled by request".into()));
+        self.inner.finish(
+            &mut st,
+            id,
+            JobState::Cancelled,
+            Some("cancelled by request".into()),
+        );
         drop(st);
         self.inner.worker_wake.notify_waiters();
         Ok((JobState::Cancelled, true))
@@ -474,7 +499,8 @@ impl Engine {
         EngineStatus {
             backend: self.inner.devices.name(),
             gpu_backend_present: gpu,
-            note: (!gpu).then_some("no GPU backend is present: proving on the CPU, VRAM tier unused"),
+            note: (!gpu)
+                .then_some("no GPU backend is present: proving on the CPU, VRAM tier unused"),
             devices,
             params,
             tiers,
@@ -519,18 +545,24 @@ impl Engine {
             }
             let _ = tokio::time::timeout_at(deadline.into(), notified).await;
         }
+        tracing::debug!("engine: jobs settled, stopping the dispatcher and workers");
         self.inner.dispatch_wake.notify_one();
         self.inner.worker_wake.notify_waiters();
         let tasks = std::mem::take(&mut *self.tasks.lock().unwrap_or_else(|e| e.into_inner()));
-        for t in tasks {
+        for (i, t) in tasks.into_iter().enumerate() {
             let _ = t.await;
+            tracing::debug!(task = i, "engine task stopped");
         }
     }
 
     fn cancel_all(&self) {
         let ids: Vec<JobId> = {
             let st = self.lock();
-            st.jobs.iter().filter(|(_, j)| !j.state.is_final()).map(|(&id, _)| id).collect()
+            st.jobs
+                .iter()
+                .filter(|(_, j)| !j.state.is_final())
+                .map(|(&id, _)| id)
+                .collect()
         };
         for id in ids {
             let _ = self.cancel(id);
@@ -538,7 +570,11 @@ impl Engine {
     }
 
     fn unfinished(&self) -> usize {
-        self.lock().jobs.values().filter(|j| !j.state.is_final()).count()
+        self.lock()
+            .jobs
+            .values()
+            .filter(|j| !j.state.is_final())
+            .count()
     }
 }
 
@@ -549,11 +585,19 @@ fn view(id: JobId, j: &Job) -> JobView {
         kind: j.kind.name().to_owned(),
         state: j.state,
         proof: if complete {
-            j.proofs.iter().flatten().flat_map(|p| p.iter().copied()).collect()
+            j.proofs
+                .iter()
+                .flatten()
+                .flat_map(|p| p.iter().copied())
+                .collect()
         } else {
             Vec::new()
         },
-        public_inputs: if complete { j.publics.concat() } else { Vec::new() },
+        public_inputs: if complete {
+            j.publics.concat()
+        } else {
+            Vec::new()
+        },
         error: j.error.clone(),
         timings: j.timings.clone(),
         batch_size: j.batch_size,
@@ -567,7 +611,9 @@ impl Inner {
     }
 
     fn is_running(&self, st: &State, id: JobId) -> bool {
-        st.jobs.get(&id).map_or(false, |j| j.state == JobState::Running)
+        st.jobs
+            .get(&id)
+            .map_or(false, |j| j.state == JobState::Running)
     }
 
     /// Move a job to a final state and wake its waiters.
@@ -575,7 +621,9 @@ impl Inner {
         let now = Instant::now();
         st.completion_seq += 1;
         let seq = st.completion_seq;
-        let Some(job) = st.jobs.get_mut(&id) else { return };
+        let Some(job) = st.jobs.get_mut(&id) else {
+            return;
+        };
         if job.state.is_final() {
             return;
         }
@@ -591,7 +639,9 @@ impl Inner {
             job.proofs.clear();
             job.publics.clear();
         }
-        let _ = job.done_tx.send(true);
+        // send_replace: `send` would not store the value while nobody is
+        // subscribed, and later awaiters would wait forever.
+        job.done_tx.send_replace(true);
         let client = job.client.clone();
         let t = job.timings.clone();
         if was_running {
@@ -634,7 +684,9 @@ impl Inner {
     fn prune(&self, st: &mut State, now: Instant) {
         let keep = Duration::from_secs(self.cfg.result_retention_s);
         while let Some(&(id, at)) = st.finished.front() {
-            if now.saturating_duration_since(at) < keep && st.finished.len() <= self.cfg.max_retained_results {
+            if now.saturating_duration_since(at) < keep
+                && st.finished.len() <= self.cfg.max_retained_results
+            {
                 break;
             }
             st.finished.pop_front();
@@ -675,6 +727,7 @@ async fn next_batch(inner: &Arc<Inner>) -> Option<Batch> {
                     }
                 }
                 st.counters.batches += 1;
+                tracing::debug!(kind = %b.kind, jobs = ?b.jobs, priority = ?b.priority, "dispatching batch");
                 return Some(b);
             }
             if st.shutting_down && st.sched.is_empty() {
@@ -717,14 +770,24 @@ async fn run_batch(inner: &Arc<Inner>, batch: Batch) {
     for chunk in parts.chunks(inner.cfg.max_batch_size.max(1)) {
         let live = |inner: &Inner| -> Vec<(JobId, usize, JobInput)> {
             let st = inner.lock();
-            chunk.iter().filter(|(id, ..)| inner.is_running(&st, *id)).cloned().collect()
+            chunk
+                .iter()
+                .filter(|(id, ..)| inner.is_running(&st, *id))
+                .cloned()
+                .collect()
         };
         if live(inner).is_empty() {
             continue;
         }
-        let Ok(slot) = inner.slots.clone().acquire_owned().await else { return };
+        let Ok(slot) = inner.slots.clone().acquire_owned().await else {
+            return;
+        };
         let what = format!("a chunk of {} {} partitions", chunk.len(), kind.name());
-        let reservation = match inner.host.reserve(per_part * chunk.len() as u64, &what).await {
+        let reservation = match inner
+            .host
+            .reserve(per_part * chunk.len() as u64, &what)
+            .await
+        {
             Ok(r) => r,
             Err(e) => {
                 let ids: Vec<JobId> = chunk.iter().map(|c| c.0).collect();
@@ -739,7 +802,8 @@ async fn run_batch(inner: &Arc<Inner>, batch: Batch) {
         if now_live.is_empty() {
             continue;
         }
-        let inputs: Vec<(JobInput, usize)> = now_live.iter().map(|(_, p, i)| (i.clone(), *p)).collect();
+        let inputs: Vec<(JobInput, usize)> =
+            now_live.iter().map(|(_, p, i)| (i.clone(), *p)).collect();
         let k = kind.clone();
         let t = Instant::now();
         let res = tokio::task::spawn_blocking(move || k.synthesize(&inputs)).await;
@@ -758,12 +822,18 @@ async fn run_batch(inner: &Arc<Inner>, batch: Batch) {
                     synthesis,
                     _slot: slot,
                 };
+                tracing::debug!(jobs = ?ids, ?synthesis, "chunk synthesized");
                 inner.lock().ready.push_back(c);
                 inner.worker_wake.notify_waiters();
             }
             Ok(Ok(a)) => inner.fail_jobs(
                 &ids,
-                &format!("kind {} synthesized {} circuits for {} partitions", kind.name(), a.len(), ids.len()),
+                &format!(
+                    "kind {} synthesized {} circuits for {} partitions",
+                    kind.name(),
+                    a.len(),
+                    ids.len()
+                ),
             ),
             Ok(Err(e)) => inner.fail_jobs(&ids, &e),
             Err(e) => inner.fail_jobs(&ids, &format!("synthesis of {} stopped: {e}", kind.name())),
@@ -797,12 +867,21 @@ async fn take_chunk(inner: &Arc<Inner>, device: Option<u32>) -> Option<Chunk> {
     }
 }
 
-async fn worker(inner: Arc<Inner>, device: Option<u32>, prover: Arc<dyn ProverBackend>, mut rng: ChaCha20Rng) {
+async fn worker(
+    inner: Arc<Inner>,
+    device: Option<u32>,
+    prover: Arc<dyn ProverBackend>,
+    mut rng: ChaCha20Rng,
+) {
     while let Some(mut chunk) = take_chunk(&inner, device).await {
         // Partition boundary: drop cancelled jobs' parts and their memory.
         {
             let st = inner.lock();
-            let keep: Vec<bool> = chunk.parts.iter().map(|(id, _)| inner.is_running(&st, *id)).collect();
+            let keep: Vec<bool> = chunk
+                .parts
+                .iter()
+                .map(|(id, _)| inner.is_running(&st, *id))
+                .collect();
             drop(st);
             let dropped = keep.iter().filter(|k| !**k).count();
             if dropped > 0 {
@@ -810,7 +889,9 @@ async fn worker(inner: Arc<Inner>, device: Option<u32>, prover: Arc<dyn ProverBa
                 chunk.parts.retain(|_| *it.next().unwrap_or(&false));
                 let mut it = keep.iter();
                 chunk.assignments.retain(|_| *it.next().unwrap_or(&false));
-                chunk.reservation.release_part(chunk.per_part_bytes * dropped as u64);
+                chunk
+                    .reservation
+                    .release_part(chunk.per_part_bytes * dropped as u64);
             }
         }
         if chunk.parts.is_empty() {
@@ -824,14 +905,20 @@ async fn worker(inner: Arc<Inner>, device: Option<u32>, prover: Arc<dyn ProverBa
         let publics: Vec<Vec<u8>> = chunk
             .assignments
             .iter()
-            .map(|a| a.public_inputs().iter().flat_map(|s| s.to_bytes_le()).collect())
+            .map(|a| {
+                a.public_inputs()
+                    .iter()
+                    .flat_map(|s| s.to_bytes_le())
+                    .collect()
+            })
             .collect();
         let assignments = std::mem::take(&mut chunk.assignments);
         let lease = chunk.lease.clone();
         let p = prover.clone();
         let t = Instant::now();
         let res = tokio::task::spawn_blocking(move || {
-            let r = cuzk_core::prover::prove_assignments(&*p, &lease.params, &assignments, &mut rng);
+            let r =
+                cuzk_core::prover::prove_assignments(&*p, &lease.params, &assignments, &mut rng);
             (r, rng)
         })
         .await;
@@ -845,7 +932,12 @@ async fn worker(inner: Arc<Inner>, device: Option<u32>, prover: Arc<dyn ProverBa
                     Ok((proofs, _)) => {
                         inner.fail_jobs(
                             &ids,
-                            &format!("backend {} returned {} proofs for {} circuits", prover.name(), proofs.len(), ids.len()),
+                            &format!(
+                                "backend {} returned {} proofs for {} circuits",
+                                prover.name(),
+                                proofs.len(),
+                                ids.len()
+                            ),
                         );
                         continue;
                     }
@@ -863,12 +955,15 @@ async fn worker(inner: Arc<Inner>, device: Option<u32>, prover: Arc<dyn ProverBa
             }
         };
         let n = chunk.parts.len() as u32;
+        tracing::debug!(jobs = ?ids, ?gpu, "chunk proved");
         let mut st = inner.lock();
         st.counters.circuits_proved += n as u64;
         let mut seen = HashSet::new();
         let mut completed = Vec::new();
         for (((id, part), proof), public) in chunk.parts.iter().zip(&proofs).zip(publics) {
-            let Some(j) = st.jobs.get_mut(id) else { continue };
+            let Some(j) = st.jobs.get_mut(id) else {
+                continue;
+            };
             if j.state != JobState::Running {
                 continue;
             }

@@ -24,7 +24,13 @@ pub fn router(engine: Engine, auth: BearerAuth) -> Router {
 
 fn denied(s: &AppState, h: &HeaderMap) -> Option<Response> {
     let v = h.get(header::AUTHORIZATION).map(|v| v.as_bytes());
-    (!s.auth.allows(v)).then(|| (StatusCode::UNAUTHORIZED, "missing or invalid bearer token\n").into_response())
+    (!s.auth.allows(v)).then(|| {
+        (
+            StatusCode::UNAUTHORIZED,
+            "missing or invalid bearer token\n",
+        )
+            .into_response()
+    })
 }
 
 async fn metrics(State(s): State<AppState>, h: HeaderMap) -> Response {

@@ -27,7 +27,9 @@ pub enum KindError {
         #[source]
         source: cuzk_core::Error,
     },
-    #[error("kind {kind}: parameters cannot be generated; put {file} into the parameter directory")]
+    #[error(
+        "kind {kind}: parameters cannot be generated; put {file} into the parameter directory"
+    )]
     NoGenerator { kind: String, file: String },
 }
 
@@ -157,7 +159,11 @@ impl CircuitKind for PorepLikeKind {
                 };
                 (u64::from_le_bytes(s), p)
             }
-            n => return Err(malformed(format!("{n} bytes; expected 8 (seed) or 12 (seed, partitions)"))),
+            n => {
+                return Err(malformed(format!(
+                    "{n} bytes; expected 8 (seed) or 12 (seed, partitions)"
+                )))
+            }
         };
         if partitions == 0 || partitions > self.max_partitions {
             return Err(malformed(format!(
@@ -165,17 +171,20 @@ impl CircuitKind for PorepLikeKind {
                 self.max_partitions
             )));
         }
-        Ok((Arc::new(PorepLikeInput { seed, partitions }), partitions as usize))
+        Ok((
+            Arc::new(PorepLikeInput { seed, partitions }),
+            partitions as usize,
+        ))
     }
     fn synthesize(&self, parts: &[(JobInput, usize)]) -> Result<Vec<ProvingAssignment>, KindError> {
         let mut circuits = Vec::with_capacity(parts.len());
         for (input, p) in parts {
-            let input = input
-                .downcast_ref::<PorepLikeInput>()
-                .ok_or_else(|| KindError::MalformedInput {
+            let input = input.downcast_ref::<PorepLikeInput>().ok_or_else(|| {
+                KindError::MalformedInput {
                     kind: self.name.clone(),
                     what: "input of another kind".into(),
-                })?;
+                }
+            })?;
             circuits.push(input.circuit(self.log_size, *p));
         }
         cuzk_core::synthesis::synthesize_batch(circuits).map_err(|source| KindError::Core {
@@ -217,22 +226,40 @@ mod tests {
     fn porep_like_input_round_trip_and_rejections() {
         let k = PorepLikeKind::new(8, 4);
         for inp in [
-            PorepLikeInput { seed: 0, partitions: 1 },
-            PorepLikeInput { seed: u64::MAX, partitions: 4 },
-            PorepLikeInput { seed: 77, partitions: 2 },
+            PorepLikeInput {
+                seed: 0,
+                partitions: 1,
+            },
+            PorepLikeInput {
+                seed: u64::MAX,
+                partitions: 4,
+            },
+            PorepLikeInput {
+                seed: 77,
+                partitions: 2,
+            },
         ] {
             let (decoded, parts) = k.decode_input(&inp.encode()).unwrap();
             assert_eq!(parts, inp.partitions as usize);
             assert_eq!(decoded.downcast_ref::<PorepLikeInput>(), Some(&inp));
         }
         for bad in [&[][..], &[1, 2, 3][..], &[0; 9][..], &[0; 13][..]] {
-            assert!(matches!(k.decode_input(bad), Err(KindError::MalformedInput { .. })));
+            assert!(matches!(
+                k.decode_input(bad),
+                Err(KindError::MalformedInput { .. })
+            ));
         }
-        let zero = PorepLikeInput { seed: 1, partitions: 0 };
+        let zero = PorepLikeInput {
+            seed: 1,
+            partitions: 0,
+        };
         let mut enc = zero.encode();
         enc.extend_from_slice(&0u32.to_le_bytes());
         assert!(k.decode_input(&enc).is_err());
-        let five = PorepLikeInput { seed: 1, partitions: 5 };
+        let five = PorepLikeInput {
+            seed: 1,
+            partitions: 5,
+        };
         assert!(k.decode_input(&five.encode()).is_err());
     }
 

@@ -5,7 +5,9 @@ use crate::engine::EngineStatus;
 use std::fmt::Write;
 
 fn esc(s: &str) -> String {
-    s.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+    s.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
 }
 
 pub fn render(s: &EngineStatus) -> String {
@@ -33,7 +35,12 @@ pub fn render(s: &EngineStatus) -> String {
         ]
         .map(|(k, v)| (format!("{{outcome=\"{k}\"}}"), v as f64)),
     );
-    metric("cuzk_batches_total", "counter", "Batches taken from the queue.", &one(c.batches as f64));
+    metric(
+        "cuzk_batches_total",
+        "counter",
+        "Batches taken from the queue.",
+        &one(c.batches as f64),
+    );
     metric(
         "cuzk_circuits_proved_total",
         "counter",
@@ -49,32 +56,71 @@ pub fn render(s: &EngineStatus) -> String {
             .map(|(p, n)| (format!("{{priority=\"{}\"}}", p.name()), *n as f64))
             .collect::<Vec<_>>(),
     );
-    metric("cuzk_batch_collecting", "gauge", "Jobs in the batch collector.", &one(s.collecting as f64));
-    metric("cuzk_jobs_running", "gauge", "Jobs synthesizing or proving.", &one(s.running as f64));
-    metric("cuzk_ready_chunks", "gauge", "Synthesized chunks waiting for a worker.", &one(s.ready_chunks as f64));
-    metric("cuzk_workers", "gauge", "Proving workers.", &one(s.workers as f64));
+    metric(
+        "cuzk_batch_collecting",
+        "gauge",
+        "Jobs in the batch collector.",
+        &one(s.collecting as f64),
+    );
+    metric(
+        "cuzk_jobs_running",
+        "gauge",
+        "Jobs synthesizing or proving.",
+        &one(s.running as f64),
+    );
+    metric(
+        "cuzk_ready_chunks",
+        "gauge",
+        "Synthesized chunks waiting for a worker.",
+        &one(s.ready_chunks as f64),
+    );
+    metric(
+        "cuzk_workers",
+        "gauge",
+        "Proving workers.",
+        &one(s.workers as f64),
+    );
     metric(
         "cuzk_host_memory_bytes",
         "gauge",
         "Host memory reserved for synthesis, and its budget.",
         &[
-            ("{kind=\"reserved\"}".to_string(), s.host_reserved_bytes as f64),
+            (
+                "{kind=\"reserved\"}".to_string(),
+                s.host_reserved_bytes as f64,
+            ),
             ("{kind=\"budget\"}".to_string(), s.host_budget_bytes as f64),
         ],
     );
     let mut tier = Vec::new();
     for t in &s.tiers {
-        tier.push((format!("{{tier=\"{}\",kind=\"used\"}}", t.tier), t.used_bytes as f64));
-        tier.push((format!("{{tier=\"{}\",kind=\"budget\"}}", t.tier), t.budget_bytes as f64));
+        tier.push((
+            format!("{{tier=\"{}\",kind=\"used\"}}", t.tier),
+            t.used_bytes as f64,
+        ));
+        tier.push((
+            format!("{{tier=\"{}\",kind=\"budget\"}}", t.tier),
+            t.budget_bytes as f64,
+        ));
     }
-    metric("cuzk_params_tier_bytes", "gauge", "Parameter bytes per tier, and budgets.", &tier);
+    metric(
+        "cuzk_params_tier_bytes",
+        "gauge",
+        "Parameter bytes per tier, and budgets.",
+        &tier,
+    );
     metric(
         "cuzk_params_entry_bytes",
         "gauge",
         "Each parameter set's bytes in its fastest tier.",
         &s.params
             .iter()
-            .map(|p| (format!("{{id=\"{}\",tier=\"{}\"}}", esc(&p.id), p.tier), p.bytes as f64))
+            .map(|p| {
+                (
+                    format!("{{id=\"{}\",tier=\"{}\"}}", esc(&p.id), p.tier),
+                    p.bytes as f64,
+                )
+            })
             .collect::<Vec<_>>(),
     );
     metric(
@@ -85,8 +131,14 @@ pub fn render(s: &EngineStatus) -> String {
     );
     let mut dev = Vec::new();
     for d in &s.devices {
-        dev.push((format!("{{device=\"{}\",kind=\"total\"}}", d.index), d.vram_total_bytes as f64));
-        dev.push((format!("{{device=\"{}\",kind=\"free\"}}", d.index), d.vram_free_bytes as f64));
+        dev.push((
+            format!("{{device=\"{}\",kind=\"total\"}}", d.index),
+            d.vram_total_bytes as f64,
+        ));
+        dev.push((
+            format!("{{device=\"{}\",kind=\"free\"}}", d.index),
+            d.vram_free_bytes as f64,
+        ));
     }
     metric("cuzk_device_vram_bytes", "gauge", "VRAM per device.", &dev);
     let p = &s.phase_sums;

@@ -148,7 +148,9 @@ pub fn check_id(id: &str) -> Result<(), ParamsError> {
     let ok = !id.is_empty()
         && id.len() <= 128
         && !id.starts_with('.')
-        && id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
     if ok {
         Ok(())
     } else {
@@ -218,7 +220,10 @@ impl ParamManager {
 
     /// Decoded parameters for `kind`, loading (or generating) them first if
     /// needed. Waits while the pinned tier is full of entries in use.
-    pub async fn acquire(self: &Arc<Self>, kind: &Arc<dyn CircuitKind>) -> Result<ParamsLease, ParamsError> {
+    pub async fn acquire(
+        self: &Arc<Self>,
+        kind: &Arc<dyn CircuitKind>,
+    ) -> Result<ParamsLease, ParamsError> {
         let id = kind.params_id().to_owned();
         check_id(&id)?;
         if let Some(l) = self.try_lease(&id) {
@@ -254,7 +259,10 @@ impl ParamManager {
         };
         st.clock += 1;
         let now = st.clock;
-        let e = st.entries.get_mut(&id).ok_or_else(|| ParamsError::LoaderFailed { id: id.clone() })?;
+        let e = st
+            .entries
+            .get_mut(&id)
+            .ok_or_else(|| ParamsError::LoaderFailed { id: id.clone() })?;
         e.pinned = Some(params.clone());
         e.pinned_bytes = bytes;
         e.refs += 1;
@@ -286,7 +294,8 @@ impl ParamManager {
             {
                 let mut st = self.lock();
                 let victims = {
-                    let used: u64 = st.entries.values().map(|e| e.pinned_bytes).sum::<u64>() + st.pinned_reserved;
+                    let used: u64 = st.entries.values().map(|e| e.pinned_bytes).sum::<u64>()
+                        + st.pinned_reserved;
                     lru_victims(
                         st.entries
                             .iter()
@@ -321,7 +330,10 @@ impl ParamManager {
     }
 
     /// The entry's file exists (generated if allowed) and is mapped.
-    fn ensure_mapped(&self, kind: &Arc<dyn CircuitKind>) -> Result<Arc<MappedParameters>, ParamsError> {
+    fn ensure_mapped(
+        &self,
+        kind: &Arc<dyn CircuitKind>,
+    ) -> Result<Arc<MappedParameters>, ParamsError> {
         let id = kind.params_id().to_owned();
         if let Some(m) = self.lock().entries.get(&id).and_then(|e| e.mapped.clone()) {
             return Ok(m);
@@ -339,11 +351,15 @@ impl ParamManager {
                 }
             };
             tracing::info!(params = %id, path = %path.display(), "generated random parameters");
-            let tmp = self.dir.join(format!(".{id}.params.tmp{}", std::process::id()));
-            params.write_file(&tmp).map_err(|source| ParamsError::Core {
-                id: id.clone(),
-                source,
-            })?;
+            let tmp = self
+                .dir
+                .join(format!(".{id}.params.tmp{}", std::process::id()));
+            params
+                .write_file(&tmp)
+                .map_err(|source| ParamsError::Core {
+                    id: id.clone(),
+                    source,
+                })?;
             std::fs::rename(&tmp, &path).map_err(|source| ParamsError::Io {
                 path: path.clone(),
                 source,
@@ -373,14 +389,22 @@ impl ParamManager {
                 budget: self.budgets.mapped,
             });
         }
-        let mapped = Arc::new(MappedParameters::open(&canonical).map_err(|source| ParamsError::Core {
-            id: id.clone(),
-            source,
-        })?);
+        let mapped =
+            Arc::new(
+                MappedParameters::open(&canonical).map_err(|source| ParamsError::Core {
+                    id: id.clone(),
+                    source,
+                })?,
+            );
         let mut st = self.lock();
         // Unmap unused entries until the new map fits; entries in use keep
         // theirs (then the tier runs over budget until they are released).
-        let used: u64 = st.entries.values().filter(|e| e.mapped.is_some()).map(|e| e.file_bytes).sum();
+        let used: u64 = st
+            .entries
+            .values()
+            .filter(|e| e.mapped.is_some())
+            .map(|e| e.file_bytes)
+            .sum();
         let victims = lru_victims(
             st.entries
                 .iter()
@@ -420,11 +444,15 @@ impl ParamManager {
     /// until the regenerable files fit the disk budget. `keep` is never
     /// deleted.
     fn enforce_disk_budget(&self, keep: &str) {
-        let Ok(rd) = std::fs::read_dir(&self.dir) else { return };
+        let Ok(rd) = std::fs::read_dir(&self.dir) else {
+            return;
+        };
         let mut files = Vec::new();
         for ent in rd.flatten() {
             let name = ent.file_name().to_string_lossy().into_owned();
-            let Some(id) = name.strip_suffix(".params") else { continue };
+            let Some(id) = name.strip_suffix(".params") else {
+                continue;
+            };
             if !self.regenerable.contains(id) {
                 continue;
             }
@@ -435,10 +463,9 @@ impl ParamManager {
         let used: u64 = files.iter().map(|f| f.1).sum();
         let candidates = files.into_iter().filter(|(id, _)| {
             id != keep
-                && st
-                    .entries
-                    .get(id)
-                    .map_or(true, |e| e.refs == 0 && e.pinned.is_none() && e.vram.is_empty())
+                && st.entries.get(id).map_or(true, |e| {
+                    e.refs == 0 && e.pinned.is_none() && e.vram.is_empty()
+                })
         });
         let lru: Vec<_> = candidates
             .map(|(id, len)| {
@@ -451,8 +478,12 @@ impl ParamManager {
             st.entries.remove(&v);
             let p = self.dir.join(format!("{v}.params"));
             match std::fs::remove_file(&p) {
-                Ok(()) => tracing::info!(path = %p.display(), "deleted generated parameters (disk budget)"),
-                Err(e) => tracing::warn!(path = %p.display(), error = %e, "could not delete generated parameters"),
+                Ok(()) => {
+                    tracing::info!(path = %p.display(), "deleted generated parameters (disk budget)")
+                }
+                Err(e) => {
+                    tracing::warn!(path = %p.display(), error = %e, "could not delete generated parameters")
+                }
             }
         }
     }
@@ -465,7 +496,11 @@ impl ParamManager {
         }
         {
             let st = self.lock();
-            if st.entries.get(&lease.id).map_or(false, |e| e.vram.contains_key(&device)) {
+            if st
+                .entries
+                .get(&lease.id)
+                .map_or(false, |e| e.vram.contains_key(&device))
+            {
                 return;
             }
         }
@@ -480,7 +515,11 @@ impl ParamManager {
         // the most room; the backend reports an upload that does not fit.
         {
             let mut st = self.lock();
-            let used: u64 = st.entries.values().filter_map(|e| e.vram.get(&device)).sum();
+            let used: u64 = st
+                .entries
+                .values()
+                .filter_map(|e| e.vram.get(&device))
+                .sum();
             let victims = lru_victims(
                 st.entries
                     .iter()
@@ -507,13 +546,18 @@ impl ParamManager {
                     e.vram.insert(device, bytes);
                 }
             }
-            Err(e) => tracing::warn!(params = %lease.id, device, error = %e, "parameters not made resident"),
+            Err(e) => {
+                tracing::warn!(params = %lease.id, device, error = %e, "parameters not made resident")
+            }
         }
     }
 
     /// Whether `device` holds `id` in VRAM.
     pub fn is_resident(&self, id: &str, device: u32) -> bool {
-        self.lock().entries.get(id).map_or(false, |e| e.vram.contains_key(&device))
+        self.lock()
+            .entries
+            .get(id)
+            .map_or(false, |e| e.vram.contains_key(&device))
     }
 
     /// Drop `ids` from the memory tiers. Returns (evicted, busy).
@@ -583,7 +627,13 @@ impl ParamManager {
             },
             TierUsage {
                 tier: "disk",
-                used_bytes: sum(&|e| if self.regenerable.contains(e.file_stem()) { e.file_bytes } else { 0 }),
+                used_bytes: sum(&|e| {
+                    if self.regenerable.contains(e.file_stem()) {
+                        e.file_bytes
+                    } else {
+                        0
+                    }
+                }),
                 budget_bytes: self.budgets.disk,
             },
         ];
@@ -633,18 +683,40 @@ mod tests {
         for ok in ["porep-like-10", "a.b_c", "X1"] {
             check_id(ok).unwrap();
         }
-        for bad in ["", "../etc/passwd", "/abs", "a/b", ".hidden", "a\0b", "a b", &"x".repeat(129)] {
+        for bad in [
+            "",
+            "../etc/passwd",
+            "/abs",
+            "a/b",
+            ".hidden",
+            "a\0b",
+            "a b",
+            &"x".repeat(129),
+        ] {
             assert!(check_id(bad).is_err(), "{bad:?}");
         }
     }
 
     #[test]
     fn lru_victims_picks_oldest_and_reports_impossible() {
-        let c = || vec![("new".to_string(), 9, 40), ("old".to_string(), 1, 30), ("mid".to_string(), 5, 30)].into_iter();
+        let c = || {
+            vec![
+                ("new".to_string(), 9, 40),
+                ("old".to_string(), 1, 30),
+                ("mid".to_string(), 5, 30),
+            ]
+            .into_iter()
+        };
         assert_eq!(lru_victims(c(), 100, 0, 100), Some(vec![]));
         assert_eq!(lru_victims(c(), 100, 20, 100), Some(vec!["old".into()]));
-        assert_eq!(lru_victims(c(), 100, 50, 100), Some(vec!["old".into(), "mid".into()]));
-        assert_eq!(lru_victims(c(), 100, 100, 100), Some(vec!["old".into(), "mid".into(), "new".into()]));
+        assert_eq!(
+            lru_victims(c(), 100, 50, 100),
+            Some(vec!["old".into(), "mid".into()])
+        );
+        assert_eq!(
+            lru_victims(c(), 100, 100, 100),
+            Some(vec!["old".into(), "mid".into(), "new".into()])
+        );
         assert_eq!(lru_victims(c(), 120, 100, 100), None);
     }
 }

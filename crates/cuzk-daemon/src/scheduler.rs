@@ -20,7 +20,12 @@ pub enum Priority {
 }
 
 impl Priority {
-    pub const ALL: [Priority; 4] = [Priority::Critical, Priority::High, Priority::Normal, Priority::Low];
+    pub const ALL: [Priority; 4] = [
+        Priority::Critical,
+        Priority::High,
+        Priority::Normal,
+        Priority::Low,
+    ];
     pub fn name(self) -> &'static str {
         match self {
             Priority::Low => "low",
@@ -98,14 +103,17 @@ impl Scheduler {
                 }
             }
         }
-        let c = self.collectors.entry(job.kind.clone()).or_insert_with(|| Collector {
-            batch: Batch {
-                jobs: Vec::new(),
-                circuits: 0,
-                ..single.clone()
-            },
-            opened: now,
-        });
+        let c = self
+            .collectors
+            .entry(job.kind.clone())
+            .or_insert_with(|| Collector {
+                batch: Batch {
+                    jobs: Vec::new(),
+                    circuits: 0,
+                    ..single.clone()
+                },
+                opened: now,
+            });
         c.batch.jobs.push(job.id);
         c.batch.circuits += job.circuits;
         c.batch.priority = c.batch.priority.max(job.priority);
@@ -158,7 +166,10 @@ impl Scheduler {
 
     /// When the earliest collector comes due.
     pub fn next_deadline(&self) -> Option<Instant> {
-        self.collectors.values().map(|c| c.opened + self.max_wait).min()
+        self.collectors
+            .values()
+            .map(|c| c.opened + self.max_wait)
+            .min()
     }
 
     /// Remove a queued job; false when it is not queued here.
@@ -195,7 +206,12 @@ impl Scheduler {
 
     /// Queued jobs per class (in `Priority::ALL` order) and jobs collecting.
     pub fn depths(&self) -> ([(Priority, usize); 4], usize) {
-        let per = Priority::ALL.map(|p| (p, self.classes[p as usize].iter().map(|b| b.jobs.len()).sum()));
+        let per = Priority::ALL.map(|p| {
+            (
+                p,
+                self.classes[p as usize].iter().map(|b| b.jobs.len()).sum(),
+            )
+        });
         let collecting = self.collectors.values().map(|c| c.batch.jobs.len()).sum();
         (per, collecting)
     }
@@ -261,7 +277,9 @@ mod tests {
         }
         let (d, _) = s.depths();
         assert_eq!(d.iter().map(|x| x.1).sum::<usize>(), 7);
-        let got: Vec<JobId> = std::iter::from_fn(|| s.pop(t)).flat_map(|b| b.jobs).collect();
+        let got: Vec<JobId> = std::iter::from_fn(|| s.pop(t))
+            .flat_map(|b| b.jobs)
+            .collect();
         assert_eq!(got, vec![3, 6, 4, 2, 5, 1, 7]);
         assert!(s.is_empty());
     }
@@ -343,10 +361,19 @@ mod tests {
             (Priority::Normal, "p3"),
         ];
         let res = |held: &'static [&'static str]| move |p: &str, _d: u32| held.contains(&p);
-        assert_eq!(pick_for_worker(ready.iter().copied(), Some(0), res(&["p2"])), Some(1));
+        assert_eq!(
+            pick_for_worker(ready.iter().copied(), Some(0), res(&["p2"])),
+            Some(1)
+        );
         // p3 is resident but NORMAL must not pass the HIGH head.
-        assert_eq!(pick_for_worker(ready.iter().copied(), Some(0), res(&["p3"])), Some(0));
-        assert_eq!(pick_for_worker(ready.iter().copied(), None, res(&["p2"])), Some(0));
+        assert_eq!(
+            pick_for_worker(ready.iter().copied(), Some(0), res(&["p3"])),
+            Some(0)
+        );
+        assert_eq!(
+            pick_for_worker(ready.iter().copied(), None, res(&["p2"])),
+            Some(0)
+        );
         assert_eq!(pick_for_worker(std::iter::empty(), Some(0), res(&[])), None);
     }
 }

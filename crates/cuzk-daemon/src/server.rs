@@ -77,9 +77,13 @@ impl BearerAuth {
     }
     /// True when no token is required or `header` carries the right one.
     pub fn allows(&self, header: Option<&[u8]>) -> bool {
-        let Some(want) = &self.digest else { return true };
+        let Some(want) = &self.digest else {
+            return true;
+        };
         let Some(h) = header else { return false };
-        let Some(tok) = h.strip_prefix(b"Bearer ") else { return false };
+        let Some(tok) = h.strip_prefix(b"Bearer ") else {
+            return false;
+        };
         let got: [u8; 32] = Sha256::digest(tok).into();
         bool::from(got.ct_eq(want))
     }
@@ -102,7 +106,10 @@ impl DaemonBuilder {
     pub fn new(config: DaemonConfig) -> Self {
         let mut registry = KindRegistry::new();
         for &l in &config.kinds.porep_like_log_sizes {
-            registry.register(Arc::new(PorepLikeKind::new(l, config.kinds.porep_like_max_partitions)));
+            registry.register(Arc::new(PorepLikeKind::new(
+                l,
+                config.kinds.porep_like_max_partitions,
+            )));
         }
         Self {
             config,
@@ -207,7 +214,11 @@ impl DaemonBuilder {
             let listener = tokio::net::TcpListener::bind(addr)
                 .await
                 .map_err(|source| DaemonError::Bind { addr, source })?;
-            tcp_addr = Some(listener.local_addr().map_err(|source| DaemonError::Bind { addr, source })?);
+            tcp_addr = Some(
+                listener
+                    .local_addr()
+                    .map_err(|source| DaemonError::Bind { addr, source })?,
+            );
             let mut builder = tonic::transport::Server::builder();
             if let (Some(cert), Some(key)) = (&cfg.server.tls_cert, &cfg.server.tls_key) {
                 let read = |p: &Path| {
@@ -223,7 +234,9 @@ impl DaemonBuilder {
                     .map_err(DaemonError::Tls)?;
             }
             let svc = builder
-                .layer(tonic::service::interceptor(BearerAuth::new(token.as_deref())))
+                .layer(tonic::service::interceptor(BearerAuth::new(
+                    token.as_deref(),
+                )))
                 .add_routes(routes(&engine));
             let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
             let stop = wait_stop(stop_rx.clone());
@@ -239,11 +252,18 @@ impl DaemonBuilder {
             let listener = tokio::net::TcpListener::bind(addr)
                 .await
                 .map_err(|source| DaemonError::Bind { addr, source })?;
-            http_addr = Some(listener.local_addr().map_err(|source| DaemonError::Bind { addr, source })?);
+            http_addr = Some(
+                listener
+                    .local_addr()
+                    .map_err(|source| DaemonError::Bind { addr, source })?,
+            );
             let app = crate::http::router(engine.clone(), BearerAuth::new(token.as_deref()));
             let stop = wait_stop(stop_rx.clone());
             servers.push(tokio::spawn(async move {
-                if let Err(e) = axum::serve(listener, app).with_graceful_shutdown(stop).await {
+                if let Err(e) = axum::serve(listener, app)
+                    .with_graceful_shutdown(stop)
+                    .await
+                {
                     tracing::error!(error = %e, "HTTP server stopped");
                 }
             }));
@@ -277,7 +297,11 @@ fn bind_unix(path: &Path, mode: u32) -> Result<tokio::net::UnixListener, DaemonE
     use std::os::unix::fs::{DirBuilderExt, FileTypeExt, PermissionsExt};
     let io = |what, p: &Path| {
         let p = p.to_owned();
-        move |source| DaemonError::Io { what, path: p, source }
+        move |source| DaemonError::Io {
+            what,
+            path: p,
+            source,
+        }
     };
     if let Ok(meta) = std::fs::symlink_metadata(path) {
         if !meta.file_type().is_socket() {
@@ -292,7 +316,11 @@ fn bind_unix(path: &Path, mode: u32) -> Result<tokio::net::UnixListener, DaemonE
         Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
         _ => PathBuf::from("."),
     };
-    let tmpdir = parent.join(format!(".cuzk-sock-{}-{}", std::process::id(), rand::random::<u32>()));
+    let tmpdir = parent.join(format!(
+        ".cuzk-sock-{}-{}",
+        std::process::id(),
+        rand::random::<u32>()
+    ));
     std::fs::DirBuilder::new()
         .mode(0o700)
         .create(&tmpdir)
@@ -300,9 +328,12 @@ fn bind_unix(path: &Path, mode: u32) -> Result<tokio::net::UnixListener, DaemonE
     let tmp = tmpdir.join("s");
     let result = (|| {
         let listener = std::os::unix::net::UnixListener::bind(&tmp).map_err(io("binding", &tmp))?;
-        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(mode)).map_err(io("chmod", &tmp))?;
+        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(mode))
+            .map_err(io("chmod", &tmp))?;
         std::fs::rename(&tmp, path).map_err(io("renaming socket to", path))?;
-        listener.set_nonblocking(true).map_err(io("configuring", path))?;
+        listener
+            .set_nonblocking(true)
+            .map_err(io("configuring", path))?;
         tokio::net::UnixListener::from_std(listener).map_err(io("registering", path))
     })();
     let _ = std::fs::remove_file(&tmp);
@@ -333,19 +364,26 @@ impl RunningDaemon {
 
     pub async fn shutdown_with(self, mode: crate::config::ShutdownMode, timeout: Duration) {
         tracing::info!(?mode, "shutting down");
-        let _ = self.stop_tx.send(true);
-        self.engine.shutdown(mode, timeout).await;
-        for s in self.servers {
-            // In-flight calls (AwaitProof) end once the engine has finished
-            // their jobs; anything still open after a grace period is cut.
-            let abort = s.abort_handle();
-            if tokio::time::timeout(Duration::from_secs(10), s).await.is_err() {
-                abort.abort();
-            }
-        }
+        // New clients cannot find the socket; new submissions are refused
+        // (UNAVAILABLE) from here on, while AwaitProof calls in flight get
+        // their answers as the engine finishes or cancels the jobs.
         if let Some(p) = &self.unix_socket {
             let _ = std::fs::remove_file(p);
         }
+        self.engine.shutdown(mode, timeout).await;
+        let _ = self.stop_tx.send(true);
+        for s in self.servers {
+            // A graceful stop waits for clients to hang up; idle clients
+            // that keep their connection open are cut after a short grace.
+            let abort = s.abort_handle();
+            if tokio::time::timeout(Duration::from_secs(2), s)
+                .await
+                .is_err()
+            {
+                abort.abort();
+            }
+        }
+        tracing::info!("shut down");
     }
 
     /// Serve until SIGTERM or SIGINT, then shut down.

@@ -18,7 +18,10 @@ impl ProofServiceImpl {
         Self { engine }
     }
     /// The tonic server for this service, with the message size limit.
-    pub fn into_server(self, max_message_bytes: usize) -> proto::proof_service_server::ProofServiceServer<Self> {
+    pub fn into_server(
+        self,
+        max_message_bytes: usize,
+    ) -> proto::proof_service_server::ProofServiceServer<Self> {
         proto::proof_service_server::ProofServiceServer::new(self)
             .max_decoding_message_size(max_message_bytes)
             .max_encoding_message_size(max_message_bytes)
@@ -29,9 +32,8 @@ pub fn status_of(e: EngineError) -> Status {
     use crate::kinds::KindError;
     let msg = e.to_string();
     match e {
-        EngineError::Kind(KindError::Unknown(_)) | EngineError::Kind(KindError::MalformedInput { .. }) => {
-            Status::invalid_argument(msg)
-        }
+        EngineError::Kind(KindError::Unknown(_))
+        | EngineError::Kind(KindError::MalformedInput { .. }) => Status::invalid_argument(msg),
         EngineError::RequestIdTooLong(_) => Status::invalid_argument(msg),
         EngineError::RequestIdConflict(_) => Status::already_exists(msg),
         EngineError::ClientLimit { .. } => Status::resource_exhausted(msg),
@@ -114,7 +116,10 @@ fn client_key<T>(req: &Request<T>, client_id: &str) -> String {
         return format!("ip:{}", addr.ip());
     }
     #[cfg(unix)]
-    if let Some(info) = req.extensions().get::<tonic::transport::server::UdsConnectInfo>() {
+    if let Some(info) = req
+        .extensions()
+        .get::<tonic::transport::server::UdsConnectInfo>()
+    {
         if let Some(cred) = info.peer_cred {
             return format!("uid:{}", cred.uid());
         }
@@ -130,7 +135,8 @@ impl ProofServiceImpl {
             request_id: Some(r.request_id).filter(|s| !s.is_empty()),
             kind: r.kind,
             input: r.input,
-            priority: priority_from_proto(r.priority)?,
+            priority: priority_from_proto(r.priority)
+                .inspect_err(|_| self.engine.note_rejected())?,
             client,
         })
     }
@@ -142,7 +148,10 @@ impl proto::proof_service_server::ProofService for ProofServiceImpl {
         &self,
         req: Request<proto::SubmitProofRequest>,
     ) -> Result<Response<proto::SubmitProofResponse>, Status> {
-        let s = self.engine.submit(self.submit_req(req)?).map_err(status_of)?;
+        let s = self
+            .engine
+            .submit(self.submit_req(req)?)
+            .map_err(status_of)?;
         Ok(Response::new(proto::SubmitProofResponse {
             job_id: s.job_id,
             deduplicated: s.deduplicated,
@@ -155,7 +164,11 @@ impl proto::proof_service_server::ProofService for ProofServiceImpl {
     ) -> Result<Response<proto::AwaitProofResponse>, Status> {
         let r = req.into_inner();
         let timeout = (r.timeout_ms > 0).then(|| Duration::from_millis(r.timeout_ms));
-        let v = self.engine.await_job(r.job_id, timeout).await.map_err(status_of)?;
+        let v = self
+            .engine
+            .await_job(r.job_id, timeout)
+            .await
+            .map_err(status_of)?;
         Ok(Response::new(view_to_proto(v)))
     }
 
@@ -163,7 +176,11 @@ impl proto::proof_service_server::ProofService for ProofServiceImpl {
         &self,
         req: Request<proto::SubmitProofRequest>,
     ) -> Result<Response<proto::AwaitProofResponse>, Status> {
-        let v = self.engine.prove(self.submit_req(req)?).await.map_err(status_of)?;
+        let v = self
+            .engine
+            .prove(self.submit_req(req)?)
+            .await
+            .map_err(status_of)?;
         Ok(Response::new(view_to_proto(v)))
     }
 
@@ -171,7 +188,10 @@ impl proto::proof_service_server::ProofService for ProofServiceImpl {
         &self,
         req: Request<proto::CancelProofRequest>,
     ) -> Result<Response<proto::CancelProofResponse>, Status> {
-        let (state, cancelled) = self.engine.cancel(req.into_inner().job_id).map_err(status_of)?;
+        let (state, cancelled) = self
+            .engine
+            .cancel(req.into_inner().job_id)
+            .map_err(status_of)?;
         Ok(Response::new(proto::CancelProofResponse {
             state: state_to_proto(state) as i32,
             cancelled,
@@ -248,7 +268,11 @@ impl proto::proof_service_server::ProofService for ProofServiceImpl {
         &self,
         req: Request<proto::PreloadParamsRequest>,
     ) -> Result<Response<proto::PreloadParamsResponse>, Status> {
-        let loaded = self.engine.preload(&req.into_inner().kinds).await.map_err(status_of)?;
+        let loaded = self
+            .engine
+            .preload(&req.into_inner().kinds)
+            .await
+            .map_err(status_of)?;
         Ok(Response::new(proto::PreloadParamsResponse {
             loaded: loaded.into_iter().map(params_to_proto).collect(),
         }))
@@ -258,7 +282,10 @@ impl proto::proof_service_server::ProofService for ProofServiceImpl {
         &self,
         req: Request<proto::EvictParamsRequest>,
     ) -> Result<Response<proto::EvictParamsResponse>, Status> {
-        let (evicted, busy) = self.engine.evict(&req.into_inner().kinds).map_err(status_of)?;
+        let (evicted, busy) = self
+            .engine
+            .evict(&req.into_inner().kinds)
+            .map_err(status_of)?;
         Ok(Response::new(proto::EvictParamsResponse { evicted, busy }))
     }
 }

@@ -45,12 +45,20 @@ impl TestDaemon {
         edit: impl FnOnce(&mut DaemonConfig),
         build: impl FnOnce(DaemonBuilder) -> DaemonBuilder,
     ) -> Self {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_test_writer()
+            .try_init();
         let dir = tempfile::tempdir().unwrap();
         let mut cfg = base_config(dir.path());
         edit(&mut cfg);
         let sock = cfg.server.unix_socket.clone().unwrap();
         let d = build(DaemonBuilder::new(cfg)).start().await.unwrap();
-        TestDaemon { d: Some(d), dir, sock }
+        TestDaemon {
+            d: Some(d),
+            dir,
+            sock,
+        }
     }
     pub fn daemon(&self) -> &RunningDaemon {
         self.d.as_ref().unwrap()
@@ -73,7 +81,10 @@ impl TestDaemon {
         .unwrap()
     }
     pub fn params_path(&self, log: u32) -> PathBuf {
-        self.dir.path().join("params").join(format!("porep-like-{log}.params"))
+        self.dir
+            .path()
+            .join("params")
+            .join(format!("porep-like-{log}.params"))
     }
     pub fn pvk(&self, log: u32) -> PreparedVerifyingKey {
         let m = MappedParameters::open(&self.params_path(log)).unwrap();
@@ -99,8 +110,20 @@ pub fn req(log: u32, seed: u64, partitions: u32, p: proto::Priority) -> proto::S
 /// Check a completed job's proofs against the circuit's own public inputs
 /// (computed here, not taken from the daemon) and the verifying key read
 /// from the parameter file.
-pub fn check_proofs(pvk: &PreparedVerifyingKey, log: u32, seed: u64, partitions: u32, r: &proto::AwaitProofResponse) {
-    assert_eq!(r.state, proto::JobState::Completed as i32, "job {}: {}", r.job_id, r.error);
+pub fn check_proofs(
+    pvk: &PreparedVerifyingKey,
+    log: u32,
+    seed: u64,
+    partitions: u32,
+    r: &proto::AwaitProofResponse,
+) {
+    assert_eq!(
+        r.state,
+        proto::JobState::Completed as i32,
+        "job {}: {}",
+        r.job_id,
+        r.error
+    );
     assert_eq!(r.proof.len(), PROOF_BYTES * partitions as usize);
     let inp = PorepLikeInput { seed, partitions };
     let mut publics = Vec::new();
@@ -108,14 +131,25 @@ pub fn check_proofs(pvk: &PreparedVerifyingKey, log: u32, seed: u64, partitions:
         let circuit: PorepLikeCircuit = inp.circuit(log, p);
         let inputs = circuit.public_inputs();
         let proof = Proof::from_bytes(&r.proof[p * PROOF_BYTES..(p + 1) * PROOF_BYTES]).unwrap();
-        assert!(verify_proof(pvk, &proof, &inputs).unwrap(), "job {} partition {p} does not verify", r.job_id);
+        assert!(
+            verify_proof(pvk, &proof, &inputs).unwrap(),
+            "job {} partition {p} does not verify",
+            r.job_id
+        );
         publics.extend(inputs.iter().flat_map(|s| s.to_bytes_le()));
     }
-    assert_eq!(r.public_inputs, publics, "job {}: public inputs differ", r.job_id);
+    assert_eq!(
+        r.public_inputs, publics,
+        "job {}: public inputs differ",
+        r.job_id
+    );
 }
 
 pub async fn status(c: &mut DaemonClient) -> proto::GetStatusResponse {
-    c.get_status(proto::GetStatusRequest {}).await.unwrap().into_inner()
+    c.get_status(proto::GetStatusRequest {})
+        .await
+        .unwrap()
+        .into_inner()
 }
 
 /// Poll until `f` holds, for at most `limit`.

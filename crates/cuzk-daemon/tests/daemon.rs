@@ -24,7 +24,12 @@ async fn priorities_complete_in_class_then_fifo_order() {
     let mut c = t.unix().await;
     // A blocker with several partitions keeps the pipeline busy while the
     // rest arrive, so their order is the scheduler's, not arrival's.
-    let blocker = c.submit_proof(req(10, 1000, 6, P::Low)).await.unwrap().into_inner().job_id;
+    let blocker = c
+        .submit_proof(req(10, 1000, 6, P::Low))
+        .await
+        .unwrap()
+        .into_inner()
+        .job_id;
     assert!(
         eventually(LIMIT, || {
             let mut c = c.clone();
@@ -45,15 +50,23 @@ async fn priorities_complete_in_class_then_fifo_order() {
     ];
     let mut jobs = Vec::new();
     for (i, p) in mix.iter().enumerate() {
-        let id = c.submit_proof(req(6, i as u64, 1, *p)).await.unwrap().into_inner().job_id;
+        let id = c
+            .submit_proof(req(6, i as u64, 1, *p))
+            .await
+            .unwrap()
+            .into_inner()
+            .job_id;
         jobs.push((id, i as u64, *p));
+    }
+    let mut results = Vec::new();
+    for &(id, seed, p) in &jobs {
+        results.push((await_done(&mut c, id).await, seed, p));
     }
     let pvk6 = t.pvk(6);
     let mut done = Vec::new();
-    for &(id, seed, p) in &jobs {
-        let r = await_done(&mut c, id).await;
+    for (r, seed, p) in results {
         check_proofs(&pvk6, 6, seed, 1, &r);
-        done.push((r.completion_seq, p, id));
+        done.push((r.completion_seq, p, r.job_id));
     }
     let rb = await_done(&mut c, blocker).await;
     check_proofs(&t.pvk(10), 10, 1000, 6, &rb);
@@ -67,7 +80,10 @@ async fn priorities_complete_in_class_then_fifo_order() {
     let got: Vec<(u8, u64)> = done.iter().map(|&(_, p, id)| (rank(p), id)).collect();
     let mut want = got.clone();
     want.sort();
-    assert_eq!(got, want, "completion order must be by class, then submission");
+    assert_eq!(
+        got, want,
+        "completion order must be by class, then submission"
+    );
     t.stop().await;
 }
 
@@ -127,7 +143,13 @@ async fn batching_fills_flushes_on_timeout_and_non_batching_kinds_bypass() {
     // Four jobs fill a batch at once.
     let mut ids = Vec::new();
     for s in 0..4 {
-        ids.push(c.submit_proof(req(6, s, 1, P::Normal)).await.unwrap().into_inner().job_id);
+        ids.push(
+            c.submit_proof(req(6, s, 1, P::Normal))
+                .await
+                .unwrap()
+                .into_inner()
+                .job_id,
+        );
     }
     for (s, id) in ids.iter().enumerate() {
         let r = await_done(&mut c, *id).await;
@@ -135,14 +157,27 @@ async fn batching_fills_flushes_on_timeout_and_non_batching_kinds_bypass() {
         assert_eq!(r.batch_size, 4);
     }
     // Two jobs wait for the timeout, then go together.
-    let a = c.submit_proof(req(6, 10, 1, P::Normal)).await.unwrap().into_inner().job_id;
-    let b = c.submit_proof(req(6, 11, 1, P::Normal)).await.unwrap().into_inner().job_id;
+    let a = c
+        .submit_proof(req(6, 10, 1, P::Normal))
+        .await
+        .unwrap()
+        .into_inner()
+        .job_id;
+    let b = c
+        .submit_proof(req(6, 11, 1, P::Normal))
+        .await
+        .unwrap()
+        .into_inner()
+        .job_id;
     for (id, s) in [(a, 10), (b, 11)] {
         let r = await_done(&mut c, id).await;
         check_proofs(&pvk, 6, s, 1, &r);
         assert_eq!(r.batch_size, 2);
         let qw = r.timings.unwrap().queue_wait_ms;
-        assert!(qw >= wait_ms as f64 * 0.9, "flushed after {qw} ms, before the {wait_ms} ms timeout");
+        assert!(
+            qw >= wait_ms as f64 * 0.9,
+            "flushed after {qw} ms, before the {wait_ms} ms timeout"
+        );
     }
     // A kind that does not batch goes alone and does not wait.
     let mut single = Vec::new();
@@ -155,7 +190,10 @@ async fn batching_fills_flushes_on_timeout_and_non_batching_kinds_bypass() {
         let r = await_done(&mut c, id).await;
         check_proofs(&pvk, 6, s, 1, &r);
         assert_eq!(r.batch_size, 1);
-        assert!(r.timings.unwrap().queue_wait_ms < wait_ms as f64, "a non-batching job waited for the collector");
+        assert!(
+            r.timings.unwrap().queue_wait_ms < wait_ms as f64,
+            "a non-batching job waited for the collector"
+        );
     }
     let s = status(&mut c).await;
     assert_eq!(s.counters.unwrap().batches, 1 + 1 + 3);
@@ -169,7 +207,12 @@ async fn cancel_queued_and_running_jobs() {
     })
     .await;
     let mut c = t.unix().await;
-    let running = c.submit_proof(req(10, 1, 12, P::Normal)).await.unwrap().into_inner().job_id;
+    let running = c
+        .submit_proof(req(10, 1, 12, P::Normal))
+        .await
+        .unwrap()
+        .into_inner()
+        .job_id;
     assert!(
         eventually(LIMIT, || {
             let mut c = c.clone();
@@ -177,11 +220,24 @@ async fn cancel_queued_and_running_jobs() {
         })
         .await
     );
-    let queued = c.submit_proof(req(10, 2, 1, P::Normal)).await.unwrap().into_inner().job_id;
-    let r = c.cancel_proof(proto::CancelProofRequest { job_id: queued }).await.unwrap().into_inner();
+    let queued = c
+        .submit_proof(req(10, 2, 1, P::Normal))
+        .await
+        .unwrap()
+        .into_inner()
+        .job_id;
+    let r = c
+        .cancel_proof(proto::CancelProofRequest { job_id: queued })
+        .await
+        .unwrap()
+        .into_inner();
     assert!(r.cancelled);
     assert_eq!(r.state, proto::JobState::Cancelled as i32);
-    let r = c.cancel_proof(proto::CancelProofRequest { job_id: running }).await.unwrap().into_inner();
+    let r = c
+        .cancel_proof(proto::CancelProofRequest { job_id: running })
+        .await
+        .unwrap()
+        .into_inner();
     assert!(r.cancelled);
     for id in [queued, running] {
         let r = await_done(&mut c, id).await;
@@ -189,13 +245,25 @@ async fn cancel_queued_and_running_jobs() {
         assert!(r.proof.is_empty());
     }
     // Cancelling again reports the final state without cancelling.
-    let r = c.cancel_proof(proto::CancelProofRequest { job_id: queued }).await.unwrap().into_inner();
+    let r = c
+        .cancel_proof(proto::CancelProofRequest { job_id: queued })
+        .await
+        .unwrap()
+        .into_inner();
     assert!(!r.cancelled);
-    let e = c.cancel_proof(proto::CancelProofRequest { job_id: 987654 }).await.unwrap_err();
+    let e = c
+        .cancel_proof(proto::CancelProofRequest { job_id: 987654 })
+        .await
+        .unwrap_err();
     assert_eq!(e.code(), Code::NotFound);
     // The daemon goes on proving, and the cancelled job's memory is given
     // back at its partition boundary.
-    let id = c.submit_proof(req(6, 5, 1, P::Normal)).await.unwrap().into_inner().job_id;
+    let id = c
+        .submit_proof(req(6, 5, 1, P::Normal))
+        .await
+        .unwrap()
+        .into_inner()
+        .job_id;
     let r = await_done(&mut c, id).await;
     check_proofs(&t.pvk(6), 6, 5, 1, &r);
     assert!(
@@ -212,7 +280,10 @@ async fn cancel_queued_and_running_jobs() {
     let s = status(&mut c).await;
     let k = s.counters.unwrap();
     assert_eq!((k.cancelled, k.completed, k.failed), (2, 1, 0));
-    assert!(k.circuits_proved < 12 + 1, "the running job was proved to the end");
+    assert!(
+        k.circuits_proved < 12 + 1,
+        "the running job was proved to the end"
+    );
     t.stop().await;
 }
 
@@ -234,8 +305,15 @@ async fn resubmitting_a_request_id_returns_the_same_job() {
     assert_eq!(again.job_id, a.job_id);
     // Same id, other input: refused.
     let mut other = r.clone();
-    other.input = cuzk_daemon::kinds::PorepLikeInput { seed: 43, partitions: 2 }.encode();
-    assert_eq!(c.submit_proof(other).await.unwrap_err().code(), Code::AlreadyExists);
+    other.input = cuzk_daemon::kinds::PorepLikeInput {
+        seed: 43,
+        partitions: 2,
+    }
+    .encode();
+    assert_eq!(
+        c.submit_proof(other).await.unwrap_err().code(),
+        Code::AlreadyExists
+    );
     let k = status(&mut c).await.counters.unwrap();
     assert_eq!((k.submitted, k.deduplicated, k.completed), (1, 3, 1));
     t.stop().await;
@@ -258,38 +336,62 @@ async fn bad_requests_get_errors_and_the_daemon_keeps_serving() {
     // Malformed input, unknown kind, bad priority.
     let mut bad = req(6, 1, 1, P::Normal);
     bad.input = vec![1, 2, 3];
-    assert_eq!(c.submit_proof(bad).await.unwrap_err().code(), Code::InvalidArgument);
+    assert_eq!(
+        c.submit_proof(bad).await.unwrap_err().code(),
+        Code::InvalidArgument
+    );
     let mut bad = req(6, 1, 1, P::Normal);
     bad.kind = "../../etc/passwd".into();
-    assert_eq!(c.submit_proof(bad).await.unwrap_err().code(), Code::InvalidArgument);
+    assert_eq!(
+        c.submit_proof(bad).await.unwrap_err().code(),
+        Code::InvalidArgument
+    );
     let mut bad = req(6, 1, 1, P::Normal);
     bad.priority = 99;
-    assert_eq!(c.submit_proof(bad).await.unwrap_err().code(), Code::InvalidArgument);
+    assert_eq!(
+        c.submit_proof(bad).await.unwrap_err().code(),
+        Code::InvalidArgument
+    );
     let mut bad = req(6, 1, 1000, P::Normal);
     bad.kind = "porep-like-6".into();
-    assert_eq!(c.submit_proof(bad).await.unwrap_err().code(), Code::InvalidArgument);
+    assert_eq!(
+        c.submit_proof(bad).await.unwrap_err().code(),
+        Code::InvalidArgument
+    );
     // Oversized.
     let mut big = req(6, 1, 1, P::Normal);
     big.input = vec![0u8; 100 << 10];
     let e = c.submit_proof(big).await.unwrap_err();
-    assert_eq!(e.code(), Code::ResourceExhausted, "{e}");
+    // tonic reports a message over the decoding limit as OUT_OF_RANGE.
+    assert_eq!(e.code(), Code::OutOfRange, "{e}");
     // Not a gRPC message at all: raw bytes on the TCP port.
     {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let mut s = tokio::net::TcpStream::connect(t.daemon().tcp_addr.unwrap()).await.unwrap();
-        s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n\x00\x01garbage").await.unwrap();
+        let mut s = tokio::net::TcpStream::connect(t.daemon().tcp_addr.unwrap())
+            .await
+            .unwrap();
+        s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n\x00\x01garbage")
+            .await
+            .unwrap();
         let mut buf = [0u8; 64];
         let _ = tokio::time::timeout(Duration::from_secs(5), s.read(&mut buf)).await;
     }
     // TCP: no token, wrong token, right token.
     let mut no = t.tcp(None).await;
     assert_eq!(
-        no.get_status(proto::GetStatusRequest {}).await.unwrap_err().code(),
+        no.get_status(proto::GetStatusRequest {})
+            .await
+            .unwrap_err()
+            .code(),
         Code::Unauthenticated
     );
     let mut wrong = t.tcp(Some("test-token-0123456789abcdeX")).await;
     assert_eq!(
-        wrong.submit_proof(req(6, 1, 1, P::Normal)).await.unwrap_err().code(),
+        wrong
+            .submit_proof(req(6, 1, 1, P::Normal))
+            .await
+            .unwrap_err()
+            .code(),
         Code::Unauthenticated
     );
     let mut ok = t.tcp(Some(TOKEN)).await;
@@ -320,7 +422,10 @@ async fn bad_requests_get_errors_and_the_daemon_keeps_serving() {
     let p = ok.prove(r).await.unwrap().into_inner();
     check_proofs(&t.pvk(6), 6, 9, 1, &p);
     let k = status(&mut c).await.counters.unwrap();
-    assert_eq!(k.rejected, 5, "malformed, unknown kind, bad partitions, priority, client limit");
+    assert_eq!(
+        k.rejected, 5,
+        "malformed, unknown kind, bad partitions, priority, client limit"
+    );
     assert_eq!(k.completed, 3);
     t.stop().await;
 }
@@ -329,23 +434,38 @@ async fn bad_requests_get_errors_and_the_daemon_keeps_serving() {
 async fn http_get(addr: std::net::SocketAddr, path: &str, token: Option<&str>) -> (u16, String) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let auth = token.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
-    s.write_all(format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n{auth}Connection: close\r\n\r\n").as_bytes())
-        .await
-        .unwrap();
+    let auth = token
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
+    s.write_all(
+        format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n{auth}Connection: close\r\n\r\n")
+            .as_bytes(),
+    )
+    .await
+    .unwrap();
     let mut out = String::new();
     tokio::time::timeout(Duration::from_secs(30), s.read_to_string(&mut out))
         .await
         .unwrap()
         .unwrap();
-    let code = out.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
-    let body = out.split_once("\r\n\r\n").map(|x| x.1.to_owned()).unwrap_or_default();
+    let code = out
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = out
+        .split_once("\r\n\r\n")
+        .map(|x| x.1.to_owned())
+        .unwrap_or_default();
     (code, body)
 }
 
 fn metric(text: &str, name_labels: &str) -> f64 {
     text.lines()
-        .find_map(|l| l.strip_prefix(name_labels).and_then(|r| r.trim().parse().ok()))
+        .find_map(|l| {
+            l.strip_prefix(name_labels)
+                .and_then(|r| r.trim().parse().ok())
+        })
         .unwrap_or_else(|| panic!("metric {name_labels} missing"))
 }
 
@@ -391,29 +511,57 @@ async fn status_metrics_and_parameter_tiers_agree_with_what_happened() {
         let r = c.prove(req(8, s, 1, P::High)).await.unwrap().into_inner();
         check_proofs(&t.pvk(8), 8, s, 1, &r);
     }
-    let id = c.submit_proof(req(8, 99, 1, P::Low)).await.unwrap().into_inner().job_id;
-    c.cancel_proof(proto::CancelProofRequest { job_id: id }).await.unwrap();
+    let id = c
+        .submit_proof(req(8, 99, 1, P::Low))
+        .await
+        .unwrap()
+        .into_inner()
+        .job_id;
+    c.cancel_proof(proto::CancelProofRequest { job_id: id })
+        .await
+        .unwrap();
     let mut bad = req(8, 1, 1, P::Normal);
     bad.input.clear();
     assert!(c.submit_proof(bad).await.is_err());
     // Nothing is in flight now, so the numbers are settled.
     let s = status(&mut c).await;
     let k = s.counters.unwrap();
-    let m = c.get_metrics(proto::GetMetricsRequest {}).await.unwrap().into_inner().text;
+    let m = c
+        .get_metrics(proto::GetMetricsRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .text;
     assert_eq!(k.submitted, 4);
     assert_eq!(metric(&m, "cuzk_jobs_total{outcome=\"submitted\"}"), 4.0);
     assert_eq!(k.completed, 3);
     assert_eq!(metric(&m, "cuzk_jobs_total{outcome=\"completed\"}"), 3.0);
-    assert_eq!(k.cancelled + k.completed, 4, "the cancel raced the job; it must be one or the other");
-    assert_eq!(metric(&m, "cuzk_jobs_total{outcome=\"cancelled\"}"), k.cancelled as f64);
+    assert_eq!(
+        k.cancelled + k.completed,
+        4,
+        "the cancel raced the job; it must be one or the other"
+    );
+    assert_eq!(
+        metric(&m, "cuzk_jobs_total{outcome=\"cancelled\"}"),
+        k.cancelled as f64
+    );
     assert_eq!(k.rejected, 1);
     assert_eq!(metric(&m, "cuzk_jobs_total{outcome=\"rejected\"}"), 1.0);
-    assert_eq!(metric(&m, "cuzk_circuits_proved_total"), k.circuits_proved as f64);
-    assert_eq!(metric(&m, "cuzk_job_phase_seconds_count"), k.completed as f64);
+    assert_eq!(
+        metric(&m, "cuzk_circuits_proved_total"),
+        k.circuits_proved as f64
+    );
+    assert_eq!(
+        metric(&m, "cuzk_job_phase_seconds_count"),
+        k.completed as f64
+    );
     assert_eq!(metric(&m, "cuzk_gpu_backend_present"), 0.0);
     let pinned = s.tiers.iter().find(|t| t.tier == "pinned").unwrap();
     assert!(pinned.used_bytes > 0);
-    assert_eq!(metric(&m, "cuzk_params_tier_bytes{tier=\"pinned\",kind=\"used\"}"), pinned.used_bytes as f64);
+    assert_eq!(
+        metric(&m, "cuzk_params_tier_bytes{tier=\"pinned\",kind=\"used\"}"),
+        pinned.used_bytes as f64
+    );
     assert_eq!(s.params[0].tier, "pinned");
     assert_eq!(s.params[0].ref_count, 0);
     // HTTP /status agrees.
@@ -437,14 +585,23 @@ async fn load_test_hundreds_of_jobs_from_concurrent_clients() {
     const PER_CLIENT: u64 = 50;
     let mut tasks = Vec::new();
     for cl in 0..CLIENTS {
-        let mut c = if cl % 2 == 0 { t.unix().await } else { t.tcp(Some(TOKEN)).await };
+        let mut c = if cl % 2 == 0 {
+            t.unix().await
+        } else {
+            t.tcp(Some(TOKEN)).await
+        };
         tasks.push(tokio::spawn(async move {
             let mut ids = Vec::new();
             for j in 0..PER_CLIENT {
                 let seed = cl * 1000 + j;
                 let log = if j % 5 == 0 { 8 } else { 6 };
                 let p = [P::Low, P::Normal, P::High, P::Critical][(j % 4) as usize];
-                let id = c.submit_proof(req(log, seed, 1, p)).await.unwrap().into_inner().job_id;
+                let id = c
+                    .submit_proof(req(log, seed, 1, p))
+                    .await
+                    .unwrap()
+                    .into_inner()
+                    .job_id;
                 ids.push((id, log, seed));
             }
             let mut out = Vec::new();
@@ -480,7 +637,13 @@ async fn shutdown_finishes_jobs_then_refuses_and_removes_the_socket() {
     let ids: Vec<u64> = {
         let mut v = Vec::new();
         for s in 0..3 {
-            v.push(c.submit_proof(req(8, s, 1, P::Normal)).await.unwrap().into_inner().job_id);
+            v.push(
+                c.submit_proof(req(8, s, 1, P::Normal))
+                    .await
+                    .unwrap()
+                    .into_inner()
+                    .job_id,
+            );
         }
         v
     };
@@ -499,7 +662,9 @@ async fn shutdown_finishes_jobs_then_refuses_and_removes_the_socket() {
     for (s, w) in waiters.into_iter().enumerate() {
         let r = w.await.unwrap();
         let pvk = cuzk_core::verifier::prepare_verifying_key(
-            &cuzk_core::params::MappedParameters::open(&pvk_path).unwrap().vk,
+            &cuzk_core::params::MappedParameters::open(&pvk_path)
+                .unwrap()
+                .vk,
         );
         check_proofs(&pvk, 8, s as u64, 1, &r);
     }
@@ -525,7 +690,13 @@ async fn shutdown_in_cancel_mode_cancels_what_is_left() {
     let mut c = t.unix().await;
     let mut ids = Vec::new();
     for s in 0..4 {
-        ids.push(c.submit_proof(req(10, s, 4, P::Normal)).await.unwrap().into_inner().job_id);
+        ids.push(
+            c.submit_proof(req(10, s, 4, P::Normal))
+                .await
+                .unwrap()
+                .into_inner()
+                .job_id,
+        );
     }
     let engine = t.daemon().engine.clone();
     let TestDaemon { d, dir, .. } = t;
@@ -538,6 +709,9 @@ async fn shutdown_in_cancel_mode_cancels_what_is_left() {
             cancelled += 1;
         }
     }
-    assert!(cancelled >= 3, "only {cancelled} of 4 long jobs were cancelled");
+    assert!(
+        cancelled >= 3,
+        "only {cancelled} of 4 long jobs were cancelled"
+    );
     drop(dir);
 }
