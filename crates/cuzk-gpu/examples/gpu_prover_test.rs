@@ -343,6 +343,15 @@ fn two_workers(t: &mut Tally) {
     let params = Arc::new(params_for(log));
     let r = (|| {
         let gpu = Arc::new(open(GpuConfig::default())?);
+        // The parameters go up ahead of the first proof (a scheduler's
+        // parameter tier); the workers then find them resident.
+        let bytes = gpu.make_resident(&params).map_err(|e| e.to_string())?;
+        if bytes == 0 || gpu.budget().reserved() != bytes {
+            return Err(format!(
+                "make_resident: {bytes} bytes, {} reserved",
+                gpu.budget().reserved()
+            ));
+        }
         let results = std::thread::scope(|s| {
             let hs: Vec<_> = (0..2u64)
                 .map(|w| {
@@ -358,10 +367,26 @@ fn two_workers(t: &mut Tally) {
                 .map(|h| h.join().unwrap_or_else(|_| Err("worker panicked".into())))
                 .collect::<Vec<_>>()
         });
-        results
-            .into_iter()
-            .collect::<Result<Vec<_>, _>>()
-            .map(|_| ())
+        results.into_iter().collect::<Result<Vec<_>, _>>()?;
+        let reports = gpu.take_reports();
+        if reports.len() != 6
+            || reports
+                .iter()
+                .any(|r| r.plan.bases != BaseStaging::Resident)
+        {
+            return Err(format!(
+                "plans {:?}",
+                reports.iter().map(|r| r.plan).collect::<Vec<_>>()
+            ));
+        }
+        if gpu.budget().reserved() != bytes || gpu.budget().transient() != 0 {
+            return Err(format!(
+                "{} bytes reserved ({} transient) after the workers, {bytes} resident",
+                gpu.budget().reserved(),
+                gpu.budget().transient()
+            ));
+        }
+        Ok(())
     })();
     t.check("two workers share one device, porep-like 2^12 x3 each", r);
 }

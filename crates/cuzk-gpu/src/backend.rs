@@ -156,7 +156,7 @@ struct ResidentBases {
     l: DevicePoints,
     h: DevicePoints,
     // Dropped after the points (fields drop in order).
-    _reservation: Reservation,
+    reservation: Reservation,
 }
 
 impl ResidentBases {
@@ -293,9 +293,64 @@ impl CudaBackend {
         std::mem::take(&mut *relock(&self.reports))
     }
 
-    /// Drops resident parameters (their VRAM returns to the budget).
+    /// Drops resident parameters (their VRAM returns to the budget once
+    /// no partition in flight uses them).
     pub fn evict_parameters(&self) {
         *relock(&self.resident) = None;
+    }
+
+    /// Makes `params` resident ahead of the first proof (a scheduler's
+    /// parameter tier); returns the device bytes they occupy. Other resident
+    /// parameters are evicted first. Fails when they do not fit the budget.
+    pub fn make_resident(&self, params: &Parameters) -> Result<u64> {
+        // The lock order of `prove_partition`: slot, planning, resident.
+        let slot = self.acquire_slot();
+        let _planning = relock(&self.planning);
+        let mut resident = relock(&self.resident);
+        if let Some(r) = &*resident {
+            if r.holds(params) {
+                return Ok(r.reservation.bytes());
+            }
+        }
+        *resident = None;
+        let bases = self.upload_bases(&slot, params)?;
+        let bytes = bases.reservation.bytes();
+        *resident = Some(Arc::new(bases));
+        Ok(bytes)
+    }
+
+    /// (name, total bytes, free bytes now) of the device.
+    pub fn memory_info(&self) -> Result<(String, u64, u64)> {
+        let slot = self.acquire_slot();
+        let (free, total) = slot.dev.memory()?;
+        Ok((slot.dev.name().to_string(), total as u64, free as u64))
+    }
+
+    /// Reserves and uploads the five point vectors of `params`.
+    fn upload_bases(&self, slot: &Slot, params: &Parameters) -> Result<ResidentBases> {
+        let bytes = (params.a.len() + params.b_g1.len() + params.l.len() + params.h.len()) as u64
+            * G1_POINT
+            + params.b_g2.len() as u64 * G2_POINT;
+        let reservation = self
+            .budget
+            .reserve_persistent(bytes, "resident parameters")?;
+        let bases = ResidentBases {
+            key: (
+                params.a.clone(),
+                params.b_g1.clone(),
+                params.l.clone(),
+                params.b_g2.clone(),
+                params.h.clone(),
+            ),
+            a: slot.dev.upload_g1(&params.a)?,
+            b_g1: slot.dev.upload_g1(&params.b_g1)?,
+            b_g2: slot.dev.upload_g2(&params.b_g2)?,
+            l: slot.dev.upload_g1(&params.l)?,
+            h: slot.dev.upload_g1(&params.h)?,
+            reservation,
+        };
+        slot.dev.synchronize()?;
+        Ok(bases)
     }
 
     fn drv(&self, op: &'static str, e: DriverError) -> GpuError {
@@ -449,25 +504,7 @@ impl CudaBackend {
         }
         if plan.bases == BaseStaging::Resident && resident.is_none() {
             let clock = Instant::now();
-            let reservation = self
-                .budget
-                .reserve_persistent(sizes.params_bytes(), "resident parameters")?;
-            *resident = Some(Arc::new(ResidentBases {
-                key: (
-                    params.a.clone(),
-                    params.b_g1.clone(),
-                    params.l.clone(),
-                    params.b_g2.clone(),
-                    params.h.clone(),
-                ),
-                a: slot.dev.upload_g1(&params.a)?,
-                b_g1: slot.dev.upload_g1(&params.b_g1)?,
-                b_g2: slot.dev.upload_g2(&params.b_g2)?,
-                l: slot.dev.upload_g1(&params.l)?,
-                h: slot.dev.upload_g1(&params.h)?,
-                _reservation: reservation,
-            }));
-            slot.dev.synchronize()?;
+            *resident = Some(Arc::new(self.upload_bases(&slot, params)?));
             t.upload += clock.elapsed();
         }
         let bases = if plan.bases == BaseStaging::Resident {
