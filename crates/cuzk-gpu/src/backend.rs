@@ -28,11 +28,11 @@ use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::time::{Duration, Instant};
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
-use cudarc::driver::{sys, CudaContext, CudaSlice, CudaStream, DriverError};
+use cudarc::driver::{sys, CudaContext, CudaSlice, CudaStream, DriverError, PinnedHostSlice};
 use cuzk_core::domain::log_domain_size;
 use cuzk_core::prover::{check_shape, MsmResults, ProverBackend};
 use cuzk_core::{Parameters, PhaseTimings, ProvingAssignment};
-use cuzk_cuda::host::{scalars_as_bytes, scalars_as_bytes_mut, NttKind};
+use cuzk_cuda::host::{g1_as_bytes, g2_as_bytes, scalars_as_bytes, scalars_as_bytes_mut, NttKind};
 use cuzk_cuda::{CudaDevice, DevicePoints, ZeroOneSplit};
 use ff::{Field, PrimeField};
 use group::Group;
@@ -42,6 +42,9 @@ use crate::budget::{Reservation, VramBudget};
 use crate::error::{GpuError, Result};
 use crate::pinned::{PinnedLease, PinnedPool};
 use crate::plan::{self, BaseStaging, HStaging, PartitionSizes, StagingPlan, G1_POINT, G2_POINT};
+
+const G1: u64 = G1_POINT;
+const G2: u64 = G2_POINT;
 use crate::split::split_zero_one_par;
 use crate::GpuConfig;
 
@@ -184,6 +187,32 @@ struct Worker<'a> {
     stream: &'a Arc<CudaStream>,
 }
 
+/// The parameters' point vectors in pinned host memory, for the plans that
+/// stream them (per MSM or in chunks), keyed like [`ResidentBases`].
+struct PinnedMirror {
+    key: ParamsKey,
+    a: PinnedHostSlice<u8>,
+    b_g1: PinnedHostSlice<u8>,
+    b_g2: PinnedHostSlice<u8>,
+    l: PinnedHostSlice<u8>,
+    h: PinnedHostSlice<u8>,
+}
+
+impl PinnedMirror {
+    fn holds(&self, p: &Parameters) -> bool {
+        Arc::ptr_eq(&self.key.0, &p.a)
+            && Arc::ptr_eq(&self.key.1, &p.b_g1)
+            && Arc::ptr_eq(&self.key.2, &p.l)
+            && Arc::ptr_eq(&self.key.3, &p.b_g2)
+            && Arc::ptr_eq(&self.key.4, &p.h)
+    }
+}
+
+/// Raw point bytes of one MSM's bases in pinned memory, if mirrored.
+fn raw(p: &PinnedHostSlice<u8>, len: usize) -> Option<&[u8]> {
+    p.as_slice().ok().map(|s| &s[..len.min(s.len())])
+}
+
 /// The GPU prover of one device.
 pub struct CudaBackend {
     /// One slot per worker (`GpuConfig::workers_per_device`): partitions on
@@ -200,6 +229,7 @@ pub struct CudaBackend {
     /// frees the points (and their reservation) only when the last
     /// partition using them is done.
     resident: Mutex<Option<Arc<ResidentBases>>>,
+    mirror: Mutex<Option<Arc<PinnedMirror>>>,
     /// Held while a partition plans and, if needed, uploads parameters.
     planning: Mutex<()>,
     reports: Mutex<Vec<PartitionReport>>,
@@ -256,6 +286,7 @@ impl CudaBackend {
             config,
             label,
             resident: Mutex::new(None),
+            mirror: Mutex::new(None),
             planning: Mutex::new(()),
             reports: Mutex::new(Vec::new()),
         };
@@ -297,6 +328,40 @@ impl CudaBackend {
     /// no partition in flight uses them).
     pub fn evict_parameters(&self) {
         *relock(&self.resident) = None;
+        *relock(&self.mirror) = None;
+    }
+
+    /// The pinned mirror of `params`, made on first use; None when pinned
+    /// memory is off or short (the pageable vectors serve then).
+    fn mirror_of(&self, params: &Parameters) -> Option<Arc<PinnedMirror>> {
+        if !self.config.pinned_staging {
+            return None;
+        }
+        let mut m = relock(&self.mirror);
+        if let Some(x) = &*m {
+            if x.holds(params) {
+                return Some(x.clone());
+            }
+        }
+        *m = None;
+        let copy = |b: &[u8]| crate::pinned::pinned_copy(&self.ctx, b).ok();
+        let made = PinnedMirror {
+            key: (
+                params.a.clone(),
+                params.b_g1.clone(),
+                params.l.clone(),
+                params.b_g2.clone(),
+                params.h.clone(),
+            ),
+            a: copy(g1_as_bytes(&params.a))?,
+            b_g1: copy(g1_as_bytes(&params.b_g1))?,
+            b_g2: copy(g2_as_bytes(&params.b_g2))?,
+            l: copy(g1_as_bytes(&params.l))?,
+            h: copy(g1_as_bytes(&params.h))?,
+        };
+        let made = Arc::new(made);
+        *m = Some(made.clone());
+        Some(made)
     }
 
     /// Makes `params` resident ahead of the first proof (a scheduler's
@@ -515,6 +580,16 @@ impl CudaBackend {
         let bases = bases.as_deref();
         drop(resident);
         drop(planning);
+        let mirror = match plan.bases {
+            BaseStaging::Resident => None,
+            _ => {
+                let clock = Instant::now();
+                let m = self.mirror_of(params);
+                t.upload += clock.elapsed();
+                m
+            }
+        };
+        let mirror = mirror.as_deref();
 
         // H.
         let h_coeffs = w.compute_h(pa, log, plan.h, &mut t)?;
@@ -525,6 +600,7 @@ impl CudaBackend {
         let clock = Instant::now();
         let h = w.msm_g1(
             &params.h,
+            mirror.and_then(|m| raw(&m.h, params.h.len() * G1_POINT as usize)),
             bases.map(|b| &b.h),
             &h_coeffs.scalars(sizes.h, &self.label)?,
             None,
@@ -536,6 +612,7 @@ impl CudaBackend {
         let clock = Instant::now();
         let l = w.msm_g1(
             &params.l,
+            mirror.and_then(|m| raw(&m.l, params.l.len() * G1_POINT as usize)),
             bases.map(|b| &b.l),
             &pa.aux_assignment,
             Some(&l_split),
@@ -546,6 +623,7 @@ impl CudaBackend {
         let clock = Instant::now();
         let a_g1 = w.msm_g1(
             &params.a,
+            mirror.and_then(|m| raw(&m.a, params.a.len() * G1_POINT as usize)),
             bases.map(|b| &b.a),
             &a_scalars,
             Some(&a_split),
@@ -556,6 +634,7 @@ impl CudaBackend {
         let clock = Instant::now();
         let b_g1 = w.msm_g1(
             &params.b_g1,
+            mirror.and_then(|m| raw(&m.b_g1, params.b_g1.len() * G1_POINT as usize)),
             bases.map(|b| &b.b_g1),
             &b_scalars,
             Some(&b_split),
@@ -566,6 +645,7 @@ impl CudaBackend {
         let clock = Instant::now();
         let b_g2 = w.msm_g2(
             &params.b_g2,
+            mirror.and_then(|m| raw(&m.b_g2, params.b_g2.len() * G2_POINT as usize)),
             bases.map(|b| &b.b_g2),
             &b_scalars,
             &b_split,
@@ -838,9 +918,13 @@ impl Worker<'_> {
     /// Σ scalars_i · points_i in G1 under the plan: over the resident
     /// points, or uploading them whole or in chunks. `split` (the 0/1 split
     /// of `scalars`) sends the 0/1 scalars down the 0/1 path; H passes None.
+    // The bases come three ways (host vectors, their pinned mirror, resident
+    // points); bundling them would only rename the arguments.
+    #[allow(clippy::too_many_arguments)]
     fn msm_g1(
         &self,
         host: &[G1Affine],
+        pinned: Option<&[u8]>,
         resident: Option<&DevicePoints>,
         scalars: &[Scalar],
         split: Option<&ZeroOneSplit>,
@@ -877,7 +961,12 @@ impl Worker<'_> {
                 "G1 bases and MSM scratch (streamed)",
             )?;
             let clock = Instant::now();
-            let points = self.dev.upload_g1(&host[lo..hi])?;
+            let points = match pinned {
+                Some(raw) => self
+                    .dev
+                    .upload_points_raw(false, &raw[lo * G1 as usize..hi * G1 as usize])?,
+                None => self.dev.upload_g1(&host[lo..hi])?,
+            };
             t.upload += clock.elapsed();
             acc += if hi - lo == m {
                 run(&points, scalars, split)?
@@ -913,9 +1002,13 @@ impl Worker<'_> {
         Ok(acc)
     }
 
+    // The bases come three ways (host vectors, their pinned mirror, resident
+    // points); bundling them would only rename the arguments.
+    #[allow(clippy::too_many_arguments)]
     fn msm_g2(
         &self,
         host: &[G2Affine],
+        pinned: Option<&[u8]>,
         resident: Option<&DevicePoints>,
         scalars: &[Scalar],
         split: &ZeroOneSplit,
@@ -943,7 +1036,12 @@ impl Worker<'_> {
                 "G2 bases and MSM scratch (streamed)",
             )?;
             let clock = Instant::now();
-            let points = self.dev.upload_g2(&host[lo..hi])?;
+            let points = match pinned {
+                Some(raw) => self
+                    .dev
+                    .upload_points_raw(true, &raw[lo * G2 as usize..hi * G2 as usize])?,
+                None => self.dev.upload_g2(&host[lo..hi])?,
+            };
             t.upload += clock.elapsed();
             acc += if hi - lo == m {
                 run(&points, split)?

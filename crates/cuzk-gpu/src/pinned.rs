@@ -127,3 +127,21 @@ impl Drop for PinnedLease<'_> {
         }
     }
 }
+
+/// A pinned copy of `src`, made by every core (1 MiB pieces). For the
+/// parameters' point vectors when they do not stay in VRAM: streamed
+/// chunks then go up at the link's full speed.
+pub fn pinned_copy(ctx: &Arc<CudaContext>, src: &[u8]) -> Result<PinnedHostSlice<u8>, DriverError> {
+    // SAFETY: uninitialised pinned bytes, every one of which the copy
+    // below writes before anything reads them; u8 has no invalid values.
+    let mut buf = unsafe { ctx.alloc_pinned_with_flags::<u8>(src.len().max(1), 0) }?;
+    {
+        use rayon::prelude::*;
+        let dst = buf.as_mut_slice()?;
+        dst[..src.len()]
+            .par_chunks_mut(1 << 20)
+            .zip(src.par_chunks(1 << 20))
+            .for_each(|(d, s)| d.copy_from_slice(s));
+    }
+    Ok(buf)
+}
