@@ -31,7 +31,8 @@ use cuzk_core::verifier::{prepare_verifying_key, verify_proof};
 use cuzk_core::{Parameters, Proof, ProvingAssignment};
 use cuzk_gpu::plan::{self, PartitionSizes};
 use cuzk_gpu::{
-    BaseStaging, BudgetConfig, CudaBackend, GpuConfig, HStaging, PartitionReport, StagingPlan,
+    select_backend_with, BackendChoice, BaseStaging, BudgetConfig, CudaBackend, GpuConfig,
+    HStaging, PartitionReport, StagingPlan,
 };
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
@@ -629,6 +630,22 @@ fn main() {
                     cuzk_core::testing::check_backend(&gpu).map_err(|e| e.to_string()),
                 );
                 gpu.evict_parameters();
+                t.check(
+                    "select_backend: cuda and auto pick the GPU",
+                    (|| {
+                        for choice in [BackendChoice::Cuda, BackendChoice::Auto] {
+                            let sel = select_backend_with(choice, &GpuConfig::default())
+                                .map_err(|e| e.to_string())?;
+                            if sel.backend.name() != "cuda"
+                                || sel.reports.is_none()
+                                || sel.fallback_reason.is_some()
+                            {
+                                return Err(format!("{choice:?} chose {}", sel.backend.name()));
+                            }
+                        }
+                        Ok(())
+                    })(),
+                );
                 t.check(
                     "GPU proof verifies under bellperson and cuzk; wrong input rejected",
                     bellperson_check(),

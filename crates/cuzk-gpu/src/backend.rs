@@ -1053,6 +1053,12 @@ impl Worker<'_> {
     }
 }
 
+impl crate::PartitionReports for CudaBackend {
+    fn take_reports_json(&self) -> serde_json::Value {
+        serde_json::to_value(self.take_reports()).unwrap_or(serde_json::Value::Null)
+    }
+}
+
 fn add_timings(sum: &mut PhaseTimings, t: &PhaseTimings) {
     let add = |a: &mut Duration, b: Duration| *a += b;
     add(&mut sum.upload, t.upload);

@@ -95,9 +95,18 @@ impl Default for GpuConfig {
     }
 }
 
+/// Per-partition reports of a backend that keeps them (the CUDA one):
+/// plan, phase timings and memory of each partition proved since the last
+/// call, as JSON (for `cuzk bench --json`).
+pub trait PartitionReports: Send + Sync {
+    fn take_reports_json(&self) -> serde_json::Value;
+}
+
 /// The chosen backend, and why the CPU was chosen when `Auto` fell back.
 pub struct Selection {
     pub backend: Arc<dyn ProverBackend>,
+    /// The same backend's per-partition reports, where it keeps them.
+    pub reports: Option<Arc<dyn PartitionReports>>,
     pub fallback_reason: Option<String>,
 }
 
@@ -107,19 +116,26 @@ pub fn select_backend_with(choice: BackendChoice, config: &GpuConfig) -> Result<
     match choice {
         BackendChoice::Cpu => Ok(Selection {
             backend: Arc::new(CpuBackend),
+            reports: None,
             fallback_reason: None,
         }),
-        BackendChoice::Cuda => Ok(Selection {
-            backend: open_cuda(config)?,
-            fallback_reason: None,
-        }),
-        BackendChoice::Auto => match open_cuda(config) {
-            Ok(backend) => Ok(Selection {
+        BackendChoice::Cuda => {
+            let (backend, reports) = open_cuda(config)?;
+            Ok(Selection {
                 backend,
+                reports: Some(reports),
+                fallback_reason: None,
+            })
+        }
+        BackendChoice::Auto => match open_cuda(config) {
+            Ok((backend, reports)) => Ok(Selection {
+                backend,
+                reports: Some(reports),
                 fallback_reason: None,
             }),
             Err(e) => Ok(Selection {
                 backend: Arc::new(CpuBackend),
+                reports: None,
                 fallback_reason: Some(format!("proving on the CPU: {e}")),
             }),
         },
@@ -143,7 +159,7 @@ pub fn select_backend(choice: BackendChoice) -> Result<Arc<dyn ProverBackend>> {
 pub fn open_all_devices(config: &GpuConfig) -> Result<Vec<Arc<dyn ProverBackend>>> {
     let count = device_count()?;
     (0..count)
-        .map(|device| open_cuda(&GpuConfig { device, ..*config }))
+        .map(|device| open_cuda(&GpuConfig { device, ..*config }).map(|(b, _)| b))
         .collect()
 }
 
@@ -169,13 +185,16 @@ pub fn device_count() -> Result<usize> {
     Err(GpuError::NotCompiled)
 }
 
+type Opened = (Arc<dyn ProverBackend>, Arc<dyn PartitionReports>);
+
 #[cfg(feature = "cuda")]
-fn open_cuda(config: &GpuConfig) -> Result<Arc<dyn ProverBackend>> {
-    Ok(Arc::new(CudaBackend::open(*config)?))
+fn open_cuda(config: &GpuConfig) -> Result<Opened> {
+    let b = Arc::new(CudaBackend::open(*config)?);
+    Ok((b.clone(), b))
 }
 
 #[cfg(not(feature = "cuda"))]
-fn open_cuda(_config: &GpuConfig) -> Result<Arc<dyn ProverBackend>> {
+fn open_cuda(_config: &GpuConfig) -> Result<Opened> {
     Err(GpuError::NotCompiled)
 }
 
