@@ -473,7 +473,19 @@ impl ParamManager {
                 (id, t, len)
             })
             .collect();
-        let victims = lru_victims(lru.into_iter(), used, 0, self.budgets.disk).unwrap_or_default();
+        // Best effort: files in use may keep the directory over budget, but
+        // everything else goes, oldest first, until it fits.
+        let mut lru = lru;
+        lru.sort_by_key(|x| x.1);
+        let mut used = used;
+        let mut victims = Vec::new();
+        for (id, _, len) in lru {
+            if used <= self.budgets.disk {
+                break;
+            }
+            used = used.saturating_sub(len);
+            victims.push(id);
+        }
         for v in victims {
             st.entries.remove(&v);
             let p = self.dir.join(format!("{v}.params"));
