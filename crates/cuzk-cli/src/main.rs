@@ -3,6 +3,7 @@
 //! verify, 2 on an error.
 
 mod bench;
+mod bench_kernels;
 mod common;
 mod daemon_cmd;
 mod demo;
@@ -31,6 +32,8 @@ enum Command {
     /// Benchmark the prover, optionally side by side with bellperson
     /// (`cuzk bench batch` measures a running daemon's throughput).
     Bench(BenchCommand),
+    /// Benchmark the CUDA kernels (MSM, 0/1 path, NTT) against their floors.
+    BenchKernels(bench_kernels::BenchKernelsArgs),
     /// Verify proofs against a verifying key.
     Verify(verify_cmd::VerifyArgs),
     /// Generate or inspect parameter files.
@@ -67,6 +70,7 @@ fn main() -> ExitCode {
             bench::run(args).map(|()| ExitCode::SUCCESS)
         }
         Command::Daemon(c) => daemon_cmd::run(c).map(|()| ExitCode::SUCCESS),
+        Command::BenchKernels(a) => bench_kernels::run(a).map(|()| ExitCode::SUCCESS),
         Command::Verify(a) => verify_cmd::run(a).map(verdict),
         Command::Params(c) => params_cmd::run(c).map(|()| ExitCode::SUCCESS),
     };
