@@ -19,6 +19,7 @@ use cuzk_core::params::Parameters;
 use cuzk_core::synthesis::ProvingAssignment;
 use cuzk_daemon::kinds::{CircuitKind, JobInput, KindError};
 use cuzk_daemon::Priority;
+use std::path::Path;
 use std::sync::Arc;
 
 /// WinningPoSt must finish within its epoch; WindowPoSt within its
@@ -45,22 +46,57 @@ impl FilecoinKind {
     /// with them are worthless on chain, and a missing file should be an
     /// error the operator sees.
     pub fn new(circuit: CircuitId, generate: bool) -> Result<Self> {
+        let production = production_stem(circuit)?;
+        // The daemon accepts parameter ids of at most 128 characters;
+        // filecoin-proofs' names reach 145. Longer names get a short alias
+        // (see `link_params`) until the daemon takes them as they are.
+        let params_id = if cuzk_daemon::params::check_id(&production).is_ok() {
+            production
+        } else {
+            let id = circuit.cache_identifier()?;
+            format!(
+                "fil-{}-{}",
+                circuit.short_name(),
+                &id[id.len().saturating_sub(16)..]
+            )
+        };
         Ok(FilecoinKind {
             circuit,
             name: circuit.short_name(),
-            // The daemon loads `<dir>/<params_id>.params`: filecoin-proofs'
-            // own file name without the extension.
-            params_id: storage_proofs_core::parameter_cache::parameter_id(
-                &circuit.cache_identifier()?,
-            )
-            .trim_end_matches(".params")
-            .to_owned(),
+            params_id,
             generate,
         })
     }
 
-    /// The four kinds for each sector size.
-    pub fn all(sector_sizes: &[u64], generate: bool) -> Result<Vec<Arc<dyn CircuitKind>>> {
+    /// Make the kind's parameter files visible to the daemon under its
+    /// parameter id in `dir` (the daemon's parameter directory, holding the
+    /// production files): a symbolic link `<alias>.params` (and `.vk`) to
+    /// the production file, where the id is an alias. Nothing to do, and
+    /// nothing done, when the id is the production name or the production
+    /// file is absent.
+    pub fn link_params(&self, dir: &Path) -> Result<()> {
+        let production = production_stem(self.circuit)?;
+        if production == self.params_id {
+            return Ok(());
+        }
+        for ext in ["params", "vk"] {
+            let target = format!("{production}.{ext}");
+            let link = dir.join(format!("{}.{ext}", self.params_id));
+            if !dir.join(&target).is_file() || link.symlink_metadata().is_ok() {
+                continue;
+            }
+            std::os::unix::fs::symlink(&target, &link).map_err(|e| Error::io(&link, e))?;
+        }
+        Ok(())
+    }
+
+    /// The four kinds for each sector size, their parameter files linked
+    /// in `dir` where needed (see [`FilecoinKind::link_params`]).
+    pub fn all(
+        sector_sizes: &[u64],
+        generate: bool,
+        dir: &Path,
+    ) -> Result<Vec<Arc<dyn CircuitKind>>> {
         let mut kinds: Vec<Arc<dyn CircuitKind>> = Vec::new();
         for &size in sector_sizes {
             for kind in [
@@ -69,18 +105,17 @@ impl FilecoinKind {
                 ProofKind::WindowPost,
                 ProofKind::SnapDeals,
             ] {
-                kinds.push(Arc::new(Self::new(
-                    CircuitId::current(kind, size)?,
-                    generate,
-                )?));
+                let k = Self::new(CircuitId::current(kind, size)?, generate)?;
+                k.link_params(dir)?;
+                kinds.push(Arc::new(k));
             }
         }
         Ok(kinds)
     }
 
     /// Every production sector size (2 KiB to 64 GiB).
-    pub fn all_sizes(generate: bool) -> Result<Vec<Arc<dyn CircuitKind>>> {
-        Self::all(&REGISTERED_SECTOR_SIZES, generate)
+    pub fn all_sizes(generate: bool, dir: &Path) -> Result<Vec<Arc<dyn CircuitKind>>> {
+        Self::all(&REGISTERED_SECTOR_SIZES, generate, dir)
     }
 
     pub fn circuit(&self) -> CircuitId {
@@ -97,6 +132,15 @@ impl FilecoinKind {
             what: e.to_string(),
         }
     }
+}
+
+/// filecoin-proofs' parameter file name without its extension.
+fn production_stem(circuit: CircuitId) -> Result<String> {
+    Ok(
+        storage_proofs_core::parameter_cache::parameter_id(&circuit.cache_identifier()?)
+            .trim_end_matches(".params")
+            .to_owned(),
+    )
 }
 
 /// The daemon's name of the kind that proves `circuit`.
@@ -378,7 +422,8 @@ mod tests {
 
     #[test]
     fn kinds_are_named_as_curio_names_circuits() {
-        let kinds = FilecoinKind::all_sizes(false).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let kinds = FilecoinKind::all_sizes(false, dir.path()).unwrap();
         assert_eq!(kinds.len(), 20);
         let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
         for n in [
@@ -391,7 +436,11 @@ mod tests {
             assert!(names.contains(&n), "{n} missing from {names:?}");
         }
         for k in &kinds {
-            assert!(k.params_id().starts_with("v28-"), "{}", k.params_id());
+            assert!(
+                cuzk_daemon::params::check_id(k.params_id()).is_ok(),
+                "{}",
+                k.params_id()
+            );
             assert!(!k.generates_params());
             assert!(k.generate_params().is_none());
         }
@@ -399,7 +448,8 @@ mod tests {
 
     #[test]
     fn malformed_inputs_are_rejected_at_submission() {
-        for kind in FilecoinKind::all(&[2048], false).unwrap() {
+        let dir = tempfile::tempdir().unwrap();
+        for kind in FilecoinKind::all(&[2048], false, dir.path()).unwrap() {
             for bad in [&b""[..], b"{}", b"not json", br#"{"registered_proof": 99}"#] {
                 assert!(
                     matches!(
@@ -411,6 +461,24 @@ mod tests {
                     String::from_utf8_lossy(bad)
                 );
             }
+        }
+    }
+
+    /// An aliased kind finds the production files through links.
+    #[test]
+    fn aliases_link_to_production_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let circuit = CircuitId::current(ProofKind::Porep, 32 << 30).unwrap();
+        let stem = production_stem(circuit).unwrap();
+        std::fs::write(dir.path().join(format!("{stem}.params")), b"p").unwrap();
+        let k = FilecoinKind::new(circuit, false).unwrap();
+        k.link_params(dir.path()).unwrap();
+        k.link_params(dir.path()).unwrap(); // idempotent
+        if k.params_id() != stem {
+            let linked = dir.path().join(format!("{}.params", k.params_id()));
+            assert_eq!(std::fs::read(linked).unwrap(), b"p");
+            // No .vk: no link to nothing.
+            assert!(!dir.path().join(format!("{}.vk", k.params_id())).exists());
         }
     }
 

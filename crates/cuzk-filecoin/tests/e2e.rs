@@ -496,3 +496,192 @@ fn snap_deals_verifies_with_filecoin_proofs() {
     assert!(!verify(&negate_a(&out.proof, 0), encoded.comm_d_new).unwrap());
     assert!(!verify(&out.proof, s.comm_d).unwrap());
 }
+
+/// The daemon with the Filecoin kinds and Curio's service, driven by a
+/// client generated from Curio's schema.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn curio_client_proves_through_the_daemon() {
+    use cuzk_filecoin::curio::pb;
+    use pb::proving_engine_client::ProvingEngineClient;
+
+    let f = fixture();
+    let s = &f.sector;
+    let winning = RegisteredPoStProof::StackedDrgWinning2KiBV1;
+    let window = RegisteredPoStProof::StackedDrgWindow2KiBV1_2;
+    ensure_params(f, CircuitId::PoSt(winning));
+    ensure_params(f, CircuitId::PoSt(window));
+
+    let mut cfg = cuzk_daemon::DaemonConfig::default();
+    cfg.server.unix_socket = None;
+    cfg.server.tcp_listen = Some("127.0.0.1:0".parse().unwrap());
+    cfg.server.http_listen = None;
+    cfg.params.dir = f.params.dir().to_path_buf();
+    cfg.kinds.porep_like_log_sizes = vec![];
+    cfg.engine.max_batch_wait_ms = 20;
+    cfg.engine.host_memory_budget = Some(cuzk_daemon::config::ByteSize(4 << 30));
+    let mut builder = cuzk_daemon::DaemonBuilder::new(cfg)
+        .add_service(cuzk_filecoin::curio::service_hook(64 << 20));
+    for kind in
+        cuzk_filecoin::daemon::FilecoinKind::all(&[SECTOR_BYTES], false, f.params.dir()).unwrap()
+    {
+        builder = builder.register_kind(kind);
+    }
+    let daemon = builder.start().await.unwrap();
+    let mut client = ProvingEngineClient::connect(format!("http://{}", daemon.tcp_addr.unwrap()))
+        .await
+        .unwrap();
+
+    // WinningPoSt: one bincode vanilla proof, the prover id from miner_id.
+    let rand = randomness(&mut ChaCha20Rng::seed_from_u64(21));
+    let challenges =
+        post::generate_fallback_sector_challenges(winning, &rand, &[s.sector_id], s.prover_id)
+            .unwrap();
+    let vanilla = post::generate_single_vanilla_proof(
+        winning,
+        s.sector_id,
+        &replica(s, winning),
+        &challenges[&s.sector_id],
+    )
+    .unwrap();
+    let submit = pb::SubmitProofRequest {
+        request_id: "winning-1".into(),
+        proof_kind: pb::ProofKind::WinningPost as i32,
+        sector_size: SECTOR_BYTES,
+        registered_proof: winning as u64,
+        vanilla_proof: vanilla,
+        sector_number: u64::from(s.sector_id),
+        miner_id: 1000,
+        randomness: rand.to_vec(),
+        ..Default::default()
+    };
+    let res = client
+        .prove(pb::ProveRequest {
+            submit: Some(submit.clone()),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .result
+        .unwrap();
+    assert_eq!(
+        res.status,
+        pb::await_proof_response::Status::Completed as i32,
+        "{}",
+        res.error_message
+    );
+    let replicas = BTreeMap::from([(s.sector_id, PublicReplicaInfo::new(winning, s.comm_r))]);
+    assert!(post::verify_winning_post(&rand, &res.proof, &replicas, s.prover_id).unwrap());
+
+    // WindowPoSt partition 1 of two (sectors 7 and 8), vanilla proofs as a
+    // JSON list, through SubmitProof and AwaitProof.
+    let ids: Vec<SectorId> = [5u64, 6, 7].map(SectorId::from).to_vec();
+    let rand = randomness(&mut ChaCha20Rng::seed_from_u64(22));
+    let ch = post::generate_fallback_sector_challenges(window, &rand, &ids, s.prover_id).unwrap();
+    use base64::Engine as _;
+    let list: Vec<String> = ids
+        .iter()
+        .map(|id| {
+            let v = post::generate_single_vanilla_proof(window, *id, &replica(s, window), &ch[id])
+                .unwrap();
+            base64::engine::general_purpose::STANDARD.encode(v)
+        })
+        .collect();
+    let window_submit = |vanilla: &[String], partition_index| pb::SubmitProofRequest {
+        proof_kind: pb::ProofKind::WindowPostPartition as i32,
+        registered_proof: window as u64,
+        vanilla_proof: serde_json::to_vec(vanilla).unwrap(),
+        miner_id: 1000,
+        randomness: rand.to_vec(),
+        partition_index,
+        ..Default::default()
+    };
+    let mut parts = Vec::new();
+    for (k, vanilla) in [(0u32, &list[..2]), (1, &list[2..])] {
+        let job = client
+            .submit_proof(window_submit(vanilla, k))
+            .await
+            .unwrap()
+            .into_inner();
+        let res = client
+            .await_proof(pb::AwaitProofRequest {
+                job_id: job.job_id,
+                timeout_ms: 0,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(
+            res.status,
+            pb::await_proof_response::Status::Completed as i32
+        );
+        parts.push(res.proof);
+    }
+    let replicas: BTreeMap<_, _> = ids
+        .iter()
+        .map(|id| (*id, PublicReplicaInfo::new(window, s.comm_r)))
+        .collect();
+    let merged = parts.concat();
+    assert!(post::verify_window_post(&rand, &[(window, &merged)], &replicas, s.prover_id).unwrap());
+
+    // Bad requests are refused with gRPC status codes, not crashes.
+    let mut bad = submit.clone();
+    bad.request_id.clear();
+    bad.randomness = vec![0; 5];
+    let err = client.submit_proof(bad).await.unwrap_err();
+    assert_eq!(err.code(), tonic::Code::InvalidArgument);
+    let mut bad = submit.clone();
+    bad.request_id.clear();
+    bad.vanilla_proof = vec![1, 2, 3];
+    let err = client.submit_proof(bad).await.unwrap_err();
+    assert_eq!(err.code(), tonic::Code::InvalidArgument, "{err}");
+    let err = client
+        .cancel_proof(pb::CancelProofRequest {
+            job_id: "999999".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), tonic::Code::NotFound);
+
+    // Status, metrics and the parameter tiers.
+    let status = client
+        .get_status(pb::GetStatusRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(status.total_proofs_completed, 3);
+    assert!(status
+        .loaded_srs
+        .iter()
+        .any(|p| p.circuit_id == "winning-2k"));
+    let metrics = client
+        .get_metrics(pb::GetMetricsRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!metrics.prometheus_text.is_empty());
+    let evicted = client
+        .evict_srs(pb::EvictSrsRequest {
+            circuit_id: "winning-2k".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(evicted.was_loaded && evicted.freed_bytes > 0);
+    let loaded = client
+        .preload_srs(pb::PreloadSrsRequest {
+            circuit_id: "winning-2k".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!loaded.already_loaded);
+    let err = client
+        .preload_srs(pb::PreloadSrsRequest {
+            circuit_id: "porep-3g".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), tonic::Code::NotFound);
+
+    daemon.shutdown().await;
+}
