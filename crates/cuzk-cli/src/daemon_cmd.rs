@@ -28,7 +28,7 @@ pub enum DaemonCommands {
 #[derive(clap::Args, Debug)]
 pub struct BenchBatchArgs {
     #[command(flatten)]
-    pub inner: cli::BenchBatchArgs,
+    pub inner: cli::BenchBatchOptions,
 }
 
 pub fn run(cmd: DaemonCommands) -> anyhow::Result<()> {

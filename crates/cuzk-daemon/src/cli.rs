@@ -182,7 +182,7 @@ pub struct ParamsArgs {
 }
 
 #[derive(clap::Args, Clone, Debug)]
-pub struct BenchBatchArgs {
+pub struct BenchBatchOptions {
     #[command(flatten)]
     pub conn: ConnectArgs,
     /// Proofs to request.
@@ -421,7 +421,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 /// `cuzk bench batch`: `count` Prove calls, `concurrency` at a time.
-pub async fn bench_batch(a: &BenchBatchArgs) -> anyhow::Result<Value> {
+pub async fn bench_batch(a: &BenchBatchOptions) -> anyhow::Result<Value> {
     if a.count == 0 || a.concurrency == 0 {
         bail!("--count and --concurrency must be at least 1");
     }

@@ -715,3 +715,47 @@ async fn shutdown_in_cancel_mode_cancels_what_is_left() {
     );
     drop(dir);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn host_budget_makes_jobs_wait_and_refuses_what_never_fits() {
+    use cuzk_daemon::kinds::CircuitKind;
+    let per8 = PorepLikeKind::new(8, 1).host_bytes_per_partition();
+    let t = TestDaemon::start(|c| {
+        c.engine.max_batch_size = 1;
+        c.engine.synthesis_lookahead = 3;
+        // Room for one synthesized porep-like-8 partition at a time.
+        c.engine.host_memory_budget = Some(cuzk_daemon::config::ByteSize(per8));
+    })
+    .await;
+    let mut c = t.unix().await;
+    let mut ids = Vec::new();
+    for s in 0..6 {
+        ids.push(
+            c.submit_proof(req(8, s, 1, P::Normal))
+                .await
+                .unwrap()
+                .into_inner()
+                .job_id,
+        );
+    }
+    let too_big = c
+        .submit_proof(req(10, 0, 1, P::Critical))
+        .await
+        .unwrap()
+        .into_inner()
+        .job_id;
+    let r = await_done(&mut c, too_big).await;
+    assert_eq!(r.state, proto::JobState::Failed as i32);
+    assert!(r.error.contains("host memory"), "{}", r.error);
+    let mut results = Vec::new();
+    for &id in &ids {
+        results.push(await_done(&mut c, id).await);
+    }
+    let pvk = t.pvk(8);
+    for (s, r) in results.iter().enumerate() {
+        check_proofs(&pvk, 8, s as u64, 1, r);
+    }
+    let s = status(&mut c).await;
+    assert_eq!((s.host_budget_bytes, s.host_reserved_bytes), (per8, 0));
+    t.stop().await;
+}

@@ -36,3 +36,12 @@ fn main() -> anyhow::Result<()> {
         Cmd::Bench(Bench::Batch(a)) => daemon_cmd::run_bench_batch(a),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn command_tree_is_consistent() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
+}

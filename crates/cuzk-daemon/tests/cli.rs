@@ -1,0 +1,213 @@
+//! The `cuzk` daemon subcommands as a real process (the `cuzk-daemon`
+//! binary compiles the CLI crate's daemon_cmd.rs): serve from a config
+//! file, drive it with the client commands, stop it with SIGTERM.
+
+use cuzk_core::circuits::PorepLikeCircuit;
+use cuzk_core::params::MappedParameters;
+use cuzk_core::proof::Proof;
+use cuzk_core::verifier::{prepare_verifying_key, verify_proof};
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_cuzk-daemon");
+
+fn cuzk(sock: &Path, args: &[&str]) -> (bool, String) {
+    let target = format!("unix:{}", sock.display());
+    let mut full: Vec<&str> = args.to_vec();
+    // Client options go after the subcommand path.
+    full.extend(["--daemon", &target]);
+    let out = Command::new(BIN)
+        .args(&full)
+        .stderr(Stdio::inherit())
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+fn json(sock: &Path, args: &[&str]) -> Value {
+    let mut a = args.to_vec();
+    a.push("--json");
+    let (ok, out) = cuzk(sock, &a);
+    assert!(ok, "cuzk {args:?} failed: {out}");
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("cuzk {args:?}: {e}: {out}"))
+}
+
+/// Kills the daemon if the test fails before stopping it.
+struct Reap(std::process::Child);
+
+impl Drop for Reap {
+    fn drop(&mut self) {
+        if self.0.try_wait().ok().flatten().is_none() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+#[test]
+fn daemon_process_serves_client_commands_and_stops_on_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("cuzk.sock");
+    let params = dir.path().join("params");
+    let cfg = dir.path().join("cuzk.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[server]\nunix_socket = {:?}\n[engine]\nhost_memory_budget = \"256MiB\"\nmax_batch_wait_ms = 10\n\
+             [params]\ndir = {:?}\n[kinds]\nporep_like_log_sizes = [6]\n",
+            sock, params
+        ),
+    )
+    .unwrap();
+    let mut reap = Reap(
+        Command::new(BIN)
+            .args(["daemon", "--config"])
+            .arg(&cfg)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let child = &mut reap.0;
+    let start = Instant::now();
+    while !sock.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "daemon did not start"
+        );
+        assert!(child.try_wait().unwrap().is_none(), "daemon exited early");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    // prove, with the proof written to a file and checked here.
+    let proof_file = dir.path().join("proof.bin");
+    let v = json(
+        &sock,
+        &[
+            "prove",
+            "--kind",
+            "porep-like-6",
+            "--seed",
+            "7",
+            "--out",
+            proof_file.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(v["state"], "completed", "{v}");
+    let bytes = std::fs::read(&proof_file).unwrap();
+    let vk = MappedParameters::open(&params.join("porep-like-6.params"))
+        .unwrap()
+        .vk;
+    let pvk = prepare_verifying_key(&vk);
+    let proof = Proof::from_bytes(&bytes).unwrap();
+    let inputs = PorepLikeCircuit::new(6, 7).public_inputs();
+    assert!(verify_proof(&pvk, &proof, &inputs).unwrap());
+    // ...and not for another seed's inputs.
+    assert!(!verify_proof(&pvk, &proof, &PorepLikeCircuit::new(6, 8).public_inputs()).unwrap());
+
+    // submit / await / cancel.
+    let s = json(
+        &sock,
+        &[
+            "submit",
+            "--kind",
+            "porep-like-6",
+            "--seed",
+            "9",
+            "--priority",
+            "high",
+            "--request-id",
+            "r9",
+        ],
+    );
+    let id = s["job_id"].as_u64().unwrap();
+    let again = json(
+        &sock,
+        &[
+            "submit",
+            "--kind",
+            "porep-like-6",
+            "--seed",
+            "9",
+            "--request-id",
+            "r9",
+        ],
+    );
+    assert_eq!(
+        (again["job_id"].as_u64(), again["deduplicated"].as_bool()),
+        (Some(id), Some(true))
+    );
+    let a = json(&sock, &["await", &id.to_string()]);
+    assert_eq!(a["state"], "completed");
+    assert_eq!(a["proof_hex"].as_str().unwrap().len(), 2 * 192);
+    let c = json(&sock, &["cancel", &id.to_string()]);
+    assert_eq!(
+        (c["cancelled"].as_bool(), c["state"].as_str()),
+        (Some(false), Some("completed"))
+    );
+    // A malformed request is an error exit, and the daemon keeps serving.
+    let (ok, _) = cuzk(
+        &sock,
+        &["submit", "--kind", "porep-like-6", "--input-hex", "0102"],
+    );
+    assert!(!ok);
+
+    // preload / evict / status.
+    let e = json(&sock, &["evict", "porep-like-6"]);
+    assert_eq!(e["evicted"][0], "porep-like-6");
+    let p = json(&sock, &["preload", "porep-like-6"]);
+    assert_eq!(p["loaded"][0]["tier"], "pinned");
+    let st = json(&sock, &["status"]);
+    assert_eq!(st["counters"]["completed"], 2);
+    assert_eq!(st["counters"]["rejected"], 1);
+    assert_eq!(st["gpu_backend_present"], false);
+    let (ok, text) = cuzk(&sock, &["status"]);
+    assert!(ok && text.contains("backend: cpu"), "{text}");
+
+    // bench batch.
+    let b = json(
+        &sock,
+        &[
+            "bench",
+            "batch",
+            "--count",
+            "12",
+            "--concurrency",
+            "3",
+            "--kind",
+            "porep-like-6",
+        ],
+    );
+    assert_eq!(
+        (b["completed"].as_u64(), b["failed"].as_u64()),
+        (Some(12), Some(0)),
+        "{b}"
+    );
+    assert!(b["proofs_per_minute"].as_f64().unwrap() > 0.0);
+    assert!(b["median_ms"]["total"].as_f64().unwrap() > 0.0);
+
+    // SIGTERM: clean exit, socket removed.
+    let st = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("daemon did not exit after SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "daemon exited with {status}");
+    assert!(!sock.exists());
+}
