@@ -201,7 +201,7 @@ pub struct BenchBatchOptions {
 
 fn hex_decode(s: &str) -> anyhow::Result<Vec<u8>> {
     let s = s.trim();
-    if s.len() % 2 != 0 {
+    if s.len() & 1 == 1 {
         bail!("hex input has an odd number of digits");
     }
     (0..s.len())
@@ -226,7 +226,7 @@ fn state_name(s: i32) -> &'static str {
 }
 
 pub fn outcome_json(r: &proto::AwaitProofResponse, include_proof: bool) -> Value {
-    let t = r.timings.clone().unwrap_or_default();
+    let t = r.timings.unwrap_or_default();
     let mut v = json!({
         "job_id": r.job_id,
         "kind": r.kind,
@@ -357,7 +357,7 @@ pub async fn cancel(a: &CancelArgs) -> anyhow::Result<Value> {
 }
 
 pub fn status_json(s: &proto::GetStatusResponse) -> Value {
-    let c = s.counters.clone().unwrap_or_default();
+    let c = s.counters.unwrap_or_default();
     json!({
         "backend": s.backend,
         "gpu_backend_present": s.gpu_backend_present,

@@ -613,20 +613,21 @@ impl Inner {
     fn is_running(&self, st: &State, id: JobId) -> bool {
         st.jobs
             .get(&id)
-            .map_or(false, |j| j.state == JobState::Running)
+            .is_some_and(|j| j.state == JobState::Running)
     }
 
     /// Move a job to a final state and wake its waiters.
     fn finish(&self, st: &mut State, id: JobId, state: JobState, error: Option<String>) {
         let now = Instant::now();
+        match st.jobs.get(&id) {
+            Some(j) if !j.state.is_final() => {}
+            _ => return,
+        }
         st.completion_seq += 1;
         let seq = st.completion_seq;
         let Some(job) = st.jobs.get_mut(&id) else {
             return;
         };
-        if job.state.is_final() {
-            return;
-        }
         let was_running = job.state == JobState::Running;
         job.state = state;
         job.error = error;

@@ -1,6 +1,6 @@
 //! cuzk-daemon: the proving daemon operators run.
 //!
-//! - [`config`]: `cuzk.toml`.
+//! - [`config`]: the `cuzk.toml` configuration.
 //! - [`kinds`]: the circuit-kind registry (porep-like now; more kinds plug
 //!   in as trait objects).
 //! - [`scheduler`]: priority classes, FIFO, batch collector, worker affinity.

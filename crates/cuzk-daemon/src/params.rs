@@ -463,9 +463,10 @@ impl ParamManager {
         let used: u64 = files.iter().map(|f| f.1).sum();
         let candidates = files.into_iter().filter(|(id, _)| {
             id != keep
-                && st.entries.get(id).map_or(true, |e| {
-                    e.refs == 0 && e.pinned.is_none() && e.vram.is_empty()
-                })
+                && match st.entries.get(id) {
+                    None => true,
+                    Some(e) => e.refs == 0 && e.pinned.is_none() && e.vram.is_empty(),
+                }
         });
         let lru: Vec<_> = candidates
             .map(|(id, len)| {
@@ -511,7 +512,7 @@ impl ParamManager {
             if st
                 .entries
                 .get(&lease.id)
-                .map_or(false, |e| e.vram.contains_key(&device))
+                .is_some_and(|e| e.vram.contains_key(&device))
             {
                 return;
             }
@@ -569,7 +570,7 @@ impl ParamManager {
         self.lock()
             .entries
             .get(id)
-            .map_or(false, |e| e.vram.contains_key(&device))
+            .is_some_and(|e| e.vram.contains_key(&device))
     }
 
     /// Drop `ids` from the memory tiers. Returns (evicted, busy).

@@ -2,6 +2,9 @@
 //! between protobuf messages and [`Engine`] calls, and from engine errors
 //! to gRPC status codes.
 
+// tonic::Status is large, but it is what every handler returns.
+#![allow(clippy::result_large_err)]
+
 use crate::engine::{Engine, EngineError, JobState, JobView, SubmitRequest};
 use crate::proto;
 use crate::scheduler::Priority;

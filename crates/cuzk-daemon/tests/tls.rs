@@ -32,11 +32,18 @@ async fn tls_listener_with_token() {
         max_message_bytes: None,
     };
     let mut ok = connect(&opts(Some(TOKEN))).await.unwrap();
-    let r = ok.prove(req(6, 3, 1, P::Normal)).await.unwrap().into_inner();
+    let r = ok
+        .prove(req(6, 3, 1, P::Normal))
+        .await
+        .unwrap()
+        .into_inner();
     check_proofs(&t.pvk(6), 6, 3, 1, &r);
 
     let mut no_token = connect(&opts(None)).await.unwrap();
-    let e = no_token.get_status(proto::GetStatusRequest {}).await.unwrap_err();
+    let e = no_token
+        .get_status(proto::GetStatusRequest {})
+        .await
+        .unwrap_err();
     assert_eq!(e.code(), Code::Unauthenticated);
 
     // Plain text against the TLS port fails to connect or to call.
