@@ -127,7 +127,7 @@ impl ParamCache {
             .len();
         Ok(Generated {
             domain_size: params.h.len() + 1,
-            public_inputs: params.vk.ic.len() - 1,
+            public_inputs: params.vk.ic.len().saturating_sub(1),
             files,
             generation,
             params_bytes,
