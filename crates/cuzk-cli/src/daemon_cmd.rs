@@ -12,7 +12,8 @@ pub enum DaemonCommands {
     Submit(cli::SubmitArgs),
     /// Wait for a job and print its outcome.
     Await(cli::AwaitArgs),
-    /// Submit a proof and wait for it.
+    /// Submit a proof to a daemon and wait for it (`cuzk prove --filecoin
+    /// KIND ...` instead proves a Filecoin proof here, without a daemon).
     Prove(cli::ProveArgs),
     /// Cancel a queued or running job.
     Cancel(cli::CancelArgs),

@@ -7,6 +7,7 @@ mod bench_kernels;
 mod common;
 mod daemon_cmd;
 mod demo;
+mod filecoin_cmd;
 mod params_cmd;
 mod verify_cmd;
 
@@ -59,6 +60,18 @@ enum BenchSub {
 }
 
 fn main() -> ExitCode {
+    // `cuzk prove --filecoin KIND ...` proves locally; plain `cuzk prove`
+    // talks to a daemon. The two take different flags, so the Filecoin form
+    // has its own parser.
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if filecoin_cmd::is_local_prove(&argv) {
+        return finish(
+            filecoin_cmd::run_prove(filecoin_cmd::ProveCli::parse_from(
+                filecoin_cmd::prove_argv(&argv),
+            ))
+            .map(|()| ExitCode::SUCCESS),
+        );
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Demo(a) => demo::run(a).map(verdict),
@@ -69,11 +82,18 @@ fn main() -> ExitCode {
         Command::Bench(BenchCommand { sub: None, args }) => {
             bench::run(args).map(|()| ExitCode::SUCCESS)
         }
+        Command::Daemon(daemon_cmd::DaemonCommands::Daemon(a)) => {
+            filecoin_cmd::run_daemon(a).map(|()| ExitCode::SUCCESS)
+        }
         Command::Daemon(c) => daemon_cmd::run(c).map(|()| ExitCode::SUCCESS),
         Command::BenchKernels(a) => bench_kernels::run(a).map(|()| ExitCode::SUCCESS),
         Command::Verify(a) => verify_cmd::run(a).map(verdict),
         Command::Params(c) => params_cmd::run(c).map(|()| ExitCode::SUCCESS),
     };
+    finish(result)
+}
+
+fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {

@@ -30,13 +30,32 @@ pub struct GenArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Output `.params` file.
-    #[arg(long)]
-    pub out: PathBuf,
+    #[arg(long, required_unless_present = "filecoin")]
+    pub out: Option<PathBuf>,
     /// Also write the verifying key here (`.vk` format).
     #[arg(long)]
     pub vk: Option<PathBuf>,
+    /// Generate a Filecoin circuit's parameters instead, under
+    /// filecoin-proofs' production file names (.params, .vk, .meta) in
+    /// --param-cache; needs --sector-size.
+    #[arg(long, value_enum, conflicts_with_all = ["out", "vk"], requires = "sector_size")]
+    pub filecoin: Option<cuzk_filecoin::ProofKind>,
+    /// Sector size for --filecoin (2KiB, 8MiB, 512MiB, 32GiB, 64GiB).
+    #[arg(long, value_parser = sector_size_arg, requires = "filecoin")]
+    pub sector_size: Option<u64>,
+    /// Parameter directory for --filecoin [default: $FIL_PROOFS_PARAMETER_CACHE,
+    /// else /var/tmp/filecoin-proof-parameters/].
+    #[arg(long, requires = "filecoin")]
+    pub param_cache: Option<PathBuf>,
+    /// With --filecoin: replace files that are already there.
+    #[arg(long, requires = "filecoin")]
+    pub force: bool,
     #[arg(long)]
     pub json: bool,
+}
+
+fn sector_size_arg(s: &str) -> std::result::Result<u64, String> {
+    cuzk_filecoin::circuits::parse_sector_size(s).map_err(|e| e.to_string())
 }
 
 #[derive(Args, Debug)]
@@ -56,7 +75,51 @@ pub fn run(cmd: ParamsCommand) -> Result<()> {
     }
 }
 
+fn gen_filecoin(args: &GenArgs, kind: cuzk_filecoin::ProofKind, sector_size: u64) -> Result<()> {
+    let fargs = cuzk_filecoin::cli::FilecoinParamsGenArgs {
+        kind,
+        sector_size,
+        param_cache: args.param_cache.clone(),
+        seed: None,
+        force: args.force,
+    };
+    if !args.json {
+        eprintln!("generating random (INSECURE, test-only) parameters for {kind} at {sector_size} bytes ...");
+    }
+    let generated = cuzk_filecoin::cli::params_gen(&fargs)
+        .with_context(|| format!("generating {kind} parameters"))?;
+    match (generated, args.json) {
+        (None, true) => println!(
+            "{}",
+            serde_json::json!({"kind": kind.to_string(), "generated": false})
+        ),
+        (None, false) => println!("parameters already present (use --force to replace them)"),
+        (Some(g), true) => println!(
+            "{}",
+            serde_json::json!({
+                "kind": kind.to_string(), "generated": true,
+                "params": g.files.params, "vk": g.files.vk,
+                "domain_size": g.domain_size, "public_inputs": g.public_inputs,
+                "params_bytes": g.params_bytes, "generate_ms": ms(g.generation),
+            })
+        ),
+        (Some(g), false) => println!(
+            "wrote {} ({} bytes, domain {}, {} public inputs) in {:.2} s",
+            g.files.params.display(),
+            g.params_bytes,
+            g.domain_size,
+            g.public_inputs,
+            g.generation.as_secs_f64()
+        ),
+    }
+    Ok(())
+}
+
 fn gen(args: GenArgs) -> Result<()> {
+    if let (Some(kind), Some(size)) = (args.filecoin, args.sector_size) {
+        return gen_filecoin(&args, kind, size);
+    }
+    let out = args.out.clone().context("--out is required")?;
     let CircuitKind::PorepLike = args.circuit;
     if !args.json {
         eprintln!(
@@ -70,7 +133,7 @@ fn gen(args: GenArgs) -> Result<()> {
         .context("generating parameters")?;
     let generate = start.elapsed();
     let t = Instant::now();
-    common::write_atomically(&args.out, |p| params.write_file(p).map_err(Into::into))?;
+    common::write_atomically(&out, |p| params.write_file(p).map_err(Into::into))?;
     if let Some(vk) = &args.vk {
         common::write_atomically(vk, |p| params.vk.write_file(p).map_err(Into::into))?;
     }
@@ -79,7 +142,7 @@ fn gen(args: GenArgs) -> Result<()> {
         println!(
             "{}",
             serde_json::json!({
-                "file": args.out, "vk": args.vk, "log_size": args.log_size, "seed": args.seed,
+                "file": out, "vk": args.vk, "log_size": args.log_size, "seed": args.seed,
                 "generate_ms": ms(generate), "write_ms": ms(write),
                 "h": params.h.len(), "l": params.l.len(), "a": params.a.len(),
                 "b_g1": params.b_g1.len(), "b_g2": params.b_g2.len(), "public_inputs": params.vk.ic.len() - 1,
@@ -88,7 +151,7 @@ fn gen(args: GenArgs) -> Result<()> {
     } else {
         println!(
             "wrote {} in {:.2} s (generation {:.2} s, write {:.2} s)",
-            args.out.display(),
+            out.display(),
             (generate + write).as_secs_f64(),
             generate.as_secs_f64(),
             write.as_secs_f64()

@@ -188,3 +188,60 @@ fn corrupt_cached_params_are_reported_not_used() {
         stderr(&o)
     );
 }
+
+#[test]
+fn filecoin_params_gen_and_local_prove_dispatch() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("fil");
+    let gen = |extra: &[&str]| {
+        let mut args = vec![
+            "params",
+            "gen",
+            "--filecoin",
+            "window-post",
+            "--sector-size",
+            "2KiB",
+            "--param-cache",
+            cache.to_str().unwrap(),
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        cuzk(&args)
+    };
+    let o = gen(&[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(v["generated"], serde_json::json!(true));
+    let params = std::path::PathBuf::from(v["params"].as_str().unwrap());
+    assert!(params
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .starts_with("v28-proof-of-spacetime-fallback-"));
+    // The file is a well-formed parameter file that `params info` reads.
+    let o = cuzk(&["params", "info", params.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // A second run keeps the files.
+    let v: serde_json::Value = serde_json::from_str(stdout(&gen(&[])).trim()).unwrap();
+    assert_eq!(v["generated"], serde_json::json!(false));
+    // --filecoin and --out exclude each other.
+    let o = gen(&["--out", "x.params"]);
+    assert_eq!(o.status.code(), Some(2));
+
+    // `cuzk prove --filecoin` proves locally: a missing input is named.
+    let o = cuzk(&[
+        "prove",
+        "--filecoin",
+        "porep",
+        "--sector-size",
+        "2KiB",
+        "-o",
+        dir.path().join("p.bin").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--c1"), "{}", stderr(&o));
+    // Without --filecoin, `cuzk prove` is the daemon client.
+    let o = cuzk(&["prove", "--help"]);
+    assert!(stdout(&o).contains("--kind"), "{}", stdout(&o));
+}

@@ -307,6 +307,16 @@ fn write_proof(out: &Option<PathBuf>, r: &proto::AwaitProofResponse) -> anyhow::
 
 /// `cuzk daemon --config cuzk.toml`: serve until SIGTERM.
 pub fn run_daemon(args: DaemonArgs) -> anyhow::Result<()> {
+    run_daemon_with(args, Ok)
+}
+
+/// Run the daemon with extra circuit kinds or services: `extend` receives
+/// the builder (and the configuration) before the daemon starts. The `cuzk`
+/// binary uses it to add the Filecoin kinds and Curio's service.
+pub fn run_daemon_with(
+    args: DaemonArgs,
+    extend: impl FnOnce(crate::server::DaemonBuilder) -> anyhow::Result<crate::server::DaemonBuilder>,
+) -> anyhow::Result<()> {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -315,7 +325,9 @@ pub fn run_daemon(args: DaemonArgs) -> anyhow::Result<()> {
         .try_init();
     let cfg = crate::config::DaemonConfig::from_file(&args.config)?;
     runtime()?.block_on(async move {
-        let d = crate::server::DaemonBuilder::new(cfg).start().await?;
+        let d = extend(crate::server::DaemonBuilder::new(cfg))?
+            .start()
+            .await?;
         d.run_until_signal().await?;
         Ok(())
     })

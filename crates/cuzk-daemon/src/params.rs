@@ -144,9 +144,13 @@ pub fn decoded_bytes(m: &MappedParameters) -> u64 {
         + n(Section::BG2) * g2
 }
 
+/// Longest parameter id: file names are at most 255 bytes, and the id gets
+/// an extension (`.params`, `.vk`); filecoin-proofs' names reach 145.
+pub const MAX_ID_LEN: usize = 240;
+
 pub fn check_id(id: &str) -> Result<(), ParamsError> {
     let ok = !id.is_empty()
-        && id.len() <= 128
+        && id.len() <= MAX_ID_LEN
         && !id.starts_with('.')
         && id
             .chars()

@@ -118,6 +118,10 @@ impl DaemonBuilder {
             hooks: Vec::new(),
         }
     }
+    /// The configuration the daemon will run with.
+    pub fn config(&self) -> &DaemonConfig {
+        &self.config
+    }
     pub fn register_kind(mut self, kind: Arc<dyn crate::kinds::CircuitKind>) -> Self {
         self.registry.register(kind);
         self

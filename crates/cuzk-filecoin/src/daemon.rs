@@ -47,9 +47,9 @@ impl FilecoinKind {
     /// error the operator sees.
     pub fn new(circuit: CircuitId, generate: bool) -> Result<Self> {
         let production = production_stem(circuit)?;
-        // The daemon accepts parameter ids of at most 128 characters;
-        // filecoin-proofs' names reach 145. Longer names get a short alias
-        // (see `link_params`) until the daemon takes them as they are.
+        // The daemon takes ids up to `cuzk_daemon::params::MAX_ID_LEN`
+        // characters, which covers filecoin-proofs' names (up to 145); a
+        // name beyond it would get a short alias (see `link_params`).
         let params_id = if cuzk_daemon::params::check_id(&production).is_ok() {
             production
         } else {

@@ -1,0 +1,91 @@
+//! The Filecoin side of the `cuzk` command: `cuzk prove --filecoin KIND`
+//! without a daemon, and the daemon with the Filecoin circuit kinds and
+//! Curio's `cuzk.v1.ProvingEngine` service registered.
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use cuzk_core::prover::CpuBackend;
+use cuzk_filecoin::cli::FilecoinProveArgs;
+use std::ffi::OsString;
+use std::sync::Arc;
+
+/// `cuzk prove --filecoin KIND ...`: prove a Filecoin proof here, without a
+/// daemon, and write it in filecoin-proofs' format.
+#[derive(Parser, Debug)]
+#[command(
+    name = "cuzk prove",
+    about = "Prove a Filecoin proof locally (no daemon) and write it as filecoin-proofs does"
+)]
+pub struct ProveCli {
+    #[command(flatten)]
+    pub args: FilecoinProveArgs,
+    /// Print one JSON object with the timings.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `cuzk prove ... --filecoin ...` (the daemon client's `prove` has no
+/// `--filecoin`).
+pub fn is_local_prove(argv: &[OsString]) -> bool {
+    argv.get(1).is_some_and(|a| a == "prove")
+        && argv[2..]
+            .iter()
+            .any(|a| a == "--filecoin" || a.to_string_lossy().starts_with("--filecoin="))
+}
+
+/// The arguments after `prove`, behind the name usage lines show.
+pub fn prove_argv(argv: &[OsString]) -> Vec<OsString> {
+    std::iter::once(OsString::from("cuzk prove"))
+        .chain(argv.iter().skip(2).cloned())
+        .collect()
+}
+
+pub fn run_prove(cli: ProveCli) -> Result<()> {
+    let out = cuzk_filecoin::cli::prove(&cli.args, Arc::new(CpuBackend))
+        .with_context(|| format!("proving {}", cli.args.kind))?;
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+    if cli.json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "circuit": format!("{:?}", out.circuit),
+                "out": cli.args.out,
+                "proof_bytes": out.proof.len(),
+                "partitions": out.partitions,
+                "backend": "cpu",
+                "circuit_build_ms": ms(out.circuit_build),
+                "param_load_ms": ms(out.param_load),
+                "self_check_ms": ms(out.self_check),
+                "timings_ms": out.timings,
+            })
+        );
+    } else {
+        println!(
+            "wrote {} ({} bytes, {} partition(s)): circuits {:.1} ms, parameters {:.1} ms, proving {:.1} ms, self-check {:.1} ms",
+            cli.args.out.display(),
+            out.proof.len(),
+            out.partitions,
+            ms(out.circuit_build),
+            ms(out.param_load),
+            ms(out.timings.total),
+            ms(out.self_check)
+        );
+    }
+    Ok(())
+}
+
+/// The daemon with every Filecoin kind (parameters read from the daemon's
+/// parameter directory, never generated) and Curio's service beside cuzk's.
+pub fn run_daemon(args: cuzk_daemon::cli::DaemonArgs) -> Result<()> {
+    cuzk_daemon::cli::run_daemon_with(args, |builder| {
+        let dir = builder.config().params.dir.clone();
+        let max_message = builder.config().server.max_message_bytes.0 as usize;
+        let mut builder = builder.add_service(cuzk_filecoin::curio::service_hook(max_message));
+        for kind in cuzk_filecoin::daemon::FilecoinKind::all_sizes(false, &dir)
+            .with_context(|| format!("registering the Filecoin kinds over {}", dir.display()))?
+        {
+            builder = builder.register_kind(kind);
+        }
+        Ok(builder)
+    })
+}
