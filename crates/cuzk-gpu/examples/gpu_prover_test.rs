@@ -503,6 +503,9 @@ fn bench(
             }
         }
         // VRAM caps: one partition under each, against the CPU's result.
+        // The pool's high-water mark is device-wide, so the uncapped
+        // backend above (its resident parameters) must be gone first.
+        drop(gpu);
         for &cap_mib in caps_mib {
             let cap = cap_mib as u64 * MIB;
             let r = (|| {
@@ -545,7 +548,9 @@ fn bench(
             );
         }
         // The same single partition staged from pageable memory.
-        drop(gpu);
+        if parts.is_empty() {
+            continue;
+        }
         let pageable = match open(GpuConfig {
             pinned_staging: false,
             ..GpuConfig::default()
@@ -598,7 +603,9 @@ fn main() {
         .into_iter()
         .map(|x| x as u32)
         .collect();
-    let parts = arg("--partitions").map(list).unwrap_or_else(|| vec![1, 10]);
+    // `--partitions 0`: no partition-count runs (caps only).
+    let mut parts = arg("--partitions").map(list).unwrap_or_else(|| vec![1, 10]);
+    parts.retain(|&p| p > 0);
     let caps = arg("--caps-mib").map(list).unwrap_or_default();
     let reps = arg("--reps")
         .and_then(|r| r.parse().ok())
