@@ -512,11 +512,17 @@ impl CudaBackend {
         };
         // Host work before a worker slot is taken, so that it overlaps other
         // partitions' kernels: density filtering and the 0/1 splits.
-        let a_scalars = pa.a_query_scalars();
-        let b_scalars = pa.b_query_scalars();
-        let a_split = split_zero_one_par(&a_scalars);
-        let b_split = split_zero_one_par(&b_scalars);
-        let l_split = split_zero_one_par(&pa.aux_assignment);
+        // The two density selections run one thread each (cuzk-core's
+        // `*_query_scalars`), so they run side by side; the L split, which
+        // needs neither, runs beside them.
+        let ((a_scalars, b_scalars), l_split) = rayon::join(
+            || rayon::join(|| pa.a_query_scalars(), || pa.b_query_scalars()),
+            || split_zero_one_par(&pa.aux_assignment),
+        );
+        let (a_split, b_split) = rayon::join(
+            || split_zero_one_par(&a_scalars),
+            || split_zero_one_par(&b_scalars),
+        );
         let host_prep = start.elapsed();
         let slot = self.acquire_slot();
         let w = Worker {
