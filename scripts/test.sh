@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The project's test command (README, "Run the tests"): installs the pinned
 # nvcc from PyPI if it is not there yet (scripts/install-nvcc.sh, idempotent),
-# then runs every crate's tests with the CUDA kernels compiled. GPU tests
+# then runs every crate's tests with the CUDA kernels and the GPU prover
+# compiled. GPU tests
 # themselves run on a machine with a GPU through scripts/gpu-test.sh; here
 # they are compiled, not run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 nvcc_bin="$(bash scripts/install-nvcc.sh | tail -n 1)"
 export PATH="$nvcc_bin:$PATH"
-exec cargo test --workspace --features cuzk-cuda/cuda "$@"
+exec cargo test --workspace --features cuzk-cuda/cuda,cuzk-gpu/cuda "$@"

@@ -7,7 +7,7 @@ use crate::common::{self, median, ms};
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use cuzk_core::circuits::PorepLikeCircuit;
-use cuzk_core::prover::{create_proof_batch, CpuBackend};
+use cuzk_core::prover::create_proof_batch;
 use cuzk_core::timing::PhaseTimings;
 use cuzk_core::verifier::{prepare_verifying_key, verify_proof};
 use std::path::PathBuf;
@@ -38,11 +38,16 @@ pub struct BenchArgs {
     pub paramgen: bool,
     #[arg(long)]
     pub cache_dir: Option<PathBuf>,
+    /// Prover backend for cuzk's runs.
+    #[arg(long, value_enum, default_value_t = common::BackendArg::Auto)]
+    pub backend: common::BackendArg,
     #[arg(long)]
     pub json: bool,
 }
 
 pub fn run(args: BenchArgs) -> Result<()> {
+    let selection = common::select_backend(args.backend, args.json)?;
+    let backend = selection.backend.as_ref();
     let cache = common::cache_dir(args.cache_dir.as_deref())?;
     let cached = common::porep_like_params(&cache, args.log_size, args.seed, args.json)?;
     let circuit = PorepLikeCircuit::new(args.log_size, args.seed);
@@ -56,13 +61,9 @@ pub fn run(args: BenchArgs) -> Result<()> {
     for i in 0..args.repeat {
         let circuits = vec![circuit.clone(); batch];
         let start = Instant::now();
-        let (proofs, timings) = create_proof_batch(
-            &CpuBackend,
-            circuits,
-            &cached.params,
-            &mut rand::rngs::OsRng,
-        )
-        .context("cuzk proving")?;
+        let (proofs, timings) =
+            create_proof_batch(backend, circuits, &cached.params, &mut rand::rngs::OsRng)
+                .context("cuzk proving")?;
         cuzk_times.push(start.elapsed());
         phase_runs.push(timings);
         if !verify_proof(&pvk, &proofs[0], &inputs)? {
@@ -103,12 +104,15 @@ pub fn run(args: BenchArgs) -> Result<()> {
             "repeat": args.repeat,
             "threads": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
             "cuzk": {
-                "backend": "cpu",
+                "backend": backend.name(),
                 "median_ms": ms(cuzk_median),
                 "runs_ms": cuzk_times.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
                 "phase_medians_ms": phase_medians.iter().map(|(n, d)| (n.to_string(), serde_json::json!(ms(*d)))).collect::<serde_json::Map<_, _>>(),
             },
         });
+        if let Some(r) = &selection.reports {
+            obj["cuzk"]["partitions"] = r.take_reports_json();
+        }
         if let Some(c) = cuzk_paramgen {
             obj["cuzk"]["paramgen_ms"] = serde_json::json!(ms(c));
         }
@@ -124,13 +128,14 @@ pub fn run(args: BenchArgs) -> Result<()> {
         println!("{obj}");
     } else {
         println!(
-            "porep-like 2^{}, batch {}, {} runs each, {} threads",
+            "porep-like 2^{}, batch {}, {} runs each, {} threads, cuzk backend {}",
             args.log_size,
             batch,
             args.repeat,
             std::thread::available_parallelism()
                 .map(|n| n.get())
-                .unwrap_or(1)
+                .unwrap_or(1),
+            backend.name()
         );
         let rows: Vec<(String, f64)> = phase_medians
             .iter()

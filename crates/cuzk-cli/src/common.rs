@@ -127,3 +127,30 @@ pub fn print_table(title: &str, rows: &[(String, f64)]) {
         println!("  {:<w$}  {:>12.1}", name, v);
     }
 }
+
+/// `--backend`: which prover backend computes H and the MSMs.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BackendArg {
+    Cpu,
+    Cuda,
+    /// The GPU where one is usable (a `cuda` build on a machine with a GPU),
+    /// else the CPU.
+    #[default]
+    Auto,
+}
+
+/// Open the chosen backend; with `auto` on a machine without a usable GPU
+/// the reason for falling back to the CPU goes to stderr unless quiet.
+pub fn select_backend(choice: BackendArg, quiet: bool) -> Result<cuzk_gpu::Selection> {
+    let choice = match choice {
+        BackendArg::Cpu => cuzk_gpu::BackendChoice::Cpu,
+        BackendArg::Cuda => cuzk_gpu::BackendChoice::Cuda,
+        BackendArg::Auto => cuzk_gpu::BackendChoice::Auto,
+    };
+    let sel = cuzk_gpu::select_backend_with(choice, &cuzk_gpu::GpuConfig::default())
+        .context("opening the prover backend")?;
+    if let (Some(why), false) = (&sel.fallback_reason, quiet) {
+        eprintln!("backend auto: using the CPU ({why})");
+    }
+    Ok(sel)
+}

@@ -5,7 +5,7 @@ use crate::common::{self, ms};
 use anyhow::{Context, Result};
 use clap::Args;
 use cuzk_core::circuits::porep_like::{PorepLikeCircuit, DEFAULT_LOG_SIZE};
-use cuzk_core::prover::{prove_assignments, CpuBackend};
+use cuzk_core::prover::prove_assignments;
 use cuzk_core::synthesis::synthesize_batch;
 use cuzk_core::verifier::{prepare_verifying_key, verify_proof};
 use std::path::PathBuf;
@@ -26,6 +26,9 @@ pub struct DemoArgs {
     /// verifying key (demo.vk) into this directory, for `cuzk verify`.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Prover backend.
+    #[arg(long, value_enum, default_value_t = common::BackendArg::Auto)]
+    pub backend: common::BackendArg,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -33,6 +36,8 @@ pub struct DemoArgs {
 
 pub fn run(args: DemoArgs) -> Result<bool> {
     let cache = common::cache_dir(args.cache_dir.as_deref())?;
+    let selection = common::select_backend(args.backend, args.json)?;
+    let backend = selection.backend.as_ref();
     let total = Instant::now();
     let cached = common::porep_like_params(&cache, args.log_size, args.seed, args.json)?;
 
@@ -46,7 +51,7 @@ pub fn run(args: DemoArgs) -> Result<bool> {
 
     let t = Instant::now();
     let (proofs, mut timings) = prove_assignments(
-        &CpuBackend,
+        backend,
         &cached.params,
         &assignments,
         &mut rand::rngs::OsRng,
@@ -82,7 +87,8 @@ pub fn run(args: DemoArgs) -> Result<bool> {
             "constraints": constraints,
             "aux_variables": aux,
             "public_inputs": inputs.len(),
-            "backend": "cpu",
+            "backend": backend.name(),
+            "partitions": selection.reports.as_ref().map(|r| r.take_reports_json()),
             "params_file": cached.path,
             "timings_ms": phases,
             "total_ms": ms(total),
@@ -91,8 +97,8 @@ pub fn run(args: DemoArgs) -> Result<bool> {
         println!("{}", serde_json::to_string(&obj)?);
     } else {
         println!(
-            "porep-like 2^{} (seed {}): {} constraints, {} aux variables, {} public inputs, backend cpu",
-            args.log_size, args.seed, constraints, aux, inputs.len()
+            "porep-like 2^{} (seed {}): {} constraints, {} aux variables, {} public inputs, backend {}",
+            args.log_size, args.seed, constraints, aux, inputs.len(), backend.name()
         );
         let mut rows = vec![
             (params_label.to_string(), ms(cached.elapsed)),

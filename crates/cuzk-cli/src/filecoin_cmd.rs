@@ -4,10 +4,8 @@
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use cuzk_core::prover::CpuBackend;
 use cuzk_filecoin::cli::FilecoinProveArgs;
 use std::ffi::OsString;
-use std::sync::Arc;
 
 /// `cuzk prove --filecoin KIND ...`: prove a Filecoin proof here, without a
 /// daemon, and write it in filecoin-proofs' format.
@@ -19,6 +17,9 @@ use std::sync::Arc;
 pub struct ProveCli {
     #[command(flatten)]
     pub args: FilecoinProveArgs,
+    /// Prover backend.
+    #[arg(long, value_enum, default_value_t = crate::common::BackendArg::Auto)]
+    pub backend: crate::common::BackendArg,
     /// Print one JSON object with the timings.
     #[arg(long)]
     pub json: bool,
@@ -41,7 +42,9 @@ pub fn prove_argv(argv: &[OsString]) -> Vec<OsString> {
 }
 
 pub fn run_prove(cli: ProveCli) -> Result<()> {
-    let out = cuzk_filecoin::cli::prove(&cli.args, Arc::new(CpuBackend))
+    let backend = crate::common::select_backend(cli.backend, cli.json)?.backend;
+    let name = backend.name();
+    let out = cuzk_filecoin::cli::prove(&cli.args, backend)
         .with_context(|| format!("proving {}", cli.args.kind))?;
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
     if cli.json {
@@ -52,7 +55,7 @@ pub fn run_prove(cli: ProveCli) -> Result<()> {
                 "out": cli.args.out,
                 "proof_bytes": out.proof.len(),
                 "partitions": out.partitions,
-                "backend": "cpu",
+                "backend": name,
                 "circuit_build_ms": ms(out.circuit_build),
                 "param_load_ms": ms(out.param_load),
                 "self_check_ms": ms(out.self_check),

@@ -697,7 +697,9 @@ mod tests {
 
     #[test]
     fn ids_are_plain_file_names() {
-        for ok in ["porep-like-10", "a.b_c", "X1"] {
+        // The longest filecoin-proofs name (145 characters) must pass.
+        let fil = format!("v28-{}", "x".repeat(141));
+        for ok in ["porep-like-10", "a.b_c", "X1", fil.as_str(), &"y".repeat(MAX_ID_LEN)] {
             check_id(ok).unwrap();
         }
         for bad in [
@@ -708,7 +710,7 @@ mod tests {
             ".hidden",
             "a\0b",
             "a b",
-            &"x".repeat(129),
+            &"x".repeat(MAX_ID_LEN + 1),
         ] {
             assert!(check_id(bad).is_err(), "{bad:?}");
         }
