@@ -6,6 +6,8 @@ use anyhow::{Context, Result};
 use clap::Parser;
 use cuzk_filecoin::cli::FilecoinProveArgs;
 use std::ffi::OsString;
+#[cfg(feature = "cuda")]
+use std::sync::Arc;
 
 /// `cuzk prove --filecoin KIND ...`: prove a Filecoin proof here, without a
 /// daemon, and write it in filecoin-proofs' format.
@@ -78,12 +80,17 @@ pub fn run_prove(cli: ProveCli) -> Result<()> {
 }
 
 /// The daemon with every Filecoin kind (parameters read from the daemon's
-/// parameter directory, never generated) and Curio's service beside cuzk's.
+/// parameter directory, never generated) and Curio's service beside cuzk's;
+/// in a `cuda` build on a machine with GPUs, proving on the GPUs.
 pub fn run_daemon(args: cuzk_daemon::cli::DaemonArgs) -> Result<()> {
     cuzk_daemon::cli::run_daemon_with(args, |builder| {
         let dir = builder.config().params.dir.clone();
         let max_message = builder.config().server.max_message_bytes.0 as usize;
         let mut builder = builder.add_service(cuzk_filecoin::curio::service_hook(max_message));
+        #[cfg(feature = "cuda")]
+        if let Some(gpus) = crate::gpu_devices::GpuDevices::open_all()? {
+            builder = builder.device_backend(Arc::new(gpus));
+        }
         for kind in cuzk_filecoin::daemon::FilecoinKind::all_sizes(false, &dir)
             .with_context(|| format!("registering the Filecoin kinds over {}", dir.display()))?
         {

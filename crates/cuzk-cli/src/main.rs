@@ -8,6 +8,8 @@ mod common;
 mod daemon_cmd;
 mod demo;
 mod filecoin_cmd;
+#[cfg(feature = "cuda")]
+mod gpu_devices;
 mod params_cmd;
 mod verify_cmd;
 

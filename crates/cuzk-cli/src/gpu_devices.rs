@@ -1,0 +1,85 @@
+//! The daemon's devices on the GPU prover: one `cuzk_gpu::CudaBackend` per
+//! GPU (with its VRAM budget and resident parameters), adapted to
+//! cuzk-daemon's `DeviceBackend` seam. Lives here because the `cuzk` binary
+//! is where the daemon and the GPU prover meet; neither crate knows the
+//! other.
+
+use anyhow::Context;
+use cuzk_core::params::Parameters;
+use cuzk_core::prover::{CpuBackend, ProverBackend};
+use cuzk_daemon::devices::{DeviceBackend, DeviceError, DeviceInfo};
+use cuzk_gpu::{CudaBackend, GpuConfig};
+use std::sync::Arc;
+
+pub struct GpuDevices {
+    backends: Vec<Arc<CudaBackend>>,
+}
+
+impl GpuDevices {
+    /// Every GPU of the machine; None where there is none (no libcuda, or
+    /// no device), so the daemon proves on the CPU.
+    pub fn open_all() -> anyhow::Result<Option<Self>> {
+        let count = cuzk_gpu::device_count().context("counting GPUs")?;
+        if count == 0 {
+            return Ok(None);
+        }
+        let backends = (0..count)
+            .map(|device| {
+                CudaBackend::open(GpuConfig {
+                    device,
+                    ..GpuConfig::default()
+                })
+                .map(Arc::new)
+                .with_context(|| format!("opening GPU {device} for the daemon"))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        Ok(Some(Self { backends }))
+    }
+}
+
+impl DeviceBackend for GpuDevices {
+    fn name(&self) -> &'static str {
+        "cuda"
+    }
+    fn gpu_present(&self) -> bool {
+        true
+    }
+    fn devices(&self) -> Vec<DeviceInfo> {
+        self.backends
+            .iter()
+            .enumerate()
+            .filter_map(|(i, b)| {
+                let (name, total, free) = b.memory_info().ok()?;
+                Some(DeviceInfo {
+                    index: i as u32,
+                    name,
+                    vram_total_bytes: total,
+                    vram_free_bytes: free,
+                })
+            })
+            .collect()
+    }
+    fn prover(&self, device: Option<u32>) -> Arc<dyn ProverBackend> {
+        match device.and_then(|d| self.backends.get(d as usize)) {
+            Some(b) => b.clone(),
+            None => Arc::new(CpuBackend),
+        }
+    }
+    fn upload_params(
+        &self,
+        device: u32,
+        _id: &str,
+        params: &Arc<Parameters>,
+    ) -> Result<u64, DeviceError> {
+        let b = self
+            .backends
+            .get(device as usize)
+            .ok_or_else(|| format!("no GPU {device}"))?;
+        Ok(b.make_resident(params)?)
+    }
+    fn release_params(&self, device: u32, _id: &str) {
+        if let Some(b) = self.backends.get(device as usize) {
+            b.evict_parameters();
+        }
+    }
+}
