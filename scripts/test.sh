@@ -9,4 +9,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 nvcc_bin="$(bash scripts/install-nvcc.sh | tail -n 1)"
 export PATH="$nvcc_bin:$PATH"
-exec cargo test --workspace --features cuzk-cuda/cuda,cuzk-gpu/cuda "$@"
+exec cargo test --workspace --features cuzk-cli/cuda,cuzk-cuda/cuda,cuzk-gpu/cuda "$@"
