@@ -9,8 +9,10 @@
 //!
 //! Speed comes from fixed-base tables: every query point is a multiple of
 //! one of two bases (g1, g2), so each is a sum of 17 to 22 precomputed
-//! affine points with no doublings, computed in parallel chunks and
-//! normalised with one inversion per chunk.
+//! affine points with no doublings. Where those multiples are computed is a
+//! [`FixedBaseEngine`]: [`CpuFixedBase`] here (parallel chunks, one
+//! inversion per chunk); cuzk-gpu's runs them on a GPU from the same tables,
+//! with the same results bit for bit.
 
 use crate::params::{Parameters, VerifyingKey};
 use crate::{domain, msm, Error, Result};
@@ -24,6 +26,7 @@ use rand_core::RngCore;
 use rayon::prelude::*;
 use std::ops::{AddAssign, SubAssign};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// One nonzero coefficient of a QAP matrix.
 #[derive(Clone, Copy)]
@@ -194,8 +197,8 @@ fn best_window(count: usize) -> usize {
 /// inversion is amortised over this many points.
 const FIXED_BASE_CHUNK: usize = 512;
 
-/// The group operations the fixed-base table needs.
-trait FixedBaseGroup:
+/// The group operations the fixed-base table needs (G1 and G2).
+pub trait FixedBaseGroup:
     Curve
     + Group<Scalar = Scalar>
     + Send
@@ -205,6 +208,7 @@ trait FixedBaseGroup:
 where
     <Self as Curve>::AffineRepr: Send + Sync + Copy,
 {
+    /// Batch conversion to affine.
     fn normalize(points: &[Self]) -> Vec<Self::AffineRepr>;
 }
 
@@ -220,8 +224,11 @@ impl FixedBaseGroup for G2Projective {
     }
 }
 
-/// table[w·half + d − 1] = d·2^(c·w)·base for d in 1..=half, half = 2^(c−1).
-struct FixedBase<G: FixedBaseGroup>
+/// A fixed-base table: table[w·half + d − 1] = d·2^(c·w)·base for d in
+/// 1..=half, half = 2^(c−1), w < ⌈256/c⌉. Multiples of the base by any
+/// scalar are sums of one entry per row (signed digits), which is what
+/// [`FixedBaseTable::mul`] and the GPU kernels compute.
+pub struct FixedBaseTable<G: FixedBaseGroup>
 where
     G::AffineRepr: Send + Sync + Copy,
 {
@@ -230,17 +237,21 @@ where
     table: Vec<G::AffineRepr>,
 }
 
-impl<G: FixedBaseGroup> FixedBase<G>
+impl<G: FixedBaseGroup> FixedBaseTable<G>
 where
     G::AffineRepr: Send + Sync + Copy,
 {
     /// A table for about `count` multiples of `base`.
-    fn new(base: G, count: usize) -> Self {
+    pub fn new(base: G, count: usize) -> Self {
         Self::with_window(base, best_window(count))
     }
 
-    fn with_window(base: G, window: usize) -> Self {
-        assert!((MIN_WINDOW..=MAX_WINDOW).contains(&window));
+    /// A table of window `window` bits, in `MIN_WINDOW..=MAX_WINDOW` (4..=13).
+    pub fn with_window(base: G, window: usize) -> Self {
+        assert!(
+            (MIN_WINDOW..=MAX_WINDOW).contains(&window),
+            "fixed-base window {window} outside {MIN_WINDOW}..={MAX_WINDOW}"
+        );
         let half = 1usize << (window - 1);
         // windows·c ≥ 256 > bit length of any scalar, so the last window's
         // digit never carries out.
@@ -259,14 +270,28 @@ where
                 G::normalize(&row)
             })
             .collect();
-        FixedBase {
+        FixedBaseTable {
             window,
             windows,
             table,
         }
     }
 
-    fn mul(&self, s: &Scalar) -> G {
+    /// Window width c in bits.
+    pub fn window(&self) -> usize {
+        self.window
+    }
+    /// Rows: ⌈256/c⌉.
+    pub fn windows(&self) -> usize {
+        self.windows
+    }
+    /// The entries, row by row (windows × 2^(c−1) affine points).
+    pub fn points(&self) -> &[G::AffineRepr] {
+        &self.table
+    }
+
+    /// s · base.
+    pub fn mul(&self, s: &Scalar) -> G {
         let mut bytes = [0u8; 36];
         bytes[..32].copy_from_slice(&s.to_bytes_le());
         let c = self.window;
@@ -298,9 +323,9 @@ where
         acc
     }
 
-    /// The multiples of the base by each scalar, in affine form.
-    /// The output is allocated once and filled in place.
-    fn mul_many(&self, scalars: &[Scalar]) -> Vec<G::AffineRepr> {
+    /// The multiples of the base by each scalar, in affine form, on the
+    /// CPU (rayon). The output is allocated once and filled in place.
+    pub fn mul_many(&self, scalars: &[Scalar]) -> Vec<G::AffineRepr> {
         let mut out = vec![G::identity().to_affine(); scalars.len()];
         out.par_chunks_mut(FIXED_BASE_CHUNK)
             .zip(scalars.par_chunks(FIXED_BASE_CHUNK))
@@ -312,19 +337,124 @@ where
     }
 }
 
+/// Where parameter generation's fixed-base multiplications run.
+pub trait FixedBaseEngine: Sync {
+    /// For reports: "cpu", or the device.
+    fn name(&self) -> String;
+    /// table · s for each scalar, affine, in order.
+    fn mul_g1(
+        &self,
+        table: &FixedBaseTable<G1Projective>,
+        scalars: &[Scalar],
+    ) -> Result<Vec<G1Affine>>;
+    fn mul_g2(
+        &self,
+        table: &FixedBaseTable<G2Projective>,
+        scalars: &[Scalar],
+    ) -> Result<Vec<G2Affine>>;
+}
+
+/// The multiplications on this machine's cores (rayon).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct CpuFixedBase;
+
+impl FixedBaseEngine for CpuFixedBase {
+    fn name(&self) -> String {
+        "cpu".into()
+    }
+    fn mul_g1(
+        &self,
+        table: &FixedBaseTable<G1Projective>,
+        scalars: &[Scalar],
+    ) -> Result<Vec<G1Affine>> {
+        Ok(table.mul_many(scalars))
+    }
+    fn mul_g2(
+        &self,
+        table: &FixedBaseTable<G2Projective>,
+        scalars: &[Scalar],
+    ) -> Result<Vec<G2Affine>> {
+        Ok(table.mul_many(scalars))
+    }
+}
+
+/// An engine's output must have one point per scalar.
+fn expect_len<A>(
+    engine: &dyn FixedBaseEngine,
+    query: &str,
+    points: Vec<A>,
+    want: usize,
+) -> Result<Vec<A>> {
+    if points.len() == want {
+        return Ok(points);
+    }
+    Err(Error::Backend {
+        backend: "fixed-base",
+        source: format!(
+            "engine {} returned {} points for the {query} query of {want}",
+            engine.name(),
+            points.len()
+        )
+        .into(),
+    })
+}
+
+/// The secrets parameters are made from ("toxic waste"): whoever knows
+/// them can forge proofs, hence random parameters are for development only.
+#[derive(Clone, Copy, Debug)]
+pub struct ToxicWaste {
+    pub g1: G1Projective,
+    pub g2: G2Projective,
+    pub alpha: Scalar,
+    pub beta: Scalar,
+    pub gamma: Scalar,
+    pub delta: Scalar,
+    pub tau: Scalar,
+}
+
+impl ToxicWaste {
+    /// Drawn in bellperson's order (g1, g2, alpha, beta, gamma, delta,
+    /// tau), so one seed gives both generators the same parameters.
+    pub fn random<R: RngCore>(rng: &mut R) -> Self {
+        ToxicWaste {
+            g1: G1Projective::random(&mut *rng),
+            g2: G2Projective::random(&mut *rng),
+            alpha: Scalar::random(&mut *rng),
+            beta: Scalar::random(&mut *rng),
+            gamma: Scalar::random(&mut *rng),
+            delta: Scalar::random(&mut *rng),
+            tau: Scalar::random(&mut *rng),
+        }
+    }
+}
+
+/// Where parameter generation spent its time.
+#[derive(Clone, Debug, Default)]
+pub struct GenerationTimings {
+    /// Which [`FixedBaseEngine`] ran the multiplications.
+    pub engine: String,
+    /// Synthesising the circuit's constraint matrices.
+    pub synthesis: Duration,
+    /// Lagrange basis at tau (powers and an inverse NTT), the column
+    /// evaluations and the query scalars.
+    pub scalars: Duration,
+    /// Fixed-base multiplications in G1 (h, l, ic, a, b_g1), tables included.
+    pub g1: Duration,
+    /// Fixed-base multiplications in G2 (b_g2).
+    pub g2: Duration,
+    pub total: Duration,
+    /// Multiples computed in each group.
+    pub g1_points: usize,
+    pub g2_points: usize,
+}
+
 pub fn generate_random_parameters<C, R>(circuit: C, rng: &mut R) -> Result<Parameters>
 where
     C: bellpepper_core::Circuit<Scalar>,
     R: RngCore,
 {
-    let g1 = G1Projective::random(&mut *rng);
-    let g2 = G2Projective::random(&mut *rng);
-    let alpha = Scalar::random(&mut *rng);
-    let beta = Scalar::random(&mut *rng);
-    let gamma = Scalar::random(&mut *rng);
-    let delta = Scalar::random(&mut *rng);
-    let tau = Scalar::random(&mut *rng);
-    generate_parameters(circuit, g1, g2, alpha, beta, gamma, delta, tau)
+    let w = ToxicWaste::random(rng);
+    generate_parameters_with(circuit, &w, &CpuFixedBase).map(|(p, _)| p)
 }
 
 /// Parameters from given toxic waste (bellperson's `generate_parameters`).
@@ -339,6 +469,39 @@ pub fn generate_parameters<C: Circuit<Scalar>>(
     delta: Scalar,
     tau: Scalar,
 ) -> Result<Parameters> {
+    let w = ToxicWaste {
+        g1,
+        g2,
+        alpha,
+        beta,
+        gamma,
+        delta,
+        tau,
+    };
+    generate_parameters_with(circuit, &w, &CpuFixedBase).map(|(p, _)| p)
+}
+
+/// Parameters from given toxic waste with the multiplications on `engine`,
+/// and where the time went. Every engine gives the same parameters.
+pub fn generate_parameters_with<C: Circuit<Scalar>>(
+    circuit: C,
+    waste: &ToxicWaste,
+    engine: &dyn FixedBaseEngine,
+) -> Result<(Parameters, GenerationTimings)> {
+    let ToxicWaste {
+        g1,
+        g2,
+        alpha,
+        beta,
+        gamma,
+        delta,
+        tau,
+    } = *waste;
+    let mut timings = GenerationTimings {
+        engine: engine.name(),
+        ..Default::default()
+    };
+    let start = Instant::now();
     let synth_err = |source| Error::Synthesis { index: 0, source };
     let mut cs = KeypairAssembly::default();
     cs.alloc_input(|| "one", || Ok(Scalar::ONE))
@@ -355,6 +518,8 @@ pub fn generate_parameters<C: Circuit<Scalar>>(
         });
     }
     let n = 1usize << log;
+    timings.synthesis = start.elapsed();
+    let phase = Instant::now();
 
     let gamma_inv: Scalar = Option::from(gamma.invert())
         .ok_or_else(|| synth_err(SynthesisError::UnexpectedIdentity))?;
@@ -422,17 +587,58 @@ pub fn generate_parameters<C: Circuit<Scalar>>(
     let a_scalars = nonzero(&at_in, &at_aux);
     let b_scalars = nonzero(&bt_in, &bt_aux);
 
+    timings.scalars = phase.elapsed();
+    let phase = Instant::now();
+
     let g1_count =
         h_scalars.len() + l_scalars.len() + ic_scalars.len() + a_scalars.len() + b_scalars.len();
-    let g1_table = FixedBase::<G1Projective>::new(g1, g1_count);
-    let h = g1_table.mul_many(&h_scalars);
+    let g1_table = FixedBaseTable::<G1Projective>::new(g1, g1_count);
+    let h = expect_len(
+        engine,
+        "h",
+        engine.mul_g1(&g1_table, &h_scalars)?,
+        h_scalars.len(),
+    )?;
     drop(h_scalars);
-    let l = g1_table.mul_many(&l_scalars);
-    let ic = g1_table.mul_many(&ic_scalars);
-    let a = g1_table.mul_many(&a_scalars);
-    let b_g1 = g1_table.mul_many(&b_scalars);
+    let l = expect_len(
+        engine,
+        "l",
+        engine.mul_g1(&g1_table, &l_scalars)?,
+        l_scalars.len(),
+    )?;
+    drop(l_scalars);
+    let ic = expect_len(
+        engine,
+        "ic",
+        engine.mul_g1(&g1_table, &ic_scalars)?,
+        ic_scalars.len(),
+    )?;
+    let a = expect_len(
+        engine,
+        "a",
+        engine.mul_g1(&g1_table, &a_scalars)?,
+        a_scalars.len(),
+    )?;
+    drop(a_scalars);
+    let b_g1 = expect_len(
+        engine,
+        "b_g1",
+        engine.mul_g1(&g1_table, &b_scalars)?,
+        b_scalars.len(),
+    )?;
     drop(g1_table);
-    let b_g2 = FixedBase::<G2Projective>::new(g2, b_scalars.len()).mul_many(&b_scalars);
+    timings.g1 = phase.elapsed();
+    timings.g1_points = g1_count;
+    let phase = Instant::now();
+    let g2_table = FixedBaseTable::<G2Projective>::new(g2, b_scalars.len());
+    let b_g2 = expect_len(
+        engine,
+        "b_g2",
+        engine.mul_g2(&g2_table, &b_scalars)?,
+        b_scalars.len(),
+    )?;
+    timings.g2 = phase.elapsed();
+    timings.g2_points = b_scalars.len();
 
     if ic.iter().any(|p| bool::from(p.is_identity())) {
         // An input that occurs nowhere but its own input constraint still
@@ -451,14 +657,16 @@ pub fn generate_parameters<C: Circuit<Scalar>>(
         delta_g2: (g2a * delta).to_affine(),
         ic,
     };
-    Ok(Parameters {
+    let params = Parameters {
         vk,
         h: Arc::new(h),
         l: Arc::new(l),
         a: Arc::new(a),
         b_g1: Arc::new(b_g1),
         b_g2: Arc::new(b_g2),
-    })
+    };
+    timings.total = start.elapsed();
+    Ok((params, timings))
 }
 
 #[cfg(test)]
@@ -512,14 +720,14 @@ mod tests {
                 s.push(Scalar::from(x));
                 s.push(-Scalar::from(x));
             }
-            let t1 = FixedBase::<G1Projective>::with_window(g1, window);
+            let t1 = FixedBaseTable::<G1Projective>::with_window(g1, window);
             let n = if window <= 12 { s.len() } else { 40 };
             for s in s.iter().rev().take(n) {
                 assert_eq!(t1.mul(s), g1 * s, "G1, window {window}, {s:?}");
             }
         }
-        let t1 = FixedBase::<G1Projective>::with_window(g1, 12);
-        let t2 = FixedBase::<G2Projective>::with_window(g2, 9);
+        let t1 = FixedBaseTable::<G1Projective>::with_window(g1, 12);
+        let t2 = FixedBaseTable::<G2Projective>::with_window(g2, 9);
         for s in scalars.iter().take(60) {
             assert_eq!(t2.mul(s), g2 * s, "G2 {s:?}");
         }
@@ -556,5 +764,74 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    /// Scalar multiplication of the table's base (its first entry), one
+    /// point at a time: an engine independent of the tables.
+    struct Naive;
+    impl FixedBaseEngine for Naive {
+        fn name(&self) -> String {
+            "naive".into()
+        }
+        fn mul_g1(&self, t: &FixedBaseTable<G1Projective>, s: &[Scalar]) -> Result<Vec<G1Affine>> {
+            Ok(s.iter().map(|s| (t.points()[0] * s).to_affine()).collect())
+        }
+        fn mul_g2(&self, t: &FixedBaseTable<G2Projective>, s: &[Scalar]) -> Result<Vec<G2Affine>> {
+            Ok(s.iter().map(|s| (t.points()[0] * s).to_affine()).collect())
+        }
+    }
+
+    /// Drops the last point of every query.
+    struct Short;
+    impl FixedBaseEngine for Short {
+        fn name(&self) -> String {
+            "short".into()
+        }
+        fn mul_g1(&self, t: &FixedBaseTable<G1Projective>, s: &[Scalar]) -> Result<Vec<G1Affine>> {
+            Ok(t.mul_many(&s[..s.len().saturating_sub(1)]))
+        }
+        fn mul_g2(&self, t: &FixedBaseTable<G2Projective>, s: &[Scalar]) -> Result<Vec<G2Affine>> {
+            Ok(t.mul_many(&s[..s.len().saturating_sub(1)]))
+        }
+    }
+
+    #[test]
+    fn engines_agree_and_a_wrong_engine_is_caught() {
+        let circuit = crate::circuits::PorepLikeCircuit::new(7, 0);
+        let mut rng = ChaCha20Rng::seed_from_u64(10);
+        let w = ToxicWaste::random(&mut rng);
+        let (cpu, t) = generate_parameters_with(circuit.clone(), &w, &CpuFixedBase).unwrap();
+        assert_eq!(t.engine, "cpu");
+        assert_eq!(
+            t.g1_points,
+            cpu.h.len() + cpu.l.len() + cpu.vk.ic.len() + cpu.a.len() + cpu.b_g1.len()
+        );
+        assert_eq!(t.g2_points, cpu.b_g2.len());
+        let (naive, _) = generate_parameters_with(circuit.clone(), &w, &Naive).unwrap();
+        let bytes = |p: &Parameters| {
+            let mut v = Vec::new();
+            p.write(&mut v).unwrap();
+            v
+        };
+        assert_eq!(bytes(&cpu), bytes(&naive));
+        // The positional form draws nothing else: same parameters.
+        let positional = generate_parameters(
+            circuit.clone(),
+            w.g1,
+            w.g2,
+            w.alpha,
+            w.beta,
+            w.gamma,
+            w.delta,
+            w.tau,
+        )
+        .unwrap();
+        assert_eq!(bytes(&cpu), bytes(&positional));
+        let err = generate_parameters_with(circuit, &w, &Short).err().unwrap();
+        let msg = err.to_string();
+        assert!(
+            msg.contains("short") && msg.contains("the h query"),
+            "{msg}"
+        );
     }
 }

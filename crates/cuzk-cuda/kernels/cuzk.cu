@@ -1,10 +1,11 @@
 // The one translation unit build.rs compiles into the embedded fatbin: field
-// and curve arithmetic, NTT, MSM, an exclusive scan used by the MSM's
+// and curve arithmetic, NTT, MSM, fixed-base multiplication, an exclusive scan used by the MSM's
 // counting sort, and small kernels that expose the arithmetic to the GPU tests.
 #include "field.cuh"
 #include "curve.cuh"
 #include "ntt.cuh"
 #include "msm.cuh"
+#include "fixed.cuh"
 
 // ---------------------------------------------------------------- scan (u32)
 // Exclusive scan in blocks of 1024: out[i] = sum in[block start .. i),

@@ -30,6 +30,12 @@ pub const MAX_NTT_LOG: u32 = 28;
 /// points, so most spilled into a second chunk); 64 halves the chunk sums
 /// and still launches 1.3e7 threads in the first pass.
 const CHUNK: u32 = 64;
+/// Points per fixed-base launch: 4 Mi points hold 2.2 GiB of G2 scratch
+/// (scalars, XYZZ and affine results), 1.3 GiB of G1.
+const FIXED_BASE_CHUNK: usize = 1 << 22;
+/// Points each to_affine thread converts with one inversion (~570 Fq
+/// products, against ~3 products per point for the batching).
+const TO_AFFINE_PER: u32 = 32;
 /// Largest DIT pass held in shared memory: 2^11 Fr = 64 KiB.
 const NTT_SMEM_LOG: u32 = 11;
 
@@ -80,6 +86,8 @@ struct Kernels {
     msm_reduce: [CudaFunction; 2],
     msm_bucket_reduce: [CudaFunction; 2],
     sum_selected: [CudaFunction; 2],
+    fixed_base: [CudaFunction; 2],
+    to_affine: [CudaFunction; 2],
     test_fr_ops: CudaFunction,
     test_fq_ops: CudaFunction,
     test_fq2_ops: CudaFunction,
@@ -224,6 +232,8 @@ impl CudaDevice {
             msm_reduce: [f("msm_reduce_g1")?, f("msm_reduce_g2")?],
             msm_bucket_reduce: [f("msm_bucket_reduce_g1")?, f("msm_bucket_reduce_g2")?],
             sum_selected: [f("sum_selected_g1")?, f("sum_selected_g2")?],
+            fixed_base: [f("fixed_base_g1")?, f("fixed_base_g2")?],
+            to_affine: [f("to_affine_g1")?, f("to_affine_g2")?],
             test_fr_ops: f("test_fr_ops")?,
             test_fq_ops: f("test_fq_ops")?,
             test_fq2_ops: f("test_fq2_ops")?,
@@ -1223,6 +1233,128 @@ impl CudaDevice {
         let rest_s = self.upload_scalars(&split.rest_scalars)?;
         let rest = self.msm_g2_device(points, &rest_s, Some(&split.rest_ids))?;
         Ok(ones + rest)
+    }
+
+    // ---------------------------------------------------- fixed base
+
+    /// out[i] = scalars[i] · B in affine form, for the base B whose
+    /// fixed-base table of window `window` is `table`
+    /// (table[w·2^(c−1) + d − 1] = d·2^(c·w)·B, cuzk-core's layout).
+    /// Parameter generation's bulk: every query point is such a multiple.
+    pub fn fixed_base_g1(
+        &self,
+        table: &[G1Affine],
+        window: u32,
+        scalars: &[Scalar],
+        out: &mut [G1Affine],
+    ) -> Result<()> {
+        self.fixed_base(
+            Group_::G1,
+            host::g1_as_bytes(table),
+            window,
+            scalars,
+            host::g1_as_bytes_mut(out),
+        )
+    }
+    pub fn fixed_base_g2(
+        &self,
+        table: &[G2Affine],
+        window: u32,
+        scalars: &[Scalar],
+        out: &mut [G2Affine],
+    ) -> Result<()> {
+        self.fixed_base(
+            Group_::G2,
+            host::g2_as_bytes(table),
+            window,
+            scalars,
+            host::g2_as_bytes_mut(out),
+        )
+    }
+
+    /// Device bytes one fixed-base chunk holds besides its table: scalars,
+    /// XYZZ results and affine results.
+    pub fn fixed_base_scratch_bytes(g2: bool, points: usize) -> usize {
+        let group = if g2 { Group_::G2 } else { Group_::G1 };
+        points.min(FIXED_BASE_CHUNK) * (FR_BYTES + group.xyzz_bytes() + group.affine_bytes())
+    }
+
+    fn fixed_base(
+        &self,
+        group: Group_,
+        table: &[u8],
+        window: u32,
+        scalars: &[Scalar],
+        out: &mut [u8],
+    ) -> Result<()> {
+        let kernel = "fixed_base";
+        let n = scalars.len();
+        if !(2..=20).contains(&window) {
+            return Err(self.bad(kernel, n, format!("window {window} outside 2..=20")));
+        }
+        let windows = host::fixed_base_windows(window);
+        let want = windows as usize * (1usize << (window - 1)) * group.affine_bytes();
+        if table.len() != want {
+            return Err(self.bad(
+                kernel,
+                n,
+                format!("table of {} bytes, window {window} needs {want}", table.len()),
+            ));
+        }
+        if out.len() != n * group.affine_bytes() {
+            return Err(self.bad(
+                kernel,
+                n,
+                format!("output of {} bytes for {n} points", out.len()),
+            ));
+        }
+        if n == 0 {
+            return Ok(());
+        }
+        let gi = (group == Group_::G2) as usize;
+        let dtable = self.upload(kernel, table)?;
+        let chunk = n.min(FIXED_BASE_CHUNK);
+        let xyzz: CudaSlice<u8> = self.alloc(kernel, chunk * group.xyzz_bytes())?;
+        let affine: CudaSlice<u8> = self.alloc(kernel, chunk * group.affine_bytes())?;
+        let mut dscalars: CudaSlice<u8> = self.alloc(kernel, chunk * FR_BYTES)?;
+        let ab = group.affine_bytes();
+        for (s, o) in scalars.chunks(chunk).zip(out.chunks_mut(chunk * ab)) {
+            let m = s.len();
+            self.stream
+                .memcpy_htod(host::scalars_as_bytes(s), &mut dscalars.slice_mut(0..m * FR_BYTES))
+                .map_err(|e| self.err("copy to device", kernel, m, e))?;
+            self.launch(
+                &self.k.fixed_base[gi],
+                kernel,
+                m,
+                cfg1d(m, 128),
+                &[
+                    &self.p(&dtable),
+                    &window,
+                    &windows,
+                    &self.p(&dscalars),
+                    &self.p(&xyzz),
+                    &(m as u32),
+                ],
+            )?;
+            let threads = m.div_ceil(TO_AFFINE_PER as usize);
+            let cfg = cfg1d(threads, 128);
+            // The kernel strides by the whole grid: size `per` from it so
+            // that every point is covered.
+            let grid = cfg.grid_dim.0 as usize * cfg.block_dim.0 as usize;
+            let per = m.div_ceil(grid) as u32;
+            self.launch(
+                &self.k.to_affine[gi],
+                "to_affine",
+                m,
+                cfg,
+                &[&self.p(&xyzz), &self.p(&affine), &(m as u32), &per],
+            )?;
+            self.stream
+                .memcpy_dtoh(&affine.slice(0..m * ab), o)
+                .map_err(|e| self.err("copy to host", kernel, m, e))?;
+        }
+        self.synchronize()
     }
 
     // ------------------------------------------- arithmetic kernels (tests)

@@ -50,6 +50,25 @@ pub fn g2_as_bytes(p: &[G2Affine]) -> &[u8] {
     unsafe { std::slice::from_raw_parts(p.as_ptr().cast::<u8>(), std::mem::size_of_val(p)) }
 }
 
+/// Mutable views of affine points' bytes, for results the kernels write.
+pub fn g1_as_bytes_mut(p: &mut [G1Affine]) -> &mut [u8] {
+    // SAFETY: as in `g1_as_bytes`; the kernels write only reduced
+    // Montgomery coordinates of curve points or all zeros (blst's
+    // infinity), which are valid G1Affine values.
+    unsafe { std::slice::from_raw_parts_mut(p.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(p)) }
+}
+
+pub fn g2_as_bytes_mut(p: &mut [G2Affine]) -> &mut [u8] {
+    // SAFETY: as in `g2_as_bytes` and `g1_as_bytes_mut`.
+    unsafe { std::slice::from_raw_parts_mut(p.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(p)) }
+}
+
+/// Rows of a fixed-base table of window `c`: ceil(256 / c), each of
+/// 2^(c-1) points (cuzk-core's generator uses the same layout).
+pub fn fixed_base_windows(c: u32) -> u32 {
+    256u32.div_ceil(c)
+}
+
 fn u64s<const N: usize>(bytes: &[u8]) -> [u64; N] {
     let mut out = [0u64; N];
     for (o, c) in out.iter_mut().zip(bytes.chunks_exact(8)) {
