@@ -139,14 +139,35 @@ pub enum BackendArg {
     Auto,
 }
 
+impl From<BackendArg> for cuzk_gpu::BackendChoice {
+    fn from(b: BackendArg) -> Self {
+        match b {
+            BackendArg::Cpu => cuzk_gpu::BackendChoice::Cpu,
+            BackendArg::Cuda => cuzk_gpu::BackendChoice::Cuda,
+            BackendArg::Auto => cuzk_gpu::BackendChoice::Auto,
+        }
+    }
+}
+
+/// Where parameter generation's fixed-base multiplications run for
+/// `--backend`; with `auto` and no usable GPU the reason for the CPU goes
+/// to stderr unless quiet.
+pub fn select_fixed_base(
+    choice: BackendArg,
+    quiet: bool,
+) -> Result<Box<dyn cuzk_core::generator::FixedBaseEngine>> {
+    let (engine, why) = cuzk_gpu::select_fixed_base(choice.into(), 0)
+        .context("opening the GPU for parameter generation")?;
+    if let (Some(why), false) = (why, quiet) {
+        eprintln!("backend auto: {why}");
+    }
+    Ok(engine)
+}
+
 /// Open the chosen backend; with `auto` on a machine without a usable GPU
 /// the reason for falling back to the CPU goes to stderr unless quiet.
 pub fn select_backend(choice: BackendArg, quiet: bool) -> Result<cuzk_gpu::Selection> {
-    let choice = match choice {
-        BackendArg::Cpu => cuzk_gpu::BackendChoice::Cpu,
-        BackendArg::Cuda => cuzk_gpu::BackendChoice::Cuda,
-        BackendArg::Auto => cuzk_gpu::BackendChoice::Auto,
-    };
+    let choice = choice.into();
     let sel = cuzk_gpu::select_backend_with(choice, &cuzk_gpu::GpuConfig::default())
         .context("opening the prover backend")?;
     if let (Some(why), false) = (&sel.fallback_reason, quiet) {

@@ -50,6 +50,11 @@ pub struct GenArgs {
     /// With --filecoin: replace files that are already there.
     #[arg(long, requires = "filecoin")]
     pub force: bool,
+    /// Where the fixed-base multiplications (nearly all of the work) run:
+    /// the GPU where one is usable (auto), or as asked. The parameters are
+    /// the same either way.
+    #[arg(long, value_enum, default_value_t = common::BackendArg::Auto)]
+    pub backend: common::BackendArg,
     #[arg(long)]
     pub json: bool,
 }
@@ -127,10 +132,13 @@ fn gen(args: GenArgs) -> Result<()> {
             args.log_size, args.seed
         );
     }
+    let engine = common::select_fixed_base(args.backend, args.json)?;
     let start = Instant::now();
     let circuit = PorepLikeCircuit::new(args.log_size, args.seed);
-    let params = cuzk_core::generator::generate_random_parameters(circuit, &mut rand::rngs::OsRng)
-        .context("generating parameters")?;
+    let waste = cuzk_core::generator::ToxicWaste::random(&mut rand::rngs::OsRng);
+    let (params, timings) =
+        cuzk_core::generator::generate_parameters_with(circuit, &waste, engine.as_ref())
+            .context("generating parameters")?;
     let generate = start.elapsed();
     let t = Instant::now();
     common::write_atomically(&out, |p| params.write_file(p).map_err(Into::into))?;
@@ -144,16 +152,26 @@ fn gen(args: GenArgs) -> Result<()> {
             serde_json::json!({
                 "file": out, "vk": args.vk, "log_size": args.log_size, "seed": args.seed,
                 "generate_ms": ms(generate), "write_ms": ms(write),
+                "engine": timings.engine,
+                "phases_ms": {
+                    "synthesis": ms(timings.synthesis), "scalars": ms(timings.scalars),
+                    "g1": ms(timings.g1), "g2": ms(timings.g2),
+                },
                 "h": params.h.len(), "l": params.l.len(), "a": params.a.len(),
                 "b_g1": params.b_g1.len(), "b_g2": params.b_g2.len(), "public_inputs": params.vk.ic.len() - 1,
             })
         );
     } else {
         println!(
-            "wrote {} in {:.2} s (generation {:.2} s, write {:.2} s)",
+            "wrote {} in {:.2} s (generation {:.2} s on {}: synthesis {:.2}, scalars {:.2}, G1 {:.2}, G2 {:.2}; write {:.2} s)",
             out.display(),
             (generate + write).as_secs_f64(),
             generate.as_secs_f64(),
+            timings.engine,
+            timings.synthesis.as_secs_f64(),
+            timings.scalars.as_secs_f64(),
+            timings.g1.as_secs_f64(),
+            timings.g2.as_secs_f64(),
             write.as_secs_f64()
         );
     }

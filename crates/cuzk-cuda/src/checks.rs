@@ -338,6 +338,59 @@ fn masked_sum<P: Copy + Send + Sync, G: Group + Send + Sync + From<P>>(
 
 const SIZES: [usize; 8] = [0, 1, 2, 3, 7, 100, 1000, (1 << 16) + 3];
 
+/// A fixed-base table as cuzk-core lays it out:
+/// table[w·half + d − 1] = d·2^(c·w)·B, d in 1..=half = 2^(c−1), built by
+/// additions and doublings (independent of cuzk-core's builder).
+fn fixed_table<G: Curve>(base: G, c: u32) -> Vec<G::AffineRepr>
+where
+    G::AffineRepr: Clone,
+{
+    let half = 1usize << (c - 1);
+    let windows = host::fixed_base_windows(c) as usize;
+    let mut proj = Vec::with_capacity(windows * half);
+    let mut wbase = base;
+    for _ in 0..windows {
+        let mut acc = wbase;
+        for _ in 0..half {
+            proj.push(acc);
+            acc += wbase;
+        }
+        for _ in 0..c {
+            wbase = wbase.double();
+        }
+    }
+    let mut out = vec![G::identity().to_affine(); proj.len()];
+    G::batch_normalize(&proj, &mut out);
+    out
+}
+
+/// Scalars that exercise signed digits of window c: 0, ±1, a full window,
+/// half a window and one past it (the first negative digit), carries
+/// through many windows, powers of two up to 2^254; then random ones.
+fn fixed_base_scalars(rng: &mut ChaCha8Rng, n: usize, c: u32) -> Vec<Scalar> {
+    let mut edges = vec![Scalar::ZERO, Scalar::ONE, -Scalar::ONE, Scalar::from(2u64)];
+    for x in [(1u64 << c) - 1, 1 << (c - 1), (1 << (c - 1)) + 1, u64::MAX] {
+        edges.push(Scalar::from(x));
+        edges.push(-Scalar::from(x));
+    }
+    for k in [c as u64, 64, 128, 200, 250, 254] {
+        edges.push(Scalar::from(2u64).pow_vartime([k]));
+    }
+    let v: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut *rng)).collect();
+    with_edges(v, &edges)
+}
+
+/// Indices to compare against scalar multiplication: all of a small
+/// output, else both ends and a random sample.
+fn sample_indices(rng: &mut ChaCha8Rng, n: usize) -> Vec<usize> {
+    if n <= 3000 {
+        return (0..n).collect();
+    }
+    let mut v: Vec<usize> = (0..64).chain(n - 64..n).collect();
+    v.extend((0..2000).map(|_| rng.gen_range(0..n)));
+    v
+}
+
 pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
     println!("seed {} on {}", opts.seed, dev.name());
     let mut r = Runner {
@@ -747,6 +800,73 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
         let got = dev.msm_g2_split(&dp, &s).map_err(|e| e.to_string())?;
         ensure(got == ref_msm_g2(&p, &s), || "differs from blstrs".into())
     });
+    // Fixed-base multiplication (parameter generation), chunk boundary
+    // (4 Mi points) included in the large run.
+    let mut fb_sizes = vec![
+        (0usize, 4u32),
+        (1, 13),
+        (3, 5),
+        (7, 9),
+        (100, 13),
+        (1000, 4),
+        ((1 << 16) + 3, 13),
+    ];
+    if r.opts.large {
+        fb_sizes.push(((1 << 22) + 5, 13));
+    }
+    for (n, c) in fb_sizes {
+        r.case(&format!("fixed_base/g1 {n} window {c}"), |dev, rng| {
+            let base = G1Projective::random(&mut *rng);
+            let table = fixed_table(base, c);
+            let s = fixed_base_scalars(rng, n, c);
+            let mut out = vec![G1Affine::identity(); s.len()];
+            dev.fixed_base_g1(&table, c, &s, &mut out)
+                .map_err(|e| e.to_string())?;
+            let idx = sample_indices(rng, s.len());
+            let bad = idx
+                .par_iter()
+                .find_any(|&&i| out[i] != (base * s[i]).to_affine());
+            ensure(bad.is_none(), || {
+                format!("point {} differs from blstrs", bad.unwrap())
+            })
+        });
+    }
+    for (n, c) in [(0usize, 4u32), (1, 12), (7, 5), (1000, 13), (20_000, 13)] {
+        r.case(&format!("fixed_base/g2 {n} window {c}"), |dev, rng| {
+            let base = G2Projective::random(&mut *rng);
+            let table = fixed_table(base, c);
+            let s = fixed_base_scalars(rng, n, c);
+            let mut out = vec![G2Affine::identity(); s.len()];
+            dev.fixed_base_g2(&table, c, &s, &mut out)
+                .map_err(|e| e.to_string())?;
+            let idx = sample_indices(rng, s.len());
+            let bad = idx
+                .par_iter()
+                .find_any(|&&i| out[i] != (base * s[i]).to_affine());
+            ensure(bad.is_none(), || {
+                format!("point {} differs from blstrs", bad.unwrap())
+            })
+        });
+    }
+    r.case(
+        "fixed_base rejects a wrong table or output size",
+        |dev, rng| {
+            let table = fixed_table(G1Projective::random(&mut *rng), 6);
+            let s = vec![Scalar::ONE; 10];
+            let mut out = vec![G1Affine::identity(); 10];
+            ensure(
+                dev.fixed_base_g1(&table[1..], 6, &s, &mut out).is_err(),
+                || "accepted a short table".into(),
+            )?;
+            ensure(dev.fixed_base_g1(&table, 7, &s, &mut out).is_err(), || {
+                "accepted a table of another window".into()
+            })?;
+            ensure(
+                dev.fixed_base_g1(&table, 6, &s, &mut out[1..]).is_err(),
+                || "accepted a short output".into(),
+            )
+        },
+    );
     let _ = G1Projective::generator().to_affine();
     Summary {
         passed: r.passed,

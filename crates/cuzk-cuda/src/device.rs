@@ -1298,7 +1298,10 @@ impl CudaDevice {
             return Err(self.bad(
                 kernel,
                 n,
-                format!("table of {} bytes, window {window} needs {want}", table.len()),
+                format!(
+                    "table of {} bytes, window {window} needs {want}",
+                    table.len()
+                ),
             ));
         }
         if out.len() != n * group.affine_bytes() {
@@ -1321,7 +1324,10 @@ impl CudaDevice {
         for (s, o) in scalars.chunks(chunk).zip(out.chunks_mut(chunk * ab)) {
             let m = s.len();
             self.stream
-                .memcpy_htod(host::scalars_as_bytes(s), &mut dscalars.slice_mut(0..m * FR_BYTES))
+                .memcpy_htod(
+                    host::scalars_as_bytes(s),
+                    &mut dscalars.slice_mut(0..m * FR_BYTES),
+                )
                 .map_err(|e| self.err("copy to device", kernel, m, e))?;
             self.launch(
                 &self.k.fixed_base[gi],

@@ -2,7 +2,8 @@
 //! machine from `scripts/gpu-prover-test.sh` (no cargo there).
 //!
 //!   gpu_prover_test [--bench LOGS] [--partitions LIST] [--caps-mib LIST] [--reps N]
-//!                   [--bench-only] [--json-out PATH]
+//!                   [--bench-only] [--json-out PATH] [--paramgen cpu|gpu]
+//!                   [--paramgen-cpu-max LOG] [--cpu-ref-max LOG]
 //!
 //! Checks (always): cuzk-core's conformance check; a GPU proof verified by
 //! bellperson and cuzk (and a wrong input rejected); every staging plan
@@ -12,11 +13,20 @@
 //! at its level and the next proof right; two workers on one device. The
 //! last line is `N passed, M failed`.
 //!
-//! `--bench 20,22` then times porep-like partitions (1 and each count of
+//! Parameter generation: the GPU fixed-base engine's parameters equal the
+//! CPU generator's byte for byte (porep-like 2^10 and 2^16, same toxic
+//! waste).
+//!
+//! `--bench 20,22` generates the parameters on the GPU (`--paramgen cpu`
+//! for the CPU; the CPU also runs, for comparison, up to
+//! `--paramgen-cpu-max`, default 20), then times porep-like partitions (1 and each count of
 //! `--partitions`, default 1,10) with one and two workers, and the CPU
 //! backend on one partition for the speed-up; `--caps-mib` proves one
 //! partition under each VRAM cap (the issue's 16/8/4 GiB at 2^26, scaled
 //! down with the size) and checks the result and the pool's high-water mark.
+//! Up to `--cpu-ref-max` (default 22) results are compared with the CPU
+//! backend's; above it (the CPU would take minutes) the first GPU result is
+//! made a proof that must verify, and becomes the reference for the rest.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -24,15 +34,20 @@ use std::time::{Duration, Instant};
 use bellperson::groth16 as bp;
 use blstrs::{Bls12, Scalar};
 use cuzk_core::circuits::PorepLikeCircuit;
-use cuzk_core::generator::generate_random_parameters;
-use cuzk_core::prover::{create_proof_batch, CpuBackend, MsmResults, ProverBackend};
+use cuzk_core::generator::{
+    generate_parameters_with, generate_random_parameters, CpuFixedBase, FixedBaseEngine,
+    GenerationTimings, ToxicWaste,
+};
+use cuzk_core::prover::{
+    assemble_proof, create_proof_batch, CpuBackend, MsmResults, ProofRandomness, ProverBackend,
+};
 use cuzk_core::synthesis::synthesize_batch;
 use cuzk_core::verifier::{prepare_verifying_key, verify_proof};
 use cuzk_core::{Parameters, Proof, ProvingAssignment};
 use cuzk_gpu::plan::{self, PartitionSizes};
 use cuzk_gpu::{
     select_backend_with, BackendChoice, BaseStaging, BudgetConfig, CudaBackend, GpuConfig,
-    HStaging, PartitionReport, StagingPlan,
+    GpuFixedBase, HStaging, PartitionReport, StagingPlan,
 };
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
@@ -67,6 +82,74 @@ impl Tally {
 fn params_for(log: u32) -> Parameters {
     let mut rng = ChaCha20Rng::seed_from_u64(u64::from(log));
     generate_random_parameters(PorepLikeCircuit::new(log, 0), &mut rng).expect("parameters")
+}
+
+fn param_bytes(p: &Parameters) -> Vec<u8> {
+    let mut v = Vec::new();
+    p.write(&mut v).expect("writing to memory");
+    v
+}
+
+fn gen_params(
+    log: u32,
+    engine: &dyn FixedBaseEngine,
+) -> Result<(Parameters, GenerationTimings), String> {
+    let mut rng = ChaCha20Rng::seed_from_u64(u64::from(log));
+    let w = ToxicWaste::random(&mut rng);
+    generate_parameters_with(PorepLikeCircuit::new(log, 0), &w, engine).map_err(|e| e.to_string())
+}
+
+fn gen_line(log: u32, t: &GenerationTimings) -> String {
+    format!(
+        "paramgen 2^{log} on {}: total {:.2} s = synthesis {:.2} + scalars {:.2} + G1 {:.2} ({} points) + G2 {:.2} ({} points)",
+        t.engine,
+        t.total.as_secs_f64(),
+        t.synthesis.as_secs_f64(),
+        t.scalars.as_secs_f64(),
+        t.g1.as_secs_f64(),
+        t.g1_points,
+        t.g2.as_secs_f64(),
+        t.g2_points
+    )
+}
+
+fn gen_json(log: u32, t: &GenerationTimings) -> Value {
+    json!({"paramgen": {"log": log, "engine": t.engine, "total_s": t.total.as_secs_f64(),
+        "synthesis_s": t.synthesis.as_secs_f64(), "scalars_s": t.scalars.as_secs_f64(),
+        "g1_s": t.g1.as_secs_f64(), "g1_points": t.g1_points,
+        "g2_s": t.g2.as_secs_f64(), "g2_points": t.g2_points}})
+}
+
+/// GPU parameters equal the CPU generator's, byte for byte.
+fn paramgen_equal(engine: &GpuFixedBase, log: u32, out: &mut Vec<Value>) -> Result<(), String> {
+    let (gpu, tg) = gen_params(log, engine)?;
+    let (cpu, tc) = gen_params(log, &CpuFixedBase)?;
+    println!("{}", gen_line(log, &tg));
+    println!("{}", gen_line(log, &tc));
+    out.push(gen_json(log, &tg));
+    out.push(gen_json(log, &tc));
+    if param_bytes(&gpu) != param_bytes(&cpu) {
+        return Err(format!("2^{log}: GPU parameters differ from the CPU's"));
+    }
+    Ok(())
+}
+
+/// A proof from `msm` verifies under cuzk's verifier, and not with a wrong
+/// public input.
+fn verifies(params: &Parameters, pa: &ProvingAssignment, msm: &MsmResults) -> Result<(), String> {
+    let mut rng = ChaCha20Rng::seed_from_u64(99);
+    let proof = assemble_proof(params, msm, &ProofRandomness::random(&mut rng));
+    let pvk = prepare_verifying_key(&params.vk);
+    let inputs = pa.public_inputs().to_vec();
+    if !verify_proof(&pvk, &proof, &inputs).map_err(|e| e.to_string())? {
+        return Err("the GPU proof does not verify".into());
+    }
+    let mut wrong = inputs;
+    wrong[0] += Scalar::from(1u64);
+    if verify_proof(&pvk, &proof, &wrong).map_err(|e| e.to_string())? {
+        return Err("the GPU proof verifies with a wrong input".into());
+    }
+    Ok(())
 }
 
 fn assignments(log: u32, seeds: std::ops::Range<u64>) -> Vec<ProvingAssignment> {
@@ -401,21 +484,57 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-fn bench(
-    logs: &[u32],
-    parts: &[usize],
-    caps_mib: &[usize],
+struct BenchOptions {
+    parts: Vec<usize>,
+    caps_mib: Vec<usize>,
     reps: usize,
-    out: &mut Vec<Value>,
-    t: &mut Tally,
-) {
+    paramgen_gpu: bool,
+    paramgen_cpu_max: u32,
+    cpu_ref_max: u32,
+}
+
+fn bench(logs: &[u32], o: &BenchOptions, out: &mut Vec<Value>, t: &mut Tally) {
+    let (parts, caps_mib, reps) = (&o.parts[..], &o.caps_mib[..], o.reps);
     for &log in logs {
-        let clock = Instant::now();
-        let params = Arc::new(params_for(log));
-        println!(
-            "bench 2^{log}: parameters generated on the CPU in {:.1} s",
-            clock.elapsed().as_secs_f64()
-        );
+        let gpu_engine = if o.paramgen_gpu {
+            match GpuFixedBase::open(0) {
+                Ok(e) => Some(e),
+                Err(e) => {
+                    t.check("paramgen engine open", Err(e.to_string()));
+                    return;
+                }
+            }
+        } else {
+            None
+        };
+        let engine: &dyn FixedBaseEngine = match &gpu_engine {
+            Some(e) => e,
+            None => &CpuFixedBase,
+        };
+        let params = match gen_params(log, engine) {
+            Ok((p, tm)) => {
+                println!("{}", gen_line(log, &tm));
+                out.push(gen_json(log, &tm));
+                Arc::new(p)
+            }
+            Err(e) => {
+                t.check(&format!("bench 2^{log}: parameter generation"), Err(e));
+                return;
+            }
+        };
+        drop(gpu_engine);
+        if o.paramgen_gpu && log <= o.paramgen_cpu_max {
+            let r = gen_params(log, &CpuFixedBase).and_then(|(p, tm)| {
+                println!("{}", gen_line(log, &tm));
+                out.push(gen_json(log, &tm));
+                if param_bytes(&p) == param_bytes(&params) {
+                    Ok(())
+                } else {
+                    Err("differ".into())
+                }
+            });
+            t.check(&format!("bench 2^{log}: GPU and CPU parameters equal"), r);
+        }
         let gpu = Arc::new(match open(GpuConfig::default()) {
             Ok(g) => g,
             Err(e) => {
@@ -430,18 +549,46 @@ fn bench(
             "bench 2^{log}: {max_p} partitions synthesized in {:.1} s",
             clock.elapsed().as_secs_f64()
         );
-        // CPU on one partition: the reference result and the speed-up base.
-        let clock = Instant::now();
-        let (want, _) = CpuBackend.compute(&params, &all[..1]).expect("cpu");
-        let cpu = clock.elapsed();
+        // CPU on one partition: the reference result and the speed-up base
+        // (up to --cpu-ref-max).
+        let cpu_ref = log <= o.cpu_ref_max;
+        let (cpu_want, cpu) = if cpu_ref {
+            let clock = Instant::now();
+            let (want, _) = CpuBackend.compute(&params, &all[..1]).expect("cpu");
+            (Some(want), Some(clock.elapsed()))
+        } else {
+            (None, None)
+        };
         // Warm-up: uploads the parameters (kept resident).
         let clock = Instant::now();
         let first = compute(&gpu, &params, &all[..1]);
         let warm = clock.elapsed();
-        t.check(
-            &format!("bench 2^{log}: GPU result equals the CPU's"),
-            first.and_then(|g| same(&g, &want)),
-        );
+        let want = match (first, cpu_want) {
+            (Ok(g), Some(want)) => {
+                t.check(
+                    &format!("bench 2^{log}: GPU result equals the CPU's"),
+                    same(&g, &want),
+                );
+                want
+            }
+            (Ok(g), None) => {
+                let r = verifies(&params, &all[0], &g[0]);
+                let ok = r.is_ok();
+                t.check(
+                    &format!("bench 2^{log}: GPU proof verifies, wrong input rejected"),
+                    r,
+                );
+                if !ok {
+                    return;
+                }
+                g
+            }
+            (Err(e), _) => {
+                t.check(&format!("bench 2^{log}: first GPU partition"), Err(e));
+                return;
+            }
+        };
+        let cpu_ms = cpu.map(ms);
         gpu.take_reports();
         for &p in parts {
             for workers in [1usize, 2] {
@@ -472,8 +619,14 @@ fn bench(
                     });
                     walls.push(clock.elapsed());
                     reports.extend(gpu.take_reports());
-                    if let Some(e) = res.into_iter().find_map(|r| r.err()) {
-                        ok = Err(e);
+                    // Partition 0 (seed 0) is the reference's circuit.
+                    match res.into_iter().collect::<Result<Vec<_>, String>>() {
+                        Err(e) => ok = Err(e),
+                        Ok(v) => {
+                            if let Err(e) = same(&v[0][..1], &want[..1]) {
+                                ok = Err(e);
+                            }
+                        }
                     }
                 }
                 t.check(
@@ -485,9 +638,10 @@ fn bench(
                 let phase =
                     |f: fn(&PartitionReport) -> Duration| median(reports.iter().map(f).collect());
                 println!(
-                    "bench 2^{log} x{p} workers {workers}: wall {:.1} ms, {:.1} ms/circuit, CPU 1 circuit {:.1} ms ({:.1}x); \
+                    "bench 2^{log} x{p} workers {workers}: wall {:.1} ms, {:.1} ms/circuit, CPU 1 circuit {:?} ms ({:?}x); \
                      per partition median: total {:.1}, upload {:.1}, h {:.1}, readback {:.1}, msm a {:.1} b_g1 {:.1} b_g2 {:.1} l {:.1} h {:.1}; plan {:?}; pool high {} MiB",
-                    ms(wall), ms(per_circuit), ms(cpu), cpu.as_secs_f64() / per_circuit.as_secs_f64(),
+                    ms(wall), ms(per_circuit), cpu_ms.map(|c| c.round()),
+                    cpu.map(|c| (c.as_secs_f64() / per_circuit.as_secs_f64() * 10.0).round() / 10.0),
                     ms(phase(|r| r.timings.total)), ms(phase(|r| r.timings.upload)), ms(phase(|r| r.timings.h_ntt)),
                     ms(phase(|r| r.timings.readback)), ms(phase(|r| r.timings.msm_a)), ms(phase(|r| r.timings.msm_b_g1)),
                     ms(phase(|r| r.timings.msm_b_g2)), ms(phase(|r| r.timings.msm_l)), ms(phase(|r| r.timings.msm_h)),
@@ -497,7 +651,7 @@ fn bench(
                 out.push(json!({
                     "bench": {"log": log, "partitions": p, "workers": workers, "reps": reps, "pinned": true},
                     "wall_ms": ms(wall), "per_circuit_ms": ms(per_circuit),
-                    "cpu_one_circuit_ms": ms(cpu), "warmup_ms": ms(warm),
+                    "cpu_one_circuit_ms": cpu_ms, "warmup_ms": ms(warm),
                     "partitions": reports,
                 }));
             }
@@ -657,13 +811,36 @@ fn main() {
                     "GPU proof verifies under bellperson and cuzk; wrong input rejected",
                     bellperson_check(),
                 );
+                match GpuFixedBase::open(0) {
+                    Ok(engine) => {
+                        for log in [10, 16] {
+                            t.check(
+                                &format!("paramgen 2^{log}: GPU parameters equal the CPU's"),
+                                paramgen_equal(&engine, log, &mut out),
+                            );
+                        }
+                    }
+                    Err(e) => t.check("paramgen engine open", Err(e.to_string())),
+                }
                 forced_plans(&mut t);
                 capped_plans(&mut t, &mut out);
                 faults(&mut t);
                 two_workers(&mut t);
             }
             if !bench_logs.is_empty() {
-                bench(&bench_logs, &parts, &caps, reps, &mut out, &mut t);
+                let o = BenchOptions {
+                    parts,
+                    caps_mib: caps,
+                    reps,
+                    paramgen_gpu: arg("--paramgen").as_deref() != Some("cpu"),
+                    paramgen_cpu_max: arg("--paramgen-cpu-max")
+                        .and_then(|x| x.parse().ok())
+                        .unwrap_or(20),
+                    cpu_ref_max: arg("--cpu-ref-max")
+                        .and_then(|x| x.parse().ok())
+                        .unwrap_or(22),
+                };
+                bench(&bench_logs, &o, &mut out, &mut t);
             }
         }
         Err(e) => t.check("open device 0", Err(e.to_string())),

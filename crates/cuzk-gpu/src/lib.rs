@@ -7,6 +7,8 @@
 //! every buffer is reserved from, the per-partition [`plan`] of what is
 //! staged on the device, and backend selection ([`select_backend`]). It owns
 //! no kernels (cuzk-cuda does) and no protocol maths (cuzk-core does).
+//! [`paramgen`] runs parameter generation's fixed-base multiplications on
+//! a GPU ([`select_fixed_base`]).
 //!
 //! Without the `cuda` feature the crate builds anywhere: the budget and the
 //! plans stay testable and [`BackendChoice::Cuda`] answers
@@ -14,6 +16,7 @@
 
 pub mod budget;
 pub mod error;
+pub mod paramgen;
 pub mod plan;
 
 #[cfg(feature = "cuda")]
@@ -26,6 +29,9 @@ pub use backend::{CudaBackend, PartitionReport};
 
 pub use budget::{BudgetConfig, BudgetError, Fault, PartitionGuard, Reservation, VramBudget};
 pub use error::{GpuError, Result};
+pub use paramgen::select_fixed_base;
+#[cfg(feature = "cuda")]
+pub use paramgen::GpuFixedBase;
 pub use plan::{BaseStaging, HStaging, PartitionSizes, StagingPlan};
 
 use cuzk_core::prover::{CpuBackend, ProverBackend};
