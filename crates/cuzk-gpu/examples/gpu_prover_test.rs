@@ -3,7 +3,7 @@
 //!
 //!   gpu_prover_test [--bench LOGS] [--partitions LIST] [--caps-mib LIST] [--reps N]
 //!                   [--bench-only] [--json-out PATH] [--paramgen cpu|gpu]
-//!                   [--paramgen-cpu-max LOG] [--cpu-ref-max LOG]
+//!                   [--paramgen-cpu-max LOG] [--cpu-ref-max LOG] [--no-pageable]
 //!
 //! Checks (always): cuzk-core's conformance check; a GPU proof verified by
 //! bellperson and cuzk (and a wrong input rejected); every staging plan
@@ -491,6 +491,7 @@ struct BenchOptions {
     paramgen_gpu: bool,
     paramgen_cpu_max: u32,
     cpu_ref_max: u32,
+    no_pageable: bool,
 }
 
 fn bench(logs: &[u32], o: &BenchOptions, out: &mut Vec<Value>, t: &mut Tally) {
@@ -511,6 +512,18 @@ fn bench(logs: &[u32], o: &BenchOptions, out: &mut Vec<Value>, t: &mut Tally) {
             Some(e) => e,
             None => &CpuFixedBase,
         };
+        // The partitions' synthesis (one thread per partition) runs beside
+        // parameter generation (whose own synthesis is one thread too).
+        let max_p = parts.iter().copied().max().unwrap_or(1);
+        let clock = Instant::now();
+        let synth = std::thread::spawn(move || {
+            let all = assignments(log, 0..max_p as u64);
+            println!(
+                "bench 2^{log}: {max_p} partitions synthesized in {:.1} s (beside parameter generation)",
+                clock.elapsed().as_secs_f64()
+            );
+            all
+        });
         let params = match gen_params(log, engine) {
             Ok((p, tm)) => {
                 println!("{}", gen_line(log, &tm));
@@ -542,13 +555,13 @@ fn bench(logs: &[u32], o: &BenchOptions, out: &mut Vec<Value>, t: &mut Tally) {
                 return;
             }
         });
-        let max_p = parts.iter().copied().max().unwrap_or(1);
-        let clock = Instant::now();
-        let all = assignments(log, 0..max_p as u64);
-        println!(
-            "bench 2^{log}: {max_p} partitions synthesized in {:.1} s",
-            clock.elapsed().as_secs_f64()
-        );
+        let all = match synth.join() {
+            Ok(all) => all,
+            Err(_) => {
+                t.check(&format!("bench 2^{log}: synthesis"), Err("panicked".into()));
+                return;
+            }
+        };
         // CPU on one partition: the reference result and the speed-up base
         // (up to --cpu-ref-max).
         let cpu_ref = log <= o.cpu_ref_max;
@@ -591,7 +604,8 @@ fn bench(logs: &[u32], o: &BenchOptions, out: &mut Vec<Value>, t: &mut Tally) {
         let cpu_ms = cpu.map(ms);
         gpu.take_reports();
         for &p in parts {
-            for workers in [1usize, 2] {
+            // Two workers need two partitions to share.
+            for workers in [1usize, 2].into_iter().filter(|&w| w <= p) {
                 let mut walls = Vec::new();
                 let mut reports: Vec<PartitionReport> = Vec::new();
                 let mut ok = Ok(());
@@ -702,7 +716,7 @@ fn bench(logs: &[u32], o: &BenchOptions, out: &mut Vec<Value>, t: &mut Tally) {
             );
         }
         // The same single partition staged from pageable memory.
-        if parts.is_empty() {
+        if parts.is_empty() || o.no_pageable {
             continue;
         }
         let pageable = match open(GpuConfig {
@@ -839,6 +853,7 @@ fn main() {
                     cpu_ref_max: arg("--cpu-ref-max")
                         .and_then(|x| x.parse().ok())
                         .unwrap_or(22),
+                    no_pageable: args.iter().any(|a| a == "--no-pageable"),
                 };
                 bench(&bench_logs, &o, &mut out, &mut t);
             }

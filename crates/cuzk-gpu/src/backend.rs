@@ -40,7 +40,7 @@ use rayon::prelude::*;
 
 use crate::budget::{Reservation, VramBudget};
 use crate::error::{GpuError, Result};
-use crate::pinned::{PinnedLease, PinnedPool};
+use crate::pinned::{HostRegistration, PinnedLease, PinnedPool};
 use crate::plan::{self, BaseStaging, HStaging, PartitionSizes, StagingPlan, G1_POINT, G2_POINT};
 
 const G1: u64 = G1_POINT;
@@ -187,15 +187,37 @@ struct Worker<'a> {
     stream: &'a Arc<CudaStream>,
 }
 
+/// One parameter vector made pinned: page-locked where it lies (no extra
+/// host memory), or, where the driver refuses that, copied into a pinned
+/// buffer when the host has the memory to spare.
+enum MirrorPart {
+    /// Held for its drop, which unregisters.
+    Registered {
+        _registration: Option<HostRegistration>,
+    },
+    Copied(PinnedHostSlice<u8>),
+}
+
+impl MirrorPart {
+    /// The pinned bytes of `src` (the vector this part mirrors).
+    fn bytes<'a>(&'a self, src: &'a [u8]) -> Option<&'a [u8]> {
+        match self {
+            MirrorPart::Registered { .. } => Some(src),
+            MirrorPart::Copied(p) => p.as_slice().ok().map(|s| &s[..src.len().min(s.len())]),
+        }
+    }
+}
+
 /// The parameters' point vectors in pinned host memory, for the plans that
-/// stream them (per MSM or in chunks), keyed like [`ResidentBases`].
+/// stream them (per MSM or in chunks), keyed like [`ResidentBases`]; the
+/// key's `Arc`s keep registered vectors alive while registered.
 struct PinnedMirror {
     key: ParamsKey,
-    a: PinnedHostSlice<u8>,
-    b_g1: PinnedHostSlice<u8>,
-    b_g2: PinnedHostSlice<u8>,
-    l: PinnedHostSlice<u8>,
-    h: PinnedHostSlice<u8>,
+    a: MirrorPart,
+    b_g1: MirrorPart,
+    b_g2: MirrorPart,
+    l: MirrorPart,
+    h: MirrorPart,
 }
 
 impl PinnedMirror {
@@ -208,10 +230,10 @@ impl PinnedMirror {
     }
 }
 
-/// Raw point bytes of one MSM's bases in pinned memory, if mirrored.
-fn raw(p: &PinnedHostSlice<u8>, len: usize) -> Option<&[u8]> {
-    p.as_slice().ok().map(|s| &s[..len.min(s.len())])
-}
+/// Host memory a pinned copy of the parameters must leave free: a copy
+/// that would eat into it is not made (the pageable vectors serve), so a
+/// large proof never pushes the host out of memory.
+const HOST_RESERVE: u64 = 8 << 30;
 
 /// The GPU prover of one device.
 pub struct CudaBackend {
@@ -344,7 +366,22 @@ impl CudaBackend {
             }
         }
         *m = None;
-        let copy = |b: &[u8]| crate::pinned::pinned_copy(&self.ctx, b).ok();
+        // Page-lock in place; where refused (a locked-memory limit), copy
+        // into pinned buffers only if the host keeps HOST_RESERVE free.
+        let part = |b: &[u8]| -> Option<MirrorPart> {
+            match HostRegistration::register(&self.ctx, b) {
+                Ok(r) => Some(MirrorPart::Registered { _registration: r }),
+                Err(_) => {
+                    let avail = crate::pinned::host_memory_available().unwrap_or(u64::MAX);
+                    if avail < b.len() as u64 + HOST_RESERVE {
+                        return None;
+                    }
+                    crate::pinned::pinned_copy(&self.ctx, b)
+                        .ok()
+                        .map(MirrorPart::Copied)
+                }
+            }
+        };
         let made = PinnedMirror {
             key: (
                 params.a.clone(),
@@ -353,11 +390,11 @@ impl CudaBackend {
                 params.b_g2.clone(),
                 params.h.clone(),
             ),
-            a: copy(g1_as_bytes(&params.a))?,
-            b_g1: copy(g1_as_bytes(&params.b_g1))?,
-            b_g2: copy(g2_as_bytes(&params.b_g2))?,
-            l: copy(g1_as_bytes(&params.l))?,
-            h: copy(g1_as_bytes(&params.h))?,
+            a: part(g1_as_bytes(&params.a))?,
+            b_g1: part(g1_as_bytes(&params.b_g1))?,
+            b_g2: part(g2_as_bytes(&params.b_g2))?,
+            l: part(g1_as_bytes(&params.l))?,
+            h: part(g1_as_bytes(&params.h))?,
         };
         let made = Arc::new(made);
         *m = Some(made.clone());
@@ -606,7 +643,7 @@ impl CudaBackend {
         let clock = Instant::now();
         let h = w.msm_g1(
             &params.h,
-            mirror.and_then(|m| raw(&m.h, params.h.len() * G1_POINT as usize)),
+            mirror.and_then(|m| m.h.bytes(g1_as_bytes(&params.h))),
             bases.map(|b| &b.h),
             &h_coeffs.scalars(sizes.h, &self.label)?,
             None,
@@ -618,7 +655,7 @@ impl CudaBackend {
         let clock = Instant::now();
         let l = w.msm_g1(
             &params.l,
-            mirror.and_then(|m| raw(&m.l, params.l.len() * G1_POINT as usize)),
+            mirror.and_then(|m| m.l.bytes(g1_as_bytes(&params.l))),
             bases.map(|b| &b.l),
             &pa.aux_assignment,
             Some(&l_split),
@@ -629,7 +666,7 @@ impl CudaBackend {
         let clock = Instant::now();
         let a_g1 = w.msm_g1(
             &params.a,
-            mirror.and_then(|m| raw(&m.a, params.a.len() * G1_POINT as usize)),
+            mirror.and_then(|m| m.a.bytes(g1_as_bytes(&params.a))),
             bases.map(|b| &b.a),
             &a_scalars,
             Some(&a_split),
@@ -640,7 +677,7 @@ impl CudaBackend {
         let clock = Instant::now();
         let b_g1 = w.msm_g1(
             &params.b_g1,
-            mirror.and_then(|m| raw(&m.b_g1, params.b_g1.len() * G1_POINT as usize)),
+            mirror.and_then(|m| m.b_g1.bytes(g1_as_bytes(&params.b_g1))),
             bases.map(|b| &b.b_g1),
             &b_scalars,
             Some(&b_split),
@@ -651,7 +688,7 @@ impl CudaBackend {
         let clock = Instant::now();
         let b_g2 = w.msm_g2(
             &params.b_g2,
-            mirror.and_then(|m| raw(&m.b_g2, params.b_g2.len() * G2_POINT as usize)),
+            mirror.and_then(|m| m.b_g2.bytes(g2_as_bytes(&params.b_g2))),
             bases.map(|b| &b.b_g2),
             &b_scalars,
             &b_split,

@@ -145,3 +145,72 @@ pub fn pinned_copy(ctx: &Arc<CudaContext>, src: &[u8]) -> Result<PinnedHostSlice
     }
     Ok(buf)
 }
+
+/// Host memory page-locked where it lies (cuMemHostRegister, portable to
+/// every context), so that copies from it run at pinned speed without a
+/// second copy of the data in memory. Unregistered on drop.
+///
+/// The registered bytes must stay allocated and in place for the life of
+/// this value: its owner keeps the vector they belong to alive (see the
+/// backend's `PinnedMirror`, which holds the parameters' `Arc`s).
+pub struct HostRegistration {
+    ctx: Arc<CudaContext>,
+    ptr: usize,
+    /// False where another registration of the same range (another
+    /// device's backend) already existed: that one unregisters it.
+    owned: bool,
+}
+
+impl HostRegistration {
+    /// Registers `bytes`. Ok(None) for an empty slice.
+    pub fn register(ctx: &Arc<CudaContext>, bytes: &[u8]) -> Result<Option<Self>, DriverError> {
+        use cudarc::driver::sys;
+        if bytes.is_empty() {
+            return Ok(None);
+        }
+        ctx.bind_to_thread()?;
+        // SAFETY: the range is a live allocation of `bytes.len()` bytes;
+        // registration only page-locks it (the driver neither reads nor
+        // writes it), and the caller keeps it alive until this value drops.
+        let r = unsafe {
+            sys::cuMemHostRegister_v2(
+                bytes.as_ptr() as *mut std::ffi::c_void,
+                bytes.len(),
+                sys::CU_MEMHOSTREGISTER_PORTABLE,
+            )
+        };
+        let owned = match r {
+            sys::CUresult::CUDA_SUCCESS => true,
+            sys::CUresult::CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED => false,
+            other => return Err(DriverError(other)),
+        };
+        Ok(Some(HostRegistration {
+            ctx: ctx.clone(),
+            ptr: bytes.as_ptr() as usize,
+            owned,
+        }))
+    }
+}
+
+impl Drop for HostRegistration {
+    fn drop(&mut self) {
+        if !self.owned {
+            return;
+        }
+        let _ = self.ctx.bind_to_thread();
+        // SAFETY: `ptr` is the start of a range this value registered and
+        // nobody else unregisters; copies from it have completed (the
+        // backend synchronises its streams before a partition ends).
+        let _ =
+            unsafe { cudarc::driver::sys::cuMemHostUnregister(self.ptr as *mut std::ffi::c_void) };
+    }
+}
+
+/// Bytes of host memory the kernel says are available (MemAvailable), if
+/// it says.
+pub fn host_memory_available() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
