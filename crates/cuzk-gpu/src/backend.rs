@@ -45,7 +45,7 @@ use crate::plan::{self, BaseStaging, HStaging, PartitionSizes, StagingPlan, G1_P
 
 const G1: u64 = G1_POINT;
 const G2: u64 = G2_POINT;
-use crate::split::split_zero_one_par;
+use crate::split::{select_par, split_zero_one_par};
 use crate::GpuConfig;
 
 /// What one partition did: its plan, phase times and memory.
@@ -65,6 +65,9 @@ pub struct PartitionReport {
     pub host_prep_ms: f64,
     /// Whether a/b/c went up from pinned memory.
     pub pinned: bool,
+    /// How long the MSMs after H's waited for the host preparation
+    /// (density selection, 0/1 splits) running beside the GPU work.
+    pub prep_wait_ms: f64,
 }
 
 fn plan_name<S: serde::Serializer>(p: &StagingPlan, s: S) -> std::result::Result<S::Ok, S::Error> {
@@ -234,6 +237,48 @@ impl PinnedMirror {
 /// that would eat into it is not made (the pageable vectors serve), so a
 /// large proof never pushes the host out of memory.
 const HOST_RESERVE: u64 = 8 << 30;
+
+/// The scalars of the A and B queries (density-selected) and the 0/1
+/// splits of A, B and L, all on the CPU's cores.
+type HostPrep = (
+    Vec<Scalar>,
+    Vec<Scalar>,
+    ZeroOneSplit,
+    ZeroOneSplit,
+    ZeroOneSplit,
+);
+
+fn host_prep(pa: &ProvingAssignment) -> HostPrep {
+    let inputs = &pa.input_assignment;
+    let ((a_scalars, b_scalars), l_split) = rayon::join(
+        || {
+            rayon::join(
+                || {
+                    select_par(
+                        inputs,
+                        None,
+                        &pa.aux_assignment,
+                        pa.a_aux_density.as_slice(),
+                    )
+                },
+                || {
+                    select_par(
+                        inputs,
+                        Some(pa.b_input_density.as_slice()),
+                        &pa.aux_assignment,
+                        pa.b_aux_density.as_slice(),
+                    )
+                },
+            )
+        },
+        || split_zero_one_par(&pa.aux_assignment),
+    );
+    let (a_split, b_split) = rayon::join(
+        || split_zero_one_par(&a_scalars),
+        || split_zero_one_par(&b_scalars),
+    );
+    (a_scalars, b_scalars, l_split, a_split, b_split)
+}
 
 /// The GPU prover of one device.
 pub struct CudaBackend {
@@ -537,6 +582,18 @@ impl CudaBackend {
         pa: &ProvingAssignment,
         index: usize,
     ) -> Result<(MsmResults, PartitionReport)> {
+        // The scope joins the host-preparation thread on every path (an
+        // early error, a panic) before the borrowed assignment goes away.
+        std::thread::scope(|scope| self.prove_partition_in(scope, params, pa, index))
+    }
+
+    fn prove_partition_in<'s, 'e>(
+        &'s self,
+        scope: &'s std::thread::Scope<'s, 'e>,
+        params: &'s Parameters,
+        pa: &'s ProvingAssignment,
+        index: usize,
+    ) -> Result<(MsmResults, PartitionReport)> {
         let start = Instant::now();
         let mut t = PhaseTimings::default();
         let log = log_domain_size(pa.a.len());
@@ -547,20 +604,23 @@ impl CudaBackend {
             l: params.l.len(),
             h: params.h.len(),
         };
-        // Host work before a worker slot is taken, so that it overlaps other
-        // partitions' kernels: density filtering and the 0/1 splits.
-        // The two density selections run one thread each (cuzk-core's
-        // `*_query_scalars`), so they run side by side; the L split, which
-        // needs neither, runs beside them.
-        let ((a_scalars, b_scalars), l_split) = rayon::join(
-            || rayon::join(|| pa.a_query_scalars(), || pa.b_query_scalars()),
-            || split_zero_one_par(&pa.aux_assignment),
-        );
-        let (a_split, b_split) = rayon::join(
-            || split_zero_one_par(&a_scalars),
-            || split_zero_one_par(&b_scalars),
-        );
-        let host_prep = start.elapsed();
+        // Host work (density selection and the 0/1 splits of A, B and L)
+        // runs on its own thread while this one waits for a worker slot and
+        // then computes H and the H MSM, which need none of it; the other
+        // MSMs wait for it. So it overlaps other partitions' kernels and
+        // this partition's own.
+        let prep_thread = std::thread::Builder::new()
+            .name("cuzk-gpu-prep".into())
+            .spawn_scoped(scope, move || {
+                let clock = Instant::now();
+                let r = host_prep(pa);
+                (r, clock.elapsed())
+            })
+            .map_err(|e| GpuError::Driver {
+                op: "starting the host-preparation thread",
+                device: self.label.clone(),
+                source: Box::new(e),
+            })?;
         let slot = self.acquire_slot();
         let w = Worker {
             b: self,
@@ -653,6 +713,11 @@ impl CudaBackend {
         drop(h_coeffs);
         t.msm_h += clock.elapsed();
         let clock = Instant::now();
+        let ((a_scalars, b_scalars, l_split, a_split, b_split), host_prep) = prep_thread
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        let prep_wait = clock.elapsed();
+        let clock = Instant::now();
         let l = w.msm_g1(
             &params.l,
             mirror.and_then(|m| m.l.bytes(g1_as_bytes(&params.l))),
@@ -706,6 +771,7 @@ impl CudaBackend {
             peak_reserved: self.budget.peak(),
             pool_high,
             host_prep_ms: host_prep.as_secs_f64() * 1e3,
+            prep_wait_ms: prep_wait.as_secs_f64() * 1e3,
             pinned,
         };
         Ok((
