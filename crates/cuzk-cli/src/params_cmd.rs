@@ -88,10 +88,14 @@ fn gen_filecoin(args: &GenArgs, kind: cuzk_filecoin::ProofKind, sector_size: u64
         seed: None,
         force: args.force,
     };
+    let engine = common::select_fixed_base(args.backend, args.json)?;
     if !args.json {
-        eprintln!("generating random (INSECURE, test-only) parameters for {kind} at {sector_size} bytes ...");
+        eprintln!(
+            "generating random (INSECURE, test-only) parameters for {kind} at {sector_size} bytes on {} ...",
+            engine.name()
+        );
     }
-    let generated = cuzk_filecoin::cli::params_gen(&fargs)
+    let generated = cuzk_filecoin::cli::params_gen_on(&fargs, engine.as_ref())
         .with_context(|| format!("generating {kind} parameters"))?;
     match (generated, args.json) {
         (None, true) => println!(
@@ -102,7 +106,7 @@ fn gen_filecoin(args: &GenArgs, kind: cuzk_filecoin::ProofKind, sector_size: u64
         (Some(g), true) => println!(
             "{}",
             serde_json::json!({
-                "kind": kind.to_string(), "generated": true,
+                "kind": kind.to_string(), "generated": true, "engine": engine.name(),
                 "params": g.files.params, "vk": g.files.vk,
                 "domain_size": g.domain_size, "public_inputs": g.public_inputs,
                 "params_bytes": g.params_bytes, "generate_ms": ms(g.generation),

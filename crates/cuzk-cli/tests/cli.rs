@@ -131,6 +131,30 @@ fn params_gen_info_and_bad_files() {
     assert!(o.status.success(), "{}", stderr(&o));
     let gen: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
     assert_eq!(gen["h"], serde_json::json!(255));
+    // auto: the GPU where usable, else the CPU; the report names which.
+    let engine = gen["engine"].as_str().unwrap().to_string();
+    assert!(engine == "cpu" || engine.starts_with("cuda:"), "{engine}");
+
+    // --backend cuda without a usable GPU (or CUDA in the build): a clear
+    // error, exit 2, and no file written.
+    let gpu_out = dir.path().join("gpu.params");
+    let o = cuzk(&[
+        "params",
+        "gen",
+        "--log-size",
+        "6",
+        "--backend",
+        "cuda",
+        "--out",
+        gpu_out.to_str().unwrap(),
+    ]);
+    if engine == "cpu" {
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains("GPU"), "{}", stderr(&o));
+        assert!(!gpu_out.exists());
+    } else {
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
 
     let o = cuzk(&[
         "params",

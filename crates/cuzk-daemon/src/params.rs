@@ -699,7 +699,13 @@ mod tests {
     fn ids_are_plain_file_names() {
         // The longest filecoin-proofs name (145 characters) must pass.
         let fil = format!("v28-{}", "x".repeat(141));
-        for ok in ["porep-like-10", "a.b_c", "X1", fil.as_str(), &"y".repeat(MAX_ID_LEN)] {
+        for ok in [
+            "porep-like-10",
+            "a.b_c",
+            "X1",
+            fil.as_str(),
+            &"y".repeat(MAX_ID_LEN),
+        ] {
             check_id(ok).unwrap();
         }
         for bad in [

@@ -8,6 +8,7 @@
 //! generation) come from each `CompoundProof::blank_circuit`.
 
 use crate::{Error, Result};
+use cuzk_core::generator::FixedBaseEngine;
 use filecoin_proofs::constants::{
     SECTOR_SIZE_2_KIB, SECTOR_SIZE_32_GIB, SECTOR_SIZE_512_MIB, SECTOR_SIZE_64_GIB,
     SECTOR_SIZE_8_MIB,
@@ -243,11 +244,22 @@ impl CircuitId {
         &self,
         rng: &mut R,
     ) -> Result<cuzk_core::Parameters> {
+        self.generate_parameters_on(&cuzk_core::generator::CpuFixedBase, rng)
+    }
+
+    /// [`CircuitId::generate_parameters`] with the fixed-base
+    /// multiplications on `engine` (a GPU's, from cuzk-gpu); the same
+    /// parameters for the same randomness.
+    pub fn generate_parameters_on<R: rand_core::RngCore>(
+        &self,
+        engine: &dyn FixedBaseEngine,
+        rng: &mut R,
+    ) -> Result<cuzk_core::Parameters> {
         let size = self.sector_size();
         match *self {
-            CircuitId::PoRep(p) => with_tree_shape!(size, porep_params, p, rng),
-            CircuitId::PoSt(p) => with_tree_shape!(size, post_params, p, rng),
-            CircuitId::SnapDeals(p) => with_tree_shape!(size, snap_params, p, rng),
+            CircuitId::PoRep(p) => with_tree_shape!(size, porep_params, p, engine, rng),
+            CircuitId::PoSt(p) => with_tree_shape!(size, post_params, p, engine, rng),
+            CircuitId::SnapDeals(p) => with_tree_shape!(size, snap_params, p, engine, rng),
         }
     }
 }
@@ -277,18 +289,22 @@ pub fn parse_sector_size(s: &str) -> Result<u64> {
     n.checked_mul(1 << shift).ok_or_else(bad)
 }
 
-fn generate<C, R>(circuit: C, rng: &mut R) -> Result<cuzk_core::Parameters>
+fn generate<C, R>(
+    circuit: C,
+    engine: &dyn FixedBaseEngine,
+    rng: &mut R,
+) -> Result<cuzk_core::Parameters>
 where
     C: bellpepper_core::Circuit<blstrs::Scalar>,
     R: rand_core::RngCore,
 {
-    Ok(cuzk_core::generator::generate_random_parameters(
-        circuit, rng,
-    )?)
+    let waste = cuzk_core::generator::ToxicWaste::random(rng);
+    Ok(cuzk_core::generator::generate_parameters_with(circuit, &waste, engine)?.0)
 }
 
 fn porep_params<Tree: FilTree>(
     p: RegisteredSealProof,
+    engine: &dyn FixedBaseEngine,
     rng: &mut dyn rand_core::RngCore,
 ) -> Result<cuzk_core::Parameters> {
     let config = p.as_v1_config();
@@ -299,11 +315,12 @@ fn porep_params<Tree: FilTree>(
         _,
     >>::blank_circuit(&pp);
     let mut rng = rng;
-    generate(circuit, &mut rng)
+    generate(circuit, engine, &mut rng)
 }
 
 fn post_params<Tree: FilTree>(
     p: RegisteredPoStProof,
+    engine: &dyn FixedBaseEngine,
     rng: &mut dyn rand_core::RngCore,
 ) -> Result<cuzk_core::Parameters> {
     let config = p.as_v1_config();
@@ -321,7 +338,7 @@ fn post_params<Tree: FilTree>(
         FallbackPoStCircuit<Tree>,
     >>::blank_circuit(&pp);
     let mut rng = rng;
-    generate(circuit, &mut rng)
+    generate(circuit, engine, &mut rng)
 }
 
 fn snap_identifier<Tree: FilTree>(p: RegisteredUpdateProof) -> Result<String> {
@@ -335,6 +352,7 @@ fn snap_identifier<Tree: FilTree>(p: RegisteredUpdateProof) -> Result<String> {
 
 fn snap_params<Tree: FilTree>(
     p: RegisteredUpdateProof,
+    engine: &dyn FixedBaseEngine,
     rng: &mut dyn rand_core::RngCore,
 ) -> Result<cuzk_core::Parameters> {
     let pp = storage_proofs_update::PublicParams::from_sector_size(u64::from(p.sector_size()));
@@ -343,7 +361,7 @@ fn snap_params<Tree: FilTree>(
         EmptySectorUpdateCircuit<Tree>,
     >>::blank_circuit(&pp);
     let mut rng = rng;
-    generate(circuit, &mut rng)
+    generate(circuit, engine, &mut rng)
 }
 
 #[cfg(test)]

@@ -122,14 +122,26 @@ fn cache_of(dir: &Option<PathBuf>) -> ParamCache {
 /// Generate the circuit's parameters (random, insecure: for tests) under the
 /// production file names. Returns `None` when they exist and `force` is off.
 pub fn params_gen(args: &FilecoinParamsGenArgs) -> Result<Option<Generated>> {
+    params_gen_on(args, &cuzk_core::generator::CpuFixedBase)
+}
+
+/// [`params_gen`] with the fixed-base multiplications on `engine`.
+pub fn params_gen_on(
+    args: &FilecoinParamsGenArgs,
+    engine: &dyn cuzk_core::generator::FixedBaseEngine,
+) -> Result<Option<Generated>> {
     let cache = cache_of(&args.param_cache);
     let circuit = CircuitId::current(args.kind, args.sector_size)?;
     if !args.force && cache.is_present(circuit)? {
         return Ok(None);
     }
     let generated = match args.seed {
-        Some(seed) => cache.generate(circuit, &mut rand_chacha::ChaCha20Rng::seed_from_u64(seed)),
-        None => cache.generate(circuit, &mut rand::rngs::OsRng),
+        Some(seed) => cache.generate_on(
+            circuit,
+            engine,
+            &mut rand_chacha::ChaCha20Rng::seed_from_u64(seed),
+        ),
+        None => cache.generate_on(circuit, engine, &mut rand::rngs::OsRng),
     }?;
     Ok(Some(generated))
 }

@@ -106,10 +106,21 @@ impl ParamCache {
         circuit: CircuitId,
         rng: &mut R,
     ) -> Result<Generated> {
+        self.generate_on(circuit, &cuzk_core::generator::CpuFixedBase, rng)
+    }
+
+    /// [`ParamCache::generate`] with the fixed-base multiplications on
+    /// `engine` (a GPU's where one is usable).
+    pub fn generate_on<R: rand_core::RngCore>(
+        &self,
+        circuit: CircuitId,
+        engine: &dyn cuzk_core::generator::FixedBaseEngine,
+        rng: &mut R,
+    ) -> Result<Generated> {
         let files = self.files(circuit)?;
         std::fs::create_dir_all(&self.dir).map_err(|e| Error::io(&self.dir, e))?;
         let start = Instant::now();
-        let params = circuit.generate_parameters(rng)?;
+        let params = circuit.generate_parameters_on(engine, rng)?;
         let generation = start.elapsed();
 
         write_atomically(&files.params, |tmp| Ok(params.write_file(tmp)?))?;
