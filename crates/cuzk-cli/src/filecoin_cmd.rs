@@ -86,9 +86,11 @@ pub fn run_daemon(args: cuzk_daemon::cli::DaemonArgs) -> Result<()> {
     cuzk_daemon::cli::run_daemon_with(args, |builder| {
         let dir = builder.config().params.dir.clone();
         let max_message = builder.config().server.max_message_bytes.0 as usize;
+        #[cfg(feature = "cuda")]
+        let gpu_workers = builder.config().engine.gpu_workers_per_device;
         let mut builder = builder.add_service(cuzk_filecoin::curio::service_hook(max_message));
         #[cfg(feature = "cuda")]
-        if let Some(gpus) = crate::gpu_devices::GpuDevices::open_all()? {
+        if let Some(gpus) = crate::gpu_devices::GpuDevices::open_all(gpu_workers)? {
             builder = builder.device_backend(Arc::new(gpus));
         }
         for kind in cuzk_filecoin::daemon::FilecoinKind::all_sizes(false, &dir)

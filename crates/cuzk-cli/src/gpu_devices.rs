@@ -16,9 +16,10 @@ pub struct GpuDevices {
 }
 
 impl GpuDevices {
-    /// Every GPU of the machine; None where there is none (no libcuda, or
+    /// Every GPU of the machine, each with `workers` slots (the daemon's
+    /// `gpu_workers_per_device`); None where there is none (no libcuda, or
     /// no device), so the daemon proves on the CPU.
-    pub fn open_all() -> anyhow::Result<Option<Self>> {
+    pub fn open_all(workers: usize) -> anyhow::Result<Option<Self>> {
         let count = cuzk_gpu::device_count().context("counting GPUs")?;
         if count == 0 {
             return Ok(None);
@@ -27,6 +28,7 @@ impl GpuDevices {
             .map(|device| {
                 CudaBackend::open(GpuConfig {
                     device,
+                    workers_per_device: workers.max(1),
                     ..GpuConfig::default()
                 })
                 .map(Arc::new)

@@ -154,8 +154,12 @@ pub enum ShutdownMode {
 #[serde(deny_unknown_fields, default)]
 pub struct EngineConfig {
     /// Proving workers when no GPU backend is present (each uses every core
-    /// through rayon, so 1 is right on most hosts). With GPUs: one per device.
+    /// through rayon, so 1 is right on most hosts).
     pub cpu_workers: usize,
+    /// Proving workers per GPU: one worker's transfers and host work overlap
+    /// another's kernels; the device's VRAM budget keeps them together
+    /// within its memory.
+    pub gpu_workers_per_device: usize,
     /// Chunks synthesized ahead of the proving workers.
     pub synthesis_lookahead: usize,
     /// Most circuits proved in one backend call (a batch of same-kind jobs,
@@ -180,6 +184,7 @@ impl Default for EngineConfig {
     fn default() -> Self {
         Self {
             cpu_workers: 1,
+            gpu_workers_per_device: 2,
             synthesis_lookahead: 1,
             max_batch_size: 4,
             max_batch_wait_ms: 50,
@@ -320,6 +325,9 @@ impl DaemonConfig {
         if e.cpu_workers == 0 {
             return bad("engine.cpu_workers must be at least 1");
         }
+        if !(1..=16).contains(&e.gpu_workers_per_device) {
+            return bad("engine.gpu_workers_per_device must be between 1 and 16");
+        }
         if e.max_batch_size == 0 {
             return bad("engine.max_batch_size must be at least 1");
         }
@@ -346,6 +354,21 @@ mod tests {
         let cfg: DaemonConfig = toml::from_str("").unwrap();
         cfg.validate().unwrap();
         assert_eq!(cfg.server.unix_socket_mode, FileMode(0o600));
+    }
+
+    #[test]
+    fn gpu_workers_per_device() {
+        let cfg: DaemonConfig = toml::from_str("").unwrap();
+        assert_eq!(cfg.engine.gpu_workers_per_device, 2);
+        for (v, ok) in [(0, false), (1, true), (4, true), (17, false)] {
+            let cfg: DaemonConfig =
+                toml::from_str(&format!("[engine]\ngpu_workers_per_device = {v}\n")).unwrap();
+            let r = cfg.validate();
+            assert_eq!(r.is_ok(), ok, "{v}: {r:?}");
+            if let Err(e) = r {
+                assert!(e.to_string().contains("gpu_workers_per_device"), "{e}");
+            }
+        }
     }
 
     #[test]

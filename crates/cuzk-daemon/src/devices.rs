@@ -22,12 +22,15 @@ pub struct DeviceInfo {
 pub trait DeviceBackend: Send + Sync + 'static {
     /// The prover backend's name ("cpu", "cuda").
     fn name(&self) -> &'static str;
-    /// True when devices are GPUs; the engine then runs one proving worker
-    /// per device and uses the VRAM tier.
+    /// True when devices are GPUs; the engine then runs
+    /// `gpu_workers_per_device` proving workers per device (sharing that
+    /// device's prover) and uses the VRAM tier.
     fn gpu_present(&self) -> bool;
     /// The devices, with their memory as of now.
     fn devices(&self) -> Vec<DeviceInfo>;
-    /// The prover for a worker bound to `device` (None: a CPU worker).
+    /// The prover for a worker bound to `device` (None: a CPU worker). The
+    /// engine asks once per worker; workers of one device may call it at
+    /// the same time, so it must take concurrent calls.
     fn prover(&self, device: Option<u32>) -> Arc<dyn ProverBackend>;
     /// Copy `params` into the device's memory under `id`; returns the bytes
     /// it occupies there. Called only when `gpu_present`.

@@ -5,8 +5,8 @@
 //! [`Scheduler`]; one dispatcher task pops batches in priority order,
 //! leases the parameters, and synthesizes the batch's partitions in chunks
 //! of up to `max_batch_size` circuits on a blocking thread, each chunk
-//! after reserving its host memory and a pipeline slot. Workers (one per
-//! GPU, or `cpu_workers`) take ready chunks and prove them while the
+//! after reserving its host memory and a pipeline slot. Workers
+//! (`gpu_workers_per_device` per GPU, or `cpu_workers`) take ready chunks and prove them while the
 //! dispatcher synthesizes the next: slots = workers + `synthesis_lookahead`
 //! bound how far synthesis runs ahead. Partitions are the cancellation
 //! boundary: a cancelled job's parts are dropped (and their memory
@@ -240,7 +240,12 @@ impl Engine {
         host: Arc<HostBudget>,
     ) -> Self {
         let worker_devices: Vec<Option<u32>> = if devices.gpu_present() {
-            devices.devices().iter().map(|d| Some(d.index)).collect()
+            // Interleaved (0, 1, .., 0, 1, ..) so that a first chunk finds
+            // every device's first worker before any device's second.
+            let ids: Vec<u32> = devices.devices().iter().map(|d| d.index).collect();
+            (0..cfg.gpu_workers_per_device.max(1))
+                .flat_map(|_| ids.iter().map(|&d| Some(d)))
+                .collect()
         } else {
             vec![None; cfg.cpu_workers.max(1)]
         };

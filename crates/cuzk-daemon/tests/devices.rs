@@ -1,0 +1,168 @@
+//! Workers per GPU: a stand-in for two GPUs (the CPU prover behind a
+//! `DeviceBackend` that says it has devices, counting the calls in flight
+//! per device) shows that the engine runs `gpu_workers_per_device`
+//! workers on each device at once and never more, and that the proofs
+//! they make verify.
+
+mod common;
+
+use common::*;
+use cuzk_core::params::Parameters;
+use cuzk_core::prover::{CpuBackend, MsmResults, ProverBackend};
+use cuzk_core::{PhaseTimings, ProvingAssignment};
+use cuzk_daemon::devices::{DeviceBackend, DeviceError, DeviceInfo};
+use cuzk_daemon::proto::Priority as P;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Default)]
+struct Counts {
+    active: AtomicUsize,
+    max: AtomicUsize,
+    calls: AtomicUsize,
+}
+
+/// The CPU prover, held long enough that calls overlap, counting them.
+struct CountingProver {
+    counts: Arc<Counts>,
+}
+
+impl ProverBackend for CountingProver {
+    fn name(&self) -> &'static str {
+        "fake-gpu"
+    }
+    fn compute(
+        &self,
+        params: &Parameters,
+        assignments: &[ProvingAssignment],
+    ) -> cuzk_core::Result<(Vec<MsmResults>, PhaseTimings)> {
+        let now = self.counts.active.fetch_add(1, Ordering::SeqCst) + 1;
+        self.counts.max.fetch_max(now, Ordering::SeqCst);
+        self.counts.calls.fetch_add(1, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(250));
+        let r = CpuBackend.compute(params, assignments);
+        self.counts.active.fetch_sub(1, Ordering::SeqCst);
+        r
+    }
+}
+
+struct FakeGpus {
+    counts: Vec<Arc<Counts>>,
+    provers_made: AtomicUsize,
+}
+
+impl FakeGpus {
+    fn new(devices: usize) -> Self {
+        FakeGpus {
+            counts: (0..devices).map(|_| Arc::default()).collect(),
+            provers_made: AtomicUsize::new(0),
+        }
+    }
+}
+
+impl DeviceBackend for FakeGpus {
+    fn name(&self) -> &'static str {
+        "fake-gpu"
+    }
+    fn gpu_present(&self) -> bool {
+        true
+    }
+    fn devices(&self) -> Vec<DeviceInfo> {
+        (0..self.counts.len() as u32)
+            .map(|index| DeviceInfo {
+                index,
+                name: format!("fake {index}"),
+                vram_total_bytes: 8 << 30,
+                vram_free_bytes: 8 << 30,
+            })
+            .collect()
+    }
+    fn prover(&self, device: Option<u32>) -> Arc<dyn ProverBackend> {
+        self.provers_made.fetch_add(1, Ordering::SeqCst);
+        let d = device.expect("GPU workers are bound to a device") as usize;
+        Arc::new(CountingProver {
+            counts: self.counts[d].clone(),
+        })
+    }
+    fn upload_params(
+        &self,
+        _device: u32,
+        _id: &str,
+        params: &Arc<Parameters>,
+    ) -> Result<u64, DeviceError> {
+        Ok(params.h.len() as u64 * 96)
+    }
+    fn release_params(&self, _device: u32, _id: &str) {}
+}
+
+async fn run(workers_per_device: usize, jobs: u64) -> Arc<FakeGpus> {
+    let gpus = Arc::new(FakeGpus::new(2));
+    let g = gpus.clone();
+    let t = TestDaemon::start_with(
+        |c| {
+            c.engine.gpu_workers_per_device = workers_per_device;
+            c.engine.max_batch_size = 1;
+            c.engine.synthesis_lookahead = 4;
+        },
+        move |b| b.device_backend(g),
+    )
+    .await;
+    let mut c = t.unix().await;
+    let mut ids = Vec::new();
+    for seed in 0..jobs {
+        let id = c
+            .submit_proof(req(6, seed, 1, P::Normal))
+            .await
+            .unwrap()
+            .into_inner()
+            .job_id;
+        ids.push((id, seed));
+    }
+    let mut done = Vec::new();
+    for (id, seed) in ids {
+        done.push((await_done(&mut c, id).await, seed));
+    }
+    // The parameter file exists once the first job has run.
+    let pvk = t.pvk(6);
+    for (r, seed) in &done {
+        check_proofs(&pvk, 6, *seed, 1, r);
+    }
+    let st = status(&mut c).await;
+    assert_eq!(st.workers as usize, 2 * workers_per_device);
+    t.stop().await;
+    gpus
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_workers_per_device_overlap_and_never_exceed_two() {
+    let gpus = run(2, 12).await;
+    assert_eq!(gpus.provers_made.load(Ordering::SeqCst), 4);
+    let calls: usize = gpus
+        .counts
+        .iter()
+        .map(|c| c.calls.load(Ordering::SeqCst))
+        .sum();
+    assert_eq!(calls, 12);
+    for (d, c) in gpus.counts.iter().enumerate() {
+        let max = c.max.load(Ordering::SeqCst);
+        assert!(max <= 2, "device {d}: {max} calls at once");
+        assert_eq!(c.active.load(Ordering::SeqCst), 0);
+    }
+    // With 12 jobs of 250 ms queued at once, some device ran two together.
+    assert!(
+        gpus.counts
+            .iter()
+            .any(|c| c.max.load(Ordering::SeqCst) == 2),
+        "no device ever ran two partitions at once"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_worker_per_device_is_one_at_a_time() {
+    let gpus = run(1, 6).await;
+    assert_eq!(gpus.provers_made.load(Ordering::SeqCst), 2);
+    for (d, c) in gpus.counts.iter().enumerate() {
+        assert_eq!(c.max.load(Ordering::SeqCst), 1, "device {d}");
+    }
+}
