@@ -10,9 +10,13 @@
 //!
 //! ```text
 //! cargo run --release -p cuzk-filecoin --example porep_c2_bench -- \
-//!     [--params DIR] [--repeat N] [--cuzk-only] [--json FILE]
+//!     [--params DIR] [--repeat N] [--cuzk-only] [--backend cpu|cuda|auto] [--json FILE]
 //! ```
-//! Prints a table, then one JSON line.
+//! `--backend` picks cuzk's prover and where missing parameters are
+//! generated (default cpu); the GPU needs a build with
+//! `--features cuzk-gpu/cuda` (scripts/gpu-filecoin-bench.sh). Every cuzk
+//! proof is checked by filecoin-proofs' `verify_seal`, and a proof with one
+//! byte changed must be rejected by it. Prints a table, then one JSON line.
 
 use cuzk_filecoin::filecoin_proofs_api::{
     seal, PaddedBytesAmount, RegisteredSealProof, SectorId, UnpaddedBytesAmount,
@@ -21,7 +25,6 @@ use cuzk_filecoin::{CircuitId, FilecoinProver, ParamCache, ProofRequest};
 use rand::{RngCore, SeedableRng};
 use std::fs::{File, OpenOptions};
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const SEAL_PROOF: RegisteredSealProof = RegisteredSealProof::StackedDrg2KiBV1_1;
@@ -30,6 +33,7 @@ struct Args {
     params: PathBuf,
     repeat: usize,
     cuzk_only: bool,
+    backend: cuzk_gpu::BackendChoice,
     json: Option<PathBuf>,
 }
 
@@ -38,6 +42,7 @@ fn args() -> Result<Args, String> {
         params: PathBuf::from("target/fil-bench-params"),
         repeat: 3,
         cuzk_only: false,
+        backend: cuzk_gpu::BackendChoice::Cpu,
         json: None,
     };
     let mut it = std::env::args().skip(1);
@@ -47,6 +52,7 @@ fn args() -> Result<Args, String> {
             "--params" => a.params = value()?.into(),
             "--repeat" => a.repeat = value()?.parse().map_err(|e| format!("--repeat: {e}"))?,
             "--cuzk-only" => a.cuzk_only = true,
+            "--backend" => a.backend = value()?.parse()?,
             "--json" => a.json = Some(value()?.into()),
             other => return Err(format!("unknown argument {other}")),
         }
@@ -122,13 +128,30 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let params = ParamCache::new(&a.params);
     let mut paramgen = None;
     if !params.is_present(circuit)? {
-        let g = params.generate(circuit, &mut rand_chacha::ChaCha20Rng::seed_from_u64(2))?;
-        eprintln!("generated parameters in {:.2?}", g.generation);
+        let (engine, why) = cuzk_gpu::select_fixed_base(a.backend, 0)?;
+        if let Some(why) = why {
+            eprintln!("{why}");
+        }
+        let g = params.generate_on(
+            circuit,
+            engine.as_ref(),
+            &mut rand_chacha::ChaCha20Rng::seed_from_u64(2),
+        )?;
+        eprintln!(
+            "generated parameters on {} in {:.2?}",
+            engine.name(),
+            g.generation
+        );
         paramgen = Some(g.generation);
     }
 
-    // cuzk, CPU backend.
-    let prover = FilecoinProver::new(params.clone(), Arc::new(cuzk_core::CpuBackend));
+    // cuzk, on the chosen backend.
+    let selection = cuzk_gpu::select_backend_with(a.backend, &cuzk_gpu::GpuConfig::default())?;
+    if let Some(why) = &selection.fallback_reason {
+        eprintln!("{why}");
+    }
+    let backend_name = selection.backend.name();
+    let prover = FilecoinProver::new(params.clone(), selection.backend.clone());
     let request = ProofRequest::PoRepC2(Box::new(c1.clone()));
     let warm = prover.prove(&request)?;
     let mut cuzk = Vec::new();
@@ -144,6 +167,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         )?;
         if !ok {
             return Err("verify_seal rejected a cuzk proof".into());
+        }
+        if i == 0 {
+            let mut bad = out.proof.clone();
+            bad[7] ^= 1;
+            let tampered_ok = seal::verify_seal(
+                SEAL_PROOF, comm_r, comm_d, prover_id, sector_id, ticket, seed, &bad,
+            )
+            .unwrap_or(false);
+            if tampered_ok {
+                return Err("verify_seal accepted a tampered cuzk proof".into());
+            }
         }
         eprintln!("cuzk run {i}: {:.2?}", cuzk[i]);
         if !a.cuzk_only {
@@ -162,7 +196,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("| prover | median | runs |");
     println!("| --- | --- | --- |");
     println!(
-        "| cuzk cpu (prove + self-check) | {:.1} ms | {} |",
+        "| cuzk {backend_name} (prove + self-check) | {:.1} ms | {} |",
         ms(cuzk_med),
         a.repeat
     );
@@ -194,6 +228,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let json = serde_json::json!({
         "bench": "porep_c2_2kib",
+        "backend": backend_name,
+        "verified_by": "filecoin_proofs::verify_seal",
         "repeat": a.repeat,
         "cuzk_ms": cuzk.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
         "cuzk_median_ms": ms(cuzk_med),
