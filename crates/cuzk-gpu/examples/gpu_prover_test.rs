@@ -4,6 +4,7 @@
 //!   gpu_prover_test [--bench LOGS] [--partitions LIST] [--caps-mib LIST] [--reps N]
 //!                   [--bench-only] [--json-out PATH] [--paramgen cpu|gpu]
 //!                   [--paramgen-cpu-max LOG] [--cpu-ref-max LOG] [--no-pageable]
+//!                   [--distinct K]
 //!
 //! Checks (always): cuzk-core's conformance check; a GPU proof verified by
 //! bellperson and cuzk (and a wrong input rejected); every staging plan
@@ -492,6 +493,7 @@ struct BenchOptions {
     paramgen_cpu_max: u32,
     cpu_ref_max: u32,
     no_pageable: bool,
+    distinct: usize,
 }
 
 fn bench(logs: &[u32], o: &BenchOptions, out: &mut Vec<Value>, t: &mut Tally) {
@@ -514,7 +516,16 @@ fn bench(logs: &[u32], o: &BenchOptions, out: &mut Vec<Value>, t: &mut Tally) {
         };
         // The partitions' synthesis (one thread per partition) runs beside
         // parameter generation (whose own synthesis is one thread too).
-        let max_p = parts.iter().copied().max().unwrap_or(1);
+        // Distinct circuits synthesized: every partition count up to
+        // --distinct; partition i proves circuit i mod distinct (the GPU's
+        // work does not depend on the witness, and at 2^26+ ten syntheses
+        // do not fit the host's memory or a call's time).
+        let max_p = parts
+            .iter()
+            .copied()
+            .max()
+            .unwrap_or(1)
+            .min(o.distinct.max(1));
         let clock = Instant::now();
         let synth = std::thread::spawn(move || {
             let all = assignments(log, 0..max_p as u64);
@@ -610,18 +621,23 @@ fn bench(logs: &[u32], o: &BenchOptions, out: &mut Vec<Value>, t: &mut Tally) {
                 let mut reports: Vec<PartitionReport> = Vec::new();
                 let mut ok = Ok(());
                 for _ in 0..reps {
+                    let order: Vec<usize> = (0..p).map(|i| i % all.len()).collect();
                     let clock = Instant::now();
                     let res: Vec<Result<Vec<MsmResults>, String>> = std::thread::scope(|s| {
                         let per = p.div_ceil(workers);
-                        let hs: Vec<_> = all[..p]
+                        let hs: Vec<_> = order
                             .chunks(per)
                             .map(|chunk| {
-                                let (gpu, params) = (gpu.clone(), params.clone());
+                                let (gpu, params, all) = (gpu.clone(), params.clone(), &all);
                                 s.spawn(move || {
                                     // One partition per call, as a daemon worker does.
                                     let mut v = Vec::new();
-                                    for pa in chunk {
-                                        v.extend(compute(&gpu, &params, std::slice::from_ref(pa))?);
+                                    for &i in chunk {
+                                        v.extend(compute(
+                                            &gpu,
+                                            &params,
+                                            std::slice::from_ref(&all[i]),
+                                        )?);
                                     }
                                     Ok(v)
                                 })
@@ -854,6 +870,9 @@ fn main() {
                         .and_then(|x| x.parse().ok())
                         .unwrap_or(22),
                     no_pageable: args.iter().any(|a| a == "--no-pageable"),
+                    distinct: arg("--distinct")
+                        .and_then(|x| x.parse().ok())
+                        .unwrap_or(usize::MAX),
                 };
                 bench(&bench_logs, &o, &mut out, &mut t);
             }
