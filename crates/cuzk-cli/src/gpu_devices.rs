@@ -13,6 +13,9 @@ use std::sync::Arc;
 
 pub struct GpuDevices {
     backends: Vec<Arc<CudaBackend>>,
+    /// GPU 0's fixed-base engine for parameters the daemon generates,
+    /// opened on first use (None after a failed open: the CPU then).
+    fixed_base: std::sync::OnceLock<Option<Arc<cuzk_gpu::GpuFixedBase>>>,
 }
 
 impl GpuDevices {
@@ -35,7 +38,10 @@ impl GpuDevices {
                 .with_context(|| format!("opening GPU {device} for the daemon"))
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
-        Ok(Some(Self { backends }))
+        Ok(Some(Self {
+            backends,
+            fixed_base: std::sync::OnceLock::new(),
+        }))
     }
 }
 
@@ -83,5 +89,17 @@ impl DeviceBackend for GpuDevices {
         if let Some(b) = self.backends.get(device as usize) {
             b.evict_parameters();
         }
+    }
+    fn fixed_base_engine(
+        &self,
+    ) -> Option<Arc<dyn cuzk_core::generator::FixedBaseEngine + Send + Sync>> {
+        let e = self.fixed_base.get_or_init(|| {
+            cuzk_gpu::GpuFixedBase::open(0)
+                .map_err(|e| eprintln!("cuzk daemon: parameter generation stays on the CPU: {e}"))
+                .ok()
+                .map(Arc::new)
+        });
+        e.clone()
+            .map(|e| e as Arc<dyn cuzk_core::generator::FixedBaseEngine + Send + Sync>)
     }
 }

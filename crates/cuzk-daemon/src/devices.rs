@@ -5,6 +5,7 @@
 //! module has the CPU implementation, which has no devices, so the VRAM
 //! tier stays empty and status says that no GPU backend is present.
 
+use cuzk_core::generator::FixedBaseEngine;
 use cuzk_core::params::Parameters;
 use cuzk_core::prover::{CpuBackend, ProverBackend};
 use std::sync::Arc;
@@ -42,6 +43,12 @@ pub trait DeviceBackend: Send + Sync + 'static {
     ) -> Result<u64, DeviceError>;
     /// Free what `upload_params` made resident.
     fn release_params(&self, device: u32, id: &str);
+    /// Where parameters the daemon generates (kinds with a generator)
+    /// have their fixed-base multiplications done: a GPU's engine, or
+    /// None for the CPU.
+    fn fixed_base_engine(&self) -> Option<Arc<dyn FixedBaseEngine + Send + Sync>> {
+        None
+    }
 }
 
 /// No devices; every worker proves on the CPU.

@@ -59,6 +59,17 @@ pub trait CircuitKind: Send + Sync + 'static {
     /// Make parameters when the file is absent (random, development only);
     /// None for kinds whose parameters must be supplied.
     fn generate_params(&self) -> Option<Result<Parameters, KindError>>;
+    /// [`Kind::generate_params`] with the fixed-base multiplications on
+    /// `engine` (the daemon passes a GPU's where it has one). Kinds that
+    /// generate with cuzk-core's generator override it; by default the
+    /// engine is not used.
+    fn generate_params_on(
+        &self,
+        engine: &dyn cuzk_core::generator::FixedBaseEngine,
+    ) -> Option<Result<Parameters, KindError>> {
+        let _ = engine;
+        self.generate_params()
+    }
 }
 
 /// The kinds a daemon serves, by name.
@@ -202,18 +213,25 @@ impl CircuitKind for PorepLikeKind {
         true
     }
     fn generate_params(&self) -> Option<Result<Parameters, KindError>> {
+        self.generate_params_on(&cuzk_core::generator::CpuFixedBase)
+    }
+    fn generate_params_on(
+        &self,
+        engine: &dyn cuzk_core::generator::FixedBaseEngine,
+    ) -> Option<Result<Parameters, KindError>> {
         use rand::SeedableRng;
         // The circuit's shape depends only on its size, so any seed gives
         // parameters for the whole kind.
         let mut rng = rand_chacha::ChaCha20Rng::from_entropy();
+        let waste = cuzk_core::generator::ToxicWaste::random(&mut rng);
         let circuit = PorepLikeCircuit::new(self.log_size, 0);
         Some(
-            cuzk_core::generator::generate_random_parameters(circuit, &mut rng).map_err(|source| {
-                KindError::Core {
+            cuzk_core::generator::generate_parameters_with(circuit, &waste, engine)
+                .map(|(p, _)| p)
+                .map_err(|source| KindError::Core {
                     kind: self.name.clone(),
                     source,
-                }
-            }),
+                }),
         )
     }
 }

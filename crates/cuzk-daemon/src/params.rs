@@ -344,7 +344,12 @@ impl ParamManager {
         }
         let path = self.path_of(&id)?;
         if !path.exists() {
-            let params = match kind.generate_params() {
+            let engine = self.devices.fixed_base_engine();
+            let generated = match &engine {
+                Some(e) => kind.generate_params_on(e.as_ref()),
+                None => kind.generate_params(),
+            };
+            let params = match generated {
                 Some(p) => p?,
                 None => {
                     return Err(KindError::NoGenerator {
@@ -354,7 +359,12 @@ impl ParamManager {
                     .into())
                 }
             };
-            tracing::info!(params = %id, path = %path.display(), "generated random parameters");
+            tracing::info!(
+                params = %id,
+                path = %path.display(),
+                engine = %engine.as_ref().map_or_else(|| "cpu".to_string(), |e| e.name()),
+                "generated random parameters"
+            );
             let tmp = self
                 .dir
                 .join(format!(".{id}.params.tmp{}", std::process::id()));

@@ -2,13 +2,16 @@
 //! `DeviceBackend` that says it has devices, counting the calls in flight
 //! per device) shows that the engine runs `gpu_workers_per_device`
 //! workers on each device at once and never more, and that the proofs
-//! they make verify.
+//! they make verify. Parameters the daemon generates go through the
+//! backend's fixed-base engine.
 
 mod common;
 
 use common::*;
+use cuzk_core::generator::{CpuFixedBase, FixedBaseEngine, FixedBaseTable};
 use cuzk_core::params::Parameters;
 use cuzk_core::prover::{CpuBackend, MsmResults, ProverBackend};
+use cuzk_core::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use cuzk_core::{PhaseTimings, ProvingAssignment};
 use cuzk_daemon::devices::{DeviceBackend, DeviceError, DeviceInfo};
 use cuzk_daemon::proto::Priority as P;
@@ -47,9 +50,38 @@ impl ProverBackend for CountingProver {
     }
 }
 
+/// The CPU engine, counting the multiplications it is asked for.
+#[derive(Default)]
+struct CountingEngine {
+    points: AtomicUsize,
+}
+
+impl FixedBaseEngine for CountingEngine {
+    fn name(&self) -> String {
+        "fake-gpu-engine".into()
+    }
+    fn mul_g1(
+        &self,
+        t: &FixedBaseTable<G1Projective>,
+        s: &[Scalar],
+    ) -> cuzk_core::Result<Vec<G1Affine>> {
+        self.points.fetch_add(s.len(), Ordering::SeqCst);
+        CpuFixedBase.mul_g1(t, s)
+    }
+    fn mul_g2(
+        &self,
+        t: &FixedBaseTable<G2Projective>,
+        s: &[Scalar],
+    ) -> cuzk_core::Result<Vec<G2Affine>> {
+        self.points.fetch_add(s.len(), Ordering::SeqCst);
+        CpuFixedBase.mul_g2(t, s)
+    }
+}
+
 struct FakeGpus {
     counts: Vec<Arc<Counts>>,
     provers_made: AtomicUsize,
+    engine: Arc<CountingEngine>,
 }
 
 impl FakeGpus {
@@ -57,6 +89,7 @@ impl FakeGpus {
         FakeGpus {
             counts: (0..devices).map(|_| Arc::default()).collect(),
             provers_made: AtomicUsize::new(0),
+            engine: Arc::default(),
         }
     }
 }
@@ -94,6 +127,9 @@ impl DeviceBackend for FakeGpus {
         Ok(params.h.len() as u64 * 96)
     }
     fn release_params(&self, _device: u32, _id: &str) {}
+    fn fixed_base_engine(&self) -> Option<Arc<dyn FixedBaseEngine + Send + Sync>> {
+        Some(self.engine.clone())
+    }
 }
 
 async fn run(workers_per_device: usize, jobs: u64) -> Arc<FakeGpus> {
@@ -138,6 +174,9 @@ async fn run(workers_per_device: usize, jobs: u64) -> Arc<FakeGpus> {
 async fn two_workers_per_device_overlap_and_never_exceed_two() {
     let gpus = run(2, 12).await;
     assert_eq!(gpus.provers_made.load(Ordering::SeqCst), 4);
+    // The porep-like-6 parameters were generated through the engine (and
+    // the proofs above verified under the key they made).
+    assert!(gpus.engine.points.load(Ordering::SeqCst) > 64);
     let calls: usize = gpus
         .counts
         .iter()

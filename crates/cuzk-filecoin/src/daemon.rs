@@ -352,12 +352,19 @@ impl CircuitKind for FilecoinKind {
     }
 
     fn generate_params(&self) -> Option<std::result::Result<Parameters, KindError>> {
+        self.generate_params_on(&cuzk_core::generator::CpuFixedBase)
+    }
+
+    fn generate_params_on(
+        &self,
+        engine: &dyn cuzk_core::generator::FixedBaseEngine,
+    ) -> Option<std::result::Result<Parameters, KindError>> {
         if !self.generate {
             return None;
         }
         Some(
             self.circuit
-                .generate_parameters(&mut rand::rngs::OsRng)
+                .generate_parameters_on(engine, &mut rand::rngs::OsRng)
                 .map_err(|e| match e {
                     Error::Core(source) => KindError::Core {
                         kind: self.name.clone(),
