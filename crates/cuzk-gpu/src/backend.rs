@@ -45,7 +45,7 @@ use crate::plan::{self, BaseStaging, HStaging, PartitionSizes, StagingPlan, G1_P
 
 const G1: u64 = G1_POINT;
 const G2: u64 = G2_POINT;
-use crate::split::{select_par, split_zero_one_par};
+use crate::split::split_zero_one_par;
 use crate::GpuConfig;
 
 /// What one partition did: its plan, phase times and memory.
@@ -249,28 +249,9 @@ type HostPrep = (
 );
 
 fn host_prep(pa: &ProvingAssignment) -> HostPrep {
-    let inputs = &pa.input_assignment;
+    // The selections (parallel inside) and the L split side by side.
     let ((a_scalars, b_scalars), l_split) = rayon::join(
-        || {
-            rayon::join(
-                || {
-                    select_par(
-                        inputs,
-                        None,
-                        &pa.aux_assignment,
-                        pa.a_aux_density.as_slice(),
-                    )
-                },
-                || {
-                    select_par(
-                        inputs,
-                        Some(pa.b_input_density.as_slice()),
-                        &pa.aux_assignment,
-                        pa.b_aux_density.as_slice(),
-                    )
-                },
-            )
-        },
+        || rayon::join(|| pa.a_query_scalars(), || pa.b_query_scalars()),
         || split_zero_one_par(&pa.aux_assignment),
     );
     let (a_split, b_split) = rayon::join(
@@ -698,58 +679,63 @@ impl CudaBackend {
         let h_coeffs = w.compute_h(pa, log, plan.h, &mut t)?;
         let pinned = matches!(h_coeffs, HCoeffs::Pinned(_));
 
-        // The five MSMs. H's scalars are random (no split); the others are
-        // mostly 0 and 1 and were split before the slot was taken.
-        let clock = Instant::now();
-        let h = w.msm_g1(
+        // The five MSMs, each over its parameter vector's resident copy or
+        // pinned mirror where there is one. H's scalars are random (no
+        // split); the others are mostly 0 and 1, split by the host
+        // preparation running meanwhile.
+        let msm_g1 = |host: &[G1Affine],
+                      part: Option<&MirrorPart>,
+                      resident: Option<&DevicePoints>,
+                      scalars: &[Scalar],
+                      split: Option<&ZeroOneSplit>,
+                      t: &mut PhaseTimings| {
+            let clock = Instant::now();
+            let pinned = part.and_then(|m| m.bytes(g1_as_bytes(host)));
+            let sum = w.msm_g1(host, pinned, resident, scalars, split, &plan, t)?;
+            Ok::<_, GpuError>((sum, clock.elapsed()))
+        };
+        let (h, took) = msm_g1(
             &params.h,
-            mirror.and_then(|m| m.h.bytes(g1_as_bytes(&params.h))),
+            mirror.map(|m| &m.h),
             bases.map(|b| &b.h),
             &h_coeffs.scalars(sizes.h, &self.label)?,
             None,
-            &plan,
             &mut t,
         )?;
+        t.msm_h += took;
         drop(h_coeffs);
-        t.msm_h += clock.elapsed();
         let clock = Instant::now();
         let ((a_scalars, b_scalars, l_split, a_split, b_split), host_prep) = prep_thread
             .join()
             .unwrap_or_else(|p| std::panic::resume_unwind(p));
         let prep_wait = clock.elapsed();
-        let clock = Instant::now();
-        let l = w.msm_g1(
+        let (l, took) = msm_g1(
             &params.l,
-            mirror.and_then(|m| m.l.bytes(g1_as_bytes(&params.l))),
+            mirror.map(|m| &m.l),
             bases.map(|b| &b.l),
             &pa.aux_assignment,
             Some(&l_split),
-            &plan,
             &mut t,
         )?;
-        t.msm_l += clock.elapsed();
-        let clock = Instant::now();
-        let a_g1 = w.msm_g1(
+        t.msm_l += took;
+        let (a_g1, took) = msm_g1(
             &params.a,
-            mirror.and_then(|m| m.a.bytes(g1_as_bytes(&params.a))),
+            mirror.map(|m| &m.a),
             bases.map(|b| &b.a),
             &a_scalars,
             Some(&a_split),
-            &plan,
             &mut t,
         )?;
-        t.msm_a += clock.elapsed();
-        let clock = Instant::now();
-        let b_g1 = w.msm_g1(
+        t.msm_a += took;
+        let (b_g1, took) = msm_g1(
             &params.b_g1,
-            mirror.and_then(|m| m.b_g1.bytes(g1_as_bytes(&params.b_g1))),
+            mirror.map(|m| &m.b_g1),
             bases.map(|b| &b.b_g1),
             &b_scalars,
             Some(&b_split),
-            &plan,
             &mut t,
         )?;
-        t.msm_b_g1 += clock.elapsed();
+        t.msm_b_g1 += took;
         let clock = Instant::now();
         let b_g2 = w.msm_g2(
             &params.b_g2,

@@ -56,54 +56,6 @@ pub fn split_zero_one_par(scalars: &[Scalar]) -> ZeroOneSplit {
     out
 }
 
-/// A query's scalars on every core: `inputs` (those whose bit is set in
-/// `input_bits`, or all of them), then the `aux` values whose bit is set
-/// in `aux_bits`: cuzk-core's `a_query_scalars` / `b_query_scalars`, which
-/// run on one thread (about a second at 2^27).
-pub fn select_par(
-    inputs: &[Scalar],
-    input_bits: Option<&[bool]>,
-    aux: &[Scalar],
-    aux_bits: &[bool],
-) -> Vec<Scalar> {
-    let head: Vec<Scalar> = match input_bits {
-        None => inputs.to_vec(),
-        Some(bits) => inputs
-            .iter()
-            .zip(bits)
-            .filter_map(|(v, b)| b.then_some(*v))
-            .collect(),
-    };
-    let n = aux.len().min(aux_bits.len());
-    let (aux, aux_bits) = (&aux[..n], &aux_bits[..n]);
-    let counts: Vec<usize> = aux_bits
-        .par_chunks(PIECE)
-        .map(|c| c.iter().filter(|b| **b).count())
-        .collect();
-    let mut out = vec![Scalar::ZERO; head.len() + counts.iter().sum::<usize>()];
-    let (first, mut rest) = out.split_at_mut(head.len());
-    first.copy_from_slice(&head);
-    let mut parts = Vec::with_capacity(counts.len());
-    for c in counts {
-        let (part, tail) = rest.split_at_mut(c);
-        parts.push(part);
-        rest = tail;
-    }
-    parts
-        .into_par_iter()
-        .zip(aux.par_chunks(PIECE).zip(aux_bits.par_chunks(PIECE)))
-        .for_each(|(dst, (vals, bits))| {
-            let mut k = 0;
-            for (v, b) in vals.iter().zip(bits) {
-                if *b {
-                    dst[k] = *v;
-                    k += 1;
-                }
-            }
-        });
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,37 +96,6 @@ mod tests {
             assert_eq!(a.rest_ids, b.rest_ids, "n={n} seed={seed}");
             assert_eq!(a.rest_scalars, b.rest_scalars, "n={n} seed={seed}");
             assert_eq!(a.len(), n);
-        }
-    }
-
-    #[test]
-    fn select_equals_the_density_selection() {
-        use cuzk_core::synthesis::Density;
-        let seed: u64 = rand::random();
-        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
-        for n in [0usize, 1, 5, PIECE - 1, PIECE, 2 * PIECE + 3] {
-            let aux: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut rng)).collect();
-            let inputs: Vec<Scalar> = (0..7).map(|_| Scalar::random(&mut rng)).collect();
-            let abits: Vec<bool> = (0..n).map(|_| rng.gen_bool(0.7)).collect();
-            let ibits: Vec<bool> = (0..7).map(|_| rng.gen_bool(0.5)).collect();
-            let (ad, id) = (
-                Density::from_bits(abits.clone()),
-                Density::from_bits(ibits.clone()),
-            );
-            let mut want_a = inputs.clone();
-            want_a.extend(ad.select(&aux));
-            assert_eq!(
-                select_par(&inputs, None, &aux, &abits),
-                want_a,
-                "n={n} seed={seed}"
-            );
-            let mut want_b: Vec<Scalar> = id.select(&inputs).collect();
-            want_b.extend(ad.select(&aux));
-            assert_eq!(
-                select_par(&inputs, Some(&ibits), &aux, &abits),
-                want_b,
-                "n={n} seed={seed}"
-            );
         }
     }
 }
