@@ -597,10 +597,9 @@ impl CudaBackend {
                 let r = host_prep(pa);
                 (r, clock.elapsed())
             })
-            .map_err(|e| GpuError::Driver {
-                op: "starting the host-preparation thread",
+            .map_err(|source| GpuError::Thread {
                 device: self.label.clone(),
-                source: Box::new(e),
+                source,
             })?;
         let slot = self.acquire_slot();
         let w = Worker {

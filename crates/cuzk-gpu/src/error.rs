@@ -36,6 +36,13 @@ pub enum GpuError {
     /// The protocol layer refused the input (shape mismatch, bad circuit).
     #[error(transparent)]
     Core(#[from] cuzk_core::Error),
+    /// The host-preparation thread of a partition could not be started.
+    #[error("device {device}: starting the host-preparation thread failed: {source}")]
+    Thread {
+        device: String,
+        #[source]
+        source: std::io::Error,
+    },
     /// A worker panicked while proving circuit `index`; every buffer it held
     /// was released while unwinding.
     #[error("device {device}: proving circuit {index} panicked: {message}")]
