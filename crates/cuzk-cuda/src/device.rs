@@ -109,6 +109,16 @@ impl DevicePoints {
     pub fn len(&self) -> usize {
         self.len
     }
+    /// Treats the first `len` points of the buffer as the vector (a
+    /// streamed chunk shorter than the buffer); false, and unchanged, if
+    /// the buffer holds fewer.
+    pub fn set_len(&mut self, len: usize) -> bool {
+        if len * self.group.affine_bytes() > self.buf.len() {
+            return false;
+        }
+        self.len = len;
+        true
+    }
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -128,6 +138,14 @@ impl DeviceScalars {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+}
+
+/// Where an MSM's scalars are: a device address, their count and form.
+#[derive(Clone, Copy)]
+struct ScalarsAt {
+    ptr: u64,
+    len: usize,
+    montgomery: bool,
 }
 
 /// One NTT twiddle table kept between calls: tw[i] = w^i, i < n/2.
@@ -779,7 +797,8 @@ impl CudaDevice {
         scalars: &DeviceScalars,
         ids: Option<&[u32]>,
     ) -> Result<G1Projective> {
-        let sums = self.msm_windows(Group_::G1, points, scalars, ids, None, "msm_g1")?;
+        let at = self.scalars_at(scalars);
+        let sums = self.msm_windows(Group_::G1, points, at, ids, None, "msm_g1")?;
         Ok(combine_windows(
             sums.0.iter().map(|b| host::g1_from_xyzz(b)).collect(),
             sums.1,
@@ -792,11 +811,86 @@ impl CudaDevice {
         scalars: &DeviceScalars,
         ids: Option<&[u32]>,
     ) -> Result<G2Projective> {
-        let sums = self.msm_windows(Group_::G2, points, scalars, ids, None, "msm_g2")?;
+        let at = self.scalars_at(scalars);
+        let sums = self.msm_windows(Group_::G2, points, at, ids, None, "msm_g2")?;
         Ok(combine_windows(
             sums.0.iter().map(|b| host::g2_from_xyzz(b)).collect(),
             sums.1,
         ))
+    }
+
+    fn scalars_at(&self, s: &DeviceScalars) -> ScalarsAt {
+        ScalarsAt {
+            ptr: self.p(&s.buf),
+            len: s.len,
+            montgomery: s.form == ScalarForm::Montgomery,
+        }
+    }
+
+    /// G1 MSM over `count` Montgomery-form scalars that already lie on the
+    /// device, starting at element `first` of `scalars` (a buffer another
+    /// stream of this context filled, e.g. H's coefficients straight from
+    /// the NTT), against `points[0..count]`. The caller makes sure the
+    /// buffer's writes have completed (a synchronisation or an event this
+    /// device's stream waited for) and that it outlives the call.
+    pub fn msm_g1_scalars_on_device(
+        &self,
+        points: &DevicePoints,
+        scalars: &CudaSlice<u8>,
+        first: usize,
+        count: usize,
+    ) -> Result<G1Projective> {
+        let kernel = "msm_g1";
+        let end = first
+            .checked_add(count)
+            .and_then(|e| e.checked_mul(FR_BYTES))
+            .filter(|&e| e <= scalars.len());
+        if end.is_none() {
+            return Err(self.bad(
+                kernel,
+                count,
+                format!(
+                    "scalars {first}..{first}+{count} past a buffer of {} bytes",
+                    scalars.len()
+                ),
+            ));
+        }
+        let at = ScalarsAt {
+            ptr: self.p(scalars) + (first * FR_BYTES) as u64,
+            len: count,
+            montgomery: true,
+        };
+        let sums = self.msm_windows(Group_::G1, points, at, None, None, kernel)?;
+        Ok(combine_windows(
+            sums.0.iter().map(|b| host::g1_from_xyzz(b)).collect(),
+            sums.1,
+        ))
+    }
+
+    /// Room for `len` affine points on the device, uninitialised, for a
+    /// caller that fills it from another stream of this context (with
+    /// [`Self::points_address`]) and makes this device's stream wait for
+    /// that copy ([`Self::wait_event`]) before an MSM reads it. The
+    /// allocation has completed when this returns.
+    pub fn alloc_points(&self, g2: bool, len: usize) -> Result<DevicePoints> {
+        let group = if g2 { Group_::G2 } else { Group_::G1 };
+        let buf: CudaSlice<u8> = self.alloc("alloc_points", len * group.affine_bytes())?;
+        self.synchronize()?;
+        Ok(DevicePoints { group, len, buf })
+    }
+
+    /// The device address of `points`' first byte, for copies into it.
+    pub fn points_address(&self, points: &DevicePoints) -> u64 {
+        self.p(&points.buf)
+    }
+
+    /// Makes this device's stream wait (on the device, not the host) for
+    /// `event`, recorded on another stream of the same context: work
+    /// enqueued here afterwards starts only once the event has completed.
+    pub fn wait_event(&self, event: &cudarc::driver::CudaEvent) -> Result<()> {
+        self.stream
+            .wait(event)
+            .map_err(|e| self.err("stream wait", "wait_event", 0, e))
     }
 
     /// G1 MSM with the points streamed from pinned host memory: the copy
@@ -837,7 +931,8 @@ impl CudaDevice {
             len: n,
             buf,
         };
-        let sums = self.msm_windows(Group_::G1, &points, scalars, None, Some(&copied), kernel)?;
+        let at = self.scalars_at(scalars);
+        let sums = self.msm_windows(Group_::G1, &points, at, None, Some(&copied), kernel)?;
         Ok(combine_windows(
             sums.0.iter().map(|b| host::g1_from_xyzz(b)).collect(),
             sums.1,
@@ -851,7 +946,7 @@ impl CudaDevice {
         &self,
         group: Group_,
         points: &DevicePoints,
-        scalars: &DeviceScalars,
+        scalars: ScalarsAt,
         ids: Option<&[u32]>,
         points_ready: Option<&cudarc::driver::CudaEvent>,
         kernel: &'static str,
@@ -912,10 +1007,10 @@ impl CudaDevice {
         let b = 1usize << (c - 1);
         let s = w as usize * b;
         let gi = (group == Group_::G2) as usize;
-        let mont = (scalars.form == ScalarForm::Montgomery) as u32;
+        let mont = scalars.montgomery as u32;
         let ids_buf = ids.map(|v| self.upload(kernel, v)).transpose()?;
         let ids_ptr = ids_buf.as_ref().map_or(0u64, |b| self.p(b));
-        let sc = self.p(&scalars.buf);
+        let sc = scalars.ptr;
         let mut prof = PhaseTimer::new();
         prof.mark(self, "setup")?;
 

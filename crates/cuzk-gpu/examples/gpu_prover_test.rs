@@ -240,10 +240,19 @@ fn forced_plans(t: &mut Tally) {
         for bases in [
             BaseStaging::Resident,
             BaseStaging::PerMsm,
-            // Odd chunk sizes: the last chunk of each MSM is partial.
+            // Odd chunk sizes: the last chunk of each MSM is partial, and
+            // the chunks' 0/1 splits are recomputed (not word-aligned).
             BaseStaging::Chunked {
                 g1_points: 1000,
                 g2_points: 333,
+                h_points: 777,
+            },
+            // Word-aligned chunks (splits cut out of the MSM's), and H's
+            // coefficients read back to the host before the H MSM.
+            BaseStaging::Chunked {
+                g1_points: 1024,
+                g2_points: 512,
+                h_points: 0,
             },
         ] {
             let p = StagingPlan { h, bases };
@@ -351,6 +360,7 @@ fn faults(t: &mut Tally) {
             bases: BaseStaging::Chunked {
                 g1_points: 300,
                 g2_points: 200,
+                h_points: 0,
             },
         }),
     ] {

@@ -28,7 +28,9 @@ use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::time::{Duration, Instant};
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
-use cudarc::driver::{sys, CudaContext, CudaSlice, CudaStream, DriverError, PinnedHostSlice};
+use cudarc::driver::{
+    sys, CudaContext, CudaEvent, CudaSlice, CudaStream, DriverError, PinnedHostSlice,
+};
 use cuzk_core::domain::log_domain_size;
 use cuzk_core::prover::{check_shape, MsmResults, ProverBackend};
 use cuzk_core::{Parameters, PhaseTimings, ProvingAssignment};
@@ -40,7 +42,7 @@ use rayon::prelude::*;
 
 use crate::budget::{Reservation, VramBudget};
 use crate::error::{GpuError, Result};
-use crate::pinned::{HostRegistration, PinnedLease, PinnedPool};
+use crate::pinned::{HostRegistration, PinnedPool};
 use crate::plan::{self, BaseStaging, HStaging, PartitionSizes, StagingPlan, G1_POINT, G2_POINT};
 
 const G1: u64 = G1_POINT;
@@ -74,37 +76,15 @@ fn plan_name<S: serde::Serializer>(p: &StagingPlan, s: S) -> std::result::Result
     s.serialize_str(&format!("{:?}/{:?}", p.h, p.bases))
 }
 
-/// H's coefficients: in pinned memory (the fast path's readback, uploaded
-/// again at full speed for the H MSM) or in a host vector.
+/// H's coefficients: still on the device where the NTTs left them (read
+/// by the H MSM in place, under a reservation of their size), or in a host
+/// vector (the one-at-a-time and host plans).
 enum HCoeffs<'a> {
-    Pinned(PinnedLease<'a>),
+    Device {
+        buf: Staged<'a>,
+        _held: Reservation,
+    },
     Host(Vec<Scalar>),
-}
-
-impl HCoeffs<'_> {
-    /// The first `n` coefficients (the H query's length).
-    fn scalars(&self, n: usize, device: &str) -> Result<std::borrow::Cow<'_, [Scalar]>> {
-        match self {
-            HCoeffs::Host(v) => Ok(std::borrow::Cow::Borrowed(&v[..n.min(v.len())])),
-            HCoeffs::Pinned(lease) => match lease.scalars(n) {
-                Ok(Some(s)) => Ok(std::borrow::Cow::Borrowed(s)),
-                Ok(None) => Err(GpuError::Driver {
-                    op: "pinned H readback",
-                    device: device.to_string(),
-                    source: format!(
-                        "lease of {} bytes holds fewer than {n} scalars",
-                        lease.len()
-                    )
-                    .into(),
-                }),
-                Err(e) => Err(GpuError::Driver {
-                    op: "pinned H readback",
-                    device: device.to_string(),
-                    source: Box::new(e),
-                }),
-            },
-        }
-    }
 }
 
 /// Drops cuzk-cuda's cached NTT twiddles when the H step ends.
@@ -129,6 +109,9 @@ struct Staged<'a> {
 impl Staged<'_> {
     fn get(&mut self) -> &mut CudaSlice<u8> {
         self.buf.as_mut().expect("present until drop")
+    }
+    fn slice(&self) -> &CudaSlice<u8> {
+        self.buf.as_ref().expect("present until drop")
     }
 }
 
@@ -675,8 +658,26 @@ impl CudaBackend {
         let mirror = mirror.as_deref();
 
         // H.
-        let h_coeffs = w.compute_h(pa, log, plan.h, &mut t)?;
-        let pinned = matches!(h_coeffs, HCoeffs::Pinned(_));
+        let (h_coeffs, pinned) = w.compute_h(pa, log, plan.h, &mut t)?;
+        // A streamed plan with no room for the coefficients beside the H
+        // MSM's chunks: they go back to the host, and the MSM streams like
+        // the others.
+        let h_coeffs = match (h_coeffs, plan.bases) {
+            (HCoeffs::Device { mut buf, _held }, BaseStaging::Chunked { h_points: 0, .. }) => {
+                let clock = Instant::now();
+                let v = w.read_back(&mut buf, sizes.domain)?;
+                t.readback += clock.elapsed();
+                drop((buf, _held));
+                HCoeffs::Host(v)
+            }
+            // The MSM reads the first `sizes.h` coefficients: that is
+            // what the plan counted (the domain's last one is not read).
+            (HCoeffs::Device { buf, mut _held }, _) => {
+                _held.shrink_to(sizes.h as u64 * plan::FR, "H coefficients (for the H MSM)");
+                HCoeffs::Device { buf, _held }
+            }
+            (h, _) => h,
+        };
 
         // The five MSMs, each over its parameter vector's resident copy or
         // pinned mirror where there is one. H's scalars are random (no
@@ -693,14 +694,31 @@ impl CudaBackend {
             let sum = w.msm_g1(host, pinned, resident, scalars, split, &plan, t)?;
             Ok::<_, GpuError>((sum, clock.elapsed()))
         };
-        let (h, took) = msm_g1(
-            &params.h,
-            mirror.map(|m| &m.h),
-            bases.map(|b| &b.h),
-            &h_coeffs.scalars(sizes.h, &self.label)?,
-            None,
-            &mut t,
-        )?;
+        let (h, took) = match &h_coeffs {
+            HCoeffs::Host(v) => msm_g1(
+                &params.h,
+                mirror.map(|m| &m.h),
+                bases.map(|b| &b.h),
+                &v[..sizes.h.min(v.len())],
+                None,
+                &mut t,
+            )?,
+            HCoeffs::Device { buf, _held } => {
+                let clock = Instant::now();
+                let pinned = mirror.and_then(|m| m.h.bytes(g1_as_bytes(&params.h)));
+                let sum = w.msm_h_on_device(
+                    &params.h,
+                    pinned,
+                    bases.map(|b| &b.h),
+                    buf,
+                    _held,
+                    sizes.h,
+                    &plan,
+                    &mut t,
+                )?;
+                (sum, clock.elapsed())
+            }
+        };
         t.msm_h += took;
         drop(h_coeffs);
         let clock = Instant::now();
@@ -783,6 +801,20 @@ impl Worker<'_> {
         Ok(self.b.budget.reserve_waiting(bytes, what)?)
     }
 
+    /// [`Self::reserve`] while this partition keeps `held` (which it
+    /// cannot release while it waits).
+    fn reserve_beside(
+        &self,
+        bytes: u64,
+        what: &'static str,
+        held: Option<&Reservation>,
+    ) -> Result<Reservation> {
+        Ok(match held {
+            Some(h) => self.b.budget.reserve_waiting_beside(bytes, what, h)?,
+            None => self.b.budget.reserve_waiting(bytes, what)?,
+        })
+    }
+
     // ------------------------------------------------------------------ H
 
     /// A zeroed device buffer of `n` Fr holding `v` (v.len() <= n), on our
@@ -810,56 +842,132 @@ impl Worker<'_> {
         Ok(staged)
     }
 
-    /// a, b, c copied (zero-padded to `n`) into one pinned buffer by every
-    /// core, then up to three device buffers on our stream.
-    fn stage_pinned(
-        &self,
-        lease: &mut PinnedLease<'_>,
-        vs: [&[Scalar]; 3],
-        n: usize,
-    ) -> Result<[Staged<'_>; 3]> {
-        let bytes = n * plan::FR as usize;
-        {
-            let dst = lease
-                .bytes_mut()
-                .map_err(|e| self.drv("pinned buffer", e))?;
-            // 1 MiB pieces: a few hundred µs of copying each.
-            const PIECE: usize = 1 << 20;
-            dst[..3 * bytes]
-                .par_chunks_mut(bytes.max(1))
-                .zip(vs.par_iter())
-                .for_each(|(d, v)| {
-                    let src = scalars_as_bytes(v);
-                    let (head, tail) = d.split_at_mut(src.len().min(d.len()));
-                    head.par_chunks_mut(PIECE)
-                        .zip(src.par_chunks(PIECE))
-                        .for_each(|(d, s)| d.copy_from_slice(s));
-                    tail.par_chunks_mut(PIECE).for_each(|d| d.fill(0));
-                });
-        }
-        let src = lease.bytes().map_err(|e| self.drv("pinned buffer", e))?;
-        let one = |k: usize| -> Result<Staged<'_>> {
-            // SAFETY: every byte is written by the copy just below before
-            // any kernel reads it.
-            let buf = unsafe { self.stream.alloc::<u8>(bytes.max(1)) }
-                .map_err(|e| self.drv("alloc (a/b/c staging)", e))?;
-            let mut staged = Staged {
-                buf: Some(buf),
-                dev: self.dev,
-                stream: self.stream,
-            };
-            if bytes > 0 {
-                self.stream
-                    .memcpy_htod(&src[k * bytes..(k + 1) * bytes], staged.get())
-                    .map_err(|e| self.drv("copy to device (a/b/c, pinned)", e))?;
-            }
-            Ok(staged)
+    /// A zeroed device buffer of `n` Fr on our stream, synchronised (the
+    /// upload stream writes it next).
+    fn zeroed(&self, n: usize) -> Result<Staged<'_>> {
+        let buf = self
+            .stream
+            .alloc_zeros::<u8>((n * plan::FR as usize).max(1))
+            .map_err(|e| self.drv("alloc_zeros (a/b/c staging)", e))?;
+        let staged = Staged {
+            buf: Some(buf),
+            dev: self.dev,
+            stream: self.stream,
         };
-        let staged = [one(0)?, one(1)?, one(2)?];
         self.stream
             .synchronize()
             .map_err(|e| self.drv("synchronize", e))?;
         Ok(staged)
+    }
+
+    /// H with a, b and c resident: a thread uploads them one after the
+    /// other on our stream (through the pinned ring where there is one, see
+    /// [`crate::upload`]), and each vector's inverse NTT is launched on
+    /// cuzk-cuda's stream behind an event as soon as it has arrived, so the
+    /// copies of b and c overlap the transforms of a and b. Returns the
+    /// coefficients on the device and whether the ring was pinned.
+    fn h_all_resident(
+        &self,
+        pa: &ProvingAssignment,
+        log: u32,
+        mut reservation: Reservation,
+        t: &mut PhaseTimings,
+    ) -> Result<(HCoeffs<'_>, bool)> {
+        use std::sync::atomic::AtomicBool;
+        let n = 1usize << log;
+        let clock = Instant::now();
+        let mut bufs = [self.zeroed(n)?, self.zeroed(n)?, self.zeroed(n)?];
+        let ring = if self.b.config.pinned_staging {
+            // No pinned memory (the host is short of locked pages): the
+            // pageable copies still work, only slower.
+            crate::upload::Ring::take(
+                &self.b.pinned,
+                crate::upload::RING_SLOTS,
+                crate::upload::RING_SLOT_BYTES,
+            )
+        } else {
+            None
+        };
+        let pinned = ring.is_some();
+        let dsts = bufs.each_mut().map(|b| {
+            let buf = b.get();
+            let (ptr, _) = cudarc::driver::DevicePtr::device_ptr(&*buf, self.stream);
+            crate::upload::DeviceDst {
+                ptr,
+                len: buf.len(),
+            }
+        });
+        let srcs = [
+            scalars_as_bytes(&pa.a),
+            scalars_as_bytes(&pa.b),
+            scalars_as_bytes(&pa.c),
+        ];
+        let cancel = AtomicBool::new(false);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let uploaded = std::thread::scope(|scope| {
+            let uploader = std::thread::Builder::new()
+                .name("cuzk-gpu-upload".into())
+                .spawn_scoped(scope, || {
+                    let tx = tx;
+                    crate::upload::upload_all(self.stream, ring, &srcs, &dsts, &cancel, &tx)
+                })
+                .map_err(|source| GpuError::Thread {
+                    device: self.b.label.clone(),
+                    source,
+                })?;
+            // Inverse NTTs as the vectors arrive. The forward ones follow
+            // all three: cuzk-cuda caches one twiddle table, so grouping by
+            // direction builds two tables instead of six.
+            let launched = (|| -> Result<()> {
+                for (k, buf) in bufs.iter_mut().enumerate() {
+                    let ev = match rx.recv() {
+                        Ok(Ok((_, ev))) => ev,
+                        Ok(Err(e)) => return Err(self.drv("copy to device (a/b/c)", e)),
+                        // The uploader ended without reporting this vector:
+                        // a panic (passed on by the join below) or a bug.
+                        Err(_) => {
+                            return Err(GpuError::Driver {
+                                op: "copy to device (a/b/c)",
+                                device: self.b.label.clone(),
+                                source: format!("upload thread stopped before vector {k}").into(),
+                            })
+                        }
+                    };
+                    self.dev.wait_event(&ev)?;
+                    self.dev.ntt_device(buf.get(), log, NttKind::Inverse)?;
+                }
+                Ok(())
+            })();
+            if launched.is_err() {
+                cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            let took = uploader
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p));
+            launched.map(|()| took)
+        })?;
+        for buf in bufs.iter_mut() {
+            self.dev.ntt_device(buf.get(), log, NttKind::CosetForward)?;
+        }
+        let [mut ha, mut hb, mut hc] = bufs;
+        self.dev
+            .h_pointwise_device(ha.get(), hb.get(), hc.get(), n)?;
+        drop((hb, hc));
+        self.dev.ntt_device(ha.get(), log, NttKind::CosetInverse)?;
+        self.dev.synchronize()?;
+        self.dev.release_ntt_tables();
+        // The host time of the uploads; H's remaining wall time is what
+        // the transforms added after them.
+        t.upload += uploaded;
+        t.h_ntt += clock.elapsed().saturating_sub(uploaded);
+        reservation.shrink_to(n as u64 * plan::FR, "H coefficients (for the H MSM)");
+        Ok((
+            HCoeffs::Device {
+                buf: ha,
+                _held: reservation,
+            },
+            pinned,
+        ))
     }
 
     /// Reads `n` Fr back, after cuzk-cuda's stream has finished with `buf`.
@@ -878,14 +986,15 @@ impl Worker<'_> {
         Ok(out)
     }
 
-    /// H's coefficients (the domain's n; the H MSM takes the first n − 1).
+    /// H's coefficients (the domain's n; the H MSM takes the first n − 1)
+    /// and whether a/b/c went up through pinned memory.
     fn compute_h(
         &self,
         pa: &ProvingAssignment,
         log: u32,
         how: HStaging,
         t: &mut PhaseTimings,
-    ) -> Result<HCoeffs<'_>> {
+    ) -> Result<(HCoeffs<'_>, bool)> {
         let n = 1usize << log;
         // cuzk-cuda caches a twiddle table (4 GiB at 2^28) outside any
         // budget: it must go whichever way this function returns.
@@ -902,70 +1011,11 @@ impl Worker<'_> {
                 let clock = Instant::now();
                 let h = cuzk_core::domain::compute_h_from_slices(&pa.a, &pa.b, &pa.c)?;
                 t.h_ntt += clock.elapsed();
-                Ok(HCoeffs::Host(h))
+                Ok((HCoeffs::Host(h), false))
             }
             HStaging::AllResident => {
-                let _r = self.reserve(sizes.h_bytes(how), "H (a, b, c resident)")?;
-                let clock = Instant::now();
-                let lease = if self.b.config.pinned_staging {
-                    // No pinned memory (the host is short of locked pages):
-                    // the pageable path below still works, only slower.
-                    self.b.pinned.take(3 * n * plan::FR as usize).ok()
-                } else {
-                    None
-                };
-                let mut bufs = match lease {
-                    Some(mut lease) => {
-                        let bufs = self.stage_pinned(&mut lease, [&pa.a, &pa.b, &pa.c], n)?;
-                        Ok::<_, GpuError>((bufs, Some(lease)))
-                    }
-                    None => Ok((
-                        [
-                            self.stage(&pa.a, n)?,
-                            self.stage(&pa.b, n)?,
-                            self.stage(&pa.c, n)?,
-                        ],
-                        None,
-                    )),
-                }?;
-                t.upload += clock.elapsed();
-                let clock = Instant::now();
-                // Grouped by direction: cuzk-cuda caches one twiddle table,
-                // so three inverse NTTs then three forward ones build two
-                // tables instead of six.
-                for buf in bufs.0.iter_mut() {
-                    self.dev.ntt_device(buf.get(), log, NttKind::Inverse)?;
-                }
-                for buf in bufs.0.iter_mut() {
-                    self.dev.ntt_device(buf.get(), log, NttKind::CosetForward)?;
-                }
-                let ([mut ha, mut hb, mut hc], lease) = bufs;
-                self.dev
-                    .h_pointwise_device(ha.get(), hb.get(), hc.get(), n)?;
-                drop((hb, hc));
-                self.dev.ntt_device(ha.get(), log, NttKind::CosetInverse)?;
-                self.dev.synchronize()?;
-                self.dev.release_ntt_tables();
-                t.h_ntt += clock.elapsed();
-                let clock = Instant::now();
-                let h = match lease {
-                    Some(mut lease) => {
-                        let bytes = n * plan::FR as usize;
-                        let dst = lease
-                            .bytes_mut()
-                            .map_err(|e| self.drv("pinned buffer", e))?;
-                        self.stream
-                            .memcpy_dtoh(&ha.get().slice(0..bytes), &mut dst[..bytes])
-                            .map_err(|e| self.drv("copy to host (H, pinned)", e))?;
-                        self.stream
-                            .synchronize()
-                            .map_err(|e| self.drv("synchronize", e))?;
-                        HCoeffs::Pinned(lease)
-                    }
-                    None => HCoeffs::Host(self.read_back(&mut ha, n)?),
-                };
-                t.readback += clock.elapsed();
-                Ok(h)
+                let r = self.reserve(sizes.h_bytes(how), "H (a, b, c resident)")?;
+                self.h_all_resident(pa, log, r, t)
             }
             HStaging::OneAtATime => {
                 let _r = self.reserve(sizes.h_bytes(how), "H (one vector at a time)")?;
@@ -1002,7 +1052,7 @@ impl Worker<'_> {
                 let clock = Instant::now();
                 let h = self.read_back(&mut buf, n)?;
                 t.readback += clock.elapsed();
-                Ok(HCoeffs::Host(h))
+                Ok((HCoeffs::Host(h), false))
             }
         }
     }
@@ -1029,9 +1079,6 @@ impl Worker<'_> {
         if m == 0 {
             return Ok(G1Projective::identity());
         }
-        // One reservation per step (see `VramBudget::reserve_waiting`): the
-        // scratch alone over resident points, bases and scratch together
-        // for a streamed chunk.
         let run = |points: &DevicePoints, s: &[Scalar], sp: Option<&ZeroOneSplit>| match sp {
             Some(sp) => self.split_g1(points, sp),
             None => {
@@ -1047,29 +1094,148 @@ impl Worker<'_> {
             BaseStaging::Chunked { g1_points, .. } => g1_points.max(1),
             _ => m,
         };
-        let mut acc = G1Projective::identity();
-        for lo in (0..m).step_by(chunk) {
+        let src = pinned.unwrap_or_else(|| g1_as_bytes(&host[..m]));
+        self.streamed(false, src, m, chunk, None, t, |points, lo, hi| {
+            if hi - lo == m {
+                return run(points, scalars, split);
+            }
+            // A chunk's split is cut out of the MSM's (whole mask words);
+            // recomputed only if the chunk is not word-aligned.
+            let sp = split.map(|sp| {
+                crate::split::split_range(sp, lo, hi)
+                    .unwrap_or_else(|| split_zero_one_par(&scalars[lo..hi]))
+            });
+            run(points, &scalars[lo..hi], sp.as_ref())
+        })
+    }
+
+    /// One MSM over bases streamed from host memory in chunks of `chunk`
+    /// points (`src` holds the raw affine points; pinned where there is a
+    /// mirror, so the copies are asynchronous): chunk k+1 goes up on our
+    /// stream into the second of two device buffers while cuzk-cuda's
+    /// stream sums chunk k, whose MSM waits for its own copy by event. One
+    /// reservation covers the scratch and both buffers
+    /// ([`plan::streamed_bytes`]); `held` is the reservation of H's
+    /// coefficients when the scalars are those (then not in the scratch).
+    /// `run(points, lo, hi)` is the MSM of points `lo..hi`, which lie at
+    /// the start of `points`.
+    #[allow(clippy::too_many_arguments)]
+    fn streamed<G: Group>(
+        &self,
+        g2: bool,
+        src: &[u8],
+        m: usize,
+        chunk: usize,
+        held: Option<&Reservation>,
+        t: &mut PhaseTimings,
+        mut run: impl FnMut(&DevicePoints, usize, usize) -> Result<G>,
+    ) -> Result<G> {
+        let scalars_on_device = held.is_some();
+        let chunk = chunk.clamp(1, m.max(1));
+        let point = if g2 { G2 } else { G1 } as usize;
+        let what = match (g2, scalars_on_device) {
+            (true, _) => "G2 bases and MSM scratch (streamed)",
+            (false, false) => "G1 bases and MSM scratch (streamed)",
+            (false, true) => "H bases and MSM scratch (streamed)",
+        };
+        let _step = self.reserve_beside(
+            plan::streamed_bytes(m, chunk, g2, scalars_on_device),
+            what,
+            held,
+        )?;
+        let clock = Instant::now();
+        let mut bufs = vec![self.dev.alloc_points(g2, chunk)?];
+        if chunk < m {
+            bufs.push(self.dev.alloc_points(g2, chunk)?);
+        }
+        // Dropped before the buffers (declared after them): no copy into
+        // a buffer is still running when it is freed, whichever way this
+        // function returns.
+        let _quiesce = SyncOnDrop(self.stream);
+        let upload = |buf: &DevicePoints, lo: usize, hi: usize| -> Result<CudaEvent> {
+            let bytes = &src[lo * point..hi * point];
+            // SAFETY: `buf` holds `chunk` >= hi - lo points and stays
+            // allocated until `_quiesce` has waited for this copy; nothing
+            // else writes it until cuzk-cuda's stream has waited for the
+            // event below and summed it (the MSM calls return only after
+            // their kernels are done).
+            unsafe {
+                cudarc::driver::result::memcpy_htod_async(
+                    self.dev.points_address(buf),
+                    bytes,
+                    self.stream.cu_stream(),
+                )
+            }
+            .map_err(|e| self.drv("copy to device (streamed bases)", e))?;
+            self.stream
+                .record_event(None)
+                .map_err(|e| self.drv("event (streamed bases)", e))
+        };
+        let mut arrived = upload(&bufs[0], 0, chunk)?;
+        t.upload += clock.elapsed();
+        let mut acc = G::identity();
+        for (k, lo) in (0..m).step_by(chunk).enumerate() {
             let hi = (lo + chunk).min(m);
-            let _step = self.reserve(
-                (hi - lo) as u64 * G1_POINT + plan::msm_scratch(hi - lo, false),
-                "G1 bases and MSM scratch (streamed)",
-            )?;
+            // The other buffer's MSM (chunk k−1) has finished: fill it
+            // with chunk k+1 while chunk k is summed.
             let clock = Instant::now();
-            let points = match pinned {
-                Some(raw) => self
-                    .dev
-                    .upload_points_raw(false, &raw[lo * G1 as usize..hi * G1 as usize])?,
-                None => self.dev.upload_g1(&host[lo..hi])?,
+            let next = if hi < m {
+                Some(upload(&bufs[(k + 1) % 2], hi, (hi + chunk).min(m))?)
+            } else {
+                None
             };
             t.upload += clock.elapsed();
-            acc += if hi - lo == m {
-                run(&points, scalars, split)?
-            } else {
-                let sp = split.map(|_| split_zero_one_par(&scalars[lo..hi]));
-                run(&points, &scalars[lo..hi], sp.as_ref())?
-            };
+            self.dev.wait_event(&arrived)?;
+            let points = &mut bufs[k % 2];
+            let sized = points.set_len(hi - lo);
+            debug_assert!(sized, "a chunk fits its buffer");
+            acc += run(points, lo, hi)?;
+            if let Some(next) = next {
+                arrived = next;
+            }
         }
         Ok(acc)
+    }
+
+    /// The H MSM over coefficients the NTTs left on the device (`coeffs`,
+    /// Montgomery form; the first `m` are used): over the resident points,
+    /// or streaming the points as [`Self::msm_g1`] does, in the plan's H
+    /// chunks. The scalars are neither read back nor uploaded again, so
+    /// the scratch reserved here is the MSM's without them (the
+    /// coefficients hold their own reservation).
+    #[allow(clippy::too_many_arguments)]
+    fn msm_h_on_device(
+        &self,
+        host: &[G1Affine],
+        pinned: Option<&[u8]>,
+        resident: Option<&DevicePoints>,
+        coeffs: &Staged<'_>,
+        held: &Reservation,
+        m: usize,
+        plan: &StagingPlan,
+        t: &mut PhaseTimings,
+    ) -> Result<G1Projective> {
+        let m = m.min(host.len());
+        if m == 0 {
+            return Ok(G1Projective::identity());
+        }
+        let buf = coeffs.slice();
+        if let Some(points) = resident {
+            let scratch = plan::msm_scratch(m, false).saturating_sub(m as u64 * plan::FR);
+            let _scratch =
+                self.reserve_beside(scratch, "H MSM scratch (scalars on the device)", Some(held))?;
+            return Ok(self.dev.msm_g1_scalars_on_device(points, buf, 0, m)?);
+        }
+        let chunk = match plan.bases {
+            BaseStaging::Chunked { h_points, .. } => h_points.max(1),
+            _ => m,
+        };
+        let src = pinned.unwrap_or_else(|| g1_as_bytes(&host[..m]));
+        self.streamed(false, src, m, chunk, Some(held), t, |points, lo, hi| {
+            Ok(self
+                .dev
+                .msm_g1_scalars_on_device(points, buf, lo, hi - lo)?)
+        })
     }
 
     fn split_g1(&self, points: &DevicePoints, sp: &ZeroOneSplit) -> Result<G1Projective> {
@@ -1113,37 +1279,34 @@ impl Worker<'_> {
         if m == 0 {
             return Ok(G2Projective::identity());
         }
-        let run = |points: &DevicePoints, sp: &ZeroOneSplit| self.split_g2(points, sp);
         if let Some(points) = resident {
             let _scratch = self.reserve(plan::msm_scratch(m, true), "G2 MSM scratch")?;
-            return run(points, split);
+            return self.split_g2(points, split);
         }
         let chunk = match plan.bases {
             BaseStaging::Chunked { g2_points, .. } => g2_points.max(1),
             _ => m,
         };
-        let mut acc = G2Projective::identity();
-        for lo in (0..m).step_by(chunk) {
-            let hi = (lo + chunk).min(m);
-            let _step = self.reserve(
-                (hi - lo) as u64 * G2_POINT + plan::msm_scratch(hi - lo, true),
-                "G2 bases and MSM scratch (streamed)",
-            )?;
-            let clock = Instant::now();
-            let points = match pinned {
-                Some(raw) => self
-                    .dev
-                    .upload_points_raw(true, &raw[lo * G2 as usize..hi * G2 as usize])?,
-                None => self.dev.upload_g2(&host[lo..hi])?,
-            };
-            t.upload += clock.elapsed();
-            acc += if hi - lo == m {
-                run(&points, split)?
-            } else {
-                run(&points, &split_zero_one_par(&scalars[lo..hi]))?
-            };
-        }
-        Ok(acc)
+        let src = pinned.unwrap_or_else(|| g2_as_bytes(&host[..m]));
+        self.streamed(true, src, m, chunk, None, t, |points, lo, hi| {
+            if hi - lo == m {
+                return self.split_g2(points, split);
+            }
+            let sp = crate::split::split_range(split, lo, hi)
+                .unwrap_or_else(|| split_zero_one_par(&scalars[lo..hi]));
+            self.split_g2(points, &sp)
+        })
+    }
+}
+
+/// Synchronises a stream when dropped.
+struct SyncOnDrop<'a>(&'a Arc<CudaStream>);
+
+impl Drop for SyncOnDrop<'_> {
+    fn drop(&mut self) {
+        // A failed synchronisation means the context is broken; the frees
+        // that follow fail with it and nothing more can be done here.
+        let _ = self.0.synchronize();
     }
 }
 

@@ -170,7 +170,7 @@ impl VramBudget {
     /// Takes `bytes` for one step of a partition (`what` is a short label
     /// that errors carry); fails at once when they do not fit.
     pub fn reserve(&self, bytes: u64, what: &'static str) -> Result<Reservation, BudgetError> {
-        self.take(bytes, what, true, false)
+        self.take(bytes, what, true, false, 0)
     }
 
     /// Takes `bytes` held across partitions (resident parameters),
@@ -180,7 +180,7 @@ impl VramBudget {
         bytes: u64,
         what: &'static str,
     ) -> Result<Reservation, BudgetError> {
-        self.take(bytes, what, false, true)
+        self.take(bytes, what, false, true, 0)
     }
 
     /// Marks a partition in flight until the guard drops, so that waiting
@@ -204,7 +204,21 @@ impl VramBudget {
         bytes: u64,
         what: &'static str,
     ) -> Result<Reservation, BudgetError> {
-        self.take(bytes, what, true, true)
+        self.take(bytes, what, true, true, 0)
+    }
+
+    /// [`reserve_waiting`](Self::reserve_waiting) for a caller that holds
+    /// `held` (a transient reservation of its own that it keeps while it
+    /// waits, e.g. H's coefficients beside the H MSM): those bytes are not
+    /// counted as memory that someone else may release.
+    pub fn reserve_waiting_beside(
+        &self,
+        bytes: u64,
+        what: &'static str,
+        held: &Reservation,
+    ) -> Result<Reservation, BudgetError> {
+        let own = if held.transient { held.bytes } else { 0 };
+        self.take(bytes, what, true, true, own)
     }
 
     fn take(
@@ -213,6 +227,7 @@ impl VramBudget {
         what: &'static str,
         transient: bool,
         wait: bool,
+        own_transient: u64,
     ) -> Result<Reservation, BudgetError> {
         let mut s = lock(&self.state);
         s.requests += 1;
@@ -239,7 +254,8 @@ impl VramBudget {
                 break;
             }
             let now = Instant::now();
-            let others_may_release = s.transient > 0 || s.in_flight > s.waiting + 1;
+            let others_may_release =
+                s.transient > own_transient || s.in_flight > s.waiting + 1;
             if !wait || !others_may_release || now >= deadline {
                 return Err(BudgetError::Exhausted {
                     device: s.device.clone(),
@@ -331,6 +347,26 @@ impl Reservation {
     pub fn what(&self) -> &'static str {
         self.what
     }
+
+    /// Keeps only `bytes` of this reservation (no-op if it holds fewer),
+    /// handing the rest back at once: for a step whose tail needs less
+    /// than its peak, without a window where the kept bytes are
+    /// unaccounted.
+    pub fn shrink_to(&mut self, bytes: u64, what: &'static str) {
+        let excess = self.bytes.saturating_sub(bytes);
+        self.what = what;
+        if excess == 0 {
+            return;
+        }
+        let mut s = lock(&self.state);
+        s.reserved = s.reserved.saturating_sub(excess);
+        if self.transient {
+            s.transient = s.transient.saturating_sub(excess);
+        }
+        drop(s);
+        self.bytes -= excess;
+        self.state.released.notify_all();
+    }
 }
 
 impl Drop for Reservation {
@@ -383,6 +419,21 @@ mod tests {
         assert_eq!(budget(10 * GIB, Some(4 * GIB)).capacity(), 4 * GIB);
         assert_eq!(budget(100 << 20, None).capacity(), 0);
         assert_eq!(budget(0, Some(GIB)).capacity(), 0);
+    }
+
+    #[test]
+    fn shrinking_returns_the_excess_and_keeps_the_rest() {
+        let b = budget(4 * GIB, Some(3 * GIB));
+        let mut r = b.reserve(3 * GIB, "step").unwrap();
+        assert_eq!(b.available(), 0);
+        r.shrink_to(GIB, "tail");
+        assert_eq!((r.bytes(), r.what()), (GIB, "tail"));
+        assert_eq!(b.available(), 2 * GIB);
+        assert_eq!(b.transient(), GIB);
+        r.shrink_to(2 * GIB, "grow?");
+        assert_eq!(r.bytes(), GIB, "shrink_to never grows a reservation");
+        drop(r);
+        assert_eq!((b.reserved(), b.transient()), (0, 0));
     }
 
     #[test]
@@ -532,6 +583,33 @@ mod tests {
         std::thread::sleep(Duration::from_millis(50));
         drop(step);
         drop(p1);
+        assert_eq!(waiter.join().unwrap(), Ok(GIB));
+    }
+
+    #[test]
+    fn a_holder_of_its_own_step_fails_instead_of_waiting_for_itself() {
+        // One partition holds H's coefficients (transient) and asks for
+        // more than is left: nobody else can release anything, so it
+        // fails at once instead of waiting out MAX_WAIT.
+        let b = budget(8 * GIB, Some(3 * GIB));
+        let _p = b.enter_partition();
+        let held = b.reserve(2 * GIB, "H coefficients").unwrap();
+        let clock = Instant::now();
+        let r = b.reserve_waiting_beside(2 * GIB, "H MSM", &held);
+        assert!(matches!(r, Err(BudgetError::Exhausted { what: "H MSM", .. })), "{r:?}");
+        assert!(clock.elapsed() < Duration::from_secs(5));
+        // It fits once the request does.
+        assert_eq!(b.reserve_waiting_beside(GIB, "H MSM", &held).unwrap().bytes(), GIB);
+        // Another partition's step in flight: it waits for that one.
+        let other = b.reserve(GIB, "other step").unwrap();
+        let b2 = b.clone();
+        let waiter = std::thread::spawn(move || {
+            let _p = b2.enter_partition();
+            let held = b2.reserve(0, "held").unwrap();
+            b2.reserve_waiting_beside(GIB, "after", &held).map(|r| r.bytes())
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        drop(other);
         assert_eq!(waiter.join().unwrap(), Ok(GIB));
     }
 

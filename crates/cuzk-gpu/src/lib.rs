@@ -25,6 +25,8 @@ mod backend;
 pub mod pinned;
 pub mod split;
 #[cfg(feature = "cuda")]
+pub mod upload;
+#[cfg(feature = "cuda")]
 pub use backend::{CudaBackend, PartitionReport};
 
 pub use budget::{BudgetConfig, BudgetError, Fault, PartitionGuard, Reservation, VramBudget};
@@ -80,10 +82,13 @@ pub struct GpuConfig {
     /// resident parameters. 2 lets one partition's host work and transfers
     /// overlap the other's kernels.
     pub workers_per_device: usize,
-    /// Stage a/b/c and read H back through pinned host memory.
+    /// Upload a/b/c through a ring of pinned host buffers (see
+    /// [`upload`]) and keep a pinned mirror of parameters that do not stay
+    /// in VRAM; off, both go up from pageable memory.
     pub pinned_staging: bool,
-    /// Pinned host bytes kept for reuse between partitions: a 2^27
-    /// partition stages 12 GiB, so 24 GiB keeps two workers' buffers.
+    /// Pinned host bytes kept for reuse between partitions: each worker's
+    /// upload ring holds `upload::RING_SLOTS` × `upload::RING_SLOT_BYTES`
+    /// (128 MiB).
     pub max_pinned_cache: u64,
 }
 
@@ -96,7 +101,7 @@ impl Default for GpuConfig {
             force_plan: None,
             workers_per_device: 2,
             pinned_staging: true,
-            max_pinned_cache: 24 << 30,
+            max_pinned_cache: 1 << 30,
         }
     }
 }

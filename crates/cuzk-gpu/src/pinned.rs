@@ -1,8 +1,8 @@
-//! Page-locked (pinned) host memory for the a/b/c staging and the H
-//! readback: copies from it run at the link's full speed (55 GB/s measured
-//! on the H200 against 8 GB/s from pageable memory, shared/GPU.md), and the
-//! H coefficients read back into it are uploaded again for the H MSM at
-//! that speed.
+//! Page-locked (pinned) host memory: the ring buffers a/b/c go up through
+//! (see `upload`) and the mirror of parameters that do not stay in VRAM.
+//! Copies from it run at the link's full speed (55 GB/s measured on the
+//! H200 against 8 GB/s from pageable memory, shared/GPU.md) and do not
+//! hold the host thread.
 //!
 //! cuMemHostAlloc is slow (about 0.2 s for 4 GiB), so buffers are kept and
 //! reused: a lease returns its buffer to the pool on drop, up to
@@ -10,7 +10,6 @@
 
 use std::sync::{Arc, Mutex};
 
-use blstrs::Scalar;
 use cudarc::driver::{CudaContext, DriverError, PinnedHostSlice};
 
 pub struct PinnedPool {
@@ -98,22 +97,6 @@ impl PinnedLease<'_> {
         let len = self.len;
         let b = self.buf.as_mut().expect("present until drop");
         Ok(&mut b.as_mut_slice()?[..len])
-    }
-    /// The first `n` scalars held (raw Montgomery limbs, as the device
-    /// writes them), or None if the buffer is too short.
-    pub fn scalars(&self, n: usize) -> Result<Option<&[Scalar]>, DriverError> {
-        let bytes = self.bytes()?;
-        if bytes.len() < n * std::mem::size_of::<Scalar>()
-            || bytes.as_ptr().align_offset(std::mem::align_of::<Scalar>()) != 0
-        {
-            return Ok(None);
-        }
-        // SAFETY: the bytes are initialised (written by a device copy of
-        // reduced Montgomery residues, each a valid Scalar), aligned for
-        // Scalar (checked), long enough (checked), and borrowed from self.
-        Ok(Some(unsafe {
-            std::slice::from_raw_parts(bytes.as_ptr().cast::<Scalar>(), n)
-        }))
     }
 }
 

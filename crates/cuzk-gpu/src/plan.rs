@@ -63,8 +63,14 @@ pub enum BaseStaging {
     Resident,
     /// Each MSM's vector uploaded before it, freed after it.
     PerMsm,
-    /// Streamed in chunks of at most this many points (G1, G2).
-    Chunked { g1_points: usize, g2_points: usize },
+    /// Streamed in chunks of at most this many points (G1, G2; the H MSM
+    /// over coefficients left on the device, 0 when they must go back to
+    /// the host first).
+    Chunked {
+        g1_points: usize,
+        g2_points: usize,
+        h_points: usize,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -160,30 +166,57 @@ pub fn msm_scratch(m: usize, g2: bool) -> u64 {
     inputs + sort.max(accumulate).max(reduce) + SCRATCH_SLACK
 }
 
-/// Largest chunk (points) whose bases and scratch fit `available`, or None
-/// below [`MIN_CHUNK_POINTS`].
-fn chunk_points(available: u64, g2: bool, cap: usize) -> Option<usize> {
+/// Points per chunk of a streamed MSM: the whole MSM when its bases and
+/// scratch fit `available` at once (nothing to overlap), otherwise the
+/// largest multiple of 32 whose scratch and *two* chunk buffers fit (chunk
+/// k+1 is copied while chunk k is summed), or None below
+/// [`MIN_CHUNK_POINTS`]. `scalars_on_device`: the scalars are already on
+/// the device (H's coefficients), so the scratch holds no copy of them.
+fn chunk_points(available: u64, g2: bool, cap: usize, scalars_on_device: bool) -> Option<usize> {
     let point = if g2 { G2_POINT } else { G1_POINT };
-    let fits = |m: usize| msm_scratch(m, g2) + m as u64 * point <= available;
-    if cap <= MIN_CHUNK_POINTS {
-        return fits(cap).then_some(cap.max(1));
+    let need = |m: usize, buffers: u64| {
+        let scratch = msm_scratch(m, g2);
+        let scratch = if scalars_on_device {
+            scratch.saturating_sub(m as u64 * FR)
+        } else {
+            scratch
+        };
+        scratch + buffers * m as u64 * point
+    };
+    if need(cap, 1) <= available {
+        return Some(cap.max(1));
     }
-    if !fits(MIN_CHUNK_POINTS) {
+    if cap <= MIN_CHUNK_POINTS || need(MIN_CHUNK_POINTS, 2) > available {
         return None;
     }
     let (mut lo, mut hi) = (MIN_CHUNK_POINTS, cap);
-    if fits(hi) {
-        return Some(hi);
-    }
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
-        if fits(mid) {
+        if need(mid, 2) <= available {
             lo = mid;
         } else {
             hi = mid;
         }
     }
-    Some(lo)
+    // Whole words of the 0/1 mask, so a chunk's split is cut out of the
+    // MSM's split (`split::split_range`) instead of recomputed.
+    Some(lo & !31)
+}
+
+/// Device bytes a streamed MSM of `m` points in chunks of `chunk` holds:
+/// the scratch of one chunk and one chunk buffer, or two when there is
+/// more than one chunk (see [`chunk_points`]).
+pub fn streamed_bytes(m: usize, chunk: usize, g2: bool, scalars_on_device: bool) -> u64 {
+    let chunk = chunk.clamp(1, m.max(1));
+    let point = if g2 { G2_POINT } else { G1_POINT };
+    let scratch = msm_scratch(chunk, g2);
+    let scratch = if scalars_on_device {
+        scratch.saturating_sub(chunk as u64 * FR)
+    } else {
+        scratch
+    };
+    let buffers = if chunk < m { 2 } else { 1 };
+    scratch + buffers * chunk as u64 * point
 }
 
 /// The plan for one partition. `available` is what the budget has free;
@@ -221,15 +254,25 @@ pub fn plan(
     let g2_cap = sizes.b.max(1);
     let err = || PlanError {
         available: usable,
-        needed: msm_scratch(MIN_CHUNK_POINTS, true) + MIN_CHUNK_POINTS as u64 * G2_POINT,
+        needed: msm_scratch(MIN_CHUNK_POINTS, true) + 2 * MIN_CHUNK_POINTS as u64 * G2_POINT,
     };
-    let g1_points = chunk_points(usable, false, g1_cap).ok_or_else(err)?;
-    let g2_points = chunk_points(usable, true, g2_cap).ok_or_else(err)?;
+    let g1_points = chunk_points(usable, false, g1_cap, false).ok_or_else(err)?;
+    let g2_points = chunk_points(usable, true, g2_cap, false).ok_or_else(err)?;
+    // H's coefficients stay on the device from the NTTs into the H MSM
+    // (n Fr beside its chunks) where that fits; otherwise they go back to
+    // the host first and the H MSM streams like the others.
+    let h_points = if h == HStaging::AllResident {
+        let left = usable.saturating_sub(sizes.domain as u64 * FR);
+        chunk_points(left, false, sizes.h.max(1), true).unwrap_or(0)
+    } else {
+        0
+    };
     Ok(StagingPlan {
         h,
         bases: BaseStaging::Chunked {
             g1_points,
             g2_points,
+            h_points,
         },
     })
 }
@@ -318,11 +361,20 @@ mod tests {
                         BaseStaging::Chunked {
                             g1_points,
                             g2_points,
+                            h_points,
                         } => {
                             assert!(g1_points >= MIN_CHUNK_POINTS && g2_points >= MIN_CHUNK_POINTS);
-                            let g1 = msm_scratch(g1_points, false) + g1_points as u64 * G1_POINT;
-                            let g2 = msm_scratch(g2_points, true) + g2_points as u64 * G2_POINT;
-                            s.h_bytes(p.h).max(g1).max(g2)
+                            assert_eq!(g1_points % 32, 0);
+                            let g1 = streamed_bytes(s.a.max(s.l), g1_points, false, false);
+                            let g2 = streamed_bytes(s.b, g2_points, true, false);
+                            let h = if h_points > 0 {
+                                assert_eq!(p.h, HStaging::AllResident);
+                                assert_eq!(h_points % 32, 0);
+                                s.domain as u64 * FR + streamed_bytes(s.h, h_points, false, true)
+                            } else {
+                                0
+                            };
+                            s.h_bytes(p.h).max(g1).max(g2).max(h)
                         }
                     };
                     assert!(peak <= avail, "{p:?} needs {peak} of {avail}");
@@ -387,10 +439,38 @@ mod tests {
                 assert!(plan(&s, 1 << 20, 0).is_err());
             }
         }
-        assert!(chunk_points(0, false, 1 << 20).is_none());
-        let c = chunk_points(4 * GIB, true, 1 << 26).unwrap();
-        assert!(msm_scratch(c, true) + c as u64 * G2_POINT <= 4 * GIB);
-        assert!(msm_scratch(c + 1, true) + (c + 1) as u64 * G2_POINT > 4 * GIB);
+        assert!(chunk_points(0, false, 1 << 20, false).is_none());
+        // Two chunk buffers beside one chunk's scratch, the largest
+        // multiple of 32 that fits.
+        let c = chunk_points(4 * GIB, true, 1 << 26, false).unwrap();
+        assert_eq!(c % 32, 0);
+        assert!(streamed_bytes(1 << 26, c, true, false) <= 4 * GIB);
+        assert!(streamed_bytes(1 << 26, c + 32, true, false) > 4 * GIB);
+        // Scalars already on the device leave room for at least as large a
+        // chunk (the window width steps the scratch, so often no larger).
+        let h = chunk_points(4 * GIB, false, 1 << 26, true).unwrap();
+        let g = chunk_points(4 * GIB, false, 1 << 26, false).unwrap();
+        assert!(h >= g, "{h} {g}");
+        assert!(streamed_bytes(1 << 26, h, false, true) <= 4 * GIB);
+        // One chunk (the whole MSM) holds one buffer only.
+        let whole = streamed_bytes(1000, 1000, false, false);
+        assert_eq!(chunk_points(whole, false, 1000, false), Some(1000));
+        assert_eq!(whole, msm_scratch(1000, false) + 1000 * G1_POINT);
+    }
+
+    #[test]
+    fn capped_2_27_keeps_h_on_the_device() {
+        // At 16 GiB H's 4 GiB of coefficients fit beside its chunks.
+        let s = porep_like(27);
+        let avail = 16 * GIB - (512 << 20);
+        match plan(&s, avail, 0).unwrap().bases {
+            BaseStaging::Chunked { h_points, .. } => {
+                assert!(h_points >= MIN_CHUNK_POINTS, "{h_points}");
+                let held = s.domain as u64 * FR + streamed_bytes(s.h, h_points, false, true);
+                assert!(held <= avail);
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -56,6 +56,38 @@ pub fn split_zero_one_par(scalars: &[Scalar]) -> ZeroOneSplit {
     out
 }
 
+/// The split of `scalars[lo..hi]`, cut out of `split` (the split of all of
+/// `scalars`) instead of recomputed: the streamed MSMs take one per chunk
+/// of bases. `lo` must be a multiple of 32 (whole mask words); otherwise,
+/// or if the range is past the split, None.
+pub fn split_range(split: &ZeroOneSplit, lo: usize, hi: usize) -> Option<ZeroOneSplit> {
+    if !lo.is_multiple_of(32) || lo > hi || hi > split.len() {
+        return None;
+    }
+    let words = (hi - lo).div_ceil(32);
+    let mut ones = split.ones[lo / 32..lo / 32 + words].to_vec();
+    let tail = (hi - lo) % 32;
+    if tail != 0 {
+        // Bits past `hi` belong to the next chunk.
+        *ones.last_mut().expect("tail != 0 implies a word") &= (1u32 << tail) - 1;
+    }
+    let ones_count = ones.iter().map(|w| w.count_ones() as usize).sum();
+    let a = split.rest_ids.partition_point(|&i| (i as usize) < lo);
+    let b = split.rest_ids.partition_point(|&i| (i as usize) < hi);
+    let rest_ids: Vec<u32> = split.rest_ids[a..b]
+        .iter()
+        .map(|&i| i - lo as u32)
+        .collect();
+    let rest_scalars = split.rest_scalars[a..b].to_vec();
+    Some(ZeroOneSplit {
+        ones,
+        ones_count,
+        zeros_count: (hi - lo) - ones_count - rest_ids.len(),
+        rest_ids,
+        rest_scalars,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -96,6 +128,41 @@ mod tests {
             assert_eq!(a.rest_ids, b.rest_ids, "n={n} seed={seed}");
             assert_eq!(a.rest_scalars, b.rest_scalars, "n={n} seed={seed}");
             assert_eq!(a.len(), n);
+        }
+    }
+
+    #[test]
+    fn ranges_equal_the_split_of_the_range() {
+        let seed: u64 = rand::random();
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+        for n in [0usize, 1, 31, 32, 33, 100, 1000, 5000] {
+            let v: Vec<Scalar> = (0..n)
+                .map(|_| match rng.gen_range(0..3) {
+                    0 => Scalar::ZERO,
+                    1 => Scalar::ONE,
+                    _ => Scalar::random(&mut rng),
+                })
+                .collect();
+            let all = split_zero_one_par(&v);
+            for chunk in [1usize, 32, 64, 96, 1000] {
+                for lo in (0..n).step_by(chunk) {
+                    let hi = (lo + chunk).min(n);
+                    let cut = split_range(&all, lo, hi);
+                    if lo % 32 != 0 {
+                        assert!(cut.is_none(), "n={n} lo={lo}");
+                        continue;
+                    }
+                    let cut = cut.expect("aligned range");
+                    let want = split_zero_one_par(&v[lo..hi]);
+                    let ctx = format!("n={n} lo={lo} hi={hi} seed={seed}");
+                    assert_eq!(cut.ones, want.ones, "{ctx}");
+                    assert_eq!(cut.ones_count, want.ones_count, "{ctx}");
+                    assert_eq!(cut.zeros_count, want.zeros_count, "{ctx}");
+                    assert_eq!(cut.rest_ids, want.rest_ids, "{ctx}");
+                    assert_eq!(cut.rest_scalars, want.rest_scalars, "{ctx}");
+                }
+            }
+            assert!(split_range(&all, 0, n + 1).is_none());
         }
     }
 }
