@@ -154,8 +154,26 @@ fn await_response(job_id: &str, v: &JobView) -> pb::AwaitProofResponse {
     }
 }
 
-/// The vanilla proofs of a PoSt or SnapDeals request: a JSON array of
-/// base64 strings, or one proof as it is.
+/// The vanilla proofs of a PoSt or SnapDeals request: the repeated
+/// `vanilla_proofs` field (Curio's newer schema) when it has any, else
+/// `vanilla_proof` read by [`vanilla_list`].
+fn vanilla_proofs_of(req: &pb::SubmitProofRequest) -> Result<Vec<Vec<u8>>, Error> {
+    if req.vanilla_proofs.is_empty() {
+        return vanilla_list(&req.vanilla_proof);
+    }
+    if !req.vanilla_proof.is_empty() {
+        return Err(Error::InvalidInput(
+            "both vanilla_proof and vanilla_proofs are set; send one".into(),
+        ));
+    }
+    if let Some(i) = req.vanilla_proofs.iter().position(|v| v.is_empty()) {
+        return Err(Error::InvalidInput(format!("vanilla_proofs[{i}] is empty")));
+    }
+    Ok(req.vanilla_proofs.clone())
+}
+
+/// The vanilla proofs of a PoSt or SnapDeals request in the older schema's
+/// one field: a JSON array of base64 strings, or one proof as it is.
 fn vanilla_list(bytes: &[u8]) -> Result<Vec<Vec<u8>>, Error> {
     if bytes.first() == Some(&b'[') {
         if let Ok(list) = serde_json::from_slice::<Vec<String>>(bytes) {
@@ -256,7 +274,7 @@ pub fn request_of(req: &pb::SubmitProofRequest) -> Result<ProofRequest, Error> {
             let registered_proof = post::post_proof_from_u64(req.registered_proof)?;
             let randomness = bytes32(&req.randomness, "randomness")?;
             let prover_id = cli::prover_id_from_miner(req.miner_id);
-            let vanilla_proofs = vanilla_list(&req.vanilla_proof)?;
+            let vanilla_proofs = vanilla_proofs_of(req)?;
             if kind == ProofKind::WinningPost {
                 ProofRequest::WinningPost {
                     registered_proof,
@@ -276,21 +294,13 @@ pub fn request_of(req: &pb::SubmitProofRequest) -> Result<ProofRequest, Error> {
         }
         ProofKind::SnapDeals => ProofRequest::SnapDeals {
             registered_proof: snap::update_proof_from_u64(req.registered_proof)?,
-            vanilla_proofs: vanilla_list(&req.vanilla_proof)?,
-            comm_r_old: commitment_from_cid(
-                &req.sector_key_cid,
-                FIL_COMMITMENT_SEALED,
-                "sector_key_cid",
-            )?,
-            comm_r_new: commitment_from_cid(
-                &req.new_sealed_cid,
-                FIL_COMMITMENT_SEALED,
-                "new_sealed_cid",
-            )?,
+            vanilla_proofs: vanilla_proofs_of(req)?,
+            comm_r_old: commitment_from_cid(&req.comm_r_old, FIL_COMMITMENT_SEALED, "comm_r_old")?,
+            comm_r_new: commitment_from_cid(&req.comm_r_new, FIL_COMMITMENT_SEALED, "comm_r_new")?,
             comm_d_new: commitment_from_cid(
-                &req.new_unsealed_cid,
+                &req.comm_d_new,
                 FIL_COMMITMENT_UNSEALED,
-                "new_unsealed_cid",
+                "comm_d_new",
             )?,
         },
     };
@@ -531,6 +541,58 @@ mod tests {
         );
         assert!(vanilla_list(b"").is_err());
         assert!(vanilla_list(br#"["!!"]"#).is_err());
+    }
+
+    #[test]
+    fn repeated_vanilla_proofs_come_first() {
+        let mut r = pb::SubmitProofRequest {
+            vanilla_proofs: vec![vec![1, 2], vec![3]],
+            ..Default::default()
+        };
+        assert_eq!(vanilla_proofs_of(&r).unwrap(), vec![vec![1, 2], vec![3]]);
+        r.vanilla_proof = vec![9];
+        assert!(matches!(vanilla_proofs_of(&r), Err(Error::InvalidInput(m)) if m.contains("both")));
+        r.vanilla_proofs.clear();
+        assert_eq!(vanilla_proofs_of(&r).unwrap(), vec![vec![9]]);
+        r.vanilla_proof.clear();
+        r.vanilla_proofs = vec![vec![1], vec![]];
+        assert!(
+            matches!(vanilla_proofs_of(&r), Err(Error::InvalidInput(m)) if m.contains("vanilla_proofs[1]"))
+        );
+    }
+
+    #[test]
+    fn snap_deals_in_the_newer_schema() {
+        let r = pb::SubmitProofRequest {
+            proof_kind: pb::ProofKind::SnapDealsUpdate as i32,
+            registered_proof: 0, // StackedDrg2KiBV1
+            vanilla_proofs: vec![vec![5; 10], vec![6; 10]],
+            comm_r_old: vec![1; 32],
+            comm_r_new: vec![2; 32],
+            comm_d_new: vec![3; 32],
+            ..Default::default()
+        };
+        match request_of(&r).unwrap() {
+            ProofRequest::SnapDeals {
+                vanilla_proofs,
+                comm_r_old,
+                comm_r_new,
+                comm_d_new,
+                ..
+            } => {
+                assert_eq!(vanilla_proofs, vec![vec![5; 10], vec![6; 10]]);
+                assert_eq!(
+                    (comm_r_old, comm_r_new, comm_d_new),
+                    ([1; 32], [2; 32], [3; 32])
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let mut short = r.clone();
+        short.comm_d_new = vec![3; 31];
+        assert!(
+            matches!(request_of(&short), Err(Error::InvalidInput(m)) if m.contains("comm_d_new"))
+        );
     }
 
     #[test]

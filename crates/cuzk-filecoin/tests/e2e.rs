@@ -572,8 +572,8 @@ async fn curio_client_proves_through_the_daemon() {
     let replicas = BTreeMap::from([(s.sector_id, PublicReplicaInfo::new(winning, s.comm_r))]);
     assert!(post::verify_winning_post(&rand, &res.proof, &replicas, s.prover_id).unwrap());
 
-    // WindowPoSt partition 1 of two (sectors 7 and 8), vanilla proofs as a
-    // JSON list, through SubmitProof and AwaitProof.
+    // WindowPoSt partitions 0 and 1 of two (sectors 5 and 6, then 7),
+    // through SubmitProof and AwaitProof.
     let ids: Vec<SectorId> = [5u64, 6, 7].map(SectorId::from).to_vec();
     let rand = randomness(&mut ChaCha20Rng::seed_from_u64(22));
     let ch = post::generate_fallback_sector_challenges(window, &rand, &ids, s.prover_id).unwrap();
@@ -586,10 +586,25 @@ async fn curio_client_proves_through_the_daemon() {
             base64::engine::general_purpose::STANDARD.encode(v)
         })
         .collect();
+    // Partition 0 in the older schema's form (a JSON list in
+    // vanilla_proof), partition 1 in the newer one (repeated
+    // vanilla_proofs, raw bytes).
     let window_submit = |vanilla: &[String], partition_index| pb::SubmitProofRequest {
         proof_kind: pb::ProofKind::WindowPostPartition as i32,
         registered_proof: window as u64,
-        vanilla_proof: serde_json::to_vec(vanilla).unwrap(),
+        vanilla_proof: if partition_index == 0 {
+            serde_json::to_vec(vanilla).unwrap()
+        } else {
+            Vec::new()
+        },
+        vanilla_proofs: if partition_index == 0 {
+            Vec::new()
+        } else {
+            vanilla
+                .iter()
+                .map(|v| base64::engine::general_purpose::STANDARD.decode(v).unwrap())
+                .collect()
+        },
         miner_id: 1000,
         randomness: rand.to_vec(),
         partition_index,

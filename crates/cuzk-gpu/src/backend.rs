@@ -80,10 +80,7 @@ fn plan_name<S: serde::Serializer>(p: &StagingPlan, s: S) -> std::result::Result
 /// by the H MSM in place, under a reservation of their size), or in a host
 /// vector (the one-at-a-time and host plans).
 enum HCoeffs<'a> {
-    Device {
-        buf: Staged<'a>,
-        _held: Reservation,
-    },
+    Device { buf: Staged<'a>, _held: Reservation },
     Host(Vec<Scalar>),
 }
 

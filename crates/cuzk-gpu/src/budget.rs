@@ -254,8 +254,7 @@ impl VramBudget {
                 break;
             }
             let now = Instant::now();
-            let others_may_release =
-                s.transient > own_transient || s.in_flight > s.waiting + 1;
+            let others_may_release = s.transient > own_transient || s.in_flight > s.waiting + 1;
             if !wait || !others_may_release || now >= deadline {
                 return Err(BudgetError::Exhausted {
                     device: s.device.clone(),
@@ -596,17 +595,26 @@ mod tests {
         let held = b.reserve(2 * GIB, "H coefficients").unwrap();
         let clock = Instant::now();
         let r = b.reserve_waiting_beside(2 * GIB, "H MSM", &held);
-        assert!(matches!(r, Err(BudgetError::Exhausted { what: "H MSM", .. })), "{r:?}");
+        assert!(
+            matches!(r, Err(BudgetError::Exhausted { what: "H MSM", .. })),
+            "{r:?}"
+        );
         assert!(clock.elapsed() < Duration::from_secs(5));
         // It fits once the request does.
-        assert_eq!(b.reserve_waiting_beside(GIB, "H MSM", &held).unwrap().bytes(), GIB);
+        assert_eq!(
+            b.reserve_waiting_beside(GIB, "H MSM", &held)
+                .unwrap()
+                .bytes(),
+            GIB
+        );
         // Another partition's step in flight: it waits for that one.
         let other = b.reserve(GIB, "other step").unwrap();
         let b2 = b.clone();
         let waiter = std::thread::spawn(move || {
             let _p = b2.enter_partition();
             let held = b2.reserve(0, "held").unwrap();
-            b2.reserve_waiting_beside(GIB, "after", &held).map(|r| r.bytes())
+            b2.reserve_waiting_beside(GIB, "after", &held)
+                .map(|r| r.bytes())
         });
         std::thread::sleep(Duration::from_millis(50));
         drop(other);

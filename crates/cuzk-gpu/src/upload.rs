@@ -102,7 +102,12 @@ pub fn upload_all(
     let mut run = || -> Result<(), DriverError> {
         stream.context().bind_to_thread()?;
         for (k, (src, dst)) in srcs.iter().zip(dsts).enumerate() {
-            assert!(src.len() <= dst.len, "upload of {} bytes into {}", src.len(), dst.len);
+            assert!(
+                src.len() <= dst.len,
+                "upload of {} bytes into {}",
+                src.len(),
+                dst.len
+            );
             match ring.as_mut() {
                 Some(ring) => through_ring(stream, ring, src, dst.ptr, cancel)?,
                 None => {
