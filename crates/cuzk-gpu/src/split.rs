@@ -93,6 +93,17 @@ mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
 
+    /// `n` scalars, each 0, 1 or random with equal odds.
+    fn mixed(rng: &mut impl Rng, n: usize) -> Vec<Scalar> {
+        (0..n)
+            .map(|_| match rng.gen_range(0..3) {
+                0 => Scalar::ZERO,
+                1 => Scalar::ONE,
+                _ => Scalar::random(&mut *rng),
+            })
+            .collect()
+    }
+
     #[test]
     fn equals_the_sequential_split() {
         let seed: u64 = rand::random();
@@ -113,13 +124,7 @@ mod tests {
             PIECE + 1,
             3 * PIECE + 77,
         ] {
-            let v: Vec<Scalar> = (0..n)
-                .map(|_| match rng.gen_range(0..3) {
-                    0 => Scalar::ZERO,
-                    1 => Scalar::ONE,
-                    _ => Scalar::random(&mut rng),
-                })
-                .collect();
+            let v = mixed(&mut rng, n);
             let a = split_zero_one_par(&v);
             let b = cuzk_cuda::split_zero_one(&v);
             assert_eq!(a.ones, b.ones, "n={n} seed={seed}");
@@ -136,13 +141,7 @@ mod tests {
         let seed: u64 = rand::random();
         let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
         for n in [0usize, 1, 31, 32, 33, 100, 1000, 5000] {
-            let v: Vec<Scalar> = (0..n)
-                .map(|_| match rng.gen_range(0..3) {
-                    0 => Scalar::ZERO,
-                    1 => Scalar::ONE,
-                    _ => Scalar::random(&mut rng),
-                })
-                .collect();
+            let v = mixed(&mut rng, n);
             let all = split_zero_one_par(&v);
             for chunk in [1usize, 32, 64, 96, 1000] {
                 for lo in (0..n).step_by(chunk) {
