@@ -13,6 +13,9 @@
 #       VRAM caps, the fault hook, two workers), then the benchmarks asked
 #       for. The last line is always `N passed, M failed`. Logs go to $OUT
 #       (when set) as gpu-prover.log and gpu-prover.json.
+#   ./.gpu-prover/h2d_bench [GIB] [REPS] [--json]
+#       Host-to-device copy rates from pageable, registered (page-locked in
+#       place) and cuMemHostAlloc memory (crates/cuzk-gpu/examples/h2d_bench.rs).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -22,10 +25,12 @@ if [ "${1:-}" = "--prepare" ]; then
     bin="$(bash scripts/install-nvcc.sh)"
     export PATH="$bin:$PATH"
     export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
-    cargo build --release -p cuzk-gpu --features cuda --example gpu_prover_test
+    cargo build --release -p cuzk-gpu --features cuda --example gpu_prover_test --example h2d_bench
     mkdir -p .gpu-prover
-    cp "$CARGO_TARGET_DIR/release/examples/gpu_prover_test" .gpu-prover/
-    strip .gpu-prover/gpu_prover_test
+    for b in gpu_prover_test h2d_bench; do
+        cp "$CARGO_TARGET_DIR/release/examples/$b" .gpu-prover/
+        strip ".gpu-prover/$b"
+    done
     cp scripts/gpu-prover-test.sh .gpu-prover/
     ls -l .gpu-prover
     exit 0
