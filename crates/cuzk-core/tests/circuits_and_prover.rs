@@ -72,6 +72,12 @@ fn densities_and_input_constraints() {
         ]
     );
     assert_eq!(pa.b_query_scalars(), vec![Scalar::ONE, Scalar::from(3u64)]);
+    // Into reused vectors: whatever they held is gone.
+    let mut v = vec![Scalar::from(77u64); 9];
+    pa.a_query_scalars_into(&mut v);
+    assert_eq!(v, pa.a_query_scalars());
+    pa.b_query_scalars_into(&mut v);
+    assert_eq!(v, vec![Scalar::ONE, Scalar::from(3u64)]);
 }
 
 /// Parts synthesized into fresh systems and spliced with `extend`, as

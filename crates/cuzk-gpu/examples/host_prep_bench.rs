@@ -5,17 +5,19 @@
 //! GPU work it overlaps; this program times each part at a size the
 //! development machine can hold.
 //!
-//!     cargo run --release -p cuzk-gpu --example host_prep_bench -- [LOG] [REPS]
+//!     cargo run --release -p cuzk-gpu --example host_prep_bench -- [LOG] [REPS] [--reuse] [--json]
 //!
 //! LOG defaults to 22, REPS to 3; prints the median of each part in ms and
-//! the split's shape (ones, zeros, other scalars), and `--json` prints the
-//! same as one JSON object.
+//! the split's shape (ones, zeros, other scalars); `--reuse` keeps the
+//! output vectors from one repetition to the next (the backend's pool),
+//! `--json` prints the same as one JSON object.
 
 use std::time::{Duration, Instant};
 
 use cuzk_core::circuits::PorepLikeCircuit;
 use cuzk_core::synthesis::synthesize_batch;
-use cuzk_gpu::split::split_zero_one_par;
+use cuzk_cuda::ZeroOneSplit;
+use cuzk_gpu::split::split_zero_one_into;
 
 fn median(mut v: Vec<Duration>) -> f64 {
     v.sort();
@@ -25,6 +27,7 @@ fn median(mut v: Vec<Duration>) -> f64 {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let json = args.iter().any(|a| a == "--json");
+    let reuse = args.iter().any(|a| a == "--reuse");
     let nums: Vec<u64> = args.iter().filter_map(|a| a.parse().ok()).collect();
     let log = nums.first().copied().unwrap_or(22) as u32;
     let reps = nums.get(1).copied().unwrap_or(3).max(1) as usize;
@@ -38,32 +41,45 @@ fn main() {
 
     let (mut sel_a, mut sel_b, mut split_l, mut split_a, mut split_b, mut total) =
         (vec![], vec![], vec![], vec![], vec![], vec![]);
-    let mut shape = (0, 0, 0);
+    // With --reuse the vectors of one repetition serve the next (as the
+    // backend's buffer pool does across partitions); without, every
+    // repetition allocates them afresh.
+    let mut kept = (
+        Vec::new(),
+        Vec::new(),
+        ZeroOneSplit::default(),
+        ZeroOneSplit::default(),
+        ZeroOneSplit::default(),
+    );
     for _ in 0..reps {
+        if !reuse {
+            kept = Default::default();
+        }
+        let (a, b, l, sa, sb) = &mut kept;
         let all = Instant::now();
         let t = Instant::now();
-        let a = pa.a_query_scalars();
+        pa.a_query_scalars_into(a);
         sel_a.push(t.elapsed());
         let t = Instant::now();
-        let b = pa.b_query_scalars();
+        pa.b_query_scalars_into(b);
         sel_b.push(t.elapsed());
         let t = Instant::now();
-        let l = split_zero_one_par(&pa.aux_assignment);
+        split_zero_one_into(&pa.aux_assignment, l);
         split_l.push(t.elapsed());
         let t = Instant::now();
-        let sa = split_zero_one_par(&a);
+        split_zero_one_into(a, sa);
         split_a.push(t.elapsed());
         let t = Instant::now();
-        let sb = split_zero_one_par(&b);
+        split_zero_one_into(b, sb);
         split_b.push(t.elapsed());
         total.push(all.elapsed());
-        shape = (l.ones_count, l.zeros_count, l.rest_ids.len());
-        std::hint::black_box((sa, sb));
     }
+    let shape = (kept.2.ones_count, kept.2.zeros_count, kept.2.rest_ids.len());
     let cores = rayon::current_num_threads();
     let row = serde_json::json!({
         "log": log,
         "reps": reps,
+        "reuse": reuse,
         "cores": cores,
         "aux": pa.aux_assignment.len(),
         "l_split": {"ones": shape.0, "zeros": shape.1, "other": shape.2},
@@ -79,11 +95,12 @@ fn main() {
         println!("{row}");
     } else {
         println!(
-            "2^{log} ({} aux, L split: {} ones, {} zeros, {} other) on {cores} threads, median of {reps}:",
+            "2^{log} ({} aux, L split: {} ones, {} zeros, {} other) on {cores} threads, median of {reps}{}:",
             pa.aux_assignment.len(),
             shape.0,
             shape.1,
-            shape.2
+            shape.2,
+            if reuse { ", vectors reused" } else { "" }
         );
         for k in [
             "select_a_ms",

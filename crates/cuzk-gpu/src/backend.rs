@@ -47,7 +47,7 @@ use crate::plan::{self, BaseStaging, HStaging, PartitionSizes, StagingPlan, G1_P
 
 const G1: u64 = G1_POINT;
 const G2: u64 = G2_POINT;
-use crate::split::split_zero_one_par;
+use crate::split::{split_zero_one_into, split_zero_one_par};
 use crate::GpuConfig;
 
 /// What one partition did: its plan, phase times and memory.
@@ -218,27 +218,44 @@ impl PinnedMirror {
 /// large proof never pushes the host out of memory.
 const HOST_RESERVE: u64 = 8 << 30;
 
-/// The scalars of the A and B queries (density-selected) and the 0/1
-/// splits of A, B and L, all on the CPU's cores.
-type HostPrep = (
-    Vec<Scalar>,
-    Vec<Scalar>,
-    ZeroOneSplit,
-    ZeroOneSplit,
-    ZeroOneSplit,
-);
+/// The host preparation of a partition: the scalars of the A and B
+/// queries (density-selected) and the 0/1 splits of L, A and B. Kept in
+/// the backend's pool between partitions and refilled in place: at 2^27
+/// these vectors hold about 8 GB, and writing freshly mapped memory costs
+/// several times more than writing memory already in place (page faults;
+/// `host_prep_bench --reuse`).
+#[derive(Default)]
+struct HostPrep {
+    a_scalars: Vec<Scalar>,
+    b_scalars: Vec<Scalar>,
+    l_split: ZeroOneSplit,
+    a_split: ZeroOneSplit,
+    b_split: ZeroOneSplit,
+}
 
-fn host_prep(pa: &ProvingAssignment) -> HostPrep {
+/// Fills `p` for `pa` on the CPU's cores.
+fn host_prep(pa: &ProvingAssignment, p: &mut HostPrep) {
+    let HostPrep {
+        a_scalars,
+        b_scalars,
+        l_split,
+        a_split,
+        b_split,
+    } = p;
     // The selections (parallel inside) and the L split side by side.
-    let ((a_scalars, b_scalars), l_split) = rayon::join(
-        || rayon::join(|| pa.a_query_scalars(), || pa.b_query_scalars()),
-        || split_zero_one_par(&pa.aux_assignment),
+    rayon::join(
+        || {
+            rayon::join(
+                || pa.a_query_scalars_into(a_scalars),
+                || pa.b_query_scalars_into(b_scalars),
+            )
+        },
+        || split_zero_one_into(&pa.aux_assignment, l_split),
     );
-    let (a_split, b_split) = rayon::join(
-        || split_zero_one_par(&a_scalars),
-        || split_zero_one_par(&b_scalars),
+    rayon::join(
+        || split_zero_one_into(a_scalars, a_split),
+        || split_zero_one_into(b_scalars, b_split),
     );
-    (a_scalars, b_scalars, l_split, a_split, b_split)
 }
 
 /// The GPU prover of one device.
@@ -258,6 +275,9 @@ pub struct CudaBackend {
     /// partition using them is done.
     resident: Mutex<Option<Arc<ResidentBases>>>,
     mirror: Mutex<Option<Arc<PinnedMirror>>>,
+    /// Host preparation vectors of finished partitions, refilled by the
+    /// next ones (`GpuConfig::reuse_host_buffers`).
+    prep_pool: Mutex<Vec<HostPrep>>,
     /// Held while a partition plans and, if needed, uploads parameters.
     planning: Mutex<()>,
     reports: Mutex<Vec<PartitionReport>>,
@@ -315,6 +335,7 @@ impl CudaBackend {
             label,
             resident: Mutex::new(None),
             mirror: Mutex::new(None),
+            prep_pool: Mutex::new(Vec::new()),
             planning: Mutex::new(()),
             reports: Mutex::new(Vec::new()),
         };
@@ -353,10 +374,12 @@ impl CudaBackend {
     }
 
     /// Drops resident parameters (their VRAM returns to the budget once
-    /// no partition in flight uses them).
+    /// no partition in flight uses them), their pinned mirror and the kept
+    /// host preparation vectors.
     pub fn evict_parameters(&self) {
         *relock(&self.resident) = None;
         *relock(&self.mirror) = None;
+        relock(&self.prep_pool).clear();
     }
 
     /// The pinned mirror of `params`, made on first use; None when pinned
@@ -570,11 +593,13 @@ impl CudaBackend {
         // then computes H and the H MSM, which need none of it; the other
         // MSMs wait for it. So it overlaps other partitions' kernels and
         // this partition's own.
+        let mut prep_buffers = relock(&self.prep_pool).pop().unwrap_or_default();
         let prep_thread = std::thread::Builder::new()
             .name("cuzk-gpu-prep".into())
             .spawn_scoped(scope, move || {
                 let clock = Instant::now();
-                let r = host_prep(pa);
+                host_prep(pa, &mut prep_buffers);
+                let r = prep_buffers;
                 (r, clock.elapsed())
             })
             .map_err(|source| GpuError::Thread {
@@ -719,7 +744,7 @@ impl CudaBackend {
         t.msm_h += took;
         drop(h_coeffs);
         let clock = Instant::now();
-        let ((a_scalars, b_scalars, l_split, a_split, b_split), host_prep) = prep_thread
+        let (prep, host_prep) = prep_thread
             .join()
             .unwrap_or_else(|p| std::panic::resume_unwind(p));
         let prep_wait = clock.elapsed();
@@ -728,7 +753,7 @@ impl CudaBackend {
             mirror.map(|m| &m.l),
             bases.map(|b| &b.l),
             &pa.aux_assignment,
-            Some(&l_split),
+            Some(&prep.l_split),
             &mut t,
         )?;
         t.msm_l += took;
@@ -736,8 +761,8 @@ impl CudaBackend {
             &params.a,
             mirror.map(|m| &m.a),
             bases.map(|b| &b.a),
-            &a_scalars,
-            Some(&a_split),
+            &prep.a_scalars,
+            Some(&prep.a_split),
             &mut t,
         )?;
         t.msm_a += took;
@@ -745,8 +770,8 @@ impl CudaBackend {
             &params.b_g1,
             mirror.map(|m| &m.b_g1),
             bases.map(|b| &b.b_g1),
-            &b_scalars,
-            Some(&b_split),
+            &prep.b_scalars,
+            Some(&prep.b_split),
             &mut t,
         )?;
         t.msm_b_g1 += took;
@@ -755,12 +780,16 @@ impl CudaBackend {
             &params.b_g2,
             mirror.and_then(|m| m.b_g2.bytes(g2_as_bytes(&params.b_g2))),
             bases.map(|b| &b.b_g2),
-            &b_scalars,
-            &b_split,
+            &prep.b_scalars,
+            &prep.b_split,
             &plan,
             &mut t,
         )?;
         t.msm_b_g2 += clock.elapsed();
+        if self.config.reuse_host_buffers {
+            // At most one set per partition in flight (one per worker).
+            relock(&self.prep_pool).push(prep);
+        }
 
         let pool_high = self.pool_high_and_reset()?;
         t.total = start.elapsed();

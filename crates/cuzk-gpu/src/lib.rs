@@ -90,6 +90,11 @@ pub struct GpuConfig {
     /// upload ring holds `upload::RING_SLOTS` × `upload::RING_SLOT_BYTES`
     /// (128 MiB).
     pub max_pinned_cache: u64,
+    /// Keep each partition's host preparation vectors (A and B query
+    /// scalars, the 0/1 splits: about 8 GB at 2^27) for the next partition
+    /// to refill, one set per worker, until the parameters are evicted;
+    /// off, they are freed after every partition.
+    pub reuse_host_buffers: bool,
 }
 
 impl Default for GpuConfig {
@@ -102,6 +107,7 @@ impl Default for GpuConfig {
             workers_per_device: 2,
             pinned_staging: true,
             max_pinned_cache: 1 << 30,
+            reuse_host_buffers: true,
         }
     }
 }
