@@ -67,7 +67,12 @@ pub fn run(args: DemoArgs) -> Result<bool> {
     let total = total.elapsed();
 
     if let Some(dir) = &args.out {
-        crate::verify_cmd::write_demo_outputs(dir, &cached.params.vk, &proofs, &[inputs.clone()])?;
+        crate::verify_cmd::write_demo_outputs(
+            dir,
+            &cached.params.vk,
+            &proofs,
+            std::slice::from_ref(&inputs),
+        )?;
     }
 
     let params_label = if cached.generated {

@@ -125,7 +125,7 @@ pub fn read_inputs(path: &Path) -> Result<Vec<Vec<Scalar>>> {
             continue;
         }
         if line.is_empty() {
-            if !groups.last().map_or(true, Vec::is_empty) {
+            if !groups.last().is_none_or(Vec::is_empty) {
                 groups.push(Vec::new());
             }
             continue;

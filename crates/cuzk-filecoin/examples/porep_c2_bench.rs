@@ -109,7 +109,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         prover_id,
         sector_id,
         ticket,
-        &[piece.clone()],
+        std::slice::from_ref(&piece),
     )?;
     let p2 = seal::seal_pre_commit_phase2(p1, &cache, &sealed)?;
     let (comm_r, comm_d) = (p2.comm_r, p2.comm_d);

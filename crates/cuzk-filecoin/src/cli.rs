@@ -323,6 +323,7 @@ mod tests {
     use clap::Parser;
 
     #[derive(Parser)]
+    #[allow(clippy::large_enum_variant)] // parsed once in a test
     enum Cmd {
         Prove(FilecoinProveArgs),
         Gen(FilecoinParamsGenArgs),

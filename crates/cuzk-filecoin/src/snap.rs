@@ -113,7 +113,7 @@ pub(crate) fn snap_circuits<Tree: FilTree>(
                 <Compound<Tree> as CompoundProof<
                     EmptySectorUpdate<Tree>,
                     EmptySectorUpdateCircuit<Tree>,
-                >>::circuit(&public_inputs, Default::default(), proof, vp, Some(k))
+                >>::circuit(&public_inputs, (), proof, vp, Some(k))
             },
         )?);
         inputs.push(guarded(
