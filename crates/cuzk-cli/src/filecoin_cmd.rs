@@ -87,10 +87,10 @@ pub fn run_daemon(args: cuzk_daemon::cli::DaemonArgs) -> Result<()> {
         let dir = builder.config().params.dir.clone();
         let max_message = builder.config().server.max_message_bytes.0 as usize;
         #[cfg(feature = "cuda")]
-        let gpu_workers = builder.config().engine.gpu_workers_per_device;
+        let engine = builder.config().engine.clone();
         let mut builder = builder.add_service(cuzk_filecoin::curio::service_hook(max_message));
         #[cfg(feature = "cuda")]
-        if let Some(gpus) = crate::gpu_devices::GpuDevices::open_all(gpu_workers)? {
+        if let Some(gpus) = crate::gpu_devices::GpuDevices::open_all(&engine)? {
             builder = builder.device_backend(Arc::new(gpus));
         }
         for kind in cuzk_filecoin::daemon::FilecoinKind::all_sizes(false, &dir)

@@ -19,10 +19,12 @@ pub struct GpuDevices {
 }
 
 impl GpuDevices {
-    /// Every GPU of the machine, each with `workers` slots (the daemon's
-    /// `gpu_workers_per_device`); None where there is none (no libcuda, or
-    /// no device), so the daemon proves on the CPU.
-    pub fn open_all(workers: usize) -> anyhow::Result<Option<Self>> {
+    /// Every GPU of the machine, each with the engine's
+    /// `gpu_workers_per_device` slots and its GPU budget settings
+    /// (`gpu_vram_margin`, `gpu_vram_limit`, `gpu_reuse_host_buffers`);
+    /// None where there is none (no libcuda, or no device), so the daemon
+    /// proves on the CPU.
+    pub fn open_all(engine: &cuzk_daemon::config::EngineConfig) -> anyhow::Result<Option<Self>> {
         let count = cuzk_gpu::device_count().context("counting GPUs")?;
         if count == 0 {
             return Ok(None);
@@ -31,7 +33,12 @@ impl GpuDevices {
             .map(|device| {
                 CudaBackend::open(GpuConfig {
                     device,
-                    workers_per_device: workers.max(1),
+                    workers_per_device: engine.gpu_workers_per_device.max(1),
+                    budget: cuzk_gpu::BudgetConfig {
+                        safety_margin: engine.gpu_vram_margin.0,
+                        vram_limit: engine.gpu_vram_limit.map(|b| b.0),
+                    },
+                    reuse_host_buffers: engine.gpu_reuse_host_buffers,
                     ..GpuConfig::default()
                 })
                 .map(Arc::new)

@@ -160,6 +160,16 @@ pub struct EngineConfig {
     /// another's kernels; the device's VRAM budget keeps them together
     /// within its memory.
     pub gpu_workers_per_device: usize,
+    /// Memory each GPU's budget leaves free below what the driver reports
+    /// free (kernels' local memory, other processes' small allocations).
+    pub gpu_vram_margin: ByteSize,
+    /// Cap on the device memory the prover uses on each GPU, whatever is
+    /// free (sharing a card); proofs that do not fit stream in parts.
+    pub gpu_vram_limit: Option<ByteSize>,
+    /// Keep each GPU worker's host preparation vectors (about 8 GB per
+    /// worker for a 2^27 partition) for the next partition to refill;
+    /// false frees them after every partition.
+    pub gpu_reuse_host_buffers: bool,
     /// Chunks synthesized ahead of the proving workers.
     pub synthesis_lookahead: usize,
     /// Most circuits proved in one backend call (a batch of same-kind jobs,
@@ -185,6 +195,9 @@ impl Default for EngineConfig {
         Self {
             cpu_workers: 1,
             gpu_workers_per_device: 2,
+            gpu_vram_margin: ByteSize(512 << 20),
+            gpu_vram_limit: None,
+            gpu_reuse_host_buffers: true,
             synthesis_lookahead: 1,
             max_batch_size: 4,
             max_batch_wait_ms: 50,
@@ -369,6 +382,31 @@ mod tests {
                 assert!(e.to_string().contains("gpu_workers_per_device"), "{e}");
             }
         }
+    }
+
+    #[test]
+    fn the_example_configuration_parses_and_validates() {
+        let cfg: DaemonConfig = toml::from_str(include_str!("../cuzk.example.toml")).unwrap();
+        cfg.validate().unwrap();
+        assert_eq!(cfg.engine.gpu_vram_margin, ByteSize(512 << 20));
+    }
+
+    #[test]
+    fn gpu_budget_settings() {
+        let cfg: DaemonConfig = toml::from_str("").unwrap();
+        assert_eq!(cfg.engine.gpu_vram_margin, ByteSize(512 << 20));
+        assert_eq!(cfg.engine.gpu_vram_limit, None);
+        assert!(cfg.engine.gpu_reuse_host_buffers);
+        let cfg: DaemonConfig = toml::from_str(
+            "[engine]\ngpu_vram_margin = \"1GiB\"\ngpu_vram_limit = \"16GiB\"\n\
+             gpu_reuse_host_buffers = false\n",
+        )
+        .unwrap();
+        cfg.validate().unwrap();
+        assert_eq!(cfg.engine.gpu_vram_margin, ByteSize(1 << 30));
+        assert_eq!(cfg.engine.gpu_vram_limit, Some(ByteSize(16 << 30)));
+        assert!(!cfg.engine.gpu_reuse_host_buffers);
+        assert!(toml::from_str::<DaemonConfig>("[engine]\ngpu_vram_limit = \"lots\"\n").is_err());
     }
 
     #[test]
