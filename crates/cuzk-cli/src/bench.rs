@@ -41,12 +41,28 @@ pub struct BenchArgs {
     /// Prover backend for cuzk's runs.
     #[arg(long, value_enum, default_value_t = common::BackendArg::Auto)]
     pub backend: common::BackendArg,
+    /// GPU backend: cap the device memory the prover uses (e.g. 16GiB);
+    /// partitions that do not fit are staged in parts or streamed.
+    #[arg(long, value_parser = common::parse_byte_size)]
+    pub vram_limit: Option<u64>,
+    /// GPU backend: workers sharing the device (partitions of a batch run
+    /// on them at once).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=16))]
+    pub gpu_workers: u32,
     #[arg(long)]
     pub json: bool,
 }
 
 pub fn run(args: BenchArgs) -> Result<()> {
-    let selection = common::select_backend(args.backend, args.json)?;
+    let gpu = cuzk_gpu::GpuConfig {
+        workers_per_device: args.gpu_workers as usize,
+        budget: cuzk_gpu::BudgetConfig {
+            vram_limit: args.vram_limit,
+            ..cuzk_gpu::BudgetConfig::default()
+        },
+        ..cuzk_gpu::GpuConfig::default()
+    };
+    let selection = common::select_backend_with(args.backend, &gpu, args.json)?;
     let backend = selection.backend.as_ref();
     let cache = common::cache_dir(args.cache_dir.as_deref())?;
     let cached = common::porep_like_params(&cache, args.log_size, args.seed, args.json)?;
@@ -112,6 +128,8 @@ pub fn run(args: BenchArgs) -> Result<()> {
         });
         if let Some(r) = &selection.reports {
             obj["cuzk"]["partitions"] = r.take_reports_json();
+            obj["cuzk"]["gpu_workers"] = serde_json::json!(args.gpu_workers);
+            obj["cuzk"]["vram_limit"] = serde_json::json!(args.vram_limit);
         }
         if let Some(c) = cuzk_paramgen {
             obj["cuzk"]["paramgen_ms"] = serde_json::json!(ms(c));

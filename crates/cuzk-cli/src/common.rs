@@ -167,11 +167,25 @@ pub fn select_fixed_base(
 /// Open the chosen backend; with `auto` on a machine without a usable GPU
 /// the reason for falling back to the CPU goes to stderr unless quiet.
 pub fn select_backend(choice: BackendArg, quiet: bool) -> Result<cuzk_gpu::Selection> {
+    select_backend_with(choice, &cuzk_gpu::GpuConfig::default(), quiet)
+}
+
+/// [`select_backend`] with the GPU backend's settings (budget, workers).
+pub fn select_backend_with(
+    choice: BackendArg,
+    gpu: &cuzk_gpu::GpuConfig,
+    quiet: bool,
+) -> Result<cuzk_gpu::Selection> {
     let choice = choice.into();
-    let sel = cuzk_gpu::select_backend_with(choice, &cuzk_gpu::GpuConfig::default())
-        .context("opening the prover backend")?;
+    let sel = cuzk_gpu::select_backend_with(choice, gpu).context("opening the prover backend")?;
     if let (Some(why), false) = (&sel.fallback_reason, quiet) {
         eprintln!("backend auto: using the CPU ({why})");
     }
     Ok(sel)
+}
+
+/// A byte count such as `16GiB`, `512MiB` or `17` for a command-line flag.
+pub fn parse_byte_size(s: &str) -> std::result::Result<u64, String> {
+    cuzk_daemon::config::ByteSize::parse(s)
+        .ok_or_else(|| format!("{s:?} is not a byte count (e.g. 16GiB, 512MiB, 4096)"))
 }

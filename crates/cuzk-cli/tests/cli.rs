@@ -269,3 +269,49 @@ fn filecoin_params_gen_and_local_prove_dispatch() {
     let o = cuzk(&["prove", "--help"]);
     assert!(stdout(&o).contains("--kind"), "{}", stdout(&o));
 }
+
+#[test]
+fn bench_takes_gpu_budget_flags_and_refuses_bad_sizes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    // On the CPU backend the GPU flags are accepted and change nothing.
+    let o = cuzk(&[
+        "bench",
+        "--log-size",
+        "6",
+        "--repeat",
+        "1",
+        "--backend",
+        "cpu",
+        "--vram-limit",
+        "16GiB",
+        "--gpu-workers",
+        "3",
+        "--cache-dir",
+        d,
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["cuzk"]["backend"], "cpu");
+    for bad in [
+        &["--vram-limit", "lots"][..],
+        &["--vram-limit", "3XB"][..],
+        &["--gpu-workers", "0"][..],
+        &["--gpu-workers", "17"][..],
+    ] {
+        let mut args = vec![
+            "bench",
+            "--log-size",
+            "6",
+            "--backend",
+            "cpu",
+            "--cache-dir",
+            d,
+        ];
+        args.extend_from_slice(bad);
+        let o = cuzk(&args);
+        assert!(!o.status.success(), "{bad:?} accepted");
+        assert!(stderr(&o).contains(bad[0]), "{bad:?}: {}", stderr(&o));
+    }
+}
