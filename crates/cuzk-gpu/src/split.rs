@@ -105,6 +105,15 @@ mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
 
+    /// Every field of two splits equal.
+    fn assert_same(got: &ZeroOneSplit, want: &ZeroOneSplit, ctx: &str) {
+        assert_eq!(got.ones, want.ones, "{ctx}");
+        assert_eq!(got.ones_count, want.ones_count, "{ctx}");
+        assert_eq!(got.zeros_count, want.zeros_count, "{ctx}");
+        assert_eq!(got.rest_ids, want.rest_ids, "{ctx}");
+        assert_eq!(got.rest_scalars, want.rest_scalars, "{ctx}");
+    }
+
     /// `n` scalars, each 0, 1 or random with equal odds.
     fn mixed(rng: &mut impl Rng, n: usize) -> Vec<Scalar> {
         (0..n)
@@ -139,11 +148,7 @@ mod tests {
             let v = mixed(&mut rng, n);
             let a = split_zero_one_par(&v);
             let b = cuzk_cuda::split_zero_one(&v);
-            assert_eq!(a.ones, b.ones, "n={n} seed={seed}");
-            assert_eq!(a.ones_count, b.ones_count, "n={n} seed={seed}");
-            assert_eq!(a.zeros_count, b.zeros_count, "n={n} seed={seed}");
-            assert_eq!(a.rest_ids, b.rest_ids, "n={n} seed={seed}");
-            assert_eq!(a.rest_scalars, b.rest_scalars, "n={n} seed={seed}");
+            assert_same(&a, &b, &format!("n={n} seed={seed}"));
             assert_eq!(a.len(), n);
         }
     }
@@ -159,12 +164,7 @@ mod tests {
             let v = mixed(&mut rng, n);
             split_zero_one_into(&v, &mut reused);
             let want = cuzk_cuda::split_zero_one(&v);
-            let ctx = format!("n={n} seed={seed}");
-            assert_eq!(reused.ones, want.ones, "{ctx}");
-            assert_eq!(reused.ones_count, want.ones_count, "{ctx}");
-            assert_eq!(reused.zeros_count, want.zeros_count, "{ctx}");
-            assert_eq!(reused.rest_ids, want.rest_ids, "{ctx}");
-            assert_eq!(reused.rest_scalars, want.rest_scalars, "{ctx}");
+            assert_same(&reused, &want, &format!("n={n} seed={seed}"));
         }
     }
 
@@ -185,12 +185,7 @@ mod tests {
                     }
                     let cut = cut.expect("aligned range");
                     let want = split_zero_one_par(&v[lo..hi]);
-                    let ctx = format!("n={n} lo={lo} hi={hi} seed={seed}");
-                    assert_eq!(cut.ones, want.ones, "{ctx}");
-                    assert_eq!(cut.ones_count, want.ones_count, "{ctx}");
-                    assert_eq!(cut.zeros_count, want.zeros_count, "{ctx}");
-                    assert_eq!(cut.rest_ids, want.rest_ids, "{ctx}");
-                    assert_eq!(cut.rest_scalars, want.rest_scalars, "{ctx}");
+                    assert_same(&cut, &want, &format!("n={n} lo={lo} hi={hi} seed={seed}"));
                 }
             }
             assert!(split_range(&all, 0, n + 1).is_none());
