@@ -658,39 +658,23 @@ pub fn generate_parameters_with<C: Circuit<Scalar>>(
     let g1_count =
         h_scalars.len() + l_scalars.len() + ic_scalars.len() + a_scalars.len() + b_scalars.len();
     let g1_table = FixedBaseTable::<G1Projective>::new(g1, g1_count);
-    let h = expect_len(
-        engine,
-        "h",
-        engine.mul_g1(&g1_table, &h_scalars)?,
-        h_scalars.len(),
-    )?;
+    // One query's points, checked to be as many as its scalars.
+    let g1_query = |query: &str, scalars: &[Scalar]| {
+        expect_len(
+            engine,
+            query,
+            engine.mul_g1(&g1_table, scalars)?,
+            scalars.len(),
+        )
+    };
+    let h = g1_query("h", &h_scalars)?;
     drop(h_scalars);
-    let l = expect_len(
-        engine,
-        "l",
-        engine.mul_g1(&g1_table, &l_scalars)?,
-        l_scalars.len(),
-    )?;
+    let l = g1_query("l", &l_scalars)?;
     drop(l_scalars);
-    let ic = expect_len(
-        engine,
-        "ic",
-        engine.mul_g1(&g1_table, &ic_scalars)?,
-        ic_scalars.len(),
-    )?;
-    let a = expect_len(
-        engine,
-        "a",
-        engine.mul_g1(&g1_table, &a_scalars)?,
-        a_scalars.len(),
-    )?;
+    let ic = g1_query("ic", &ic_scalars)?;
+    let a = g1_query("a", &a_scalars)?;
     drop(a_scalars);
-    let b_g1 = expect_len(
-        engine,
-        "b_g1",
-        engine.mul_g1(&g1_table, &b_scalars)?,
-        b_scalars.len(),
-    )?;
+    let b_g1 = g1_query("b_g1", &b_scalars)?;
     drop(g1_table);
     timings.g1 = phase.elapsed();
     timings.g1_points = g1_count;
