@@ -382,6 +382,33 @@ fn fixed_base_scalars(rng: &mut ChaCha8Rng, n: usize, c: u32) -> Vec<Scalar> {
 
 /// Indices to compare against scalar multiplication: all of a small
 /// output, else both ends and a random sample.
+/// A random base's fixed-base multiples of `n` edge and random scalars
+/// with window `c`, computed by `run(table, scalars, out)` on the device,
+/// against blstrs at every index of `sample_indices`.
+fn fixed_base_check<G>(
+    rng: &mut ChaCha8Rng,
+    n: usize,
+    c: u32,
+    run: impl FnOnce(&[G::AffineRepr], &[Scalar], &mut [G::AffineRepr]) -> crate::Result<()>,
+) -> Result<(), String>
+where
+    G: Curve<Scalar = Scalar> + Sync,
+    G::AffineRepr: PrimeCurveAffine + PartialEq + Clone + Send + Sync,
+{
+    let base = G::random(&mut *rng);
+    let table = fixed_table(base, c);
+    let s = fixed_base_scalars(rng, n, c);
+    let mut out = vec![G::AffineRepr::identity(); s.len()];
+    run(&table, &s, &mut out).map_err(|e| e.to_string())?;
+    let idx = sample_indices(rng, s.len());
+    let bad = idx
+        .par_iter()
+        .find_any(|&&i| out[i] != (base * s[i]).to_affine());
+    ensure(bad.is_none(), || {
+        format!("point {} differs from blstrs", bad.unwrap())
+    })
+}
+
 fn sample_indices(rng: &mut ChaCha8Rng, n: usize) -> Vec<usize> {
     if n <= 3000 {
         return (0..n).collect();
@@ -816,36 +843,12 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
     }
     for (n, c) in fb_sizes {
         r.case(&format!("fixed_base/g1 {n} window {c}"), |dev, rng| {
-            let base = G1Projective::random(&mut *rng);
-            let table = fixed_table(base, c);
-            let s = fixed_base_scalars(rng, n, c);
-            let mut out = vec![G1Affine::identity(); s.len()];
-            dev.fixed_base_g1(&table, c, &s, &mut out)
-                .map_err(|e| e.to_string())?;
-            let idx = sample_indices(rng, s.len());
-            let bad = idx
-                .par_iter()
-                .find_any(|&&i| out[i] != (base * s[i]).to_affine());
-            ensure(bad.is_none(), || {
-                format!("point {} differs from blstrs", bad.unwrap())
-            })
+            fixed_base_check::<G1Projective>(rng, n, c, |t, s, out| dev.fixed_base_g1(t, c, s, out))
         });
     }
     for (n, c) in [(0usize, 4u32), (1, 12), (7, 5), (1000, 13), (20_000, 13)] {
         r.case(&format!("fixed_base/g2 {n} window {c}"), |dev, rng| {
-            let base = G2Projective::random(&mut *rng);
-            let table = fixed_table(base, c);
-            let s = fixed_base_scalars(rng, n, c);
-            let mut out = vec![G2Affine::identity(); s.len()];
-            dev.fixed_base_g2(&table, c, &s, &mut out)
-                .map_err(|e| e.to_string())?;
-            let idx = sample_indices(rng, s.len());
-            let bad = idx
-                .par_iter()
-                .find_any(|&&i| out[i] != (base * s[i]).to_affine());
-            ensure(bad.is_none(), || {
-                format!("point {} differs from blstrs", bad.unwrap())
-            })
+            fixed_base_check::<G2Projective>(rng, n, c, |t, s, out| dev.fixed_base_g2(t, c, s, out))
         });
     }
     r.case(
