@@ -268,25 +268,17 @@ pub fn request_from_args(args: &FilecoinProveArgs) -> Result<ProofRequest> {
                 .iter()
                 .map(|p| read(p))
                 .collect::<Result<_>>()?;
-            Ok(if kind == ProofKind::WinningPost {
-                if args.partition.is_some() {
-                    return Err(Error::InvalidInput("--partition is for WindowPoSt".into()));
-                }
-                ProofRequest::WinningPost {
-                    registered_proof,
-                    randomness,
-                    prover_id,
-                    vanilla_proofs,
-                }
-            } else {
-                ProofRequest::WindowPost {
-                    registered_proof,
-                    randomness,
-                    prover_id,
-                    vanilla_proofs,
-                    partition: args.partition,
-                }
-            })
+            if kind == ProofKind::WinningPost && args.partition.is_some() {
+                return Err(Error::InvalidInput("--partition is for WindowPoSt".into()));
+            }
+            ProofRequest::post(
+                kind,
+                registered_proof,
+                randomness,
+                prover_id,
+                vanilla_proofs,
+                args.partition,
+            )
         }
         ProofKind::SnapDeals => {
             let registered_proof = match args.registered_proof {

@@ -278,22 +278,17 @@ pub fn request_of(req: &pb::SubmitProofRequest) -> Result<ProofRequest, Error> {
             let randomness = bytes32(&req.randomness, "randomness")?;
             let prover_id = cli::prover_id_from_miner(req.miner_id);
             let vanilla_proofs = vanilla_proofs_of(req)?;
-            if kind == ProofKind::WinningPost {
-                ProofRequest::WinningPost {
-                    registered_proof,
-                    randomness,
-                    prover_id,
-                    vanilla_proofs,
-                }
-            } else {
-                ProofRequest::WindowPost {
-                    registered_proof,
-                    randomness,
-                    prover_id,
-                    vanilla_proofs,
-                    partition: Some(req.partition_index as usize),
-                }
-            }
+            // WinningPoSt has one partition; Curio leaves the index at 0.
+            let partition =
+                (kind == ProofKind::WindowPost).then_some(req.partition_index as usize);
+            ProofRequest::post(
+                kind,
+                registered_proof,
+                randomness,
+                prover_id,
+                vanilla_proofs,
+                partition,
+            )?
         }
         ProofKind::SnapDeals => ProofRequest::SnapDeals {
             registered_proof: snap::update_proof_from_u64(req.registered_proof)?,

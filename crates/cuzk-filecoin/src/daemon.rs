@@ -197,31 +197,16 @@ pub fn encode_request(req: &ProofRequest) -> Vec<u8> {
     // keys, no failing Serialize impls).
     let json = match req {
         ProofRequest::PoRepC2(c1) => serde_json::to_vec(c1),
-        ProofRequest::WinningPost {
-            registered_proof,
-            randomness,
-            prover_id,
-            vanilla_proofs,
-        } => serde_json::to_vec(&PostInput {
-            registered_proof: *registered_proof as u64,
-            randomness: hex(randomness),
-            prover_id: hex(prover_id),
-            vanilla_proofs: b64(vanilla_proofs),
-            partition: None,
-        }),
-        ProofRequest::WindowPost {
-            registered_proof,
-            randomness,
-            prover_id,
-            vanilla_proofs,
-            partition,
-        } => serde_json::to_vec(&PostInput {
-            registered_proof: *registered_proof as u64,
-            randomness: hex(randomness),
-            prover_id: hex(prover_id),
-            vanilla_proofs: b64(vanilla_proofs),
-            partition: *partition,
-        }),
+        ProofRequest::WinningPost { .. } | ProofRequest::WindowPost { .. } => {
+            let a = req.post_args().expect("a PoSt request has PoSt arguments");
+            serde_json::to_vec(&PostInput {
+                registered_proof: a.registered as u64,
+                randomness: hex(a.randomness),
+                prover_id: hex(&a.prover_id),
+                vanilla_proofs: b64(a.vanilla_proofs),
+                partition: a.partition,
+            })
+        }
         ProofRequest::SnapDeals {
             registered_proof,
             vanilla_proofs,
@@ -254,22 +239,14 @@ pub fn decode_request(kind: ProofKind, input: &[u8]) -> Result<ProofRequest> {
             let randomness = cli::parse_hex32(&p.randomness, "randomness")?;
             let prover_id = cli::parse_hex32(&p.prover_id, "prover_id")?;
             let vanilla_proofs = unb64(&p.vanilla_proofs)?;
-            if kind == ProofKind::WinningPost {
-                ProofRequest::WinningPost {
-                    registered_proof,
-                    randomness,
-                    prover_id,
-                    vanilla_proofs,
-                }
-            } else {
-                ProofRequest::WindowPost {
-                    registered_proof,
-                    randomness,
-                    prover_id,
-                    vanilla_proofs,
-                    partition: p.partition,
-                }
-            }
+            ProofRequest::post(
+                kind,
+                registered_proof,
+                randomness,
+                prover_id,
+                vanilla_proofs,
+                p.partition,
+            )?
         }
         ProofKind::SnapDeals => {
             let s: SnapInput =

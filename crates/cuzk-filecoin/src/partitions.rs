@@ -115,34 +115,7 @@ where
 }
 
 fn post_args(req: &ProofRequest) -> Result<post::PostArgs<'_>> {
-    match req {
-        ProofRequest::WinningPost {
-            registered_proof,
-            randomness,
-            prover_id,
-            vanilla_proofs,
-        } => Ok(post::PostArgs {
-            registered: *registered_proof,
-            randomness,
-            prover_id: *prover_id,
-            vanilla_proofs,
-            partition: None,
-        }),
-        ProofRequest::WindowPost {
-            registered_proof,
-            randomness,
-            prover_id,
-            vanilla_proofs,
-            partition,
-        } => Ok(post::PostArgs {
-            registered: *registered_proof,
-            randomness,
-            prover_id: *prover_id,
-            vanilla_proofs,
-            partition: *partition,
-        }),
-        _ => Err(mixed()),
-    }
+    req.post_args().ok_or_else(mixed)
 }
 
 fn snap_args(req: &ProofRequest) -> Result<snap::SnapArgs<'_>> {

@@ -52,53 +52,26 @@ pub(crate) struct PostArgs<'a> {
     pub(crate) vanilla_proofs: &'a [Vec<u8>],
     /// WindowPoSt only: one partition.
     pub(crate) partition: Option<usize>,
+    /// What the request asked for (Winning or Window); `registered` must
+    /// be of that type.
+    pub(crate) expected: PoStType,
 }
 
-pub(crate) fn prove_winning(
-    prover: &FilecoinProver,
-    registered: RegisteredPoStProof,
-    randomness: &[u8; 32],
-    prover_id: [u8; 32],
-    vanilla_proofs: &[Vec<u8>],
-) -> Result<ProofOutput> {
-    if registered.typ() != PoStType::Winning {
+/// Proves a WinningPoSt or WindowPoSt request, after checking that its
+/// registered proof is of the type the request names.
+pub(crate) fn prove(prover: &FilecoinProver, args: &PostArgs<'_>) -> Result<ProofOutput> {
+    let registered = args.registered;
+    if registered.typ() != args.expected {
+        let name = match args.expected {
+            PoStType::Winning => "WinningPoSt",
+            PoStType::Window => "WindowPoSt",
+        };
         return Err(Error::InvalidInput(format!(
-            "{registered:?} is not a WinningPoSt proof"
+            "{registered:?} is not a {name} proof"
         )));
     }
-    let args = PostArgs {
-        registered,
-        randomness,
-        prover_id,
-        vanilla_proofs,
-        partition: None,
-    };
     let size = u64::from(registered.sector_size());
-    with_tree_shape!(size, prove_post, prover, &args)
-}
-
-pub(crate) fn prove_window(
-    prover: &FilecoinProver,
-    registered: RegisteredPoStProof,
-    randomness: &[u8; 32],
-    prover_id: [u8; 32],
-    vanilla_proofs: &[Vec<u8>],
-    partition: Option<usize>,
-) -> Result<ProofOutput> {
-    if registered.typ() != PoStType::Window {
-        return Err(Error::InvalidInput(format!(
-            "{registered:?} is not a WindowPoSt proof"
-        )));
-    }
-    let args = PostArgs {
-        registered,
-        randomness,
-        prover_id,
-        vanilla_proofs,
-        partition,
-    };
-    let size = u64::from(registered.sector_size());
-    with_tree_shape!(size, prove_post, prover, &args)
+    with_tree_shape!(size, prove_post, prover, args)
 }
 
 fn prove_post<Tree: FilTree>(prover: &FilecoinProver, a: &PostArgs<'_>) -> Result<ProofOutput> {

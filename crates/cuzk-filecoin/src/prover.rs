@@ -4,7 +4,7 @@
 //! partition, partition order). Parameters are loaded once per circuit and
 //! kept until evicted.
 
-use crate::circuits::CircuitId;
+use crate::circuits::{CircuitId, ProofKind};
 use crate::paramcache::{LoadedParameters, ParamCache};
 use crate::{Error, Result};
 use blstrs::Scalar;
@@ -88,6 +88,72 @@ impl ProofRequest {
             } => CircuitId::SnapDeals(*registered_proof),
         }
     }
+
+    /// A WinningPoSt (`kind` [`ProofKind::WinningPost`]) or WindowPoSt
+    /// request. `partition` is WindowPoSt's alone: a WinningPoSt request
+    /// that names one is refused.
+    pub fn post(
+        kind: ProofKind,
+        registered_proof: RegisteredPoStProof,
+        randomness: [u8; 32],
+        prover_id: [u8; 32],
+        vanilla_proofs: Vec<Vec<u8>>,
+        partition: Option<usize>,
+    ) -> Result<Self> {
+        match kind {
+            ProofKind::WinningPost if partition.is_some() => Err(Error::InvalidInput(
+                "a partition is for WindowPoSt; WinningPoSt has one".into(),
+            )),
+            ProofKind::WinningPost => Ok(ProofRequest::WinningPost {
+                registered_proof,
+                randomness,
+                prover_id,
+                vanilla_proofs,
+            }),
+            ProofKind::WindowPost => Ok(ProofRequest::WindowPost {
+                registered_proof,
+                randomness,
+                prover_id,
+                vanilla_proofs,
+                partition,
+            }),
+            other => Err(Error::InvalidInput(format!(
+                "{} is not a PoSt kind",
+                other.name()
+            ))),
+        }
+    }
+
+    /// The arguments of a WinningPoSt or WindowPoSt request; `None` for
+    /// the other kinds.
+    pub(crate) fn post_args(&self) -> Option<crate::post::PostArgs<'_>> {
+        use filecoin_proofs::PoStType;
+        let (registered, randomness, prover_id, vanilla_proofs, partition, expected) = match self
+        {
+            ProofRequest::WinningPost {
+                registered_proof,
+                randomness,
+                prover_id,
+                vanilla_proofs,
+            } => (registered_proof, randomness, prover_id, vanilla_proofs, None, PoStType::Winning),
+            ProofRequest::WindowPost {
+                registered_proof,
+                randomness,
+                prover_id,
+                vanilla_proofs,
+                partition,
+            } => (registered_proof, randomness, prover_id, vanilla_proofs, *partition, PoStType::Window),
+            _ => return None,
+        };
+        Some(crate::post::PostArgs {
+            registered: *registered,
+            randomness,
+            prover_id: *prover_id,
+            vanilla_proofs,
+            partition,
+            expected,
+        })
+    }
 }
 
 pub struct FilecoinProver {
@@ -162,32 +228,10 @@ impl FilecoinProver {
     pub fn prove(&self, request: &ProofRequest) -> Result<ProofOutput> {
         match request {
             ProofRequest::PoRepC2(c1) => crate::porep::prove_c2(self, c1),
-            ProofRequest::WinningPost {
-                registered_proof,
-                randomness,
-                prover_id,
-                vanilla_proofs,
-            } => crate::post::prove_winning(
-                self,
-                *registered_proof,
-                randomness,
-                *prover_id,
-                vanilla_proofs,
-            ),
-            ProofRequest::WindowPost {
-                registered_proof,
-                randomness,
-                prover_id,
-                vanilla_proofs,
-                partition,
-            } => crate::post::prove_window(
-                self,
-                *registered_proof,
-                randomness,
-                *prover_id,
-                vanilla_proofs,
-                *partition,
-            ),
+            ProofRequest::WinningPost { .. } | ProofRequest::WindowPost { .. } => {
+                let args = request.post_args().expect("a PoSt request has PoSt arguments");
+                crate::post::prove(self, &args)
+            }
             ProofRequest::SnapDeals {
                 registered_proof,
                 vanilla_proofs,
@@ -295,6 +339,64 @@ pub(crate) fn guarded<T>(step: &str, f: impl FnOnce() -> anyhow::Result<T>) -> R
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "panic".into());
             Err(Error::filecoin(step, anyhow::anyhow!("panicked: {msg}")))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use filecoin_proofs::PoStType;
+
+    fn post(kind: ProofKind, r: RegisteredPoStProof, part: Option<usize>) -> Result<ProofRequest> {
+        ProofRequest::post(kind, r, [1; 32], [2; 32], vec![vec![3]], part)
+    }
+
+    #[test]
+    fn post_requests_carry_their_kind_and_partition() {
+        let winning = RegisteredPoStProof::StackedDrgWinning2KiBV1;
+        let window = RegisteredPoStProof::StackedDrgWindow2KiBV1_2;
+
+        let w = post(ProofKind::WinningPost, winning, None).unwrap();
+        assert!(matches!(w, ProofRequest::WinningPost { .. }));
+        let a = w.post_args().unwrap();
+        assert_eq!((a.expected, a.partition), (PoStType::Winning, None));
+        assert_eq!((a.randomness, a.prover_id), (&[1; 32], [2; 32]));
+
+        let d = post(ProofKind::WindowPost, window, Some(3)).unwrap();
+        let a = d.post_args().unwrap();
+        assert_eq!((a.expected, a.partition), (PoStType::Window, Some(3)));
+        assert_eq!(a.vanilla_proofs, &[vec![3]]);
+
+        // WinningPoSt has no partitions to choose; PoRep is not a PoSt kind.
+        assert!(matches!(
+            post(ProofKind::WinningPost, winning, Some(0)),
+            Err(Error::InvalidInput(_))
+        ));
+        assert!(matches!(
+            post(ProofKind::Porep, window, None),
+            Err(Error::InvalidInput(_))
+        ));
+    }
+
+    #[test]
+    fn a_post_request_of_the_wrong_type_is_refused_before_proving() {
+        // A WindowPoSt registered proof sent as WinningPoSt: refused by name,
+        // without touching parameters or the backend.
+        let req = post(
+            ProofKind::WinningPost,
+            RegisteredPoStProof::StackedDrgWindow2KiBV1_2,
+            None,
+        )
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let prover = FilecoinProver::new(
+            ParamCache::new(dir.path()),
+            Arc::new(cuzk_core::CpuBackend),
+        );
+        match prover.prove(&req) {
+            Err(Error::InvalidInput(m)) => assert!(m.contains("is not a WinningPoSt proof"), "{m}"),
+            other => panic!("expected InvalidInput, got {other:?}"),
         }
     }
 }
