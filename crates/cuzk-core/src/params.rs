@@ -16,6 +16,7 @@
 use crate::{Error, Result};
 use blstrs::{G1Affine, G2Affine};
 use group::prime::PrimeCurveAffine;
+use group::UncompressedEncoding;
 use rayon::prelude::*;
 use std::io::Write;
 use std::ops::Range;
@@ -59,40 +60,52 @@ enum Check {
     Curve,
 }
 
-fn decode_g1(bytes: &[u8], check: Check) -> std::result::Result<G1Affine, &'static str> {
-    let arr: &[u8; G1_UNCOMPRESSED] = bytes.try_into().map_err(|_| "short point")?;
-    let p = match check {
-        Check::Full => G1Affine::from_uncompressed(arr),
-        Check::Curve => G1Affine::from_uncompressed_unchecked(arr),
+/// One uncompressed point of either group. `invalid` is the error for a
+/// point that fails the check: `(checked fully, checked on the curve only)`.
+fn decode_point<G>(
+    bytes: &[u8],
+    check: Check,
+    invalid: (&'static str, &'static str),
+) -> std::result::Result<G, &'static str>
+where
+    G: UncompressedEncoding + PrimeCurveAffine,
+{
+    let mut enc = G::Uncompressed::default();
+    if bytes.len() != enc.as_ref().len() {
+        return Err("short point");
+    }
+    enc.as_mut().copy_from_slice(bytes);
+    let (p, err) = match check {
+        Check::Full => (G::from_uncompressed(&enc), invalid.0),
+        Check::Curve => (G::from_uncompressed_unchecked(&enc), invalid.1),
     };
-    let p: G1Affine = Option::from(p).ok_or(match check {
-        Check::Full => {
-            "not a valid G1 point (off the curve, outside the subgroup, or a bad encoding)"
-        }
-        Check::Curve => "not a valid G1 point (off the curve or a bad encoding)",
-    })?;
+    let p: G = Option::from(p).ok_or(err)?;
     if bool::from(p.is_identity()) {
         return Err("point at infinity");
     }
     Ok(p)
 }
 
+fn decode_g1(bytes: &[u8], check: Check) -> std::result::Result<G1Affine, &'static str> {
+    decode_point(
+        bytes,
+        check,
+        (
+            "not a valid G1 point (off the curve, outside the subgroup, or a bad encoding)",
+            "not a valid G1 point (off the curve or a bad encoding)",
+        ),
+    )
+}
+
 fn decode_g2(bytes: &[u8], check: Check) -> std::result::Result<G2Affine, &'static str> {
-    let arr: &[u8; G2_UNCOMPRESSED] = bytes.try_into().map_err(|_| "short point")?;
-    let p = match check {
-        Check::Full => G2Affine::from_uncompressed(arr),
-        Check::Curve => G2Affine::from_uncompressed_unchecked(arr),
-    };
-    let p: G2Affine = Option::from(p).ok_or(match check {
-        Check::Full => {
-            "not a valid G2 point (off the curve, outside the subgroup, or a bad encoding)"
-        }
-        Check::Curve => "not a valid G2 point (off the curve or a bad encoding)",
-    })?;
-    if bool::from(p.is_identity()) {
-        return Err("point at infinity");
-    }
-    Ok(p)
+    decode_point(
+        bytes,
+        check,
+        (
+            "not a valid G2 point (off the curve, outside the subgroup, or a bad encoding)",
+            "not a valid G2 point (off the curve or a bad encoding)",
+        ),
+    )
 }
 
 /// A cursor over file bytes that reports where a read fell short.

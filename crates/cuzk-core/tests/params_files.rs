@@ -8,7 +8,8 @@ use blstrs::G1Affine;
 use common::MixedCircuit;
 use cuzk_core::generator::generate_random_parameters;
 use cuzk_core::params::{
-    MappedParameters, Parameters, Section, VerifyingKey, G1_UNCOMPRESSED, VK_FIXED_BYTES,
+    MappedParameters, Parameters, Section, VerifyingKey, G1_UNCOMPRESSED, G2_UNCOMPRESSED,
+    VK_FIXED_BYTES,
 };
 use cuzk_core::Error;
 use rand::{RngCore, SeedableRng};
@@ -153,6 +154,20 @@ fn corrupt_files_name_the_file() {
     inf[a_off] = 0x40;
     let path = dir.file("inf.params", &inf);
     assert_format(Parameters::read_file(&path, false), &path, "infinity");
+
+    // A G2 point off the curve in b_g2 (checked or not), named as G2.
+    let g2_off = m.layout.sections[4].1 as usize;
+    let mut bad2 = bytes.clone();
+    bad2[g2_off + G2_UNCOMPRESSED + 100] ^= 0x40;
+    let path = dir.file("offcurve-g2.params", &bad2);
+    for checked in [false, true] {
+        assert_format(Parameters::read_file(&path, checked), &path, "b_g2 point 1");
+        assert_format(
+            Parameters::read_file(&path, checked),
+            &path,
+            "not a valid G2 point",
+        );
+    }
 
     // A point on the curve but outside the subgroup: accepted unchecked,
     // rejected checked.

@@ -279,8 +279,7 @@ pub fn request_of(req: &pb::SubmitProofRequest) -> Result<ProofRequest, Error> {
             let prover_id = cli::prover_id_from_miner(req.miner_id);
             let vanilla_proofs = vanilla_proofs_of(req)?;
             // WinningPoSt has one partition; Curio leaves the index at 0.
-            let partition =
-                (kind == ProofKind::WindowPost).then_some(req.partition_index as usize);
+            let partition = (kind == ProofKind::WindowPost).then_some(req.partition_index as usize);
             ProofRequest::post(
                 kind,
                 registered_proof,

@@ -128,21 +128,34 @@ impl ProofRequest {
     /// the other kinds.
     pub(crate) fn post_args(&self) -> Option<crate::post::PostArgs<'_>> {
         use filecoin_proofs::PoStType;
-        let (registered, randomness, prover_id, vanilla_proofs, partition, expected) = match self
-        {
+        let (registered, randomness, prover_id, vanilla_proofs, partition, expected) = match self {
             ProofRequest::WinningPost {
                 registered_proof,
                 randomness,
                 prover_id,
                 vanilla_proofs,
-            } => (registered_proof, randomness, prover_id, vanilla_proofs, None, PoStType::Winning),
+            } => (
+                registered_proof,
+                randomness,
+                prover_id,
+                vanilla_proofs,
+                None,
+                PoStType::Winning,
+            ),
             ProofRequest::WindowPost {
                 registered_proof,
                 randomness,
                 prover_id,
                 vanilla_proofs,
                 partition,
-            } => (registered_proof, randomness, prover_id, vanilla_proofs, *partition, PoStType::Window),
+            } => (
+                registered_proof,
+                randomness,
+                prover_id,
+                vanilla_proofs,
+                *partition,
+                PoStType::Window,
+            ),
             _ => return None,
         };
         Some(crate::post::PostArgs {
@@ -229,7 +242,9 @@ impl FilecoinProver {
         match request {
             ProofRequest::PoRepC2(c1) => crate::porep::prove_c2(self, c1),
             ProofRequest::WinningPost { .. } | ProofRequest::WindowPost { .. } => {
-                let args = request.post_args().expect("a PoSt request has PoSt arguments");
+                let args = request
+                    .post_args()
+                    .expect("a PoSt request has PoSt arguments");
                 crate::post::prove(self, &args)
             }
             ProofRequest::SnapDeals {
@@ -390,10 +405,8 @@ mod tests {
         )
         .unwrap();
         let dir = tempfile::tempdir().unwrap();
-        let prover = FilecoinProver::new(
-            ParamCache::new(dir.path()),
-            Arc::new(cuzk_core::CpuBackend),
-        );
+        let prover =
+            FilecoinProver::new(ParamCache::new(dir.path()), Arc::new(cuzk_core::CpuBackend));
         match prover.prove(&req) {
             Err(Error::InvalidInput(m)) => assert!(m.contains("is not a WinningPoSt proof"), "{m}"),
             other => panic!("expected InvalidInput, got {other:?}"),
