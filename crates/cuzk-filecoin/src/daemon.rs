@@ -207,19 +207,18 @@ pub fn encode_request(req: &ProofRequest) -> Vec<u8> {
                 partition: a.partition,
             })
         }
-        ProofRequest::SnapDeals {
-            registered_proof,
-            vanilla_proofs,
-            comm_r_old,
-            comm_r_new,
-            comm_d_new,
-        } => serde_json::to_vec(&SnapInput {
-            registered_proof: *registered_proof as u64,
-            vanilla_proofs: b64(vanilla_proofs),
-            comm_r_old: hex(comm_r_old),
-            comm_r_new: hex(comm_r_new),
-            comm_d_new: hex(comm_d_new),
-        }),
+        ProofRequest::SnapDeals { .. } => {
+            let a = req
+                .snap_args()
+                .expect("a SnapDeals request has SnapDeals arguments");
+            serde_json::to_vec(&SnapInput {
+                registered_proof: a.registered as u64,
+                vanilla_proofs: b64(a.vanilla_proofs),
+                comm_r_old: hex(&a.comm_r_old),
+                comm_r_new: hex(&a.comm_r_new),
+                comm_d_new: hex(&a.comm_d_new),
+            })
+        }
     };
     json.unwrap_or_default()
 }

@@ -119,20 +119,5 @@ fn post_args(req: &ProofRequest) -> Result<post::PostArgs<'_>> {
 }
 
 fn snap_args(req: &ProofRequest) -> Result<snap::SnapArgs<'_>> {
-    match req {
-        ProofRequest::SnapDeals {
-            registered_proof,
-            vanilla_proofs,
-            comm_r_old,
-            comm_r_new,
-            comm_d_new,
-        } => Ok(snap::SnapArgs {
-            registered: *registered_proof,
-            vanilla_proofs,
-            comm_r_old: *comm_r_old,
-            comm_r_new: *comm_r_new,
-            comm_d_new: *comm_d_new,
-        }),
-        _ => Err(mixed()),
-    }
+    req.snap_args().ok_or_else(mixed)
 }

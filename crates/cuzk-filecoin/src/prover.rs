@@ -124,6 +124,26 @@ impl ProofRequest {
         }
     }
 
+    /// The arguments of a SnapDeals request; `None` for the other kinds.
+    pub(crate) fn snap_args(&self) -> Option<crate::snap::SnapArgs<'_>> {
+        match self {
+            ProofRequest::SnapDeals {
+                registered_proof,
+                vanilla_proofs,
+                comm_r_old,
+                comm_r_new,
+                comm_d_new,
+            } => Some(crate::snap::SnapArgs {
+                registered: *registered_proof,
+                vanilla_proofs,
+                comm_r_old: *comm_r_old,
+                comm_r_new: *comm_r_new,
+                comm_d_new: *comm_d_new,
+            }),
+            _ => None,
+        }
+    }
+
     /// The arguments of a WinningPoSt or WindowPoSt request; `None` for
     /// the other kinds.
     pub(crate) fn post_args(&self) -> Option<crate::post::PostArgs<'_>> {
@@ -247,20 +267,12 @@ impl FilecoinProver {
                     .expect("a PoSt request has PoSt arguments");
                 crate::post::prove(self, &args)
             }
-            ProofRequest::SnapDeals {
-                registered_proof,
-                vanilla_proofs,
-                comm_r_old,
-                comm_r_new,
-                comm_d_new,
-            } => crate::snap::prove(
-                self,
-                *registered_proof,
-                vanilla_proofs,
-                *comm_r_old,
-                *comm_r_new,
-                *comm_d_new,
-            ),
+            ProofRequest::SnapDeals { .. } => {
+                let args = request
+                    .snap_args()
+                    .expect("a SnapDeals request has SnapDeals arguments");
+                crate::snap::prove(self, &args)
+            }
         }
     }
 

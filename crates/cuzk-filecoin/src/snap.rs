@@ -24,26 +24,12 @@ pub(crate) struct SnapArgs<'a> {
     pub(crate) comm_d_new: [u8; 32],
 }
 
-pub(crate) fn prove(
-    prover: &FilecoinProver,
-    registered: RegisteredUpdateProof,
-    vanilla_proofs: &[Vec<u8>],
-    comm_r_old: [u8; 32],
-    comm_r_new: [u8; 32],
-    comm_d_new: [u8; 32],
-) -> Result<ProofOutput> {
-    let args = SnapArgs {
-        registered,
-        vanilla_proofs,
-        comm_r_old,
-        comm_r_new,
-        comm_d_new,
-    };
+pub(crate) fn prove(prover: &FilecoinProver, args: &SnapArgs<'_>) -> Result<ProofOutput> {
     with_tree_shape!(
-        u64::from(registered.sector_size()),
+        u64::from(args.registered.sector_size()),
         prove_snap,
         prover,
-        &args
+        args
     )
 }
 
