@@ -66,10 +66,18 @@ pub fn run(args: VerifyArgs) -> Result<bool> {
     let start = Instant::now();
     let pvk = prepare_verifying_key(&vk);
     let ok = if proofs.len() == 1 {
-        verify_proof(&pvk, &proofs[0], &inputs[0])?
+        verify_proof(&pvk, &proofs[0], &inputs[0])
     } else {
-        verify_proofs_batch(&pvk, &proofs, &inputs, &mut rand::rngs::OsRng)?
-    };
+        verify_proofs_batch(&pvk, &proofs, &inputs, &mut rand::rngs::OsRng)
+    }
+    .with_context(|| {
+        format!(
+            "verifying {} against {} with the inputs of {}",
+            args.proof.display(),
+            args.vk.display(),
+            args.inputs.display()
+        )
+    })?;
     let elapsed = start.elapsed();
     if args.json {
         println!(

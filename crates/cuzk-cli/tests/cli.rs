@@ -94,6 +94,10 @@ fn demo_proves_and_verify_accepts_only_the_right_statement() {
     std::fs::write(&short, lines[1..].join("\n")).unwrap();
     let o = verify(&proof, &short);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    // The error names the files involved.
+    for f in ["short.txt", "proof.bin", "demo.vk"] {
+        assert!(stderr(&o).contains(f), "{f}: {}", stderr(&o));
+    }
 
     // A second, independent proof of the same statement swapped in part by
     // part fails; a flipped byte is either rejected as malformed (2) or does
@@ -189,6 +193,9 @@ fn params_gen_info_and_bad_files() {
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("nope.params"), "{}", stderr(&o));
+    // The OS's reason once, not once per layer of the error.
+    let e = stderr(&o);
+    assert_eq!(e.matches("os error 2").count(), 1, "{e}");
 }
 
 #[test]
