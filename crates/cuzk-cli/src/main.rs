@@ -99,25 +99,10 @@ fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {}", report(&e));
+            eprintln!("error: {}", cuzk_daemon::cli::error_line(&e));
             ExitCode::from(2)
         }
     }
-}
-
-/// An error and its causes on one line. Most of our error types already
-/// print their cause in their own message (and also expose it as their
-/// `source`), so a cause whose text is already on the line is not repeated.
-fn report(e: &anyhow::Error) -> String {
-    let mut line = e.to_string();
-    for cause in e.chain().skip(1) {
-        let text = cause.to_string();
-        if !line.contains(&text) {
-            line.push_str(": ");
-            line.push_str(&text);
-        }
-    }
-    line
 }
 
 fn verdict(verified: bool) -> ExitCode {
@@ -125,27 +110,5 @@ fn verdict(verified: bool) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::report;
-    use anyhow::Context;
-
-    #[test]
-    fn a_cause_already_in_the_message_is_not_repeated() {
-        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
-        let core = cuzk_core::Error::Io {
-            path: "x.params".into(),
-            source: io,
-        };
-        let e = anyhow::Error::new(core);
-        assert_eq!(report(&e), "x.params: no such file");
-
-        // A context adds its own text; a cause not yet shown is appended.
-        let e: std::result::Result<(), std::io::Error> = Err(std::io::Error::other("disk full"));
-        let e = e.context("writing proof.bin").unwrap_err();
-        assert_eq!(report(&e), "writing proof.bin: disk full");
     }
 }

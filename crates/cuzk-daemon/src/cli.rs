@@ -333,38 +333,63 @@ pub fn run_daemon_with(
     })
 }
 
+/// An error and its causes on one line. Most of our error types already
+/// print their cause in their own message (and also expose it as their
+/// `source`), so a cause whose text is already on the line is not repeated.
+pub fn error_line(e: &anyhow::Error) -> String {
+    let mut line = e.to_string();
+    for cause in e.chain().skip(1) {
+        let text = cause.to_string();
+        if !line.contains(&text) {
+            line.push_str(": ");
+            line.push_str(&text);
+        }
+    }
+    line
+}
+
+/// A daemon's answer, or its refusal on one readable line: the call, the
+/// gRPC code and the daemon's message (tonic's own rendering of a status
+/// adds its metadata and details).
+fn answer<T>(r: Result<tonic::Response<T>, tonic::Status>, rpc: &str) -> anyhow::Result<T> {
+    r.map(tonic::Response::into_inner)
+        .map_err(|s| anyhow::anyhow!("{rpc} failed ({:?}): {}", s.code(), s.message()))
+}
+
 pub async fn submit(a: &SubmitArgs) -> anyhow::Result<Value> {
     let mut c = a.conn.client().await?;
-    let r = c.submit_proof(a.job.request()?).await?.into_inner();
+    let r = answer(c.submit_proof(a.job.request()?).await, "SubmitProof")?;
     Ok(json!({"job_id": r.job_id, "deduplicated": r.deduplicated}))
 }
 
 pub async fn await_job(a: &AwaitArgs) -> anyhow::Result<Value> {
     let mut c = a.conn.client().await?;
-    let r = c
-        .await_proof(proto::AwaitProofRequest {
+    let r = answer(
+        c.await_proof(proto::AwaitProofRequest {
             job_id: a.job_id,
             timeout_ms: a.timeout_ms,
         })
-        .await?
-        .into_inner();
+        .await,
+        "AwaitProof",
+    )?;
     write_proof(&a.out, &r)?;
     Ok(outcome_json(&r, a.out.is_none()))
 }
 
 pub async fn prove(a: &ProveArgs) -> anyhow::Result<Value> {
     let mut c = a.conn.client().await?;
-    let r = c.prove(a.job.request()?).await?.into_inner();
+    let r = answer(c.prove(a.job.request()?).await, "Prove")?;
     write_proof(&a.out, &r)?;
     Ok(outcome_json(&r, a.out.is_none()))
 }
 
 pub async fn cancel(a: &CancelArgs) -> anyhow::Result<Value> {
     let mut c = a.conn.client().await?;
-    let r = c
-        .cancel_proof(proto::CancelProofRequest { job_id: a.job_id })
-        .await?
-        .into_inner();
+    let r = answer(
+        c.cancel_proof(proto::CancelProofRequest { job_id: a.job_id })
+            .await,
+        "CancelProof",
+    )?;
     Ok(json!({"job_id": a.job_id, "state": state_name(r.state), "cancelled": r.cancelled}))
 }
 
@@ -391,18 +416,19 @@ pub fn status_json(s: &proto::GetStatusResponse) -> Value {
 
 pub async fn status(a: &StatusArgs) -> anyhow::Result<Value> {
     let mut c = a.conn.client().await?;
-    let s = c.get_status(proto::GetStatusRequest {}).await?.into_inner();
+    let s = answer(c.get_status(proto::GetStatusRequest {}).await, "GetStatus")?;
     Ok(status_json(&s))
 }
 
 pub async fn preload(a: &ParamsArgs) -> anyhow::Result<Value> {
     let mut c = a.conn.client().await?;
-    let r = c
-        .preload_params(proto::PreloadParamsRequest {
+    let r = answer(
+        c.preload_params(proto::PreloadParamsRequest {
             kinds: a.kinds.clone(),
         })
-        .await?
-        .into_inner();
+        .await,
+        "PreloadParams",
+    )?;
     Ok(
         json!({"loaded": r.loaded.iter().map(|p| json!({"id": p.id, "tier": p.tier, "bytes": p.bytes})).collect::<Vec<_>>()}),
     )
@@ -410,12 +436,13 @@ pub async fn preload(a: &ParamsArgs) -> anyhow::Result<Value> {
 
 pub async fn evict(a: &ParamsArgs) -> anyhow::Result<Value> {
     let mut c = a.conn.client().await?;
-    let r = c
-        .evict_params(proto::EvictParamsRequest {
+    let r = answer(
+        c.evict_params(proto::EvictParamsRequest {
             kinds: a.kinds.clone(),
         })
-        .await?
-        .into_inner();
+        .await,
+        "EvictParams",
+    )?;
     Ok(json!({"evicted": r.evicted, "busy": r.busy}))
 }
 
@@ -512,4 +539,26 @@ where
     let v = runtime()?.block_on(f())?;
     print(json_out, &v);
     Ok(())
+}
+
+#[cfg(test)]
+mod error_line_tests {
+    use super::error_line;
+    use anyhow::Context;
+
+    #[test]
+    fn a_cause_already_in_the_message_is_not_repeated() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let core = cuzk_core::Error::Io {
+            path: "x.params".into(),
+            source: io,
+        };
+        let e = anyhow::Error::new(core);
+        assert_eq!(error_line(&e), "x.params: no such file");
+
+        // A context adds its own text; a cause not yet shown is appended.
+        let e: std::result::Result<(), std::io::Error> = Err(std::io::Error::other("disk full"));
+        let e = e.context("writing proof.bin").unwrap_err();
+        assert_eq!(error_line(&e), "writing proof.bin: disk full");
+    }
 }

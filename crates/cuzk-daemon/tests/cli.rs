@@ -110,6 +110,19 @@ fn daemon_process_serves_client_commands_and_stops_on_sigterm() {
     // ...and not for another seed's inputs.
     assert!(!verify_proof(&pvk, &proof, &PorepLikeCircuit::new(6, 8).public_inputs()).unwrap());
 
+    // A refusal is one readable line: the call, the code, the daemon's words.
+    let out = Command::new(BIN)
+        .args(["submit", "--kind", "nosuch-kind", "--daemon"])
+        .arg(format!("unix:{}", sock.display()))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        err.trim(),
+        "error: SubmitProof failed (InvalidArgument): unknown circuit kind \"nosuch-kind\""
+    );
+
     // submit / await / cancel.
     let s = json(
         &sock,
@@ -164,7 +177,8 @@ fn daemon_process_serves_client_commands_and_stops_on_sigterm() {
     assert_eq!(p["loaded"][0]["tier"], "pinned");
     let st = json(&sock, &["status"]);
     assert_eq!(st["counters"]["completed"], 2);
-    assert_eq!(st["counters"]["rejected"], 1);
+    // The unknown kind and the malformed input.
+    assert_eq!(st["counters"]["rejected"], 2);
     assert_eq!(st["gpu_backend_present"], false);
     let (ok, text) = cuzk(&sock, &["status"]);
     assert!(ok && text.contains("backend: cpu"), "{text}");

@@ -30,10 +30,18 @@ enum Bench {
     Batch(daemon_cmd::BenchBatchArgs),
 }
 
-fn main() -> anyhow::Result<()> {
-    match Cli::parse().cmd {
+fn main() -> std::process::ExitCode {
+    let result = match Cli::parse().cmd {
         Cmd::Daemon(c) => daemon_cmd::run(c),
         Cmd::Bench(Bench::Batch(a)) => daemon_cmd::run_bench_batch(a),
+    };
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        // As `cuzk` does: one line, exit status 2.
+        Err(e) => {
+            eprintln!("error: {}", cuzk_daemon::cli::error_line(&e));
+            std::process::ExitCode::from(2)
+        }
     }
 }
 
