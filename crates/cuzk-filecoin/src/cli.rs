@@ -148,12 +148,49 @@ pub fn params_gen_on(
 
 /// Prove from files and write the proof to `args.out`.
 pub fn prove(args: &FilecoinProveArgs, backend: Arc<dyn ProverBackend>) -> Result<ProofOutput> {
-    let request = request_from_args(args)?;
+    let request = request_from_args(args).map_err(|e| name_input_file(e, args))?;
     let prover = FilecoinProver::new(cache_of(&args.param_cache), backend)
         .with_self_check(!args.no_self_check);
-    let out = prover.prove(&request)?;
+    let out = prover
+        .prove(&request)
+        .map_err(|e| name_input_file(e, args))?;
     std::fs::write(&args.out, &out.proof).map_err(|e| Error::io(&args.out, e))?;
     Ok(out)
+}
+
+/// An input error with the file it came from: the C1 file, or the k-th
+/// `--vanilla` file for "vanilla proof k" (one proof per file).
+fn name_input_file(e: Error, args: &FilecoinProveArgs) -> Error {
+    let file_of = |what: &str| -> Option<PathBuf> {
+        if let Some(rest) = what.strip_prefix("vanilla proof ") {
+            let k: usize = rest.split(' ').next()?.parse().ok()?;
+            return args.vanilla.get(k).cloned();
+        }
+        let c1 = [
+            "C1 output",
+            "the Phase1Out",
+            "the SealCommitPhase1Output",
+            "filecoin-proofs SealCommitPhase1Output",
+        ];
+        if c1.iter().any(|p| what.starts_with(p)) {
+            return args.c1.clone();
+        }
+        None
+    };
+    match e {
+        Error::Decode { what, detail } => match file_of(&what) {
+            Some(f) => Error::Decode {
+                what: format!("{what} in {}", f.display()),
+                detail,
+            },
+            None => Error::Decode { what, detail },
+        },
+        Error::InvalidInput(m) => match file_of(&m) {
+            Some(f) => Error::InvalidInput(format!("{}: {m}", f.display())),
+            None => Error::InvalidInput(m),
+        },
+        e => e,
+    }
 }
 
 fn read(path: &Path) -> Result<Vec<u8>> {
@@ -319,6 +356,45 @@ mod tests {
     enum Cmd {
         Prove(FilecoinProveArgs),
         Gen(FilecoinParamsGenArgs),
+    }
+
+    #[test]
+    fn input_errors_name_their_file() {
+        let Cmd::Prove(a) = Cmd::try_parse_from([
+            "t",
+            "prove",
+            "--filecoin",
+            "window-post",
+            "--vanilla",
+            "v0.bin",
+            "v1.bin",
+            "-o",
+            "p",
+        ])
+        .unwrap() else {
+            panic!("not prove")
+        };
+        let decode = |what: &str| Error::Decode {
+            what: what.into(),
+            detail: "eof".into(),
+        };
+        let shown = |e: Error| name_input_file(e, &a).to_string();
+        assert_eq!(
+            shown(decode("vanilla proof 1 (bincode FallbackPoStSectorProof)")),
+            "cannot decode vanilla proof 1 (bincode FallbackPoStSectorProof) in v1.bin: eof"
+        );
+        assert_eq!(
+            shown(Error::InvalidInput(
+                "vanilla proof 0 proves no sector".into()
+            )),
+            "invalid input: v0.bin: vanilla proof 0 proves no sector"
+        );
+        // No such file (index past the list, no C1 given): unchanged.
+        assert_eq!(
+            shown(decode("vanilla proof 2 (x)")),
+            "cannot decode vanilla proof 2 (x): eof"
+        );
+        assert_eq!(shown(decode("C1 output")), "cannot decode C1 output: eof");
     }
 
     #[test]
