@@ -88,6 +88,9 @@ fn gen_filecoin(args: &GenArgs, kind: cuzk_filecoin::ProofKind, sector_size: u64
         seed: None,
         force: args.force,
     };
+    // A bad size is refused before anything is announced or started.
+    cuzk_filecoin::CircuitId::current(kind, sector_size)
+        .with_context(|| format!("generating {kind} parameters"))?;
     let engine = common::select_fixed_base(args.backend, args.json)?;
     if !args.json {
         eprintln!(

@@ -38,7 +38,9 @@ pub enum Error {
     #[error("invalid input: {0}")]
     InvalidInput(String),
 
-    #[error("unsupported sector size {0} bytes")]
+    #[error(
+        "unsupported sector size {0} bytes (Filecoin's are 2KiB, 8MiB, 512MiB, 32GiB and 64GiB)"
+    )]
     UnsupportedSectorSize(u64),
 
     #[error("unknown registered proof {kind} {value}")]
