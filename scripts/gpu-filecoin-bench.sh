@@ -18,17 +18,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
 if [ "${1:-}" = "--prepare" ]; then
-    set -e
-    bin="$(bash scripts/install-nvcc.sh)"
-    export PATH="$bin:$PATH"
-    export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
-    cargo build --release -p cuzk-filecoin --features cuzk-gpu/cuda --example porep_c2_bench
-    mkdir -p .gpu-fil
-    cp "$CARGO_TARGET_DIR/release/examples/porep_c2_bench" .gpu-fil/
-    strip .gpu-fil/porep_c2_bench
-    cp scripts/gpu-filecoin-bench.sh .gpu-fil/
-    ls -l .gpu-fil
-    exit 0
+    exec bash scripts/gpu-prepare.sh .gpu-fil scripts/gpu-filecoin-bench.sh porep_c2_bench -- \
+        -p cuzk-filecoin --features cuzk-gpu/cuda --example porep_c2_bench
 fi
 
 out="${OUT:-/tmp}"

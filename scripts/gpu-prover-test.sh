@@ -21,19 +21,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
 if [ "${1:-}" = "--prepare" ]; then
-    set -e
-    bin="$(bash scripts/install-nvcc.sh)"
-    export PATH="$bin:$PATH"
-    export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
-    cargo build --release -p cuzk-gpu --features cuda --example gpu_prover_test --example h2d_bench
-    mkdir -p .gpu-prover
-    for b in gpu_prover_test h2d_bench; do
-        cp "$CARGO_TARGET_DIR/release/examples/$b" .gpu-prover/
-        strip ".gpu-prover/$b"
-    done
-    cp scripts/gpu-prover-test.sh .gpu-prover/
-    ls -l .gpu-prover
-    exit 0
+    exec bash scripts/gpu-prepare.sh .gpu-prover scripts/gpu-prover-test.sh gpu_prover_test h2d_bench -- \
+        -p cuzk-gpu --features cuda --example gpu_prover_test --example h2d_bench
 fi
 
 out="${OUT:-/tmp}"

@@ -15,19 +15,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
 if [ "${1:-}" = "--prepare" ]; then
-    set -e
-    bin="$(bash scripts/install-nvcc.sh)"
-    export PATH="$bin:$PATH"
-    export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
-    cargo build --release -p cuzk-cuda --features cuda --examples
-    mkdir -p .gpu
-    for b in gpu_tests bench_kernels; do
-        cp "$CARGO_TARGET_DIR/release/examples/$b" .gpu/
-        strip .gpu/$b
-    done
-    cp scripts/gpu-test.sh .gpu/
-    ls -l .gpu
-    exit 0
+    exec bash scripts/gpu-prepare.sh .gpu scripts/gpu-test.sh gpu_tests bench_kernels -- \
+        -p cuzk-cuda --features cuda --examples
 fi
 
 test_args=()
