@@ -24,6 +24,9 @@ pub enum ConfigError {
     },
     #[error("configuration: {0}")]
     Invalid(String),
+    /// A file that parsed but whose settings are not acceptable.
+    #[error("{}: {what}", path.display())]
+    InvalidFile { path: PathBuf, what: String },
 }
 
 /// A byte count written as an integer or a string such as "512MiB", "4GiB".
@@ -282,7 +285,13 @@ impl DaemonConfig {
             path: path.to_owned(),
             source,
         })?;
-        cfg.validate()?;
+        cfg.validate().map_err(|e| match e {
+            ConfigError::Invalid(what) => ConfigError::InvalidFile {
+                path: path.to_owned(),
+                what,
+            },
+            e => e,
+        })?;
         Ok(cfg)
     }
 
@@ -367,6 +376,18 @@ mod tests {
         let cfg: DaemonConfig = toml::from_str("").unwrap();
         cfg.validate().unwrap();
         assert_eq!(cfg.server.unix_socket_mode, FileMode(0o600));
+    }
+
+    #[test]
+    fn a_file_with_a_bad_setting_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bad.toml");
+        std::fs::write(&path, "[engine]\ncpu_workers = 0\n").unwrap();
+        let e = DaemonConfig::from_file(&path).unwrap_err();
+        assert!(matches!(e, ConfigError::InvalidFile { .. }), "{e:?}");
+        let shown = e.to_string();
+        assert!(shown.starts_with(&path.display().to_string()), "{shown}");
+        assert!(shown.contains("engine.cpu_workers"), "{shown}");
     }
 
     #[test]
