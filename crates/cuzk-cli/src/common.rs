@@ -78,7 +78,8 @@ pub fn porep_like_params(
     let params = cuzk_core::generator::generate_random_parameters(circuit, &mut rand::rngs::OsRng)
         .context("generating parameters")?;
     let elapsed = start.elapsed();
-    write_atomically(&path, |p| params.write_file(p).map_err(Into::into))?;
+    // Written through a temporary sibling and renamed (cuzk-core does it).
+    params.write_file(&path)?;
     if !quiet {
         eprintln!("  done in {:.2} s", elapsed.as_secs_f64());
     }
@@ -90,18 +91,20 @@ pub fn porep_like_params(
     })
 }
 
-/// Write to a temporary sibling and rename, so an interrupted write never
-/// leaves a truncated file under the final name.
-pub fn write_atomically(path: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
-    let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
-    let res = write(&tmp).and_then(|()| {
-        std::fs::rename(&tmp, path)
-            .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
-    });
-    if res.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+/// The directory a file is to be written into exists.
+pub fn check_output_dir(path: &Path) -> Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        anyhow::bail!(
+            "{}: the directory {} does not exist",
+            path.display(),
+            dir.display()
+        );
     }
-    res
+    Ok(())
 }
 
 pub fn median(xs: &[Duration]) -> Duration {

@@ -132,6 +132,12 @@ fn gen(args: GenArgs) -> Result<()> {
         return gen_filecoin(&args, kind, size);
     }
     let out = args.out.clone().context("--out is required")?;
+    // Generation can take minutes: a path that cannot be written is refused
+    // before it starts, not after.
+    common::check_output_dir(&out)?;
+    if let Some(vk) = &args.vk {
+        common::check_output_dir(vk)?;
+    }
     let CircuitKind::PorepLike = args.circuit;
     if !args.json {
         eprintln!(
@@ -148,9 +154,10 @@ fn gen(args: GenArgs) -> Result<()> {
             .context("generating parameters")?;
     let generate = start.elapsed();
     let t = Instant::now();
-    common::write_atomically(&out, |p| params.write_file(p).map_err(Into::into))?;
+    // Both written through a temporary sibling and renamed (cuzk-core).
+    params.write_file(&out)?;
     if let Some(vk) = &args.vk {
-        common::write_atomically(vk, |p| params.vk.write_file(p).map_err(Into::into))?;
+        params.vk.write_file(vk)?;
     }
     let write = t.elapsed();
     if args.json {

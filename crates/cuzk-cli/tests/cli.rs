@@ -196,6 +196,20 @@ fn params_gen_info_and_bad_files() {
     // The OS's reason once, not once per layer of the error.
     let e = stderr(&o);
     assert_eq!(e.matches("os error 2").count(), 1, "{e}");
+
+    // An output directory that does not exist: refused before generating.
+    let nowhere = dir.path().join("no-such-dir").join("x.params");
+    let o = cuzk(&[
+        "params",
+        "gen",
+        "--log-size",
+        "6",
+        "--out",
+        nowhere.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("does not exist"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("generating"), "{}", stderr(&o));
 }
 
 #[test]

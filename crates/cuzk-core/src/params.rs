@@ -223,16 +223,41 @@ impl VerifyingKey {
             r.pos,
         ))
     }
-    /// A `.vk` file: the key and nothing after it.
+    /// A `.vk` file: the key and nothing after it. Only the key's bytes are
+    /// read, so a large file given by mistake (a `.params` file, which
+    /// starts with its key) is refused without being read whole.
     pub fn read_file(path: &Path, checked: bool) -> Result<Self> {
-        let bytes = std::fs::read(path).map_err(|e| io_err(path, e))?;
+        use std::io::Read;
+        let mut file = open_regular(path, "verifying key")?;
+        let file_len = file.metadata().map_err(|e| io_err(path, e))?.len();
+        let head = (VK_FIXED_BYTES + 4) as u64;
+        let mut bytes = Vec::new();
+        (&mut file)
+            .take(head)
+            .read_to_end(&mut bytes)
+            .map_err(|e| io_err(path, e))?;
+        if bytes.len() as u64 == head {
+            let count = u32::from_be_bytes(bytes[VK_FIXED_BYTES..].try_into().expect("4 bytes"));
+            let ic_bytes = u64::from(count) * G1_UNCOMPRESSED as u64;
+            (&mut file)
+                .take(ic_bytes)
+                .read_to_end(&mut bytes)
+                .map_err(|e| io_err(path, e))?;
+        }
         let (vk, used) = Self::read_bytes(&bytes, path, checked)?;
-        if used != bytes.len() {
+        if used as u64 != file_len {
+            let trailing = file_len - used as u64;
+            // Five section lengths would follow a key in a .params file.
+            let hint = if trailing >= 5 * 4 {
+                "; a .params file starts with its verifying key: pass the .vk file written beside it"
+            } else {
+                ""
+            };
             return Err(format_err(
                 path,
                 format!(
-                    "{} trailing bytes after the verifying key (which ends at offset {used})",
-                    bytes.len() - used
+                    "{trailing} trailing bytes after the verifying key (which ends at offset \
+                     {used}){hint}"
                 ),
             ));
         }
@@ -277,6 +302,19 @@ fn write_g1s<W: Write>(w: &mut W, points: &[G1Affine]) -> std::io::Result<()> {
 
 fn write_g2s<W: Write>(w: &mut W, points: &[G2Affine]) -> std::io::Result<()> {
     write_points(w, points, |p| p.to_uncompressed())
+}
+
+/// Opens a file that is to be read as `what`, refusing a directory (which
+/// opens on Linux, then fails to map or read with an obscure error).
+fn open_regular(path: &Path, what: &str) -> Result<std::fs::File> {
+    let file = std::fs::File::open(path).map_err(|e| io_err(path, e))?;
+    if file.metadata().map_err(|e| io_err(path, e))?.is_dir() {
+        return Err(format_err(
+            path,
+            format!("is a directory, not a {what} file"),
+        ));
+    }
+    Ok(file)
 }
 
 /// Write through a temporary file in the same directory and rename, so a
@@ -450,6 +488,12 @@ pub struct ParamsLayout {
 
 fn parse_layout(bytes: &[u8], path: &Path) -> Result<(VerifyingKey, ParamsLayout)> {
     let (vk, vk_len) = VerifyingKey::read_bytes(bytes, path, true)?;
+    if vk_len == bytes.len() {
+        return Err(format_err(
+            path,
+            "truncated: it ends with its verifying key (a .vk file?); parameters follow the key",
+        ));
+    }
     let mut r = Reader {
         bytes,
         pos: vk_len,
@@ -567,7 +611,7 @@ pub struct MappedParameters {
 
 impl MappedParameters {
     pub fn open(path: &Path) -> Result<Self> {
-        let file = std::fs::File::open(path).map_err(|e| io_err(path, e))?;
+        let file = open_regular(path, "parameter")?;
         #[allow(unsafe_code)]
         // SAFETY: the mapping is read-only and parameter files are never
         // modified in place (writers replace them by rename); were another

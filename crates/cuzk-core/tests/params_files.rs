@@ -259,6 +259,48 @@ fn vk_files() {
     long.push(0);
     let long = dir.file("long.vk", &long);
     assert_format(VerifyingKey::read_file(&long, true), &long, "trailing");
+    // A cut inside the ic points is reported as such (only the key's bytes
+    // are read).
+    let in_ic = dir.file("in-ic.vk", &bytes[..VK_FIXED_BYTES + 4 + 50]);
+    assert_format(VerifyingKey::read_file(&in_ic, true), &in_ic, "vk ic");
+}
+
+#[test]
+fn mixed_up_files_are_named_for_what_they_are() {
+    let dir = TempDir::new("mixup");
+    let p = params();
+    let params_path = dir.file("p.params", &encode(&p));
+    let vk_path = dir.0.join("p.vk");
+    p.vk.write_file(&vk_path).unwrap();
+
+    // A .params file where a key is expected, and the other way round.
+    assert_format(
+        VerifyingKey::read_file(&params_path, true),
+        &params_path,
+        "a .params file starts with its verifying key",
+    );
+    assert_format(
+        MappedParameters::open(&vk_path).map(|_| ()),
+        &vk_path,
+        "a .vk file?",
+    );
+    assert_format(
+        Parameters::read_file(&vk_path, false),
+        &vk_path,
+        "a .vk file?",
+    );
+
+    // A directory: named as one, for both kinds of file.
+    assert_format(
+        MappedParameters::open(&dir.0).map(|_| ()),
+        &dir.0,
+        "is a directory",
+    );
+    assert_format(
+        VerifyingKey::read_file(&dir.0, true),
+        &dir.0,
+        "is a directory",
+    );
 }
 
 /// Uncompressed encoding of a point on y² = x³ + 4 that is not in G1
