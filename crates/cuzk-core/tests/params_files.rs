@@ -319,3 +319,84 @@ fn off_subgroup_point() -> [u8; 96] {
         }
     }
 }
+
+/// Seeded random damage to a parameter file and its key: every
+/// reader answers Ok or a typed error (never a panic), and whatever it
+/// accepts encodes back to exactly the bytes it read (nothing is silently
+/// repaired or misread).
+#[test]
+fn random_damage_is_refused_or_read_exactly() {
+    let p = params();
+    let good = encode(&p);
+    let vk_len = p.vk.encoded_len();
+    let path = Path::new("damaged.params");
+    let mut rng = ChaCha20Rng::seed_from_u64(0xda3a6e);
+    let (mut accepted, mut refused) = (0, 0);
+    let m = MappedParameters::open(&TempDir::new("damage").file("g.params", &good)).unwrap();
+    let (h_at, h_len) = (m.layout.sections[0].1 as usize, m.len(Section::H));
+    for round in 0..500u32 {
+        let mut bytes = good.clone();
+        match round % 5 {
+            // Two whole points of h swapped: a different, valid file.
+            4 => {
+                let i = h_at + (rng.next_u32() as usize % h_len) * G1_UNCOMPRESSED;
+                let j = h_at + (rng.next_u32() as usize % h_len) * G1_UNCOMPRESSED;
+                let pi: Vec<u8> = bytes[i..i + G1_UNCOMPRESSED].to_vec();
+                bytes.copy_within(j..j + G1_UNCOMPRESSED, i);
+                bytes[j..j + G1_UNCOMPRESSED].copy_from_slice(&pi);
+            }
+            // Overwrite 1..8 bytes anywhere.
+            0 => {
+                for _ in 0..1 + rng.next_u32() % 8 {
+                    let i = rng.next_u32() as usize % bytes.len();
+                    bytes[i] = rng.next_u32() as u8;
+                }
+            }
+            // Cut anywhere.
+            1 => bytes.truncate(rng.next_u32() as usize % bytes.len()),
+            // A section length (or the ic count) replaced.
+            2 => {
+                let k = rng.next_u32() as usize % 6;
+                let at = if k == 5 {
+                    VK_FIXED_BYTES
+                } else {
+                    m.layout.sections[k].1 as usize - 4
+                };
+                let v = match rng.next_u32() % 3 {
+                    0 => 0,
+                    1 => u32::MAX,
+                    _ => rng.next_u32() % 64,
+                };
+                bytes[at..at + 4].copy_from_slice(&v.to_be_bytes());
+            }
+            // Flip one bit in a point's flag byte (compression, infinity, sign).
+            _ => {
+                let i =
+                    (rng.next_u32() as usize % (bytes.len() / G1_UNCOMPRESSED)) * G1_UNCOMPRESSED;
+                bytes[i] ^= 0x80 >> (rng.next_u32() % 3);
+            }
+        }
+        for checked in [false, true] {
+            match Parameters::read_bytes(&bytes, path, checked) {
+                Ok(read) => {
+                    accepted += 1;
+                    assert_eq!(encode(&read), bytes, "round {round}: accepted bytes differ");
+                }
+                Err(Error::Format { .. }) => refused += 1,
+                Err(e) => panic!("round {round}: not a Format error: {e:?}"),
+            }
+        }
+        let vk_bytes = &bytes[..vk_len.min(bytes.len())];
+        if let Ok((vk, used)) = VerifyingKey::read_bytes(vk_bytes, path, true) {
+            let mut back = Vec::new();
+            vk.write(&mut back).unwrap();
+            assert_eq!(back, vk_bytes[..used], "round {round}: key bytes differ");
+        }
+    }
+    // Both outcomes happen (the swaps are accepted), so both paths are
+    // exercised.
+    assert!(
+        accepted > 0 && refused > accepted,
+        "{accepted} accepted, {refused} refused"
+    );
+}
