@@ -20,11 +20,13 @@ pub enum Peer {
 
 #[derive(Args, Debug)]
 pub struct BenchArgs {
+    /// log2 of the porep-like circuit's domain size.
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(4..=28))]
     pub log_size: u32,
     /// Proofs per prover; the median is reported.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     pub repeat: u32,
+    /// Seed of the circuit's structure and witness.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Circuits proved together in one call (partitions).
@@ -36,6 +38,8 @@ pub struct BenchArgs {
     /// Also time parameter generation (once per prover; slow).
     #[arg(long)]
     pub paramgen: bool,
+    /// Parameter cache (default: $CUZK_CACHE_DIR, else $XDG_CACHE_HOME/cuzk,
+    /// else ~/.cache/cuzk).
     #[arg(long)]
     pub cache_dir: Option<PathBuf>,
     /// Prover backend for cuzk's runs.
@@ -49,6 +53,7 @@ pub struct BenchArgs {
     /// on them at once).
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=16))]
     pub gpu_workers: u32,
+    /// Print one JSON object instead of the table.
     #[arg(long)]
     pub json: bool,
 }

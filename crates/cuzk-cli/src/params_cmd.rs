@@ -23,10 +23,13 @@ pub enum CircuitKind {
 
 #[derive(Args, Debug)]
 pub struct GenArgs {
+    /// The built-in circuit to generate parameters for.
     #[arg(long, value_enum, default_value_t = CircuitKind::PorepLike)]
     pub circuit: CircuitKind,
+    /// log2 of the circuit's domain size.
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(4..=28))]
     pub log_size: u32,
+    /// Seed of the circuit's structure (the parameters' randomness is fresh).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Output `.params` file.
@@ -55,6 +58,7 @@ pub struct GenArgs {
     /// the same either way.
     #[arg(long, value_enum, default_value_t = common::BackendArg::Auto)]
     pub backend: common::BackendArg,
+    /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
 }
@@ -65,10 +69,12 @@ fn sector_size_arg(s: &str) -> std::result::Result<u64, String> {
 
 #[derive(Args, Debug)]
 pub struct InfoArgs {
+    /// The `.params` file.
     pub file: PathBuf,
     /// Decode every point and check curve and subgroup membership.
     #[arg(long)]
     pub check: bool,
+    /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
 }

@@ -31,6 +31,7 @@ pub struct VerifyArgs {
     /// Check the verifying key's points for subgroup membership.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub checked: bool,
+    /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
 }

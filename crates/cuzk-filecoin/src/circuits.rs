@@ -65,7 +65,9 @@ impl<T: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>> FilTree for T {}
 pub enum ProofKind {
     /// PoRep commit phase 2 (seal proof).
     Porep,
+    /// WinningPoSt (one partition, a few challenged sectors).
     WinningPost,
+    /// WindowPoSt (every sector of a deadline, in partitions).
     WindowPost,
     /// Empty-sector update (SnapDeals).
     SnapDeals,
