@@ -19,7 +19,8 @@ pub struct DemoArgs {
     /// Seed of the circuit's structure and witness.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Where generated parameters are cached [default: $CUZK_CACHE_DIR or ~/.cache/cuzk].
+    /// Where generated parameters are cached [default: $CUZK_CACHE_DIR, else
+    /// $XDG_CACHE_HOME/cuzk, else ~/.cache/cuzk].
     #[arg(long)]
     pub cache_dir: Option<PathBuf>,
     /// Also write the proof (proof.bin), public inputs (inputs.txt) and

@@ -85,15 +85,20 @@ pub struct JobArgs {
     /// build it instead.
     #[arg(long, conflicts_with_all = ["seed", "partitions"])]
     pub input_hex: Option<String>,
+    /// porep-like kinds: the witness seed [default: 0].
     #[arg(long)]
     pub seed: Option<u64>,
+    /// porep-like kinds: circuits proved together [default: 1].
     #[arg(long)]
     pub partitions: Option<u32>,
+    /// Queue priority; higher ones run first.
     #[arg(long, value_enum, default_value_t)]
     pub priority: PriorityArg,
     /// Makes the submission idempotent.
     #[arg(long)]
     pub request_id: Option<String>,
+    /// Who is asking, for the daemon's per-client queue limit (default: the
+    /// connection's peer).
     #[arg(long)]
     pub client_id: Option<String>,
 }
@@ -191,10 +196,13 @@ pub struct BenchBatchOptions {
     /// Requests in flight at once.
     #[arg(long, default_value_t = 4)]
     pub concurrency: usize,
+    /// Circuit kind of every request.
     #[arg(long, default_value = "porep-like-10")]
     pub kind: String,
+    /// Circuits per request.
     #[arg(long, default_value_t = 1)]
     pub partitions: u32,
+    /// Queue priority of every request.
     #[arg(long, value_enum, default_value_t)]
     pub priority: PriorityArg,
 }
