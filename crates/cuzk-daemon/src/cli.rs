@@ -325,10 +325,20 @@ pub fn run_daemon_with(
     args: DaemonArgs,
     extend: impl FnOnce(crate::server::DaemonBuilder) -> anyhow::Result<crate::server::DaemonBuilder>,
 ) -> anyhow::Result<()> {
+    use std::io::IsTerminal;
     let _ = tracing_subscriber::fmt()
+        // Colour codes only for a terminal, not in a log file or journal.
+        .with_ansi(std::io::stderr().is_terminal())
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+                // filecoin-proofs logs every parameter identifier it
+                // computes at info (dozens of lines as the Filecoin kinds
+                // register); RUST_LOG brings them back.
+                .unwrap_or_else(|_| {
+                    tracing_subscriber::EnvFilter::new(
+                        "info,storage_proofs_core=warn,filecoin_proofs=warn",
+                    )
+                }),
         )
         .try_init();
     let cfg = crate::config::DaemonConfig::from_file(&args.config)?;
