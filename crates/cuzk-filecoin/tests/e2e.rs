@@ -37,7 +37,6 @@ struct Sector {
 }
 
 struct Fixture {
-    _dir: tempfile::TempDir,
     work: PathBuf,
     params: ParamCache,
     prover: FilecoinProver,
@@ -46,11 +45,36 @@ struct Fixture {
     gen_lock: Mutex<()>,
 }
 
+/// This run's working directory (sealed sector, caches, parameters: about
+/// 1.8 GB). The fixture is a static, which is never dropped, so a temporary
+/// directory would outlive every run; instead each run works in
+/// `target/tmp/cuzk-filecoin-e2e/<pid>` and first removes the directories of
+/// runs that have ended. At most one copy per live run is kept, and `cargo
+/// clean` removes them all.
+fn work_dir() -> PathBuf {
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cuzk-filecoin-e2e");
+    if let Ok(entries) = std::fs::read_dir(&base) {
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let ended = match name.to_str().and_then(|n| n.parse::<u32>().ok()) {
+                Some(pid) => !Path::new(&format!("/proc/{pid}")).exists(),
+                None => true,
+            };
+            if ended {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
+    let work = base.join(std::process::id().to_string());
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).expect("e2e work directory");
+    work
+}
+
 fn fixture() -> &'static Fixture {
     static F: OnceLock<Fixture> = OnceLock::new();
     F.get_or_init(|| {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let work = dir.path().to_path_buf();
+        let work = work_dir();
         let params_dir = std::env::var_os("CUZK_FIL_TEST_PARAMS")
             .map(PathBuf::from)
             .unwrap_or_else(|| work.join("params"));
@@ -66,7 +90,6 @@ fn fixture() -> &'static Fixture {
         let sector = seal_sector(&work, &mut ChaCha20Rng::seed_from_u64(7));
         eprintln!("sealed a 2 KiB sector in {:.2?}", t.elapsed());
         Fixture {
-            _dir: dir,
             work,
             params,
             prover,
