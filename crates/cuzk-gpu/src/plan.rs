@@ -173,26 +173,19 @@ pub fn msm_scratch(m: usize, g2: bool) -> u64 {
 /// [`MIN_CHUNK_POINTS`]. `scalars_on_device`: the scalars are already on
 /// the device (H's coefficients), so the scratch holds no copy of them.
 fn chunk_points(available: u64, g2: bool, cap: usize, scalars_on_device: bool) -> Option<usize> {
-    let point = if g2 { G2_POINT } else { G1_POINT };
-    let need = |m: usize, buffers: u64| {
-        let scratch = msm_scratch(m, g2);
-        let scratch = if scalars_on_device {
-            scratch.saturating_sub(m as u64 * FR)
-        } else {
-            scratch
-        };
-        scratch + buffers * m as u64 * point
-    };
-    if need(cap, 1) <= available {
+    // What streaming the whole vector (`cap` points) in chunks of `m` holds:
+    // one buffer for a single chunk, two below `cap`.
+    let need = |m: usize| streamed_bytes(cap, m, g2, scalars_on_device);
+    if need(cap) <= available {
         return Some(cap.max(1));
     }
-    if cap <= MIN_CHUNK_POINTS || need(MIN_CHUNK_POINTS, 2) > available {
+    if cap <= MIN_CHUNK_POINTS || need(MIN_CHUNK_POINTS) > available {
         return None;
     }
     let (mut lo, mut hi) = (MIN_CHUNK_POINTS, cap);
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
-        if need(mid, 2) <= available {
+        if need(mid) <= available {
             lo = mid;
         } else {
             hi = mid;
