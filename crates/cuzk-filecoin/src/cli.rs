@@ -398,6 +398,47 @@ mod tests {
     }
 
     #[test]
+    fn a_bad_vanilla_file_is_named_by_prove() {
+        // Through the real path: the vanilla proofs are decoded before any
+        // parameters are needed, so an empty cache does.
+        let dir = tempfile::tempdir().unwrap();
+        let (v0, v1) = (dir.path().join("v0.bin"), dir.path().join("v1.bin"));
+        std::fs::write(&v0, b"not bincode").unwrap();
+        std::fs::write(&v1, b"").unwrap();
+        let zeros = "00".repeat(32);
+        let (v0s, v1s) = (v0.to_str().unwrap(), v1.to_str().unwrap());
+        let cache = dir.path().join("params");
+        let out = dir.path().join("proof");
+        let Cmd::Prove(a) = Cmd::try_parse_from([
+            "t",
+            "prove",
+            "--filecoin",
+            "window-post",
+            "--sector-size",
+            "2KiB",
+            "--vanilla",
+            v0s,
+            v1s,
+            "--randomness",
+            &zeros,
+            "--miner-id",
+            "1",
+            "--param-cache",
+            cache.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ])
+        .unwrap() else {
+            panic!("not prove")
+        };
+        let e = prove(&a, Arc::new(cuzk_core::CpuBackend)).unwrap_err();
+        let shown = e.to_string();
+        assert!(shown.contains("vanilla proof 0"), "{shown}");
+        assert!(shown.contains(v0s), "{shown}");
+        assert!(!out.exists());
+    }
+
+    #[test]
     fn arguments_parse() {
         let Cmd::Prove(a) = Cmd::try_parse_from([
             "t",
