@@ -6,6 +6,7 @@
 #include "ntt.cuh"
 #include "msm.cuh"
 #include "fixed.cuh"
+#include "spmv.cuh"
 
 // ---------------------------------------------------------------- scan (u32)
 // Exclusive scan in blocks of 1024: out[i] = sum in[block start .. i),

@@ -22,6 +22,12 @@ use crate::host::{self, NttKind, FR_BYTES};
 
 static FATBIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cuzk.fatbin"));
 
+// The compiled constraint system's kernels (a/b/c, densities, the 0/1
+// split): a child module, so that it shares this one's private helpers.
+#[path = "spmv.rs"]
+mod spmv;
+pub use spmv::{compact_scratch_bytes, DeviceCsr, DeviceDensity, DeviceSplit, SPMV_LONG};
+
 /// Largest NTT: 2^28 elements (8 GiB of Fr).
 pub const MAX_NTT_LOG: u32 = 28;
 /// Threshold T of the chunked bucket sums: a thread adds at most T points
@@ -163,6 +169,7 @@ pub struct CudaDevice {
     copy_stream: Arc<CudaStream>,
     _module: Arc<CudaModule>,
     k: Kernels,
+    spmv: spmv::SpmvKernels,
     label: String,
     name: String,
     ordinal: usize,
@@ -261,6 +268,7 @@ impl CudaDevice {
             bench_fq_mul: f("bench_fq_mul")?,
             bench_fr_mul: f("bench_fr_mul")?,
         };
+        let spmv = spmv::SpmvKernels::load(&f)?;
         k.ntt_dit_pass
             .set_attribute(
                 CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -275,6 +283,7 @@ impl CudaDevice {
             copy_stream,
             _module: module,
             k,
+            spmv,
             label,
             name,
             ordinal,

@@ -35,7 +35,10 @@ pub mod host;
 #[cfg(feature = "cuda")]
 mod device;
 #[cfg(feature = "cuda")]
-pub use device::{CudaDevice, DevicePoints, DeviceScalars, ScalarForm, MAX_NTT_LOG};
+pub use device::{
+    compact_scratch_bytes, CudaDevice, DeviceCsr, DeviceDensity, DevicePoints, DeviceScalars,
+    DeviceSplit, ScalarForm, MAX_NTT_LOG, SPMV_LONG,
+};
 
 #[cfg(not(feature = "cuda"))]
 mod nogpu;

@@ -1,0 +1,722 @@
+//! The compiled constraint system's GPU half (kernels/spmv.cuh): a/b/c =
+//! A·z, B·z, C·z over CSR matrices resident in VRAM, the density selection
+//! of the A/B query scalars from the witness, and the 0/1 split of MSM
+//! scalars, all from buffers already on the device (the witness goes up
+//! once).
+//!
+//! Layout (cuzk-core's compiled system): z = inputs ++ aux as blstrs
+//! Scalars (Montgomery limbs, the bytes [`CudaDevice::upload_scalars`]
+//! copies); a matrix is `row_start: [u64; rows + 1]` (row_start[0] = 0),
+//! `cols: [u32; nnz]` (index into z) and `coef: [u32; nnz]` (index into a
+//! shared table of Scalars, table[0] = 1, table[1] = -1; the kernels add or
+//! subtract for those two without a product).
+//!
+//! A child module of `device` so that it shares the device's private
+//! allocation, launch and scan helpers instead of a second copy of them.
+
+use super::*;
+
+/// Rows with more entries than this go to `spmv_long` (kernels/spmv.cuh's
+/// SPMV_LONG; the two must agree).
+pub const SPMV_LONG: usize = 32;
+/// Threads of one compaction tile (COMPACT_TILE).
+const TILE: usize = 1024;
+
+pub(super) struct SpmvKernels {
+    spmv_short: CudaFunction,
+    spmv_long: CudaFunction,
+    csr_check: CudaFunction,
+    csr_long_count: CudaFunction,
+    csr_long_write: CudaFunction,
+    select_count: CudaFunction,
+    select_write: CudaFunction,
+    split_count: CudaFunction,
+    split_write: CudaFunction,
+}
+
+impl SpmvKernels {
+    pub(super) fn load(f: &dyn Fn(&'static str) -> Result<CudaFunction>) -> Result<Self> {
+        Ok(SpmvKernels {
+            spmv_short: f("spmv_short")?,
+            spmv_long: f("spmv_long")?,
+            csr_check: f("csr_check")?,
+            csr_long_count: f("csr_long_count")?,
+            csr_long_write: f("csr_long_write")?,
+            select_count: f("select_count")?,
+            select_write: f("select_write")?,
+            split_count: f("split_count")?,
+            split_write: f("split_write")?,
+        })
+    }
+}
+
+/// One sparse matrix (A, B or C, or a block of its rows) resident in
+/// device memory, checked once when made: row_start non-decreasing from 0
+/// to nnz, and the largest column and coefficient index known, so every
+/// product is checked against its z and table before it launches.
+pub struct DeviceCsr {
+    rows: usize,
+    nnz: usize,
+    row_start: CudaSlice<u64>,
+    cols: CudaSlice<u32>,
+    coef: CudaSlice<u32>,
+    /// Rows longer than [`SPMV_LONG`], increasing.
+    long_rows: CudaSlice<u32>,
+    long_count: usize,
+    /// One past the largest column index (0 with no entries): z must hold
+    /// at least this many scalars.
+    z_needed: usize,
+    /// One past the largest coefficient index: the table's least length.
+    table_needed: usize,
+}
+
+impl DeviceCsr {
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+    pub fn nnz(&self) -> usize {
+        self.nnz
+    }
+    /// Rows summed by a block each (more than [`SPMV_LONG`] entries).
+    pub fn long_rows(&self) -> usize {
+        self.long_count
+    }
+    /// The least z length a product with this matrix accepts.
+    pub fn z_needed(&self) -> usize {
+        self.z_needed
+    }
+    /// The least coefficient-table length a product accepts.
+    pub fn table_needed(&self) -> usize {
+        self.table_needed
+    }
+    /// Device bytes this matrix holds (its buffers, as allocated).
+    pub fn device_bytes(&self) -> usize {
+        self.row_start.len() * 8 + self.cols.len() * 4 + self.coef.len() * 4 + self.long_rows.len() * 4
+    }
+    /// Upper bound of [`Self::device_bytes`] for a matrix of `rows` rows
+    /// and `nnz` entries, before making it: row_start, cols and coef, and
+    /// the long-row list (at most nnz / (SPMV_LONG + 1) rows).
+    pub fn bytes_for(rows: usize, nnz: usize) -> usize {
+        (rows + 1) * 8 + nnz.max(1) * 8 + (nnz / (SPMV_LONG + 1)).max(1) * 4
+    }
+    /// Transient device bytes while a matrix of `rows` rows is made (the
+    /// check's counters and the long-row compaction's tile counts and
+    /// offsets), freed before [`CudaDevice::upload_csr`] returns.
+    pub fn build_scratch_bytes(rows: usize) -> usize {
+        16 + compact_scratch_bytes(rows)
+    }
+}
+
+/// Device bytes of one compaction's scratch over `n` elements: tile counts,
+/// their scan (with the scan's own block sums) and the total.
+pub fn compact_scratch_bytes(n: usize) -> usize {
+    let tiles = n.div_ceil(TILE).max(1);
+    // counts + offsets (tiles + 1) + scan's recursion (~2 × tiles / 1024 + small).
+    4 * (tiles + (tiles + 1) + 2 * (tiles.div_ceil(1024) + 2) + 8)
+}
+
+/// Per-variable flags (a density) resident in device memory: byte i
+/// nonzero = variable i selected. cuzk-core's `Density` is a `Vec<bool>`,
+/// whose bytes are exactly these flags.
+pub struct DeviceDensity {
+    len: usize,
+    buf: CudaSlice<u8>,
+}
+
+impl DeviceDensity {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// Device bytes held (one per variable).
+    pub fn device_bytes(&self) -> usize {
+        self.buf.len()
+    }
+}
+
+/// The 0/1 split of scalars on the device, in host::split_zero_one's
+/// layout: `ones` bit i % 32 of word i / 32 set where s_i = 1; the other
+/// non-zero scalars and their positions, in increasing order.
+pub struct DeviceSplit {
+    pub len: usize,
+    pub ones_count: usize,
+    pub zeros_count: usize,
+    /// n.div_ceil(32) mask words (bits past `len` clear).
+    pub ones: CudaSlice<u32>,
+    /// rest_count positions (the buffer holds at least one element).
+    pub rest_ids: CudaSlice<u32>,
+    pub rest_scalars: DeviceScalars,
+}
+
+impl DeviceSplit {
+    pub fn rest_count(&self) -> usize {
+        self.rest_scalars.len
+    }
+    /// Device bytes held: the mask, the positions and the scalars.
+    pub fn device_bytes(&self) -> usize {
+        self.ones.len() * 4 + self.rest_ids.len() * 4 + self.rest_scalars.buf.len()
+    }
+    /// Upper bound of the bytes a split of `n` scalars of which `rest` are
+    /// neither 0 nor 1 holds, plus its transient scratch (counts, offsets,
+    /// the ones total).
+    pub fn bytes_for(n: usize, rest: usize) -> usize {
+        n.div_ceil(32).max(1) * 4 + rest.max(1) * (4 + FR_BYTES) + compact_scratch_bytes(n) + 4
+    }
+}
+
+impl CudaDevice {
+    // ------------------------------------------------------ matrices
+
+    /// Makes a matrix resident from host slices (any host memory; pinned
+    /// or registered memory copies at full link speed).
+    pub fn upload_csr(&self, row_start: &[u64], cols: &[u32], coef: &[u32]) -> Result<DeviceCsr> {
+        let kernel = "upload_csr";
+        if row_start.is_empty() {
+            return Err(self.bad(kernel, 0, "row_start is empty (it holds rows + 1 entries)".into()));
+        }
+        let rows = row_start.len() - 1;
+        if cols.len() != coef.len() {
+            return Err(self.bad(
+                kernel,
+                rows,
+                format!("{} cols but {} coefficients", cols.len(), coef.len()),
+            ));
+        }
+        if row_start[0] != 0 || row_start[rows] != cols.len() as u64 {
+            return Err(self.bad(
+                kernel,
+                rows,
+                format!(
+                    "row_start runs {}..{}, not 0..{} (the entries)",
+                    row_start[0],
+                    row_start[rows],
+                    cols.len()
+                ),
+            ));
+        }
+        let rs = self.upload(kernel, row_start)?;
+        let c = self.upload(kernel, cols)?;
+        let k = self.upload(kernel, coef)?;
+        self.csr_from_device(rows, rs, c, k)
+    }
+
+    /// Makes a matrix from buffers the caller filled on this device's
+    /// context (e.g. streamed from a mapped compiled-system file):
+    /// `row_start` holds at least rows + 1 entries, `cols` and `coef` at
+    /// least row_start[rows]. The buffers' writes must have completed or be
+    /// ordered before this device's stream. Checks the matrix on the GPU
+    /// (one read of it) and builds its long-row list.
+    pub fn csr_from_device(
+        &self,
+        rows: usize,
+        row_start: CudaSlice<u64>,
+        cols: CudaSlice<u32>,
+        coef: CudaSlice<u32>,
+    ) -> Result<DeviceCsr> {
+        let kernel = "csr_from_device";
+        if rows >= u32::MAX as usize {
+            return Err(CudaError::Unsupported {
+                kernel,
+                size: rows,
+                limit: u32::MAX as usize - 1,
+                device: self.label.clone(),
+            });
+        }
+        if row_start.len() < rows + 1 {
+            return Err(self.bad(
+                kernel,
+                rows,
+                format!("row_start holds {} entries, rows + 1 needed", row_start.len()),
+            ));
+        }
+        let mut ends = [0u64; 1];
+        let mut first = [0u64; 1];
+        self.stream
+            .memcpy_dtoh(&row_start.slice(rows..rows + 1), &mut ends)
+            .map_err(|e| self.err("copy to host", kernel, rows, e))?;
+        self.stream
+            .memcpy_dtoh(&row_start.slice(0..1), &mut first)
+            .map_err(|e| self.err("copy to host", kernel, rows, e))?;
+        let nnz = ends[0] as usize;
+        if first[0] != 0 {
+            return Err(self.bad(kernel, rows, format!("row_start[0] = {}, not 0", first[0])));
+        }
+        if cols.len() < nnz || coef.len() < nnz {
+            return Err(self.bad(
+                kernel,
+                rows,
+                format!(
+                    "row_start[rows] = {nnz} entries, but cols hold {} and coef {}",
+                    cols.len(),
+                    coef.len()
+                ),
+            ));
+        }
+        // Checks: max col + 1, max coef + 1, bad rows / indices.
+        let stats: CudaSlice<u32> = self.zeros(kernel, 4)?;
+        let work = rows.max(nnz);
+        let blocks = work.div_ceil(256).clamp(1, 65_536);
+        self.launch(
+            &self.spmv.csr_check,
+            "csr_check",
+            work,
+            LaunchConfig {
+                grid_dim: (blocks as u32, 1, 1),
+                block_dim: (256, 1, 1),
+                shared_mem_bytes: 0,
+            },
+            &[
+                &self.p(&row_start),
+                &(rows as u32),
+                &self.p(&cols),
+                &self.p(&coef),
+                &(nnz as u64),
+                &self.p(&stats),
+            ],
+        )?;
+        let st = self.download(kernel, &stats, 3)?;
+        if st[2] != 0 {
+            return Err(self.bad(
+                kernel,
+                rows,
+                format!(
+                    "{} rows end before they start or entries hold index 2^32 - 1",
+                    st[2]
+                ),
+            ));
+        }
+        // The long rows, in order.
+        let (long_rows, long_count) = self.compact(
+            "csr_long",
+            rows,
+            |counts, tiles| {
+                self.launch(
+                    &self.spmv.csr_long_count,
+                    "csr_long_count",
+                    rows,
+                    tile_cfg(tiles),
+                    &[&self.p(&row_start), &(rows as u32), &self.p(counts)],
+                )
+            },
+            |offsets, tiles, total| {
+                let out: CudaSlice<u32> = self.alloc("csr_long_write", total)?;
+                self.launch(
+                    &self.spmv.csr_long_write,
+                    "csr_long_write",
+                    rows,
+                    tile_cfg(tiles),
+                    &[&self.p(&row_start), &(rows as u32), &self.p(offsets), &self.p(&out)],
+                )?;
+                Ok(out)
+            },
+        )?;
+        Ok(DeviceCsr {
+            rows,
+            nnz,
+            row_start,
+            cols,
+            coef,
+            long_rows,
+            long_count,
+            z_needed: st[0] as usize,
+            table_needed: st[1] as usize,
+        })
+    }
+
+    /// Two-pass stream compaction over `n` elements in tiles of 1024:
+    /// `count(counts, tiles)` writes each tile's count, the counts are
+    /// scanned into offsets (offsets[tiles] = total, read back: one
+    /// synchronisation), and `write(offsets, tiles, total)` places the
+    /// selected elements. Returns what `write` made and the total.
+    fn compact<T>(
+        &self,
+        kernel: &'static str,
+        n: usize,
+        count: impl FnOnce(&CudaSlice<u32>, usize) -> Result<()>,
+        write: impl FnOnce(&CudaSlice<u32>, usize, usize) -> Result<T>,
+    ) -> Result<(T, usize)> {
+        let tiles = n.div_ceil(TILE).max(1);
+        let counts: CudaSlice<u32> = self.alloc(kernel, tiles)?;
+        count(&counts, tiles)?;
+        let offsets: CudaSlice<u32> = self.alloc(kernel, tiles + 1)?;
+        self.scan(&counts, &offsets, tiles)?;
+        let mut total = [0u32; 1];
+        self.stream
+            .memcpy_dtoh(&offsets.slice(tiles..tiles + 1), &mut total)
+            .map_err(|e| self.err("copy to host", kernel, n, e))?;
+        let total = total[0] as usize;
+        let out = write(&offsets, tiles, total)?;
+        Ok((out, total))
+    }
+
+    // ------------------------------------------------------ products
+
+    /// out[first_row + r] = (M·z)[r] for every row r of `m` (Montgomery
+    /// Scalars, 32 bytes each); the rest of `out` is left as it is, so a
+    /// caller streaming row blocks passes each block's first row. No
+    /// device memory is allocated. `z` and `table` must be in Montgomery
+    /// form and long enough for the matrix's indices.
+    pub fn spmv_device(
+        &self,
+        m: &DeviceCsr,
+        table: &DeviceScalars,
+        z: &DeviceScalars,
+        out: &mut CudaSlice<u8>,
+        first_row: usize,
+    ) -> Result<()> {
+        let kernel = "spmv";
+        if z.form != ScalarForm::Montgomery || table.form != ScalarForm::Montgomery {
+            return Err(self.bad(kernel, m.rows, "z and the table must be Montgomery Scalars".into()));
+        }
+        if z.len < m.z_needed {
+            return Err(self.bad(
+                kernel,
+                m.rows,
+                format!("z holds {} scalars, the matrix reads index {}", z.len, m.z_needed - 1),
+            ));
+        }
+        if table.len < m.table_needed {
+            return Err(self.bad(
+                kernel,
+                m.rows,
+                format!(
+                    "the table holds {} coefficients, the matrix uses index {}",
+                    table.len,
+                    m.table_needed - 1
+                ),
+            ));
+        }
+        let end = first_row
+            .checked_add(m.rows)
+            .and_then(|e| e.checked_mul(FR_BYTES))
+            .filter(|&e| e <= out.len());
+        if end.is_none() {
+            return Err(self.bad(
+                kernel,
+                m.rows,
+                format!(
+                    "rows {first_row}..{first_row}+{} past an output of {} bytes",
+                    m.rows,
+                    out.len()
+                ),
+            ));
+        }
+        if m.rows == 0 {
+            return Ok(());
+        }
+        let out_ptr = self.p(out) + (first_row * FR_BYTES) as u64;
+        let args: [&dyn Arg; 7] = [
+            &self.p(&m.row_start),
+            &self.p(&m.cols),
+            &self.p(&m.coef),
+            &self.p(&table.buf),
+            &self.p(&z.buf),
+            &out_ptr,
+            &(m.rows as u32),
+        ];
+        self.launch(&self.spmv.spmv_short, "spmv_short", m.rows, cfg1d(m.rows, 256), &args)?;
+        if m.long_count > 0 {
+            let lp = self.p(&m.long_rows);
+            let count = m.long_count as u32;
+            let mut long_args: Vec<&dyn Arg> = args[..6].to_vec();
+            long_args.push(&lp);
+            long_args.push(&count);
+            self.launch(
+                &self.spmv.spmv_long,
+                "spmv_long",
+                m.long_count,
+                LaunchConfig {
+                    grid_dim: (count, 1, 1),
+                    block_dim: (256, 1, 1),
+                    shared_mem_bytes: 0,
+                },
+                &long_args,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// a, b, c = A·z, B·z, C·z into three new buffers of `n` Scalars each
+    /// (rows..n zero), ready for the H step's NTTs ([`Self::ntt_device`],
+    /// [`Self::h_pointwise_device`]). Allocates [`Self::abc_bytes`]`(n)`.
+    pub fn abc_device(
+        &self,
+        mats: [&DeviceCsr; 3],
+        table: &DeviceScalars,
+        z: &DeviceScalars,
+        n: usize,
+    ) -> Result<[CudaSlice<u8>; 3]> {
+        let mut outs = Vec::with_capacity(3);
+        for m in mats {
+            if m.rows > n {
+                return Err(self.bad("abc", n, format!("{} rows for an output of {n}", m.rows)));
+            }
+            let mut out: CudaSlice<u8> = self.alloc("abc", n * FR_BYTES)?;
+            if m.rows < n {
+                self.stream
+                    .memset_zeros(&mut out.slice_mut(m.rows * FR_BYTES..n * FR_BYTES))
+                    .map_err(|e| self.err("memset", "abc", n, e))?;
+            }
+            self.spmv_device(m, table, z, &mut out, 0)?;
+            outs.push(out);
+        }
+        let [a, b, c]: [CudaSlice<u8>; 3] = outs.try_into().unwrap_or_else(|_| unreachable!());
+        Ok([a, b, c])
+    }
+
+    /// Device bytes [`Self::abc_device`] allocates: three outputs of `n`
+    /// Scalars (the product itself allocates nothing).
+    pub fn abc_bytes(n: usize) -> usize {
+        3 * n.max(1) * FR_BYTES
+    }
+
+    /// M·z from host slices (uploads, multiplies, downloads; everything it
+    /// allocates is freed when it returns).
+    pub fn spmv(
+        &self,
+        row_start: &[u64],
+        cols: &[u32],
+        coef: &[u32],
+        table: &[Scalar],
+        z: &[Scalar],
+    ) -> Result<Vec<Scalar>> {
+        let m = self.upload_csr(row_start, cols, coef)?;
+        let dt = self.upload_scalars(table)?;
+        let dz = self.upload_scalars(z)?;
+        let mut out: CudaSlice<u8> = self.alloc("spmv", m.rows * FR_BYTES)?;
+        self.spmv_device(&m, &dt, &dz, &mut out, 0)?;
+        let mut res = vec![Scalar::ZERO; m.rows];
+        if m.rows > 0 {
+            self.stream
+                .memcpy_dtoh(&out.slice(0..m.rows * FR_BYTES), host::scalars_as_bytes_mut(&mut res))
+                .map_err(|e| self.err("copy to host", "spmv", m.rows, e))?;
+        }
+        Ok(res)
+    }
+
+    // ------------------------------------------------------ densities
+
+    /// Uploads a density (`&[bool]`, one byte per variable).
+    pub fn upload_density(&self, bits: &[bool]) -> Result<DeviceDensity> {
+        // SAFETY: bool is one byte holding 0 or 1, so the slice's memory is
+        // a valid [u8] of the same length for as long as `bits` is borrowed.
+        let bytes = unsafe { std::slice::from_raw_parts(bits.as_ptr().cast::<u8>(), bits.len()) };
+        Ok(DeviceDensity {
+            len: bits.len(),
+            buf: self.upload("upload_density", bytes)?,
+        })
+    }
+
+    /// The scalars of z = inputs ++ aux whose flag is set, in order, into a
+    /// new buffer: input i is kept when `inputs` is None or its flag is
+    /// set, aux j when `aux` is None or its flag is set. The A query is
+    /// `select_device(z, num_inputs, None, Some(a_aux))`, the B query
+    /// `select_device(z, num_inputs, Some(b_input), Some(b_aux))`
+    /// (ProvingAssignment::a_query_scalars / b_query_scalars). One
+    /// synchronisation (the count sizes the output); allocates
+    /// [`Self::select_bytes`].
+    pub fn select_device(
+        &self,
+        z: &DeviceScalars,
+        num_inputs: usize,
+        inputs: Option<&DeviceDensity>,
+        aux: Option<&DeviceDensity>,
+    ) -> Result<DeviceScalars> {
+        let kernel = "select";
+        let n = z.len;
+        if z.form != ScalarForm::Montgomery {
+            return Err(self.bad(kernel, n, "z must be Montgomery Scalars".into()));
+        }
+        if num_inputs > n {
+            return Err(self.bad(kernel, n, format!("{num_inputs} inputs in a z of {n}")));
+        }
+        if n >= u32::MAX as usize {
+            return Err(CudaError::Unsupported {
+                kernel,
+                size: n,
+                limit: u32::MAX as usize - 1,
+                device: self.label.clone(),
+            });
+        }
+        if let Some(d) = inputs {
+            if d.len != num_inputs {
+                return Err(self.bad(kernel, n, format!("input density of {} for {num_inputs} inputs", d.len)));
+            }
+        }
+        if let Some(d) = aux {
+            if d.len != n - num_inputs {
+                return Err(self.bad(
+                    kernel,
+                    n,
+                    format!("aux density of {} for {} aux", d.len, n - num_inputs),
+                ));
+            }
+        }
+        let ip = inputs.map_or(0u64, |d| self.p(&d.buf));
+        let ap = aux.map_or(0u64, |d| self.p(&d.buf));
+        let (buf, total) = self.compact(
+            kernel,
+            n,
+            |counts, tiles| {
+                self.launch(
+                    &self.spmv.select_count,
+                    "select_count",
+                    n,
+                    tile_cfg(tiles),
+                    &[&(n as u32), &(num_inputs as u32), &ip, &ap, &self.p(counts)],
+                )
+            },
+            |offsets, tiles, total| {
+                let out: CudaSlice<u8> = self.alloc("select_write", total * FR_BYTES)?;
+                self.launch(
+                    &self.spmv.select_write,
+                    "select_write",
+                    n,
+                    tile_cfg(tiles),
+                    &[
+                        &self.p(&z.buf),
+                        &(n as u32),
+                        &(num_inputs as u32),
+                        &ip,
+                        &ap,
+                        &self.p(offsets),
+                        &self.p(&out),
+                    ],
+                )?;
+                Ok(out)
+            },
+        )?;
+        Ok(DeviceScalars {
+            len: total,
+            form: ScalarForm::Montgomery,
+            buf,
+        })
+    }
+
+    /// Upper bound of the device bytes [`Self::select_device`] allocates
+    /// over a z of `n` scalars selecting `selected`: the output and the
+    /// compaction's scratch.
+    pub fn select_bytes(n: usize, selected: usize) -> usize {
+        selected.max(1) * FR_BYTES + compact_scratch_bytes(n)
+    }
+
+    /// [`Self::select_device`] from host slices, for checks and callers
+    /// without resident data.
+    pub fn select(
+        &self,
+        z: &[Scalar],
+        num_inputs: usize,
+        inputs: Option<&[bool]>,
+        aux: Option<&[bool]>,
+    ) -> Result<Vec<Scalar>> {
+        let dz = self.upload_scalars(z)?;
+        let di = inputs.map(|b| self.upload_density(b)).transpose()?;
+        let da = aux.map(|b| self.upload_density(b)).transpose()?;
+        let s = self.select_device(&dz, num_inputs, di.as_ref(), da.as_ref())?;
+        let mut out = vec![Scalar::ZERO; s.len];
+        if s.len > 0 {
+            self.stream
+                .memcpy_dtoh(&s.buf.slice(0..s.len * FR_BYTES), host::scalars_as_bytes_mut(&mut out))
+                .map_err(|e| self.err("copy to host", "select", s.len, e))?;
+        }
+        Ok(out)
+    }
+
+    // ------------------------------------------------------ 0/1 split
+
+    /// The 0/1 split of resident Montgomery scalars on the GPU (the layout
+    /// of [`host::split_zero_one`]): two passes over the scalars and one
+    /// synchronisation (the count of the others sizes their buffers).
+    /// Allocates at most [`DeviceSplit::bytes_for`].
+    pub fn split_zero_one_device(&self, scalars: &DeviceScalars) -> Result<DeviceSplit> {
+        let kernel = "split_zero_one";
+        let n = scalars.len;
+        if scalars.form != ScalarForm::Montgomery {
+            return Err(self.bad(kernel, n, "the split reads Montgomery Scalars".into()));
+        }
+        if n >= u32::MAX as usize {
+            return Err(CudaError::Unsupported {
+                kernel,
+                size: n,
+                limit: u32::MAX as usize - 1,
+                device: self.label.clone(),
+            });
+        }
+        let words = n.div_ceil(32);
+        let ones: CudaSlice<u32> = self.alloc(kernel, words)?;
+        let ones_total: CudaSlice<u32> = self.zeros(kernel, 1)?;
+        let sp = self.p(&scalars.buf);
+        let ((rest_ids, rest), rest_count) = self.compact(
+            kernel,
+            n,
+            |counts, tiles| {
+                self.launch(
+                    &self.spmv.split_count,
+                    "split_count",
+                    n,
+                    tile_cfg(tiles),
+                    &[&sp, &(n as u32), &self.p(&ones), &self.p(counts), &self.p(&ones_total)],
+                )
+            },
+            |offsets, tiles, total| {
+                let ids: CudaSlice<u32> = self.alloc("split_write", total)?;
+                let rest: CudaSlice<u8> = self.alloc("split_write", total * FR_BYTES)?;
+                self.launch(
+                    &self.spmv.split_write,
+                    "split_write",
+                    n,
+                    tile_cfg(tiles),
+                    &[&sp, &(n as u32), &self.p(offsets), &self.p(&ids), &self.p(&rest)],
+                )?;
+                Ok((ids, rest))
+            },
+        )?;
+        let ones_count = self.download(kernel, &ones_total, 1)?[0] as usize;
+        Ok(DeviceSplit {
+            len: n,
+            ones_count,
+            zeros_count: n - ones_count - rest_count,
+            ones,
+            rest_ids,
+            rest_scalars: DeviceScalars {
+                len: rest_count,
+                form: ScalarForm::Montgomery,
+                buf: rest,
+            },
+        })
+    }
+
+    /// A device split brought to the host (the same value
+    /// [`host::split_zero_one`] computes).
+    pub fn split_to_host(&self, s: &DeviceSplit) -> Result<host::ZeroOneSplit> {
+        let kernel = "split_to_host";
+        let rest = s.rest_count();
+        let mut rest_scalars = vec![Scalar::ZERO; rest];
+        if rest > 0 {
+            self.stream
+                .memcpy_dtoh(
+                    &s.rest_scalars.buf.slice(0..rest * FR_BYTES),
+                    host::scalars_as_bytes_mut(&mut rest_scalars),
+                )
+                .map_err(|e| self.err("copy to host", kernel, rest, e))?;
+        }
+        Ok(host::ZeroOneSplit {
+            ones: self.download(kernel, &s.ones, s.len.div_ceil(32))?,
+            ones_count: s.ones_count,
+            zeros_count: s.zeros_count,
+            rest_ids: self.download(kernel, &s.rest_ids, rest)?,
+            rest_scalars,
+        })
+    }
+}
+
+/// One block of 1024 threads per tile.
+fn tile_cfg(tiles: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (tiles as u32, 1, 1),
+        block_dim: (TILE as u32, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
