@@ -1,7 +1,9 @@
 //! Kernel benchmarks (`cuzk bench-kernels` and the `bench_kernels` example):
 //! G1 MSM at 2^20/2^24/2^26 with points resident and streamed from pinned
 //! host memory, G2 MSM at 2^24, the 0/1 path at 2^26 with half the scalars
-//! one, NTT at 2^24 and 2^27. Each row carries the work it must do, the
+//! one, NTT at 2^24 and 2^27, and the compiled constraint system's kernels
+//! (`--filter spmv`: M·z at 2^20/2^24/2^27 rows, density selection and the
+//! 0/1 split at 2^27). Each row carries the work it must do, the
 //! floor that work gives on this card, and the measured gap.
 //!
 //! Floors. Arithmetic: one Montgomery product of n 32-bit limbs needs at
@@ -399,7 +401,148 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
         ));
         dev.release_ntt_tables();
     }
+
+    // ---- The compiled constraint system: a/b/c, densities, the 0/1 split.
+    if want("spmv") {
+        spmv_rows(dev, &card, opts, &want, &mut push)?;
+    }
     Ok(BenchReport { card, rows })
+}
+
+#[cfg(feature = "cuda")]
+/// One matrix product M·z at 2^20, 2^24 and 2^27 rows (~3.8 entries per
+/// row, 90% of them ±1, z as long as the rows, columns uniform over z: the
+/// gather's worst case), columns near the row at 2^27, and the density
+/// selection and the 0/1 split over 2^27 scalars. Memory floor: row_start,
+/// cols and coef read once, one 32-byte z sector per entry, the output
+/// written once; compute floor: the table products.
+fn spmv_rows(
+    dev: &CudaDevice,
+    card: &Card,
+    opts: &BenchOptions,
+    want: &dyn Fn(&str) -> bool,
+    push: &mut dyn FnMut(BenchRow),
+) -> Result<()> {
+    use crate::checks::{random_csr, CsrShape, BENCH_SHAPE};
+    let sz = |lg: u32| lg.saturating_sub(opts.shrink);
+    let lg_max = sz(27);
+    let n_max = 1usize << lg_max;
+    eprintln!("generating 2^{lg_max} scalars for z ...");
+    let z = random_scalars(n_max, opts.seed ^ 5);
+    let table: Vec<blstrs::Scalar> = random_scalars(16, opts.seed ^ 6);
+    let dt = dev.upload_scalars(&table)?;
+    let mut cases: Vec<(&str, u32, CsrShape)> = vec![
+        ("spmv random cols", sz(20), BENCH_SHAPE),
+        ("spmv random cols", sz(24), BENCH_SHAPE),
+        ("spmv random cols", lg_max, BENCH_SHAPE),
+        (
+            "spmv local cols",
+            lg_max,
+            CsrShape {
+                local: true,
+                ..BENCH_SHAPE
+            },
+        ),
+    ];
+    cases.retain(|c| want(c.0));
+    for (name, lg, shape) in cases {
+        let rows = 1usize << lg;
+        eprintln!("generating a 2^{lg}-row matrix ({name}) ...");
+        let m = random_csr(rows, rows, table.len(), shape, opts.seed ^ lg as u64);
+        let nnz = m.cols.len();
+        let products = m.coef.iter().filter(|&&c| c >= 2).count();
+        let dm = dev.upload_csr(&m.row_start, &m.cols, &m.coef)?;
+        drop(m);
+        let dz = dev.upload_scalars(&z[..rows])?;
+        let mut out = dev
+            .stream()
+            .alloc_zeros::<u8>(rows * host::FR_BYTES)
+            .map_err(|e| CudaError::Driver {
+                op: "alloc",
+                kernel: "bench spmv",
+                size: rows,
+                device: card.name.clone(),
+                source: e.into(),
+            })?;
+        let t = time_it(dev, opts.reps, || {
+            dev.spmv_device(&dm, &dt, &dz, &mut out, 0)
+        })?;
+        let bytes = 8.0 * (rows + 1) as f64 + (8.0 + 32.0) * nnz as f64 + 32.0 * rows as f64;
+        push(row(
+            card,
+            name,
+            lg,
+            format!(
+                "{nnz} entries ({:.2}/row), {products} table products, {} long rows",
+                nnz as f64 / rows as f64,
+                dm.long_rows()
+            ),
+            products as f64 * FR_MUL_IMAD,
+            bytes,
+            t,
+        ));
+    }
+    if want("spmv select") || want("spmv split") {
+        let lg = lg_max;
+        let n = n_max;
+        let dz = dev.upload_scalars(&z)?;
+        if want("spmv select") {
+            // The A query: every input (a few), 70% of the aux.
+            let mut state = opts.seed | 1;
+            let bits: Vec<bool> = (0..n - 8)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    state % 10 < 7
+                })
+                .collect();
+            let selected = bits.iter().filter(|b| **b).count() + 8;
+            let dd = dev.upload_density(&bits)?;
+            let t = time_it(dev, opts.reps, || {
+                dev.select_device(&dz, 8, None, Some(&dd)).map(|_| ())
+            })?;
+            push(row(
+                card,
+                "spmv select (A query)",
+                lg,
+                format!("{selected} of {n} scalars kept"),
+                0.0,
+                2.0 * n as f64 + 32.0 * (n + 2 * selected) as f64,
+                t,
+            ));
+        }
+        if want("spmv split") {
+            // A third each 0, 1 and other.
+            let mut s = z.clone();
+            for (i, v) in s.iter_mut().enumerate() {
+                match i.wrapping_mul(0x9e37_79b9) % 3 {
+                    0 => *v = blstrs::Scalar::from(0u64),
+                    1 => *v = blstrs::Scalar::from(1u64),
+                    _ => {}
+                }
+            }
+            let rest = n - s
+                .iter()
+                .filter(|v| bool::from(ff::Field::is_zero(*v)) || **v == blstrs::Scalar::from(1u64))
+                .count();
+            let ds = dev.upload_scalars(&s)?;
+            drop(s);
+            let t = time_it(dev, opts.reps, || {
+                dev.split_zero_one_device(&ds).map(|_| ())
+            })?;
+            push(row(
+                card,
+                "spmv split 0/1",
+                lg,
+                format!("{rest} of {n} neither 0 nor 1"),
+                0.0,
+                2.0 * 32.0 * n as f64 + n as f64 / 8.0 + 36.0 * rest as f64,
+                t,
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The report as a fixed-width table.

@@ -16,7 +16,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
-use crate::device::CudaDevice;
+use crate::device::{CudaDevice, DeviceCsr, DeviceScalars, SPMV_LONG};
 use crate::host::{self, NttKind};
 
 type CaseResult = std::result::Result<(), String>;
@@ -871,8 +871,604 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
         },
     );
     let _ = G1Projective::generator().to_affine();
+    spmv_checks(&mut r);
     Summary {
         passed: r.passed,
         failed: r.failed,
     }
+}
+
+// ------------------------------------------------- compiled constraint system
+
+/// A CSR matrix on the host in the compiled system's layout (row_start
+/// rows + 1 entries from 0, cols into z, coef into the table).
+pub struct HostCsr {
+    pub row_start: Vec<u64>,
+    pub cols: Vec<u32>,
+    pub coef: Vec<u32>,
+}
+
+impl HostCsr {
+    pub fn rows(&self) -> usize {
+        self.row_start.len() - 1
+    }
+}
+
+/// How [`random_csr`] draws rows.
+#[derive(Clone, Copy)]
+pub struct CsrShape {
+    /// Entries per row: (weight, lo, hi) ranges drawn with those weights.
+    pub lens: &'static [(u32, usize, usize)],
+    /// Percent of entries with coefficient 0 (+1) and 1 (-1); the rest
+    /// draw a table index >= 2.
+    pub plus: u32,
+    pub minus: u32,
+    /// Columns near the row (row·nz/rows + a few hundred) instead of
+    /// uniform over z: real circuits read recently allocated variables.
+    pub local: bool,
+}
+
+/// The checks' shape: empty rows, short rows, both sides of SPMV_LONG and
+/// long rows up to 600 entries; 45% +1, 30% -1, 25% table entries.
+pub const CHECK_SHAPE: CsrShape = CsrShape {
+    lens: &[
+        (10, 0, 0),
+        (55, 1, 8),
+        (20, 9, 31),
+        (5, 32, 33),
+        (5, 34, 100),
+        (1, 101, 600),
+    ],
+    plus: 45,
+    minus: 30,
+    local: false,
+};
+
+/// The benchmark's shape: about 4 entries per row, most ±1.
+pub const BENCH_SHAPE: CsrShape = CsrShape {
+    lens: &[(20, 1, 1), (20, 2, 3), (40, 4, 5), (20, 6, 7)],
+    plus: 60,
+    minus: 30,
+    local: false,
+};
+
+/// A seeded random matrix of `rows` rows over a z of `nz` scalars and a
+/// table of `table_len` (>= 2 when any entry draws from it), generated in
+/// parallel pieces of rows.
+pub fn random_csr(rows: usize, nz: usize, table_len: usize, shape: CsrShape, seed: u64) -> HostCsr {
+    const PIECE: usize = 1 << 14;
+    let total_w: u32 = shape.lens.iter().map(|l| l.0).sum();
+    let pieces: Vec<(Vec<u32>, Vec<u32>, Vec<u32>)> = (0..rows.div_ceil(PIECE))
+        .into_par_iter()
+        .map(|p| {
+            let mut r =
+                ChaCha8Rng::seed_from_u64(seed ^ (p as u64).wrapping_mul(0x9fb2_1c65_1e98_df25));
+            let lo = p * PIECE;
+            let hi = (lo + PIECE).min(rows);
+            let (mut lens, mut cols, mut coef) = (Vec::new(), Vec::new(), Vec::new());
+            for row in lo..hi {
+                let mut w = r.gen_range(0..total_w);
+                let &(_, a, b) = shape
+                    .lens
+                    .iter()
+                    .find(|l| {
+                        if w < l.0 {
+                            true
+                        } else {
+                            w -= l.0;
+                            false
+                        }
+                    })
+                    .expect("weights sum to total_w");
+                let len = if nz == 0 { 0 } else { r.gen_range(a..=b) };
+                lens.push(len as u32);
+                let centre = (row as u128 * nz as u128 / rows.max(1) as u128) as usize;
+                for _ in 0..len {
+                    let c = if shape.local {
+                        (centre + r.gen_range(0..512usize)).min(nz - 1)
+                    } else {
+                        r.gen_range(0..nz)
+                    };
+                    cols.push(c as u32);
+                    let pct = r.gen_range(0..100);
+                    coef.push(if pct < shape.plus || table_len <= 2 {
+                        0
+                    } else if pct < shape.plus + shape.minus {
+                        1
+                    } else {
+                        r.gen_range(2..table_len as u32)
+                    });
+                }
+            }
+            (lens, cols, coef)
+        })
+        .collect();
+    let nnz: usize = pieces.iter().map(|p| p.1.len()).sum();
+    let mut m = HostCsr {
+        row_start: Vec::with_capacity(rows + 1),
+        cols: Vec::with_capacity(nnz),
+        coef: Vec::with_capacity(nnz),
+    };
+    m.row_start.push(0);
+    let mut at = 0u64;
+    for (lens, cols, coef) in pieces {
+        for l in lens {
+            at += l as u64;
+            m.row_start.push(at);
+        }
+        m.cols.extend_from_slice(&cols);
+        m.coef.extend_from_slice(&coef);
+    }
+    m
+}
+
+/// A coefficient table: 1, -1, then 0, 2, -2 and random elements.
+fn random_table(rng: &mut ChaCha8Rng, len: usize) -> Vec<Scalar> {
+    let mut t = vec![Scalar::ONE, -Scalar::ONE];
+    let edges = [Scalar::ZERO, Scalar::from(2u64), -Scalar::from(2u64)];
+    while t.len() < len {
+        let k = t.len() - 2;
+        t.push(if k < edges.len() {
+            edges[k]
+        } else {
+            Scalar::random(&mut *rng)
+        });
+    }
+    t.truncate(len.max(2));
+    t
+}
+
+/// A witness with about 30% of its values 0, 1 or -1 (z[0] = 1).
+fn random_z(rng: &mut ChaCha8Rng, n: usize) -> Vec<Scalar> {
+    let mut z = random_scalars(n, rng.gen());
+    let seed: u64 = rng.gen();
+    z.par_chunks_mut(1 << 14)
+        .enumerate()
+        .for_each(|(ci, chunk)| {
+            let mut r = ChaCha8Rng::seed_from_u64(seed ^ ci as u64);
+            for v in chunk {
+                match r.gen_range(0..10) {
+                    0 => *v = Scalar::ZERO,
+                    1 => *v = Scalar::ONE,
+                    2 => *v = -Scalar::ONE,
+                    _ => {}
+                }
+            }
+        });
+    if let Some(v) = z.first_mut() {
+        *v = Scalar::ONE;
+    }
+    z
+}
+
+/// The plain product: every entry multiplied by its table entry (no fast
+/// paths, so table[0] = 1 and table[1] = -1 are checked, not assumed).
+pub fn ref_spmv(m: &HostCsr, table: &[Scalar], z: &[Scalar]) -> Vec<Scalar> {
+    (0..m.rows())
+        .into_par_iter()
+        .map(|r| {
+            let (s, e) = (m.row_start[r] as usize, m.row_start[r + 1] as usize);
+            (s..e).fold(Scalar::ZERO, |acc, k| {
+                acc + table[m.coef[k] as usize] * z[m.cols[k] as usize]
+            })
+        })
+        .collect()
+}
+
+fn first_diff(got: &[Scalar], want: &[Scalar]) -> CaseResult {
+    ensure(got.len() == want.len(), || {
+        format!("{} outputs, {} expected", got.len(), want.len())
+    })?;
+    match (0..got.len())
+        .into_par_iter()
+        .find_first(|&i| got[i] != want[i])
+    {
+        Some(i) => Err(format!("first difference at {i} of {}", got.len())),
+        None => Ok(()),
+    }
+}
+
+fn check_spmv(
+    dev: &CudaDevice,
+    rng: &mut ChaCha8Rng,
+    rows: usize,
+    nz: usize,
+    shape: CsrShape,
+) -> CaseResult {
+    let table = random_table(rng, 40);
+    let m = random_csr(rows, nz, table.len(), shape, rng.gen());
+    let z = random_z(rng, nz);
+    let want = ref_spmv(&m, &table, &z);
+    let got = dev
+        .spmv(&m.row_start, &m.cols, &m.coef, &table, &z)
+        .map_err(|e| e.to_string())?;
+    first_diff(&got, &want).map_err(|e| format!("{rows} rows, {} entries: {e}", m.cols.len()))
+}
+
+/// Random density flags with probability p.
+fn random_bits(rng: &mut ChaCha8Rng, n: usize, p: f64) -> Vec<bool> {
+    (0..n).map(|_| rng.gen_bool(p)).collect()
+}
+
+fn ref_select(
+    z: &[Scalar],
+    num_inputs: usize,
+    inputs: Option<&[bool]>,
+    aux: Option<&[bool]>,
+) -> Vec<Scalar> {
+    z.iter()
+        .enumerate()
+        .filter(|&(i, _)| {
+            if i < num_inputs {
+                inputs.is_none_or(|b| b[i])
+            } else {
+                aux.is_none_or(|b| b[i - num_inputs])
+            }
+        })
+        .map(|(_, v)| *v)
+        .collect()
+}
+
+/// `n` scalars, a third each 0, 1 and random (the split's input).
+fn mixed_scalars(rng: &mut ChaCha8Rng, n: usize) -> Vec<Scalar> {
+    let mut s = random_scalars(n, rng.gen());
+    let seed: u64 = rng.gen();
+    s.par_chunks_mut(1 << 14)
+        .enumerate()
+        .for_each(|(ci, chunk)| {
+            let mut r = ChaCha8Rng::seed_from_u64(seed ^ ci as u64);
+            for v in chunk {
+                match r.gen_range(0..3) {
+                    0 => *v = Scalar::ZERO,
+                    1 => *v = Scalar::ONE,
+                    _ => {}
+                }
+            }
+        });
+    s
+}
+
+fn spmv_checks(r: &mut Runner) {
+    let mut sizes = vec![0usize, 1, 2, 3, 7, 100, 1000, (1 << 16) + 3, 1 << 22];
+    if r.opts.large {
+        sizes.push((1 << 24) + 1);
+    }
+    for &rows in &sizes {
+        r.case(&format!("spmv/random rows {rows}"), |dev, rng| {
+            // z a little longer than the rows, as inputs + aux are.
+            check_spmv(dev, rng, rows, rows + 3, CHECK_SHAPE)
+        });
+    }
+    r.case("spmv/local columns 2^16+3", |dev, rng| {
+        check_spmv(
+            dev,
+            rng,
+            (1 << 16) + 3,
+            (1 << 16) + 10,
+            CsrShape {
+                local: true,
+                ..CHECK_SHAPE
+            },
+        )
+    });
+    r.case("spmv/only ±1 and a z of one element", |dev, rng| {
+        check_spmv(
+            dev,
+            rng,
+            1000,
+            1,
+            CsrShape {
+                plus: 50,
+                minus: 50,
+                ..CHECK_SHAPE
+            },
+        )
+    });
+    r.case(
+        "spmv/long rows (block per row, up to 10^6 entries)",
+        |dev, rng| {
+            let nz = 5000;
+            let table = random_table(rng, 9);
+            let lens = [
+                SPMV_LONG,
+                SPMV_LONG + 1,
+                0,
+                1_000_000,
+                257,
+                256,
+                255,
+                33,
+                5000,
+                0,
+                1,
+            ];
+            let mut m = HostCsr {
+                row_start: vec![0],
+                cols: Vec::new(),
+                coef: Vec::new(),
+            };
+            for &l in &lens {
+                for _ in 0..l {
+                    m.cols.push(rng.gen_range(0..nz as u32));
+                    m.coef.push(rng.gen_range(0..table.len() as u32));
+                }
+                m.row_start.push(m.cols.len() as u64);
+            }
+            let z = random_z(rng, nz);
+            let want = ref_spmv(&m, &table, &z);
+            let got = dev
+                .spmv(&m.row_start, &m.cols, &m.coef, &table, &z)
+                .map_err(|e| e.to_string())?;
+            first_diff(&got, &want)
+        },
+    );
+    r.case(
+        "spmv/row blocks into one output, a/b/c padded for the H step",
+        |dev, rng| {
+            let (rows, nz, n) = (3000usize, 2500usize, 4096usize);
+            let table = random_table(rng, 17);
+            let z = random_z(rng, nz);
+            let dz = dev.upload_scalars(&z).map_err(|e| e.to_string())?;
+            let dt = dev.upload_scalars(&table).map_err(|e| e.to_string())?;
+            let mats: Vec<HostCsr> = (0..3)
+                .map(|_| random_csr(rows, nz, table.len(), CHECK_SHAPE, rng.gen()))
+                .collect();
+            let dm: Vec<DeviceCsr> = mats
+                .iter()
+                .map(|m| dev.upload_csr(&m.row_start, &m.cols, &m.coef))
+                .collect::<Result<_, _>>()
+                .map_err(|e| e.to_string())?;
+            let outs = dev
+                .abc_device([&dm[0], &dm[1], &dm[2]], &dt, &dz, n)
+                .map_err(|e| e.to_string())?;
+            for (k, (m, out)) in mats.iter().zip(&outs).enumerate() {
+                let mut want = ref_spmv(m, &table, &z);
+                want.resize(n, Scalar::ZERO);
+                let mut got = vec![Scalar::ZERO; n];
+                dev.stream()
+                    .memcpy_dtoh(out, host::scalars_as_bytes_mut(&mut got))
+                    .map_err(|e| e.to_string())?;
+                first_diff(&got, &want).map_err(|e| format!("matrix {k}: {e}"))?;
+            }
+            // The first matrix again in two row blocks (each rebased to start
+            // at 0) written into one buffer at their first rows.
+            let m = &mats[0];
+            let cut = 1234;
+            let mid = m.row_start[cut];
+            let top: Vec<u64> = m.row_start[..=cut].to_vec();
+            let bottom: Vec<u64> = m.row_start[cut..].iter().map(|s| s - mid).collect();
+            let b0 = dev
+                .upload_csr(&top, &m.cols[..mid as usize], &m.coef[..mid as usize])
+                .map_err(|e| e.to_string())?;
+            let b1 = dev
+                .upload_csr(&bottom, &m.cols[mid as usize..], &m.coef[mid as usize..])
+                .map_err(|e| e.to_string())?;
+            let mut out = dev
+                .stream()
+                .alloc_zeros::<u8>(rows * host::FR_BYTES)
+                .map_err(|e| e.to_string())?;
+            dev.spmv_device(&b1, &dt, &dz, &mut out, cut)
+                .map_err(|e| e.to_string())?;
+            dev.spmv_device(&b0, &dt, &dz, &mut out, 0)
+                .map_err(|e| e.to_string())?;
+            ensure(
+                dev.spmv_device(&b1, &dt, &dz, &mut out, cut + 1).is_err(),
+                || "accepted a block running past the output".into(),
+            )?;
+            let mut got = vec![Scalar::ZERO; rows];
+            dev.stream()
+                .memcpy_dtoh(&out, host::scalars_as_bytes_mut(&mut got))
+                .map_err(|e| e.to_string())?;
+            first_diff(&got, &ref_spmv(m, &table, &z))
+        },
+    );
+    r.case(
+        "spmv/refuses bad matrices, short z and short tables",
+        |dev, rng| {
+            let table = random_table(rng, 5);
+            let z = random_z(rng, 10);
+            let s = |v: &[u64], c: &[u32], k: &[u32]| dev.spmv(v, c, k, &table, &z);
+            ensure(s(&[0, 2, 1, 3], &[0, 1, 2], &[0, 0, 0]).is_err(), || {
+                "accepted a row ending before it starts".into()
+            })?;
+            ensure(s(&[1, 3], &[0, 1, 2], &[0, 0, 0]).is_err(), || {
+                "accepted row_start[0] != 0".into()
+            })?;
+            ensure(s(&[0, 2], &[0, 1, 2], &[0, 0, 0]).is_err(), || {
+                "accepted unused entries".into()
+            })?;
+            ensure(s(&[0, 1], &[10], &[0]).is_err(), || {
+                "accepted a column past z".into()
+            })?;
+            ensure(s(&[0, 1], &[u32::MAX], &[0]).is_err(), || {
+                "accepted column 2^32 - 1".into()
+            })?;
+            ensure(s(&[0, 1], &[3], &[5]).is_err(), || {
+                "accepted a coefficient past the table".into()
+            })?;
+            ensure(s(&[], &[], &[]).is_err(), || {
+                "accepted an empty row_start".into()
+            })?;
+            let ok = s(&[0, 1, 1], &[9], &[4]).map_err(|e| e.to_string())?;
+            ensure(ok == vec![table[4] * z[9], Scalar::ZERO], || {
+                format!("edge indices gave {ok:?}")
+            })
+        },
+    );
+
+    // Density selection: the A query (every input, A-dense aux) and the B
+    // query (B-dense inputs, B-dense aux) from one resident z.
+    for &n in &[0usize, 1, 2, 3, 7, 100, 1000, (1 << 16) + 3, 1 << 22] {
+        r.case(&format!("select/a and b queries {n}"), |dev, rng| {
+            let num_inputs = n.min(1 + n / 50);
+            let z = random_z(rng, n);
+            let a_aux = random_bits(rng, n - num_inputs, 0.7);
+            let b_in = random_bits(rng, num_inputs, 0.5);
+            let b_aux = random_bits(rng, n - num_inputs, 0.3);
+            let dz = dev.upload_scalars(&z).map_err(|e| e.to_string())?;
+            let da = dev.upload_density(&a_aux).map_err(|e| e.to_string())?;
+            let dbi = dev.upload_density(&b_in).map_err(|e| e.to_string())?;
+            let dba = dev.upload_density(&b_aux).map_err(|e| e.to_string())?;
+            let down = |s: &DeviceScalars| dev.download_scalars(s).map_err(|e| e.to_string());
+            let qa = dev
+                .select_device(&dz, num_inputs, None, Some(&da))
+                .map_err(|e| e.to_string())?;
+            first_diff(&down(&qa)?, &ref_select(&z, num_inputs, None, Some(&a_aux)))
+                .map_err(|e| format!("A query: {e}"))?;
+            let qb = dev
+                .select_device(&dz, num_inputs, Some(&dbi), Some(&dba))
+                .map_err(|e| e.to_string())?;
+            first_diff(
+                &down(&qb)?,
+                &ref_select(&z, num_inputs, Some(&b_in), Some(&b_aux)),
+            )
+            .map_err(|e| format!("B query: {e}"))?;
+            // All and nothing selected.
+            let all = vec![true; n - num_inputs];
+            let none = vec![false; n - num_inputs];
+            let got = dev
+                .select(&z, num_inputs, None, Some(&all))
+                .map_err(|e| e.to_string())?;
+            first_diff(&got, &z).map_err(|e| format!("all selected: {e}"))?;
+            let got = dev
+                .select(&z, num_inputs, Some(&vec![false; num_inputs]), Some(&none))
+                .map_err(|e| e.to_string())?;
+            ensure(got.is_empty(), || {
+                format!("nothing selected gave {} scalars", got.len())
+            })
+        });
+    }
+    r.case(
+        "select/refuses densities of the wrong length",
+        |dev, rng| {
+            let z = random_z(rng, 100);
+            let bad_aux = dev.select(&z, 3, None, Some(&[true; 96]));
+            let bad_in = dev.select(&z, 3, Some(&[true; 2]), Some(&[true; 97]));
+            let too_many = dev.select(&z, 101, None, None);
+            ensure(
+                bad_aux.is_err() && bad_in.is_err() && too_many.is_err(),
+                || "accepted a density that does not match z".into(),
+            )
+        },
+    );
+
+    // The 0/1 split on the GPU against host::split_zero_one.
+    let mut split_sizes = vec![
+        0usize,
+        1,
+        2,
+        3,
+        7,
+        31,
+        32,
+        33,
+        100,
+        1000,
+        1023,
+        1024,
+        1025,
+        (1 << 16) + 3,
+        1 << 22,
+    ];
+    if r.opts.large {
+        split_sizes.push((1 << 26) + 7);
+    }
+    for n in split_sizes {
+        r.case(&format!("split/0-1 on the GPU {n}"), |dev, rng| {
+            let s = mixed_scalars(rng, n);
+            let want = host::split_zero_one(&s);
+            let ds = dev.upload_scalars(&s).map_err(|e| e.to_string())?;
+            let split = dev.split_zero_one_device(&ds).map_err(|e| e.to_string())?;
+            let got = dev.split_to_host(&split).map_err(|e| e.to_string())?;
+            ensure(got.ones == want.ones, || "ones mask differs".into())?;
+            ensure(
+                got.ones_count == want.ones_count && got.zeros_count == want.zeros_count,
+                || {
+                    format!(
+                        "counts (ones, zeros) ({}, {}), want ({}, {})",
+                        got.ones_count, got.zeros_count, want.ones_count, want.zeros_count
+                    )
+                },
+            )?;
+            ensure(got.rest_ids == want.rest_ids, || "rest ids differ".into())?;
+            first_diff(&got.rest_scalars, &want.rest_scalars)
+                .map_err(|e| format!("rest scalars: {e}"))
+        });
+    }
+    r.case("split/all zero, all one, all other", |dev, rng| {
+        for s in [
+            vec![Scalar::ZERO; 5000],
+            vec![Scalar::ONE; 5000],
+            random_scalars(5000, rng.gen()),
+        ] {
+            let ds = dev.upload_scalars(&s).map_err(|e| e.to_string())?;
+            let got = dev
+                .split_to_host(&dev.split_zero_one_device(&ds).map_err(|e| e.to_string())?)
+                .map_err(|e| e.to_string())?;
+            ensure(got == host::split_zero_one(&s), || {
+                "differs from the host split".into()
+            })?;
+        }
+        Ok(())
+    });
+
+    // The intended flow: z up once, a/b/c, the A and B queries and the
+    // split of the B query, all from the one resident vector.
+    r.case("spmv/pipeline from one resident z", |dev, rng| {
+        let (rows, num_inputs, aux) = (20_000usize, 5usize, 19_000usize);
+        let nz = num_inputs + aux;
+        let table = random_table(rng, 12);
+        let z = random_z(rng, nz);
+        let mats: Vec<HostCsr> = (0..3)
+            .map(|_| random_csr(rows, nz, table.len(), CHECK_SHAPE, rng.gen()))
+            .collect();
+        let b_in = random_bits(rng, num_inputs, 0.5);
+        let b_aux = random_bits(rng, aux, 0.4);
+        let dz = dev.upload_scalars(&z).map_err(|e| e.to_string())?;
+        let dt = dev.upload_scalars(&table).map_err(|e| e.to_string())?;
+        let dm: Vec<DeviceCsr> = mats
+            .iter()
+            .map(|m| dev.upload_csr(&m.row_start, &m.cols, &m.coef))
+            .collect::<Result<_, _>>()
+            .map_err(|e| e.to_string())?;
+        let n = rows.next_power_of_two();
+        let [a, b, c] = dev
+            .abc_device([&dm[0], &dm[1], &dm[2]], &dt, &dz, n)
+            .map_err(|e| e.to_string())?;
+        // H from the device buffers against H from the CPU's a/b/c.
+        let want_abc: Vec<Vec<Scalar>> = mats.iter().map(|m| ref_spmv(m, &table, &z)).collect();
+        let want_h = dev
+            .compute_h(&want_abc[0], &want_abc[1], &want_abc[2])
+            .map_err(|e| e.to_string())?;
+        let lg = n.trailing_zeros();
+        let mut bufs = [a, b, c];
+        for buf in bufs.iter_mut() {
+            dev.ntt_device(buf, lg, NttKind::Inverse)
+                .map_err(|e| e.to_string())?;
+            dev.ntt_device(buf, lg, NttKind::CosetForward)
+                .map_err(|e| e.to_string())?;
+        }
+        let [mut ha, hb, hc] = bufs;
+        dev.h_pointwise_device(&mut ha, &hb, &hc, n)
+            .map_err(|e| e.to_string())?;
+        dev.ntt_device(&mut ha, lg, NttKind::CosetInverse)
+            .map_err(|e| e.to_string())?;
+        let mut got_h = vec![Scalar::ZERO; n];
+        dev.stream()
+            .memcpy_dtoh(&ha, host::scalars_as_bytes_mut(&mut got_h))
+            .map_err(|e| e.to_string())?;
+        first_diff(&got_h, &want_h).map_err(|e| format!("H: {e}"))?;
+        let dbi = dev.upload_density(&b_in).map_err(|e| e.to_string())?;
+        let dba = dev.upload_density(&b_aux).map_err(|e| e.to_string())?;
+        let qb = dev
+            .select_device(&dz, num_inputs, Some(&dbi), Some(&dba))
+            .map_err(|e| e.to_string())?;
+        let want_b = ref_select(&z, num_inputs, Some(&b_in), Some(&b_aux));
+        let got = dev
+            .split_to_host(&dev.split_zero_one_device(&qb).map_err(|e| e.to_string())?)
+            .map_err(|e| e.to_string())?;
+        ensure(got == host::split_zero_one(&want_b), || {
+            "split of the B query differs".into()
+        })
+    });
 }

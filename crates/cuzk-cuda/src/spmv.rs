@@ -91,7 +91,10 @@ impl DeviceCsr {
     }
     /// Device bytes this matrix holds (its buffers, as allocated).
     pub fn device_bytes(&self) -> usize {
-        self.row_start.len() * 8 + self.cols.len() * 4 + self.coef.len() * 4 + self.long_rows.len() * 4
+        self.row_start.len() * 8
+            + self.cols.len() * 4
+            + self.coef.len() * 4
+            + self.long_rows.len() * 4
     }
     /// Upper bound of [`Self::device_bytes`] for a matrix of `rows` rows
     /// and `nnz` entries, before making it: row_start, cols and coef, and
@@ -174,7 +177,11 @@ impl CudaDevice {
     pub fn upload_csr(&self, row_start: &[u64], cols: &[u32], coef: &[u32]) -> Result<DeviceCsr> {
         let kernel = "upload_csr";
         if row_start.is_empty() {
-            return Err(self.bad(kernel, 0, "row_start is empty (it holds rows + 1 entries)".into()));
+            return Err(self.bad(
+                kernel,
+                0,
+                "row_start is empty (it holds rows + 1 entries)".into(),
+            ));
         }
         let rows = row_start.len() - 1;
         if cols.len() != coef.len() {
@@ -228,7 +235,10 @@ impl CudaDevice {
             return Err(self.bad(
                 kernel,
                 rows,
-                format!("row_start holds {} entries, rows + 1 needed", row_start.len()),
+                format!(
+                    "row_start holds {} entries, rows + 1 needed",
+                    row_start.len()
+                ),
             ));
         }
         let mut ends = [0u64; 1];
@@ -307,7 +317,12 @@ impl CudaDevice {
                     "csr_long_write",
                     rows,
                     tile_cfg(tiles),
-                    &[&self.p(&row_start), &(rows as u32), &self.p(offsets), &self.p(&out)],
+                    &[
+                        &self.p(&row_start),
+                        &(rows as u32),
+                        &self.p(offsets),
+                        &self.p(&out),
+                    ],
                 )?;
                 Ok(out)
             },
@@ -368,13 +383,21 @@ impl CudaDevice {
     ) -> Result<()> {
         let kernel = "spmv";
         if z.form != ScalarForm::Montgomery || table.form != ScalarForm::Montgomery {
-            return Err(self.bad(kernel, m.rows, "z and the table must be Montgomery Scalars".into()));
+            return Err(self.bad(
+                kernel,
+                m.rows,
+                "z and the table must be Montgomery Scalars".into(),
+            ));
         }
         if z.len < m.z_needed {
             return Err(self.bad(
                 kernel,
                 m.rows,
-                format!("z holds {} scalars, the matrix reads index {}", z.len, m.z_needed - 1),
+                format!(
+                    "z holds {} scalars, the matrix reads index {}",
+                    z.len,
+                    m.z_needed - 1
+                ),
             ));
         }
         if table.len < m.table_needed {
@@ -416,7 +439,13 @@ impl CudaDevice {
             &out_ptr,
             &(m.rows as u32),
         ];
-        self.launch(&self.spmv.spmv_short, "spmv_short", m.rows, cfg1d(m.rows, 256), &args)?;
+        self.launch(
+            &self.spmv.spmv_short,
+            "spmv_short",
+            m.rows,
+            cfg1d(m.rows, 256),
+            &args,
+        )?;
         if m.long_count > 0 {
             let lp = self.p(&m.long_rows);
             let count = m.long_count as u32;
@@ -490,10 +519,27 @@ impl CudaDevice {
         let mut res = vec![Scalar::ZERO; m.rows];
         if m.rows > 0 {
             self.stream
-                .memcpy_dtoh(&out.slice(0..m.rows * FR_BYTES), host::scalars_as_bytes_mut(&mut res))
+                .memcpy_dtoh(
+                    &out.slice(0..m.rows * FR_BYTES),
+                    host::scalars_as_bytes_mut(&mut res),
+                )
                 .map_err(|e| self.err("copy to host", "spmv", m.rows, e))?;
         }
         Ok(res)
+    }
+
+    /// Resident scalars back to the host.
+    pub fn download_scalars(&self, s: &DeviceScalars) -> Result<Vec<Scalar>> {
+        let mut out = vec![Scalar::ZERO; s.len];
+        if s.len > 0 {
+            self.stream
+                .memcpy_dtoh(
+                    &s.buf.slice(0..s.len * FR_BYTES),
+                    host::scalars_as_bytes_mut(&mut out),
+                )
+                .map_err(|e| self.err("copy to host", "download_scalars", s.len, e))?;
+        }
+        Ok(out)
     }
 
     // ------------------------------------------------------ densities
@@ -542,7 +588,11 @@ impl CudaDevice {
         }
         if let Some(d) = inputs {
             if d.len != num_inputs {
-                return Err(self.bad(kernel, n, format!("input density of {} for {num_inputs} inputs", d.len)));
+                return Err(self.bad(
+                    kernel,
+                    n,
+                    format!("input density of {} for {num_inputs} inputs", d.len),
+                ));
             }
         }
         if let Some(d) = aux {
@@ -615,13 +665,7 @@ impl CudaDevice {
         let di = inputs.map(|b| self.upload_density(b)).transpose()?;
         let da = aux.map(|b| self.upload_density(b)).transpose()?;
         let s = self.select_device(&dz, num_inputs, di.as_ref(), da.as_ref())?;
-        let mut out = vec![Scalar::ZERO; s.len];
-        if s.len > 0 {
-            self.stream
-                .memcpy_dtoh(&s.buf.slice(0..s.len * FR_BYTES), host::scalars_as_bytes_mut(&mut out))
-                .map_err(|e| self.err("copy to host", "select", s.len, e))?;
-        }
-        Ok(out)
+        self.download_scalars(&s)
     }
 
     // ------------------------------------------------------ 0/1 split
@@ -657,7 +701,13 @@ impl CudaDevice {
                     "split_count",
                     n,
                     tile_cfg(tiles),
-                    &[&sp, &(n as u32), &self.p(&ones), &self.p(counts), &self.p(&ones_total)],
+                    &[
+                        &sp,
+                        &(n as u32),
+                        &self.p(&ones),
+                        &self.p(counts),
+                        &self.p(&ones_total),
+                    ],
                 )
             },
             |offsets, tiles, total| {
@@ -668,7 +718,13 @@ impl CudaDevice {
                     "split_write",
                     n,
                     tile_cfg(tiles),
-                    &[&sp, &(n as u32), &self.p(offsets), &self.p(&ids), &self.p(&rest)],
+                    &[
+                        &sp,
+                        &(n as u32),
+                        &self.p(offsets),
+                        &self.p(&ids),
+                        &self.p(&rest),
+                    ],
                 )?;
                 Ok((ids, rest))
             },
