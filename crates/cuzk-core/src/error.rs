@@ -57,6 +57,23 @@ pub enum Error {
     #[error("{proofs} proofs but {inputs} public-input vectors")]
     BatchLength { proofs: usize, inputs: usize },
 
+    /// A witness whose shape is not the compiled circuit's: never proved.
+    #[error(
+        "the witness has {inputs} inputs and {aux} aux values; compiled circuit {circuit:?} \
+         has {expected_inputs} inputs and {expected_aux} aux variables"
+    )]
+    WitnessMismatch {
+        circuit: String,
+        expected_inputs: usize,
+        expected_aux: usize,
+        inputs: usize,
+        aux: usize,
+    },
+
+    /// A compiled-circuit file made for another circuit or other parameters.
+    #[error("{}: {what}", path.display())]
+    CompiledMismatch { path: PathBuf, what: String },
+
     #[error("backend {backend}: {source}")]
     Backend {
         backend: &'static str,

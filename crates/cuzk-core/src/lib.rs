@@ -9,6 +9,8 @@
 //! Layers, in the order data flows:
 //! - [`synthesis`]: a `bellpepper_core` circuit becomes a [`synthesis::ProvingAssignment`]
 //!   (a/b/c evaluations, input and aux assignments, densities).
+//! - [`compiled`]: a circuit's constraints recorded once (sparse A, B, C),
+//!   witness-only synthesis, and a/b/c as sparse products.
 //! - [`domain`]: the radix-2 NTT over Fr and the H polynomial.
 //! - [`msm`]: blst's Pippenger with the 0/1 scalars split off.
 //! - [`params`]: bellperson/Filecoin `.params` and `.vk` files, memory-mapped.
@@ -27,6 +29,7 @@
 #![deny(unsafe_code)]
 
 pub mod circuits;
+pub mod compiled;
 pub mod domain;
 pub mod error;
 pub mod generator;

@@ -306,7 +306,7 @@ fn write_g2s<W: Write>(w: &mut W, points: &[G2Affine]) -> std::io::Result<()> {
 
 /// Opens a file that is to be read as `what`, refusing a directory (which
 /// opens on Linux, then fails to map or read with an obscure error).
-fn open_regular(path: &Path, what: &str) -> Result<std::fs::File> {
+pub(crate) fn open_regular(path: &Path, what: &str) -> Result<std::fs::File> {
     let file = std::fs::File::open(path).map_err(|e| io_err(path, e))?;
     if file.metadata().map_err(|e| io_err(path, e))?.is_dir() {
         return Err(format_err(
@@ -319,7 +319,7 @@ fn open_regular(path: &Path, what: &str) -> Result<std::fs::File> {
 
 /// Write through a temporary file in the same directory and rename, so a
 /// crash never leaves a truncated file under the final name.
-fn write_atomically(
+pub(crate) fn write_atomically(
     path: &Path,
     f: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
 ) -> Result<()> {

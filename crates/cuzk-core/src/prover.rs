@@ -137,6 +137,111 @@ impl ProverBackend for CpuBackend {
     }
 }
 
+/// What the parameters of a circuit are sized by: one owner of the rule
+/// that checks parameters against a circuit, whether the circuit comes as
+/// a synthesized assignment or as a compiled constraint system.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CircuitShape {
+    /// Constraints, the input constraints included.
+    pub constraints: usize,
+    /// Inputs, the constant one included.
+    pub inputs: usize,
+    pub aux: usize,
+    /// Aux variables that occur in A.
+    pub a_aux: usize,
+    /// Inputs and aux variables that occur in B.
+    pub b_dense: usize,
+}
+
+impl CircuitShape {
+    /// The shape of a synthesized assignment, after checking that its
+    /// parts agree with each other.
+    pub fn of_assignment(pa: &ProvingAssignment, index: usize) -> Result<Self> {
+        let mismatch = |what: String| Err(Error::ShapeMismatch { index, what });
+        let n = pa.a.len();
+        if pa.b.len() != n || pa.c.len() != n {
+            return mismatch(format!(
+                "a, b, c have lengths {}, {}, {}",
+                n,
+                pa.b.len(),
+                pa.c.len()
+            ));
+        }
+        let num_inputs = pa.input_assignment.len();
+        let num_aux = pa.aux_assignment.len();
+        if pa.a_aux_density.len() != num_aux
+            || pa.b_aux_density.len() != num_aux
+            || pa.b_input_density.len() != num_inputs
+        {
+            return mismatch(format!(
+                "density lengths {}/{}/{} do not match {num_inputs} inputs and {num_aux} aux variables",
+                pa.a_aux_density.len(),
+                pa.b_input_density.len(),
+                pa.b_aux_density.len()
+            ));
+        }
+        Ok(CircuitShape {
+            constraints: n,
+            inputs: num_inputs,
+            aux: num_aux,
+            a_aux: pa.a_aux_density.count(),
+            b_dense: pa.b_input_density.count() + pa.b_aux_density.count(),
+        })
+    }
+
+    /// Check that parameters were made for a circuit of this shape;
+    /// `index` names the circuit in errors.
+    pub fn check_params(&self, params: &Parameters, index: usize) -> Result<()> {
+        let mismatch = |what: String| Err(Error::ShapeMismatch { index, what });
+        let (n, num_inputs, num_aux) = (self.constraints, self.inputs, self.aux);
+        if num_inputs == 0 {
+            return mismatch("no inputs (input 0 must be the constant one)".into());
+        }
+        if params.vk.ic.len() != num_inputs {
+            return mismatch(format!(
+                "vk has {} ic points, circuit has {num_inputs} inputs",
+                params.vk.ic.len()
+            ));
+        }
+        let log = domain::log_domain_size(n);
+        if log >= domain::MAX_LOG_DOMAIN {
+            return Err(Error::TooLarge {
+                constraints: n,
+                max_log: domain::MAX_LOG_DOMAIN - 1,
+            });
+        }
+        let h_len = (1usize << log) - 1;
+        if params.h.len() != h_len {
+            return mismatch(format!(
+                "h has {} points, the 2^{log} domain of {n} constraints needs {h_len}",
+                params.h.len()
+            ));
+        }
+        if params.l.len() != num_aux {
+            return mismatch(format!(
+                "l has {} points, circuit has {num_aux} aux variables",
+                params.l.len()
+            ));
+        }
+        let a_len = num_inputs + self.a_aux;
+        if params.a.len() != a_len {
+            return mismatch(format!(
+                "a has {} points, the A density needs {a_len}",
+                params.a.len()
+            ));
+        }
+        let b_len = self.b_dense;
+        if params.b_g1.len() != b_len || params.b_g2.len() != b_len {
+            return mismatch(format!(
+                "b_g1/b_g2 have {}/{} points, the B density needs {b_len}",
+                params.b_g1.len(),
+                params.b_g2.len()
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Check that an assignment fits the parameters (query lengths against the
 /// densities and the domain); `index` names the circuit in errors.
 pub fn check_shape(
@@ -144,75 +249,7 @@ pub fn check_shape(
     assignment: &ProvingAssignment,
     index: usize,
 ) -> Result<()> {
-    let pa = assignment;
-    let mismatch = |what: String| Err(Error::ShapeMismatch { index, what });
-    let n = pa.a.len();
-    if pa.b.len() != n || pa.c.len() != n {
-        return mismatch(format!(
-            "a, b, c have lengths {}, {}, {}",
-            n,
-            pa.b.len(),
-            pa.c.len()
-        ));
-    }
-    let num_inputs = pa.input_assignment.len();
-    let num_aux = pa.aux_assignment.len();
-    if pa.a_aux_density.len() != num_aux
-        || pa.b_aux_density.len() != num_aux
-        || pa.b_input_density.len() != num_inputs
-    {
-        return mismatch(format!(
-            "density lengths {}/{}/{} do not match {num_inputs} inputs and {num_aux} aux variables",
-            pa.a_aux_density.len(),
-            pa.b_input_density.len(),
-            pa.b_aux_density.len()
-        ));
-    }
-    if num_inputs == 0 {
-        return mismatch("no inputs (input 0 must be the constant one)".into());
-    }
-    if params.vk.ic.len() != num_inputs {
-        return mismatch(format!(
-            "vk has {} ic points, circuit has {num_inputs} inputs",
-            params.vk.ic.len()
-        ));
-    }
-    let log = domain::log_domain_size(n);
-    if log >= domain::MAX_LOG_DOMAIN {
-        return Err(Error::TooLarge {
-            constraints: n,
-            max_log: domain::MAX_LOG_DOMAIN - 1,
-        });
-    }
-    let h_len = (1usize << log) - 1;
-    if params.h.len() != h_len {
-        return mismatch(format!(
-            "h has {} points, the 2^{log} domain of {n} constraints needs {h_len}",
-            params.h.len()
-        ));
-    }
-    if params.l.len() != num_aux {
-        return mismatch(format!(
-            "l has {} points, circuit has {num_aux} aux variables",
-            params.l.len()
-        ));
-    }
-    let a_len = num_inputs + pa.a_aux_density.count();
-    if params.a.len() != a_len {
-        return mismatch(format!(
-            "a has {} points, the A density needs {a_len}",
-            params.a.len()
-        ));
-    }
-    let b_len = pa.b_input_density.count() + pa.b_aux_density.count();
-    if params.b_g1.len() != b_len || params.b_g2.len() != b_len {
-        return mismatch(format!(
-            "b_g1/b_g2 have {}/{} points, the B density needs {b_len}",
-            params.b_g1.len(),
-            params.b_g2.len()
-        ));
-    }
-    Ok(())
+    CircuitShape::of_assignment(assignment, index)?.check_params(params, index)
 }
 
 pub fn assemble_proof(params: &Parameters, msm: &MsmResults, rnd: &ProofRandomness) -> Proof {

@@ -1,0 +1,1119 @@
+//! Compiled constraint systems: a circuit's constraints recorded once, so
+//! that each proof only generates its witness.
+//!
+//! Every proof of one circuit shape (a porep-like size, a Filecoin proof
+//! type and sector size) enforces the same constraints; only the witness
+//! changes. [`compile`] synthesizes a circuit once into a
+//! [`CompiledCircuit`]: A, B and C as sparse matrices over the full
+//! assignment z = (inputs, aux), their coefficients through a table, the
+//! counts and the A/B densities. A proof then runs the circuit through a
+//! witness-only constraint system ([`synthesize_witness`]: `enforce`
+//! records nothing, its closures are never called) and evaluates
+//! a = A·z, b = B·z, c = C·z ([`CompiledCircuit::assign`], on every core).
+//! The result equals [`crate::synthesis::synthesize`]'s element by element
+//! (tested), so proofs and parameters are unchanged.
+//!
+//! Matrix layout (the GPU's sparse kernels read the same arrays):
+//! `row_start: [u64; rows + 1]`, `cols: [u32; nnz]` indexing z, and
+//! `coefs: [u32; nnz]` indexing the coefficient table, whose entries 0 and
+//! 1 are always 1 and −1. Rows are the circuit's constraints followed by
+//! one input constraint per input (`input_i · 0 = 0`, A holding input i),
+//! bellperson's layout.
+//!
+//! The file form (`.r1cs` beside the parameters) is described at
+//! [`CompiledCircuit::write_file`]; it is memory-mapped on load, its
+//! sections checked against a CRC-32 each, and its header carries the
+//! circuit's identity and shape, which [`CompiledCircuit::check_params`]
+//! checks against a parameter file.
+
+use crate::params::{open_regular, write_atomically, Parameters};
+use crate::prover::CircuitShape;
+use crate::synthesis::{Density, ProvingAssignment};
+use crate::{Error, Result};
+use bellpepper_core::{
+    Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
+};
+use blstrs::Scalar;
+use ff::{Field, PrimeField};
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::io::Write;
+use std::ops::Deref;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Coefficient table index of 1 (a plain addition).
+pub const COEF_ONE: u32 = 0;
+/// Coefficient table index of −1 (a subtraction).
+pub const COEF_MINUS_ONE: u32 = 1;
+
+/// A vector of plain words, owned or read in place from a mapped file.
+pub enum Words<T: bytemuck::Pod> {
+    Owned(Vec<T>),
+    Mapped {
+        map: Arc<memmap2::Mmap>,
+        offset: usize,
+        len: usize,
+    },
+}
+
+impl<T: bytemuck::Pod> Deref for Words<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        match self {
+            Words::Owned(v) => v,
+            Words::Mapped { map, offset, len } => {
+                // The offset and length were checked (alignment included)
+                // when the file was opened, so the cast cannot fail.
+                bytemuck::cast_slice(&map[*offset..*offset + len * std::mem::size_of::<T>()])
+            }
+        }
+    }
+}
+
+impl<T: bytemuck::Pod + std::fmt::Debug> std::fmt::Debug for Words<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = match self {
+            Words::Owned(_) => "owned",
+            Words::Mapped { .. } => "mapped",
+        };
+        write!(f, "Words({kind}, {} words)", self.len())
+    }
+}
+
+/// One of A, B, C in compressed sparse rows.
+#[derive(Debug)]
+pub struct SparseMatrix {
+    row_start: Words<u64>,
+    cols: Words<u32>,
+    coefs: Words<u32>,
+}
+
+impl SparseMatrix {
+    pub fn rows(&self) -> usize {
+        self.row_start.len().saturating_sub(1)
+    }
+    pub fn nnz(&self) -> usize {
+        self.cols.len()
+    }
+    /// `rows + 1` offsets into `cols` and `coefs`.
+    pub fn row_start(&self) -> &[u64] {
+        &self.row_start
+    }
+    /// Per entry, the index into z = (inputs, aux).
+    pub fn cols(&self) -> &[u32] {
+        &self.cols
+    }
+    /// Per entry, the index into the coefficient table.
+    pub fn coefs(&self) -> &[u32] {
+        &self.coefs
+    }
+    fn bytes(&self) -> usize {
+        self.row_start.len() * 8 + self.cols.len() * 4 + self.coefs.len() * 4
+    }
+
+    /// out[r] = Σ coefs·z over row r, for rows `first..first + out.len()`.
+    fn eval_rows(&self, table: &[Scalar], z: &[Scalar], first: usize, out: &mut [Scalar]) {
+        let (starts, cols, coefs) = (&*self.row_start, &*self.cols, &*self.coefs);
+        for (k, o) in out.iter_mut().enumerate() {
+            let r = first + k;
+            let (s, e) = (starts[r] as usize, starts[r + 1] as usize);
+            let mut acc = Scalar::ZERO;
+            for (&col, &coef) in cols[s..e].iter().zip(&coefs[s..e]) {
+                let v = z[col as usize];
+                match coef {
+                    COEF_ONE => acc += v,
+                    COEF_MINUS_ONE => acc -= v,
+                    c => acc += v * table[c as usize],
+                }
+            }
+            *o = acc;
+        }
+    }
+
+    /// M·z on every core.
+    fn eval(&self, table: &[Scalar], z: &[Scalar]) -> Vec<Scalar> {
+        // Rows per work item: enough that rayon's overhead vanishes (a row
+        // costs tens of ns), few enough to balance long rows.
+        const ROWS: usize = 1 << 13;
+        let mut out = vec![Scalar::ZERO; self.rows()];
+        out.par_chunks_mut(ROWS)
+            .enumerate()
+            .for_each(|(i, chunk)| self.eval_rows(table, z, i * ROWS, chunk));
+        out
+    }
+
+    /// Structural checks: offsets monotone and within the entries, every
+    /// column inside z, every coefficient inside the table.
+    fn validate(&self, name: &str, vars: usize, table: usize) -> std::result::Result<(), String> {
+        let starts = &*self.row_start;
+        if starts.first().copied().unwrap_or(0) != 0 {
+            return Err(format!("matrix {name}: the first row does not start at 0"));
+        }
+        if starts.last().copied().unwrap_or(0) as usize != self.cols.len()
+            || self.cols.len() != self.coefs.len()
+        {
+            return Err(format!(
+                "matrix {name}: the rows end at {} but there are {} columns and {} coefficients",
+                starts.last().copied().unwrap_or(0),
+                self.cols.len(),
+                self.coefs.len()
+            ));
+        }
+        if let Some(r) = starts.par_windows(2).position_any(|w| w[0] > w[1]) {
+            return Err(format!("matrix {name}: row {r} ends before it starts"));
+        }
+        if let Some(k) = self.cols.par_iter().position_any(|&c| c as usize >= vars) {
+            return Err(format!(
+                "matrix {name}: entry {k} names variable {}, past the {vars} variables",
+                self.cols[k]
+            ));
+        }
+        if let Some(k) = self.coefs.par_iter().position_any(|&c| c as usize >= table) {
+            return Err(format!(
+                "matrix {name}: entry {k} names coefficient {}, past the table's {table}",
+                self.coefs[k]
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A circuit's constraints, compiled once per shape.
+#[derive(Debug)]
+pub struct CompiledCircuit {
+    /// What circuit this is (a kind name, a Filecoin identifier); checked
+    /// when a file is opened for a circuit.
+    pub circuit_id: String,
+    num_inputs: usize,
+    num_aux: usize,
+    pub a: SparseMatrix,
+    pub b: SparseMatrix,
+    pub c: SparseMatrix,
+    coeffs: Vec<Scalar>,
+    a_aux_density: Density,
+    b_input_density: Density,
+    b_aux_density: Density,
+}
+
+/// A witness: the values of every input (the constant one first) and aux
+/// variable, in allocation order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Witness {
+    pub inputs: Vec<Scalar>,
+    pub aux: Vec<Scalar>,
+}
+
+impl CompiledCircuit {
+    /// Inputs, the constant one included.
+    pub fn num_inputs(&self) -> usize {
+        self.num_inputs
+    }
+    pub fn num_aux(&self) -> usize {
+        self.num_aux
+    }
+    /// Constraints, the input constraints included.
+    pub fn num_constraints(&self) -> usize {
+        self.a.rows()
+    }
+    /// The coefficient table (entries 0 and 1 are 1 and −1).
+    pub fn coefficients(&self) -> &[Scalar] {
+        &self.coeffs
+    }
+    pub fn a_aux_density(&self) -> &Density {
+        &self.a_aux_density
+    }
+    pub fn b_input_density(&self) -> &Density {
+        &self.b_input_density
+    }
+    pub fn b_aux_density(&self) -> &Density {
+        &self.b_aux_density
+    }
+    /// What the parameters of this circuit are sized by.
+    pub fn shape(&self) -> CircuitShape {
+        CircuitShape {
+            constraints: self.num_constraints(),
+            inputs: self.num_inputs,
+            aux: self.num_aux,
+            a_aux: self.a_aux_density.count(),
+            b_dense: self.b_input_density.count() + self.b_aux_density.count(),
+        }
+    }
+    /// Check that `params` were made for this circuit.
+    pub fn check_params(&self, params: &Parameters) -> Result<()> {
+        self.shape().check_params(params, 0)
+    }
+    /// Bytes the matrices and the table take in memory.
+    pub fn matrix_bytes(&self) -> usize {
+        self.a.bytes() + self.b.bytes() + self.c.bytes() + self.coeffs.len() * 32
+    }
+
+    /// Check a witness's shape against this circuit.
+    pub fn check_witness(&self, w: &Witness) -> Result<()> {
+        if w.inputs.len() != self.num_inputs || w.aux.len() != self.num_aux {
+            return Err(Error::WitnessMismatch {
+                circuit: self.circuit_id.clone(),
+                expected_inputs: self.num_inputs,
+                expected_aux: self.num_aux,
+                inputs: w.inputs.len(),
+                aux: w.aux.len(),
+            });
+        }
+        if w.inputs.first() != Some(&Scalar::ONE) {
+            return Err(Error::InvalidCircuit {
+                index: 0,
+                what: "the witness's input 0 is not the constant one".into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The full assignment z = (inputs, aux) in one vector, as the sparse
+    /// products (CPU or GPU) read it.
+    pub fn full_assignment(&self, w: &Witness) -> Result<Vec<Scalar>> {
+        self.check_witness(w)?;
+        let mut z = Vec::with_capacity(w.inputs.len() + w.aux.len());
+        z.extend_from_slice(&w.inputs);
+        z.extend_from_slice(&w.aux);
+        Ok(z)
+    }
+
+    /// a = A·z, b = B·z, c = C·z on every core, with this circuit's
+    /// densities: the [`ProvingAssignment`] full synthesis would make.
+    pub fn assign(&self, w: Witness) -> Result<ProvingAssignment> {
+        let z = self.full_assignment(&w)?;
+        let table = &self.coeffs;
+        let ((a, b), c) = rayon::join(
+            || rayon::join(|| self.a.eval(table, &z), || self.b.eval(table, &z)),
+            || self.c.eval(table, &z),
+        );
+        drop(z);
+        Ok(ProvingAssignment {
+            a,
+            b,
+            c,
+            input_assignment: w.inputs,
+            aux_assignment: w.aux,
+            a_aux_density: self.a_aux_density.clone(),
+            b_input_density: self.b_input_density.clone(),
+            b_aux_density: self.b_aux_density.clone(),
+        })
+    }
+
+    /// Generate the witness of `circuit` and assign it (witness-only
+    /// synthesis, then the sparse products).
+    pub fn synthesize<C: Circuit<Scalar>>(&self, circuit: C) -> Result<ProvingAssignment> {
+        self.assign(synthesize_witness(circuit)?)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Recording the constraints.
+
+/// The coefficient table under construction; equal coefficients share an
+/// entry.
+struct CoeffTable {
+    values: Vec<Scalar>,
+    index: HashMap<[u8; 32], u32>,
+}
+
+impl CoeffTable {
+    fn new() -> Self {
+        let mut t = CoeffTable {
+            values: Vec::new(),
+            index: HashMap::new(),
+        };
+        t.intern(Scalar::ONE);
+        t.intern(-Scalar::ONE);
+        t
+    }
+    fn intern(&mut self, c: Scalar) -> u32 {
+        if c == Scalar::ONE && !self.values.is_empty() {
+            return COEF_ONE;
+        }
+        if c == -Scalar::ONE && self.values.len() > 1 {
+            return COEF_MINUS_ONE;
+        }
+        let next = self.values.len() as u32;
+        let i = *self.index.entry(c.to_repr()).or_insert(next);
+        if i == next {
+            self.values.push(c);
+        }
+        i
+    }
+}
+
+/// Marks an aux column while recording (inputs and aux are counted apart
+/// until synthesis ends).
+const AUX_TAG: u32 = 1 << 31;
+
+#[derive(Default)]
+struct MatrixBuilder {
+    row_start: Vec<u64>,
+    cols: Vec<u32>,
+    coefs: Vec<u32>,
+}
+
+impl MatrixBuilder {
+    fn new() -> Self {
+        MatrixBuilder {
+            row_start: vec![0],
+            ..Default::default()
+        }
+    }
+    fn end_row(&mut self) {
+        self.row_start.push(self.cols.len() as u64);
+    }
+    /// The matrix with tagged aux columns placed after the inputs.
+    fn finish(mut self, num_inputs: usize) -> SparseMatrix {
+        let ni = num_inputs as u32;
+        self.cols.par_iter_mut().for_each(|c| {
+            if *c & AUX_TAG != 0 {
+                *c = ni + (*c & !AUX_TAG);
+            }
+        });
+        SparseMatrix {
+            row_start: Words::Owned(self.row_start),
+            cols: Words::Owned(self.cols),
+            coefs: Words::Owned(self.coefs),
+        }
+    }
+}
+
+/// The constraint system [`compile`] synthesizes into: it records the
+/// constraints and counts the variables, and never asks for values, so a
+/// circuit without a witness compiles too (as parameter generation needs).
+struct Recorder {
+    num_inputs: usize,
+    num_aux: usize,
+    a: MatrixBuilder,
+    b: MatrixBuilder,
+    c: MatrixBuilder,
+    table: CoeffTable,
+    rows: usize,
+    error: Option<String>,
+}
+
+impl Recorder {
+    fn record(&mut self, lc: &LinearCombination<Scalar>, which: usize) {
+        let (num_inputs, num_aux, rows) = (self.num_inputs, self.num_aux, self.rows);
+        let mut err = None;
+        let m = match which {
+            0 => &mut self.a,
+            1 => &mut self.b,
+            _ => &mut self.c,
+        };
+        for (&i, coeff) in lc.iter_inputs() {
+            if bool::from(coeff.is_zero()) {
+                continue;
+            }
+            if i >= num_inputs {
+                err = Some(format!(
+                    "constraint {rows} uses input {i}, which was never allocated"
+                ));
+                continue;
+            }
+            m.cols.push(i as u32);
+            m.coefs.push(self.table.intern(*coeff));
+        }
+        for (&i, coeff) in lc.iter_aux() {
+            if bool::from(coeff.is_zero()) {
+                continue;
+            }
+            if i >= num_aux {
+                err = Some(format!(
+                    "constraint {rows} uses aux variable {i}, which was never allocated"
+                ));
+                continue;
+            }
+            if i as u64 >= u64::from(AUX_TAG) {
+                err = Some(format!(
+                    "aux variable {i} exceeds the compiled form's 2^31 aux variables"
+                ));
+                continue;
+            }
+            // Inputs may still be allocated after this constraint, so aux
+            // columns are tagged now and placed after the inputs at the end.
+            m.cols.push(AUX_TAG | i as u32);
+            m.coefs.push(self.table.intern(*coeff));
+        }
+        m.end_row();
+        if let Some(e) = err {
+            self.error.get_or_insert(e);
+        }
+    }
+}
+
+impl ConstraintSystem<Scalar> for Recorder {
+    type Root = Self;
+
+    fn alloc<F, A, AR>(&mut self, _: A, _f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.num_aux += 1;
+        Ok(Variable(Index::Aux(self.num_aux - 1)))
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, _: A, _f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.num_inputs += 1;
+        Ok(Variable(Index::Input(self.num_inputs - 1)))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+    {
+        let a = a(LinearCombination::zero());
+        self.record(&a, 0);
+        let b = b(LinearCombination::zero());
+        self.record(&b, 1);
+        let c = c(LinearCombination::zero());
+        self.record(&c, 2);
+        self.rows += 1;
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+
+    fn pop_namespace(&mut self) {}
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+}
+
+/// A bit per variable of `range` of z, set where some entry of `m` names it.
+fn density_of(m: &SparseMatrix, first: usize, len: usize) -> Density {
+    let mut bits = vec![false; len];
+    for &c in m.cols().iter() {
+        let c = c as usize;
+        if c >= first && c < first + len {
+            bits[c - first] = true;
+        }
+    }
+    Density::from_bits(bits)
+}
+
+/// Synthesize `circuit` once and record its constraints. `circuit_id`
+/// names the shape (it goes into the file header). The circuit's values
+/// are not needed: one made for parameter generation compiles as well.
+pub fn compile<C: Circuit<Scalar>>(circuit: C, circuit_id: &str) -> Result<CompiledCircuit> {
+    let mut cs = Recorder {
+        num_inputs: 0,
+        num_aux: 0,
+        a: MatrixBuilder::new(),
+        b: MatrixBuilder::new(),
+        c: MatrixBuilder::new(),
+        table: CoeffTable::new(),
+        rows: 0,
+        error: None,
+    };
+    cs.alloc_input(|| "one", || Ok(Scalar::ONE))
+        .map_err(|source| Error::Synthesis { index: 0, source })?;
+    circuit
+        .synthesize(&mut cs)
+        .map_err(|source| Error::Synthesis { index: 0, source })?;
+    if let Some(what) = cs.error.take() {
+        return Err(Error::InvalidCircuit { index: 0, what });
+    }
+    // The input constraints `input_i * 0 = 0`: A holds input i.
+    for i in 0..cs.num_inputs {
+        cs.a.cols.push(i as u32);
+        cs.a.coefs.push(COEF_ONE);
+        cs.a.end_row();
+        cs.b.end_row();
+        cs.c.end_row();
+    }
+    let vars = cs.num_inputs + cs.num_aux;
+    if u32::try_from(vars).is_err() || cs.num_inputs >= AUX_TAG as usize {
+        return Err(Error::InvalidCircuit {
+            index: 0,
+            what: format!("{vars} variables exceed the compiled form's u32 columns"),
+        });
+    }
+    let ni = cs.num_inputs;
+    let (a, b, c) = (cs.a.finish(ni), cs.b.finish(ni), cs.c.finish(ni));
+    let (ni, na) = (cs.num_inputs, cs.num_aux);
+    let (a_aux_density, (b_input_density, b_aux_density)) = rayon::join(
+        || density_of(&a, ni, na),
+        || rayon::join(|| density_of(&b, 0, ni), || density_of(&b, ni, na)),
+    );
+    Ok(CompiledCircuit {
+        circuit_id: circuit_id.to_owned(),
+        num_inputs: ni,
+        num_aux: na,
+        a,
+        b,
+        c,
+        coeffs: cs.table.values,
+        a_aux_density,
+        b_input_density,
+        b_aux_density,
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Witness-only synthesis.
+
+/// The witness-only constraint system: allocations store their values,
+/// `enforce` records nothing and calls none of its closures. It is a
+/// witness generator in bellpepper-core's sense (gadgets such as neptune's
+/// Poseidon then write their values in bulk) and extensible (parts
+/// synthesized on other threads are appended in order).
+pub struct WitnessCs {
+    inputs: Vec<Scalar>,
+    aux: Vec<Scalar>,
+}
+
+impl WitnessCs {
+    /// A system holding only the constant one.
+    pub fn with_one() -> Self {
+        WitnessCs {
+            inputs: vec![Scalar::ONE],
+            aux: Vec::new(),
+        }
+    }
+    /// With room reserved for a witness of this shape.
+    pub fn with_capacity(inputs: usize, aux: usize) -> Self {
+        let mut cs = WitnessCs {
+            inputs: Vec::with_capacity(inputs.max(1)),
+            aux: Vec::with_capacity(aux),
+        };
+        cs.inputs.push(Scalar::ONE);
+        cs
+    }
+    pub fn into_witness(self) -> Witness {
+        Witness {
+            inputs: self.inputs,
+            aux: self.aux,
+        }
+    }
+}
+
+impl ConstraintSystem<Scalar> for WitnessCs {
+    type Root = Self;
+
+    fn new() -> Self {
+        Self::with_one()
+    }
+
+    fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.aux.push(f()?);
+        Ok(Variable(Index::Aux(self.aux.len() - 1)))
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.inputs.push(f()?);
+        Ok(Variable(Index::Input(self.inputs.len() - 1)))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _a: LA, _b: LB, _c: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+    {
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+
+    fn pop_namespace(&mut self) {}
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+
+    fn is_extensible() -> bool {
+        true
+    }
+
+    /// Append `other`; its input 0 is its own copy of the constant one.
+    fn extend(&mut self, other: &Self) {
+        self.inputs
+            .extend_from_slice(other.inputs.get(1..).unwrap_or(&[]));
+        self.aux.extend_from_slice(&other.aux);
+    }
+
+    fn is_witness_generator(&self) -> bool {
+        true
+    }
+
+    fn extend_inputs(&mut self, new_inputs: &[Scalar]) {
+        self.inputs.extend_from_slice(new_inputs);
+    }
+
+    fn extend_aux(&mut self, new_aux: &[Scalar]) {
+        self.aux.extend_from_slice(new_aux);
+    }
+
+    fn allocate_empty(&mut self, aux_n: usize, inputs_n: usize) -> (&mut [Scalar], &mut [Scalar]) {
+        let (a0, i0) = (self.aux.len(), self.inputs.len());
+        self.aux.resize(a0 + aux_n, Scalar::ZERO);
+        self.inputs.resize(i0 + inputs_n, Scalar::ZERO);
+        (&mut self.aux[a0..], &mut self.inputs[i0..])
+    }
+
+    fn allocate_empty_inputs(&mut self, n: usize) -> &mut [Scalar] {
+        let i0 = self.inputs.len();
+        self.inputs.resize(i0 + n, Scalar::ZERO);
+        &mut self.inputs[i0..]
+    }
+
+    fn allocate_empty_aux(&mut self, n: usize) -> &mut [Scalar] {
+        let a0 = self.aux.len();
+        self.aux.resize(a0 + n, Scalar::ZERO);
+        &mut self.aux[a0..]
+    }
+
+    fn inputs_slice(&self) -> &[Scalar] {
+        &self.inputs
+    }
+
+    fn aux_slice(&self) -> &[Scalar] {
+        &self.aux
+    }
+}
+
+/// The witness of `circuit`: its synthesis with nothing but the values kept.
+pub fn synthesize_witness<C: Circuit<Scalar>>(circuit: C) -> Result<Witness> {
+    let mut cs = WitnessCs::with_one();
+    circuit
+        .synthesize(&mut cs)
+        .map_err(|source| Error::Synthesis { index: 0, source })?;
+    Ok(cs.into_witness())
+}
+
+// ---------------------------------------------------------------------------
+// The file.
+
+const MAGIC: &[u8; 8] = b"CUZKR1CS";
+const VERSION: u32 = 1;
+/// Sections: three per matrix, the coefficient table, the densities.
+const SECTIONS: usize = 11;
+const SECTION_NAMES: [&str; SECTIONS] = [
+    "A row starts",
+    "A columns",
+    "A coefficients",
+    "B row starts",
+    "B columns",
+    "B coefficients",
+    "C row starts",
+    "C columns",
+    "C coefficients",
+    "coefficient table",
+    "densities",
+];
+
+fn crc_of(bytes: &[u8]) -> u32 {
+    // Chunks hashed on every core and combined: a 2^27 circuit's file is
+    // several GB.
+    const CHUNK: usize = 64 << 20;
+    bytes
+        .par_chunks(CHUNK)
+        .map(|c| {
+            let mut h = crc32fast::Hasher::new();
+            h.update(c);
+            h
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .fold(crc32fast::Hasher::new(), |mut acc, h| {
+            acc.combine(&h);
+            acc
+        })
+        .finalize()
+}
+
+fn pad8(n: usize) -> usize {
+    (8 - n % 8) % 8
+}
+
+impl CompiledCircuit {
+    /// The sections in file order, borrowed where they are plain words:
+    /// per matrix A, B, C its row starts (u64), columns and coefficient
+    /// indices (u32); the coefficient table (canonical 32-byte
+    /// little-endian); the densities (one byte per variable: A aux, B
+    /// inputs, B aux).
+    fn sections(&self) -> Vec<std::borrow::Cow<'_, [u8]>> {
+        use std::borrow::Cow;
+        let mut out: Vec<Cow<'_, [u8]>> = Vec::with_capacity(SECTIONS);
+        for m in [&self.a, &self.b, &self.c] {
+            out.push(Cow::Borrowed(bytemuck::cast_slice(m.row_start())));
+            out.push(Cow::Borrowed(bytemuck::cast_slice(m.cols())));
+            out.push(Cow::Borrowed(bytemuck::cast_slice(m.coefs())));
+        }
+        out.push(Cow::Owned(
+            self.coeffs.iter().flat_map(|c| c.to_repr()).collect(),
+        ));
+        let mut dens = Vec::with_capacity(2 * self.num_aux + self.num_inputs);
+        dens.extend(self.a_aux_density.as_slice().iter().map(|b| *b as u8));
+        dens.extend(self.b_input_density.as_slice().iter().map(|b| *b as u8));
+        dens.extend(self.b_aux_density.as_slice().iter().map(|b| *b as u8));
+        out.push(Cow::Owned(dens));
+        out
+    }
+}
+
+/// Little-endian reader over the header.
+struct Cursor<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    path: &'a Path,
+}
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8]> {
+        let end = self.at.checked_add(n).filter(|&e| e <= self.bytes.len());
+        let Some(end) = end else {
+            return Err(Error::Format {
+                path: self.path.to_path_buf(),
+                what: format!(
+                    "truncated: the file ends at byte {} inside the {what}",
+                    self.bytes.len()
+                ),
+            });
+        };
+        let s = &self.bytes[self.at..end];
+        self.at = end;
+        Ok(s)
+    }
+    fn u32(&mut self, what: &str) -> Result<u32> {
+        Ok(u32::from_le_bytes(
+            self.take(4, what)?.try_into().expect("4 bytes"),
+        ))
+    }
+    fn u64(&mut self, what: &str) -> Result<u64> {
+        Ok(u64::from_le_bytes(
+            self.take(8, what)?.try_into().expect("8 bytes"),
+        ))
+    }
+}
+
+impl CompiledCircuit {
+    /// Write the compiled system to `path` (through a temporary file, so a
+    /// crash never leaves a truncated file under the final name).
+    ///
+    /// Layout, little-endian: magic `CUZKR1CS`, version (u32), the circuit
+    /// id (u32 length, UTF-8 bytes), inputs, aux, rows (u64 each), the nnz
+    /// of A, B, C and the table's length (u64 each), one (u64 length, u32
+    /// CRC-32) pair per section, the header's CRC-32 (u32, over everything
+    /// before it), zero padding to a multiple of 8; then the sections, each
+    /// padded to a multiple of 8 bytes: for A, B and C in turn the row
+    /// starts (u64), the columns and the coefficient indices (u32); the
+    /// table (32-byte canonical scalars); the densities (a byte per
+    /// variable: A aux, B inputs, B aux). Sections start 8-byte aligned in
+    /// the file, so a mapping reads them in place.
+    pub fn write_file(&self, path: &Path) -> Result<()> {
+        let sections = self.sections();
+        let mut head = Vec::new();
+        head.extend_from_slice(MAGIC);
+        head.extend_from_slice(&VERSION.to_le_bytes());
+        head.extend_from_slice(&(self.circuit_id.len() as u32).to_le_bytes());
+        head.extend_from_slice(self.circuit_id.as_bytes());
+        for v in [
+            self.num_inputs,
+            self.num_aux,
+            self.num_constraints(),
+            self.a.nnz(),
+            self.b.nnz(),
+            self.c.nnz(),
+            self.coeffs.len(),
+        ] {
+            head.extend_from_slice(&(v as u64).to_le_bytes());
+        }
+        let crcs: Vec<u32> = sections.par_iter().map(|s| crc_of(s)).collect();
+        for (s, crc) in sections.iter().zip(&crcs) {
+            head.extend_from_slice(&(s.len() as u64).to_le_bytes());
+            head.extend_from_slice(&crc.to_le_bytes());
+        }
+        let hcrc = crc_of(&head);
+        head.extend_from_slice(&hcrc.to_le_bytes());
+        head.resize(head.len() + pad8(head.len()), 0);
+        write_atomically(path, |w| {
+            w.write_all(&head)?;
+            for s in &sections {
+                w.write_all(s)?;
+                w.write_all(&[0u8; 8][..pad8(s.len())])?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Open a compiled system written by [`CompiledCircuit::write_file`]:
+    /// the file is mapped, every section's CRC checked, the matrices read
+    /// in place. `expect_id`, when given, must equal the circuit id in
+    /// the header.
+    pub fn open(path: &Path, expect_id: Option<&str>) -> Result<Self> {
+        let fmt = |what: String| Error::Format {
+            path: path.to_path_buf(),
+            what,
+        };
+        if cfg!(target_endian = "big") {
+            return Err(fmt(
+                "compiled circuits are read in place as little-endian words; \
+                            this machine is big-endian"
+                    .into(),
+            ));
+        }
+        let file = open_regular(path, "compiled circuit")?;
+        #[allow(unsafe_code)]
+        // SAFETY: read-only mapping of a file that writers replace by
+        // rename and never modify in place; were another process to
+        // truncate it while mapped, reads could fault, the documented caveat
+        // of every file mapping.
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::Io {
+            path: path.to_path_buf(),
+            source: e,
+        })?;
+        let map = Arc::new(map);
+        let mut cur = Cursor {
+            bytes: &map,
+            at: 0,
+            path,
+        };
+        if cur.take(8, "magic")? != MAGIC {
+            return Err(fmt("not a cuzk compiled circuit (bad magic)".into()));
+        }
+        let version = cur.u32("version")?;
+        if version != VERSION {
+            return Err(fmt(format!(
+                "compiled-circuit format version {version}; this build reads version {VERSION}"
+            )));
+        }
+        let id_len = cur.u32("circuit id length")? as usize;
+        if id_len > 4096 {
+            return Err(fmt(format!("circuit id of {id_len} bytes")));
+        }
+        let id = std::str::from_utf8(cur.take(id_len, "circuit id")?)
+            .map_err(|_| fmt("the circuit id is not UTF-8".into()))?
+            .to_owned();
+        let mut counts = [0usize; 7];
+        for (i, c) in counts.iter_mut().enumerate() {
+            *c = usize::try_from(cur.u64(
+                [
+                    "inputs",
+                    "aux",
+                    "rows",
+                    "A nnz",
+                    "B nnz",
+                    "C nnz",
+                    "table length",
+                ][i],
+            )?)
+            .map_err(|_| fmt("a count does not fit this machine's usize".into()))?;
+        }
+        let [num_inputs, num_aux, rows, a_nnz, b_nnz, c_nnz, table_len] = counts;
+        let mut sect = [(0usize, 0u32); SECTIONS];
+        for s in sect.iter_mut() {
+            let len = cur.u64("section table")?;
+            let crc = cur.u32("section table")?;
+            *s = (
+                usize::try_from(len).map_err(|_| fmt("a section length overflows".into()))?,
+                crc,
+            );
+        }
+        let head_end = cur.at;
+        let hcrc = cur.u32("header checksum")?;
+        if crc_of(&map[..head_end]) != hcrc {
+            return Err(fmt(
+                "the header's checksum does not match: the file is damaged".into(),
+            ));
+        }
+        if let Some(want) = expect_id {
+            if want != id {
+                return Err(Error::CompiledMismatch {
+                    path: path.to_path_buf(),
+                    what: format!("made for circuit {id:?}, not {want:?}"),
+                });
+            }
+        }
+        let vars = num_inputs
+            .checked_add(num_aux)
+            .ok_or_else(|| fmt("input and aux counts overflow".into()))?;
+        // Expected section lengths from the counts.
+        let mul = |a: usize, b: usize| {
+            a.checked_mul(b)
+                .ok_or_else(|| fmt("a section size overflows".into()))
+        };
+        let rows1 = rows
+            .checked_add(1)
+            .ok_or_else(|| fmt("row count overflows".into()))?;
+        let expect = [
+            mul(8, rows1)?,
+            mul(4, a_nnz)?,
+            mul(4, a_nnz)?,
+            mul(8, rows1)?,
+            mul(4, b_nnz)?,
+            mul(4, b_nnz)?,
+            mul(8, rows1)?,
+            mul(4, c_nnz)?,
+            mul(4, c_nnz)?,
+            mul(32, table_len)?,
+            mul(2, num_aux)?
+                .checked_add(num_inputs)
+                .ok_or_else(|| fmt("density size overflows".into()))?,
+        ];
+        let names = SECTION_NAMES;
+        let mut at = cur.at + pad8(cur.at);
+        let mut offsets = [0usize; SECTIONS];
+        for (i, &(len, _)) in sect.iter().enumerate() {
+            if len != expect[i] {
+                return Err(fmt(format!(
+                    "section {} is {len} bytes; the header's counts need {}",
+                    names[i], expect[i]
+                )));
+            }
+            let end = at
+                .checked_add(len)
+                .filter(|&e| e <= map.len())
+                .ok_or_else(|| {
+                    fmt(format!(
+                        "truncated: the file is {} bytes and ends inside section {}",
+                        map.len(),
+                        names[i]
+                    ))
+                })?;
+            offsets[i] = at;
+            at = end + pad8(len);
+        }
+        if at != map.len() {
+            return Err(fmt(format!(
+                "{} trailing bytes after the last section (which ends at {at})",
+                map.len().saturating_sub(at)
+            )));
+        }
+        let bad: Vec<usize> = (0..SECTIONS)
+            .into_par_iter()
+            .filter(|&i| crc_of(&map[offsets[i]..offsets[i] + sect[i].0]) != sect[i].1)
+            .collect();
+        if let Some(&i) = bad.first() {
+            return Err(fmt(format!(
+                "section {}'s checksum does not match: the file is damaged",
+                names[i]
+            )));
+        }
+        fn mapped<T: bytemuck::Pod>(
+            map: &Arc<memmap2::Mmap>,
+            offset: usize,
+            len: usize,
+        ) -> Words<T> {
+            Words::Mapped {
+                map: map.clone(),
+                offset,
+                len,
+            }
+        }
+        let matrix = |k: usize, nnz: usize| SparseMatrix {
+            row_start: mapped(&map, offsets[3 * k], rows1),
+            cols: mapped(&map, offsets[3 * k + 1], nnz),
+            coefs: mapped(&map, offsets[3 * k + 2], nnz),
+        };
+        let (a, b, c) = (matrix(0, a_nnz), matrix(1, b_nnz), matrix(2, c_nnz));
+        let table_bytes = &map[offsets[9]..offsets[9] + 32 * table_len];
+        let coeffs: Vec<Option<Scalar>> = table_bytes
+            .par_chunks(32)
+            .map(|c| {
+                let mut repr = [0u8; 32];
+                repr.copy_from_slice(c);
+                Option::from(Scalar::from_repr(repr))
+            })
+            .collect();
+        let coeffs: Vec<Scalar> = coeffs
+            .into_iter()
+            .enumerate()
+            .map(|(i, c)| c.ok_or_else(|| fmt(format!("coefficient {i} is not a field element"))))
+            .collect::<Result<_>>()?;
+        if coeffs.len() < 2 || coeffs[0] != Scalar::ONE || coeffs[1] != -Scalar::ONE {
+            return Err(fmt("the coefficient table does not start with 1, -1".into()));
+        }
+        let dens = &map[offsets[10]..offsets[10] + sect[10].0];
+        if let Some(k) = dens.iter().position(|&b| b > 1) {
+            return Err(fmt(format!("density byte {k} is {}, not 0 or 1", dens[k])));
+        }
+        let bits = |r: std::ops::Range<usize>| {
+            Density::from_bits(dens[r].iter().map(|&b| b == 1).collect())
+        };
+        let a_aux_density = bits(0..num_aux);
+        let b_input_density = bits(num_aux..num_aux + num_inputs);
+        let b_aux_density = bits(num_aux + num_inputs..2 * num_aux + num_inputs);
+        for (name, m) in [("A", &a), ("B", &b), ("C", &c)] {
+            m.validate(name, vars, coeffs.len()).map_err(fmt)?;
+        }
+        let cc = CompiledCircuit {
+            circuit_id: id,
+            num_inputs,
+            num_aux,
+            a,
+            b,
+            c,
+            coeffs,
+            a_aux_density,
+            b_input_density,
+            b_aux_density,
+        };
+        // The densities must be what the matrices say (a tampered density
+        // would silently pair scalars with the wrong query points).
+        let (ni, na) = (num_inputs, num_aux);
+        if density_of(&cc.a, ni, na) != cc.a_aux_density
+            || density_of(&cc.b, 0, ni) != cc.b_input_density
+            || density_of(&cc.b, ni, na) != cc.b_aux_density
+        {
+            return Err(fmt("the densities do not match the matrices".into()));
+        }
+        Ok(cc)
+    }
+
+    /// Open the file at `path` if it exists and was made for `circuit_id`,
+    /// else compile `make()`'s circuit and write it there. Returns the
+    /// system and whether it was compiled now.
+    pub fn open_or_compile<C: Circuit<Scalar>>(
+        path: &Path,
+        circuit_id: &str,
+        make: impl FnOnce() -> C,
+    ) -> Result<(Self, bool)> {
+        if path.exists() {
+            return Ok((Self::open(path, Some(circuit_id))?, false));
+        }
+        let cc = compile(make(), circuit_id)?;
+        cc.write_file(path)?;
+        Ok((cc, true))
+    }
+}
+
+/// The conventional file name of a compiled circuit: `<stem>.r1cs`.
+pub fn file_name(stem: &str) -> PathBuf {
+    PathBuf::from(format!("{stem}.r1cs"))
+}
