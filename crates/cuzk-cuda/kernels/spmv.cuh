@@ -13,10 +13,13 @@
 // their buffers.
 //
 // Rows are mostly short (1 to 20 entries): spmv_short gives a row to a
-// thread. Rows longer than SPMV_LONG would hold a whole warp back (and a
-// row of 10^6 entries one thread for ~0.1 s), so spmv_short skips them and
-// spmv_long sums each with a block of 256 threads; the list of long rows is
-// made on the GPU once per matrix (csr_long_*).
+// thread and only adds and subtracts; the short rows' table products are
+// made first by spmv_products, one per thread, from a list of them built
+// once per matrix (csr_prod_*). Rows longer than SPMV_LONG would hold a
+// whole warp back (and a row of 10^6 entries one thread for ~0.1 s), so
+// spmv_short skips them and spmv_long sums each, products included, with a
+// block of 256 threads; the list of long rows is made on the GPU once per
+// matrix (csr_long_*).
 //
 // Stream compaction (density selection, the split's "other" scalars, the
 // long rows) is two passes over tiles of 1024 elements, one block per tile:
@@ -58,18 +61,75 @@ DEV Fr spmv_term(const Fr& acc, const Fr* __restrict__ z, const Fr* __restrict__
     return acc + ld_fr(table + co) * v;
 }
 
-// out[r] for every row of at most SPMV_LONG entries, one thread per row.
+// The table products of the short rows, one per thread, all lanes busy:
+// prod[j] = table[pcoef[j]] * z[pcol[j]]. In spmv_short a product inside
+// its row's loop would stall the warp: with ~10% of entries products, almost
+// every step of a warp's loop has a lane that needs one, so the warp pays a
+// product per entry of its longest row (~7x the products it needs).
+extern "C" __global__ void __launch_bounds__(256)
+    spmv_products(const uint32_t* __restrict__ pcol, const uint32_t* __restrict__ pcoef,
+                  uint32_t count, const Fr* __restrict__ table, const Fr* __restrict__ z,
+                  Fr* __restrict__ prod) {
+    uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= count) return;
+    st_fr(prod + j, ld_fr(table + __ldg(pcoef + j)) * ld_fr(z + __ldg(pcol + j)));
+}
+
+// out[r] for every row of at most SPMV_LONG entries, one thread per row:
+// the ±1 entries added or subtracted here, the others' products (made by
+// spmv_products, prow_start[r]..prow_start[r+1] of prod) added.
 extern "C" __global__ void __launch_bounds__(256)
     spmv_short(const uint64_t* __restrict__ row_start, const uint32_t* __restrict__ cols,
-               const uint32_t* __restrict__ coef, const Fr* __restrict__ table,
-               const Fr* __restrict__ z, Fr* __restrict__ out, uint32_t rows) {
+               const uint32_t* __restrict__ coef, const uint32_t* __restrict__ prow_start,
+               const Fr* __restrict__ prod, const Fr* __restrict__ z, Fr* __restrict__ out,
+               uint32_t rows) {
     uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
     if (r >= rows) return;
     uint64_t s = row_start[r], e = row_start[r + 1];
     if (e - s > SPMV_LONG) return;  // spmv_long's row
     Fr acc = Fr::zero();
-    for (uint64_t k = s; k < e; k++) acc = spmv_term(acc, z, table, __ldg(cols + k), __ldg(coef + k));
+    for (uint64_t k = s; k < e; k++) {
+        uint32_t co = __ldg(coef + k);
+        if (co >= 2) continue;  // in prod
+        Fr v = ld_fr(z + __ldg(cols + k));
+        acc = co ? acc - v : acc + v;
+    }
+    for (uint32_t j = prow_start[r], pe = prow_start[r + 1]; j < pe; j++) acc = acc + ld_fr(prod + j);
     st_fr(out + r, acc);
+}
+
+// The short rows' product entries, gathered once per matrix: pcount[r] =
+// entries of row r with a table coefficient (0 for long rows, whose block
+// does its own products); after a scan of pcount into prow_start,
+// csr_prod_write copies each row's (col, coef) pairs to its range.
+extern "C" __global__ void csr_prod_count(const uint64_t* __restrict__ row_start, uint32_t rows,
+                                          const uint32_t* __restrict__ coef, uint32_t* pcount) {
+    uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= rows) return;
+    uint64_t s = row_start[r], e = row_start[r + 1];
+    uint32_t c = 0;
+    if (e - s <= SPMV_LONG)
+        for (uint64_t k = s; k < e; k++) c += coef[k] >= 2;
+    pcount[r] = c;
+}
+extern "C" __global__ void csr_prod_write(const uint64_t* __restrict__ row_start, uint32_t rows,
+                                          const uint32_t* __restrict__ cols,
+                                          const uint32_t* __restrict__ coef,
+                                          const uint32_t* __restrict__ prow_start,
+                                          uint32_t* __restrict__ pcol, uint32_t* __restrict__ pcoef) {
+    uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= rows) return;
+    uint64_t s = row_start[r], e = row_start[r + 1];
+    if (e - s > SPMV_LONG) return;
+    uint32_t j = prow_start[r];
+    for (uint64_t k = s; k < e; k++) {
+        uint32_t co = coef[k];
+        if (co >= 2) {
+            pcol[j] = cols[k];
+            pcoef[j] = co;
+            j++;
+        }
+    }
 }
 
 // out[long_rows[b]] for block b: the block's threads stride over the row and
@@ -115,15 +175,15 @@ extern "C" __global__ void csr_check(const uint64_t* __restrict__ row_start, uin
     uint32_t max_col = 0, max_coef = 0, bad = 0;
     uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
     for (uint64_t k = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; k < nnz; k += stride) {
-        max_col = max(max_col, cols[k] + 1);
-        max_coef = max(max_coef, coef[k] + 1);
+        uint32_t c = cols[k], co = coef[k];
+        // c + 1 wraps for index 2^32 - 1, which no z or table reaches:
+        // counted as bad instead.
+        max_col = max(max_col, c + 1);
+        max_coef = max(max_coef, co + 1);
+        bad += (c == 0xffffffffu) + (co == 0xffffffffu);
     }
     for (uint64_t r = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; r < rows; r += stride)
         bad += row_start[r + 1] < row_start[r];
-    // cols[k] + 1 wraps for 0xffffffff: that index is refused as a max of 0
-    // would not be, so flag it as a bad row count instead.
-    for (uint64_t k = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; k < nnz; k += stride)
-        bad += (cols[k] == 0xffffffffu) + (coef[k] == 0xffffffffu);
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) {
         max_col = max(max_col, __shfl_down_sync(0xffffffffu, max_col, o));
@@ -225,7 +285,8 @@ extern "C" __global__ void __launch_bounds__(COMPACT_TILE)
         rest = !one && !v.is_zero();
     }
     uint32_t word = __ballot_sync(0xffffffffu, one);
-    if ((threadIdx.x & 31) == 0 && (i >> 5) < (n + 31) / 32) ones[i >> 5] = word;
+    // The word's first element inside the vector: the word exists.
+    if ((threadIdx.x & 31) == 0 && (i & ~31u) < n) ones[i >> 5] = word;
     uint32_t c = __syncthreads_count(rest);
     uint32_t o = __syncthreads_count(one);
     if (threadIdx.x == 0) {

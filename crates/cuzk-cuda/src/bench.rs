@@ -473,8 +473,9 @@ fn spmv_rows(
             name,
             lg,
             format!(
-                "{nnz} entries ({:.2}/row), {products} table products, {} long rows",
+                "{nnz} entries ({:.2}/row), {products} table products ({} in short rows), {} long rows",
                 nnz as f64 / rows as f64,
+                dm.products(),
                 dm.long_rows()
             ),
             products as f64 * FR_MUL_IMAD,

@@ -21,11 +21,17 @@ use super::*;
 pub const SPMV_LONG: usize = 32;
 /// Threads of one compaction tile (COMPACT_TILE).
 const TILE: usize = 1024;
+/// Longest vector (rows, z, scalars) the kernels index: element and tile
+/// indices are u32, and the last tile's threads must not wrap.
+const MAX_LEN: usize = u32::MAX as usize - 2 * TILE;
 
 pub(super) struct SpmvKernels {
+    spmv_products: CudaFunction,
     spmv_short: CudaFunction,
     spmv_long: CudaFunction,
     csr_check: CudaFunction,
+    csr_prod_count: CudaFunction,
+    csr_prod_write: CudaFunction,
     csr_long_count: CudaFunction,
     csr_long_write: CudaFunction,
     select_count: CudaFunction,
@@ -37,9 +43,12 @@ pub(super) struct SpmvKernels {
 impl SpmvKernels {
     pub(super) fn load(f: &dyn Fn(&'static str) -> Result<CudaFunction>) -> Result<Self> {
         Ok(SpmvKernels {
+            spmv_products: f("spmv_products")?,
             spmv_short: f("spmv_short")?,
             spmv_long: f("spmv_long")?,
             csr_check: f("csr_check")?,
+            csr_prod_count: f("csr_prod_count")?,
+            csr_prod_write: f("csr_prod_write")?,
             csr_long_count: f("csr_long_count")?,
             csr_long_write: f("csr_long_write")?,
             select_count: f("select_count")?,
@@ -63,6 +72,14 @@ pub struct DeviceCsr {
     /// Rows longer than [`SPMV_LONG`], increasing.
     long_rows: CudaSlice<u32>,
     long_count: usize,
+    /// The short rows' entries with a table coefficient (index >= 2), in
+    /// row order: row r's are prow_start[r]..prow_start[r + 1] of pcol /
+    /// pcoef. Their products are made by one thread each before the rows
+    /// are summed (kernels/spmv.cuh says why).
+    prow_start: CudaSlice<u32>,
+    pcol: CudaSlice<u32>,
+    pcoef: CudaSlice<u32>,
+    products: usize,
     /// One past the largest column index (0 with no entries): z must hold
     /// at least this many scalars.
     z_needed: usize,
@@ -81,6 +98,16 @@ impl DeviceCsr {
     pub fn long_rows(&self) -> usize {
         self.long_count
     }
+    /// Entries of short rows with a table coefficient: each product call
+    /// holds a temporary of this many Scalars ([`Self::product_bytes`]).
+    pub fn products(&self) -> usize {
+        self.products
+    }
+    /// Device bytes one [`CudaDevice::spmv_device`] call allocates (and
+    /// frees when the stream reaches it): the short rows' products.
+    pub fn product_bytes(&self) -> usize {
+        self.products * FR_BYTES
+    }
     /// The least z length a product with this matrix accepts.
     pub fn z_needed(&self) -> usize {
         self.z_needed
@@ -95,18 +122,28 @@ impl DeviceCsr {
             + self.cols.len() * 4
             + self.coef.len() * 4
             + self.long_rows.len() * 4
+            + self.prow_start.len() * 4
+            + self.pcol.len() * 4
+            + self.pcoef.len() * 4
     }
     /// Upper bound of [`Self::device_bytes`] for a matrix of `rows` rows
-    /// and `nnz` entries, before making it: row_start, cols and coef, and
-    /// the long-row list (at most nnz / (SPMV_LONG + 1) rows).
-    pub fn bytes_for(rows: usize, nnz: usize) -> usize {
-        (rows + 1) * 8 + nnz.max(1) * 8 + (nnz / (SPMV_LONG + 1)).max(1) * 4
+    /// and `nnz` entries of which `products` are in short rows with a
+    /// table coefficient, before making it: row_start, cols and coef, the
+    /// long-row list (at most nnz / (SPMV_LONG + 1) rows), prow_start and
+    /// the product entries (col and coef each).
+    pub fn bytes_for(rows: usize, nnz: usize, products: usize) -> usize {
+        (rows + 1) * 8
+            + nnz.max(1) * 8
+            + (nnz / (SPMV_LONG + 1)).max(1) * 4
+            + (rows + 1) * 4
+            + products.max(1) * 8
     }
     /// Transient device bytes while a matrix of `rows` rows is made (the
-    /// check's counters and the long-row compaction's tile counts and
-    /// offsets), freed before [`CudaDevice::upload_csr`] returns.
+    /// check's counters, the per-row product counts with their scan, and
+    /// the long-row compaction's tile counts and offsets), freed before
+    /// [`CudaDevice::upload_csr`] returns.
     pub fn build_scratch_bytes(rows: usize) -> usize {
-        16 + compact_scratch_bytes(rows)
+        16 + 4 * rows.max(1) + compact_scratch_bytes(rows) + compact_scratch_bytes(rows)
     }
 }
 
@@ -223,11 +260,11 @@ impl CudaDevice {
         coef: CudaSlice<u32>,
     ) -> Result<DeviceCsr> {
         let kernel = "csr_from_device";
-        if rows >= u32::MAX as usize {
+        if rows > MAX_LEN {
             return Err(CudaError::Unsupported {
                 kernel,
                 size: rows,
-                limit: u32::MAX as usize - 1,
+                limit: MAX_LEN,
                 device: self.label.clone(),
             });
         }
@@ -250,6 +287,16 @@ impl CudaDevice {
             .memcpy_dtoh(&row_start.slice(0..1), &mut first)
             .map_err(|e| self.err("copy to host", kernel, rows, e))?;
         let nnz = ends[0] as usize;
+        if nnz > MAX_LEN {
+            // The product list's offsets are u32 (the scan's width); a
+            // larger matrix goes up in row blocks.
+            return Err(CudaError::Unsupported {
+                kernel,
+                size: nnz,
+                limit: MAX_LEN,
+                device: self.label.clone(),
+            });
+        }
         if first[0] != 0 {
             return Err(self.bad(kernel, rows, format!("row_start[0] = {}, not 0", first[0])));
         }
@@ -297,6 +344,51 @@ impl CudaDevice {
                 ),
             ));
         }
+        // The short rows' product entries: counts, their scan, the copy.
+        let pcount: CudaSlice<u32> = self.alloc("csr_prod_count", rows)?;
+        let prow_start: CudaSlice<u32> = self.alloc("csr_prod_count", rows + 1)?;
+        let products = if rows == 0 {
+            0
+        } else {
+            self.launch(
+                &self.spmv.csr_prod_count,
+                "csr_prod_count",
+                rows,
+                cfg1d(rows, 256),
+                &[
+                    &self.p(&row_start),
+                    &(rows as u32),
+                    &self.p(&coef),
+                    &self.p(&pcount),
+                ],
+            )?;
+            self.scan(&pcount, &prow_start, rows)?;
+            let mut total = [0u32; 1];
+            self.stream
+                .memcpy_dtoh(&prow_start.slice(rows..rows + 1), &mut total)
+                .map_err(|e| self.err("copy to host", "csr_prod_count", rows, e))?;
+            total[0] as usize
+        };
+        drop(pcount);
+        let pcol: CudaSlice<u32> = self.alloc("csr_prod_write", products)?;
+        let pcoef: CudaSlice<u32> = self.alloc("csr_prod_write", products)?;
+        if products > 0 {
+            self.launch(
+                &self.spmv.csr_prod_write,
+                "csr_prod_write",
+                rows,
+                cfg1d(rows, 256),
+                &[
+                    &self.p(&row_start),
+                    &(rows as u32),
+                    &self.p(&cols),
+                    &self.p(&coef),
+                    &self.p(&prow_start),
+                    &self.p(&pcol),
+                    &self.p(&pcoef),
+                ],
+            )?;
+        }
         // The long rows, in order.
         let (long_rows, long_count) = self.compact(
             "csr_long",
@@ -335,6 +427,10 @@ impl CudaDevice {
             coef,
             long_rows,
             long_count,
+            prow_start,
+            pcol,
+            pcoef,
+            products,
             z_needed: st[0] as usize,
             table_needed: st[1] as usize,
         })
@@ -370,9 +466,10 @@ impl CudaDevice {
 
     /// out[first_row + r] = (M·z)[r] for every row r of `m` (Montgomery
     /// Scalars, 32 bytes each); the rest of `out` is left as it is, so a
-    /// caller streaming row blocks passes each block's first row. No
-    /// device memory is allocated. `z` and `table` must be in Montgomery
-    /// form and long enough for the matrix's indices.
+    /// caller streaming row blocks passes each block's first row. Allocates
+    /// only the products' temporary, [`DeviceCsr::product_bytes`]. `z` and
+    /// `table` must be in Montgomery form and long enough for the matrix's
+    /// indices.
     pub fn spmv_device(
         &self,
         m: &DeviceCsr,
@@ -430,28 +527,48 @@ impl CudaDevice {
             return Ok(());
         }
         let out_ptr = self.p(out) + (first_row * FR_BYTES) as u64;
-        let args: [&dyn Arg; 7] = [
-            &self.p(&m.row_start),
-            &self.p(&m.cols),
-            &self.p(&m.coef),
-            &self.p(&table.buf),
-            &self.p(&z.buf),
-            &out_ptr,
-            &(m.rows as u32),
-        ];
+        // The short rows' products first, into a temporary freed (stream
+        // ordered) when this returns.
+        let prod: Option<CudaSlice<u8>> = if m.products > 0 {
+            let prod: CudaSlice<u8> = self.alloc("spmv_products", m.products * FR_BYTES)?;
+            self.launch(
+                &self.spmv.spmv_products,
+                "spmv_products",
+                m.products,
+                cfg1d(m.products, 256),
+                &[
+                    &self.p(&m.pcol),
+                    &self.p(&m.pcoef),
+                    &(m.products as u32),
+                    &self.p(&table.buf),
+                    &self.p(&z.buf),
+                    &self.p(&prod),
+                ],
+            )?;
+            Some(prod)
+        } else {
+            None
+        };
+        // Null when there are no products: every row's range is empty.
+        let prod_ptr = prod.as_ref().map_or(0u64, |p| self.p(p));
         self.launch(
             &self.spmv.spmv_short,
             "spmv_short",
             m.rows,
             cfg1d(m.rows, 256),
-            &args,
+            &[
+                &self.p(&m.row_start),
+                &self.p(&m.cols),
+                &self.p(&m.coef),
+                &self.p(&m.prow_start),
+                &prod_ptr,
+                &self.p(&z.buf),
+                &out_ptr,
+                &(m.rows as u32),
+            ],
         )?;
         if m.long_count > 0 {
-            let lp = self.p(&m.long_rows);
             let count = m.long_count as u32;
-            let mut long_args: Vec<&dyn Arg> = args[..6].to_vec();
-            long_args.push(&lp);
-            long_args.push(&count);
             self.launch(
                 &self.spmv.spmv_long,
                 "spmv_long",
@@ -461,15 +578,26 @@ impl CudaDevice {
                     block_dim: (256, 1, 1),
                     shared_mem_bytes: 0,
                 },
-                &long_args,
+                &[
+                    &self.p(&m.row_start),
+                    &self.p(&m.cols),
+                    &self.p(&m.coef),
+                    &self.p(&table.buf),
+                    &self.p(&z.buf),
+                    &out_ptr,
+                    &self.p(&m.long_rows),
+                    &count,
+                ],
             )?;
         }
+        drop(prod);
         Ok(())
     }
 
     /// a, b, c = A·z, B·z, C·z into three new buffers of `n` Scalars each
     /// (rows..n zero), ready for the H step's NTTs ([`Self::ntt_device`],
-    /// [`Self::h_pointwise_device`]). Allocates [`Self::abc_bytes`]`(n)`.
+    /// [`Self::h_pointwise_device`]). Allocates [`Self::abc_bytes`]`(n)`
+    /// and, one matrix at a time, its [`DeviceCsr::product_bytes`].
     pub fn abc_device(
         &self,
         mats: [&DeviceCsr; 3],
@@ -578,11 +706,11 @@ impl CudaDevice {
         if num_inputs > n {
             return Err(self.bad(kernel, n, format!("{num_inputs} inputs in a z of {n}")));
         }
-        if n >= u32::MAX as usize {
+        if n > MAX_LEN {
             return Err(CudaError::Unsupported {
                 kernel,
                 size: n,
-                limit: u32::MAX as usize - 1,
+                limit: MAX_LEN,
                 device: self.label.clone(),
             });
         }
@@ -680,11 +808,11 @@ impl CudaDevice {
         if scalars.form != ScalarForm::Montgomery {
             return Err(self.bad(kernel, n, "the split reads Montgomery Scalars".into()));
         }
-        if n >= u32::MAX as usize {
+        if n > MAX_LEN {
             return Err(CudaError::Unsupported {
                 kernel,
                 size: n,
-                limit: u32::MAX as usize - 1,
+                limit: MAX_LEN,
                 device: self.label.clone(),
             });
         }
@@ -774,5 +902,149 @@ fn tile_cfg(tiles: usize) -> LaunchConfig {
         grid_dim: (tiles as u32, 1, 1),
         block_dim: (TILE as u32, 1, 1),
         shared_mem_bytes: 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::{random_csr, ref_spmv, HostCsr, BENCH_SHAPE, CHECK_SHAPE};
+    use rand::SeedableRng;
+
+    /// The host's thresholds are the kernels' (one fact, two languages).
+    #[test]
+    fn constants_match_the_kernels() {
+        let cuh = include_str!("../kernels/spmv.cuh");
+        assert!(cuh.contains(&format!("#define SPMV_LONG {SPMV_LONG}\n")));
+        assert!(cuh.contains(&format!("#define COMPACT_TILE {TILE}\n")));
+    }
+
+    /// The checks' generator gives well-formed matrices with every row
+    /// class the kernels distinguish.
+    #[test]
+    fn check_matrices_are_well_formed_and_cover_every_row_class() {
+        let seed: u64 = rand::random();
+        let (rows, nz, t) = (20_000, 20_003, 40);
+        let m = random_csr(rows, nz, t, CHECK_SHAPE, seed);
+        assert_eq!(m.rows(), rows);
+        assert_eq!(m.row_start[0], 0);
+        assert_eq!(*m.row_start.last().unwrap() as usize, m.cols.len());
+        assert_eq!(m.cols.len(), m.coef.len());
+        assert!(m.row_start.windows(2).all(|w| w[0] <= w[1]), "seed {seed}");
+        assert!(m.cols.iter().all(|&c| (c as usize) < nz), "seed {seed}");
+        assert!(m.coef.iter().all(|&c| (c as usize) < t), "seed {seed}");
+        let lens: Vec<usize> = m
+            .row_start
+            .windows(2)
+            .map(|w| (w[1] - w[0]) as usize)
+            .collect();
+        for (what, hit) in [
+            ("empty", lens.contains(&0)),
+            ("at the threshold", lens.contains(&SPMV_LONG)),
+            ("just past it", lens.contains(&(SPMV_LONG + 1))),
+            ("over 100", lens.iter().any(|&l| l > 100)),
+        ] {
+            assert!(hit, "no {what} row (seed {seed})");
+        }
+        for c in 0..3u32 {
+            let want = if c == 2 { "a table entry" } else { "±1" };
+            assert!(
+                m.coef.iter().any(|&k| k.min(2) == c),
+                "no {want} coefficient"
+            );
+        }
+        let b = random_csr(10_000, 10_000, 16, BENCH_SHAPE, seed);
+        let per_row = b.cols.len() as f64 / 10_000.0;
+        assert!(
+            (3.5..4.1).contains(&per_row),
+            "bench shape {per_row} entries per row"
+        );
+    }
+
+    /// The reference product on a matrix worked by hand.
+    #[test]
+    fn reference_product_by_hand() {
+        let t = [Scalar::ONE, -Scalar::ONE, Scalar::from(5u64)];
+        let z = [Scalar::ONE, Scalar::from(3u64), Scalar::from(7u64)];
+        let m = HostCsr {
+            row_start: vec![0, 0, 3, 4],
+            cols: vec![1, 2, 1, 0],
+            coef: vec![0, 2, 1, 1],
+        };
+        // Row 1: 3 + 5·7 - 3 = 35; row 2: -1.
+        assert_eq!(
+            ref_spmv(&m, &t, &z),
+            vec![Scalar::ZERO, Scalar::from(35u64), -Scalar::ONE]
+        );
+    }
+
+    /// The kernels' plan (short rows: ±1 entries summed in the row, table
+    /// entries' products made first into a list in row order; long rows
+    /// whole), run on the CPU, equals the plain product: the GPU checks
+    /// then test only the CUDA, not the plan.
+    #[test]
+    fn the_kernels_plan_equals_the_plain_product() {
+        let seed: u64 = rand::random();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let t: Vec<Scalar> = (0..40).map(|_| Scalar::random(&mut rng)).collect();
+        let mut t = t;
+        t[0] = Scalar::ONE;
+        t[1] = -Scalar::ONE;
+        let nz = 3003;
+        let z: Vec<Scalar> = (0..nz).map(|_| Scalar::random(&mut rng)).collect();
+        let m = random_csr(3000, nz, t.len(), CHECK_SHAPE, seed);
+        let rows = m.rows();
+        let len = |r: usize| (m.row_start[r + 1] - m.row_start[r]) as usize;
+        let range = |r: usize| m.row_start[r] as usize..m.row_start[r + 1] as usize;
+        // csr_prod_count, the scan, csr_prod_write.
+        let pcount: Vec<u32> = (0..rows)
+            .map(|r| {
+                if len(r) > SPMV_LONG {
+                    0
+                } else {
+                    range(r).filter(|&k| m.coef[k] >= 2).count() as u32
+                }
+            })
+            .collect();
+        let mut prow_start = vec![0u32];
+        for c in &pcount {
+            prow_start.push(prow_start.last().unwrap() + c);
+        }
+        let (mut pcol, mut pcoef) = (Vec::new(), Vec::new());
+        for r in (0..rows).filter(|&r| len(r) <= SPMV_LONG) {
+            for k in range(r).filter(|&k| m.coef[k] >= 2) {
+                pcol.push(m.cols[k]);
+                pcoef.push(m.coef[k]);
+            }
+            assert_eq!(pcol.len(), prow_start[r + 1] as usize);
+        }
+        // spmv_products, spmv_short, spmv_long.
+        let prod: Vec<Scalar> = pcol
+            .iter()
+            .zip(&pcoef)
+            .map(|(&c, &k)| t[k as usize] * z[c as usize])
+            .collect();
+        let got: Vec<Scalar> = (0..rows)
+            .map(|r| {
+                if len(r) > SPMV_LONG {
+                    return range(r).fold(Scalar::ZERO, |a, k| {
+                        a + t[m.coef[k] as usize] * z[m.cols[k] as usize]
+                    });
+                }
+                let mut acc = Scalar::ZERO;
+                for k in range(r) {
+                    match m.coef[k] {
+                        0 => acc += z[m.cols[k] as usize],
+                        1 => acc -= z[m.cols[k] as usize],
+                        _ => {}
+                    }
+                }
+                for p in &prod[prow_start[r] as usize..prow_start[r + 1] as usize] {
+                    acc += p;
+                }
+                acc
+            })
+            .collect();
+        assert_eq!(got, ref_spmv(&m, &t, &z), "seed {seed}");
     }
 }
