@@ -7,7 +7,7 @@ use crate::common::{self, median, ms};
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use cuzk_core::circuits::PorepLikeCircuit;
-use cuzk_core::prover::create_proof_batch;
+use cuzk_core::prover::prove_assignments;
 use cuzk_core::timing::PhaseTimings;
 use cuzk_core::verifier::{prepare_verifying_key, verify_proof};
 use std::path::PathBuf;
@@ -53,9 +53,21 @@ pub struct BenchArgs {
     /// on them at once).
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=16))]
     pub gpu_workers: u32,
+    /// Synthesis for cuzk's runs: `compiled` (constraints recorded once
+    /// per size, then witness only), `full`, or `both` (the runs use
+    /// compiled; full synthesis is timed beside it, `repeat` times).
+    #[arg(long, value_enum, default_value_t = SynthesisMode::Compiled)]
+    pub synthesis: SynthesisMode,
     /// Print one JSON object instead of the table.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SynthesisMode {
+    Full,
+    Compiled,
+    Both,
 }
 
 pub fn run(args: BenchArgs) -> Result<()> {
@@ -75,6 +87,16 @@ pub fn run(args: BenchArgs) -> Result<()> {
     let inputs = circuit.public_inputs();
     let pvk = prepare_verifying_key(&cached.params.vk);
     let batch = args.batch as usize;
+    let compiled = match args.synthesis {
+        SynthesisMode::Full => None,
+        SynthesisMode::Compiled | SynthesisMode::Both => Some(common::porep_like_compiled(
+            &cache,
+            args.log_size,
+            &cached.params,
+            args.json,
+        )?),
+    };
+    let cc = compiled.as_ref().map(|c| &c.compiled);
 
     // cuzk: synthesis + H + MSMs + assembly, per call.
     let mut cuzk_times = Vec::new();
@@ -82,10 +104,15 @@ pub fn run(args: BenchArgs) -> Result<()> {
     for i in 0..args.repeat {
         let circuits = vec![circuit.clone(); batch];
         let start = Instant::now();
-        let (proofs, timings) =
-            create_proof_batch(backend, circuits, &cached.params, &mut rand::rngs::OsRng)
+        let assignments = common::synthesize_porep_like(cc, circuits)?;
+        let synthesis = start.elapsed();
+        let (proofs, mut timings) =
+            prove_assignments(backend, &cached.params, &assignments, &mut rand::rngs::OsRng)
                 .context("cuzk proving")?;
+        drop(assignments);
+        timings.synthesis = synthesis;
         cuzk_times.push(start.elapsed());
+        timings.total = start.elapsed();
         phase_runs.push(timings);
         if !verify_proof(&pvk, &proofs[0], &inputs)? {
             bail!("cuzk proof {i} does not verify");
@@ -96,6 +123,20 @@ pub fn run(args: BenchArgs) -> Result<()> {
     }
     let cuzk_median = median(&cuzk_times);
     let phase_medians = phase_medians(&phase_runs);
+    // With `both`, full synthesis of the same batch timed beside it.
+    let full_synthesis = if args.synthesis == SynthesisMode::Both {
+        let mut runs = Vec::new();
+        for _ in 0..args.repeat {
+            let t = Instant::now();
+            let a = common::synthesize_porep_like(None, vec![circuit.clone(); batch])?;
+            runs.push(t.elapsed());
+            drop(a);
+        }
+        Some(median(&runs))
+    } else {
+        None
+    };
+    let synthesis_median = median(&phase_runs.iter().map(|t| t.synthesis).collect::<Vec<_>>());
 
     let peer = match args.compare {
         Some(Peer::Bellperson) => Some(peer::bellperson(&args, &cached.path, &circuit, &inputs)?),
@@ -129,8 +170,22 @@ pub fn run(args: BenchArgs) -> Result<()> {
                 "median_ms": ms(cuzk_median),
                 "runs_ms": cuzk_times.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
                 "phase_medians_ms": phase_medians.iter().map(|(n, d)| (n.to_string(), serde_json::json!(ms(*d)))).collect::<serde_json::Map<_, _>>(),
+                "synthesis": if cc.is_some() { "compiled" } else { "full" },
             },
         });
+        if let Some(c) = &compiled {
+            obj["cuzk"]["compiled_file"] = serde_json::json!(c.path);
+            obj["cuzk"]["compiled_bytes"] = serde_json::json!(c.compiled.matrix_bytes());
+            obj["cuzk"][if c.made { "compile_ms" } else { "compiled_load_ms" }] =
+                serde_json::json!(ms(c.elapsed));
+        }
+        if let Some(f) = full_synthesis {
+            obj["synthesis_compare"] = serde_json::json!({
+                "full_ms": ms(f),
+                "compiled_ms": ms(synthesis_median),
+                "compiled_over_full": synthesis_median.as_secs_f64() / f.as_secs_f64(),
+            });
+        }
         if let Some(r) = &selection.reports {
             obj["cuzk"]["partitions"] = r.take_reports_json();
             obj["cuzk"]["gpu_workers"] = serde_json::json!(args.gpu_workers);
@@ -166,6 +221,23 @@ pub fn run(args: BenchArgs) -> Result<()> {
             .collect();
         common::print_table("cuzk phase medians", &rows);
         println!("cuzk median:       {:>10.1} ms", ms(cuzk_median));
+        if let Some(c) = &compiled {
+            println!(
+                "compiled circuit {} ({:.1} MB; {} in {:.1} ms)",
+                c.path.display(),
+                c.compiled.matrix_bytes() as f64 / 1e6,
+                if c.made { "compiled" } else { "opened" },
+                ms(c.elapsed)
+            );
+        }
+        if let Some(f) = full_synthesis {
+            println!(
+                "synthesis median: full {:.1} ms, compiled {:.1} ms (ratio {:.3})",
+                ms(f),
+                ms(synthesis_median),
+                synthesis_median.as_secs_f64() / f.as_secs_f64()
+            );
+        }
         if let Some(p) = &peer {
             println!("bellperson median: {:>10.1} ms", ms(p.median));
             println!(

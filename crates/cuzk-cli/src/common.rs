@@ -192,3 +192,102 @@ pub fn parse_byte_size(s: &str) -> std::result::Result<u64, String> {
     cuzk_daemon::config::ByteSize::parse(s)
         .ok_or_else(|| format!("{s:?} is not a byte count (e.g. 16GiB, 512MiB, 4096)"))
 }
+
+/// How circuits are synthesized: `full` builds and evaluates every
+/// constraint (as bellperson does); `compiled` records the constraints once
+/// per shape (a `.r1cs` file beside the parameters) and then generates only
+/// the witness, with a/b/c as sparse products. Proofs are the same.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum SynthesisArg {
+    Full,
+    #[default]
+    Compiled,
+}
+
+impl SynthesisArg {
+    pub fn name(self) -> &'static str {
+        match self {
+            SynthesisArg::Full => "full",
+            SynthesisArg::Compiled => "compiled",
+        }
+    }
+}
+
+/// Where the compiled porep-like circuit of one size lives in a cache.
+pub fn porep_like_compiled_path(cache: &Path, log_size: u32) -> PathBuf {
+    cache.join(format!("porep-like-2pow{log_size}.r1cs"))
+}
+
+pub struct CachedCompiled {
+    pub compiled: cuzk_core::compiled::CompiledCircuit,
+    pub path: PathBuf,
+    /// Compile time when it was made now, else open time.
+    pub elapsed: Duration,
+    pub made: bool,
+}
+
+/// Open the compiled porep-like circuit from the cache, compiling (and
+/// writing) it first if absent; checked against `params`.
+pub fn porep_like_compiled(
+    cache: &Path,
+    log_size: u32,
+    params: &Parameters,
+    quiet: bool,
+) -> Result<CachedCompiled> {
+    let path = porep_like_compiled_path(cache, log_size);
+    let id = format!("porep-like-{log_size}");
+    if !quiet && !path.exists() {
+        eprintln!(
+            "compiling porep-like 2^{log_size}'s constraints once (cached in {}) ...",
+            path.display()
+        );
+    }
+    let start = Instant::now();
+    let (compiled, made) = cuzk_core::compiled::CompiledCircuit::open_or_compile(&path, &id, || {
+        PorepLikeCircuit::new(log_size, 0)
+    })
+    .with_context(|| {
+        format!(
+            "compiled circuit {} (delete the file to compile it again)",
+            path.display()
+        )
+    })?;
+    compiled.check_params(params).with_context(|| {
+        format!(
+            "compiled circuit {} does not fit the parameters",
+            path.display()
+        )
+    })?;
+    let elapsed = start.elapsed();
+    if !quiet && made {
+        eprintln!(
+            "  done in {:.2} s ({:.1} MB)",
+            elapsed.as_secs_f64(),
+            compiled.matrix_bytes() as f64 / 1e6
+        );
+    }
+    Ok(CachedCompiled {
+        compiled,
+        path,
+        elapsed,
+        made,
+    })
+}
+
+/// Synthesize porep-like circuits, fully or through the compiled system
+/// (one witness per core at a time).
+pub fn synthesize_porep_like(
+    compiled: Option<&cuzk_core::compiled::CompiledCircuit>,
+    circuits: Vec<PorepLikeCircuit>,
+) -> Result<Vec<cuzk_core::synthesis::ProvingAssignment>> {
+    use rayon::prelude::*;
+    match compiled {
+        None => cuzk_core::synthesis::synthesize_batch(circuits)
+            .context("synthesizing porep-like circuit"),
+        Some(cc) => circuits
+            .into_par_iter()
+            .map(|c| cc.synthesize(c))
+            .collect::<cuzk_core::Result<Vec<_>>>()
+            .context("synthesizing porep-like circuit (compiled)"),
+    }
+}

@@ -6,7 +6,6 @@ use anyhow::{Context, Result};
 use clap::Args;
 use cuzk_core::circuits::porep_like::{PorepLikeCircuit, DEFAULT_LOG_SIZE};
 use cuzk_core::prover::prove_assignments;
-use cuzk_core::synthesis::synthesize_batch;
 use cuzk_core::verifier::{prepare_verifying_key, verify_proof};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -30,6 +29,10 @@ pub struct DemoArgs {
     /// Prover backend.
     #[arg(long, value_enum, default_value_t = common::BackendArg::Auto)]
     pub backend: common::BackendArg,
+    /// Synthesis: `compiled` (constraints recorded once per size in a
+    /// `.r1cs` file beside the parameters, then witness only) or `full`.
+    #[arg(long, value_enum, default_value_t = common::SynthesisArg::Compiled)]
+    pub synthesis: common::SynthesisArg,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -42,10 +45,21 @@ pub fn run(args: DemoArgs) -> Result<bool> {
     let total = Instant::now();
     let cached = common::porep_like_params(&cache, args.log_size, args.seed, args.json)?;
 
+    let compiled = match args.synthesis {
+        common::SynthesisArg::Compiled => Some(common::porep_like_compiled(
+            &cache,
+            args.log_size,
+            &cached.params,
+            args.json,
+        )?),
+        common::SynthesisArg::Full => None,
+    };
+
     let circuit = PorepLikeCircuit::new(args.log_size, args.seed);
     let inputs = circuit.public_inputs();
     let t = Instant::now();
-    let assignments = synthesize_batch(vec![circuit]).context("synthesizing porep-like circuit")?;
+    let assignments =
+        common::synthesize_porep_like(compiled.as_ref().map(|c| &c.compiled), vec![circuit])?;
     let synthesis = t.elapsed();
     let constraints = assignments[0].num_constraints();
     let aux = assignments[0].aux_assignment.len();
@@ -86,6 +100,10 @@ pub fn run(args: DemoArgs) -> Result<bool> {
         phases["prove_total"] = serde_json::json!(ms(prove));
         phases["verify"] = serde_json::json!(ms(verify));
         phases[params_label] = serde_json::json!(ms(cached.elapsed));
+        if let Some(c) = &compiled {
+            let label = if c.made { "compile" } else { "compiled_load" };
+            phases[label] = serde_json::json!(ms(c.elapsed));
+        }
         let obj = serde_json::json!({
             "circuit": "porep-like",
             "log_size": args.log_size,
@@ -96,6 +114,8 @@ pub fn run(args: DemoArgs) -> Result<bool> {
             "backend": backend.name(),
             "partitions": selection.reports.as_ref().map(|r| r.take_reports_json()),
             "params_file": cached.path,
+            "synthesis": args.synthesis.name(),
+            "compiled_file": compiled.as_ref().map(|c| &c.path),
             "timings_ms": phases,
             "total_ms": ms(total),
             "verified": verified,
@@ -108,8 +128,12 @@ pub fn run(args: DemoArgs) -> Result<bool> {
         );
         let mut rows = vec![
             (params_label.to_string(), ms(cached.elapsed)),
-            ("synthesis".into(), ms(synthesis)),
         ];
+        if let Some(c) = &compiled {
+            let label = if c.made { "compile (once)" } else { "compiled_load" };
+            rows.push((label.to_string(), ms(c.elapsed)));
+        }
+        rows.push((format!("synthesis ({})", args.synthesis.name()), ms(synthesis)));
         for (name, d) in timings.phases() {
             if matches!(name, "synthesis" | "upload" | "readback" | "total") {
                 continue;
