@@ -414,8 +414,10 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
 /// row, 90% of them ±1, z as long as the rows, columns uniform over z: the
 /// gather's worst case), columns near the row at 2^27, and the density
 /// selection and the 0/1 split over 2^27 scalars. Memory floor: row_start,
-/// cols and coef read once, one 32-byte z sector per entry, the output
-/// written once; compute floor: the table products.
+/// cols and coef read once, one 32-byte z sector per entry (no reuse: the
+/// floor for uniform columns, an overestimate for local ones), the short
+/// rows' products written and read back, the output written once; compute
+/// floor: the table products.
 fn spmv_rows(
     dev: &CudaDevice,
     card: &Card,
@@ -467,7 +469,12 @@ fn spmv_rows(
         let t = time_it(dev, opts.reps, || {
             dev.spmv_device(&dm, &dt, &dz, &mut out, 0)
         })?;
-        let bytes = 8.0 * (rows + 1) as f64 + (8.0 + 32.0) * nnz as f64 + 32.0 * rows as f64;
+        // row_start and prow_start, the output; a ±1 entry's col, coef
+        // and z sector; a product entry's coef, its (col, coef) copy, z
+        // sector, and the product written and read back.
+        let p = dm.products() as f64;
+        let bytes =
+            12.0 * (rows + 1) as f64 + 32.0 * rows as f64 + 40.0 * (nnz as f64 - p) + 108.0 * p;
         push(row(
             card,
             name,
@@ -509,7 +516,8 @@ fn spmv_rows(
                 lg,
                 format!("{selected} of {n} scalars kept"),
                 0.0,
-                2.0 * n as f64 + 32.0 * (n + 2 * selected) as f64,
+                // Flags read twice, the kept scalars read and written.
+                2.0 * n as f64 + 64.0 * selected as f64,
                 t,
             ));
         }
@@ -538,6 +546,7 @@ fn spmv_rows(
                 lg,
                 format!("{rest} of {n} neither 0 nor 1"),
                 0.0,
+                // Scalars read by both passes, the mask and the rest written.
                 2.0 * 32.0 * n as f64 + n as f64 / 8.0 + 36.0 * rest as f64,
                 t,
             ));

@@ -1299,7 +1299,7 @@ fn spmv_checks(r: &mut Runner) {
     // Density selection: the A query (every input, A-dense aux) and the B
     // query (B-dense inputs, B-dense aux) from one resident z.
     for &n in &[0usize, 1, 2, 3, 7, 100, 1000, (1 << 16) + 3, 1 << 22] {
-        r.case(&format!("select/a and b queries {n}"), |dev, rng| {
+        r.case(&format!("spmv/select a and b queries {n}"), |dev, rng| {
             let num_inputs = n.min(1 + n / 50);
             let z = random_z(rng, n);
             let a_aux = random_bits(rng, n - num_inputs, 0.7);
@@ -1339,7 +1339,7 @@ fn spmv_checks(r: &mut Runner) {
         });
     }
     r.case(
-        "select/refuses densities of the wrong length",
+        "spmv/select refuses densities of the wrong length",
         |dev, rng| {
             let z = random_z(rng, 100);
             let bad_aux = dev.select(&z, 3, None, Some(&[true; 96]));
@@ -1374,7 +1374,7 @@ fn spmv_checks(r: &mut Runner) {
         split_sizes.push((1 << 26) + 7);
     }
     for n in split_sizes {
-        r.case(&format!("split/0-1 on the GPU {n}"), |dev, rng| {
+        r.case(&format!("spmv/split 0-1 on the GPU {n}"), |dev, rng| {
             let s = mixed_scalars(rng, n);
             let want = host::split_zero_one(&s);
             let ds = dev.upload_scalars(&s).map_err(|e| e.to_string())?;
@@ -1395,7 +1395,7 @@ fn spmv_checks(r: &mut Runner) {
                 .map_err(|e| format!("rest scalars: {e}"))
         });
     }
-    r.case("split/all zero, all one, all other", |dev, rng| {
+    r.case("spmv/split all zero, all one, all other", |dev, rng| {
         for s in [
             vec![Scalar::ZERO; 5000],
             vec![Scalar::ONE; 5000],

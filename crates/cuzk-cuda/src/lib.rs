@@ -23,6 +23,13 @@
 //!   `msm_g1_pinned` (points streamed from pinned memory).
 //! - The 0/1 path: `sum_selected_g1` / `sum_selected_g2` over a bit mask,
 //!   [`split_zero_one`] and `msm_g1_split` / `msm_g2_split`.
+//! - The compiled constraint system (src/spmv.rs): `upload_csr` /
+//!   `csr_from_device` make a resident [`DeviceCsr`]; `spmv_device` (into
+//!   any output at a first row, for row blocks) and `abc_device` (a/b/c
+//!   padded to the NTT size) multiply it by a resident z; `select_device`
+//!   makes the A/B query scalars from z and [`DeviceDensity`] flags;
+//!   `split_zero_one_device` is the 0/1 split as a [`DeviceSplit`]. Each
+//!   states the device bytes it allocates (`*_bytes`).
 //!
 //! Errors are [`CudaError`] values naming the kernel, the size and the
 //! device. The GPU checks (`checks`, run by scripts/gpu-test.sh) and the
