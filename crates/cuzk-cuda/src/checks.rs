@@ -1412,6 +1412,47 @@ fn spmv_checks(r: &mut Runner) {
         Ok(())
     });
 
+    // MSMs straight from the device split (mask and positions never on
+    // the host), against blstrs.
+    for n in [0usize, 1, 33, 1000, (1 << 16) + 3] {
+        r.case(
+            &format!("spmv/msm g1 from the device split {n}"),
+            |dev, rng| {
+                let p = random_g1(n, rng.gen());
+                let s = mixed_scalars(rng, n);
+                let dp = dev.upload_g1(&p).map_err(|e| e.to_string())?;
+                let ds = dev.upload_scalars(&s).map_err(|e| e.to_string())?;
+                let split = dev.split_zero_one_device(&ds).map_err(|e| e.to_string())?;
+                let got = dev
+                    .msm_g1_split_device(&dp, &split)
+                    .map_err(|e| e.to_string())?;
+                ensure(got == ref_msm_g1(&p, &s), || "differs from blstrs".into())
+            },
+        );
+    }
+    r.case("spmv/msm g2 from the device split 1000", |dev, rng| {
+        let n = 1000;
+        let p = random_g2(n, rng.gen());
+        let s = mixed_scalars(rng, n);
+        let dp = dev.upload_g2(&p).map_err(|e| e.to_string())?;
+        let ds = dev.upload_scalars(&s).map_err(|e| e.to_string())?;
+        let split = dev.split_zero_one_device(&ds).map_err(|e| e.to_string())?;
+        let got = dev
+            .msm_g2_split_device(&dp, &split)
+            .map_err(|e| e.to_string())?;
+        ensure(got == ref_msm_g2(&p, &s), || "differs from blstrs".into())?;
+        // A split of other length or the other group's points: refused.
+        let short = dev.upload_g2(&p[..999]).map_err(|e| e.to_string())?;
+        let g1 = dev
+            .upload_g1(&random_g1(n, rng.gen()))
+            .map_err(|e| e.to_string())?;
+        ensure(
+            dev.msm_g2_split_device(&short, &split).is_err()
+                && dev.msm_g2_split_device(&g1, &split).is_err(),
+            || "accepted a split that does not match the points".into(),
+        )
+    });
+
     // The intended flow: z up once, a/b/c, the A and B queries and the
     // split of the B query, all from the one resident vector.
     r.case("spmv/pipeline from one resident z", |dev, rng| {

@@ -154,6 +154,15 @@ struct ScalarsAt {
     montgomery: bool,
 }
 
+/// An indexed MSM's point ids: on the host (checked, then uploaded), or
+/// already on the device, written by a kernel that bounds them (the GPU
+/// 0/1 split's positions, below its length).
+#[derive(Clone, Copy)]
+enum Ids<'a> {
+    Host(&'a [u32]),
+    Device { ptr: u64, len: usize },
+}
+
 /// One NTT twiddle table kept between calls: tw[i] = w^i, i < n/2.
 struct Twiddles {
     lg: u32,
@@ -807,7 +816,7 @@ impl CudaDevice {
         ids: Option<&[u32]>,
     ) -> Result<G1Projective> {
         let at = self.scalars_at(scalars);
-        let sums = self.msm_windows(Group_::G1, points, at, ids, None, "msm_g1")?;
+        let sums = self.msm_windows(Group_::G1, points, at, ids.map(Ids::Host), None, "msm_g1")?;
         Ok(combine_windows(
             sums.0.iter().map(|b| host::g1_from_xyzz(b)).collect(),
             sums.1,
@@ -821,7 +830,7 @@ impl CudaDevice {
         ids: Option<&[u32]>,
     ) -> Result<G2Projective> {
         let at = self.scalars_at(scalars);
-        let sums = self.msm_windows(Group_::G2, points, at, ids, None, "msm_g2")?;
+        let sums = self.msm_windows(Group_::G2, points, at, ids.map(Ids::Host), None, "msm_g2")?;
         Ok(combine_windows(
             sums.0.iter().map(|b| host::g2_from_xyzz(b)).collect(),
             sums.1,
@@ -956,7 +965,7 @@ impl CudaDevice {
         group: Group_,
         points: &DevicePoints,
         scalars: ScalarsAt,
-        ids: Option<&[u32]>,
+        ids: Option<Ids<'_>>,
         points_ready: Option<&cudarc::driver::CudaEvent>,
         kernel: &'static str,
     ) -> Result<(Vec<Vec<u8>>, u32)> {
@@ -965,7 +974,12 @@ impl CudaDevice {
             return Err(self.bad(kernel, m, "points of the other group".into()));
         }
         match ids {
-            Some(ids) => {
+            Some(Ids::Device { len, .. }) => {
+                if len != m {
+                    return Err(self.bad(kernel, m, format!("{len} ids for {m} scalars")));
+                }
+            }
+            Some(Ids::Host(ids)) => {
                 if ids.len() != m {
                     return Err(self.bad(kernel, m, format!("{} ids for {m} scalars", ids.len())));
                 }
@@ -1017,8 +1031,14 @@ impl CudaDevice {
         let s = w as usize * b;
         let gi = (group == Group_::G2) as usize;
         let mont = scalars.montgomery as u32;
-        let ids_buf = ids.map(|v| self.upload(kernel, v)).transpose()?;
-        let ids_ptr = ids_buf.as_ref().map_or(0u64, |b| self.p(b));
+        let ids_buf = match ids {
+            Some(Ids::Host(v)) => Some(self.upload(kernel, v)?),
+            _ => None,
+        };
+        let ids_ptr = match ids {
+            Some(Ids::Device { ptr, .. }) => ptr,
+            _ => ids_buf.as_ref().map_or(0u64, |b| self.p(b)),
+        };
         let sc = scalars.ptr;
         let mut prof = PhaseTimer::new();
         prof.mark(self, "setup")?;
@@ -1279,11 +1299,28 @@ impl CudaDevice {
         if n == 0 {
             return Ok(vec![0u8; group.xyzz_bytes()]);
         }
+        let mbuf = self.upload(kernel, mask)?;
+        self.sum_selected_at(group, points, self.p(&mbuf), kernel)
+    }
+
+    /// [`Self::sum_selected`] over a mask already on the device:
+    /// `points.len().div_ceil(32)` words at `mask`, bits past the last
+    /// point clear (the caller's checks, or the kernel that wrote it).
+    fn sum_selected_at(
+        &self,
+        group: Group_,
+        points: &DevicePoints,
+        mask: u64,
+        kernel: &'static str,
+    ) -> Result<Vec<u8>> {
+        let n = points.len;
+        if n == 0 {
+            return Ok(vec![0u8; group.xyzz_bytes()]);
+        }
         // 8 words (256 points) per thread: 2^18 threads at 2^26 points.
         const WORDS: u32 = 8;
-        let n_words = mask.len();
+        let n_words = n.div_ceil(32);
         let threads = n_words.div_ceil(WORDS as usize);
-        let mbuf = self.upload(kernel, mask)?;
         let parts: CudaSlice<u8> = self.alloc(kernel, threads * group.xyzz_bytes())?;
         let gi = (group == Group_::G2) as usize;
         self.launch(
@@ -1293,7 +1330,7 @@ impl CudaDevice {
             cfg1d(threads, 128),
             &[
                 &self.p(&points.buf),
-                &self.p(&mbuf),
+                &mask,
                 &(n_words as u32),
                 &WORDS,
                 &self.p(&parts),

@@ -896,6 +896,69 @@ impl CudaDevice {
     }
 }
 
+impl CudaDevice {
+    // ------------------------------------------ MSM by the device split
+
+    /// sum s_i P_i from a [`DeviceSplit`] of the s_i (made by
+    /// [`Self::split_zero_one_device`]): the ones through the 0/1 path over
+    /// the device mask, the rest through an indexed MSM over the device
+    /// positions; nothing goes through the host. The split must be of as
+    /// many scalars as there are points.
+    pub fn msm_g1_split_device(
+        &self,
+        points: &DevicePoints,
+        split: &DeviceSplit,
+    ) -> Result<G1Projective> {
+        let (ones, (sums, c)) =
+            self.split_sums(Group_::G1, points, split, "msm_g1_split_device")?;
+        Ok(host::g1_from_xyzz(&ones)
+            + combine_windows(sums.iter().map(|b| host::g1_from_xyzz(b)).collect(), c))
+    }
+
+    pub fn msm_g2_split_device(
+        &self,
+        points: &DevicePoints,
+        split: &DeviceSplit,
+    ) -> Result<G2Projective> {
+        let (ones, (sums, c)) =
+            self.split_sums(Group_::G2, points, split, "msm_g2_split_device")?;
+        Ok(host::g2_from_xyzz(&ones)
+            + combine_windows(sums.iter().map(|b| host::g2_from_xyzz(b)).collect(), c))
+    }
+}
+
+/// The ones' sum (XYZZ bytes) and the rest's window sums with their width.
+type SplitSums = (Vec<u8>, (Vec<Vec<u8>>, u32));
+
+impl CudaDevice {
+    fn split_sums(
+        &self,
+        group: Group_,
+        points: &DevicePoints,
+        split: &DeviceSplit,
+        kernel: &'static str,
+    ) -> Result<SplitSums> {
+        if points.group != group {
+            return Err(self.bad(kernel, split.len, "points of the other group".into()));
+        }
+        if points.len != split.len {
+            return Err(self.bad(
+                kernel,
+                split.len,
+                format!("a split of {} scalars for {} points", split.len, points.len),
+            ));
+        }
+        let ones = self.sum_selected_at(group, points, self.p(&split.ones), kernel)?;
+        let at = self.scalars_at(&split.rest_scalars);
+        let ids = Ids::Device {
+            ptr: self.p(&split.rest_ids),
+            len: split.rest_count(),
+        };
+        let rest = self.msm_windows(group, points, at, Some(ids), None, kernel)?;
+        Ok((ones, rest))
+    }
+}
+
 /// One block of 1024 threads per tile.
 fn tile_cfg(tiles: usize) -> LaunchConfig {
     LaunchConfig {
