@@ -28,8 +28,10 @@
 //!   any output at a first row, for row blocks) and `abc_device` (a/b/c
 //!   padded to the NTT size) multiply it by a resident z; `select_device`
 //!   makes the A/B query scalars from z and [`DeviceDensity`] flags;
-//!   `split_zero_one_device` is the 0/1 split as a [`DeviceSplit`]. Each
-//!   states the device bytes it allocates (`*_bytes`).
+//!   `split_zero_one_device` is the 0/1 split as a [`DeviceSplit`], which
+//!   `msm_g1_split_device` / `msm_g2_split_device` take without a trip
+//!   through the host. Each states the device bytes it allocates
+//!   (`*_bytes`).
 //!
 //! Errors are [`CudaError`] values naming the kernel, the size and the
 //! device. The GPU checks (`checks`, run by scripts/gpu-test.sh) and the
