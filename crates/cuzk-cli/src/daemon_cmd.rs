@@ -23,6 +23,9 @@ pub enum DaemonCommands {
     Preload(cli::ParamsArgs),
     /// Drop circuit kinds' parameters from memory.
     Evict(cli::ParamsArgs),
+    /// Write the daemon's timeline of the last N seconds (every partition's
+    /// queue wait, synthesis, proving, verification) as a Chrome trace.
+    Trace(cli::TraceArgs),
 }
 
 /// Arguments of `cuzk bench batch`.
@@ -52,12 +55,13 @@ pub fn run(cmd: DaemonCommands) -> anyhow::Result<()> {
             cli::run_client(a.conn.json, || async { cli::preload(&a).await })
         }
         DaemonCommands::Evict(a) => cli::run_client(a.conn.json, || async { cli::evict(&a).await }),
+        DaemonCommands::Trace(a) => cli::run_client(a.conn.json, || async { cli::trace(&a).await }),
     }
 }
 
-/// `cuzk bench batch --count N --concurrency J`: proofs per minute and
-/// per-phase medians against a running daemon.
+/// `cuzk bench batch --count N --concurrency J`: proofs per minute, busy
+/// fractions, verified proofs and per-phase medians against a running
+/// daemon; fails when a job failed or a proof was not verified.
 pub fn run_bench_batch(args: BenchBatchArgs) -> anyhow::Result<()> {
-    let a = args.inner;
-    cli::run_client(a.conn.json, || async { cli::bench_batch(&a).await })
+    cli::run_bench_batch(&args.inner)
 }

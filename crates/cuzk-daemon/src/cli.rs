@@ -1,5 +1,6 @@
 //! The logic behind the `cuzk` daemon subcommands (`daemon`, `submit`,
-//! `await`, `prove`, `cancel`, `status`, `preload`, `evict`, `bench batch`).
+//! `await`, `prove`, `cancel`, `status`, `preload`, `evict`, `trace`,
+//! `bench batch`).
 //! The CLI crate declares the subcommands and calls in here, so everything
 //! is tested in this crate.
 
@@ -205,6 +206,22 @@ pub struct BenchBatchOptions {
     /// Queue priority of every request.
     #[arg(long, value_enum, default_value_t)]
     pub priority: PriorityArg,
+    /// Write the daemon's timeline of the run here (a Chrome trace: open it
+    /// in Perfetto or chrome://tracing).
+    #[arg(long)]
+    pub trace: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Clone, Debug)]
+pub struct TraceArgs {
+    #[command(flatten)]
+    pub conn: ConnectArgs,
+    /// The window, ending now, in seconds.
+    #[arg(long, default_value_t = 60.0)]
+    pub seconds: f64,
+    /// Where to write the Chrome trace (JSON).
+    #[arg(long, short = 'o')]
+    pub out: PathBuf,
 }
 
 fn hex_decode(s: &str) -> anyhow::Result<Vec<u8>> {
@@ -426,7 +443,7 @@ pub fn status_json(s: &proto::GetStatusResponse) -> Value {
         "workers": s.workers,
         "host_reserved_bytes": s.host_reserved_bytes,
         "host_budget_bytes": s.host_budget_bytes,
-        "counters": {"submitted": c.submitted, "deduplicated": c.deduplicated, "completed": c.completed, "failed": c.failed, "cancelled": c.cancelled, "rejected": c.rejected, "batches": c.batches, "circuits_proved": c.circuits_proved},
+        "counters": {"submitted": c.submitted, "deduplicated": c.deduplicated, "completed": c.completed, "failed": c.failed, "cancelled": c.cancelled, "rejected": c.rejected, "batches": c.batches, "circuits_proved": c.circuits_proved, "proofs_verified": c.proofs_verified, "verification_failures": c.verification_failures},
         "kinds": s.kinds,
         "shutting_down": s.shutting_down,
     })
@@ -464,6 +481,38 @@ pub async fn evict(a: &ParamsArgs) -> anyhow::Result<Value> {
     Ok(json!({"evicted": r.evicted, "busy": r.busy}))
 }
 
+fn busy_json(t: &proto::GetTraceResponse) -> Value {
+    json!({
+        "window_s": t.window_s,
+        "worker_busy_fraction": t.worker_busy_fraction,
+        "workers": t.workers.iter().map(|w| json!({"worker": w.worker, "device": w.device, "busy_fraction": w.busy_fraction})).collect::<Vec<_>>(),
+        "synthesis_slots": t.synthesis_slots,
+        "synthesis_busy_fraction": t.synthesis_busy_fraction,
+    })
+}
+
+async fn get_trace(c: &mut DaemonClient, seconds: f64) -> anyhow::Result<proto::GetTraceResponse> {
+    answer(
+        c.get_trace(proto::GetTraceRequest { seconds }).await,
+        "GetTrace",
+    )
+}
+
+fn write_trace(path: &std::path::Path, t: &proto::GetTraceResponse) -> anyhow::Result<()> {
+    std::fs::write(path, &t.trace_json).with_context(|| format!("writing {}", path.display()))
+}
+
+/// `cuzk trace --seconds N -o FILE`: the daemon's timeline of the last N
+/// seconds as a Chrome trace, and its busy fractions.
+pub async fn trace(a: &TraceArgs) -> anyhow::Result<Value> {
+    let mut c = a.conn.client().await?;
+    let t = get_trace(&mut c, a.seconds).await?;
+    write_trace(&a.out, &t)?;
+    Ok(
+        json!({"trace": a.out.display().to_string(), "bytes": t.trace_json.len(), "busy": busy_json(&t)}),
+    )
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     if v.is_empty() {
         return 0.0;
@@ -478,11 +527,18 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 /// `cuzk bench batch`: `count` Prove calls, `concurrency` at a time.
+/// The result says whether the run passed (`ok`): every job completed and
+/// every proof was verified by the daemon (`engine.verify_proofs`).
 pub async fn bench_batch(a: &BenchBatchOptions) -> anyhow::Result<Value> {
     if a.count == 0 || a.concurrency == 0 {
         bail!("--count and --concurrency must be at least 1");
     }
     let client = a.conn.client().await?;
+    let counters = |s: proto::GetStatusResponse| s.counters.unwrap_or_default();
+    let before = counters(answer(
+        client.clone().get_status(proto::GetStatusRequest {}).await,
+        "GetStatus",
+    )?);
     let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let start = Instant::now();
     let mut tasks = Vec::new();
@@ -518,26 +574,72 @@ pub async fn bench_batch(a: &BenchBatchOptions) -> anyhow::Result<Value> {
         results.extend(t.await?);
     }
     let wall = start.elapsed();
+    let mut c = client.clone();
+    let after = counters(answer(
+        c.get_status(proto::GetStatusRequest {}).await,
+        "GetStatus",
+    )?);
+    let trace = get_trace(&mut c, wall.as_secs_f64().max(1e-3)).await?;
+    if let Some(p) = &a.trace {
+        write_trace(p, &trace)?;
+    }
     let mut ok = Vec::new();
     let mut failures = 0usize;
+    let mut first_error = None;
     for r in results {
         match r {
             Ok(r) if r.state == proto::JobState::Completed as i32 => {
                 ok.push(r.timings.unwrap_or_default())
             }
-            _ => failures += 1,
+            Ok(r) => {
+                failures += 1;
+                first_error.get_or_insert(format!(
+                    "job {} {}: {}",
+                    r.job_id,
+                    state_name(r.state),
+                    r.error
+                ));
+            }
+            Err(s) => {
+                failures += 1;
+                first_error.get_or_insert(format!(
+                    "Prove failed ({:?}): {}",
+                    s.code(),
+                    s.message()
+                ));
+            }
         }
     }
+    let proofs = ok.len() as u64 * a.partitions as u64;
+    // Counted by the daemon over the run (other clients' proofs included
+    // if any share it).
+    let verified = after.proofs_verified.saturating_sub(before.proofs_verified);
+    let not_verified = after
+        .verification_failures
+        .saturating_sub(before.verification_failures);
+    let secs = wall.as_secs_f64().max(1e-9);
     let med = |f: fn(&proto::Timings) -> f64| median(ok.iter().map(f).collect());
+    let passed = failures == 0 && not_verified == 0 && verified >= proofs;
     Ok(json!({
+        "ok": passed,
         "kind": a.kind,
         "count": a.count,
         "concurrency": a.concurrency,
         "partitions": a.partitions,
         "completed": ok.len(),
         "failed": failures,
-        "wall_s": wall.as_secs_f64(),
-        "proofs_per_minute": ok.len() as f64 / wall.as_secs_f64().max(1e-9) * 60.0,
+        "first_error": first_error,
+        "proofs": proofs,
+        "proofs_verified": verified,
+        "proofs_not_verified": not_verified,
+        "wall_s": secs,
+        "proofs_per_minute": proofs as f64 / secs * 60.0,
+        "jobs_per_minute": ok.len() as f64 / secs * 60.0,
+        "seconds_per_job": if ok.is_empty() { Value::Null } else { json!(secs / ok.len() as f64) },
+        "gpu_busy_fraction": trace.worker_busy_fraction,
+        "cpu_busy_fraction": trace.synthesis_busy_fraction,
+        "busy": busy_json(&trace),
+        "trace": a.trace.as_ref().map(|p| p.display().to_string()),
         "median_ms": {
             "queue_wait": med(|t| t.queue_wait_ms),
             "param_load": med(|t| t.param_load_ms),
@@ -546,6 +648,30 @@ pub async fn bench_batch(a: &BenchBatchOptions) -> anyhow::Result<Value> {
             "total": med(|t| t.total_ms),
         },
     }))
+}
+
+/// `cuzk bench batch` as a command: print the result, then fail (exit
+/// non-zero) when a job failed or a proof was not verified.
+pub fn run_bench_batch(a: &BenchBatchOptions) -> anyhow::Result<()> {
+    let v = runtime()?.block_on(bench_batch(a))?;
+    print(a.conn.json, &v);
+    if v["ok"] != json!(true) {
+        bail!(
+            "bench batch: {} of {} jobs failed{}; {} of {} proofs verified by the daemon, {} did not verify{}",
+            v["failed"],
+            a.count,
+            v["first_error"].as_str().map(|e| format!(" (first: {e})")).unwrap_or_default(),
+            v["proofs_verified"],
+            v["proofs"],
+            v["proofs_not_verified"],
+            if v["proofs_verified"].as_u64() < v["proofs"].as_u64() && v["proofs_not_verified"] == json!(0) {
+                " (is engine.verify_proofs off?)"
+            } else {
+                ""
+            }
+        );
+    }
+    Ok(())
 }
 
 /// Run one client operation on a fresh runtime and print its result.

@@ -173,8 +173,21 @@ pub struct EngineConfig {
     /// worker for a 2^27 partition) for the next partition to refill;
     /// false frees them after every partition.
     pub gpu_reuse_host_buffers: bool,
-    /// Chunks synthesized ahead of the proving workers.
+    /// Partitions synthesized at once (each synthesis runs on one core):
+    /// the width of the pipeline's CPU side, independent of
+    /// `max_batch_size`. Default: the host's cores.
+    pub synthesis_concurrency: usize,
+    /// Chunks that may wait synthesized for a worker beyond those the
+    /// synthesis slots are working on. The pipeline holds at most
+    /// workers + `synthesis_concurrency` + `synthesis_lookahead` chunks
+    /// (each with its host memory reserved) at once.
     pub synthesis_lookahead: usize,
+    /// Verify every proof against the parameters' verifying key before its
+    /// job completes; a proof that does not verify fails its job.
+    pub verify_proofs: bool,
+    /// Timeline events (one per partition phase) kept for `cuzk trace`,
+    /// `/trace` and the busy fractions in `/status`; the oldest go first.
+    pub trace_events: usize,
     /// Most circuits proved in one backend call (a batch of same-kind jobs,
     /// or a run of one job's partitions).
     pub max_batch_size: usize,
@@ -201,7 +214,10 @@ impl Default for EngineConfig {
             gpu_vram_margin: ByteSize(512 << 20),
             gpu_vram_limit: None,
             gpu_reuse_host_buffers: true,
+            synthesis_concurrency: default_synthesis_concurrency(),
             synthesis_lookahead: 1,
+            verify_proofs: true,
+            trace_events: 200_000,
             max_batch_size: 4,
             max_batch_wait_ms: 50,
             host_memory_margin: ByteSize(2 << 30),
@@ -213,6 +229,13 @@ impl Default for EngineConfig {
             rng_seed: None,
         }
     }
+}
+
+/// One synthesis per core.
+pub fn default_synthesis_concurrency() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
 }
 
 impl EngineConfig {
@@ -353,6 +376,9 @@ impl DaemonConfig {
         if e.max_batch_size == 0 {
             return bad("engine.max_batch_size must be at least 1");
         }
+        if !(1..=4096).contains(&e.synthesis_concurrency) {
+            return bad("engine.synthesis_concurrency must be between 1 and 4096");
+        }
         if self.kinds.porep_like_max_partitions == 0 {
             return bad("kinds.porep_like_max_partitions must be at least 1");
         }
@@ -410,6 +436,27 @@ mod tests {
         let cfg: DaemonConfig = toml::from_str(include_str!("../cuzk.example.toml")).unwrap();
         cfg.validate().unwrap();
         assert_eq!(cfg.engine.gpu_vram_margin, ByteSize(512 << 20));
+    }
+
+    #[test]
+    fn pipeline_settings() {
+        let cfg: DaemonConfig = toml::from_str("").unwrap();
+        assert_eq!(
+            cfg.engine.synthesis_concurrency,
+            default_synthesis_concurrency()
+        );
+        assert!(cfg.engine.synthesis_concurrency >= 1);
+        assert!(cfg.engine.verify_proofs);
+        let cfg: DaemonConfig = toml::from_str(
+            "[engine]\nsynthesis_concurrency = 12\nverify_proofs = false\ntrace_events = 10\n",
+        )
+        .unwrap();
+        cfg.validate().unwrap();
+        assert_eq!(cfg.engine.synthesis_concurrency, 12);
+        assert!(!cfg.engine.verify_proofs);
+        let cfg: DaemonConfig = toml::from_str("[engine]\nsynthesis_concurrency = 0\n").unwrap();
+        let e = cfg.validate().unwrap_err();
+        assert!(e.to_string().contains("synthesis_concurrency"), "{e}");
     }
 
     #[test]

@@ -1,16 +1,30 @@
-//! The proving engine: job records, the dispatcher that turns queued
+//! The proving engine: job records, the pipeline that turns queued
 //! batches into synthesized chunks, and the workers that prove them.
 //!
 //! Flow: `submit` decodes the input and queues the job in the
-//! [`Scheduler`]; one dispatcher task pops batches in priority order,
-//! leases the parameters, and synthesizes the batch's partitions in chunks
-//! of up to `max_batch_size` circuits on a blocking thread, each chunk
-//! after reserving its host memory and a pipeline slot. Workers
-//! (`gpu_workers_per_device` per GPU, or `cpu_workers`) take ready chunks and prove them while the
-//! dispatcher synthesizes the next: slots = workers + `synthesis_lookahead`
-//! bound how far synthesis runs ahead. Partitions are the cancellation
-//! boundary: a cancelled job's parts are dropped (and their memory
-//! released) before each synthesis and before each proving call.
+//! [`Scheduler`]. One dispatcher task pops batches in priority order,
+//! leases their parameters and splits them into chunks of up to
+//! `max_batch_size` partitions (one backend call each); it *opens* the
+//! highest-priority chunk by taking a pipeline slot and reserving its host
+//! memory, waiting while either is spent (the backpressure: a long queue
+//! waits, it never exhausts RAM). `synthesis_concurrency` synthesis tasks
+//! take single partitions from the open chunks, highest priority first,
+//! and synthesize them on blocking threads, so one job's partitions and
+//! different jobs' chunks are synthesized side by side. A chunk whose
+//! partitions are all synthesized joins the ready queue (priority, then
+//! age); workers (`gpu_workers_per_device` per GPU, or `cpu_workers`) take
+//! from it whenever they are free, prove, and (with `verify_proofs`) have
+//! the proofs checked against the verifying key before the job completes.
+//!
+//! Slots = workers + `synthesis_concurrency` + `synthesis_lookahead` bound
+//! the chunks in flight. A higher-priority batch arriving while the
+//! dispatcher waits for a slot or memory for a lower one is opened first.
+//! Partitions are the cancellation boundary: a cancelled job's parts are
+//! dropped (and their memory released) before each synthesis, when a chunk
+//! is complete, and before each proving call.
+//!
+//! Every phase is recorded in a [`Timeline`] (`cuzk trace`, `/trace`, the
+//! busy fractions of `/status`).
 //!
 //! [`Engine`] is a cheap handle (clone it) that any front end (this crate's
 //! gRPC service, a second service) wraps.
@@ -21,8 +35,13 @@ use crate::devices::{DeviceBackend, DeviceInfo};
 use crate::kinds::{CircuitKind, JobInput, KindError, KindRegistry};
 use crate::params::{ParamManager, ParamsError, ParamsLease, ParamsStatus, TierUsage};
 use crate::scheduler::{pick_for_worker, Batch, JobId, Priority, QueuedJob, Scheduler};
+use crate::trace::{Busy, Lane, Timeline, TraceEvent};
+use cuzk_core::params::Parameters;
+use cuzk_core::proof::Proof;
 use cuzk_core::prover::ProverBackend;
 use cuzk_core::synthesis::ProvingAssignment;
+use cuzk_core::verifier::PreparedVerifyingKey;
+use cuzk_core::Scalar;
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -117,6 +136,10 @@ pub struct Counters {
     pub rejected: u64,
     pub batches: u64,
     pub circuits_proved: u64,
+    /// Proofs checked against their verifying key and found valid.
+    pub proofs_verified: u64,
+    /// Proofs that did not verify (each failed its job).
+    pub verification_failures: u64,
 }
 
 /// Sums over completed jobs, for the metrics' averages.
@@ -144,6 +167,13 @@ pub struct EngineStatus {
     pub running: usize,
     /// Chunks synthesized and waiting for a worker.
     pub ready_chunks: usize,
+    /// Chunks holding memory whose partitions are being synthesized.
+    pub open_chunks: usize,
+    /// Partitions being synthesized now, and the most at once.
+    pub synthesizing: usize,
+    pub synthesis_concurrency: usize,
+    /// Busy fractions over the last minute (or since start).
+    pub busy: Busy,
     pub counters: Counters,
     pub phase_sums: PhaseSums,
     pub host_reserved_bytes: u64,
@@ -163,6 +193,8 @@ struct Job {
     state: JobState,
     submitted: Instant,
     dispatched: Option<Instant>,
+    /// First synthesis start and last synthesis end of its partitions.
+    synth_span: Option<(Instant, Instant)>,
     proofs: Vec<Option<[u8; cuzk_core::proof::PROOF_BYTES]>>,
     publics: Vec<Vec<u8>>,
     done_parts: usize,
@@ -185,14 +217,72 @@ struct State {
     running: usize,
     counters: Counters,
     sums: PhaseSums,
-    ready: VecDeque<Chunk>,
+    /// Chunks popped and leased, not yet holding a slot and memory; in
+    /// (priority, age) order.
+    pending: Vec<PendingChunk>,
+    /// Chunks holding a slot and memory whose partitions are synthesizing.
+    open: Vec<OpenChunk>,
+    /// Synthesized chunks in (priority, age) order.
+    ready: Vec<Chunk>,
+    next_chunk: u64,
+    timeline: Timeline,
     shutting_down: bool,
     dispatcher_done: bool,
+}
+
+/// Queue order of chunks: higher priority first, then older (the batch's
+/// arrival order, then the chunk's place in its batch).
+type Order = (std::cmp::Reverse<Priority>, u64, u64);
+
+fn order(p: Priority, seq: u64, sub: u64) -> Order {
+    (std::cmp::Reverse(p), seq, sub)
+}
+
+/// Where `o` goes in a list kept in [`Order`].
+fn position<T>(v: &[T], o: Order, key: impl Fn(&T) -> Order) -> usize {
+    v.iter().position(|x| key(x) > o).unwrap_or(v.len())
+}
+
+type Part = (JobId, usize, JobInput);
+
+struct PendingChunk {
+    order: Order,
+    priority: Priority,
+    kind: Arc<dyn CircuitKind>,
+    lease: Arc<ParamsLease>,
+    parts: Vec<Part>,
+}
+
+enum PartState {
+    Waiting,
+    Synthesizing,
+    Done(ProvingAssignment),
+    Dropped,
+}
+
+struct OpenPart {
+    job: JobId,
+    part: usize,
+    input: JobInput,
+    state: PartState,
+}
+
+struct OpenChunk {
+    id: u64,
+    order: Order,
+    priority: Priority,
+    kind: Arc<dyn CircuitKind>,
+    lease: Arc<ParamsLease>,
+    reservation: HostReservation,
+    per_part_bytes: u64,
+    slot: OwnedSemaphorePermit,
+    parts: Vec<OpenPart>,
 }
 
 /// Synthesized partitions waiting for (or in) a worker. Dropping it
 /// releases its host memory, pipeline slot and parameter lease.
 struct Chunk {
+    order: Order,
     priority: Priority,
     params_id: String,
     parts: Vec<(JobId, usize)>,
@@ -200,7 +290,6 @@ struct Chunk {
     lease: Arc<ParamsLease>,
     reservation: HostReservation,
     per_part_bytes: u64,
-    synthesis: Duration,
     _slot: OwnedSemaphorePermit,
 }
 
@@ -217,6 +306,11 @@ struct Inner {
     dispatch_wake: Notify,
     /// Wakes workers (chunk ready, shutdown).
     worker_wake: Notify,
+    /// Wakes synthesis tasks (chunk opened, cancellation, shutdown).
+    synth_wake: Notify,
+    /// Prepared verifying keys by parameter id, with the address of the
+    /// parameters they came from (a reloaded set is prepared again).
+    pvks: Mutex<HashMap<String, (usize, Arc<PreparedVerifyingKey>)>>,
     /// Signalled whenever a job finishes.
     job_done: Notify,
     workers: usize,
@@ -250,7 +344,16 @@ impl Engine {
             vec![None; cfg.cpu_workers.max(1)]
         };
         let workers = worker_devices.len().max(1);
-        let slots = Arc::new(Semaphore::new(workers + cfg.synthesis_lookahead));
+        let synthesis = cfg.synthesis_concurrency.max(1);
+        let slots = Arc::new(Semaphore::new(
+            workers + synthesis + cfg.synthesis_lookahead,
+        ));
+        let timeline = Timeline::new(
+            Instant::now(),
+            cfg.trace_events,
+            synthesis,
+            worker_devices.clone(),
+        );
         let inner = Arc::new(Inner {
             max_queued_per_client,
             registry,
@@ -270,24 +373,33 @@ impl Engine {
                 running: 0,
                 counters: Counters::default(),
                 sums: PhaseSums::default(),
-                ready: VecDeque::new(),
+                pending: Vec::new(),
+                open: Vec::new(),
+                ready: Vec::new(),
+                next_chunk: 0,
+                timeline,
                 shutting_down: false,
                 dispatcher_done: false,
             }),
             dispatch_wake: Notify::new(),
             worker_wake: Notify::new(),
+            synth_wake: Notify::new(),
+            pvks: Mutex::new(HashMap::new()),
             job_done: Notify::new(),
             workers,
             cfg,
         });
         let mut tasks = vec![tokio::spawn(dispatcher(inner.clone()))];
+        for slot in 0..synthesis {
+            tasks.push(tokio::spawn(synthesizer(inner.clone(), slot)));
+        }
         for (i, dev) in worker_devices.into_iter().enumerate() {
             let prover = devices.prover(dev);
             let rng = match inner.cfg.rng_seed {
                 Some(s) => ChaCha20Rng::seed_from_u64(s.wrapping_add(i as u64)),
                 None => ChaCha20Rng::from_entropy(),
             };
-            tasks.push(tokio::spawn(worker(inner.clone(), dev, prover, rng)));
+            tasks.push(tokio::spawn(worker(inner.clone(), i, dev, prover, rng)));
         }
         Engine {
             inner,
@@ -390,6 +502,7 @@ impl Engine {
                 state: JobState::Queued,
                 submitted: now,
                 dispatched: None,
+                synth_span: None,
                 proofs: vec![None; partitions],
                 publics: vec![Vec::new(); partitions],
                 done_parts: 0,
@@ -472,7 +585,7 @@ impl Engine {
             Some("cancelled by request".into()),
         );
         drop(st);
-        self.inner.worker_wake.notify_waiters();
+        self.inner.wake_all();
         Ok((JobState::Cancelled, true))
     }
 
@@ -501,6 +614,7 @@ impl Engine {
         let gpu = self.inner.devices.gpu_present();
         let st = self.lock();
         let (queues, collecting) = st.sched.depths();
+        let busy = st.timeline.busy(Instant::now(), BUSY_WINDOW);
         EngineStatus {
             backend: self.inner.devices.name(),
             gpu_backend_present: gpu,
@@ -513,6 +627,10 @@ impl Engine {
             collecting,
             running: st.running,
             ready_chunks: st.ready.len(),
+            open_chunks: st.open.len(),
+            synthesizing: st.timeline.synthesizing(),
+            synthesis_concurrency: self.inner.cfg.synthesis_concurrency.max(1),
+            busy,
             counters: st.counters.clone(),
             phase_sums: st.sums.clone(),
             host_reserved_bytes: self.inner.host.used(),
@@ -521,6 +639,17 @@ impl Engine {
             workers: self.inner.workers,
             shutting_down: st.shutting_down,
         }
+    }
+
+    /// The timeline of the last `window` as a Chrome trace, and the busy
+    /// fractions over that window.
+    pub fn trace(&self, window: Duration) -> (serde_json::Value, Busy) {
+        let st = self.lock();
+        let now = Instant::now();
+        (
+            st.timeline.chrome_trace(now, window),
+            st.timeline.busy(now, window),
+        )
     }
 
     /// Stop accepting jobs, finish or cancel the rest as `mode` says (after
@@ -551,8 +680,7 @@ impl Engine {
             let _ = tokio::time::timeout_at(deadline.into(), notified).await;
         }
         tracing::debug!("engine: jobs settled, stopping the dispatcher and workers");
-        self.inner.dispatch_wake.notify_one();
-        self.inner.worker_wake.notify_waiters();
+        self.inner.wake_all();
         let tasks = std::mem::take(&mut *self.tasks.lock().unwrap_or_else(|e| e.into_inner()));
         for (i, t) in tasks.into_iter().enumerate() {
             let _ = t.await;
@@ -610,7 +738,16 @@ fn view(id: JobId, j: &Job) -> JobView {
     }
 }
 
+/// The window of `/status`'s busy fractions.
+pub const BUSY_WINDOW: Duration = Duration::from_secs(60);
+
 impl Inner {
+    fn wake_all(&self) {
+        self.dispatch_wake.notify_one();
+        self.synth_wake.notify_waiters();
+        self.worker_wake.notify_waiters();
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -706,51 +843,61 @@ impl Inner {
 }
 
 async fn dispatcher(inner: Arc<Inner>) {
-    while let Some(batch) = next_batch(&inner).await {
-        run_batch(&inner, batch).await;
+    enum Step {
+        Batch(Batch),
+        Open(PendingChunk),
+        Wait(Option<Instant>),
+        Done,
     }
-    inner.lock().dispatcher_done = true;
-    inner.worker_wake.notify_waiters();
-}
-
-async fn next_batch(inner: &Arc<Inner>) -> Option<Batch> {
     loop {
         let notified = inner.dispatch_wake.notified();
         tokio::pin!(notified);
         notified.as_mut().enable();
-        let deadline = {
+        let step = {
             let mut st = inner.lock();
             let now = Instant::now();
-            if let Some(b) = st.sched.pop(now) {
-                for id in &b.jobs {
-                    if let Some(j) = st.jobs.get_mut(id) {
-                        if j.state == JobState::Queued {
-                            j.state = JobState::Running;
-                            j.dispatched = Some(now);
-                            j.timings.queue_wait = now - j.submitted;
-                            st.running += 1;
+            let head = st.sched.peek_priority(now);
+            let pending = st.pending.first().map(|c| c.priority);
+            // A queued batch goes before the pending chunks only when it is
+            // of a higher class; within a class the pending ones are older.
+            let take = head.is_some_and(|h| pending.is_none_or(|p| h > p));
+            match take.then(|| st.sched.pop(now)).flatten() {
+                Some(b) => {
+                    for id in &b.jobs {
+                        if let Some(j) = st.jobs.get_mut(id) {
+                            if j.state == JobState::Queued {
+                                j.state = JobState::Running;
+                                j.dispatched = Some(now);
+                                j.timings.queue_wait = now - j.submitted;
+                                st.running += 1;
+                            }
                         }
                     }
+                    st.counters.batches += 1;
+                    tracing::debug!(kind = %b.kind, jobs = ?b.jobs, priority = ?b.priority, "dispatching batch");
+                    Step::Batch(b)
                 }
-                st.counters.batches += 1;
-                tracing::debug!(kind = %b.kind, jobs = ?b.jobs, priority = ?b.priority, "dispatching batch");
-                return Some(b);
+                None if !st.pending.is_empty() => Step::Open(st.pending.remove(0)),
+                None if st.shutting_down && st.sched.is_empty() => Step::Done,
+                None => Step::Wait(st.sched.next_deadline()),
             }
-            if st.shutting_down && st.sched.is_empty() {
-                return None;
-            }
-            st.sched.next_deadline()
         };
-        match deadline {
-            Some(d) => {
+        match step {
+            Step::Batch(b) => split_batch(&inner, b).await,
+            Step::Open(c) => open_chunk(&inner, c).await,
+            Step::Wait(Some(d)) => {
                 let _ = tokio::time::timeout_at(d.into(), notified).await;
             }
-            None => notified.await,
+            Step::Wait(None) => notified.await,
+            Step::Done => break,
         }
     }
+    inner.lock().dispatcher_done = true;
+    inner.wake_all();
 }
 
-async fn run_batch(inner: &Arc<Inner>, batch: Batch) {
+/// Lease a batch's parameters and queue its chunks as pending.
+async fn split_batch(inner: &Arc<Inner>, batch: Batch) {
     let kind = match inner.registry.get(&batch.kind) {
         Ok(k) => k,
         Err(e) => return inner.fail_jobs(&batch.jobs, &e),
@@ -759,92 +906,366 @@ async fn run_batch(inner: &Arc<Inner>, batch: Batch) {
         Ok(l) => Arc::new(l),
         Err(e) => return inner.fail_jobs(&batch.jobs, &e),
     };
-    let parts: Vec<(JobId, usize, JobInput)> = {
-        let mut st = inner.lock();
+    let per_part = kind.host_bytes_per_partition().max(1);
+    // A chunk never asks for more than the whole budget when fewer
+    // partitions would fit: one partition that does not fit is refused
+    // (with its size), several that fit only apart are proved apart.
+    let fit = (inner.host.budget() / per_part).max(1);
+    let size = (inner.cfg.max_batch_size.max(1) as u64).min(fit) as usize;
+    let mut st = inner.lock();
+    let mut parts: Vec<Part> = Vec::new();
+    for id in &batch.jobs {
+        if let Some(j) = st.jobs.get_mut(id) {
+            if j.state == JobState::Running {
+                j.timings.param_load = lease.load_time;
+                parts.extend((0..j.partitions).map(|p| (*id, p, j.input.clone())));
+            }
+        }
+    }
+    for (i, c) in parts.chunks(size).enumerate() {
+        let pc = PendingChunk {
+            order: order(batch.priority, batch.seq, i as u64),
+            priority: batch.priority,
+            kind: kind.clone(),
+            lease: lease.clone(),
+            parts: c.to_vec(),
+        };
+        let pos = position(&st.pending, pc.order, |x| x.order);
+        st.pending.insert(pos, pc);
+    }
+}
+
+/// Await `fut` unless, meanwhile, a batch of a class above `p` is queued
+/// (None: the caller puts its chunk back and opens that one first) or
+/// every job of `parts` ends.
+async fn unless_preempted<F: std::future::Future>(
+    inner: &Inner,
+    p: Priority,
+    parts: &[Part],
+    fut: F,
+) -> Option<F::Output> {
+    tokio::pin!(fut);
+    loop {
+        let notified = inner.dispatch_wake.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        let deadline = {
+            let mut st = inner.lock();
+            if st
+                .sched
+                .peek_priority(Instant::now())
+                .is_some_and(|h| h > p)
+            {
+                return None;
+            }
+            if !parts.iter().any(|(id, ..)| inner.is_running(&st, *id)) {
+                return None;
+            }
+            st.sched.next_deadline()
+        };
+        let due = async {
+            match deadline {
+                Some(d) => tokio::time::sleep_until(d.into()).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            biased;
+            r = &mut fut => return Some(r),
+            _ = &mut notified => {}
+            _ = due => {}
+        }
+    }
+}
+
+/// Take a pipeline slot and the chunk's host memory, then hand its
+/// partitions to the synthesis tasks.
+async fn open_chunk(inner: &Arc<Inner>, mut c: PendingChunk) {
+    {
+        let st = inner.lock();
+        c.parts.retain(|(id, ..)| inner.is_running(&st, *id));
+    }
+    if c.parts.is_empty() {
+        return;
+    }
+    let per_part = c.kind.host_bytes_per_partition().max(1);
+    let slot = match unless_preempted(
+        inner,
+        c.priority,
+        &c.parts,
+        inner.slots.clone().acquire_owned(),
+    )
+    .await
+    {
+        Some(Ok(s)) => s,
+        // The semaphore is never closed.
+        Some(Err(_)) => return,
+        None => return inner.put_back(c),
+    };
+    let what = format!("a chunk of {} {} partitions", c.parts.len(), c.kind.name());
+    let bytes = per_part * c.parts.len() as u64;
+    let reserve = inner.host.reserve(bytes, &what);
+    let mut reservation = match unless_preempted(inner, c.priority, &c.parts, reserve).await {
+        Some(Ok(r)) => r,
+        Some(Err(e)) => {
+            let ids: Vec<JobId> = c.parts.iter().map(|p| p.0).collect();
+            return inner.fail_jobs(&ids, &e);
+        }
+        None => {
+            drop(slot);
+            return inner.put_back(c);
+        }
+    };
+    let mut st = inner.lock();
+    // Partition boundary: drop parts of jobs cancelled while waiting.
+    let before = c.parts.len();
+    c.parts.retain(|(id, ..)| inner.is_running(&st, *id));
+    reservation.release_part(per_part * (before - c.parts.len()) as u64);
+    if c.parts.is_empty() {
+        return;
+    }
+    let id = st.next_chunk;
+    st.next_chunk += 1;
+    let oc = OpenChunk {
+        id,
+        order: c.order,
+        priority: c.priority,
+        kind: c.kind,
+        lease: c.lease,
+        reservation,
+        per_part_bytes: per_part,
+        slot,
+        parts: c
+            .parts
+            .into_iter()
+            .map(|(job, part, input)| OpenPart {
+                job,
+                part,
+                input,
+                state: PartState::Waiting,
+            })
+            .collect(),
+    };
+    let pos = position(&st.open, oc.order, |x| x.order);
+    st.open.insert(pos, oc);
+    drop(st);
+    inner.synth_wake.notify_waiters();
+}
+
+/// A partition a synthesis task took.
+struct Picked {
+    chunk: u64,
+    index: usize,
+    kind: Arc<dyn CircuitKind>,
+    job: JobId,
+    part: usize,
+    input: JobInput,
+    submitted: Instant,
+    start: Instant,
+}
+
+enum Pick {
+    Part(Picked),
+    Idle,
+    Done,
+}
+
+impl Inner {
+    /// A chunk that waited for a slot or memory goes back to the pending
+    /// list (its place kept) while a higher class is opened.
+    fn put_back(&self, mut c: PendingChunk) {
+        let mut st = self.lock();
+        c.parts.retain(|(id, ..)| self.is_running(&st, *id));
+        if c.parts.is_empty() {
+            return;
+        }
+        let pos = position(&st.pending, c.order, |x| x.order);
+        st.pending.insert(pos, c);
+    }
+
+    /// The next partition to synthesize: the first waiting one of the
+    /// open chunks in (priority, age) order; parts of ended jobs are
+    /// dropped on the way.
+    fn next_part(&self, st: &mut State, slot: usize) -> Pick {
+        loop {
+            let found = st.open.iter().enumerate().find_map(|(ci, c)| {
+                c.parts
+                    .iter()
+                    .position(|p| matches!(p.state, PartState::Waiting))
+                    .map(|pi| (ci, pi))
+            });
+            let Some((ci, pi)) = found else {
+                return if st.dispatcher_done {
+                    Pick::Done
+                } else {
+                    Pick::Idle
+                };
+            };
+            let job = st.open[ci].parts[pi].job;
+            let submitted = match st.jobs.get(&job) {
+                Some(j) if j.state == JobState::Running => Some(j.submitted),
+                _ => None,
+            };
+            let Some(submitted) = submitted else {
+                let c = &mut st.open[ci];
+                c.parts[pi].state = PartState::Dropped;
+                let b = c.per_part_bytes;
+                c.reservation.release_part(b);
+                self.settle(st, ci);
+                continue;
+            };
+            let now = Instant::now();
+            st.timeline.synthesis_started(slot, now);
+            let c = &mut st.open[ci];
+            let p = &mut c.parts[pi];
+            p.state = PartState::Synthesizing;
+            return Pick::Part(Picked {
+                chunk: c.id,
+                index: pi,
+                kind: c.kind.clone(),
+                job,
+                part: p.part,
+                input: p.input.clone(),
+                submitted,
+                start: now,
+            });
+        }
+    }
+
+    /// Move open chunk `ci` to the ready queue once none of its partitions
+    /// is waiting or synthesizing (parts of ended jobs dropped, their
+    /// memory released; a chunk left empty releases everything).
+    fn settle(&self, st: &mut State, ci: usize) {
+        let busy = st.open[ci]
+            .parts
+            .iter()
+            .any(|p| matches!(p.state, PartState::Waiting | PartState::Synthesizing));
+        if busy {
+            return;
+        }
+        let c = st.open.remove(ci);
         let mut parts = Vec::new();
-        for id in &batch.jobs {
-            if let Some(j) = st.jobs.get_mut(id) {
-                if j.state == JobState::Running {
-                    j.timings.param_load = lease.load_time;
-                    parts.extend((0..j.partitions).map(|p| (*id, p, j.input.clone())));
+        let mut assignments = Vec::new();
+        let mut dropped = 0u64;
+        for p in c.parts {
+            if let PartState::Done(a) = p.state {
+                if self.is_running(st, p.job) {
+                    parts.push((p.job, p.part));
+                    assignments.push(a);
+                } else {
+                    dropped += 1;
                 }
             }
         }
-        parts
-    };
-    let per_part = kind.host_bytes_per_partition();
-    for chunk in parts.chunks(inner.cfg.max_batch_size.max(1)) {
-        let live = |inner: &Inner| -> Vec<(JobId, usize, JobInput)> {
-            let st = inner.lock();
-            chunk
-                .iter()
-                .filter(|(id, ..)| inner.is_running(&st, *id))
-                .cloned()
-                .collect()
-        };
-        if live(inner).is_empty() {
-            continue;
+        let mut reservation = c.reservation;
+        reservation.release_part(c.per_part_bytes * dropped);
+        if !parts.is_empty() {
+            let chunk = Chunk {
+                order: c.order,
+                priority: c.priority,
+                params_id: c.kind.params_id().to_owned(),
+                parts,
+                assignments,
+                lease: c.lease,
+                reservation,
+                per_part_bytes: c.per_part_bytes,
+                _slot: c.slot,
+            };
+            let pos = position(&st.ready, chunk.order, |x| x.order);
+            st.ready.insert(pos, chunk);
         }
-        let Ok(slot) = inner.slots.clone().acquire_owned().await else {
-            return;
-        };
-        let what = format!("a chunk of {} {} partitions", chunk.len(), kind.name());
-        let reservation = match inner
-            .host
-            .reserve(per_part * chunk.len() as u64, &what)
-            .await
-        {
-            Ok(r) => r,
-            Err(e) => {
-                let ids: Vec<JobId> = chunk.iter().map(|c| c.0).collect();
-                inner.fail_jobs(&ids, &e);
-                continue;
+        // Also when nothing was left: workers waiting to stop re-check.
+        self.worker_wake.notify_waiters();
+    }
+
+    /// The prepared verifying key of `params` (prepared once per loaded set).
+    fn pvk(&self, id: &str, params: &Arc<Parameters>) -> Arc<PreparedVerifyingKey> {
+        let addr = Arc::as_ptr(params) as usize;
+        let mut m = self.pvks.lock().unwrap_or_else(|e| e.into_inner());
+        match m.get(id) {
+            Some((a, p)) if *a == addr => p.clone(),
+            _ => {
+                let p = Arc::new(cuzk_core::verifier::prepare_verifying_key(&params.vk));
+                m.insert(id.to_owned(), (addr, p.clone()));
+                p
             }
-        };
-        // Partition boundary: drop parts of jobs cancelled while waiting.
-        let mut reservation = reservation;
-        let now_live = live(inner);
-        reservation.release_part(per_part * (chunk.len() - now_live.len()) as u64);
-        if now_live.is_empty() {
-            continue;
-        }
-        let inputs: Vec<(JobInput, usize)> =
-            now_live.iter().map(|(_, p, i)| (i.clone(), *p)).collect();
-        let k = kind.clone();
-        let t = Instant::now();
-        let res = tokio::task::spawn_blocking(move || k.synthesize(&inputs)).await;
-        let synthesis = t.elapsed();
-        let ids: Vec<JobId> = now_live.iter().map(|c| c.0).collect();
-        match res {
-            Ok(Ok(assignments)) if assignments.len() == now_live.len() => {
-                let c = Chunk {
-                    priority: batch.priority,
-                    params_id: kind.params_id().to_owned(),
-                    parts: now_live.iter().map(|(id, p, _)| (*id, *p)).collect(),
-                    assignments,
-                    lease: lease.clone(),
-                    reservation,
-                    per_part_bytes: per_part,
-                    synthesis,
-                    _slot: slot,
-                };
-                tracing::debug!(jobs = ?ids, ?synthesis, "chunk synthesized");
-                inner.lock().ready.push_back(c);
-                inner.worker_wake.notify_waiters();
-            }
-            Ok(Ok(a)) => inner.fail_jobs(
-                &ids,
-                &format!(
-                    "kind {} synthesized {} circuits for {} partitions",
-                    kind.name(),
-                    a.len(),
-                    ids.len()
-                ),
-            ),
-            Ok(Err(e)) => inner.fail_jobs(&ids, &e),
-            Err(e) => inner.fail_jobs(&ids, &format!("synthesis of {} stopped: {e}", kind.name())),
         }
     }
+}
+
+async fn synthesizer(inner: Arc<Inner>, slot: usize) {
+    loop {
+        let notified = inner.synth_wake.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        let pick = {
+            let mut st = inner.lock();
+            inner.next_part(&mut st, slot)
+        };
+        match pick {
+            Pick::Part(p) => synthesize_part(&inner, slot, p).await,
+            Pick::Idle => notified.await,
+            Pick::Done => break,
+        }
+    }
+}
+
+async fn synthesize_part(inner: &Arc<Inner>, slot: usize, p: Picked) {
+    let k = p.kind.clone();
+    let input = p.input.clone();
+    let part = p.part;
+    let res = tokio::task::spawn_blocking(move || k.synthesize(&[(input, part)])).await;
+    let end = Instant::now();
+    let outcome = match res {
+        Ok(Ok(mut v)) if v.len() == 1 => v.pop().ok_or_else(String::new),
+        Ok(Ok(v)) => Err(format!(
+            "kind {} synthesized {} circuits for 1 partition",
+            p.kind.name(),
+            v.len()
+        )),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(e) => Err(format!("synthesis of {} stopped: {e}", p.kind.name())),
+    };
+    let mut st = inner.lock();
+    st.timeline.synthesis_ended(slot);
+    let args = serde_json::json!({"job": p.job, "partition": p.part, "kind": p.kind.name()});
+    st.timeline.push(TraceEvent {
+        name: "queued",
+        lane: Lane::Queue { job: p.job },
+        start: p.submitted,
+        dur: p.start.saturating_duration_since(p.submitted),
+        args: args.clone(),
+    });
+    st.timeline.push(TraceEvent {
+        name: "synthesis",
+        lane: Lane::Synthesis { slot: slot as u32 },
+        start: p.start,
+        dur: end - p.start,
+        args,
+    });
+    if let Some(j) = st.jobs.get_mut(&p.job) {
+        if j.state == JobState::Running {
+            let (s, e) = j.synth_span.unwrap_or((p.start, end));
+            let span = (s.min(p.start), e.max(end));
+            j.synth_span = Some(span);
+            j.timings.synthesis = span.1 - span.0;
+        }
+    }
+    let Some(ci) = st.open.iter().position(|c| c.id == p.chunk) else {
+        return;
+    };
+    match outcome {
+        Ok(a) => st.open[ci].parts[p.index].state = PartState::Done(a),
+        Err(e) => {
+            let c = &mut st.open[ci];
+            c.parts[p.index].state = PartState::Dropped;
+            let b = c.per_part_bytes;
+            c.reservation.release_part(b);
+            tracing::warn!(job = p.job, error = %e, "job failed");
+            inner.finish(&mut st, p.job, JobState::Failed, Some(e));
+        }
+    }
+    inner.settle(&mut st, ci);
 }
 
 /// Take the chunk this worker should prove next; None when shutting down
@@ -863,9 +1284,9 @@ async fn take_chunk(inner: &Arc<Inner>, device: Option<u32>) -> Option<Chunk> {
                 |id, d| params.is_resident(id, d),
             );
             if let Some(i) = pick {
-                return st.ready.remove(i);
+                return Some(st.ready.remove(i));
             }
-            if st.dispatcher_done {
+            if st.dispatcher_done && st.open.is_empty() {
                 return None;
             }
         }
@@ -873,8 +1294,40 @@ async fn take_chunk(inner: &Arc<Inner>, device: Option<u32>) -> Option<Chunk> {
     }
 }
 
+/// Each proof checked against the verifying key with its public inputs:
+/// all at once (random linear combination), one by one only to find which
+/// failed.
+fn verify_chunk(
+    pvk: &PreparedVerifyingKey,
+    proofs: &[Proof],
+    publics: &[Vec<Scalar>],
+) -> Vec<bool> {
+    use cuzk_core::verifier::{verify_proof, verify_proofs_batch};
+    if proofs.len() > 1 {
+        let mut rng = ChaCha20Rng::from_entropy();
+        if let Ok(true) = verify_proofs_batch(pvk, proofs, publics, &mut rng) {
+            return vec![true; proofs.len()];
+        }
+    }
+    proofs
+        .iter()
+        .zip(publics)
+        .map(|(p, x)| verify_proof(pvk, p, x).unwrap_or(false))
+        .collect()
+}
+
+/// What a proving call produced, on its way to the jobs.
+struct Proved {
+    parts: Vec<(JobId, usize)>,
+    proofs: Vec<Proof>,
+    publics: Vec<Vec<Scalar>>,
+    params_id: String,
+    gpu: Duration,
+}
+
 async fn worker(
     inner: Arc<Inner>,
+    index: usize,
     device: Option<u32>,
     prover: Arc<dyn ProverBackend>,
     mut rng: ChaCha20Rng,
@@ -908,20 +1361,16 @@ async fn worker(
             let lease = chunk.lease.clone();
             let _ = tokio::task::spawn_blocking(move || params.ensure_resident(&lease, d)).await;
         }
-        let publics: Vec<Vec<u8>> = chunk
+        let publics: Vec<Vec<Scalar>> = chunk
             .assignments
             .iter()
-            .map(|a| {
-                a.public_inputs()
-                    .iter()
-                    .flat_map(|s| s.to_bytes_le())
-                    .collect()
-            })
+            .map(|a| a.public_inputs().to_vec())
             .collect();
         let assignments = std::mem::take(&mut chunk.assignments);
         let lease = chunk.lease.clone();
         let p = prover.clone();
         let t = Instant::now();
+        inner.lock().timeline.proving_started(index, t);
         let res = tokio::task::spawn_blocking(move || {
             let r =
                 cuzk_core::prover::prove_assignments(&*p, &lease.params, &assignments, &mut rng);
@@ -930,67 +1379,181 @@ async fn worker(
         .await;
         let gpu = t.elapsed();
         let ids: Vec<JobId> = chunk.parts.iter().map(|c| c.0).collect();
-        let proofs = match res {
+        let lane = Lane::Worker {
+            worker: index as u32,
+            device,
+        };
+        let mut args = serde_json::json!({
+            "params": chunk.params_id,
+            "partitions": chunk.parts.iter().map(|(j, p)| serde_json::json!([j, p])).collect::<Vec<_>>(),
+        });
+        let mut phases = None;
+        let outcome = match res {
             Ok((r, back)) => {
                 rng = back;
                 match r {
-                    Ok((proofs, _)) if proofs.len() == chunk.parts.len() => proofs,
-                    Ok((proofs, _)) => {
-                        inner.fail_jobs(
-                            &ids,
-                            &format!(
-                                "backend {} returned {} proofs for {} circuits",
-                                prover.name(),
-                                proofs.len(),
-                                ids.len()
-                            ),
-                        );
-                        continue;
+                    Ok((proofs, timings)) if proofs.len() == chunk.parts.len() => {
+                        phases = Some(timings);
+                        Ok(proofs)
                     }
-                    Err(e) => {
-                        inner.fail_jobs(&ids, &e);
-                        continue;
-                    }
+                    Ok((proofs, _)) => Err(format!(
+                        "backend {} returned {} proofs for {} circuits",
+                        prover.name(),
+                        proofs.len(),
+                        ids.len()
+                    )),
+                    Err(e) => Err(e.to_string()),
                 }
             }
             Err(e) => {
                 // The rng moved into the failed task; start a fresh one.
                 rng = ChaCha20Rng::from_entropy();
-                inner.fail_jobs(&ids, &format!("backend {} stopped: {e}", prover.name()));
+                Err(format!("backend {} stopped: {e}", prover.name()))
+            }
+        };
+        {
+            let mut st = inner.lock();
+            st.timeline.proving_ended(index);
+            if let Some(ph) = &phases {
+                args["phases_ms"] = serde_json::to_value(ph).unwrap_or_default();
+            }
+            st.timeline.push(TraceEvent {
+                name: "prove",
+                lane,
+                start: t,
+                dur: gpu,
+                args,
+            });
+            // The backend's phase totals as children of the call, laid out
+            // one after another (they may overlap on the device; this shows
+            // their shares), when they fit inside it.
+            if let Some(ph) = &phases {
+                let parts: Vec<(&'static str, Duration)> = ph
+                    .phases()
+                    .into_iter()
+                    .filter(|(n, d)| !matches!(*n, "synthesis" | "total") && !d.is_zero())
+                    .collect();
+                let sum: Duration = parts.iter().map(|p| p.1).sum();
+                if sum <= gpu {
+                    let mut at = t;
+                    for (name, d) in parts {
+                        st.timeline.push(TraceEvent {
+                            name,
+                            lane,
+                            start: at,
+                            dur: d,
+                            args: serde_json::json!({"laid_out": "in sequence from the backend's phase totals"}),
+                        });
+                        at += d;
+                    }
+                }
+            }
+        }
+        let proofs = match outcome {
+            Ok(p) => p,
+            Err(e) => {
+                inner.fail_jobs(&ids, &e);
                 continue;
             }
         };
-        let n = chunk.parts.len() as u32;
         tracing::debug!(jobs = ?ids, ?gpu, "chunk proved");
-        let mut st = inner.lock();
-        st.counters.circuits_proved += n as u64;
-        let mut seen = HashSet::new();
-        let mut completed = Vec::new();
-        for (((id, part), proof), public) in chunk.parts.iter().zip(&proofs).zip(publics) {
-            let Some(j) = st.jobs.get_mut(id) else {
-                continue;
-            };
-            if j.state != JobState::Running {
-                continue;
-            }
-            if seen.insert(*id) {
-                j.timings.synthesis += chunk.synthesis;
-                j.timings.gpu += gpu;
-                j.batch_size = j.batch_size.max(n);
-            }
-            if j.proofs[*part].is_none() {
-                j.proofs[*part] = Some(proof.to_bytes());
-                j.publics[*part] = public;
-                j.done_parts += 1;
-            }
-            if j.done_parts == j.partitions {
-                completed.push(*id);
-            }
+        let proved = Proved {
+            parts: std::mem::take(&mut chunk.parts),
+            proofs,
+            publics,
+            params_id: chunk.params_id.clone(),
+            gpu,
+        };
+        if inner.cfg.verify_proofs {
+            let params = chunk.lease.params.clone();
+            // The memory, slot and lease go back now; the worker takes the
+            // next chunk while this one's proofs are checked.
+            drop(chunk);
+            let inner = inner.clone();
+            tokio::spawn(async move {
+                let inner2 = inner.clone();
+                let t = Instant::now();
+                let checked = tokio::task::spawn_blocking(move || {
+                    let pvk = inner2.pvk(&proved.params_id, &params);
+                    let ok = verify_chunk(&pvk, &proved.proofs, &proved.publics);
+                    (proved, ok)
+                })
+                .await;
+                match checked {
+                    Ok((proved, ok)) => {
+                        {
+                            let mut st = inner.lock();
+                            st.timeline.push(TraceEvent {
+                                name: "verify",
+                                lane: Lane::Verify {
+                                    worker: index as u32,
+                                },
+                                start: t,
+                                dur: t.elapsed(),
+                                args: serde_json::json!({"proofs": ok.len(), "valid": ok.iter().filter(|v| **v).count()}),
+                            });
+                        }
+                        record(&inner, proved, Some(ok));
+                    }
+                    Err(e) => {
+                        // The proofs were moved into the task that stopped.
+                        tracing::error!(error = %e, "verification stopped");
+                    }
+                }
+            });
+        } else {
+            drop(chunk);
+            record(&inner, proved, None);
         }
-        for id in completed {
-            inner.finish(&mut st, id, JobState::Completed, None);
+    }
+}
+
+/// Give proved partitions to their jobs; a partition whose proof did not
+/// verify fails its job.
+fn record(inner: &Inner, p: Proved, verified: Option<Vec<bool>>) {
+    let n = p.parts.len() as u32;
+    let mut st = inner.lock();
+    st.counters.circuits_proved += n as u64;
+    if let Some(v) = &verified {
+        let good = v.iter().filter(|x| **x).count() as u64;
+        st.counters.proofs_verified += good;
+        st.counters.verification_failures += v.len() as u64 - good;
+    }
+    let mut seen = HashSet::new();
+    let mut completed = Vec::new();
+    for (i, ((id, part), proof)) in p.parts.iter().zip(&p.proofs).enumerate() {
+        let Some(j) = st.jobs.get_mut(id) else {
+            continue;
+        };
+        if j.state != JobState::Running {
+            continue;
         }
-        drop(st);
-        drop(chunk);
+        if verified
+            .as_ref()
+            .is_some_and(|v| !v.get(i).copied().unwrap_or(false))
+        {
+            let e = format!(
+                "the proof of partition {part} does not verify against the verifying key of parameters {}",
+                p.params_id
+            );
+            tracing::error!(job = id, error = %e, "job failed");
+            inner.finish(&mut st, *id, JobState::Failed, Some(e));
+            continue;
+        }
+        if seen.insert(*id) {
+            j.timings.gpu += p.gpu;
+            j.batch_size = j.batch_size.max(n);
+        }
+        if j.proofs[*part].is_none() {
+            j.proofs[*part] = Some(proof.to_bytes());
+            j.publics[*part] = p.publics[i].iter().flat_map(|s| s.to_bytes_le()).collect();
+            j.done_parts += 1;
+        }
+        if j.done_parts == j.partitions {
+            completed.push(*id);
+        }
+    }
+    for id in completed {
+        inner.finish(&mut st, id, JobState::Completed, None);
     }
 }

@@ -1,5 +1,7 @@
-//! HTTP `/metrics` (Prometheus text) and `/status` (JSON) for scrapers and
-//! people, on their own address; the bearer token applies when configured.
+//! HTTP `/metrics` (Prometheus text), `/status` (JSON) and
+//! `/trace?seconds=N` (a Chrome trace of the last N seconds) for scrapers
+//! and people, on their own address; the bearer token applies when
+//! configured.
 
 use crate::engine::Engine;
 use crate::server::BearerAuth;
@@ -19,6 +21,7 @@ pub fn router(engine: Engine, auth: BearerAuth) -> Router {
     Router::new()
         .route("/metrics", get(metrics))
         .route("/status", get(status))
+        .route("/trace", get(trace))
         .with_state(AppState { engine, auth })
 }
 
@@ -46,4 +49,30 @@ async fn status(State(s): State<AppState>, h: HeaderMap) -> Response {
         return r;
     }
     axum::Json(s.engine.status()).into_response()
+}
+
+/// `seconds=N` from a query string (absent: 0, the status window).
+fn seconds_param(query: Option<&str>) -> Option<f64> {
+    let Some(q) = query else { return Some(0.0) };
+    match q.split('&').find_map(|kv| kv.strip_prefix("seconds=")) {
+        Some(v) => v.parse().ok(),
+        None => Some(0.0),
+    }
+}
+
+async fn trace(State(s): State<AppState>, h: HeaderMap, uri: axum::http::Uri) -> Response {
+    if let Some(r) = denied(&s, &h) {
+        return r;
+    }
+    let Some(secs) = seconds_param(uri.query()) else {
+        return (StatusCode::BAD_REQUEST, "seconds must be a number\n").into_response();
+    };
+    let Some(window) = crate::service::trace_window(secs) else {
+        return (
+            StatusCode::BAD_REQUEST,
+            format!("seconds = {secs}: a window of 0 to 1e6 s\n"),
+        )
+            .into_response();
+    };
+    axum::Json(s.engine.trace(window).0).into_response()
 }

@@ -10,7 +10,8 @@
 //! - [`engine`]: jobs, the synthesis/proving pipeline, and the [`Engine`]
 //!   handle front ends wrap.
 //! - [`service`], [`server`], [`http`]: the gRPC service, listeners and
-//!   access control, HTTP metrics/status; [`metrics`]: Prometheus text.
+//!   access control, HTTP metrics/status/trace; [`metrics`]: Prometheus text.
+//! - [`trace`]: the engine's timeline (Chrome trace export, busy fractions).
 //! - [`client`], [`cli`]: the client and the `cuzk` subcommands' logic.
 
 pub mod budget;
@@ -26,6 +27,7 @@ pub mod params;
 pub mod scheduler;
 pub mod server;
 pub mod service;
+pub mod trace;
 
 /// Code generated from `proto/cuzk_daemon.proto`.
 pub mod proto {

@@ -48,6 +48,18 @@ pub fn render(s: &EngineStatus) -> String {
         &one(c.circuits_proved as f64),
     );
     metric(
+        "cuzk_proofs_verified_total",
+        "counter",
+        "Proofs checked against their verifying key and found valid.",
+        &one(c.proofs_verified as f64),
+    );
+    metric(
+        "cuzk_proof_verification_failures_total",
+        "counter",
+        "Proofs that did not verify (each failed its job).",
+        &one(c.verification_failures as f64),
+    );
+    metric(
         "cuzk_queue_depth",
         "gauge",
         "Jobs waiting in each priority class.",
@@ -75,10 +87,60 @@ pub fn render(s: &EngineStatus) -> String {
         &one(s.ready_chunks as f64),
     );
     metric(
+        "cuzk_open_chunks",
+        "gauge",
+        "Chunks holding host memory whose partitions are being synthesized.",
+        &one(s.open_chunks as f64),
+    );
+    metric(
+        "cuzk_synthesizing",
+        "gauge",
+        "Partitions being synthesized now.",
+        &one(s.synthesizing as f64),
+    );
+    metric(
+        "cuzk_synthesis_slots",
+        "gauge",
+        "Partitions that may be synthesized at once (engine.synthesis_concurrency).",
+        &one(s.synthesis_concurrency as f64),
+    );
+    metric(
         "cuzk_workers",
         "gauge",
         "Proving workers.",
         &one(s.workers as f64),
+    );
+    metric(
+        "cuzk_worker_busy_fraction",
+        "gauge",
+        "Fraction of the last minute each worker spent proving.",
+        &s.busy
+            .workers
+            .iter()
+            .map(|w| {
+                let dev = w.device.map_or("cpu".to_string(), |d| d.to_string());
+                (
+                    format!("{{worker=\"{}\",device=\"{dev}\"}}", w.worker),
+                    w.busy_fraction,
+                )
+            })
+            .collect::<Vec<_>>(),
+    );
+    metric(
+        "cuzk_device_busy_fraction",
+        "gauge",
+        "Fraction of the last minute in which a GPU had a worker proving.",
+        &s.busy
+            .devices
+            .iter()
+            .map(|d| (format!("{{device=\"{}\"}}", d.device), d.busy_fraction))
+            .collect::<Vec<_>>(),
+    );
+    metric(
+        "cuzk_synthesis_busy_fraction",
+        "gauge",
+        "Synthesis-seconds over slots times the last minute.",
+        &one(s.busy.synthesis_busy_fraction),
     );
     metric(
         "cuzk_host_memory_bytes",

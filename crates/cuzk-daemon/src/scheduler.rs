@@ -164,6 +164,16 @@ impl Scheduler {
             .find_map(|&p| self.classes[p as usize].pop_front())
     }
 
+    /// The class of the batch `pop` would return now (due collectors
+    /// flushed first), without taking it.
+    pub fn peek_priority(&mut self, now: Instant) -> Option<Priority> {
+        self.flush_due(now);
+        Priority::ALL
+            .iter()
+            .copied()
+            .find(|&p| !self.classes[p as usize].is_empty())
+    }
+
     /// When the earliest collector comes due.
     pub fn next_deadline(&self) -> Option<Instant> {
         self.collectors
@@ -277,10 +287,17 @@ mod tests {
         }
         let (d, _) = s.depths();
         assert_eq!(d.iter().map(|x| x.1).sum::<usize>(), 7);
+        assert_eq!(s.peek_priority(t), Some(Priority::Critical));
+        assert_eq!(
+            s.depths().0.iter().map(|x| x.1).sum::<usize>(),
+            7,
+            "peek takes nothing"
+        );
         let got: Vec<JobId> = std::iter::from_fn(|| s.pop(t))
             .flat_map(|b| b.jobs)
             .collect();
         assert_eq!(got, vec![3, 6, 4, 2, 5, 1, 7]);
+        assert_eq!(s.peek_priority(t), None);
         assert!(s.is_empty());
     }
 

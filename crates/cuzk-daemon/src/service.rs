@@ -16,6 +16,19 @@ pub struct ProofServiceImpl {
     engine: Engine,
 }
 
+/// A trace window from seconds (0: the status window); None when out of
+/// range.
+pub fn trace_window(secs: f64) -> Option<Duration> {
+    if !(0.0..=1e6).contains(&secs) {
+        return None;
+    }
+    Some(if secs == 0.0 {
+        crate::engine::BUSY_WINDOW
+    } else {
+        Duration::from_secs_f64(secs)
+    })
+}
+
 impl ProofServiceImpl {
     pub fn new(engine: Engine) -> Self {
         Self { engine }
@@ -249,12 +262,41 @@ impl proto::proof_service_server::ProofService for ProofServiceImpl {
                 rejected: c.rejected,
                 batches: c.batches,
                 circuits_proved: c.circuits_proved,
+                proofs_verified: c.proofs_verified,
+                verification_failures: c.verification_failures,
             }),
             host_reserved_bytes: s.host_reserved_bytes,
             host_budget_bytes: s.host_budget_bytes,
             kinds: s.kinds.clone(),
             workers: s.workers as u32,
             shutting_down: s.shutting_down,
+        }))
+    }
+
+    async fn get_trace(
+        &self,
+        req: Request<proto::GetTraceRequest>,
+    ) -> Result<Response<proto::GetTraceResponse>, Status> {
+        let secs = req.into_inner().seconds;
+        let window = trace_window(secs).ok_or_else(|| {
+            Status::invalid_argument(format!("seconds = {secs}: a window of 0 to 1e6 s"))
+        })?;
+        let (trace, busy) = self.engine.trace(window);
+        Ok(Response::new(proto::GetTraceResponse {
+            trace_json: serde_json::to_vec(&trace).map_err(|e| Status::internal(e.to_string()))?,
+            window_s: busy.window_s,
+            workers: busy
+                .workers
+                .iter()
+                .map(|w| proto::WorkerBusy {
+                    worker: w.worker,
+                    device: w.device,
+                    busy_fraction: w.busy_fraction,
+                })
+                .collect(),
+            worker_busy_fraction: busy.worker_busy_fraction,
+            synthesis_slots: busy.synthesis_slots,
+            synthesis_busy_fraction: busy.synthesis_busy_fraction,
         }))
     }
 

@@ -183,3 +183,37 @@ pub async fn await_done(c: &mut DaemonClient, id: u64) -> proto::AwaitProofRespo
     );
     r
 }
+
+/// A minimal HTTP/1.1 GET over loopback.
+pub async fn http_get(
+    addr: std::net::SocketAddr,
+    path: &str,
+    token: Option<&str>,
+) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let auth = token
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
+    s.write_all(
+        format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n{auth}Connection: close\r\n\r\n")
+            .as_bytes(),
+    )
+    .await
+    .unwrap();
+    let mut out = String::new();
+    tokio::time::timeout(Duration::from_secs(30), s.read_to_string(&mut out))
+        .await
+        .unwrap()
+        .unwrap();
+    let code = out
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = out
+        .split_once("\r\n\r\n")
+        .map(|x| x.1.to_owned())
+        .unwrap_or_default();
+    (code, body)
+}
