@@ -1,7 +1,13 @@
 //! The host-memory budget for synthesized circuits (a/b/c evaluations and
 //! assignments). The dispatcher reserves a chunk's estimated bytes before
 //! synthesizing it and waits while the budget is spent, so a long queue
-//! waits instead of exhausting RAM. Reservations release on drop.
+//! waits instead of exhausting RAM; only a request larger than the whole
+//! budget fails, naming both sizes. Reservations release on drop.
+//!
+//! Priority order is the engine's: one dispatcher reserves at a time, for
+//! the highest-priority chunk, and gives its wait up when a higher class
+//! arrives (engine.rs, `unless_preempted`), so this budget needs no queue
+//! of its own.
 
 use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;

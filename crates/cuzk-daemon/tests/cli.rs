@@ -183,7 +183,10 @@ fn daemon_process_serves_client_commands_and_stops_on_sigterm() {
     let (ok, text) = cuzk(&sock, &["status"]);
     assert!(ok && text.contains("backend: cpu"), "{text}");
 
-    // bench batch.
+    // bench batch: every proof verified by the daemon, the run's timeline
+    // written as a Chrome trace.
+    let trace = dir.path().join("bench-trace.json");
+    let trace_arg = trace.display().to_string();
     let b = json(
         &sock,
         &[
@@ -195,6 +198,10 @@ fn daemon_process_serves_client_commands_and_stops_on_sigterm() {
             "3",
             "--kind",
             "porep-like-6",
+            "--partitions",
+            "2",
+            "--trace",
+            &trace_arg,
         ],
     );
     assert_eq!(
@@ -202,8 +209,37 @@ fn daemon_process_serves_client_commands_and_stops_on_sigterm() {
         (Some(12), Some(0)),
         "{b}"
     );
+    assert_eq!(b["ok"], true, "{b}");
+    assert_eq!(b["proofs"], 24, "{b}");
+    assert_eq!(b["proofs_verified"], 24, "{b}");
+    assert_eq!(b["proofs_not_verified"], 0, "{b}");
     assert!(b["proofs_per_minute"].as_f64().unwrap() > 0.0);
+    let busy = b["gpu_busy_fraction"].as_f64().unwrap();
+    assert!(busy > 0.0 && busy <= 1.0, "{b}");
+    let cpu = b["cpu_busy_fraction"].as_f64().unwrap();
+    assert!(cpu > 0.0 && cpu <= 1.0, "{b}");
     assert!(b["median_ms"]["total"].as_f64().unwrap() > 0.0);
+    let t: Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
+    let synth = t["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["name"] == "synthesis")
+        .count();
+    assert!(synth >= 24, "{synth} synthesis events for 24 partitions");
+    // cuzk trace.
+    let out = dir.path().join("trace.json");
+    let out_arg = out.display().to_string();
+    let tr = json(&sock, &["trace", "--seconds", "600", "-o", &out_arg]);
+    assert!(tr["bytes"].as_u64().unwrap() > 0, "{tr}");
+    let t: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert!(t["traceEvents"].as_array().unwrap().len() > 24);
+    // A bench batch that cannot pass exits non-zero: an unknown kind.
+    let (ok, _) = cuzk(
+        &sock,
+        &["bench", "batch", "--count", "1", "--kind", "no-such-kind"],
+    );
+    assert!(!ok, "bench batch with failed jobs must fail");
 
     // SIGTERM: clean exit, socket removed.
     let st = Command::new("kill")
