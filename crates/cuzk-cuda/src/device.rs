@@ -498,6 +498,8 @@ impl CudaDevice {
         ))
     }
 
+    // The twiddle table and the power tables are what
+    // [`host::ntt_scratch_bytes`] states: keep the two in step.
     fn with_twiddles<R>(
         &self,
         lg: u32,
@@ -959,7 +961,9 @@ impl CudaDevice {
 
     /// Runs the Pippenger kernels; returns each window's sum (XYZZ bytes)
     /// and the window width. `points_ready` (if any) is waited for before
-    /// the first kernel that reads the points.
+    /// the first kernel that reads the points. The most its buffers hold
+    /// at once is stated by [`host::msm_scratch_bytes`], which callers
+    /// budget with: a change to the buffers here changes that function.
     fn msm_windows(
         &self,
         group: Group_,

@@ -168,6 +168,51 @@ pub fn choose_window(n: usize) -> u32 {
     best.1
 }
 
+/// Slack on [`msm_scratch_bytes`]: the scan's block sums (two buffers of
+/// blocks + 1 words per scan), the window counts and offsets uploaded for
+/// the last reduction, and rounding in the chunk bounds.
+const MSM_SCRATCH_SLACK: u64 = 32 << 20;
+
+/// Peak device bytes one MSM of `m` scalars allocates (bases excluded), as
+/// `CudaDevice`'s MSM allocates them (device.rs, `msm_windows` and the
+/// 0/1 split): the uploaded scalars, ids and 0/1 mask of the split, then the
+/// largest of the sort phase (keys and sorted entries, W·m u32 each, with
+/// histogram, offsets and cursor of S = W·2^(c−1) buckets), the
+/// accumulation phase (sorted entries, bucket tables, one XYZZ item per
+/// chunk of 64 points and per bucket) and the reduction passes (each
+/// pass's items beside the next one's). A caller that budgets device
+/// memory asks this instead of restating the allocation pattern; the GPU
+/// checks compare it with the driver pool's measured high-water mark.
+pub fn msm_scratch_bytes(m: usize, g2: bool) -> u64 {
+    if m == 0 {
+        return 0;
+    }
+    const FR: u64 = 32;
+    let c = choose_window(m);
+    let w = num_windows(c) as u64;
+    let m = m as u64;
+    let s = w << (c - 1);
+    let wm = w * m;
+    let xyzz = if g2 { G2_XYZZ_BYTES } else { G1_XYZZ_BYTES } as u64;
+    let inputs = m * FR + 4 * m + m / 8 + 8;
+    let sort = 8 * wm + 16 * s;
+    let bound1 = wm / 64 + s;
+    let bound2 = bound1 / 64 + s;
+    let accumulate = 4 * wm + 20 * s + 4 * bound1 + xyzz * bound1;
+    let reduce = 20 * s + (4 + xyzz) * bound1 + (4 + xyzz) * bound2;
+    inputs + sort.max(accumulate).max(reduce) + MSM_SCRATCH_SLACK
+}
+
+/// Device bytes the NTTs of a 2^lg domain allocate beside the data: the
+/// cached twiddle table (n/2 powers, kept until `release_ntt_tables`) and
+/// the two power tables of a coset or scaling step (2·2^ceil(lg/2) each,
+/// held while the step runs, as `power_tables` makes them).
+pub fn ntt_scratch_bytes(lg: u32) -> u64 {
+    const FR: u64 = 32;
+    let n = 1u64 << lg;
+    (n / 2).max(1) * FR + 4 * ((1u64 << lg.div_ceil(2)) + 1) * FR
+}
+
 /// Canonical little-endian u64 limbs of a scalar.
 pub fn canonical_limbs(s: &Scalar) -> [u64; 4] {
     u64s::<4>(&s.to_bytes_le())

@@ -6,15 +6,22 @@
 //! Several workers share a device (`GpuConfig::workers_per_device`): each
 //! partition runs on a slot of its own (a cuzk-cuda device handle with its
 //! own streams), all slots share the budget, the pinned pool and the
-//! resident parameters. Each step of a partition takes one reservation and
-//! waits while another partition may release memory, so workers queue for
-//! VRAM rather than fail (see `VramBudget::reserve_waiting`).
+//! resident parameters. A partition is admitted before it touches the
+//! device: it plans against what it could have (the budget less the
+//! resident parameters other partitions are using), waits in the budget's
+//! first-come queue until that working set is free (evicting resident
+//! parameter sets no partition uses, least recently used first), and takes
+//! it whole as a [`Grant`]. Its steps then reserve from the grant and never
+//! wait, so no partition fails for memory another one holds, and only one
+//! that does not fit the whole budget on any plan is refused.
 //!
 //! Buffers and their reservations live in the same scope, so an error or a
 //! panic releases both. Parameters stay resident in VRAM across calls when
-//! the plan allows; they are keyed by the `Arc`s of the parameters' point
-//! vectors, which the cache holds on to so the addresses cannot be reused by
-//! other parameters while the key is alive.
+//! the plan allows, several sets at once when they fit, in the device's
+//! [`ResidencyTable`] under a parameter id (the daemon's, or one derived
+//! from the parameters' identity); an entry knows its parameters by weak
+//! references to their point vectors, which keep the addresses from being
+//! reused by other parameters without keeping the host memory alive.
 //!
 //! Two kinds of device memory are in play: cuzk-cuda allocates its
 //! temporaries from the device's default stream-ordered pool, and so do the
@@ -40,7 +47,9 @@ use ff::{Field, PrimeField};
 use group::Group;
 use rayon::prelude::*;
 
-use crate::budget::{Reservation, VramBudget};
+use crate::budget::{BudgetError, Grant, Reservation, Try, VramBudget, MAX_WAIT};
+use crate::residency::{ResidencyTable, ResidentInfo};
+use std::sync::Weak;
 use crate::error::{GpuError, Result};
 use crate::pinned::{HostRegistration, PinnedPool};
 use crate::plan::{self, BaseStaging, HStaging, PartitionSizes, StagingPlan, G1_POINT, G2_POINT};
@@ -131,11 +140,45 @@ type ParamsKey = (
     Arc<Vec<G1Affine>>,
 );
 
+/// The parameters' point vectors by address: a weak reference keeps the
+/// allocation of an `Arc`'s counts (so its address is not reused) but not
+/// the points, so a resident or named set never holds host memory.
+#[derive(Clone)]
+struct WeakKey(
+    Weak<Vec<G1Affine>>,
+    Weak<Vec<G1Affine>>,
+    Weak<Vec<G1Affine>>,
+    Weak<Vec<G2Affine>>,
+    Weak<Vec<G1Affine>>,
+);
+
+impl WeakKey {
+    fn of(p: &Parameters) -> Self {
+        WeakKey(
+            Arc::downgrade(&p.a),
+            Arc::downgrade(&p.b_g1),
+            Arc::downgrade(&p.l),
+            Arc::downgrade(&p.b_g2),
+            Arc::downgrade(&p.h),
+        )
+    }
+    fn holds(&self, p: &Parameters) -> bool {
+        self.0.as_ptr() == Arc::as_ptr(&p.a)
+            && self.1.as_ptr() == Arc::as_ptr(&p.b_g1)
+            && self.2.as_ptr() == Arc::as_ptr(&p.l)
+            && self.3.as_ptr() == Arc::as_ptr(&p.b_g2)
+            && self.4.as_ptr() == Arc::as_ptr(&p.h)
+    }
+    /// Whether the parameters are gone from the host.
+    fn dead(&self) -> bool {
+        self.4.strong_count() == 0
+    }
+}
+
 /// The five point vectors on the device.
 struct ResidentBases {
-    /// The parameters' Arcs: the cache key (by address) and what keeps
-    /// those addresses from being reused while the key is alive.
-    key: ParamsKey,
+    /// Which parameters these are.
+    key: WeakKey,
     a: DevicePoints,
     b_g1: DevicePoints,
     b_g2: DevicePoints,
@@ -147,12 +190,14 @@ struct ResidentBases {
 
 impl ResidentBases {
     fn holds(&self, p: &Parameters) -> bool {
-        Arc::ptr_eq(&self.key.0, &p.a)
-            && Arc::ptr_eq(&self.key.1, &p.b_g1)
-            && Arc::ptr_eq(&self.key.2, &p.l)
-            && Arc::ptr_eq(&self.key.3, &p.b_g2)
-            && Arc::ptr_eq(&self.key.4, &p.h)
+        self.key.holds(p)
     }
+}
+
+/// Device bytes of the five point vectors of `params`.
+fn params_bytes(params: &Parameters) -> u64 {
+    (params.a.len() + params.b_g1.len() + params.l.len() + params.h.len()) as u64 * G1_POINT
+        + params.b_g2.len() as u64 * G2_POINT
 }
 
 /// One worker's handle on the device: cuzk-cuda's device (its own stream
@@ -162,12 +207,33 @@ struct Slot {
     stream: Arc<CudaStream>,
 }
 
-/// What a partition works with: its slot's device and stream, and the
-/// backend's shared state (budget, pinned pool, settings).
+/// What a partition works with: its slot's device and stream, its grant's
+/// budget, and the backend's shared state (pinned pool, settings).
 struct Worker<'a> {
     b: &'a CudaBackend,
     dev: &'a CudaDevice,
     stream: &'a Arc<CudaStream>,
+    /// The partition's working set, which every step reserves from.
+    grant: &'a VramBudget,
+}
+
+/// The partition being admitted.
+#[derive(Clone, Copy)]
+struct Admit<'a> {
+    params: &'a Parameters,
+    id: &'a str,
+    sizes: &'a PartitionSizes,
+    index: usize,
+}
+
+/// What a partition was admitted with.
+struct Admission {
+    plan: StagingPlan,
+    /// The resident set it proves with: its clone pins the set in the
+    /// table. Dropped before the grant, so a waiter woken by the grant's
+    /// release finds the set unused.
+    bases: Option<Arc<ResidentBases>>,
+    grant: Grant,
 }
 
 /// One parameter vector made pinned: page-locked where it lies (no extra
@@ -270,10 +336,13 @@ pub struct CudaBackend {
     pinned: PinnedPool,
     config: GpuConfig,
     label: String,
-    /// Shared by the workers: a partition clones the Arc, so eviction
-    /// frees the points (and their reservation) only when the last
-    /// partition using them is done.
-    resident: Mutex<Option<Arc<ResidentBases>>>,
+    /// The parameter sets resident on the device, by id. A partition
+    /// clones an entry's Arc, so eviction frees the points (and their
+    /// reservation) only when the last partition using them is done.
+    resident: Mutex<ResidencyTable<ResidentBases>>,
+    /// Ids callers gave parameters ([`Self::name_parameters`]), for the
+    /// sets a partition makes resident itself.
+    names: Mutex<Vec<(WeakKey, String)>>,
     mirror: Mutex<Option<Arc<PinnedMirror>>>,
     /// Host preparation vectors of finished partitions, refilled by the
     /// next ones (`GpuConfig::reuse_host_buffers`).
@@ -281,6 +350,8 @@ pub struct CudaBackend {
     /// Held while a partition plans and, if needed, uploads parameters.
     planning: Mutex<()>,
     reports: Mutex<Vec<PartitionReport>>,
+    /// Parameter sets uploaded so far (each upload of a resident set).
+    uploads: std::sync::atomic::AtomicU64,
 }
 
 fn relock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -333,11 +404,13 @@ impl CudaBackend {
             pinned,
             config,
             label,
-            resident: Mutex::new(None),
+            resident: Mutex::new(ResidencyTable::new()),
+            names: Mutex::new(Vec::new()),
             mirror: Mutex::new(None),
             prep_pool: Mutex::new(Vec::new()),
             planning: Mutex::new(()),
             reports: Mutex::new(Vec::new()),
+            uploads: std::sync::atomic::AtomicU64::new(0),
         };
         let free = me.measure_free()?;
         me.budget = VramBudget::new(me.label.clone(), free, config.budget);
@@ -367,6 +440,15 @@ impl CudaBackend {
         relock(&self.slots[i])
     }
 
+    /// A free slot, or None when every worker is proving.
+    fn try_acquire_slot(&self) -> Option<MutexGuard<'_, Slot>> {
+        self.slots.iter().find_map(|s| match s.try_lock() {
+            Ok(g) => Some(g),
+            Err(TryLockError::Poisoned(p)) => Some(p.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        })
+    }
+
     /// Per-partition reports of the calls so far (oldest first); taking
     /// them empties the list.
     pub fn take_reports(&self) -> Vec<PartitionReport> {
@@ -377,9 +459,63 @@ impl CudaBackend {
     /// no partition in flight uses them), their pinned mirror and the kept
     /// host preparation vectors.
     pub fn evict_parameters(&self) {
-        *relock(&self.resident) = None;
+        let gone = relock(&self.resident).clear();
+        drop(gone);
+        self.budget.notify();
         *relock(&self.mirror) = None;
         relock(&self.prep_pool).clear();
+    }
+
+    /// How many times a parameter set was uploaded to stay resident (a
+    /// kind found resident costs none).
+    pub fn parameter_uploads(&self) -> u64 {
+        self.uploads.load(Ordering::Relaxed)
+    }
+
+    /// The parameter sets resident now (most recently used first).
+    pub fn resident(&self) -> Vec<ResidentInfo> {
+        relock(&self.resident).list()
+    }
+
+    /// Whether the set `id` is resident.
+    pub fn is_resident(&self, id: &str) -> bool {
+        relock(&self.resident).contains(id)
+    }
+
+    /// Takes the set `id` out of the residency table; its VRAM returns to
+    /// the budget once no partition in flight uses it. False when it was
+    /// not resident.
+    pub fn evict_resident(&self, id: &str) -> bool {
+        let gone = relock(&self.resident).remove(id);
+        let was = gone.is_some();
+        drop(gone);
+        self.budget.notify();
+        was
+    }
+
+    /// Caps the bytes all resident sets hold together (`[params]
+    /// vram_budget`), inside the device's budget; None: the budget only.
+    pub fn set_resident_cap(&self, cap: Option<u64>) {
+        relock(&self.resident).set_cap(cap);
+    }
+
+    /// Names `params` `id` for the residency table: when a partition makes
+    /// them resident, they are listed (and evicted) under this id.
+    pub fn name_parameters(&self, id: &str, params: &Parameters) {
+        let mut names = relock(&self.names);
+        names.retain(|(k, _)| !k.dead() && !k.holds(params));
+        names.push((WeakKey::of(params), id.to_owned()));
+    }
+
+    /// The id of `params`: the name given to them, or one derived from
+    /// their identity (the address of their H vector, which cannot be
+    /// reused while a resident entry or a name refers to it weakly).
+    fn id_of(&self, params: &Parameters) -> String {
+        let names = relock(&self.names);
+        match names.iter().find(|(k, _)| k.holds(params)) {
+            Some((_, id)) => id.clone(),
+            None => format!("params@{:x}", Arc::as_ptr(&params.h) as usize),
+        }
     }
 
     /// The pinned mirror of `params`, made on first use; None when pinned
@@ -431,23 +567,96 @@ impl CudaBackend {
     }
 
     /// Makes `params` resident ahead of the first proof (a scheduler's
-    /// parameter tier); returns the device bytes they occupy. Other resident
-    /// parameters are evicted first. Fails when they do not fit the budget.
+    /// parameter tier); returns the device bytes they occupy.
+    /// [`Self::make_resident_as`] under the id of `params`.
     pub fn make_resident(&self, params: &Parameters) -> Result<u64> {
-        // The lock order of `prove_partition`: slot, planning, resident.
-        let slot = self.acquire_slot();
-        let _planning = relock(&self.planning);
-        let mut resident = relock(&self.resident);
-        if let Some(r) = &*resident {
+        let id = self.id_of(params);
+        self.make_resident_as(&id, params)
+    }
+
+    /// Makes `params` resident under `id` (and names them so), beside the
+    /// sets already resident when they fit, else in place of unused ones
+    /// (least recently used first). Never waits: while partitions wait for
+    /// memory, while every worker is busy, or when what is free and unused
+    /// does not make room, it fails, and the parameters go up when a
+    /// partition's plan wants them. Fails with both sizes when they exceed
+    /// the budget.
+    pub fn make_resident_as(&self, id: &str, params: &Parameters) -> Result<u64> {
+        self.name_parameters(id, params);
+        if let Some(r) = relock(&self.resident).get(id) {
             if r.holds(params) {
                 return Ok(r.reservation.bytes());
             }
         }
-        *resident = None;
+        // The lock order of `prove_partition`: slot, planning, resident.
+        // Every worker busy: not now (the next partition's plan uploads
+        // them if it wants them resident).
+        let no_room = |table: &ResidencyTable<ResidentBases>| GpuError::Residency {
+            device: self.label.clone(),
+            source: crate::residency::ResidencyError::NoRoomNow {
+                id: id.to_owned(),
+                needed: params_bytes(params),
+                available: 0,
+                evictable: table.evictable_bytes(Some(id)),
+                pinned: table.pinned_bytes(Some(id)),
+            },
+        };
+        let Some(slot) = self.try_acquire_slot() else {
+            return Err(no_room(&relock(&self.resident)));
+        };
+        let _planning = relock(&self.planning);
+        let mut table = relock(&self.resident);
+        // Made resident by a partition before they were named: renamed.
+        if let Some(other) = table.find_id(|b| b.holds(params)) {
+            let (_, stale) = table.rename(&other, id);
+            drop(stale);
+        }
+        if let Some(r) = table.get(id) {
+            if r.holds(params) {
+                return Ok(r.reservation.bytes());
+            }
+        }
+        let bytes = params_bytes(params);
+        let victims = table
+            .admit(id, bytes, self.budget.available(), self.budget.capacity())
+            .map_err(|source| GpuError::Residency {
+                device: self.label.clone(),
+                source,
+            })?;
+        if self.budget.queued() > 0 {
+            // Waiting partitions come first; the room is theirs.
+            return Err(no_room(&table));
+        }
+        self.evict_locked(&mut table, &victims)?;
+        // A stale entry of this id (other parameters) goes too.
+        let stale = table.remove(id);
+        drop(stale);
+        // Readable while the upload runs (see `try_admit`).
+        drop(table);
         let bases = self.upload_bases(&slot, params)?;
         let bytes = bases.reservation.bytes();
-        *resident = Some(Arc::new(bases));
+        relock(&self.resident).insert(id, bytes, Arc::new(bases));
         Ok(bytes)
+    }
+
+    /// Evicts `victims` from the table (unused sets: their memory returns
+    /// as they drop) and waits for the frees, so the next allocation finds
+    /// the memory.
+    fn evict_locked(
+        &self,
+        table: &mut ResidencyTable<ResidentBases>,
+        victims: &[String],
+    ) -> Result<()> {
+        if victims.is_empty() {
+            return Ok(());
+        }
+        for v in victims {
+            drop(table.remove(v));
+        }
+        // The points were freed on the streams that uploaded them.
+        self.ctx
+            .synchronize()
+            .map_err(|e| self.drv("synchronize (eviction)", e))
     }
 
     /// (name, total bytes, free bytes now) of the device.
@@ -459,20 +668,12 @@ impl CudaBackend {
 
     /// Reserves and uploads the five point vectors of `params`.
     fn upload_bases(&self, slot: &Slot, params: &Parameters) -> Result<ResidentBases> {
-        let bytes = (params.a.len() + params.b_g1.len() + params.l.len() + params.h.len()) as u64
-            * G1_POINT
-            + params.b_g2.len() as u64 * G2_POINT;
+        // Room was made for them: taken at once, never waited for.
         let reservation = self
             .budget
-            .reserve_persistent(bytes, "resident parameters")?;
+            .reserve_persistent_now(params_bytes(params), "resident parameters")?;
         let bases = ResidentBases {
-            key: (
-                params.a.clone(),
-                params.b_g1.clone(),
-                params.l.clone(),
-                params.b_g2.clone(),
-                params.h.clone(),
-            ),
+            key: WeakKey::of(params),
             a: slot.dev.upload_g1(&params.a)?,
             b_g1: slot.dev.upload_g1(&params.b_g1)?,
             b_g2: slot.dev.upload_g2(&params.b_g2)?,
@@ -481,6 +682,7 @@ impl CudaBackend {
             reservation,
         };
         slot.dev.synchronize()?;
+        self.uploads.fetch_add(1, Ordering::Relaxed);
         Ok(bases)
     }
 
@@ -559,6 +761,183 @@ impl CudaBackend {
         Ok(high)
     }
 
+    /// Admits one partition (see the module docs): waits in the budget's
+    /// queue until its plan's working set (and its parameters, when the
+    /// plan keeps them resident and they are not yet) fit, evicting unused
+    /// resident sets as needed; returns the plan, the resident bases it
+    /// proves with and its grant. Fails only when the partition cannot fit
+    /// the whole budget on any plan, or after `MAX_WAIT`.
+    fn admit(
+        &self,
+        slot: &Slot,
+        params: &Parameters,
+        sizes: &PartitionSizes,
+        index: usize,
+        t: &mut PhaseTimings,
+    ) -> Result<Admission> {
+        let id = self.id_of(params);
+        // What the last try needed, for the error after `MAX_WAIT`.
+        let need = std::cell::Cell::new(0u64);
+        let timed_out = || {
+            GpuError::Budget(BudgetError::Exhausted {
+                device: self.label.clone(),
+                what: "a partition's working set (gave up waiting)",
+                bytes: need.get(),
+                available: self.budget.available(),
+                capacity: self.budget.capacity(),
+                reserved: self.budget.reserved(),
+            })
+        };
+        self.budget.wait_in_queue(MAX_WAIT, timed_out, || {
+            let what = Admit {
+                params,
+                id: &id,
+                sizes,
+                index,
+            };
+            match self.try_admit(slot, &what, t, &need) {
+                Ok(Some(a)) => Try::Done(a),
+                Ok(None) => Try::Wait,
+                Err(e) => Try::Fail(e),
+            }
+        })
+    }
+
+    /// One try of [`Self::admit`], first in the queue: Ok(None) to wait.
+    fn try_admit(
+        &self,
+        slot: &Slot,
+        what: &Admit<'_>,
+        t: &mut PhaseTimings,
+        last_need: &std::cell::Cell<u64>,
+    ) -> Result<Option<Admission>> {
+        let Admit {
+            params,
+            id,
+            sizes,
+            index,
+        } = *what;
+        let _planning = relock(&self.planning);
+        let mut table = relock(&self.resident);
+        // With the pool trimmed and nothing but resident bases allocated,
+        // free + reserved is what this process may use now. While another
+        // partition holds its grant the reading would count what it
+        // reserved but has not allocated yet, so the budget stays as it is.
+        if self.budget.transient() == 0 {
+            let free = self.measure_free_in(slot)?;
+            self.budget.refresh(free);
+        }
+        let mut own = table.get(id);
+        if own.as_ref().is_some_and(|b| !b.holds(params)) {
+            // The id names other parameters now (regenerated or reloaded):
+            // the stale set goes (when its partitions are done).
+            own = None;
+            drop(table.remove(id));
+        }
+        let own_bytes = own.as_ref().map_or(0, |b| b.reservation.bytes());
+        let capacity = self.budget.capacity();
+        // What this partition can count on once the partitions in flight
+        // are done and unused sets are evicted: all but the sets that
+        // other partitions are using.
+        let attainable = capacity.saturating_sub(table.pinned_bytes(Some(id)));
+        let plan_err = |source| GpuError::Plan {
+            device: self.label.clone(),
+            index,
+            source,
+        };
+        let mut plan = match self.config.force_plan {
+            Some(p) => p,
+            None => plan::plan(sizes, attainable.saturating_sub(own_bytes), own_bytes)
+                // Fits only once other partitions stop using their sets.
+                .or_else(|_| plan::plan(sizes, capacity.saturating_sub(own_bytes), own_bytes))
+                .map_err(plan_err)?,
+        };
+        let params_fit_cap = table.cap().is_none_or(|cap| sizes.params_bytes() <= cap);
+        if plan.bases == BaseStaging::Resident
+            && own.is_none()
+            && (!self.config.keep_params_resident || !params_fit_cap)
+            && self.config.force_plan.is_none()
+        {
+            // PerMsm's peak is below Resident's (one vector's bases at a
+            // time instead of all five), so the plan still fits.
+            plan.bases = BaseStaging::PerMsm;
+        }
+        if plan.bases != BaseStaging::Resident {
+            // Not used: the set stays resident, evictable like any other.
+            own = None;
+        }
+        let working = plan.working_bytes(sizes);
+        let upload = if plan.bases == BaseStaging::Resident && own.is_none() {
+            sizes.params_bytes()
+        } else {
+            0
+        };
+        let need = working + upload;
+        last_need.set(need);
+        if need > capacity {
+            // Only a forced plan gets here (a chosen one fits by
+            // construction).
+            return Err(GpuError::Budget(BudgetError::Exhausted {
+                device: self.label.clone(),
+                what: "a partition's working set (forced plan)",
+                bytes: need,
+                available: self.budget.available(),
+                capacity,
+                reserved: self.budget.reserved(),
+            }));
+        }
+        let available = self.budget.available();
+        let victims = if upload > 0 {
+            table.admit(id, upload, available.saturating_sub(working), capacity)
+        } else {
+            let keep = own.is_some().then_some(id);
+            table.victims(need.saturating_sub(available), keep).ok_or(
+                crate::residency::ResidencyError::NoRoomNow {
+                    id: id.to_owned(),
+                    needed: need,
+                    available,
+                    evictable: 0,
+                    pinned: 0,
+                },
+            )
+        };
+        let victims = match victims {
+            Ok(v) => v,
+            // Partitions in flight hold the rest: wait for them.
+            Err(crate::residency::ResidencyError::NoRoomNow { .. }) => return Ok(None),
+            Err(source) => {
+                return Err(GpuError::Residency {
+                    device: self.label.clone(),
+                    source,
+                })
+            }
+        };
+        self.evict_locked(&mut table, &victims)?;
+        if self.budget.available() < need {
+            // Evicted sets still in use by a partition that just took
+            // them: wait for it.
+            return Ok(None);
+        }
+        let grant = self.budget.grant(working, "a partition's working set")?;
+        if upload > 0 {
+            drop(table.remove(id));
+            // Uploading takes a while (tens of GB for Filecoin's largest
+            // sets): the table stays readable meanwhile, and the planning
+            // lock keeps every other change of residency out.
+            drop(table);
+            let clock = Instant::now();
+            let bases = Arc::new(self.upload_bases(slot, params)?);
+            t.upload += clock.elapsed();
+            relock(&self.resident).insert(id, bases.reservation.bytes(), bases.clone());
+            own = Some(bases);
+        }
+        Ok(Some(Admission {
+            plan,
+            bases: own,
+            grant,
+        }))
+    }
+
     /// One partition on a worker slot.
     fn prove_partition(
         &self,
@@ -607,67 +986,17 @@ impl CudaBackend {
                 source,
             })?;
         let slot = self.acquire_slot();
+        let _in_flight = self.budget.enter_partition();
+        let admitted = self.admit(&slot, params, &sizes, index, &mut t)?;
+        let plan = admitted.plan;
+        let bases = admitted.bases.as_deref();
         let w = Worker {
             b: self,
             dev: &slot.dev,
             stream: &slot.stream,
+            grant: admitted.grant.budget(),
         };
-        let _in_flight = self.budget.enter_partition();
-
-        let planning = relock(&self.planning);
-        let mut resident = relock(&self.resident);
-        if resident.as_ref().is_some_and(|r| !r.holds(params)) {
-            // Other parameters: their room is this partition's to plan with.
-            *resident = None;
-        }
-        let resident_bytes = match &*resident {
-            Some(r) if r.holds(params) => sizes.params_bytes(),
-            _ => 0,
-        };
-        // With the pool trimmed and nothing but resident bases allocated,
-        // free + reserved is what this process may use now. While another
-        // partition holds step memory the reading would count what it
-        // reserved but has not allocated yet, so the budget stays as it is.
-        if self.budget.transient() == 0 {
-            let free = self.measure_free_in(&slot)?;
-            self.budget.refresh(free);
-        }
         let _ = self.pool_high_and_reset()?;
-        self.budget.reset_peak();
-        let plan = match self.config.force_plan {
-            Some(p) => p,
-            None => {
-                let resident_ok = self.config.keep_params_resident;
-                let avail = self.budget.available();
-                let mut p =
-                    plan::plan(&sizes, avail, resident_bytes).map_err(|source| GpuError::Plan {
-                        device: self.label.clone(),
-                        index,
-                        source,
-                    })?;
-                if !resident_ok && p.bases == BaseStaging::Resident {
-                    p.bases = BaseStaging::PerMsm;
-                }
-                p
-            }
-        };
-        if plan.bases != BaseStaging::Resident || resident_bytes == 0 {
-            // Other parameters, or no room to keep these: free them first.
-            *resident = None;
-        }
-        if plan.bases == BaseStaging::Resident && resident.is_none() {
-            let clock = Instant::now();
-            *resident = Some(Arc::new(self.upload_bases(&slot, params)?));
-            t.upload += clock.elapsed();
-        }
-        let bases = if plan.bases == BaseStaging::Resident {
-            resident.clone()
-        } else {
-            None
-        };
-        let bases = bases.as_deref();
-        drop(resident);
-        drop(planning);
         let mirror = match plan.bases {
             BaseStaging::Resident => None,
             _ => {
@@ -797,7 +1126,7 @@ impl CudaBackend {
             index,
             plan,
             timings: t,
-            peak_reserved: self.budget.peak(),
+            peak_reserved: bases.map_or(0, |b| b.reservation.bytes()) + w.grant.peak(),
             pool_high,
             host_prep_ms: host_prep.as_secs_f64() * 1e3,
             prep_wait_ms: prep_wait.as_secs_f64() * 1e3,
@@ -821,24 +1150,21 @@ impl Worker<'_> {
         self.b.drv(op, e)
     }
 
-    /// One step's reservation, waiting while another worker's partition
-    /// may release memory.
+    /// One step's reservation, from the partition's grant (never waits:
+    /// the plan that sized the grant bounds what the steps hold at once).
     fn reserve(&self, bytes: u64, what: &'static str) -> Result<Reservation> {
-        Ok(self.b.budget.reserve_waiting(bytes, what)?)
+        Ok(self.grant.reserve(bytes, what)?)
     }
 
-    /// [`Self::reserve`] while this partition keeps `held` (which it
-    /// cannot release while it waits).
+    /// [`Self::reserve`] beside `held`, a reservation of this partition's
+    /// own that the grant already counts.
     fn reserve_beside(
         &self,
         bytes: u64,
         what: &'static str,
-        held: Option<&Reservation>,
+        _held: Option<&Reservation>,
     ) -> Result<Reservation> {
-        Ok(match held {
-            Some(h) => self.b.budget.reserve_waiting_beside(bytes, what, h)?,
-            None => self.b.budget.reserve_waiting(bytes, what)?,
-        })
+        self.reserve(bytes, what)
     }
 
     // ------------------------------------------------------------------ H

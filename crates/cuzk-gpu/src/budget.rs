@@ -11,7 +11,16 @@
 //! Capacity = min(free memory measured − safety margin, `vram_limit`).
 //! Re-measuring lowers it when another process took memory and raises it
 //! again (never above the limit) when that memory comes back.
+//!
+//! A partition takes its whole working set at once, as a [`Grant`]: a
+//! reservation of the budget that is itself a small budget, from which the
+//! partition's steps reserve their buffers without ever waiting. A
+//! partition therefore either holds all it needs or nothing, and waits for
+//! its grant in a first-come queue ([`VramBudget::enqueue`]) while other
+//! partitions hold memory they will give back; nothing waits while holding
+//! memory, so nothing deadlocks.
 
+use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -92,6 +101,12 @@ struct State {
     /// Fail (or panic in) the reservation whose 1-based request number
     /// this is.
     fail_at: Option<(u64, Fault)>,
+    /// Counts releases and queue changes, so a waiter that looked at the
+    /// budget and then waits does not miss one that came in between.
+    generation: u64,
+    /// Tickets of partitions waiting for their grants, first come first.
+    queue: VecDeque<u64>,
+    next_ticket: u64,
 }
 
 #[derive(Debug)]
@@ -99,6 +114,9 @@ struct Shared {
     state: Mutex<State>,
     /// Signalled whenever a reservation is released.
     released: Condvar,
+    /// The budget a grant's budget was carved from: its fault hook and
+    /// request count are the ones that apply.
+    parent: Option<Arc<Shared>>,
 }
 
 /// One device's budget; cheap to clone (shared by the device's workers).
@@ -125,7 +143,7 @@ fn lock(state: &Shared) -> MutexGuard<'_, State> {
 
 /// How long a waiting reservation waits in all before it gives up: far
 /// longer than any step of a partition (a 2^27 MSM takes about a second).
-const MAX_WAIT: Duration = Duration::from_secs(600);
+pub const MAX_WAIT: Duration = Duration::from_secs(600);
 
 fn capacity_for(config: &BudgetConfig, free: u64, reserved: u64) -> u64 {
     let measured = (free + reserved).saturating_sub(config.safety_margin);
@@ -152,10 +170,157 @@ impl VramBudget {
                     peak: 0,
                     requests: 0,
                     fail_at: None,
+                    generation: 0,
+                    queue: VecDeque::new(),
+                    next_ticket: 0,
                 }),
                 released: Condvar::new(),
+                parent: None,
             }),
         }
+    }
+
+    /// Takes `bytes` at once (no waiting) as a [`Grant`]: a budget of
+    /// exactly those bytes for one partition's steps.
+    pub fn grant(&self, bytes: u64, what: &'static str) -> Result<Grant, BudgetError> {
+        let held = self.take(bytes, what, true, false, 0)?;
+        let device = format!("{} (a partition's grant of {bytes} bytes)", lock(&self.state).device);
+        let config = BudgetConfig {
+            safety_margin: 0,
+            vram_limit: Some(bytes),
+        };
+        let mut child = VramBudget::new(device, bytes, config);
+        // The new budget is not shared yet, so it can still be linked.
+        Arc::get_mut(&mut child.state)
+            .expect("a new budget has one owner")
+            .parent = Some(self.state.clone());
+        Ok(Grant {
+            budget: child,
+            _held: held,
+        })
+    }
+
+    /// Runs `attempt` each time the budget changes while this caller is
+    /// first in the queue for grants, until it returns [`Try::Done`] or
+    /// [`Try::Fail`]; [`Try::Wait`] waits for the next release. Gives up
+    /// with `timed_out()` after `max_wait`. A caller must hold no
+    /// reservation that it would wait for itself.
+    pub fn wait_in_queue<R, E>(
+        &self,
+        max_wait: Duration,
+        timed_out: impl FnOnce() -> E,
+        mut attempt: impl FnMut() -> Try<R, E>,
+    ) -> Result<R, E> {
+        let ticket = self.enqueue();
+        let deadline = Instant::now() + max_wait;
+        loop {
+            let seen = self.generation();
+            if ticket.is_first() {
+                match attempt() {
+                    Try::Done(r) => return Ok(r),
+                    Try::Fail(e) => return Err(e),
+                    Try::Wait => {}
+                }
+            }
+            // A bounded wait also covers changes no one signals (the
+            // attempt may look at more than this budget).
+            let until = deadline.min(Instant::now() + POLL);
+            if !self.wait_for_change(seen, until) && Instant::now() >= deadline {
+                return Err(timed_out());
+            }
+        }
+    }
+
+    /// A grant of `bytes`, waiting in the queue while other partitions hold
+    /// what it needs; fails at once when `bytes` exceed the whole budget.
+    pub fn grant_waiting(&self, bytes: u64, what: &'static str) -> Result<Grant, BudgetError> {
+        self.grant_waiting_for(bytes, what, MAX_WAIT)
+    }
+
+    fn grant_waiting_for(
+        &self,
+        bytes: u64,
+        what: &'static str,
+        max_wait: Duration,
+    ) -> Result<Grant, BudgetError> {
+        let exhausted = || {
+            let s = lock(&self.state);
+            BudgetError::Exhausted {
+                device: s.device.clone(),
+                what,
+                bytes,
+                available: s.capacity.saturating_sub(s.reserved),
+                capacity: s.capacity,
+                reserved: s.reserved,
+            }
+        };
+        if bytes > self.capacity() {
+            return Err(exhausted());
+        }
+        self.wait_in_queue(max_wait, exhausted, || {
+            if bytes > self.capacity() {
+                Try::Fail(exhausted())
+            } else if bytes <= self.available() {
+                match self.grant(bytes, what) {
+                    Ok(g) => Try::Done(g),
+                    Err(e) => Try::Fail(e),
+                }
+            } else {
+                Try::Wait
+            }
+        })
+    }
+
+    /// Joins the queue for grants; the returned ticket leaves it when
+    /// dropped. Grants are handed out in ticket order: only the first
+    /// ticket's holder should take one (see [`Ticket::is_first`]).
+    pub fn enqueue(&self) -> Ticket {
+        let mut s = lock(&self.state);
+        let id = s.next_ticket;
+        s.next_ticket += 1;
+        s.queue.push_back(id);
+        s.generation += 1;
+        Ticket {
+            state: self.state.clone(),
+            id,
+        }
+    }
+
+    /// Partitions waiting for a grant.
+    pub fn queued(&self) -> usize {
+        lock(&self.state).queue.len()
+    }
+
+    /// A number that changes whenever memory is released or the queue
+    /// moves; pass it to [`wait_for_change`](Self::wait_for_change).
+    pub fn generation(&self) -> u64 {
+        lock(&self.state).generation
+    }
+
+    /// Waits until the generation differs from `seen` or `until` passes;
+    /// false on the timeout.
+    pub fn wait_for_change(&self, seen: u64, until: Instant) -> bool {
+        let mut s = lock(&self.state);
+        while s.generation == seen {
+            let now = Instant::now();
+            if now >= until {
+                return false;
+            }
+            s = self
+                .state
+                .released
+                .wait_timeout(s, until - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+        true
+    }
+
+    /// Wakes the waiters, for a change the budget cannot see (a resident
+    /// set that a partition stopped using may now be evicted).
+    pub fn notify(&self) {
+        lock(&self.state).generation += 1;
+        self.state.released.notify_all();
     }
 
     /// New free-memory reading. `free` must have been measured with every
@@ -181,6 +346,16 @@ impl VramBudget {
         what: &'static str,
     ) -> Result<Reservation, BudgetError> {
         self.take(bytes, what, false, true, 0)
+    }
+
+    /// Takes `bytes` held across partitions at once, failing when they do
+    /// not fit (the caller made room first).
+    pub fn reserve_persistent_now(
+        &self,
+        bytes: u64,
+        what: &'static str,
+    ) -> Result<Reservation, BudgetError> {
+        self.take(bytes, what, false, false, 0)
     }
 
     /// Marks a partition in flight until the guard drops, so that waiting
@@ -229,7 +404,9 @@ impl VramBudget {
         wait: bool,
         own_transient: u64,
     ) -> Result<Reservation, BudgetError> {
-        let mut s = lock(&self.state);
+        // A grant's steps count, and fail, where the device's do.
+        let root = self.state.parent.as_ref().unwrap_or(&self.state);
+        let mut s = lock(root);
         s.requests += 1;
         if let Some((at, fault)) = s.fail_at {
             if at == s.requests {
@@ -247,6 +424,8 @@ impl VramBudget {
                 });
             }
         }
+        drop(s);
+        let mut s = lock(&self.state);
         let deadline = Instant::now() + MAX_WAIT;
         loop {
             let available = s.capacity.saturating_sub(s.reserved);
@@ -362,6 +541,7 @@ impl Reservation {
         if self.transient {
             s.transient = s.transient.saturating_sub(excess);
         }
+        s.generation += 1;
         drop(s);
         self.bytes -= excess;
         self.state.released.notify_all();
@@ -375,6 +555,64 @@ impl Drop for Reservation {
         if self.transient {
             s.transient = s.transient.saturating_sub(self.bytes);
         }
+        s.generation += 1;
+        drop(s);
+        self.state.released.notify_all();
+    }
+}
+
+/// One partition's working set: `bytes` of the device's budget held for
+/// the partition's life, handed out to its steps by [`Grant::budget`]
+/// (whose reservations never wait: the plan that sized the grant bounds
+/// what its steps hold at once, and a step beyond it is a bug that fails
+/// with the sizes named rather than waits).
+#[derive(Debug)]
+pub struct Grant {
+    budget: VramBudget,
+    // Dropped after the steps' budget.
+    _held: Reservation,
+}
+
+impl Grant {
+    /// The grant's own budget, for the partition's steps.
+    pub fn budget(&self) -> &VramBudget {
+        &self.budget
+    }
+    pub fn bytes(&self) -> u64 {
+        self._held.bytes()
+    }
+}
+
+/// One try of [`VramBudget::wait_in_queue`].
+pub enum Try<R, E> {
+    Done(R),
+    /// Not now: wait for memory to come back.
+    Wait,
+    Fail(E),
+}
+
+/// How often a queued waiter looks again without being signalled.
+const POLL: Duration = Duration::from_millis(100);
+
+/// A place in the queue for grants (see [`VramBudget::enqueue`]).
+#[derive(Debug)]
+pub struct Ticket {
+    state: Arc<Shared>,
+    id: u64,
+}
+
+impl Ticket {
+    /// Whether no ticket taken earlier is still waiting.
+    pub fn is_first(&self) -> bool {
+        lock(&self.state).queue.front() == Some(&self.id)
+    }
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        let mut s = lock(&self.state);
+        s.queue.retain(|&t| t != self.id);
+        s.generation += 1;
         drop(s);
         self.state.released.notify_all();
     }
@@ -390,6 +628,7 @@ impl Drop for PartitionGuard {
     fn drop(&mut self) {
         let mut s = lock(&self.state);
         s.in_flight = s.in_flight.saturating_sub(1);
+        s.generation += 1;
         drop(s);
         self.state.released.notify_all();
     }
@@ -398,6 +637,7 @@ impl Drop for PartitionGuard {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::Ordering::SeqCst;
 
     const GIB: u64 = 1 << 30;
 
@@ -642,5 +882,138 @@ mod tests {
         });
         assert_eq!(b.reserved(), 0);
         assert!(b.peak() <= GIB);
+    }
+
+    #[test]
+    fn grants_on_a_small_budget_wait_and_all_finish() {
+        // Three workers, a 1 GiB budget, working sets of 400 to 900 MiB:
+        // at most two fit at once, often one; each waits for its grant
+        // instead of failing, and every step inside a grant gets its bytes.
+        const MIB: u64 = 1 << 20;
+        let b = budget(8 * GIB, Some(GIB));
+        let held = std::sync::atomic::AtomicU64::new(0);
+        let done = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            for w in 0..3u64 {
+                let (b, held, done) = (&b, &held, &done);
+                s.spawn(move || {
+                    for k in 0..20u64 {
+                        let bytes = (400 + (w * 7 + k * 13) % 6 * 100) * MIB;
+                        let _p = b.enter_partition();
+                        let g = b.grant_waiting(bytes, "working set").unwrap();
+                        let now = held.fetch_add(bytes, SeqCst) + bytes;
+                        assert!(now <= GIB, "{now} bytes granted at once");
+                        // The partition's steps: the whole grant, then two
+                        // halves side by side, never waiting.
+                        drop(g.budget().reserve(bytes, "step").unwrap());
+                        let h1 = g.budget().reserve(bytes / 2, "half").unwrap();
+                        let _h2 = g.budget().reserve(bytes - bytes / 2, "half").unwrap();
+                        assert!(g.budget().reserve(1, "beyond the grant").is_err());
+                        drop(h1);
+                        std::thread::yield_now();
+                        held.fetch_sub(bytes, SeqCst);
+                        done.fetch_add(1, SeqCst);
+                    }
+                });
+            }
+        });
+        assert_eq!(done.load(SeqCst), 60);
+        assert_eq!((b.reserved(), b.transient(), b.queued()), (0, 0, 0));
+        assert!(b.peak() <= GIB);
+    }
+
+    #[test]
+    fn a_grant_larger_than_the_budget_fails_at_once_with_sizes() {
+        let b = budget(8 * GIB, Some(GIB));
+        // Another partition holds most of the budget: a grant that could
+        // fit once it is done would wait; this one never can, so it fails
+        // now, naming both sizes.
+        let other = b.grant(GIB / 2, "other").unwrap();
+        let e = b.grant_waiting(2 * GIB, "H bases and MSM scratch").unwrap_err();
+        match &e {
+            BudgetError::Exhausted {
+                what,
+                bytes,
+                capacity,
+                ..
+            } => {
+                assert_eq!((*what, *bytes, *capacity), ("H bases and MSM scratch", 2 * GIB, GIB));
+            }
+            other => panic!("{other:?}"),
+        }
+        let msg = e.to_string();
+        assert!(msg.contains(&(2 * GIB).to_string()) && msg.contains(&GIB.to_string()), "{msg}");
+        assert_eq!(b.queued(), 0);
+        drop(other);
+        assert_eq!(b.reserved(), 0);
+    }
+
+    #[test]
+    fn grants_are_served_first_come() {
+        // A large request waiting first is not overtaken by a small one
+        // that would fit now, so a stream of small partitions cannot
+        // starve a large one.
+        let b = budget(8 * GIB, Some(GIB));
+        let hold = b.grant(GIB - GIB / 8, "in flight").unwrap();
+        let order = Mutex::new(Vec::new());
+        std::thread::scope(|s| {
+            let (b, order) = (&b, &order);
+            let large = s.spawn(move || {
+                let g = b.grant_waiting(GIB / 2, "large").unwrap();
+                order.lock().unwrap().push("large");
+                g
+            });
+            while b.queued() < 1 {
+                std::thread::yield_now();
+            }
+            let small = s.spawn(move || {
+                let g = b.grant_waiting(GIB / 16, "small").unwrap();
+                order.lock().unwrap().push("small");
+                g
+            });
+            while b.queued() < 2 {
+                std::thread::yield_now();
+            }
+            // The small one fits beside `hold`, but waits its turn.
+            std::thread::sleep(Duration::from_millis(50));
+            assert!(order.lock().unwrap().is_empty());
+            assert!(!small.is_finished());
+            drop(hold);
+            let (l, sm) = (large.join().unwrap(), small.join().unwrap());
+            assert_eq!((l.bytes(), sm.bytes()), (GIB / 2, GIB / 16));
+        });
+        assert_eq!(*order.lock().unwrap(), ["large", "small"]);
+        assert_eq!(b.reserved(), 0);
+    }
+
+    #[test]
+    fn the_fault_hook_reaches_a_grants_steps() {
+        let b = budget(8 * GIB, Some(GIB));
+        let g = b.grant(GIB / 2, "grant").unwrap();
+        let r0 = b.requests();
+        drop(g.budget().reserve(1, "step").unwrap());
+        assert_eq!(b.requests(), r0 + 1, "a grant's step counts on the device");
+        b.fail_nth_reservation(Some(1));
+        assert!(matches!(
+            g.budget().reserve(1, "step"),
+            Err(BudgetError::Injected { what: "step", .. })
+        ));
+        // A step beyond the grant fails at once with the grant's sizes.
+        let e = g.budget().reserve(GIB, "too much").unwrap_err();
+        assert!(matches!(
+            e,
+            BudgetError::Exhausted { bytes, capacity, .. } if bytes == GIB && capacity == GIB / 2
+        ));
+        drop(g);
+        assert_eq!(b.reserved(), 0);
+    }
+
+    #[test]
+    fn a_queued_wait_times_out_with_its_error() {
+        let b = budget(8 * GIB, Some(GIB));
+        let _hold = b.grant(GIB, "in flight").unwrap();
+        let e = b.grant_waiting_for(GIB, "waiter", Duration::from_millis(10));
+        assert!(matches!(e, Err(BudgetError::Exhausted { what: "waiter", .. })));
+        assert_eq!(b.queued(), 0, "the ticket left the queue");
     }
 }

@@ -25,6 +25,13 @@ pub enum GpuError {
     /// hook refused it).
     #[error(transparent)]
     Budget(#[from] BudgetError),
+    /// A parameter set cannot be made resident (too large, or no room now).
+    #[error("device {device}: {source}")]
+    Residency {
+        device: String,
+        #[source]
+        source: crate::residency::ResidencyError,
+    },
     /// Not even the streaming path fits the budget.
     #[error("device {device}, circuit {index}: {source}")]
     Plan {

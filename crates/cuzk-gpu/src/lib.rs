@@ -18,6 +18,7 @@ pub mod budget;
 pub mod error;
 pub mod paramgen;
 pub mod plan;
+pub mod residency;
 
 #[cfg(feature = "cuda")]
 mod backend;
@@ -29,12 +30,15 @@ pub mod upload;
 #[cfg(feature = "cuda")]
 pub use backend::{CudaBackend, PartitionReport};
 
-pub use budget::{BudgetConfig, BudgetError, Fault, PartitionGuard, Reservation, VramBudget};
+pub use budget::{
+    BudgetConfig, BudgetError, Fault, Grant, PartitionGuard, Reservation, Ticket, VramBudget,
+};
 pub use error::{GpuError, Result};
 pub use paramgen::select_fixed_base;
 #[cfg(feature = "cuda")]
 pub use paramgen::GpuFixedBase;
 pub use plan::{BaseStaging, HStaging, PartitionSizes, StagingPlan};
+pub use residency::{ResidencyError, ResidencyTable, ResidentInfo};
 
 use cuzk_core::prover::{CpuBackend, ProverBackend};
 use std::sync::Arc;

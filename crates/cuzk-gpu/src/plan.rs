@@ -14,20 +14,16 @@
 //!   points whose partial MSMs are summed (an MSM is linear in its points,
 //!   so a chunked MSM equals the whole one).
 //!
-//! The byte counts mirror cuzk-cuda's allocations (see [`msm_scratch`]);
-//! the GPU test compares them with the driver pool's measured high-water
-//! mark.
-
-use cuzk_cuda::host::{choose_window, num_windows, G1_XYZZ_BYTES, G2_XYZZ_BYTES};
+//! cuzk-cuda states the bytes its MSMs and NTTs allocate
+//! (`cuzk_cuda::host::msm_scratch_bytes`, `ntt_scratch_bytes`, next to the
+//! constants its kernels use); the plans add what this crate allocates
+//! itself (a/b/c, bases, chunk buffers). The GPU test compares the sums
+//! with the driver pool's measured high-water mark.
 
 /// Bytes of one Fr element on the device.
 pub const FR: u64 = 32;
 pub const G1_POINT: u64 = 96;
 pub const G2_POINT: u64 = 192;
-
-/// Slack on the MSM scratch estimate: scan temporaries, the per-window
-/// upload of ids and rounding in the chunk bounds.
-const SCRATCH_SLACK: u64 = 32 << 20;
 
 /// Smallest chunk the streaming path uses: below this an MSM's fixed costs
 /// (window sums, readback) dominate and the card is too full to be useful.
@@ -98,9 +94,9 @@ impl PartitionSizes {
     /// Device bytes the H step holds at its peak under `h`.
     pub fn h_bytes(&self, h: HStaging) -> u64 {
         let n = self.domain as u64;
-        // The twiddle table cuzk-cuda caches (n/2 powers) and the two
-        // power tables of a coset step (2·sqrt(n) each, rounded up).
-        let tables = (n / 2).max(1) * FR + 4 * ((1u64 << ceil_log2(n).div_ceil(2)) + 1) * FR;
+        // The twiddle table cuzk-cuda caches and the power tables of a
+        // coset step, as cuzk-cuda states them.
+        let tables = cuzk_cuda::host::ntt_scratch_bytes(ceil_log2(n));
         match h {
             HStaging::AllResident => 3 * n * FR + tables,
             HStaging::OneAtATime => n * FR + tables,
@@ -141,29 +137,10 @@ fn ceil_log2(n: u64) -> u32 {
     64 - n.saturating_sub(1).leading_zeros()
 }
 
-/// Peak device bytes of one cuzk-cuda MSM of `m` scalars (bases excluded):
-/// the uploaded scalars, ids and 0/1 mask of the split, then the largest of
-/// the sort phase (keys and sorted entries, W·m u32 each, with histogram,
-/// offsets and cursor of S = W·2^(c−1) buckets) and the accumulation phase
-/// (sorted entries, bucket tables, one XYZZ item per chunk of 64 points and
-/// per bucket, and the next reduction pass's items).
+/// Peak device bytes of one cuzk-cuda MSM of `m` scalars (bases
+/// excluded), as cuzk-cuda states them.
 pub fn msm_scratch(m: usize, g2: bool) -> u64 {
-    if m == 0 {
-        return 0;
-    }
-    let c = choose_window(m);
-    let w = num_windows(c) as u64;
-    let m = m as u64;
-    let s = w << (c - 1);
-    let wm = w * m;
-    let xyzz = if g2 { G2_XYZZ_BYTES } else { G1_XYZZ_BYTES } as u64;
-    let inputs = m * FR + 4 * m + m / 8 + 8;
-    let sort = 8 * wm + 16 * s;
-    let bound1 = wm / 64 + s;
-    let bound2 = bound1 / 64 + s;
-    let accumulate = 4 * wm + 20 * s + 4 * bound1 + xyzz * bound1;
-    let reduce = 20 * s + (4 + xyzz) * bound1 + (4 + xyzz) * bound2;
-    inputs + sort.max(accumulate).max(reduce) + SCRATCH_SLACK
+    cuzk_cuda::host::msm_scratch_bytes(m, g2)
 }
 
 /// Points per chunk of a streamed MSM: the whole MSM when its bases and
@@ -210,6 +187,39 @@ pub fn streamed_bytes(m: usize, chunk: usize, g2: bool, scalars_on_device: bool)
     };
     let buffers = if chunk < m { 2 } else { 1 };
     scratch + buffers * chunk as u64 * point
+}
+
+impl StagingPlan {
+    /// The most device bytes a partition under this plan holds at once
+    /// beside resident parameters (those are the residency table's): the
+    /// largest of its steps, the step of H, each MSM with its bases where
+    /// they are not resident, and H's coefficients kept beside the H MSM.
+    /// The backend reserves this as the partition's grant before it
+    /// starts, so its steps never wait.
+    pub fn working_bytes(&self, s: &PartitionSizes) -> u64 {
+        let h = s.h_bytes(self.h);
+        match self.bases {
+            BaseStaging::Resident => h.max(s.max_msm_scratch()),
+            BaseStaging::PerMsm => h.max(s.max_msm_with_bases()),
+            BaseStaging::Chunked {
+                g1_points,
+                g2_points,
+                h_points,
+            } => {
+                // Every G1 MSM (the H MSM too when its coefficients go
+                // back to the host) streams in chunks of `g1_points`.
+                let g1_cap = s.a.max(s.b).max(s.l).max(s.h);
+                let g1 = streamed_bytes(g1_cap, g1_points, false, false);
+                let g2 = streamed_bytes(s.b, g2_points, true, false);
+                let on_device = if h_points > 0 && self.h == HStaging::AllResident {
+                    s.domain as u64 * FR + streamed_bytes(s.h, h_points, false, true)
+                } else {
+                    0
+                };
+                h.max(g1).max(g2).max(on_device)
+            }
+        }
+    }
 }
 
 /// The plan for one partition. `available` is what the budget has free;
@@ -346,30 +356,25 @@ mod tests {
             match plan(&s, avail, 0) {
                 Ok(p) => {
                     // Whatever is chosen fits.
-                    let peak = match p.bases {
-                        BaseStaging::Resident => {
-                            s.params_bytes() + s.h_bytes(p.h).max(s.max_msm_scratch())
+                    if let BaseStaging::Chunked {
+                        g1_points,
+                        g2_points,
+                        h_points,
+                    } = p.bases
+                    {
+                        assert!(g1_points >= MIN_CHUNK_POINTS && g2_points >= MIN_CHUNK_POINTS);
+                        assert_eq!(g1_points % 32, 0);
+                        if h_points > 0 {
+                            assert_eq!(p.h, HStaging::AllResident);
+                            assert_eq!(h_points % 32, 0);
                         }
-                        BaseStaging::PerMsm => s.h_bytes(p.h).max(s.max_msm_with_bases()),
-                        BaseStaging::Chunked {
-                            g1_points,
-                            g2_points,
-                            h_points,
-                        } => {
-                            assert!(g1_points >= MIN_CHUNK_POINTS && g2_points >= MIN_CHUNK_POINTS);
-                            assert_eq!(g1_points % 32, 0);
-                            let g1 = streamed_bytes(s.a.max(s.l), g1_points, false, false);
-                            let g2 = streamed_bytes(s.b, g2_points, true, false);
-                            let h = if h_points > 0 {
-                                assert_eq!(p.h, HStaging::AllResident);
-                                assert_eq!(h_points % 32, 0);
-                                s.domain as u64 * FR + streamed_bytes(s.h, h_points, false, true)
-                            } else {
-                                0
-                            };
-                            s.h_bytes(p.h).max(g1).max(g2).max(h)
-                        }
+                    }
+                    let resident = if p.bases == BaseStaging::Resident {
+                        s.params_bytes()
+                    } else {
+                        0
                     };
+                    let peak = resident + p.working_bytes(&s);
                     assert!(peak <= avail, "{p:?} needs {peak} of {avail}");
                     if !seen.contains(&p) {
                         seen.push(p);
