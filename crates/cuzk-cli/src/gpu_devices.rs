@@ -1,13 +1,13 @@
 //! The daemon's devices on the GPU prover: one `cuzk_gpu::CudaBackend` per
-//! GPU (with its VRAM budget and resident parameters), adapted to
-//! cuzk-daemon's `DeviceBackend` seam. Lives here because the `cuzk` binary
+//! GPU (with its VRAM budget and its residency table, the one account of
+//! what each device holds), adapted to cuzk-daemon's `DeviceBackend` seam. Lives here because the `cuzk` binary
 //! is where the daemon and the GPU prover meet; neither crate knows the
 //! other.
 
 use anyhow::Context;
 use cuzk_core::params::Parameters;
 use cuzk_core::prover::{CpuBackend, ProverBackend};
-use cuzk_daemon::devices::{DeviceBackend, DeviceError, DeviceInfo};
+use cuzk_daemon::devices::{DeviceBackend, DeviceError, DeviceInfo, ResidentParams};
 use cuzk_gpu::{CudaBackend, GpuConfig};
 use std::sync::Arc;
 
@@ -80,21 +80,48 @@ impl DeviceBackend for GpuDevices {
             None => Arc::new(CpuBackend),
         }
     }
+    fn device_count(&self) -> u32 {
+        self.backends.len() as u32
+    }
     fn upload_params(
         &self,
         device: u32,
-        _id: &str,
+        id: &str,
         params: &Arc<Parameters>,
     ) -> Result<u64, DeviceError> {
         let b = self
             .backends
             .get(device as usize)
             .ok_or_else(|| format!("no GPU {device}"))?;
-        Ok(b.make_resident(params)?)
+        Ok(b.make_resident_as(id, params)?)
     }
-    fn release_params(&self, device: u32, _id: &str) {
+    fn release_params(&self, device: u32, id: &str) {
         if let Some(b) = self.backends.get(device as usize) {
-            b.evict_parameters();
+            b.evict_resident(id);
+        }
+    }
+    fn resident_params(&self, device: u32) -> Vec<ResidentParams> {
+        let Some(b) = self.backends.get(device as usize) else {
+            return Vec::new();
+        };
+        b.resident()
+            .into_iter()
+            .map(|r| ResidentParams {
+                id: r.id,
+                bytes: r.bytes,
+                in_use: r.in_use as u32,
+                idle_ms: r.idle.as_millis() as u64,
+            })
+            .collect()
+    }
+    fn holds_params(&self, device: u32, id: &str) -> bool {
+        self.backends
+            .get(device as usize)
+            .is_some_and(|b| b.is_resident(id))
+    }
+    fn set_resident_cap(&self, cap: Option<u64>) {
+        for b in &self.backends {
+            b.set_resident_cap(cap);
         }
     }
     fn fixed_base_engine(

@@ -1,9 +1,15 @@
 //! The seam between the engine and the hardware: which devices exist, the
 //! prover each worker uses, and the VRAM tier of the parameter manager.
 //!
-//! The CUDA backend (a later crate) implements [`DeviceBackend`]; this
-//! module has the CPU implementation, which has no devices, so the VRAM
-//! tier stays empty and status says that no GPU backend is present.
+//! The backend owns each device's VRAM: what is resident there is what
+//! [`DeviceBackend::resident_params`] says (the GPU backend evicts unused
+//! sets itself, least recently used first, when a partition needs room),
+//! and the parameter manager asks instead of keeping its own account.
+//!
+//! The CUDA backend (`cuzk-cli`'s `gpu_devices`) implements
+//! [`DeviceBackend`]; this module has the CPU implementation, which has no
+//! devices, so the VRAM tier stays empty and status says that no GPU
+//! backend is present.
 
 use cuzk_core::generator::FixedBaseEngine;
 use cuzk_core::params::Parameters;
@@ -20,6 +26,19 @@ pub struct DeviceInfo {
     pub vram_free_bytes: u64,
 }
 
+/// A parameter set resident on a device, as the backend lists it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ResidentParams {
+    /// The parameter id it was made resident under (the kind's
+    /// `params_id`, or the backend's own id for sets it was not told).
+    pub id: String,
+    pub bytes: u64,
+    /// Partitions in flight proving with it.
+    pub in_use: u32,
+    /// Milliseconds since it was last used.
+    pub idle_ms: u64,
+}
+
 pub trait DeviceBackend: Send + Sync + 'static {
     /// The prover backend's name ("cpu", "cuda").
     fn name(&self) -> &'static str;
@@ -29,20 +48,41 @@ pub trait DeviceBackend: Send + Sync + 'static {
     fn gpu_present(&self) -> bool;
     /// The devices, with their memory as of now.
     fn devices(&self) -> Vec<DeviceInfo>;
+    /// How many devices there are (indices 0..count), without measuring
+    /// their memory.
+    fn device_count(&self) -> u32 {
+        self.devices().len() as u32
+    }
     /// The prover for a worker bound to `device` (None: a CPU worker). The
     /// engine asks once per worker; workers of one device may call it at
     /// the same time, so it must take concurrent calls.
     fn prover(&self, device: Option<u32>) -> Arc<dyn ProverBackend>;
     /// Copy `params` into the device's memory under `id`; returns the bytes
-    /// it occupies there. Called only when `gpu_present`.
+    /// it occupies there. The backend makes room by evicting sets no
+    /// partition uses; it may refuse when there is none now (then the
+    /// prover uploads them when its plan wants them, still under `id`).
+    /// Called only when `gpu_present`.
     fn upload_params(
         &self,
         device: u32,
         id: &str,
         params: &Arc<Parameters>,
     ) -> Result<u64, DeviceError>;
-    /// Free what `upload_params` made resident.
+    /// Free what `upload_params` made resident (once no partition uses it).
     fn release_params(&self, device: u32, id: &str);
+    /// The parameter sets resident on `device` now, as its owner knows
+    /// them; empty for a backend without VRAM.
+    fn resident_params(&self, _device: u32) -> Vec<ResidentParams> {
+        Vec::new()
+    }
+    /// Whether `device` holds `id` now (asked for every ready chunk when a
+    /// worker picks one, so a backend may answer cheaper than the list).
+    fn holds_params(&self, device: u32, id: &str) -> bool {
+        self.resident_params(device).iter().any(|r| r.id == id)
+    }
+    /// Caps the bytes of parameters kept resident per device (`[params]
+    /// vram_budget`) inside the device's budget; None: the budget alone.
+    fn set_resident_cap(&self, _cap: Option<u64>) {}
     /// Where parameters the daemon generates (kinds with a generator)
     /// have their fixed-base multiplications done: a GPU's engine, or
     /// None for the CPU.

@@ -3,9 +3,18 @@
 //!
 //! Tiers, fastest first: resident in VRAM (per device, through the
 //! [`DeviceBackend`]), decoded in pinned host RAM (what a prover reads),
-//! memory-mapped, and on disk. Each tier has a budget; entries no job uses
-//! are evicted least recently used first, and an entry in use (reference
-//! count above zero) is never evicted. Files are resolved only inside the
+//! memory-mapped, and on disk. The host tiers have budgets here; entries
+//! no job uses are evicted least recently used first, and an entry in use
+//! (reference count above zero) is never evicted.
+//!
+//! The VRAM tier is the backend's: each device's prover keeps its own
+//! residency table under the device's one VRAM budget (several sets at
+//! once when they fit, unused ones evicted least recently used first when
+//! a partition needs the room), so this manager keeps no account of VRAM.
+//! It asks the backend what is resident ([`DeviceBackend::resident_params`])
+//! for status, [`ParamManager::is_resident`] and eviction, and passes
+//! `[params] vram_budget` on as the backend's cap on resident parameter
+//! bytes per device. Files are resolved only inside the
 //! configured directory, by ids that kinds supply and that are checked to
 //! be plain file names; nothing a request carries becomes a path.
 
@@ -52,6 +61,8 @@ pub enum ParamsError {
 
 #[derive(Clone, Copy, Debug)]
 pub struct TierBudgets {
+    /// Cap on resident parameter bytes per device, enforced by the
+    /// backend inside its device's VRAM budget (`u64::MAX`: no cap).
     pub vram: u64,
     pub pinned: u64,
     pub mapped: u64,
@@ -80,7 +91,6 @@ struct Entry {
     mapped: Option<Arc<MappedParameters>>,
     pinned: Option<Arc<Parameters>>,
     pinned_bytes: u64,
-    vram: BTreeMap<u32, u64>,
     refs: u32,
     last_used: u64,
 }
@@ -180,6 +190,9 @@ impl ParamManager {
             path: dir.to_owned(),
             source,
         })?;
+        // One owner of VRAM: the backend's budget, with this as its cap on
+        // resident parameters.
+        devices.set_resident_cap((budgets.vram != u64::MAX).then_some(budgets.vram));
         Ok(Arc::new(Self {
             dir,
             budgets,
@@ -316,7 +329,9 @@ impl ParamManager {
                             tracing::info!(params = %v, bytes = e.pinned_bytes, "evicting from pinned RAM");
                             e.pinned = None;
                             e.pinned_bytes = 0;
-                            Self::drop_vram(&*self.devices, &v, e);
+                            // The device copy is known by the host vectors'
+                            // identity, which a reload does not keep.
+                            self.drop_vram(&v);
                         }
                     }
                     st.pinned_reserved += bytes;
@@ -327,10 +342,29 @@ impl ParamManager {
         }
     }
 
-    fn drop_vram(devices: &dyn DeviceBackend, id: &str, e: &mut Entry) {
-        for (d, _) in std::mem::take(&mut e.vram) {
-            devices.release_params(d, id);
+    /// Asks every device to free `id`; whether any held it.
+    fn drop_vram(&self, id: &str) -> bool {
+        if !self.devices.gpu_present() {
+            return false;
         }
+        let mut held = false;
+        for d in 0..self.devices.device_count() {
+            if self.devices.holds_params(d, id) {
+                self.devices.release_params(d, id);
+                held = true;
+            }
+        }
+        held
+    }
+
+    /// Devices holding `id` now, as the backend says.
+    fn vram_devices(&self, id: &str) -> Vec<u32> {
+        if !self.devices.gpu_present() {
+            return Vec::new();
+        }
+        (0..self.devices.device_count())
+            .filter(|&d| self.devices.holds_params(d, id))
+            .collect()
     }
 
     /// The entry's file exists (generated if allowed) and is mapped.
@@ -442,7 +476,6 @@ impl ParamManager {
             mapped: None,
             pinned: None,
             pinned_bytes: 0,
-            vram: BTreeMap::new(),
             refs: 0,
             last_used: now,
         });
@@ -479,7 +512,7 @@ impl ParamManager {
             id != keep
                 && match st.entries.get(id) {
                     None => true,
-                    Some(e) => e.refs == 0 && e.pinned.is_none() && e.vram.is_empty(),
+                    Some(e) => e.refs == 0 && e.pinned.is_none() && self.vram_devices(id).is_empty(),
                 }
         });
         let lru: Vec<_> = candidates
@@ -516,75 +549,22 @@ impl ParamManager {
     }
 
     /// Make `lease`'s parameters resident on `device` (GPU backends only).
-    /// A failure is logged and the prover works from host memory.
+    /// The backend makes room (evicting sets no partition uses, least
+    /// recently used first) or refuses for now; a refusal is logged and the
+    /// prover uploads them itself when its plan wants them, under the same
+    /// id.
     pub fn ensure_resident(&self, lease: &ParamsLease, device: u32) {
-        if !self.devices.gpu_present() {
+        if !self.devices.gpu_present() || self.devices.holds_params(device, &lease.id) {
             return;
         }
-        {
-            let st = self.lock();
-            if st
-                .entries
-                .get(&lease.id)
-                .is_some_and(|e| e.vram.contains_key(&device))
-            {
-                return;
-            }
-        }
-        let total = self
-            .devices
-            .devices()
-            .into_iter()
-            .find(|d| d.index == device)
-            .map_or(0, |d| d.vram_total_bytes);
-        let budget = self.budgets.vram.min(total);
-        // Free unused entries on this device, LRU first, so the upload has
-        // the most room; the backend reports an upload that does not fit.
-        {
-            let mut st = self.lock();
-            let used: u64 = st
-                .entries
-                .values()
-                .filter_map(|e| e.vram.get(&device))
-                .sum();
-            let victims = lru_victims(
-                st.entries
-                    .iter()
-                    .filter(|(k, e)| e.refs == 0 && e.vram.contains_key(&device) && **k != lease.id)
-                    .map(|(k, e)| (k.clone(), e.last_used, e.vram[&device])),
-                used,
-                // The device copy's size is known only after the upload; the
-                // decoded host size is a close estimate.
-                st.entries.get(&lease.id).map_or(0, |e| e.pinned_bytes),
-                budget,
-            )
-            .unwrap_or_default();
-            for v in victims {
-                if let Some(e) = st.entries.get_mut(&v) {
-                    e.vram.remove(&device);
-                    self.devices.release_params(device, &v);
-                }
-            }
-        }
-        match self.devices.upload_params(device, &lease.id, &lease.params) {
-            Ok(bytes) => {
-                let mut st = self.lock();
-                if let Some(e) = st.entries.get_mut(&lease.id) {
-                    e.vram.insert(device, bytes);
-                }
-            }
-            Err(e) => {
-                tracing::warn!(params = %lease.id, device, error = %e, "parameters not made resident")
-            }
+        if let Err(e) = self.devices.upload_params(device, &lease.id, &lease.params) {
+            tracing::debug!(params = %lease.id, device, error = %e, "parameters not made resident ahead of the proof")
         }
     }
 
-    /// Whether `device` holds `id` in VRAM.
+    /// Whether `device` holds `id` in VRAM, as its backend says now.
     pub fn is_resident(&self, id: &str, device: u32) -> bool {
-        self.lock()
-            .entries
-            .get(id)
-            .is_some_and(|e| e.vram.contains_key(&device))
+        self.devices.gpu_present() && self.devices.holds_params(device, id)
     }
 
     /// Drop `ids` from the memory tiers. Returns (evicted, busy).
@@ -595,51 +575,80 @@ impl ParamManager {
             match st.entries.get_mut(id) {
                 Some(e) if e.refs > 0 => busy.push(id.clone()),
                 Some(e) => {
-                    let held = e.pinned.is_some() || e.mapped.is_some() || !e.vram.is_empty();
+                    let held = e.pinned.is_some() || e.mapped.is_some();
                     e.pinned = None;
                     e.pinned_bytes = 0;
                     e.mapped = None;
-                    Self::drop_vram(&*self.devices, id, e);
-                    if held {
+                    if self.drop_vram(id) || held {
                         evicted.push(id.clone());
                     }
                 }
-                None => {}
+                // Resident on a device without an entry here (the backend
+                // may hold sets under ids of its own).
+                None => {
+                    if self.drop_vram(id) {
+                        evicted.push(id.clone());
+                    }
+                }
             }
         }
         (evicted, busy)
     }
 
     pub fn status(&self) -> (Vec<ParamsStatus>, Vec<TierUsage>) {
+        // What each device holds, from its backend (asked before the lock:
+        // nothing here decides VRAM).
+        let mut vram: BTreeMap<String, (u64, Vec<u32>)> = BTreeMap::new();
+        if self.devices.gpu_present() {
+            for d in 0..self.devices.device_count() {
+                for r in self.devices.resident_params(d) {
+                    let v = vram.entry(r.id).or_default();
+                    v.0 += r.bytes;
+                    v.1.push(d);
+                }
+            }
+        }
         let st = self.lock();
         let mut list: Vec<ParamsStatus> = st
             .entries
             .iter()
             .map(|(id, e)| {
-                let (tier, bytes) = if !e.vram.is_empty() {
-                    ("vram", e.vram.values().sum())
+                let (tier, bytes, devices) = if let Some((b, d)) = vram.get(id) {
+                    ("vram", *b, d.clone())
                 } else if e.pinned.is_some() {
-                    ("pinned", e.pinned_bytes)
+                    ("pinned", e.pinned_bytes, Vec::new())
                 } else if e.mapped.is_some() {
-                    ("mapped", e.file_bytes)
+                    ("mapped", e.file_bytes, Vec::new())
                 } else {
-                    ("disk", e.file_bytes)
+                    ("disk", e.file_bytes, Vec::new())
                 };
                 ParamsStatus {
                     id: id.clone(),
                     tier,
                     bytes,
                     ref_count: e.refs,
-                    devices: e.vram.keys().copied().collect(),
+                    devices,
                 }
             })
             .collect();
+        // Sets the backend holds under ids this manager has no entry for.
+        for (id, (bytes, devices)) in &vram {
+            if !st.entries.contains_key(id) {
+                list.push(ParamsStatus {
+                    id: id.clone(),
+                    tier: "vram",
+                    bytes: *bytes,
+                    ref_count: 0,
+                    devices: devices.clone(),
+                });
+            }
+        }
         list.sort_by(|a, b| a.id.cmp(&b.id));
         let sum = |f: &dyn Fn(&Entry) -> u64| st.entries.values().map(f).sum::<u64>();
         let tiers = vec![
             TierUsage {
                 tier: "vram",
-                used_bytes: sum(&|e| e.vram.values().sum()),
+                used_bytes: vram.values().map(|v| v.0).sum(),
                 budget_bytes: self.budgets.vram,
             },
             TierUsage {

@@ -3,7 +3,8 @@
 //! per device) shows that the engine runs `gpu_workers_per_device`
 //! workers on each device at once and never more, and that the proofs
 //! they make verify. Parameters the daemon generates go through the
-//! backend's fixed-base engine.
+//! backend's fixed-base engine. The stand-in keeps its own residency table
+//! per device, as the GPU backend does, and status reports what it holds.
 
 mod common;
 
@@ -13,7 +14,9 @@ use cuzk_core::params::Parameters;
 use cuzk_core::prover::{CpuBackend, MsmResults, ProverBackend};
 use cuzk_core::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use cuzk_core::{PhaseTimings, ProvingAssignment};
-use cuzk_daemon::devices::{DeviceBackend, DeviceError, DeviceInfo};
+use cuzk_daemon::devices::{DeviceBackend, DeviceError, DeviceInfo, ResidentParams};
+use std::collections::BTreeMap;
+use std::sync::Mutex;
 use cuzk_daemon::proto::Priority as P;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -82,6 +85,8 @@ struct FakeGpus {
     counts: Vec<Arc<Counts>>,
     provers_made: AtomicUsize,
     engine: Arc<CountingEngine>,
+    /// Per device: resident parameter id -> bytes (the backend's table).
+    resident: Vec<Mutex<BTreeMap<String, u64>>>,
 }
 
 impl FakeGpus {
@@ -90,6 +95,7 @@ impl FakeGpus {
             counts: (0..devices).map(|_| Arc::default()).collect(),
             provers_made: AtomicUsize::new(0),
             engine: Arc::default(),
+            resident: (0..devices).map(|_| Mutex::default()).collect(),
         }
     }
 }
@@ -120,13 +126,33 @@ impl DeviceBackend for FakeGpus {
     }
     fn upload_params(
         &self,
-        _device: u32,
-        _id: &str,
+        device: u32,
+        id: &str,
         params: &Arc<Parameters>,
     ) -> Result<u64, DeviceError> {
-        Ok(params.h.len() as u64 * 96)
+        let bytes = params.h.len() as u64 * 96;
+        self.resident[device as usize]
+            .lock()
+            .unwrap()
+            .insert(id.to_owned(), bytes);
+        Ok(bytes)
     }
-    fn release_params(&self, _device: u32, _id: &str) {}
+    fn release_params(&self, device: u32, id: &str) {
+        self.resident[device as usize].lock().unwrap().remove(id);
+    }
+    fn resident_params(&self, device: u32) -> Vec<ResidentParams> {
+        self.resident[device as usize]
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(id, &bytes)| ResidentParams {
+                id: id.clone(),
+                bytes,
+                in_use: 0,
+                idle_ms: 0,
+            })
+            .collect()
+    }
     fn fixed_base_engine(&self) -> Option<Arc<dyn FixedBaseEngine + Send + Sync>> {
         Some(self.engine.clone())
     }
@@ -166,6 +192,30 @@ async fn run(workers_per_device: usize, jobs: u64) -> Arc<FakeGpus> {
     }
     let st = status(&mut c).await;
     assert_eq!(st.workers as usize, 2 * workers_per_device);
+    // Status lists what the backend holds: porep-like-6 on each device
+    // that proved (its workers made it resident before their proofs).
+    let holding: Vec<u32> = (0..2u32)
+        .filter(|&d| !gpus.resident_params(d).is_empty())
+        .collect();
+    assert!(!holding.is_empty());
+    let p6 = st
+        .params
+        .iter()
+        .find(|p| p.id == "porep-like-6")
+        .expect("porep-like-6 in status");
+    assert_eq!(p6.tier, "vram");
+    assert_eq!(p6.devices, holding);
+    let per_device = gpus.resident_params(holding[0])[0].bytes;
+    assert_eq!(p6.bytes, per_device * holding.len() as u64);
+    // The backend evicts it on one device (for another kind's room):
+    // status follows the backend, not what the daemon once uploaded.
+    gpus.release_params(holding[0], "porep-like-6");
+    let st = status(&mut c).await;
+    let p6 = st.params.iter().find(|p| p.id == "porep-like-6").unwrap();
+    assert_eq!(p6.devices, holding[1..].to_vec());
+    if holding.len() == 1 {
+        assert_eq!(p6.tier, "pinned");
+    }
     t.stop().await;
     gpus
 }

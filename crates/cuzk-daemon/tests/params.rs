@@ -201,3 +201,152 @@ async fn ids_never_leave_the_directory_and_missing_files_are_reported() {
     let e = m.acquire(&k).await.err().unwrap();
     assert!(e.to_string().contains("corrupt"), "{e}");
 }
+
+/// A device backend whose one device keeps a residency table of its own
+/// (as the GPU backend does): the parameter manager must report what this
+/// says, not what it asked for.
+#[derive(Default)]
+struct FakeVram {
+    resident: std::sync::Mutex<std::collections::BTreeMap<String, u64>>,
+    uploads: std::sync::atomic::AtomicUsize,
+    cap: std::sync::Mutex<Option<Option<u64>>>,
+}
+
+impl FakeVram {
+    /// The backend evicting a set on its own (LRU, for another kind's
+    /// partition).
+    fn evict_behind_the_managers_back(&self, id: &str) {
+        self.resident.lock().unwrap().remove(id);
+    }
+    fn holds(&self, id: &str) -> bool {
+        self.resident.lock().unwrap().contains_key(id)
+    }
+}
+
+impl cuzk_daemon::devices::DeviceBackend for FakeVram {
+    fn name(&self) -> &'static str {
+        "fake-vram"
+    }
+    fn gpu_present(&self) -> bool {
+        true
+    }
+    fn devices(&self) -> Vec<cuzk_daemon::devices::DeviceInfo> {
+        vec![cuzk_daemon::devices::DeviceInfo {
+            index: 0,
+            name: "fake 0".into(),
+            vram_total_bytes: 1 << 30,
+            vram_free_bytes: 1 << 30,
+        }]
+    }
+    fn prover(&self, _device: Option<u32>) -> Arc<dyn cuzk_core::prover::ProverBackend> {
+        Arc::new(cuzk_core::prover::CpuBackend)
+    }
+    fn upload_params(
+        &self,
+        _device: u32,
+        id: &str,
+        params: &Arc<cuzk_core::Parameters>,
+    ) -> Result<u64, cuzk_daemon::devices::DeviceError> {
+        self.uploads
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let bytes = params.h.len() as u64 * 96;
+        self.resident.lock().unwrap().insert(id.to_owned(), bytes);
+        Ok(bytes)
+    }
+    fn release_params(&self, _device: u32, id: &str) {
+        self.resident.lock().unwrap().remove(id);
+    }
+    fn resident_params(&self, device: u32) -> Vec<cuzk_daemon::devices::ResidentParams> {
+        assert_eq!(device, 0, "only device 0 exists");
+        self.resident
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(id, &bytes)| cuzk_daemon::devices::ResidentParams {
+                id: id.clone(),
+                bytes,
+                in_use: 0,
+                idle_ms: 0,
+            })
+            .collect()
+    }
+    fn set_resident_cap(&self, cap: Option<u64>) {
+        *self.cap.lock().unwrap() = Some(cap);
+    }
+}
+
+fn vram_manager(dir: &Path, vram: u64, fake: Arc<FakeVram>) -> Arc<ParamManager> {
+    ParamManager::new(
+        dir,
+        TierBudgets {
+            vram,
+            pinned: u64::MAX,
+            mapped: u64::MAX,
+            disk: u64::MAX,
+        },
+        true,
+        fake,
+        ["porep-like-4", "porep-like-5"].map(String::from).into(),
+    )
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_vram_tier_is_what_the_backend_says_is_resident() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = Arc::new(FakeVram::default());
+    let m = vram_manager(dir.path(), u64::MAX, fake.clone());
+    // No [params] vram_budget: the backend is told there is no cap.
+    assert_eq!(*fake.cap.lock().unwrap(), Some(None));
+    let l4 = m.acquire(&kind(4)).await.unwrap();
+    let l5 = m.acquire(&kind(5)).await.unwrap();
+    assert!(!m.is_resident("porep-like-4", 0));
+    m.ensure_resident(&l4, 0);
+    m.ensure_resident(&l5, 0);
+    // Already resident: no second upload.
+    m.ensure_resident(&l4, 0);
+    assert_eq!(fake.uploads.load(std::sync::atomic::Ordering::SeqCst), 2);
+    let vram_of = |m: &ParamManager, id: &str| {
+        m.status()
+            .0
+            .into_iter()
+            .find(|p| p.id == id)
+            .map(|p| (p.tier, p.bytes, p.devices))
+    };
+    let b4 = l4.params.h.len() as u64 * 96;
+    let b5 = l5.params.h.len() as u64 * 96;
+    assert_eq!(vram_of(&m, "porep-like-4"), Some(("vram", b4, vec![0])));
+    assert_eq!(vram_of(&m, "porep-like-5"), Some(("vram", b5, vec![0])));
+    let vram_used = |m: &ParamManager| {
+        m.status()
+            .1
+            .into_iter()
+            .find(|t| t.tier == "vram")
+            .unwrap()
+            .used_bytes
+    };
+    assert_eq!(vram_used(&m), b4 + b5);
+    // The backend evicts porep-like-4 for room (least recently used):
+    // status and is_resident follow it, and the entry is back to pinned.
+    fake.evict_behind_the_managers_back("porep-like-4");
+    assert!(!m.is_resident("porep-like-4", 0));
+    assert!(m.is_resident("porep-like-5", 0));
+    assert_eq!(vram_of(&m, "porep-like-4").map(|v| v.0), Some("pinned"));
+    assert_eq!(vram_used(&m), b5);
+    // A set the backend holds under an id of its own is listed too.
+    fake.resident
+        .lock()
+        .unwrap()
+        .insert("params@1234".into(), 77);
+    assert_eq!(vram_of(&m, "params@1234"), Some(("vram", 77, vec![0])));
+    // Evicting asks the backend to free the device copy.
+    drop((l4, l5));
+    let (ev, busy) = m.evict(&["porep-like-5".into(), "params@1234".into()]);
+    assert_eq!((ev.len(), busy.len()), (2, 0), "{ev:?}");
+    assert!(!fake.holds("porep-like-5") && !fake.holds("params@1234"));
+    assert_eq!(vram_used(&m), 0);
+    // [params] vram_budget reaches the backend as its cap.
+    let fake2 = Arc::new(FakeVram::default());
+    let _m2 = vram_manager(dir.path(), 1 << 20, fake2.clone());
+    assert_eq!(*fake2.cap.lock().unwrap(), Some(Some(1 << 20)));
+}
