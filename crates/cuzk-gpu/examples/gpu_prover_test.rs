@@ -4,15 +4,19 @@
 //!   gpu_prover_test [--bench LOGS] [--partitions LIST] [--caps-mib LIST] [--reps N]
 //!                   [--bench-only] [--json-out PATH] [--paramgen cpu|gpu]
 //!                   [--paramgen-cpu-max LOG] [--cpu-ref-max LOG] [--no-pageable]
-//!                   [--distinct K]
+//!                   [--distinct K] [--concurrent-cap-mib MIB]
 //!
 //! Checks (always): cuzk-core's conformance check; a GPU proof verified by
 //! bellperson and cuzk (and a wrong input rejected); every staging plan
 //! forced in turn and chosen by a VRAM cap, against the CPU backend, with
 //! the driver pool's high-water mark held to the cap; the fault hook at
 //! every allocation of a proof (error and panic), with device memory back
-//! at its level and the next proof right; two workers on one device. The
-//! last line is `N passed, M failed`.
+//! at its level and the next proof right; two workers on one device; two
+//! parameter sets resident at once, and LRU eviction under a cap; three
+//! workers proving porep-like 2^18/2^20/2^22 at once under a 1 GiB cap
+//! (`--concurrent-cap-mib`), every partition waiting for its memory
+//! instead of failing and every proof verifying. The last line is
+//! `N passed, M failed`.
 //!
 //! Parameter generation: the GPU fixed-base engine's parameters equal the
 //! CPU generator's byte for byte (porep-like 2^10 and 2^16, same toxic
@@ -486,6 +490,173 @@ fn two_workers(t: &mut Tally) {
     t.check("two workers share one device, porep-like 2^12 x3 each", r);
 }
 
+/// Two parameter sets resident at once when they fit (no re-upload when
+/// the kinds alternate), and the least recently used one evicted when a
+/// cap leaves room for one only; every result equal to the CPU's.
+fn two_sets_resident(t: &mut Tally) {
+    let (la, lb) = (14, 16);
+    let (pa, pb) = (params_for(la), params_for(lb));
+    let (ba, bb) = (assignments(la, 60..61), assignments(lb, 61..62));
+    let (wa, _) = CpuBackend.compute(&pa, &ba).expect("cpu");
+    let (wb, _) = CpuBackend.compute(&pb, &bb).expect("cpu");
+    let r = (|| {
+        let gpu = open(GpuConfig::default())?;
+        for (p, b, w) in [(&pa, &ba, &wa), (&pb, &bb, &wb), (&pa, &ba, &wa), (&pb, &bb, &wb)] {
+            same(&compute(&gpu, p, b)?, w)?;
+        }
+        let res = gpu.resident();
+        let bytes_a = sizes_of(&pa, &ba[0]).params_bytes();
+        let bytes_b = sizes_of(&pb, &bb[0]).params_bytes();
+        if res.len() != 2 || gpu.parameter_uploads() != 2 {
+            return Err(format!(
+                "{} uploads, resident {res:?}",
+                gpu.parameter_uploads()
+            ));
+        }
+        if gpu.budget().reserved() != bytes_a + bytes_b || gpu.budget().transient() != 0 {
+            return Err(format!(
+                "{} reserved ({} transient), {} resident",
+                gpu.budget().reserved(),
+                gpu.budget().transient(),
+                bytes_a + bytes_b
+            ));
+        }
+        // Evict by id: the other stays.
+        if !gpu.evict_resident(&res[1].id) || gpu.resident().len() != 1 {
+            return Err(format!("evict {}: {:?}", res[1].id, gpu.resident()));
+        }
+        println!(
+            "     2^{la} and 2^{lb} resident together ({} + {} MiB), 2 uploads for 4 proofs",
+            bytes_a / MIB,
+            bytes_b / MIB
+        );
+        Ok(())
+    })();
+    t.check(&format!("two parameter sets resident at once (2^{la}, 2^{lb})"), r);
+    let r = (|| {
+        // A cap with room for the larger set (2^16) and its working set
+        // but not for both sets beside either working set: proving 2^16,
+        // 2^15, 2^16 evicts the least recently used set each time.
+        let (lx, ly) = (16, 15);
+        let (px, py) = (pb.clone(), params_for(ly));
+        let (bx, by) = (bb.clone(), assignments(ly, 62..63));
+        let (wx, wy) = (wb.clone(), CpuBackend.compute(&py, &by).expect("cpu").0);
+        let work = |p: &Parameters, b: &ProvingAssignment| {
+            let s = sizes_of(p, b);
+            (s.params_bytes(), s.h_bytes(HStaging::AllResident).max(s.max_msm_scratch()))
+        };
+        let ((sx, kx), (sy, ky)) = (work(&px, &bx[0]), work(&py, &by[0]));
+        let cap = (sx + kx).max(sy + ky);
+        if cap >= sx + sy + kx.min(ky) {
+            return Err(format!("sizes leave room for both sets under {cap}"));
+        }
+        let gpu = open(GpuConfig {
+            budget: BudgetConfig {
+                vram_limit: Some(cap),
+                ..BudgetConfig::default()
+            },
+            ..GpuConfig::default()
+        })?;
+        for (p, b, w) in [(&px, &bx, &wx), (&py, &by, &wy), (&px, &bx, &wx)] {
+            same(&compute(&gpu, p, b)?, w)?;
+        }
+        let res = gpu.resident();
+        if gpu.budget().peak() > cap {
+            return Err(format!("peak {} above the cap {cap}", gpu.budget().peak()));
+        }
+        if res.len() != 1 || res[0].bytes != sx || gpu.parameter_uploads() != 3 {
+            return Err(format!(
+                "{} uploads, resident {res:?} (cap {cap}; 2^{lx} holds {sx}, 2^{ly} {sy})",
+                gpu.parameter_uploads()
+            ));
+        }
+        Ok(())
+    })();
+    t.check(
+        "a cap with room for one set: the least recently used is evicted",
+        r,
+    );
+}
+
+/// Three workers under a 1 GiB cap prove porep-like 2^18, 2^20 and 2^22
+/// partitions at once: every partition waits for its working set instead
+/// of failing (the failure of issue 11), and every proof verifies.
+fn concurrent_under_cap(t: &mut Tally, cap_mib: u64) {
+    let logs = [22u32, 18, 20];
+    let r = (|| {
+        let engine = GpuFixedBase::open(0).map_err(|e| e.to_string())?;
+        let params: Vec<Arc<Parameters>> = logs
+            .iter()
+            .map(|&l| gen_params(l, &engine).map(|(p, _)| Arc::new(p)))
+            .collect::<Result<_, _>>()?;
+        drop(engine);
+        let cap = cap_mib * MIB;
+        let gpu = Arc::new(open(GpuConfig {
+            workers_per_device: 3,
+            budget: BudgetConfig {
+                vram_limit: Some(cap),
+                ..BudgetConfig::default()
+            },
+            ..GpuConfig::default()
+        })?);
+        // Worker w proves four partitions, the kinds in turn from w on:
+        // each worker meets each kind, and the three run different kinds
+        // at once.
+        let results = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..3usize)
+                .map(|w| {
+                    let (gpu, params) = (gpu.clone(), params.clone());
+                    s.spawn(move || -> Result<usize, String> {
+                        let mut done = 0;
+                        for k in 0..4usize {
+                            let i = (w + k) % logs.len();
+                            let seed = 100 + (w * 4 + k) as u64;
+                            let pa = assignments(logs[i], seed..seed + 1);
+                            let msm = compute(&gpu, &params[i], &pa)
+                                .map_err(|e| format!("worker {w}, 2^{}: {e}", logs[i]))?;
+                            verifies(&params[i], &pa[0], &msm[0])
+                                .map_err(|e| format!("worker {w}, 2^{}: {e}", logs[i]))?;
+                            done += 1;
+                        }
+                        Ok(done)
+                    })
+                })
+                .collect();
+            hs.into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err("worker panicked".into())))
+                .collect::<Vec<_>>()
+        });
+        let done: usize = results.into_iter().collect::<Result<Vec<_>, _>>()?.iter().sum();
+        let b = gpu.budget();
+        if done != 12 || b.peak() > cap || b.transient() != 0 || b.queued() != 0 {
+            return Err(format!(
+                "{done} of 12 proved; peak {} of {cap}, {} transient, {} queued",
+                b.peak(),
+                b.transient(),
+                b.queued()
+            ));
+        }
+        let reports = gpu.take_reports();
+        let high = reports.iter().map(|r| r.pool_high).max().unwrap_or(0);
+        println!(
+            "     12 partitions (2^22, 2^20, 2^18) on 3 workers under {cap_mib} MiB: peak reserved {} MiB, \
+             pool high {} MiB, {} parameter uploads, resident {:?}",
+            b.peak() / MIB,
+            high / MIB,
+            gpu.parameter_uploads(),
+            gpu.resident().iter().map(|r| &r.id).collect::<Vec<_>>()
+        );
+        if high > cap {
+            return Err(format!("pool high-water mark {high} above the cap {cap}"));
+        }
+        Ok(())
+    })();
+    t.check(
+        &format!("3 workers, {cap_mib} MiB cap, porep-like 2^18/2^20/2^22 at once: all prove"),
+        r,
+    );
+}
+
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
@@ -866,6 +1037,13 @@ fn main() {
                 capped_plans(&mut t, &mut out);
                 faults(&mut t);
                 two_workers(&mut t);
+                two_sets_resident(&mut t);
+                concurrent_under_cap(
+                    &mut t,
+                    arg("--concurrent-cap-mib")
+                        .and_then(|x| x.parse().ok())
+                        .unwrap_or(1024),
+                );
             }
             if !bench_logs.is_empty() {
                 let o = BenchOptions {
