@@ -34,7 +34,12 @@ fn main() {
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
-            "--repeat" => repeat = args.next().and_then(|v| v.parse().ok()).expect("--repeat N"),
+            "--repeat" => {
+                repeat = args
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .expect("--repeat N")
+            }
             "--jobs" => jobs = args.next().and_then(|v| v.parse().ok()).expect("--jobs N"),
             s => sizes.push(s.parse::<u32>().expect("a log size")),
         }
@@ -45,7 +50,16 @@ fn main() {
     let repeat = repeat.max(1);
     println!(
         "{:>4} {:>10} {:>10} {:>10} {:>10} {:>10} {:>12} {:>10} {:>9} {:>9}",
-        "log", "full ms", "witness", "products", "compiled", "ratio", "par/part ms", "par ratio", "compile", "MB"
+        "log",
+        "full ms",
+        "witness",
+        "products",
+        "compiled",
+        "ratio",
+        "par/part ms",
+        "par ratio",
+        "compile",
+        "MB"
     );
     for log in sizes {
         let t = Instant::now();
@@ -59,7 +73,8 @@ fn main() {
             let f = synthesis::synthesize(PorepLikeCircuit::new(log, seed)).expect("full");
             full.push(ms(t));
             let t0 = Instant::now();
-            let w = compiled::synthesize_witness(PorepLikeCircuit::new(log, seed)).expect("witness");
+            let w =
+                compiled::synthesize_witness(PorepLikeCircuit::new(log, seed)).expect("witness");
             wit.push(ms(t0));
             let t1 = Instant::now();
             let pa = cc.assign(w).expect("assign");
@@ -67,7 +82,10 @@ fn main() {
             comp.push(ms(t0));
             if r == 0 {
                 assert!(
-                    f.a == pa.a && f.b == pa.b && f.c == pa.c && f.aux_assignment == pa.aux_assignment,
+                    f.a == pa.a
+                        && f.b == pa.b
+                        && f.c == pa.c
+                        && f.aux_assignment == pa.aux_assignment,
                     "compiled differs from full synthesis at 2^{log}"
                 );
             }
@@ -76,7 +94,10 @@ fn main() {
         let t = Instant::now();
         let ws: Vec<_> = (0..jobs)
             .into_par_iter()
-            .map(|j| compiled::synthesize_witness(PorepLikeCircuit::new(log, 5000 + j as u64)).expect("witness"))
+            .map(|j| {
+                compiled::synthesize_witness(PorepLikeCircuit::new(log, 5000 + j as u64))
+                    .expect("witness")
+            })
             .collect();
         let par_wit = ms(t);
         let t = Instant::now();

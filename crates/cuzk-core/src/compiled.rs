@@ -1113,6 +1113,43 @@ impl CompiledCircuit {
     }
 }
 
+/// A compiled constraint system made on first use by one caller while the
+/// others wait, then shared (a circuit kind's, in a daemon).
+pub struct CompiledOnce {
+    cell: std::sync::Mutex<Option<Arc<CompiledCircuit>>>,
+}
+
+impl Default for CompiledOnce {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl CompiledOnce {
+    pub fn new() -> Self {
+        CompiledOnce {
+            cell: std::sync::Mutex::new(None),
+        }
+    }
+    /// The compiled system, made by `make` if this is the first call.
+    pub fn get_or_compile(
+        &self,
+        make: impl FnOnce() -> Result<CompiledCircuit>,
+    ) -> Result<Arc<CompiledCircuit>> {
+        let mut g = self.cell.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = &*g {
+            return Ok(c.clone());
+        }
+        let c = Arc::new(make()?);
+        *g = Some(c.clone());
+        Ok(c)
+    }
+    /// The compiled system if it has been made.
+    pub fn get(&self) -> Option<Arc<CompiledCircuit>> {
+        self.cell.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
 /// The conventional file name of a compiled circuit: `<stem>.r1cs`.
 pub fn file_name(stem: &str) -> PathBuf {
     PathBuf::from(format!("{stem}.r1cs"))

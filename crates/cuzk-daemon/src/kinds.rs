@@ -106,6 +106,10 @@ pub struct PorepLikeKind {
     name: String,
     log_size: u32,
     max_partitions: u32,
+    /// The compiled constraint system, made on the first synthesis (the
+    /// shape depends on the size alone); None until then, and always with
+    /// full synthesis.
+    compiled: Option<cuzk_core::compiled::CompiledOnce>,
 }
 
 /// Decoded porep-like input.
@@ -130,12 +134,27 @@ impl PorepLikeInput {
 }
 
 impl PorepLikeKind {
+    /// With compiled synthesis (the default): constraints recorded once,
+    /// then witness-only synthesis and sparse products per partition.
     pub fn new(log_size: u32, max_partitions: u32) -> Self {
         Self {
             name: format!("porep-like-{log_size}"),
             log_size,
             max_partitions,
+            compiled: Some(cuzk_core::compiled::CompiledOnce::new()),
         }
+    }
+    /// With full synthesis of every partition (every constraint built and
+    /// evaluated), for comparison.
+    pub fn with_full_synthesis(log_size: u32, max_partitions: u32) -> Self {
+        Self {
+            compiled: None,
+            ..Self::new(log_size, max_partitions)
+        }
+    }
+    /// The compiled constraint system, once a synthesis has made it.
+    pub fn compiled(&self) -> Option<Arc<cuzk_core::compiled::CompiledCircuit>> {
+        self.compiled.as_ref().and_then(|c| c.get())
     }
     pub fn log_size(&self) -> u32 {
         self.log_size
@@ -198,10 +217,25 @@ impl CircuitKind for PorepLikeKind {
             })?;
             circuits.push(input.circuit(self.log_size, *p));
         }
-        cuzk_core::synthesis::synthesize_batch(circuits).map_err(|source| KindError::Core {
+        let core = |source| KindError::Core {
             kind: self.name.clone(),
             source,
-        })
+        };
+        let Some(once) = &self.compiled else {
+            return cuzk_core::synthesis::synthesize_batch(circuits).map_err(core);
+        };
+        let log = self.log_size;
+        let cc = once
+            .get_or_compile(|| {
+                cuzk_core::compiled::compile(PorepLikeCircuit::new(log, 0), &self.name)
+            })
+            .map_err(core)?;
+        use rayon::prelude::*;
+        circuits
+            .into_par_iter()
+            .map(|c| cc.synthesize(c))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(core)
     }
     fn host_bytes_per_partition(&self) -> u64 {
         // 32-byte scalars: a, b, c padded to a domain of up to 2·2^log while
@@ -279,6 +313,30 @@ mod tests {
             partitions: 5,
         };
         assert!(k.decode_input(&five.encode()).is_err());
+    }
+
+    #[test]
+    fn compiled_and_full_synthesis_agree() {
+        let compiled = PorepLikeKind::new(9, 4);
+        let full = PorepLikeKind::with_full_synthesis(9, 4);
+        let (input, parts) = compiled
+            .decode_input(&PorepLikeInput { seed: 11, partitions: 3 }.encode())
+            .unwrap();
+        let req: Vec<(JobInput, usize)> = (0..parts).map(|p| (input.clone(), p)).collect();
+        assert!(compiled.compiled().is_none());
+        let a = compiled.synthesize(&req).unwrap();
+        assert!(compiled.compiled().is_some());
+        let b = full.synthesize(&req).unwrap();
+        assert_eq!(a.len(), 3);
+        for (x, y) in a.iter().zip(&b) {
+            assert!(x.a == y.a && x.b == y.b && x.c == y.c);
+            assert_eq!(x.aux_assignment, y.aux_assignment);
+            assert_eq!(x.input_assignment, y.input_assignment);
+            assert_eq!(x.a_aux_density, y.a_aux_density);
+            assert_eq!(x.b_aux_density, y.b_aux_density);
+        }
+        // Partitions differ from each other (their seeds differ).
+        assert_ne!(a[0].aux_assignment, a[1].aux_assignment);
     }
 
     #[test]

@@ -11,6 +11,7 @@
 //! ```text
 //! cargo run --release -p cuzk-filecoin --example porep_c2_bench -- \
 //!     [--params DIR] [--repeat N] [--cuzk-only] [--backend cpu|cuda|auto] [--json FILE]
+//!     [--synthesis compiled|full]
 //! ```
 //! `--backend` picks cuzk's prover and where missing parameters are
 //! generated (default cpu); the GPU needs a build with
@@ -35,6 +36,7 @@ struct Args {
     cuzk_only: bool,
     backend: cuzk_gpu::BackendChoice,
     json: Option<PathBuf>,
+    synthesis: cuzk_filecoin::SynthesisMode,
 }
 
 fn args() -> Result<Args, String> {
@@ -44,6 +46,7 @@ fn args() -> Result<Args, String> {
         cuzk_only: false,
         backend: cuzk_gpu::BackendChoice::Cpu,
         json: None,
+        synthesis: cuzk_filecoin::SynthesisMode::Compiled,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -54,6 +57,13 @@ fn args() -> Result<Args, String> {
             "--cuzk-only" => a.cuzk_only = true,
             "--backend" => a.backend = value()?.parse()?,
             "--json" => a.json = Some(value()?.into()),
+            "--synthesis" => {
+                a.synthesis = match value()?.as_str() {
+                    "full" => cuzk_filecoin::SynthesisMode::Full,
+                    "compiled" => cuzk_filecoin::SynthesisMode::Compiled,
+                    o => return Err(format!("--synthesis: {o:?} is not full or compiled")),
+                }
+            }
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -151,7 +161,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         eprintln!("{why}");
     }
     let backend_name = selection.backend.name();
-    let prover = FilecoinProver::new(params.clone(), selection.backend.clone());
+    let prover =
+        FilecoinProver::new(params.clone(), selection.backend.clone()).with_synthesis(a.synthesis);
     let request = ProofRequest::PoRepC2(Box::new(c1.clone()));
     let warm = prover.prove(&request)?;
     let mut cuzk = Vec::new();
@@ -229,6 +240,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let json = serde_json::json!({
         "bench": "porep_c2_2kib",
         "backend": backend_name,
+        "synthesis": a.synthesis.name(),
         "verified_by": "filecoin_proofs::verify_seal",
         "repeat": a.repeat,
         "cuzk_ms": cuzk.iter().map(|d| ms(*d)).collect::<Vec<_>>(),

@@ -86,6 +86,12 @@ pub struct FilecoinProveArgs {
     /// Do not verify the proof before writing it.
     #[arg(long)]
     pub no_self_check: bool,
+
+    /// Synthesis: `compiled` (each circuit's constraints compiled once and
+    /// kept as `cuzk-<identifier>.r1cs` in the parameter directory, then
+    /// witness only, PoRep's challenges in parallel) or `full`.
+    #[arg(long, value_enum, default_value_t = crate::SynthesisMode::Compiled)]
+    pub synthesis: crate::SynthesisMode,
 }
 
 /// `cuzk params gen --filecoin KIND --sector-size SIZE`.
@@ -150,7 +156,8 @@ pub fn params_gen_on(
 pub fn prove(args: &FilecoinProveArgs, backend: Arc<dyn ProverBackend>) -> Result<ProofOutput> {
     let request = request_from_args(args).map_err(|e| name_input_file(e, args))?;
     let prover = FilecoinProver::new(cache_of(&args.param_cache), backend)
-        .with_self_check(!args.no_self_check);
+        .with_self_check(!args.no_self_check)
+        .with_synthesis(args.synthesis);
     let out = prover
         .prove(&request)
         .map_err(|e| name_input_file(e, args))?;

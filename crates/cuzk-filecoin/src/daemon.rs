@@ -38,6 +38,7 @@ pub struct FilecoinKind {
     name: String,
     params_id: String,
     generate: bool,
+    synthesis: crate::SynthesisMode,
 }
 
 impl FilecoinKind {
@@ -65,7 +66,14 @@ impl FilecoinKind {
             name: circuit.short_name(),
             params_id,
             generate,
+            synthesis: crate::SynthesisMode::default(),
         })
+    }
+
+    /// How partitions are synthesized (compiled by default).
+    pub fn with_synthesis(mut self, mode: crate::SynthesisMode) -> Self {
+        self.synthesis = mode;
+        self
     }
 
     /// Make the kind's parameter files visible to the daemon under its
@@ -307,7 +315,7 @@ impl CircuitKind for FilecoinKind {
                     })?;
             reqs.push((req, *k));
         }
-        synthesize_partitions(&reqs).map_err(|e| match e {
+        synthesize_partitions(&reqs, self.synthesis).map_err(|e| match e {
             Error::Core(source) => KindError::Core {
                 kind: self.name.clone(),
                 source,

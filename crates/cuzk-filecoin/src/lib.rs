@@ -25,6 +25,7 @@
 
 pub mod circuits;
 pub mod cli;
+pub mod compiled;
 pub mod curio;
 pub mod daemon;
 pub mod error;
@@ -36,6 +37,7 @@ pub mod prover;
 pub mod snap;
 
 pub use circuits::{CircuitId, ProofKind};
+pub use compiled::SynthesisMode;
 pub use error::{Error, Result};
 pub use paramcache::{CircuitFiles, LoadedParameters, ParamCache};
 pub use prover::{FilecoinProver, ProofOutput, ProofRequest};

@@ -4,6 +4,7 @@
 //! so fully checks, its circuits) and synthesize chosen partitions.
 
 use crate::circuits::{with_tree_shape, FilTree};
+use crate::compiled::{PartitionCircuit, SynthesisMode};
 use crate::prover::{ProofCircuits, ProofRequest};
 use crate::{porep, post, snap, CircuitId, Error, Result};
 use cuzk_core::ProvingAssignment;
@@ -31,7 +32,10 @@ fn count_typed<Tree: FilTree>(req: &ProofRequest) -> Result<usize> {
 
 /// Synthesize partition `k` of each `(request, k)`, in order. All requests
 /// must be of one circuit (they share parameters and are proved together).
-pub fn synthesize_partitions(parts: &[(&ProofRequest, usize)]) -> Result<Vec<ProvingAssignment>> {
+pub fn synthesize_partitions(
+    parts: &[(&ProofRequest, usize)],
+    mode: SynthesisMode,
+) -> Result<Vec<ProvingAssignment>> {
     let Some((first, _)) = parts.first() else {
         return Ok(Vec::new());
     };
@@ -50,11 +54,11 @@ pub fn synthesize_partitions(parts: &[(&ProofRequest, usize)]) -> Result<Vec<Pro
     }
     let size = circuit.sector_size();
     match first {
-        ProofRequest::PoRepC2(_) => with_tree_shape!(size, synth_porep, parts),
+        ProofRequest::PoRepC2(_) => with_tree_shape!(size, synth_porep, parts, mode),
         ProofRequest::WinningPost { .. } | ProofRequest::WindowPost { .. } => {
-            with_tree_shape!(size, synth_post, parts)
+            with_tree_shape!(size, synth_post, parts, mode)
         }
-        ProofRequest::SnapDeals { .. } => with_tree_shape!(size, synth_snap, parts),
+        ProofRequest::SnapDeals { .. } => with_tree_shape!(size, synth_snap, parts, mode),
     }
 }
 
@@ -62,29 +66,39 @@ fn mixed() -> Error {
     Error::InvalidInput("requests of different proof kinds in one batch".into())
 }
 
-fn synth_porep<Tree: FilTree>(parts: &[(&ProofRequest, usize)]) -> Result<Vec<ProvingAssignment>> {
-    synth_typed::<Tree, _>(parts, |r| match r {
+fn synth_porep<Tree: FilTree>(
+    parts: &[(&ProofRequest, usize)],
+    mode: SynthesisMode,
+) -> Result<Vec<ProvingAssignment>> {
+    synth_typed::<Tree, _>(parts, mode, |r| match r {
         ProofRequest::PoRepC2(c1) => porep::c2_circuits::<Tree>(c1),
         _ => Err(mixed()),
     })
 }
 
-fn synth_post<Tree: FilTree>(parts: &[(&ProofRequest, usize)]) -> Result<Vec<ProvingAssignment>> {
-    synth_typed::<Tree, _>(parts, |r| post::post_circuits::<Tree>(&post_args(r)?))
+fn synth_post<Tree: FilTree>(
+    parts: &[(&ProofRequest, usize)],
+    mode: SynthesisMode,
+) -> Result<Vec<ProvingAssignment>> {
+    synth_typed::<Tree, _>(parts, mode, |r| post::post_circuits::<Tree>(&post_args(r)?))
 }
 
-fn synth_snap<Tree: FilTree>(parts: &[(&ProofRequest, usize)]) -> Result<Vec<ProvingAssignment>> {
-    synth_typed::<Tree, _>(parts, |r| snap::snap_circuits::<Tree>(&snap_args(r)?))
+fn synth_snap<Tree: FilTree>(
+    parts: &[(&ProofRequest, usize)],
+    mode: SynthesisMode,
+) -> Result<Vec<ProvingAssignment>> {
+    synth_typed::<Tree, _>(parts, mode, |r| snap::snap_circuits::<Tree>(&snap_args(r)?))
 }
 
 /// Build each distinct request's circuits once, take the wanted
 /// partitions, synthesize them together.
 fn synth_typed<Tree: FilTree, C>(
     parts: &[(&ProofRequest, usize)],
+    mode: SynthesisMode,
     build: impl Fn(&ProofRequest) -> Result<ProofCircuits<C>>,
 ) -> Result<Vec<ProvingAssignment>>
 where
-    C: bellpepper_core::Circuit<blstrs::Scalar> + Send,
+    C: PartitionCircuit,
 {
     let mut built: Vec<(*const ProofRequest, Vec<Option<C>>)> = Vec::new();
     let mut circuits = Vec::with_capacity(parts.len());
@@ -111,7 +125,10 @@ where
             })?;
         circuits.push(circuit);
     }
-    Ok(cuzk_core::synthesis::synthesize_batch(circuits)?)
+    let Some((first, _)) = parts.first() else {
+        return Ok(Vec::new());
+    };
+    crate::compiled::synthesize(first.circuit(), circuits, mode, None)
 }
 
 fn post_args(req: &ProofRequest) -> Result<post::PostArgs<'_>> {

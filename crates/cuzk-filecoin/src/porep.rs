@@ -12,6 +12,7 @@
 //!   no registered proof, so the caller names it.
 
 use crate::circuits::{with_tree_shape, FilTree, ProofKind};
+use crate::compiled::PorepPartition;
 use crate::prover::{guarded, FilecoinProver, ProofCircuits, ProofOutput};
 use crate::{CircuitId, Error, Result};
 use base64::Engine as _;
@@ -26,7 +27,7 @@ use filecoin_proofs_api::RegisteredSealProof;
 use std::time::Instant;
 use storage_proofs_core::api_version::ApiFeature;
 use storage_proofs_core::compound_proof::{self, CompoundProof};
-use storage_proofs_porep::stacked::{self, StackedCircuit, StackedCompound, StackedDrg};
+use storage_proofs_porep::stacked::{self, StackedCompound, StackedDrg};
 
 /// Curio's C1 file: Go's `encoding/json` writes the `[]byte` C1 output as
 /// base64.
@@ -170,7 +171,7 @@ fn tagged_size(p: &VanillaSealProof) -> u64 {
 /// the shape of the output's sector size).
 pub(crate) fn c2_circuits<Tree: FilTree>(
     c1: &SealCommitPhase1Output,
-) -> Result<ProofCircuits<StackedCircuit<Tree, DefaultPieceHasher>>> {
+) -> Result<ProofCircuits<PorepPartition<Tree>>> {
     use std::any::Any;
     let rp = c1.registered_proof;
     // The shape comes from the proofs' own tag; it must agree with the
@@ -211,7 +212,7 @@ type C2Args = (
 pub(crate) fn porep_circuits<Tree: FilTree>(
     (rp, comm_r, comm_d, replica_id, seed): C2Args,
     vanilla_proofs: &[Vec<filecoin_proofs::VanillaSealProof<Tree>>],
-) -> Result<ProofCircuits<StackedCircuit<Tree, DefaultPieceHasher>>> {
+) -> Result<ProofCircuits<PorepPartition<Tree>>> {
     let config: PoRepConfig = rp.as_v1_config();
     if config.feature_enabled(ApiFeature::NonInteractivePoRep) {
         // NI-PoRep's C2 output is a SnarkPack aggregate of the partition
@@ -266,15 +267,12 @@ pub(crate) fn porep_circuits<Tree: FilTree>(
     let mut circuits = Vec::with_capacity(partitions);
     let mut inputs = Vec::with_capacity(partitions);
     for (k, proof) in vanilla_proofs.iter().enumerate() {
-        circuits.push(guarded(&format!("PoRep circuit of partition {k}"), || {
-            <Compound<Tree> as CompoundProof<Scheme<'_, Tree>, _>>::circuit(
-                &public_inputs,
-                (),
-                proof,
-                &pp.vanilla_params,
-                Some(k),
-            )
-        })?);
+        // What `StackedCompound::circuit` builds, kept apart so that the
+        // challenges can be synthesized in parallel.
+        circuits.push(
+            PorepPartition::new(replica_id, comm_d_safe, comm_r_safe, proof)
+                .map_err(|e| Error::InvalidInput(format!("PoRep circuit of partition {k}: {e}")))?,
+        );
         inputs.push(guarded(
             &format!("PoRep public inputs of partition {k}"),
             || {

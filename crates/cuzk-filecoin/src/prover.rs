@@ -194,6 +194,7 @@ pub struct FilecoinProver {
     backend: Arc<dyn ProverBackend>,
     loaded: Mutex<HashMap<CircuitId, Arc<LoadedParameters>>>,
     self_check: bool,
+    synthesis: crate::SynthesisMode,
 }
 
 impl FilecoinProver {
@@ -205,7 +206,20 @@ impl FilecoinProver {
             backend,
             loaded: Mutex::new(HashMap::new()),
             self_check: true,
+            synthesis: crate::SynthesisMode::default(),
         }
+    }
+
+    /// How partitions are synthesized (compiled by default: each circuit's
+    /// constraints compiled once, kept beside the parameters as
+    /// `cuzk-<identifier>.r1cs`).
+    pub fn with_synthesis(mut self, mode: crate::SynthesisMode) -> Self {
+        self.synthesis = mode;
+        self
+    }
+
+    pub fn synthesis(&self) -> crate::SynthesisMode {
+        self.synthesis
     }
 
     /// Whether to verify each proof (a few pairings per partition) before
@@ -283,7 +297,7 @@ impl FilecoinProver {
         circuit_build: Duration,
     ) -> Result<ProofOutput>
     where
-        C: bellpepper_core::Circuit<Scalar> + Send,
+        C: crate::compiled::PartitionCircuit,
     {
         let ProofCircuits {
             circuit,
@@ -306,12 +320,19 @@ impl FilecoinProver {
         };
 
         let mut rng = rand::rngs::OsRng;
-        let (proofs, timings) = cuzk_core::prover::create_proof_batch(
+        let t = Instant::now();
+        let assignments =
+            crate::compiled::synthesize(circuit, circuits, self.synthesis, Some(self.cache.dir()))?;
+        let synthesis = t.elapsed();
+        let (proofs, mut timings) = cuzk_core::prover::prove_assignments(
             self.backend.as_ref(),
-            circuits,
             &loaded.params,
+            &assignments,
             &mut rng,
         )?;
+        drop(assignments);
+        timings.synthesis = synthesis;
+        timings.total += synthesis;
 
         let mut self_check = Duration::ZERO;
         if self.self_check {

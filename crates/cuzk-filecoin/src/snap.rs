@@ -138,3 +138,13 @@ pub fn update_proof_from_u64(v: u64) -> Result<RegisteredUpdateProof> {
             value: v,
         })
 }
+
+impl<Tree: FilTree> crate::compiled::PartitionCircuit
+    for storage_proofs_update::circuit::EmptySectorUpdateCircuit<Tree>
+{
+    /// The circuit is not `Clone`; its blank form (what parameters are
+    /// generated from) has the same constraints.
+    fn shape_sample(&self) -> Self {
+        storage_proofs_update::circuit::EmptySectorUpdateCircuit::blank(self.pub_params.clone())
+    }
+}

@@ -202,6 +202,40 @@ fn negate_a(proof: &[u8], partition: usize) -> Vec<u8> {
     p
 }
 
+/// Compiled synthesis (constraints compiled once, witness only, parallel
+/// where the circuit allows) gives exactly what full synthesis gives, for
+/// every partition of `req`: a/b/c, assignments and densities.
+fn assert_synthesis_modes_agree(req: &ProofRequest) {
+    use cuzk_filecoin::partitions::{partition_count, synthesize_partitions};
+    use cuzk_filecoin::SynthesisMode;
+    let n = partition_count(req).unwrap();
+    for k in 0..n {
+        let t = Instant::now();
+        let full = synthesize_partitions(&[(req, k)], SynthesisMode::Full).unwrap();
+        let tf = t.elapsed();
+        let t = Instant::now();
+        let comp = synthesize_partitions(&[(req, k)], SynthesisMode::Compiled).unwrap();
+        let tc = t.elapsed();
+        let (f, c) = (&full[0], &comp[0]);
+        let what = format!("{} partition {k}", req.circuit());
+        assert_eq!(f.a.len(), c.a.len(), "{what}: constraints");
+        assert!(f.a == c.a, "{what}: a differs");
+        assert!(f.b == c.b, "{what}: b differs");
+        assert!(f.c == c.c, "{what}: c differs");
+        assert_eq!(f.input_assignment, c.input_assignment, "{what}: inputs");
+        assert!(f.aux_assignment == c.aux_assignment, "{what}: aux differs");
+        assert_eq!(f.a_aux_density, c.a_aux_density, "{what}: A density");
+        assert_eq!(
+            f.b_input_density, c.b_input_density,
+            "{what}: B input density"
+        );
+        assert_eq!(f.b_aux_density, c.b_aux_density, "{what}: B aux density");
+        eprintln!(
+            "{what}: full synthesis {tf:.2?}, compiled {tc:.2?} (compile included on first use)"
+        );
+    }
+}
+
 #[test]
 fn porep_c2_verifies_with_filecoin_proofs() {
     let f = fixture();
@@ -223,11 +257,10 @@ fn porep_c2_verifies_with_filecoin_proofs() {
     let decoded2 = cuzk_filecoin::porep::decode_c1(&api_json, Some(SEAL_PROOF)).unwrap();
     assert_eq!(serde_json::to_vec(&decoded2.output).unwrap(), api_json);
 
+    let req = ProofRequest::PoRepC2(Box::new(decoded.output));
+    assert_synthesis_modes_agree(&req);
     let t = Instant::now();
-    let out = f
-        .prover
-        .prove(&ProofRequest::PoRepC2(Box::new(decoded.output)))
-        .unwrap();
+    let out = f.prover.prove(&req).unwrap();
     eprintln!(
         "PoRep C2 (2 KiB, {} partition): {:.2?} total; synthesis {:.2?}, prover total {:.2?}",
         out.partitions,
@@ -297,15 +330,14 @@ fn winning_post_verifies_with_filecoin_proofs() {
     )
     .unwrap();
 
-    let out = f
-        .prover
-        .prove(&ProofRequest::WinningPost {
-            registered_proof: proof_type,
-            randomness: rand,
-            prover_id: s.prover_id,
-            vanilla_proofs: vec![vanilla.clone()],
-        })
-        .unwrap();
+    let req = ProofRequest::WinningPost {
+        registered_proof: proof_type,
+        randomness: rand,
+        prover_id: s.prover_id,
+        vanilla_proofs: vec![vanilla.clone()],
+    };
+    assert_synthesis_modes_agree(&req);
+    let out = f.prover.prove(&req).unwrap();
     eprintln!(
         "WinningPoSt (2 KiB): prover total {:.2?}",
         out.timings.total
@@ -410,6 +442,7 @@ fn window_post_verifies_with_filecoin_proofs() {
         vanilla_proofs,
         partition,
     };
+    assert_synthesis_modes_agree(&request(vanilla.clone(), None));
     let all = f.prover.prove(&request(vanilla.clone(), None)).unwrap();
     eprintln!(
         "WindowPoSt (2 KiB, {} partitions in one batch): prover total {:.2?}",
@@ -488,16 +521,15 @@ fn snap_deals_verifies_with_filecoin_proofs() {
     )
     .unwrap();
 
-    let out = f
-        .prover
-        .prove(&ProofRequest::SnapDeals {
-            registered_proof: proof_type,
-            vanilla_proofs: vanilla.iter().map(|p| p.0.clone()).collect(),
-            comm_r_old: s.comm_r,
-            comm_r_new: encoded.comm_r_new,
-            comm_d_new: encoded.comm_d_new,
-        })
-        .unwrap();
+    let req = ProofRequest::SnapDeals {
+        registered_proof: proof_type,
+        vanilla_proofs: vanilla.iter().map(|p| p.0.clone()).collect(),
+        comm_r_old: s.comm_r,
+        comm_r_new: encoded.comm_r_new,
+        comm_d_new: encoded.comm_d_new,
+    };
+    assert_synthesis_modes_agree(&req);
+    let out = f.prover.prove(&req).unwrap();
     eprintln!(
         "SnapDeals (2 KiB, {} partition): prover total {:.2?}",
         out.partitions, out.timings.total
