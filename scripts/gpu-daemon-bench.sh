@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# The daemon's throughput on the GPU machine (issue 11's benchmarks): a
+# `cuzk daemon` with the CUDA backend, then `cuzk bench batch` runs against
+# it, every proof verified by the daemon; traces and status kept in $OUT.
+#
+#   scripts/gpu-daemon-bench.sh --prepare
+#       On a build machine: builds `cuzk` with the cuda feature and copies
+#       it, stripped, with this script into .gpu-daemon/ (git-ignored).
+#   bash .gpu-daemon/gpu-daemon-bench.sh [--quick]
+#       On the GPU machine: porep-like-20 single-partition jobs (200 from 16
+#       clients), porep-like-24 jobs of 10 partitions (5), and porep-like-22
+#       NORMAL jobs with porep-like-20 CRITICAL jobs among them. The last
+#       line is `N passed, M failed` (a run passes when bench batch exits 0:
+#       every job completed and every proof verified).
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+if [ "${1:-}" = "--prepare" ]; then
+    nvcc_bin="$(bash scripts/install-nvcc.sh | tail -n 1)"
+    export PATH="$nvcc_bin:$PATH"
+    export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
+    cargo build --release -p cuzk-cli --features cuda
+    mkdir -p .gpu-daemon
+    cp "$CARGO_TARGET_DIR/release/cuzk" .gpu-daemon/
+    strip .gpu-daemon/cuzk
+    cp scripts/gpu-daemon-bench.sh .gpu-daemon/
+    ls -l .gpu-daemon
+    exit 0
+fi
+
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+out="${OUT:-/tmp}"
+work="$(mktemp -d /tmp/cuzk-daemon-bench.XXXXXX)"
+cuzk="$root/.gpu-daemon/cuzk"
+sock="$work/cuzk.sock"
+cat > "$work/cuzk.toml" <<EOF
+[server]
+unix_socket = "$sock"
+http_listen = "127.0.0.1:9821"
+max_message_bytes = "64MiB"
+
+[engine]
+gpu_workers_per_device = 2
+max_batch_size = 4
+verify_proofs = true
+
+[params]
+dir = "$work/params"
+check_points = false
+
+[kinds]
+porep_like_log_sizes = [20, 22, 24]
+porep_like_max_partitions = 16
+EOF
+nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv 2>&1 | tee "$out/gpu-daemon.log"
+"$cuzk" daemon --config "$work/cuzk.toml" > "$out/daemon-stdout.log" 2> "$out/daemon-stderr.log" &
+daemon=$!
+for _ in $(seq 1 100); do [ -S "$sock" ] && break; sleep 0.2; done
+passed=0
+failed=0
+run() {
+    local name="$1"
+    shift
+    echo "== $name: cuzk bench batch $*" | tee -a "$out/gpu-daemon.log"
+    local t0=$(date +%s.%N)
+    if "$cuzk" bench batch --daemon "unix:$sock" --json "$@" > "$out/$name.json" 2>> "$out/gpu-daemon.log"; then
+        passed=$((passed + 1))
+    else
+        failed=$((failed + 1))
+        echo "   FAILED" | tee -a "$out/gpu-daemon.log"
+    fi
+    echo "   wall $(awk -v a="$t0" -v b="$(date +%s.%N)" "BEGIN{print b-a}") s" | tee -a "$out/gpu-daemon.log"
+    head -c 3000 "$out/$name.json" | tee -a "$out/gpu-daemon.log"
+    echo | tee -a "$out/gpu-daemon.log"
+}
+# Warm-up: parameters generated (on the GPU) and constraints compiled.
+run warm-20 --kind porep-like-20 --count 8 --concurrency 8
+run porep20 --kind porep-like-20 --count 200 --concurrency 16 --trace "$out/trace-porep20.json"
+"$cuzk" status --daemon "unix:$sock" --json > "$out/status-after-20.json" 2>&1
+if [ "$quick" = 0 ]; then
+    run warm-24 --kind porep-like-24 --count 1 --concurrency 1
+    run porep24x10 --kind porep-like-24 --partitions 10 --count 5 --concurrency 5 --trace "$out/trace-porep24.json"
+    run warm-22 --kind porep-like-22 --count 2 --concurrency 2
+    # Two kinds interleaved, CRITICAL jobs among NORMAL ones.
+    "$cuzk" bench batch --daemon "unix:$sock" --json --kind porep-like-22 --count 60 --concurrency 12 \
+        > "$out/mixed-22.json" 2>> "$out/gpu-daemon.log" &
+    bg=$!
+    sleep 2
+    run mixed-critical-20 --kind porep-like-20 --count 20 --concurrency 2 --priority critical
+    if wait "$bg"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "mixed-22 FAILED" | tee -a "$out/gpu-daemon.log"; fi
+    head -c 3000 "$out/mixed-22.json" | tee -a "$out/gpu-daemon.log"; echo
+fi
+"$cuzk" status --daemon "unix:$sock" --json > "$out/status-end.json" 2>&1
+kill "$daemon" 2>/dev/null
+wait "$daemon" 2>/dev/null
+rm -rf "$work"
+echo "$passed passed, $failed failed" | tee -a "$out/gpu-daemon.log"
