@@ -446,6 +446,12 @@ pub fn status_json(s: &proto::GetStatusResponse) -> Value {
         "counters": {"submitted": c.submitted, "deduplicated": c.deduplicated, "completed": c.completed, "failed": c.failed, "cancelled": c.cancelled, "rejected": c.rejected, "batches": c.batches, "circuits_proved": c.circuits_proved, "proofs_verified": c.proofs_verified, "verification_failures": c.verification_failures},
         "kinds": s.kinds,
         "shutting_down": s.shutting_down,
+        "pipeline": {"synthesizing": s.synthesizing, "synthesis_concurrency": s.synthesis_concurrency, "open_chunks": s.open_chunks, "ready_chunks": s.ready_chunks},
+        "busy": {
+            "window_s": s.busy_window_s,
+            "workers": s.worker_busy.iter().map(|w| json!({"worker": w.worker, "device": w.device, "busy_fraction": w.busy_fraction})).collect::<Vec<_>>(),
+            "synthesis_busy_fraction": s.synthesis_busy_fraction,
+        },
     })
 }
 
@@ -579,7 +585,9 @@ pub async fn bench_batch(a: &BenchBatchOptions) -> anyhow::Result<Value> {
         c.get_status(proto::GetStatusRequest {}).await,
         "GetStatus",
     )?);
-    let trace = get_trace(&mut c, wall.as_secs_f64().max(1e-3)).await?;
+    // The window reaches back to the run's start (not only its wall time:
+    // the status call above came after it ended).
+    let trace = get_trace(&mut c, start.elapsed().as_secs_f64().max(1e-3)).await?;
     if let Some(p) = &a.trace {
         write_trace(p, &trace)?;
     }

@@ -16,6 +16,17 @@ pub struct ProofServiceImpl {
     engine: Engine,
 }
 
+fn worker_busy(b: &crate::trace::Busy) -> Vec<proto::WorkerBusy> {
+    b.workers
+        .iter()
+        .map(|w| proto::WorkerBusy {
+            worker: w.worker,
+            device: w.device,
+            busy_fraction: w.busy_fraction,
+        })
+        .collect()
+}
+
 /// A trace window from seconds (0: the status window); None when out of
 /// range.
 pub fn trace_window(secs: f64) -> Option<Duration> {
@@ -270,6 +281,13 @@ impl proto::proof_service_server::ProofService for ProofServiceImpl {
             kinds: s.kinds.clone(),
             workers: s.workers as u32,
             shutting_down: s.shutting_down,
+            synthesizing: s.synthesizing as u32,
+            synthesis_concurrency: s.synthesis_concurrency as u32,
+            open_chunks: s.open_chunks as u32,
+            ready_chunks: s.ready_chunks as u32,
+            worker_busy: worker_busy(&s.busy),
+            synthesis_busy_fraction: s.busy.synthesis_busy_fraction,
+            busy_window_s: s.busy.window_s,
         }))
     }
 
@@ -285,15 +303,7 @@ impl proto::proof_service_server::ProofService for ProofServiceImpl {
         Ok(Response::new(proto::GetTraceResponse {
             trace_json: serde_json::to_vec(&trace).map_err(|e| Status::internal(e.to_string()))?,
             window_s: busy.window_s,
-            workers: busy
-                .workers
-                .iter()
-                .map(|w| proto::WorkerBusy {
-                    worker: w.worker,
-                    device: w.device,
-                    busy_fraction: w.busy_fraction,
-                })
-                .collect(),
+            workers: worker_busy(&busy),
             worker_busy_fraction: busy.worker_busy_fraction,
             synthesis_slots: busy.synthesis_slots,
             synthesis_busy_fraction: busy.synthesis_busy_fraction,

@@ -180,6 +180,12 @@ fn daemon_process_serves_client_commands_and_stops_on_sigterm() {
     // The unknown kind and the malformed input.
     assert_eq!(st["counters"]["rejected"], 2);
     assert_eq!(st["gpu_backend_present"], false);
+    assert_eq!(st["busy"]["workers"].as_array().unwrap().len(), 1, "{st}");
+    assert!(
+        st["busy"]["workers"][0]["busy_fraction"].as_f64().unwrap() > 0.0,
+        "{st}"
+    );
+    assert_eq!(st["counters"]["proofs_verified"], 2, "{st}");
     let (ok, text) = cuzk(&sock, &["status"]);
     assert!(ok && text.contains("backend: cpu"), "{text}");
 

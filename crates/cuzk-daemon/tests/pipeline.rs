@@ -220,6 +220,18 @@ async fn partitions_of_one_job_and_chunks_of_many_are_synthesized_side_by_side()
     assert_eq!(k.proofs_verified, 4 + 4 + 24);
     assert_eq!(k.verification_failures, 0);
     assert_eq!(s.host_reserved_bytes, 0);
+    assert_eq!(
+        (
+            s.synthesizing,
+            s.open_chunks,
+            s.ready_chunks,
+            s.synthesis_concurrency
+        ),
+        (0, 0, 0, 4)
+    );
+    assert_eq!(s.worker_busy.len(), s.workers as usize);
+    assert!(s.worker_busy[0].busy_fraction > 0.0 && s.synthesis_busy_fraction > 0.0);
+    assert!(s.busy_window_s > 0.0);
     let e = t.daemon().engine.status();
     assert_eq!((e.synthesizing, e.open_chunks, e.ready_chunks), (0, 0, 0));
     assert_eq!(e.synthesis_concurrency, 4);
