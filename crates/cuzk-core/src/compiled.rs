@@ -112,15 +112,25 @@ impl SparseMatrix {
         self.row_start.len() * 8 + self.cols.len() * 4 + self.coefs.len() * 4
     }
 
-    /// out[r] = Σ coefs·z over row r, for rows `first..first + out.len()`.
-    fn eval_rows(&self, table: &[Scalar], z: &[Scalar], first: usize, out: &mut [Scalar]) {
+    /// out[r] = Σ coefs·z over row r, for rows `first..first + out.len()`,
+    /// with z = (inputs, aux) read in place (no joined copy: at 2^27 it
+    /// would be 4 GB).
+    fn eval_rows(
+        &self,
+        table: &[Scalar],
+        (inputs, aux): (&[Scalar], &[Scalar]),
+        first: usize,
+        out: &mut [Scalar],
+    ) {
         let (starts, cols, coefs) = (&*self.row_start, &*self.cols, &*self.coefs);
+        let ni = inputs.len();
         for (k, o) in out.iter_mut().enumerate() {
             let r = first + k;
             let (s, e) = (starts[r] as usize, starts[r + 1] as usize);
             let mut acc = Scalar::ZERO;
             for (&col, &coef) in cols[s..e].iter().zip(&coefs[s..e]) {
-                let v = z[col as usize];
+                let col = col as usize;
+                let v = if col < ni { inputs[col] } else { aux[col - ni] };
                 match coef {
                     COEF_ONE => acc += v,
                     COEF_MINUS_ONE => acc -= v,
@@ -132,7 +142,7 @@ impl SparseMatrix {
     }
 
     /// M·z on every core.
-    fn eval(&self, table: &[Scalar], z: &[Scalar]) -> Vec<Scalar> {
+    fn eval(&self, table: &[Scalar], z: (&[Scalar], &[Scalar])) -> Vec<Scalar> {
         // Rows per work item: enough that rayon's overhead vanishes (a row
         // costs tens of ns), few enough to balance long rows.
         const ROWS: usize = 1 << 13;
@@ -281,13 +291,13 @@ impl CompiledCircuit {
     /// a = A·z, b = B·z, c = C·z on every core, with this circuit's
     /// densities: the [`ProvingAssignment`] full synthesis would make.
     pub fn assign(&self, w: Witness) -> Result<ProvingAssignment> {
-        let z = self.full_assignment(&w)?;
+        self.check_witness(&w)?;
+        let z = (&w.inputs[..], &w.aux[..]);
         let table = &self.coeffs;
         let ((a, b), c) = rayon::join(
-            || rayon::join(|| self.a.eval(table, &z), || self.b.eval(table, &z)),
-            || self.c.eval(table, &z),
+            || rayon::join(|| self.a.eval(table, z), || self.b.eval(table, z)),
+            || self.c.eval(table, z),
         );
-        drop(z);
         Ok(ProvingAssignment {
             a,
             b,
