@@ -466,6 +466,18 @@ impl CudaBackend {
         relock(&self.prep_pool).clear();
     }
 
+    /// The plan a partition of `sizes` gets with the whole budget to
+    /// itself, or the error naming both sizes when it fits no plan: such a
+    /// partition is the only kind that fails here, so a scheduler can
+    /// refuse its job when it is submitted.
+    pub fn best_plan(&self, sizes: &PartitionSizes) -> Result<StagingPlan> {
+        plan::plan(sizes, self.budget.capacity(), 0).map_err(|source| GpuError::Plan {
+            device: self.label.clone(),
+            index: 0,
+            source,
+        })
+    }
+
     /// How many times a parameter set was uploaded to stay resident (a
     /// kind found resident costs none).
     pub fn parameter_uploads(&self) -> u64 {
@@ -671,7 +683,7 @@ impl CudaBackend {
         // Room was made for them: taken at once, never waited for.
         let reservation = self
             .budget
-            .reserve_persistent_now(params_bytes(params), "resident parameters")?;
+            .reserve_persistent(params_bytes(params), "resident parameters")?;
         let bases = ResidentBases {
             key: WeakKey::of(params),
             a: slot.dev.upload_g1(&params.a)?,

@@ -91,10 +91,8 @@ struct State {
     /// Of `reserved`, what partitions hold for one step (not resident
     /// parameters): it comes back when that step ends.
     transient: u64,
-    /// Partitions in flight on the device, and how many of them wait in
-    /// `reserve_waiting`.
+    /// Partitions in flight on the device.
     in_flight: u32,
-    waiting: u32,
     peak: u64,
     /// Reservations granted or refused so far (the fault hook counts them).
     requests: u64,
@@ -141,8 +139,8 @@ fn lock(state: &Shared) -> MutexGuard<'_, State> {
     state.state.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// How long a waiting reservation waits in all before it gives up: far
-/// longer than any step of a partition (a 2^27 MSM takes about a second).
+/// How long a partition waits for its grant before it gives up: far
+/// longer than any partition takes (a 2^27 one takes seconds).
 pub const MAX_WAIT: Duration = Duration::from_secs(600);
 
 fn capacity_for(config: &BudgetConfig, free: u64, reserved: u64) -> u64 {
@@ -166,7 +164,6 @@ impl VramBudget {
                     reserved: 0,
                     transient: 0,
                     in_flight: 0,
-                    waiting: 0,
                     peak: 0,
                     requests: 0,
                     fail_at: None,
@@ -183,7 +180,7 @@ impl VramBudget {
     /// Takes `bytes` at once (no waiting) as a [`Grant`]: a budget of
     /// exactly those bytes for one partition's steps.
     pub fn grant(&self, bytes: u64, what: &'static str) -> Result<Grant, BudgetError> {
-        let held = self.take(bytes, what, true, false, 0)?;
+        let held = self.take(bytes, what, true)?;
         let device = format!("{} (a partition's grant of {bytes} bytes)", lock(&self.state).device);
         let config = BudgetConfig {
             safety_margin: 0,
@@ -335,31 +332,20 @@ impl VramBudget {
     /// Takes `bytes` for one step of a partition (`what` is a short label
     /// that errors carry); fails at once when they do not fit.
     pub fn reserve(&self, bytes: u64, what: &'static str) -> Result<Reservation, BudgetError> {
-        self.take(bytes, what, true, false, 0)
+        self.take(bytes, what, true)
     }
 
-    /// Takes `bytes` held across partitions (resident parameters),
-    /// waiting as [`reserve_waiting`](Self::reserve_waiting) does.
+    /// Takes `bytes` held across partitions (resident parameters) at
+    /// once, failing when they do not fit (the caller made room first).
     pub fn reserve_persistent(
         &self,
         bytes: u64,
         what: &'static str,
     ) -> Result<Reservation, BudgetError> {
-        self.take(bytes, what, false, true, 0)
+        self.take(bytes, what, false)
     }
 
-    /// Takes `bytes` held across partitions at once, failing when they do
-    /// not fit (the caller made room first).
-    pub fn reserve_persistent_now(
-        &self,
-        bytes: u64,
-        what: &'static str,
-    ) -> Result<Reservation, BudgetError> {
-        self.take(bytes, what, false, false, 0)
-    }
-
-    /// Marks a partition in flight until the guard drops, so that waiting
-    /// reservations know whether anyone could still release memory.
+    /// Marks a partition in flight until the guard drops.
     pub fn enter_partition(&self) -> PartitionGuard {
         lock(&self.state).in_flight += 1;
         PartitionGuard {
@@ -367,42 +353,11 @@ impl VramBudget {
         }
     }
 
-    /// As [`reserve`](Self::reserve), but while another partition could
-    /// still release memory (some step holds transient bytes, or a partition
-    /// in flight is not itself waiting) it waits instead of failing. A
-    /// caller must hold no transient reservation of its own while it waits;
-    /// then when every partition in flight waits and nothing transient is
-    /// held, nothing more can come back, and the request fails instead of
-    /// deadlocking.
-    pub fn reserve_waiting(
-        &self,
-        bytes: u64,
-        what: &'static str,
-    ) -> Result<Reservation, BudgetError> {
-        self.take(bytes, what, true, true, 0)
-    }
-
-    /// [`reserve_waiting`](Self::reserve_waiting) for a caller that holds
-    /// `held` (a transient reservation of its own that it keeps while it
-    /// waits, e.g. H's coefficients beside the H MSM): those bytes are not
-    /// counted as memory that someone else may release.
-    pub fn reserve_waiting_beside(
-        &self,
-        bytes: u64,
-        what: &'static str,
-        held: &Reservation,
-    ) -> Result<Reservation, BudgetError> {
-        let own = if held.transient { held.bytes } else { 0 };
-        self.take(bytes, what, true, true, own)
-    }
-
     fn take(
         &self,
         bytes: u64,
         what: &'static str,
         transient: bool,
-        wait: bool,
-        own_transient: u64,
     ) -> Result<Reservation, BudgetError> {
         // A grant's steps count, and fail, where the device's do.
         let root = self.state.parent.as_ref().unwrap_or(&self.state);
@@ -426,32 +381,16 @@ impl VramBudget {
         }
         drop(s);
         let mut s = lock(&self.state);
-        let deadline = Instant::now() + MAX_WAIT;
-        loop {
-            let available = s.capacity.saturating_sub(s.reserved);
-            if bytes <= available {
-                break;
-            }
-            let now = Instant::now();
-            let others_may_release = s.transient > own_transient || s.in_flight > s.waiting + 1;
-            if !wait || !others_may_release || now >= deadline {
-                return Err(BudgetError::Exhausted {
-                    device: s.device.clone(),
-                    what,
-                    bytes,
-                    available,
-                    capacity: s.capacity,
-                    reserved: s.reserved,
-                });
-            }
-            s.waiting += 1;
-            s = self
-                .state
-                .released
-                .wait_timeout(s, deadline - now)
-                .unwrap_or_else(|p| p.into_inner())
-                .0;
-            s.waiting -= 1;
+        let available = s.capacity.saturating_sub(s.reserved);
+        if bytes > available {
+            return Err(BudgetError::Exhausted {
+                device: s.device.clone(),
+                what,
+                bytes,
+                available,
+                capacity: s.capacity,
+                reserved: s.reserved,
+            });
         }
         s.reserved += bytes;
         if transient {
@@ -464,6 +403,11 @@ impl VramBudget {
             transient,
             what,
         })
+    }
+
+    /// Partitions in flight (see [`enter_partition`](Self::enter_partition)).
+    pub fn in_flight(&self) -> u32 {
+        lock(&self.state).in_flight
     }
 
     /// Bytes held by steps of partitions in flight (not resident data).
@@ -767,101 +711,6 @@ mod tests {
     }
 
     #[test]
-    fn waiting_reservation_gets_memory_another_step_releases() {
-        let b = budget(8 * GIB, Some(3 * GIB));
-        let resident = b.reserve_persistent(GIB, "params").unwrap();
-        let step = b.reserve(2 * GIB, "worker 1 step").unwrap();
-        assert_eq!(b.transient(), 2 * GIB);
-        // Nothing transient would come back: fail at once, not wait.
-        assert!(b.reserve(3 * GIB, "too big").is_err());
-        let b2 = b.clone();
-        let waiter = std::thread::spawn(move || {
-            b2.reserve_waiting(2 * GIB, "worker 2 step")
-                .map(|r| r.bytes())
-        });
-        std::thread::sleep(Duration::from_millis(50));
-        drop(step);
-        assert_eq!(waiter.join().unwrap(), Ok(2 * GIB));
-        // With only resident bytes held, a waiting reservation that cannot
-        // fit fails instead of waiting for ever.
-        assert!(matches!(
-            b.reserve_waiting(3 * GIB, "never"),
-            Err(BudgetError::Exhausted { .. })
-        ));
-        drop(resident);
-        assert_eq!((b.reserved(), b.transient()), (0, 0));
-    }
-
-    #[test]
-    fn waiters_fail_instead_of_deadlocking() {
-        // Two partitions in flight, both needing more than is left beside
-        // the resident bytes, neither holding a step: both must fail.
-        let b = budget(8 * GIB, Some(3 * GIB));
-        let _resident = b.reserve_persistent(2 * GIB, "params").unwrap();
-        let results: Vec<_> = std::thread::scope(|s| {
-            let hs: Vec<_> = (0..2)
-                .map(|_| {
-                    let b = b.clone();
-                    s.spawn(move || {
-                        let _p = b.enter_partition();
-                        b.reserve_waiting(2 * GIB, "step").map(|r| r.bytes())
-                    })
-                })
-                .collect();
-            hs.into_iter().map(|h| h.join().unwrap()).collect()
-        });
-        assert!(results.iter().all(|r| r.is_err()), "{results:?}");
-        // One partition in flight holding a step: the other waits for it.
-        let p1 = b.enter_partition();
-        let step = b.reserve(GIB, "step 1").unwrap();
-        let b2 = b.clone();
-        let waiter = std::thread::spawn(move || {
-            let _p = b2.enter_partition();
-            b2.reserve_waiting(GIB, "step 2").map(|r| r.bytes())
-        });
-        std::thread::sleep(Duration::from_millis(50));
-        drop(step);
-        drop(p1);
-        assert_eq!(waiter.join().unwrap(), Ok(GIB));
-    }
-
-    #[test]
-    fn a_holder_of_its_own_step_fails_instead_of_waiting_for_itself() {
-        // One partition holds H's coefficients (transient) and asks for
-        // more than is left: nobody else can release anything, so it
-        // fails at once instead of waiting out MAX_WAIT.
-        let b = budget(8 * GIB, Some(3 * GIB));
-        let _p = b.enter_partition();
-        let held = b.reserve(2 * GIB, "H coefficients").unwrap();
-        let clock = Instant::now();
-        let r = b.reserve_waiting_beside(2 * GIB, "H MSM", &held);
-        assert!(
-            matches!(r, Err(BudgetError::Exhausted { what: "H MSM", .. })),
-            "{r:?}"
-        );
-        assert!(clock.elapsed() < Duration::from_secs(5));
-        // It fits once the request does.
-        assert_eq!(
-            b.reserve_waiting_beside(GIB, "H MSM", &held)
-                .unwrap()
-                .bytes(),
-            GIB
-        );
-        // Another partition's step in flight: it waits for that one.
-        let other = b.reserve(GIB, "other step").unwrap();
-        let b2 = b.clone();
-        let waiter = std::thread::spawn(move || {
-            let _p = b2.enter_partition();
-            let held = b2.reserve(0, "held").unwrap();
-            b2.reserve_waiting_beside(GIB, "after", &held)
-                .map(|r| r.bytes())
-        });
-        std::thread::sleep(Duration::from_millis(50));
-        drop(other);
-        assert_eq!(waiter.join().unwrap(), Ok(GIB));
-    }
-
-    #[test]
     fn concurrent_workers_never_overcommit() {
         let b = budget(8 * GIB, Some(GIB));
         let granted = std::sync::atomic::AtomicU64::new(0);
@@ -869,13 +718,10 @@ mod tests {
             for _ in 0..4 {
                 s.spawn(|| {
                     for _ in 0..1000 {
-                        if let Ok(r) = b.reserve_waiting(100 << 20, "w") {
-                            let now = granted
-                                .fetch_add(r.bytes(), std::sync::atomic::Ordering::SeqCst)
-                                + r.bytes();
-                            assert!(now <= GIB);
-                            granted.fetch_sub(r.bytes(), std::sync::atomic::Ordering::SeqCst);
-                        }
+                        let r = b.grant_waiting(100 << 20, "w").unwrap();
+                        let now = granted.fetch_add(r.bytes(), SeqCst) + r.bytes();
+                        assert!(now <= GIB);
+                        granted.fetch_sub(r.bytes(), SeqCst);
                     }
                 });
             }
