@@ -801,34 +801,38 @@ mod tests {
         // starve a large one.
         let b = budget(8 * GIB, Some(GIB));
         let hold = b.grant(GIB - GIB / 8, "in flight").unwrap();
-        let order = Mutex::new(Vec::new());
         std::thread::scope(|s| {
-            let (b, order) = (&b, &order);
+            let b = &b;
+            // Each returns its grant (held until joined) and what the
+            // budget held when it got it.
             let large = s.spawn(move || {
                 let g = b.grant_waiting(GIB / 2, "large").unwrap();
-                order.lock().unwrap().push("large");
-                g
+                let seen = b.reserved();
+                (g, seen)
             });
             while b.queued() < 1 {
                 std::thread::yield_now();
             }
             let small = s.spawn(move || {
                 let g = b.grant_waiting(GIB / 16, "small").unwrap();
-                order.lock().unwrap().push("small");
-                g
+                let seen = b.reserved();
+                (g, seen)
             });
             while b.queued() < 2 {
                 std::thread::yield_now();
             }
             // The small one fits beside `hold`, but waits its turn.
             std::thread::sleep(Duration::from_millis(50));
-            assert!(order.lock().unwrap().is_empty());
             assert!(!small.is_finished());
+            assert!(!large.is_finished());
             drop(hold);
-            let (l, sm) = (large.join().unwrap(), small.join().unwrap());
+            let ((l, l_seen), (sm, s_seen)) = (large.join().unwrap(), small.join().unwrap());
             assert_eq!((l.bytes(), sm.bytes()), (GIB / 2, GIB / 16));
+            // The large grant came first: the small one was granted beside
+            // it, never before it.
+            assert!(l_seen >= GIB / 2 && l_seen <= GIB / 2 + GIB / 16, "{l_seen}");
+            assert_eq!(s_seen, GIB / 2 + GIB / 16);
         });
-        assert_eq!(*order.lock().unwrap(), ["large", "small"]);
         assert_eq!(b.reserved(), 0);
     }
 
