@@ -106,9 +106,13 @@ pub fn run(args: BenchArgs) -> Result<()> {
         let start = Instant::now();
         let assignments = common::synthesize_porep_like(cc, circuits)?;
         let synthesis = start.elapsed();
-        let (proofs, mut timings) =
-            prove_assignments(backend, &cached.params, &assignments, &mut rand::rngs::OsRng)
-                .context("cuzk proving")?;
+        let (proofs, mut timings) = prove_assignments(
+            backend,
+            &cached.params,
+            &assignments,
+            &mut rand::rngs::OsRng,
+        )
+        .context("cuzk proving")?;
         drop(assignments);
         timings.synthesis = synthesis;
         cuzk_times.push(start.elapsed());
@@ -176,8 +180,11 @@ pub fn run(args: BenchArgs) -> Result<()> {
         if let Some(c) = &compiled {
             obj["cuzk"]["compiled_file"] = serde_json::json!(c.path);
             obj["cuzk"]["compiled_bytes"] = serde_json::json!(c.compiled.matrix_bytes());
-            obj["cuzk"][if c.made { "compile_ms" } else { "compiled_load_ms" }] =
-                serde_json::json!(ms(c.elapsed));
+            obj["cuzk"][if c.made {
+                "compile_ms"
+            } else {
+                "compiled_load_ms"
+            }] = serde_json::json!(ms(c.elapsed));
         }
         if let Some(f) = full_synthesis {
             obj["synthesis_compare"] = serde_json::json!({

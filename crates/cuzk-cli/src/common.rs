@@ -243,15 +243,16 @@ pub fn porep_like_compiled(
         );
     }
     let start = Instant::now();
-    let (compiled, made) = cuzk_core::compiled::CompiledCircuit::open_or_compile(&path, &id, || {
-        PorepLikeCircuit::new(log_size, 0)
-    })
-    .with_context(|| {
-        format!(
-            "compiled circuit {} (delete the file to compile it again)",
-            path.display()
-        )
-    })?;
+    let (compiled, made) =
+        cuzk_core::compiled::CompiledCircuit::open_or_compile(&path, &id, || {
+            PorepLikeCircuit::new(log_size, 0)
+        })
+        .with_context(|| {
+            format!(
+                "compiled circuit {} (delete the file to compile it again)",
+                path.display()
+            )
+        })?;
     compiled.check_params(params).with_context(|| {
         format!(
             "compiled circuit {} does not fit the parameters",

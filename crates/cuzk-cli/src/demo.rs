@@ -126,14 +126,19 @@ pub fn run(args: DemoArgs) -> Result<bool> {
             "porep-like 2^{} (seed {}): {} constraints, {} aux variables, {} public inputs, backend {}",
             args.log_size, args.seed, constraints, aux, inputs.len(), backend.name()
         );
-        let mut rows = vec![
-            (params_label.to_string(), ms(cached.elapsed)),
-        ];
+        let mut rows = vec![(params_label.to_string(), ms(cached.elapsed))];
         if let Some(c) = &compiled {
-            let label = if c.made { "compile (once)" } else { "compiled_load" };
+            let label = if c.made {
+                "compile (once)"
+            } else {
+                "compiled_load"
+            };
             rows.push((label.to_string(), ms(c.elapsed)));
         }
-        rows.push((format!("synthesis ({})", args.synthesis.name()), ms(synthesis)));
+        rows.push((
+            format!("synthesis ({})", args.synthesis.name()),
+            ms(synthesis),
+        ));
         for (name, d) in timings.phases() {
             if matches!(name, "synthesis" | "upload" | "readback" | "total") {
                 continue;

@@ -85,6 +85,12 @@ pub fn run_prove(cli: ProveCli) -> Result<()> {
 pub fn run_daemon(args: cuzk_daemon::cli::DaemonArgs) -> Result<()> {
     cuzk_daemon::cli::run_daemon_with(args, |builder| {
         let dir = builder.config().params.dir.clone();
+        let synthesis = match builder.config().kinds.synthesis {
+            cuzk_daemon::config::SynthesisSetting::Compiled => {
+                cuzk_filecoin::SynthesisMode::Compiled
+            }
+            cuzk_daemon::config::SynthesisSetting::Full => cuzk_filecoin::SynthesisMode::Full,
+        };
         let max_message = builder.config().server.max_message_bytes.0 as usize;
         #[cfg(feature = "cuda")]
         let engine = builder.config().engine.clone();
@@ -93,8 +99,13 @@ pub fn run_daemon(args: cuzk_daemon::cli::DaemonArgs) -> Result<()> {
         if let Some(gpus) = crate::gpu_devices::GpuDevices::open_all(&engine)? {
             builder = builder.device_backend(Arc::new(gpus));
         }
-        for kind in cuzk_filecoin::daemon::FilecoinKind::all_sizes(false, &dir)
-            .with_context(|| format!("registering the Filecoin kinds over {}", dir.display()))?
+        for kind in cuzk_filecoin::daemon::FilecoinKind::all_with(
+            &cuzk_filecoin::circuits::REGISTERED_SECTOR_SIZES,
+            false,
+            &dir,
+            synthesis,
+        )
+        .with_context(|| format!("registering the Filecoin kinds over {}", dir.display()))?
         {
             builder = builder.register_kind(kind);
         }

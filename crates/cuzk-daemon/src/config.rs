@@ -287,6 +287,20 @@ pub struct KindsConfig {
     pub porep_like_log_sizes: Vec<u32>,
     /// Most partitions one porep-like job may ask for.
     pub porep_like_max_partitions: u32,
+    /// How every kind synthesizes its partitions.
+    pub synthesis: SynthesisSetting,
+}
+
+/// `compiled`: each kind's constraints compiled once (on its first
+/// partition), then witness-only synthesis and sparse products; `full`:
+/// every constraint built and evaluated for every partition. Proofs are
+/// the same.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SynthesisSetting {
+    #[default]
+    Compiled,
+    Full,
 }
 
 impl Default for KindsConfig {
@@ -294,6 +308,7 @@ impl Default for KindsConfig {
         Self {
             porep_like_log_sizes: vec![6, 8, 10, 12, 14, 16, 18, 20],
             porep_like_max_partitions: 16,
+            synthesis: SynthesisSetting::Compiled,
         }
     }
 }

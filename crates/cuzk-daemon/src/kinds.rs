@@ -320,7 +320,13 @@ mod tests {
         let compiled = PorepLikeKind::new(9, 4);
         let full = PorepLikeKind::with_full_synthesis(9, 4);
         let (input, parts) = compiled
-            .decode_input(&PorepLikeInput { seed: 11, partitions: 3 }.encode())
+            .decode_input(
+                &PorepLikeInput {
+                    seed: 11,
+                    partitions: 3,
+                }
+                .encode(),
+            )
             .unwrap();
         let req: Vec<(JobInput, usize)> = (0..parts).map(|p| (input.clone(), p)).collect();
         assert!(compiled.compiled().is_none());

@@ -512,7 +512,9 @@ impl ParamManager {
             id != keep
                 && match st.entries.get(id) {
                     None => true,
-                    Some(e) => e.refs == 0 && e.pinned.is_none() && self.vram_devices(id).is_empty(),
+                    Some(e) => {
+                        e.refs == 0 && e.pinned.is_none() && self.vram_devices(id).is_empty()
+                    }
                 }
         });
         let lru: Vec<_> = candidates

@@ -106,10 +106,12 @@ impl DaemonBuilder {
     pub fn new(config: DaemonConfig) -> Self {
         let mut registry = KindRegistry::new();
         for &l in &config.kinds.porep_like_log_sizes {
-            registry.register(Arc::new(PorepLikeKind::new(
-                l,
-                config.kinds.porep_like_max_partitions,
-            )));
+            let max = config.kinds.porep_like_max_partitions;
+            let kind = match config.kinds.synthesis {
+                crate::config::SynthesisSetting::Compiled => PorepLikeKind::new(l, max),
+                crate::config::SynthesisSetting::Full => PorepLikeKind::with_full_synthesis(l, max),
+            };
+            registry.register(Arc::new(kind));
         }
         Self {
             config,

@@ -15,11 +15,11 @@ use cuzk_core::prover::{CpuBackend, MsmResults, ProverBackend};
 use cuzk_core::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use cuzk_core::{PhaseTimings, ProvingAssignment};
 use cuzk_daemon::devices::{DeviceBackend, DeviceError, DeviceInfo, ResidentParams};
-use std::collections::BTreeMap;
-use std::sync::Mutex;
 use cuzk_daemon::proto::Priority as P;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::Mutex;
 use std::time::Duration;
 
 #[derive(Default)]

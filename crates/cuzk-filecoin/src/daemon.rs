@@ -105,6 +105,16 @@ impl FilecoinKind {
         generate: bool,
         dir: &Path,
     ) -> Result<Vec<Arc<dyn CircuitKind>>> {
+        Self::all_with(sector_sizes, generate, dir, crate::SynthesisMode::default())
+    }
+
+    /// [`FilecoinKind::all`] with the given synthesis.
+    pub fn all_with(
+        sector_sizes: &[u64],
+        generate: bool,
+        dir: &Path,
+        synthesis: crate::SynthesisMode,
+    ) -> Result<Vec<Arc<dyn CircuitKind>>> {
         let mut kinds: Vec<Arc<dyn CircuitKind>> = Vec::new();
         for &size in sector_sizes {
             for kind in [
@@ -113,7 +123,8 @@ impl FilecoinKind {
                 ProofKind::WindowPost,
                 ProofKind::SnapDeals,
             ] {
-                let k = Self::new(CircuitId::current(kind, size)?, generate)?;
+                let k =
+                    Self::new(CircuitId::current(kind, size)?, generate)?.with_synthesis(synthesis);
                 k.link_params(dir)?;
                 kinds.push(Arc::new(k));
             }
