@@ -378,6 +378,7 @@ fn winning_post_verifies_with_filecoin_proofs() {
         out: dir.join("proof"),
         param_cache: Some(f.params.dir().to_path_buf()),
         no_self_check: false,
+        synthesis: cuzk_filecoin::SynthesisMode::Compiled,
     };
     cuzk_filecoin::cli::prove(&args, Arc::new(cuzk_core::CpuBackend)).unwrap();
     let from_cli = std::fs::read(dir.join("proof")).unwrap();
