@@ -619,8 +619,16 @@ impl WitnessCs {
 impl ConstraintSystem<Scalar> for WitnessCs {
     type Root = Self;
 
+    /// An empty system, for parts synthesized apart and then appended
+    /// with [`ConstraintSystem::extend`]: the caller allocates the part's
+    /// own constant one as its input 0 (as storage-proofs' PoSt does with
+    /// its "temp ONE"), and `extend` drops it. Starting with a one here
+    /// would leave two.
     fn new() -> Self {
-        Self::with_one()
+        WitnessCs {
+            inputs: Vec::new(),
+            aux: Vec::new(),
+        }
     }
 
     fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>

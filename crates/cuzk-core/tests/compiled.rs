@@ -322,3 +322,52 @@ fn open_or_compile_makes_the_file_once() {
         Err(Error::CompiledMismatch { .. })
     ));
 }
+
+/// A circuit that synthesizes parts into fresh systems (`CS::new()` plus
+/// its own constant one, as storage-proofs' WindowPoSt does) and splices
+/// them in with `extend` when the system is extensible.
+#[derive(Clone)]
+struct Parts {
+    values: Vec<Scalar>,
+}
+
+impl Circuit<Scalar> for Parts {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        let part = |cs: &mut CS, v: &[Scalar]| -> Result<(), SynthesisError> {
+            for (i, x) in v.iter().enumerate() {
+                let input = cs.alloc_input(|| format!("in{i}"), || Ok(*x))?;
+                let sq = cs.alloc(|| format!("sq{i}"), || Ok(x.square()))?;
+                cs.enforce(|| "sq", |l| l + input, |l| l + input, |l| l + sq);
+            }
+            Ok(())
+        };
+        let chunks: Vec<&[Scalar]> = self.values.chunks(3).collect();
+        if CS::is_extensible() {
+            for c in chunks {
+                let mut sub = CS::new();
+                sub.alloc_input(|| "temp ONE", || Ok(Scalar::ONE))?;
+                part(&mut sub, c)?;
+                cs.extend(&sub);
+            }
+        } else {
+            for c in chunks {
+                part(cs, c)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn extended_parts_compiled_equal_full_synthesis() {
+    let mut rng = ChaCha20Rng::seed_from_u64(rand::random());
+    let mk = |rng: &mut ChaCha20Rng| Parts {
+        values: (0..8).map(|_| Scalar::random(&mut *rng)).collect(),
+    };
+    let cc = compiled::compile(mk(&mut rng), "parts").unwrap();
+    let c = mk(&mut rng);
+    let full = synthesis::synthesize(c.clone()).unwrap();
+    let comp = cc.synthesize(c).unwrap();
+    assert_eq!(comp.input_assignment.len(), 9);
+    assert_same(&full, &comp, "extended parts");
+}
