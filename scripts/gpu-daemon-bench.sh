@@ -9,7 +9,10 @@
 #   bash .gpu-daemon/gpu-daemon-bench.sh [--quick]
 #       On the GPU machine: porep-like-20 single-partition jobs (200 from 16
 #       clients), porep-like-24 jobs of 10 partitions (5), and porep-like-22
-#       NORMAL jobs with porep-like-20 CRITICAL jobs among them. The last
+#       NORMAL jobs with porep-like-20 CRITICAL jobs among them.
+#   bash .gpu-daemon/gpu-daemon-bench.sh --capped
+#       3 workers under a 1 GiB VRAM cap: porep-like-22 x 4 partitions beside
+#       porep-like-18 and -20 jobs (issue 11's failure case). The last
 #       line is `N passed, M failed` (a run passes when bench batch exits 0:
 #       every job completed and every proof verified).
 set -uo pipefail
@@ -30,7 +33,19 @@ if [ "${1:-}" = "--prepare" ]; then
 fi
 
 quick=0
+capped=0
 [ "${1:-}" = "--quick" ] && quick=1
+# --capped: issue 11's failure case, 3 workers under a 1 GiB VRAM cap,
+# porep-like-22 jobs of 4 partitions beside porep-like-18 jobs.
+[ "${1:-}" = "--capped" ] && capped=1
+workers=2
+limit_line=""
+sizes="[20, 22, 24]"
+if [ "$capped" = 1 ]; then
+    workers=3
+    limit_line='gpu_vram_limit = "1GiB"'
+    sizes="[18, 20, 22]"
+fi
 out="${OUT:-/tmp}"
 work="$(mktemp -d /tmp/cuzk-daemon-bench.XXXXXX)"
 cuzk="$root/.gpu-daemon/cuzk"
@@ -42,7 +57,8 @@ http_listen = "127.0.0.1:9821"
 max_message_bytes = "64MiB"
 
 [engine]
-gpu_workers_per_device = 2
+gpu_workers_per_device = $workers
+$limit_line
 max_batch_size = 4
 verify_proofs = true
 
@@ -51,7 +67,7 @@ dir = "$work/params"
 check_points = false
 
 [kinds]
-porep_like_log_sizes = [20, 22, 24]
+porep_like_log_sizes = $sizes
 porep_like_max_partitions = 16
 EOF
 nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv 2>&1 | tee "$out/gpu-daemon.log"
@@ -75,6 +91,21 @@ run() {
     head -c 3000 "$out/$name.json" | tee -a "$out/gpu-daemon.log"
     echo | tee -a "$out/gpu-daemon.log"
 }
+if [ "$capped" = 1 ]; then
+    "$cuzk" bench batch --daemon "unix:$sock" --json --kind porep-like-22 --partitions 4 --count 8 \
+        --concurrency 8 > "$out/capped-22x4.json" 2>> "$out/gpu-daemon.log" &
+    bg=$!
+    run capped-18 --kind porep-like-18 --count 24 --concurrency 8
+    run capped-20 --kind porep-like-20 --count 16 --concurrency 4
+    if wait "$bg"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "capped-22x4 FAILED" | tee -a "$out/gpu-daemon.log"; fi
+    head -c 3000 "$out/capped-22x4.json" | tee -a "$out/gpu-daemon.log"; echo
+    "$cuzk" status --daemon "unix:$sock" --json > "$out/status-capped.json" 2>&1
+    kill "$daemon" 2>/dev/null
+    wait "$daemon" 2>/dev/null
+    rm -rf "$work"
+    echo "$passed passed, $failed failed" | tee -a "$out/gpu-daemon.log"
+    exit 0
+fi
 # Warm-up: parameters generated (on the GPU) and constraints compiled.
 run warm-20 --kind porep-like-20 --count 8 --concurrency 8
 run porep20 --kind porep-like-20 --count 200 --concurrency 16 --trace "$out/trace-porep20.json"
