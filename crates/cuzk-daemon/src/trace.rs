@@ -281,7 +281,13 @@ impl Timeline {
             workers,
             devices,
             synthesis_slots: slots,
-            synthesis_busy_fraction: frac(synth) / slots as f64,
+            // The slots' busy time summed, over the window times the slots
+            // (clamping before dividing capped it at 1/slots).
+            synthesis_busy_fraction: if w.is_zero() {
+                0.0
+            } else {
+                (synth.as_secs_f64() / (w.as_secs_f64() * slots as f64)).min(1.0)
+            },
         }
     }
 
@@ -414,6 +420,14 @@ mod tests {
         tl.proving_started(2, t0 + Duration::from_millis(750));
         let b = tl.busy(now, Duration::from_millis(500));
         assert!((b.workers[2].busy_fraction - 0.5).abs() < 1e-6);
+        // Both slots busy the whole window: 1, not 1/slots.
+        tl.push(ev("synthesis", Lane::Synthesis { slot: 1 }, t0, 1000));
+        let b = tl.busy(now, Duration::from_secs(60));
+        assert!(
+            (b.synthesis_busy_fraction - 1.0).abs() < 1e-6,
+            "both slots: {}",
+            b.synthesis_busy_fraction
+        );
     }
 
     #[test]
