@@ -281,14 +281,11 @@ pub fn synthesize_porep_like(
     compiled: Option<&cuzk_core::compiled::CompiledCircuit>,
     circuits: Vec<PorepLikeCircuit>,
 ) -> Result<Vec<cuzk_core::synthesis::ProvingAssignment>> {
-    use rayon::prelude::*;
     match compiled {
         None => cuzk_core::synthesis::synthesize_batch(circuits)
             .context("synthesizing porep-like circuit"),
-        Some(cc) => circuits
-            .into_par_iter()
-            .map(|c| cc.synthesize(c))
-            .collect::<cuzk_core::Result<Vec<_>>>()
+        Some(cc) => cc
+            .synthesize_batch(circuits)
             .context("synthesizing porep-like circuit (compiled)"),
     }
 }

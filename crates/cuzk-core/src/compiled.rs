@@ -315,6 +315,18 @@ impl CompiledCircuit {
     pub fn synthesize<C: Circuit<Scalar>>(&self, circuit: C) -> Result<ProvingAssignment> {
         self.assign(synthesize_witness(circuit)?)
     }
+
+    /// [`CompiledCircuit::synthesize`] for several circuits of this shape,
+    /// one witness per core at a time.
+    pub fn synthesize_batch<C: Circuit<Scalar> + Send>(
+        &self,
+        circuits: Vec<C>,
+    ) -> Result<Vec<ProvingAssignment>> {
+        circuits
+            .into_par_iter()
+            .map(|c| self.synthesize(c))
+            .collect()
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -1166,9 +1178,4 @@ impl CompiledOnce {
     pub fn get(&self) -> Option<Arc<CompiledCircuit>> {
         self.cell.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
-}
-
-/// The conventional file name of a compiled circuit: `<stem>.r1cs`.
-pub fn file_name(stem: &str) -> PathBuf {
-    PathBuf::from(format!("{stem}.r1cs"))
 }

@@ -230,12 +230,7 @@ impl CircuitKind for PorepLikeKind {
                 cuzk_core::compiled::compile(PorepLikeCircuit::new(log, 0), &self.name)
             })
             .map_err(core)?;
-        use rayon::prelude::*;
-        circuits
-            .into_par_iter()
-            .map(|c| cc.synthesize(c))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(core)
+        cc.synthesize_batch(circuits).map_err(core)
     }
     fn host_bytes_per_partition(&self) -> u64 {
         // 32-byte scalars: a, b, c padded to a domain of up to 2·2^log while

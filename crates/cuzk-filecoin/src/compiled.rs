@@ -87,7 +87,7 @@ pub(crate) fn compiled_for<C: PartitionCircuit>(
         let Some(dir) = dir else {
             return cuzk_core::compiled::compile(sample.shape_sample(), &id);
         };
-        let path = dir.join(format!("cuzk-{id}.r1cs"));
+        let path = compiled_path(dir, circuit)?;
         if path.exists() {
             return CompiledCircuit::open(&path, Some(&id));
         }
@@ -193,7 +193,7 @@ impl<Tree: FilTree> PorepPartition<Tree> {
     fn synthesize_with<CS: ConstraintSystem<Scalar>>(
         &self,
         cs: &mut CS,
-        proofs: &[filecoin_proofs::VanillaSealProof<Tree>],
+        proofs: Vec<filecoin_proofs::VanillaSealProof<Tree>>,
     ) -> std::result::Result<(), SynthesisError> {
         StackedCircuit::<Tree, DefaultPieceHasher>::synthesize(
             cs,
@@ -202,17 +202,18 @@ impl<Tree: FilTree> PorepPartition<Tree> {
             Some(self.comm_r),
             Some(self.comm_r_last),
             Some(self.comm_c),
-            proofs.iter().cloned().map(Into::into).collect(),
+            proofs.into_iter().map(Into::into).collect(),
         )
     }
 }
 
 impl<Tree: FilTree> Circuit<Scalar> for PorepPartition<Tree> {
     fn synthesize<CS: ConstraintSystem<Scalar>>(
-        self,
+        mut self,
         cs: &mut CS,
     ) -> std::result::Result<(), SynthesisError> {
-        self.synthesize_with(cs, &self.proofs)
+        let proofs = std::mem::take(&mut self.proofs);
+        self.synthesize_with(cs, proofs)
     }
 }
 
@@ -229,7 +230,8 @@ impl<Tree: FilTree> PartitionCircuit for PorepPartition<Tree> {
     fn witness(self) -> cuzk_core::Result<Witness> {
         let synth_err = |source| cuzk_core::Error::Synthesis { index: 0, source };
         let mut prefix = WitnessCs::with_one();
-        self.synthesize_with(&mut prefix, &[]).map_err(synth_err)?;
+        self.synthesize_with(&mut prefix, Vec::new())
+            .map_err(synth_err)?;
         let prefix = prefix.into_witness();
         let (pi, pa) = (prefix.inputs.len(), prefix.aux.len());
         let parts: Vec<Witness> = self
@@ -237,7 +239,7 @@ impl<Tree: FilTree> PartitionCircuit for PorepPartition<Tree> {
             .par_iter()
             .map(|p| {
                 let mut cs = WitnessCs::with_one();
-                self.synthesize_with(&mut cs, std::slice::from_ref(p))
+                self.synthesize_with(&mut cs, vec![p.clone()])
                     .map_err(synth_err)?;
                 let w = cs.into_witness();
                 if w.inputs.get(..pi) != Some(&prefix.inputs[..])

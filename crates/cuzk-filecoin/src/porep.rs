@@ -270,8 +270,14 @@ pub(crate) fn porep_circuits<Tree: FilTree>(
         // What `StackedCompound::circuit` builds, kept apart so that the
         // challenges can be synthesized in parallel.
         circuits.push(
-            PorepPartition::new(replica_id, comm_d_safe, comm_r_safe, proof)
-                .map_err(|e| Error::InvalidInput(format!("PoRep circuit of partition {k}: {e}")))?,
+            PorepPartition::new(replica_id, comm_d_safe, comm_r_safe, proof).map_err(
+                |e| match e {
+                    Error::InvalidInput(m) => {
+                        Error::InvalidInput(format!("PoRep circuit of partition {k}: {m}"))
+                    }
+                    e => e,
+                },
+            )?,
         );
         inputs.push(guarded(
             &format!("PoRep public inputs of partition {k}"),
