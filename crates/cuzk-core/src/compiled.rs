@@ -39,7 +39,7 @@ use rayon::prelude::*;
 use std::collections::HashMap;
 use std::io::Write;
 use std::ops::Deref;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 /// Coefficient table index of 1 (a plain addition).

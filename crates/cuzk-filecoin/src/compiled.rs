@@ -83,11 +83,11 @@ pub(crate) fn compiled_for<C: PartitionCircuit>(
         r.entry(circuit).or_default().clone()
     };
     let id = circuit.cache_identifier()?;
+    let path = dir.map(|d| compiled_path(d, circuit)).transpose()?;
     let cc = once.get_or_compile(|| {
-        let Some(dir) = dir else {
+        let Some(path) = path else {
             return cuzk_core::compiled::compile(sample.shape_sample(), &id);
         };
-        let path = compiled_path(dir, circuit)?;
         if path.exists() {
             return CompiledCircuit::open(&path, Some(&id));
         }
