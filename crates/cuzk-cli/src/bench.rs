@@ -7,7 +7,6 @@ use crate::common::{self, median, ms};
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use cuzk_core::circuits::PorepLikeCircuit;
-use cuzk_core::prover::prove_assignments;
 use cuzk_core::timing::PhaseTimings;
 use cuzk_core::verifier::{prepare_verifying_key, verify_proof};
 use std::path::PathBuf;
@@ -104,19 +103,11 @@ pub fn run(args: BenchArgs) -> Result<()> {
     for i in 0..args.repeat {
         let circuits = vec![circuit.clone(); batch];
         let start = Instant::now();
-        let assignments = common::synthesize_porep_like(cc, circuits)?;
-        let synthesis = start.elapsed();
-        let (proofs, mut timings) = prove_assignments(
-            backend,
-            &cached.params,
-            &assignments,
-            &mut rand::rngs::OsRng,
-        )
-        .context("cuzk proving")?;
-        drop(assignments);
-        timings.synthesis = synthesis;
+        let common::Proved {
+            proofs, timings, ..
+        } = common::prove_porep_like(backend, &cached.params, cc, circuits)
+            .context("cuzk proving")?;
         cuzk_times.push(start.elapsed());
-        timings.total = start.elapsed();
         phase_runs.push(timings);
         if !verify_proof(&pvk, &proofs[0], &inputs)? {
             bail!("cuzk proof {i} does not verify");

@@ -289,3 +289,58 @@ pub fn synthesize_porep_like(
             .context("synthesizing porep-like circuit (compiled)"),
     }
 }
+
+/// What [`prove_porep_like`] made: the proofs, the phase timings (the
+/// witness or full synthesis in `synthesis`) and the circuit's size.
+pub struct Proved {
+    pub proofs: Vec<cuzk_core::Proof>,
+    pub timings: cuzk_core::PhaseTimings,
+    pub constraints: usize,
+    pub aux: usize,
+}
+
+/// Synthesize and prove porep-like circuits: full synthesis, or with a
+/// compiled system the witnesses only, whose a/b/c the backend forms (on
+/// the GPU for the CUDA backend, from the witness uploaded once).
+pub fn prove_porep_like(
+    backend: &dyn cuzk_core::prover::ProverBackend,
+    params: &cuzk_core::Parameters,
+    compiled: Option<&cuzk_core::compiled::CompiledCircuit>,
+    circuits: Vec<PorepLikeCircuit>,
+) -> Result<Proved> {
+    let start = std::time::Instant::now();
+    let mut rng = rand::rngs::OsRng;
+    let (proofs, mut timings, constraints, aux) = match compiled {
+        None => {
+            let assignments = synthesize_porep_like(None, circuits)?;
+            let synthesis = start.elapsed();
+            let (constraints, aux) = (
+                assignments[0].num_constraints(),
+                assignments[0].aux_assignment.len(),
+            );
+            let (p, mut t) =
+                cuzk_core::prover::prove_assignments(backend, params, &assignments, &mut rng)
+                    .context("proving porep-like circuit")?;
+            t.synthesis = synthesis;
+            (p, t, constraints, aux)
+        }
+        Some(cc) => {
+            let witnesses = cc
+                .witness_batch(circuits)
+                .context("synthesizing porep-like witnesses (compiled)")?;
+            let synthesis = start.elapsed();
+            let (p, mut t) =
+                cuzk_core::prover::prove_witnesses(backend, params, cc, witnesses, &mut rng)
+                    .context("proving porep-like circuit (compiled)")?;
+            t.synthesis = synthesis;
+            (p, t, cc.num_constraints(), cc.num_aux())
+        }
+    };
+    timings.total = start.elapsed();
+    Ok(Proved {
+        proofs,
+        timings,
+        constraints,
+        aux,
+    })
+}

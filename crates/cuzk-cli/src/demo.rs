@@ -5,7 +5,6 @@ use crate::common::{self, ms};
 use anyhow::{Context, Result};
 use clap::Args;
 use cuzk_core::circuits::porep_like::{PorepLikeCircuit, DEFAULT_LOG_SIZE};
-use cuzk_core::prover::prove_assignments;
 use cuzk_core::verifier::{prepare_verifying_key, verify_proof};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -58,22 +57,19 @@ pub fn run(args: DemoArgs) -> Result<bool> {
     let circuit = PorepLikeCircuit::new(args.log_size, args.seed);
     let inputs = circuit.public_inputs();
     let t = Instant::now();
-    let assignments =
-        common::synthesize_porep_like(compiled.as_ref().map(|c| &c.compiled), vec![circuit])?;
-    let synthesis = t.elapsed();
-    let constraints = assignments[0].num_constraints();
-    let aux = assignments[0].aux_assignment.len();
-
-    let t = Instant::now();
-    let (proofs, mut timings) = prove_assignments(
+    let common::Proved {
+        proofs,
+        timings,
+        constraints,
+        aux,
+    } = common::prove_porep_like(
         backend,
         &cached.params,
-        &assignments,
-        &mut rand::rngs::OsRng,
-    )
-    .context("proving porep-like circuit")?;
-    let prove = t.elapsed();
-    timings.synthesis = synthesis;
+        compiled.as_ref().map(|c| &c.compiled),
+        vec![circuit],
+    )?;
+    let prove = t.elapsed().saturating_sub(timings.synthesis);
+    let synthesis = timings.synthesis;
 
     let t = Instant::now();
     let pvk = prepare_verifying_key(&cached.params.vk);

@@ -327,6 +327,20 @@ impl CompiledCircuit {
             .map(|c| self.synthesize(c))
             .collect()
     }
+
+    /// The witnesses of several circuits of this shape, one per core at a
+    /// time, each checked against this system: what
+    /// [`crate::prover::prove_witnesses`] proves.
+    pub fn witness_batch<C: Circuit<Scalar> + Send>(&self, circuits: Vec<C>) -> Result<Vec<Witness>> {
+        circuits
+            .into_par_iter()
+            .map(|c| {
+                let w = synthesize_witness(c)?;
+                self.check_witness(&w)?;
+                Ok(w)
+            })
+            .collect()
+    }
 }
 
 // ---------------------------------------------------------------------------

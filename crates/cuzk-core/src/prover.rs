@@ -8,6 +8,7 @@
 //!   B1 = beta_g1  + b_g1 + s·delta_g1
 //!   C  = l + h + s·A + r·B1 − r·s·delta_g1
 
+use crate::compiled::{CompiledCircuit, Witness};
 use crate::params::Parameters;
 use crate::proof::Proof;
 use crate::synthesis::ProvingAssignment;
@@ -60,6 +61,32 @@ pub trait ProverBackend: Send + Sync {
         params: &Parameters,
         assignments: &[ProvingAssignment],
     ) -> Result<(Vec<MsmResults>, PhaseTimings)>;
+
+    /// [`Self::compute`] for witnesses of a compiled circuit, whose a/b/c
+    /// the backend forms itself from the matrices (a GPU backend on the
+    /// device, from the witness uploaded once). The witnesses have been
+    /// checked against `compiled` and `compiled` against `params`
+    /// ([`prove_witnesses`]). This default assigns each witness on the
+    /// CPU's cores (one at a time, so a batch holds one assignment's a/b/c)
+    /// and computes it.
+    fn compute_compiled(
+        &self,
+        params: &Parameters,
+        compiled: &CompiledCircuit,
+        witnesses: Vec<Witness>,
+    ) -> Result<(Vec<MsmResults>, PhaseTimings)> {
+        let mut out = Vec::with_capacity(witnesses.len());
+        let mut sum = PhaseTimings::default();
+        for w in witnesses {
+            let clock = Instant::now();
+            let pa = compiled.assign(w)?;
+            sum.abc += clock.elapsed();
+            let (mut r, t) = self.compute(params, std::slice::from_ref(&pa))?;
+            sum.add(&t);
+            out.append(&mut r);
+        }
+        Ok((out, sum))
+    }
 }
 
 /// Rayon NTT and blst's Pippenger, with the 0/1 scalars summed directly.
@@ -301,6 +328,42 @@ pub fn prove_assignments<R: RngCore>(
                 assignments.len()
             )
             .into(),
+        });
+    }
+    let proofs = msms
+        .iter()
+        .map(|m| assemble_proof(params, m, &ProofRandomness::random(rng)))
+        .collect();
+    timings.total = start.elapsed();
+    Ok((proofs, timings))
+}
+
+/// Proofs for witnesses of a compiled circuit: the compiled system is
+/// checked against the parameters and every witness against the compiled
+/// system (a wrong shape is [`Error::WitnessMismatch`], never proved), then
+/// the backend forms a/b/c and proves ([`ProverBackend::compute_compiled`]).
+pub fn prove_witnesses<R: RngCore>(
+    backend: &dyn ProverBackend,
+    params: &Parameters,
+    compiled: &CompiledCircuit,
+    witnesses: Vec<Witness>,
+    rng: &mut R,
+) -> Result<(Vec<Proof>, PhaseTimings)> {
+    let start = Instant::now();
+    if witnesses.is_empty() {
+        return Err(Error::EmptyBatch);
+    }
+    check_delta(params)?;
+    compiled.check_params(params)?;
+    for w in &witnesses {
+        compiled.check_witness(w)?;
+    }
+    let count = witnesses.len();
+    let (msms, mut timings) = backend.compute_compiled(params, compiled, witnesses)?;
+    if msms.len() != count {
+        return Err(Error::Backend {
+            backend: backend.name(),
+            source: format!("returned {} results for {count} witnesses", msms.len()).into(),
         });
     }
     let proofs = msms

@@ -1412,6 +1412,33 @@ fn spmv_checks(r: &mut Runner) {
         Ok(())
     });
 
+    // z from two host vectors, and the split of its aux part in place (the
+    // L MSM's scalars), at offsets that cut mask words in the middle.
+    for (inputs, aux) in [(1usize, 0usize), (1, 1), (3, 31), (5, 1000), (37, (1 << 16) + 3)] {
+        r.case(
+            &format!("spmv/upload z and split its aux {inputs}+{aux}"),
+            |dev, rng| {
+                let zi = mixed_scalars(rng, inputs);
+                let za = mixed_scalars(rng, aux);
+                let dz = dev.upload_z(&zi, &za).map_err(|e| e.to_string())?;
+                let mut z = zi.clone();
+                z.extend_from_slice(&za);
+                first_diff(&dev.download_scalars(&dz).map_err(|e| e.to_string())?, &z)
+                    .map_err(|e| format!("z: {e}"))?;
+                let split = dev
+                    .split_zero_one_range(&dz, inputs, aux)
+                    .map_err(|e| e.to_string())?;
+                let got = dev.split_to_host(&split).map_err(|e| e.to_string())?;
+                ensure(got == host::split_zero_one(&za), || {
+                    "split of the aux range differs from the host split".into()
+                })?;
+                ensure(dev.split_zero_one_range(&dz, inputs, aux + 1).is_err(), || {
+                    "accepted a range past the end".into()
+                })
+            },
+        );
+    }
+
     // MSMs straight from the device split (mask and positions never on
     // the host), against blstrs.
     for n in [0usize, 1, 33, 1000, (1 << 16) + 3] {

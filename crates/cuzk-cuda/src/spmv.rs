@@ -670,6 +670,29 @@ impl CudaDevice {
         Ok(out)
     }
 
+    /// z = inputs ++ aux in one new buffer of Montgomery Scalars, copied
+    /// from the two host vectors where they lie (no host concatenation).
+    pub fn upload_z(&self, inputs: &[Scalar], aux: &[Scalar]) -> Result<DeviceScalars> {
+        let kernel = "upload_z";
+        let len = inputs.len() + aux.len();
+        let mut buf: CudaSlice<u8> = self.alloc(kernel, len * FR_BYTES)?;
+        let mut at = 0;
+        for part in [inputs, aux] {
+            let bytes = host::scalars_as_bytes(part);
+            if !bytes.is_empty() {
+                self.stream
+                    .memcpy_htod(bytes, &mut buf.slice_mut(at..at + bytes.len()))
+                    .map_err(|e| self.err("copy to device", kernel, len, e))?;
+            }
+            at += bytes.len();
+        }
+        Ok(DeviceScalars {
+            len,
+            form: ScalarForm::Montgomery,
+            buf,
+        })
+    }
+
     // ------------------------------------------------------ densities
 
     /// Uploads a density (`&[bool]`, one byte per variable).
@@ -803,10 +826,29 @@ impl CudaDevice {
     /// synchronisation (the count of the others sizes their buffers).
     /// Allocates at most [`DeviceSplit::bytes_for`].
     pub fn split_zero_one_device(&self, scalars: &DeviceScalars) -> Result<DeviceSplit> {
+        self.split_zero_one_range(scalars, 0, scalars.len)
+    }
+
+    /// [`Self::split_zero_one_device`] of `scalars[first..first + len]`
+    /// (the aux part of z for the L MSM: no copy of it is made). Positions
+    /// in the split count from `first`.
+    pub fn split_zero_one_range(
+        &self,
+        scalars: &DeviceScalars,
+        first: usize,
+        len: usize,
+    ) -> Result<DeviceSplit> {
         let kernel = "split_zero_one";
-        let n = scalars.len;
+        let n = len;
         if scalars.form != ScalarForm::Montgomery {
             return Err(self.bad(kernel, n, "the split reads Montgomery Scalars".into()));
+        }
+        if first.checked_add(len).is_none_or(|e| e > scalars.len) {
+            return Err(self.bad(
+                kernel,
+                n,
+                format!("scalars {first}..{first}+{len} of {}", scalars.len),
+            ));
         }
         if n > MAX_LEN {
             return Err(CudaError::Unsupported {
@@ -819,7 +861,7 @@ impl CudaDevice {
         let words = n.div_ceil(32);
         let ones: CudaSlice<u32> = self.alloc(kernel, words)?;
         let ones_total: CudaSlice<u32> = self.zeros(kernel, 1)?;
-        let sp = self.p(&scalars.buf);
+        let sp = self.p(&scalars.buf) + (first * FR_BYTES) as u64;
         let ((rest_ids, rest), rest_count) = self.compact(
             kernel,
             n,

@@ -4,7 +4,7 @@
 //!   gpu_prover_test [--bench LOGS] [--partitions LIST] [--caps-mib LIST] [--reps N]
 //!                   [--bench-only] [--json-out PATH] [--paramgen cpu|gpu]
 //!                   [--paramgen-cpu-max LOG] [--cpu-ref-max LOG] [--no-pageable]
-//!                   [--distinct K] [--concurrent-cap-mib MIB]
+//!                   [--distinct K] [--concurrent-cap-mib MIB] [--compiled-bench LOGS]
 //!
 //! Checks (always): cuzk-core's conformance check; a GPU proof verified by
 //! bellperson and cuzk (and a wrong input rejected); every staging plan
@@ -15,8 +15,13 @@
 //! parameter sets resident at once, and LRU eviction under a cap; three
 //! workers proving porep-like 2^18/2^20/2^22 at once under a 1 GiB cap
 //! (`--concurrent-cap-mib`), every partition waiting for its memory
-//! instead of failing and every proof verifying. The last line is
-//! `N passed, M failed`.
+//! instead of failing and every proof verifying; the compiled path (a/b/c,
+//! selections and splits on the device) against the CPU's full synthesis,
+//! its host fallback, and a fault at each of its allocations. The last
+//! line is `N passed, M failed`.
+//!
+//! `--compiled-bench 20,27` times one porep-like partition by the compiled
+//! path on the device and by the host path from the same witness.
 //!
 //! Parameter generation: the GPU fixed-base engine's parameters equal the
 //! CPU generator's byte for byte (porep-like 2^10 and 2^16, same toxic
@@ -46,7 +51,9 @@ use cuzk_core::generator::{
 use cuzk_core::prover::{
     assemble_proof, create_proof_batch, CpuBackend, MsmResults, ProofRandomness, ProverBackend,
 };
+use cuzk_core::compiled::{compile, CompiledCircuit, Witness};
 use cuzk_core::synthesis::synthesize_batch;
+use cuzk_core::testing::LayoutCircuit;
 use cuzk_core::verifier::{prepare_verifying_key, verify_proof};
 use cuzk_core::{Parameters, Proof, ProvingAssignment};
 use cuzk_gpu::plan::{self, PartitionSizes};
@@ -660,6 +667,293 @@ fn concurrent_under_cap(t: &mut Tally, cap_mib: u64) {
     );
 }
 
+// ------------------------------------------------------------ compiled
+
+/// A compiled system of `circuit`'s shape and the witnesses of `circuits`.
+fn compiled_of<C: bellpepper_core::Circuit<Scalar> + Clone + Send>(
+    circuits: &[C],
+    id: &str,
+) -> Result<(CompiledCircuit, Vec<Witness>), String> {
+    let cc = compile(circuits[0].clone(), id).map_err(|e| e.to_string())?;
+    let w = cc.witness_batch(circuits.to_vec()).map_err(|e| e.to_string())?;
+    Ok((cc, w))
+}
+
+fn compute_compiled(
+    b: &CudaBackend,
+    p: &Parameters,
+    cc: &CompiledCircuit,
+    w: &[Witness],
+) -> Result<Vec<MsmResults>, String> {
+    b.compute_compiled(p, cc, w.to_vec())
+        .map(|r| r.0)
+        .map_err(|e| e.to_string())
+}
+
+/// How many of the last partitions formed a/b/c on the device.
+fn on_device(b: &CudaBackend) -> (usize, usize) {
+    let r = b.take_reports();
+    (r.iter().filter(|r| r.abc_on_device).count(), r.len())
+}
+
+/// The compiled path on the device against the CPU backend's full
+/// synthesis: porep-like and a circuit with inputs in every matrix, table
+/// coefficients and odd sizes; the host fallback when parameters may not
+/// stay resident; a fault at every allocation of a compiled proof.
+fn compiled_checks(t: &mut Tally) {
+    for (log, seeds) in [(10u32, 40..43u64), (13, 43..45)] {
+        let r = (|| {
+            let params = params_for(log);
+            let circuits: Vec<_> = seeds.clone().map(|s| PorepLikeCircuit::new(log, s)).collect();
+            let (cc, w) = compiled_of(&circuits, "porep-like")?;
+            let (want, _) = CpuBackend
+                .compute(&params, &synthesize_batch(circuits).expect("synthesis"))
+                .map_err(|e| e.to_string())?;
+            let gpu = open(GpuConfig::default())?;
+            same(&compute_compiled(&gpu, &params, &cc, &w)?, &want)?;
+            let (dev, all) = on_device(&gpu);
+            if dev != all {
+                return Err(format!("{dev} of {all} partitions formed a/b/c on the device"));
+            }
+            // Again, with the system resident: no second upload.
+            let uploads = gpu.parameter_uploads();
+            same(&compute_compiled(&gpu, &params, &cc, &w)?, &want)?;
+            if gpu.parameter_uploads() != uploads || gpu.compiled_resident_bytes().is_none() {
+                return Err("the second batch uploaded again".into());
+            }
+            // The proof from the device path verifies; a wrong input fails.
+            let pa = cc.assign(w[0].clone()).map_err(|e| e.to_string())?;
+            let got = compute_compiled(&gpu, &params, &cc, &w[..1])?;
+            verifies(&params, &pa, &got[0])
+        })();
+        t.check(&format!("compiled on the device, porep-like 2^{log}"), r);
+    }
+    for (inputs, rows) in [(1usize, 3usize), (5, 3001), (37, 20_011)] {
+        let r = (|| {
+            let circuits: Vec<_> = (0..2).map(|s| LayoutCircuit::new(inputs, rows, s)).collect();
+            let mut rng = ChaCha20Rng::seed_from_u64(rows as u64);
+            let params = generate_random_parameters(circuits[0].clone(), &mut rng)
+                .map_err(|e| e.to_string())?;
+            let (cc, w) = compiled_of(&circuits, "layout")?;
+            let (want, _) = CpuBackend
+                .compute(&params, &synthesize_batch(circuits).expect("synthesis"))
+                .map_err(|e| e.to_string())?;
+            let gpu = open(GpuConfig::default())?;
+            same(&compute_compiled(&gpu, &params, &cc, &w)?, &want)?;
+            match on_device(&gpu) {
+                (2, 2) => Ok(()),
+                (d, a) => Err(format!("{d} of {a} on the device")),
+            }
+        })();
+        t.check(
+            &format!("compiled on the device, layout circuit {inputs} inputs x {rows} rows"),
+            r,
+        );
+    }
+    let log = 10;
+    let params = params_for(log);
+    let circuits: Vec<_> = (50..52).map(|s| PorepLikeCircuit::new(log, s)).collect();
+    let (cc, w) = compiled_of(&circuits, "porep-like").expect("compile");
+    let (want, _) = CpuBackend
+        .compute(&params, &synthesize_batch(circuits).expect("synthesis"))
+        .expect("cpu");
+    t.check(
+        "compiled: host fallback when parameters may not stay resident",
+        (|| {
+            let gpu = open(GpuConfig {
+                keep_params_resident: false,
+                ..GpuConfig::default()
+            })?;
+            same(&compute_compiled(&gpu, &params, &cc, &w)?, &want)?;
+            match on_device(&gpu) {
+                (0, 2) => Ok(()),
+                (d, a) => Err(format!("{d} of {a} on the device")),
+            }
+        })(),
+    );
+    for panic in [false, true] {
+        let r = (|| {
+            let gpu = open(GpuConfig::default())?;
+            same(&compute_compiled(&gpu, &params, &cc, &w)?, &want)?;
+            let r0 = gpu.budget().requests();
+            same(&compute_compiled(&gpu, &params, &cc, &w)?, &want)?;
+            let k = gpu.budget().requests() - r0;
+            let free_ok = gpu.measure_free().map_err(|e| e.to_string())?;
+            let reserved_ok = gpu.budget().reserved();
+            for n in 1..=k {
+                if panic {
+                    gpu.budget().panic_nth_reservation(Some(n))
+                } else {
+                    gpu.budget().fail_nth_reservation(Some(n))
+                }
+                match compute_compiled(&gpu, &params, &cc, &w) {
+                    Ok(_) => return Err(format!("allocation {n} of {k}: no error")),
+                    Err(e) if !e.contains("injected") => {
+                        return Err(format!("allocation {n}: unexpected error {e}"))
+                    }
+                    Err(_) => {}
+                }
+                let free = gpu.measure_free().map_err(|e| e.to_string())?;
+                if free.abs_diff(free_ok) > FREE_TOLERANCE || gpu.budget().reserved() != reserved_ok
+                {
+                    return Err(format!(
+                        "allocation {n} of {k}: free {free} (was {free_ok}), reserved {} (was {reserved_ok})",
+                        gpu.budget().reserved()
+                    ));
+                }
+                same(&compute_compiled(&gpu, &params, &cc, &w)?, &want)
+                    .map_err(|e| format!("proof after fault {n}: {e}"))?;
+            }
+            let (dev, all) = on_device(&gpu);
+            println!("     {k} allocations per compiled batch, each failed once; {dev} of {all} partitions on the device");
+            Ok(())
+        })();
+        let kind = if panic { "panic" } else { "error" };
+        t.check(&format!("compiled: fault ({kind}) at every allocation"), r);
+    }
+}
+
+/// porep-like 2^log, one partition: the compiled path (z up, a/b/c, H and
+/// the MSMs from the device split) against the host path of the same
+/// witness (a/b/c on the CPU's cores, host preparation, upload), each
+/// `reps` times after a warm-up that makes everything resident.
+fn compiled_bench(logs: &[u32], reps: usize, out: &mut Vec<Value>, t: &mut Tally) {
+    for &log in logs {
+        let clock = Instant::now();
+        let prep = std::thread::spawn(move || {
+            let circuit = PorepLikeCircuit::new(log, 7);
+            let c0 = Instant::now();
+            let cc = compile(PorepLikeCircuit::new(log, 0), "porep-like").expect("compile");
+            let compile_s = c0.elapsed().as_secs_f64();
+            let c0 = Instant::now();
+            let w = cc.witness_batch(vec![circuit]).expect("witness");
+            let witness_s = c0.elapsed().as_secs_f64();
+            (cc, w, compile_s, witness_s)
+        });
+        let engine = match GpuFixedBase::open(0) {
+            Ok(e) => e,
+            Err(e) => {
+                t.check("paramgen engine open", Err(e.to_string()));
+                return;
+            }
+        };
+        let params = match gen_params(log, &engine) {
+            Ok((p, tm)) => {
+                println!("{}", gen_line(log, &tm));
+                p
+            }
+            Err(e) => {
+                t.check(&format!("compiled bench 2^{log}: parameters"), Err(e));
+                return;
+            }
+        };
+        drop(engine);
+        let Ok((cc, w, compile_s, witness_s)) = prep.join() else {
+            t.check(&format!("compiled bench 2^{log}: compile"), Err("panicked".into()));
+            return;
+        };
+        println!(
+            "compiled bench 2^{log}: params, compile {compile_s:.1} s, witness {witness_s:.1} s ({:.1} s in all); matrices {:.2} GB",
+            clock.elapsed().as_secs_f64(),
+            cc.matrix_bytes() as f64 / 1e9
+        );
+        let gpu = match open(GpuConfig::default()) {
+            Ok(g) => g,
+            Err(e) => {
+                t.check("compiled bench open", Err(e));
+                return;
+            }
+        };
+        let clock = Instant::now();
+        let first = compute_compiled(&gpu, &params, &cc, &w);
+        let warm = clock.elapsed();
+        let pa = cc.assign(w[0].clone()).expect("assign");
+        let first = match first {
+            Ok(f) => f,
+            Err(e) => {
+                t.check(&format!("compiled bench 2^{log}: first partition"), Err(e));
+                return;
+            }
+        };
+        t.check(
+            &format!("compiled bench 2^{log}: proof from the device path verifies, wrong input rejected"),
+            verifies(&params, &pa, &first[0]),
+        );
+        let (dev, _) = on_device(&gpu);
+        let resident = gpu.compiled_resident_bytes().unwrap_or(0);
+        let mut runs = Vec::new();
+        let mut reports = Vec::new();
+        for _ in 0..reps {
+            let clock = Instant::now();
+            let r = compute_compiled(&gpu, &params, &cc, &w);
+            runs.push(clock.elapsed());
+            t.check(
+                &format!("compiled bench 2^{log}: device path equals the first result"),
+                r.and_then(|g| same(&g, &first)),
+            );
+            reports.extend(gpu.take_reports());
+        }
+        // The host path of the same witness, for comparison.
+        let mut host_runs = Vec::new();
+        let mut host_reports = Vec::new();
+        for _ in 0..reps {
+            let clock = Instant::now();
+            let pa = cc.assign(w[0].clone()).expect("assign");
+            let assign = clock.elapsed();
+            let r = compute(&gpu, &params, std::slice::from_ref(&pa));
+            host_runs.push(clock.elapsed());
+            t.check(
+                &format!("compiled bench 2^{log}: host path equals the device path"),
+                r.and_then(|g| same(&g, &first)),
+            );
+            let mut rep = gpu.take_reports();
+            if let Some(r) = rep.first_mut() {
+                r.timings.abc = assign;
+            }
+            host_reports.extend(rep);
+        }
+        let med = median(runs.clone());
+        let host_med = median(host_runs.clone());
+        let phase = |rs: &[PartitionReport], f: &dyn Fn(&PartitionReport) -> Duration| {
+            ms(median(rs.iter().map(f).collect()))
+        };
+        let line = |name: &str, rs: &[PartitionReport]| {
+            format!(
+                "{name}: abc {:.1} ms, upload {:.1} ms, H {:.1} ms, msm h {:.1} / l {:.1} / a {:.1} / b1 {:.1} / b2 {:.1} ms, host prep {:.1} ms",
+                phase(rs, &|r| r.timings.abc),
+                phase(rs, &|r| r.timings.upload),
+                phase(rs, &|r| r.timings.h_ntt),
+                phase(rs, &|r| r.timings.msm_h),
+                phase(rs, &|r| r.timings.msm_l),
+                phase(rs, &|r| r.timings.msm_a),
+                phase(rs, &|r| r.timings.msm_b_g1),
+                phase(rs, &|r| r.timings.msm_b_g2),
+                rs.iter().map(|r| r.host_prep_ms).sum::<f64>() / rs.len().max(1) as f64,
+            )
+        };
+        println!(
+            "compiled bench 2^{log}: device path {:.1} ms median (warm-up {:.1} ms, {dev} on the device; compiled system resident {:.2} GB), host path {:.1} ms",
+            ms(med),
+            ms(warm),
+            resident as f64 / 1e9,
+            ms(host_med)
+        );
+        println!("  {}", line("device path", &reports));
+        println!("  {}", line("host path", &host_reports));
+        out.push(json!({
+            "compiled_bench": log,
+            "compile_s": compile_s,
+            "witness_s": witness_s,
+            "matrix_bytes": cc.matrix_bytes(),
+            "resident_bytes": resident,
+            "device_ms": runs.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
+            "host_ms": host_runs.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
+            "device_reports": reports,
+            "host_reports": host_reports,
+        }));
+    }
+}
+
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
@@ -1041,12 +1335,22 @@ fn main() {
                 faults(&mut t);
                 two_workers(&mut t);
                 two_sets_resident(&mut t);
+                compiled_checks(&mut t);
                 concurrent_under_cap(
                     &mut t,
                     arg("--concurrent-cap-mib")
                         .and_then(|x| x.parse().ok())
                         .unwrap_or(1024),
                 );
+            }
+            let compiled_logs: Vec<u32> = arg("--compiled-bench")
+                .map(list)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|x| x as u32)
+                .collect();
+            if !compiled_logs.is_empty() {
+                compiled_bench(&compiled_logs, reps, &mut out, &mut t);
             }
             if !bench_logs.is_empty() {
                 let o = BenchOptions {

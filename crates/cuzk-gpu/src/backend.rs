@@ -32,7 +32,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use cudarc::driver::{
@@ -59,6 +59,8 @@ const G2: u64 = G2_POINT;
 use crate::split::{split_zero_one_into, split_zero_one_par};
 use crate::GpuConfig;
 
+mod compiled;
+
 /// What one partition did: its plan, phase times and memory.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct PartitionReport {
@@ -79,6 +81,9 @@ pub struct PartitionReport {
     /// How long the MSMs after H's waited for the host preparation
     /// (density selection, 0/1 splits) running beside the GPU work.
     pub prep_wait_ms: f64,
+    /// Whether a/b/c, the query selections and the 0/1 splits were made
+    /// on the device from a compiled system (no host preparation).
+    pub abc_on_device: bool,
 }
 
 fn plan_name<S: serde::Serializer>(p: &StagingPlan, s: S) -> std::result::Result<S::Ok, S::Error> {
@@ -224,6 +229,9 @@ struct Admit<'a> {
     id: &'a str,
     sizes: &'a PartitionSizes,
     index: usize,
+    /// A compiled partition's working set: its plan is H all on the
+    /// device and the parameters resident, whatever the budget would pick.
+    compiled: Option<u64>,
 }
 
 /// What a partition was admitted with.
@@ -352,6 +360,9 @@ pub struct CudaBackend {
     reports: Mutex<Vec<PartitionReport>>,
     /// Parameter sets uploaded so far (each upload of a resident set).
     uploads: std::sync::atomic::AtomicU64,
+    /// The compiled constraint system resident on the device, if any
+    /// (`compiled`): partitions clone the Arc while they use it.
+    compiled: Mutex<Option<Arc<compiled::DeviceCompiled>>>,
 }
 
 fn relock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -411,6 +422,7 @@ impl CudaBackend {
             planning: Mutex::new(()),
             reports: Mutex::new(Vec::new()),
             uploads: std::sync::atomic::AtomicU64::new(0),
+            compiled: Mutex::new(None),
         };
         let free = me.measure_free()?;
         me.budget = VramBudget::new(me.label.clone(), free, config.budget);
@@ -785,6 +797,7 @@ impl CudaBackend {
         params: &Parameters,
         sizes: &PartitionSizes,
         index: usize,
+        compiled: Option<u64>,
         t: &mut PhaseTimings,
     ) -> Result<Admission> {
         let id = self.id_of(params);
@@ -806,6 +819,7 @@ impl CudaBackend {
                 id: &id,
                 sizes,
                 index,
+                compiled,
             };
             match self.try_admit(slot, &what, t, &need) {
                 Ok(Some(a)) => Try::Done(a),
@@ -828,6 +842,7 @@ impl CudaBackend {
             id,
             sizes,
             index,
+            compiled,
         } = *what;
         let _planning = relock(&self.planning);
         let mut table = relock(&self.resident);
@@ -857,9 +872,13 @@ impl CudaBackend {
             index,
             source,
         };
-        let mut plan = match self.config.force_plan {
-            Some(p) => p,
-            None => plan::plan(sizes, attainable.saturating_sub(own_bytes), own_bytes)
+        let mut plan = match (compiled, self.config.force_plan) {
+            (Some(_), _) => StagingPlan {
+                h: HStaging::AllResident,
+                bases: BaseStaging::Resident,
+            },
+            (None, Some(p)) => p,
+            (None, None) => plan::plan(sizes, attainable.saturating_sub(own_bytes), own_bytes)
                 // Fits only once other partitions stop using their sets.
                 .or_else(|_| plan::plan(sizes, capacity.saturating_sub(own_bytes), own_bytes))
                 .map_err(plan_err)?,
@@ -869,6 +888,7 @@ impl CudaBackend {
             && own.is_none()
             && (!self.config.keep_params_resident || !params_fit_cap)
             && self.config.force_plan.is_none()
+            && compiled.is_none()
         {
             // PerMsm's peak is below Resident's (one vector's bases at a
             // time instead of all five), so the plan still fits.
@@ -878,7 +898,7 @@ impl CudaBackend {
             // Not used: the set stays resident, evictable like any other.
             own = None;
         }
-        let working = plan.working_bytes(sizes);
+        let working = compiled.unwrap_or_else(|| plan.working_bytes(sizes));
         let upload = if plan.bases == BaseStaging::Resident && own.is_none() {
             sizes.params_bytes()
         } else {
@@ -915,8 +935,12 @@ impl CudaBackend {
         };
         let victims = match victims {
             Ok(v) => v,
-            // Partitions in flight hold the rest: wait for them.
-            Err(crate::residency::ResidencyError::NoRoomNow { .. }) => return Ok(None),
+            // Partitions in flight hold the rest: wait for them, with the
+            // room of an unused compiled system given back meanwhile.
+            Err(crate::residency::ResidencyError::NoRoomNow { .. }) => {
+                self.drop_unused_compiled();
+                return Ok(None);
+            }
             Err(source) => {
                 return Err(GpuError::Residency {
                     device: self.label.clone(),
@@ -999,7 +1023,7 @@ impl CudaBackend {
             })?;
         let slot = self.acquire_slot();
         let _in_flight = self.budget.enter_partition();
-        let admitted = self.admit(&slot, params, &sizes, index, &mut t)?;
+        let admitted = self.admit(&slot, params, &sizes, index, None, &mut t)?;
         let plan = admitted.plan;
         let bases = admitted.bases.as_deref();
         let w = Worker {
@@ -1143,6 +1167,7 @@ impl CudaBackend {
             host_prep_ms: host_prep.as_secs_f64() * 1e3,
             prep_wait_ms: prep_wait.as_secs_f64() * 1e3,
             pinned,
+            abc_on_device: false,
         };
         Ok((
             MsmResults {
@@ -1680,18 +1705,6 @@ impl crate::PartitionReports for CudaBackend {
     }
 }
 
-fn add_timings(sum: &mut PhaseTimings, t: &PhaseTimings) {
-    let add = |a: &mut Duration, b: Duration| *a += b;
-    add(&mut sum.upload, t.upload);
-    add(&mut sum.h_ntt, t.h_ntt);
-    add(&mut sum.msm_a, t.msm_a);
-    add(&mut sum.msm_b_g1, t.msm_b_g1);
-    add(&mut sum.msm_b_g2, t.msm_b_g2);
-    add(&mut sum.msm_l, t.msm_l);
-    add(&mut sum.msm_h, t.msm_h);
-    add(&mut sum.readback, t.readback);
-}
-
 impl ProverBackend for CudaBackend {
     fn name(&self) -> &'static str {
         "cuda"
@@ -1722,7 +1735,56 @@ impl ProverBackend for CudaBackend {
                     .into_core())
                 }
             };
-            add_timings(&mut sum, &report.timings);
+            sum.add(&report.timings);
+            relock(&self.reports).push(report);
+            out.push(msm);
+        }
+        sum.total = start.elapsed();
+        Ok((out, sum))
+    }
+
+    /// Each witness on the device path ([`compiled`]: z up once, a/b/c,
+    /// selections and splits on the GPU) where it fits, else assigned on
+    /// the CPU's cores and proved like any assignment.
+    fn compute_compiled(
+        &self,
+        params: &Parameters,
+        cc: &cuzk_core::compiled::CompiledCircuit,
+        witnesses: Vec<cuzk_core::compiled::Witness>,
+    ) -> cuzk_core::Result<(Vec<MsmResults>, PhaseTimings)> {
+        let start = Instant::now();
+        let mut sum = PhaseTimings::default();
+        let mut out = Vec::with_capacity(witnesses.len());
+        let panicked = |index: usize, p: Box<dyn std::any::Any + Send>| {
+            GpuError::Panicked {
+                device: self.label.clone(),
+                index,
+                message: panic_message(&*p),
+            }
+            .into_core()
+        };
+        for (index, w) in witnesses.into_iter().enumerate() {
+            let r = catch_unwind(AssertUnwindSafe(|| self.prove_witness(params, cc, &w, index)));
+            let done = match r {
+                Ok(r) => r.map_err(GpuError::into_core)?,
+                Err(p) => return Err(panicked(index, p)),
+            };
+            let (msm, report) = match done {
+                Some(d) => d,
+                None => {
+                    let clock = Instant::now();
+                    let pa = cc.assign(w)?;
+                    sum.abc += clock.elapsed();
+                    check_shape(params, &pa, index)?;
+                    let r =
+                        catch_unwind(AssertUnwindSafe(|| self.prove_partition(params, &pa, index)));
+                    match r {
+                        Ok(r) => r.map_err(GpuError::into_core)?,
+                        Err(p) => return Err(panicked(index, p)),
+                    }
+                }
+            };
+            sum.add(&report.timings);
             relock(&self.reports).push(report);
             out.push(msm);
         }

@@ -1,0 +1,441 @@
+//! Witnesses of a compiled circuit proved on the device: z = (inputs, aux)
+//! goes up once, a/b/c = A·z, B·z, C·z come from the compiled system's
+//! matrices resident in VRAM straight into the H step, and the A/B query
+//! selections and the 0/1 splits of the MSM scalars are made on the device
+//! from the same z (cuzk-cuda's spmv kernels). Nothing of the partition is
+//! prepared on the host.
+//!
+//! The path needs the parameters resident and H all on the device; the
+//! compiled system's matrices stay resident across partitions (one system
+//! per device, replaced when another comes and the old one is unused,
+//! dropped when a partition waiting for memory needs the room). A
+//! partition for which any of that does not fit proves by the host path:
+//! its witness assigned on the CPU's cores, then the staging plans of
+//! [`CudaBackend::prove_partition`].
+
+use super::*;
+use cuzk_core::compiled::{CompiledCircuit, Witness};
+use cuzk_cuda::{DeviceCsr, DeviceDensity, DeviceScalars, DeviceSplit, SPMV_LONG};
+
+/// Which compiled system a resident one is: a system reopened (another
+/// mapping) or recompiled goes up again.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct CompiledKey {
+    id: String,
+    inputs: usize,
+    aux: usize,
+    rows: usize,
+    nnz: [usize; 3],
+    table: usize,
+    /// Where the A matrix's columns lie in host memory.
+    addr: usize,
+}
+
+impl CompiledKey {
+    fn of(cc: &CompiledCircuit) -> Self {
+        CompiledKey {
+            id: cc.circuit_id.clone(),
+            inputs: cc.num_inputs(),
+            aux: cc.num_aux(),
+            rows: cc.num_constraints(),
+            nnz: [cc.a.nnz(), cc.b.nnz(), cc.c.nnz()],
+            table: cc.coefficients().len(),
+            addr: cc.a.cols().as_ptr() as usize,
+        }
+    }
+}
+
+/// A compiled system resident on the device.
+pub(super) struct DeviceCompiled {
+    key: CompiledKey,
+    mats: [DeviceCsr; 3],
+    table: DeviceScalars,
+    a_aux: DeviceDensity,
+    b_input: DeviceDensity,
+    b_aux: DeviceDensity,
+    /// Held for its drop: the budget's bytes for the buffers above.
+    reservation: Reservation,
+}
+
+impl DeviceCompiled {
+    /// The largest temporary one product allocates.
+    fn max_product_bytes(&self) -> u64 {
+        self.mats
+            .iter()
+            .map(|m| m.product_bytes() as u64)
+            .max()
+            .unwrap_or(0)
+    }
+    pub(super) fn bytes(&self) -> u64 {
+        self.reservation.bytes()
+    }
+}
+
+/// Entries of `m`'s short rows with a table coefficient: the products
+/// [`DeviceCsr`] keeps (so its size is known before it is made).
+fn product_count(row_start: &[u64], coefs: &[u32]) -> usize {
+    row_start
+        .par_windows(2)
+        .map(|w| {
+            let (lo, hi) = (w[0] as usize, w[1] as usize);
+            if hi - lo > SPMV_LONG {
+                0
+            } else {
+                coefs[lo..hi].iter().filter(|&&c| c >= 2).count()
+            }
+        })
+        .sum()
+}
+
+/// Device bytes of `cc` resident: the three matrices, the table and the
+/// three densities, as cuzk-cuda states them, and the largest transient
+/// its upload holds besides.
+fn resident_bytes(cc: &CompiledCircuit) -> (u64, u64) {
+    let mut bytes = 0u64;
+    for m in [&cc.a, &cc.b, &cc.c] {
+        let products = product_count(m.row_start(), m.coefs());
+        bytes += DeviceCsr::bytes_for(m.rows(), m.nnz(), products) as u64;
+    }
+    bytes += cc.coefficients().len().max(1) as u64 * plan::FR;
+    bytes += (cc.a_aux_density().len() + cc.b_input_density().len() + cc.b_aux_density().len())
+        .max(1) as u64;
+    let scratch = DeviceCsr::build_scratch_bytes(cc.num_constraints()) as u64;
+    (bytes, scratch)
+}
+
+/// The most device bytes a compiled partition holds at once beside the
+/// resident parameters and compiled system: z throughout, and the largest
+/// of its steps (a/b/c with a product's temporary and the NTT tables; H's
+/// coefficients with the H MSM's scratch; each query's selection, split
+/// and MSM scratch; L's split and scratch), each by cuzk-cuda's own
+/// statement of what it allocates.
+pub(super) fn compiled_working_bytes(s: &PartitionSizes, z: usize, max_product: u64) -> u64 {
+    let n = s.domain;
+    let fr = plan::FR;
+    let z_bytes = z as u64 * fr;
+    let h_step = CudaDevice::abc_bytes(n) as u64
+        + max_product
+        + cuzk_cuda::host::ntt_scratch_bytes(n.max(1).trailing_zeros());
+    let h_msm = n as u64 * fr + plan::msm_scratch(s.h, false).saturating_sub(s.h as u64 * fr);
+    let query = |m: usize, g2_too: bool| {
+        let scratch = plan::msm_scratch(m, false).max(if g2_too {
+            plan::msm_scratch(m, true)
+        } else {
+            0
+        });
+        CudaDevice::select_bytes(z, m) as u64 + DeviceSplit::bytes_for(m, m) as u64 + scratch
+    };
+    let l_step = DeviceSplit::bytes_for(s.l, s.l) as u64 + plan::msm_scratch(s.l, false);
+    z_bytes
+        + [h_step, h_msm, query(s.a, false), query(s.b, true), l_step]
+            .into_iter()
+            .max()
+            .unwrap_or(0)
+}
+
+impl CudaBackend {
+    /// The device copy of `cc`, uploaded now if it is not resident and
+    /// fits: None when it does not (or another compiled system in use
+    /// holds the place), and the partition takes the host path.
+    fn device_compiled(
+        &self,
+        slot: &Slot,
+        cc: &CompiledCircuit,
+    ) -> Result<Option<Arc<DeviceCompiled>>> {
+        let key = CompiledKey::of(cc);
+        if let Some(d) = relock(&self.compiled).as_ref() {
+            if d.key == key {
+                return Ok(Some(d.clone()));
+            }
+        }
+        // The lock order of `prove_partition`: slot, planning, then the
+        // compiled system (after the residency table where both are held).
+        let _planning = relock(&self.planning);
+        let mut held = relock(&self.compiled);
+        if let Some(d) = held.as_ref() {
+            if d.key == key {
+                return Ok(Some(d.clone()));
+            }
+            if Arc::strong_count(d) > 1 {
+                return Ok(None);
+            }
+            *held = None;
+            self.ctx
+                .synchronize()
+                .map_err(|e| self.drv("synchronize (compiled system evicted)", e))?;
+        }
+        let (bytes, scratch) = resident_bytes(cc);
+        if self.budget.queued() > 0 {
+            // Waiting partitions come first; the room is theirs.
+            return Ok(None);
+        }
+        let Ok(mut reservation) = self
+            .budget
+            .reserve_persistent(bytes + scratch, "compiled constraint system")
+        else {
+            return Ok(None);
+        };
+        let dev = &slot.dev;
+        let upload = |m: &cuzk_core::compiled::SparseMatrix| {
+            dev.upload_csr(m.row_start(), m.cols(), m.coefs())
+        };
+        let mats = [upload(&cc.a)?, upload(&cc.b)?, upload(&cc.c)?];
+        let table = dev.upload_scalars(cc.coefficients())?;
+        let a_aux = dev.upload_density(cc.a_aux_density().as_slice())?;
+        let b_input = dev.upload_density(cc.b_input_density().as_slice())?;
+        let b_aux = dev.upload_density(cc.b_aux_density().as_slice())?;
+        dev.synchronize()?;
+        let used = mats.iter().map(|m| m.device_bytes() as u64).sum::<u64>()
+            + table.len().max(1) as u64 * plan::FR
+            + (a_aux.device_bytes() + b_input.device_bytes() + b_aux.device_bytes()) as u64;
+        reservation.shrink_to(used.min(bytes), "compiled constraint system");
+        let d = Arc::new(DeviceCompiled {
+            key,
+            mats,
+            table,
+            a_aux,
+            b_input,
+            b_aux,
+            reservation,
+        });
+        *held = Some(d.clone());
+        Ok(Some(d))
+    }
+
+    /// Drops the resident compiled system if no partition is using it
+    /// (a partition waiting for memory needs the room more); true if it
+    /// went.
+    pub(super) fn drop_unused_compiled(&self) -> bool {
+        let mut held = relock(&self.compiled);
+        match held.as_ref() {
+            Some(d) if Arc::strong_count(d) == 1 => {
+                *held = None;
+                let _ = self.ctx.synchronize();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Bytes of the resident compiled system, if any (status, tests).
+    pub fn compiled_resident_bytes(&self) -> Option<u64> {
+        relock(&self.compiled).as_ref().map(|d| d.bytes())
+    }
+
+    /// One witness on the device path, or None (nothing done) when the
+    /// path does not fit: the caller assigns it on the host instead.
+    pub(super) fn prove_witness(
+        &self,
+        params: &Parameters,
+        cc: &CompiledCircuit,
+        w: &Witness,
+        index: usize,
+    ) -> Result<Option<(MsmResults, PartitionReport)>> {
+        let start = Instant::now();
+        let mut t = PhaseTimings::default();
+        let log = log_domain_size(cc.num_constraints());
+        let sizes = PartitionSizes {
+            domain: 1usize << log,
+            a: params.a.len(),
+            b: params.b_g1.len(),
+            l: params.l.len(),
+            h: params.h.len(),
+        };
+        let z_len = cc.num_inputs() + cc.num_aux();
+        if !self.config.keep_params_resident || self.config.force_plan.is_some() {
+            return Ok(None);
+        }
+        let slot = self.acquire_slot();
+        let Some(dc) = self.device_compiled(&slot, cc)? else {
+            return Ok(None);
+        };
+        let working = compiled_working_bytes(&sizes, z_len, dc.max_product_bytes());
+        let params_fit_cap = relock(&self.resident)
+            .cap()
+            .is_none_or(|cap| sizes.params_bytes() <= cap);
+        if !params_fit_cap || working + sizes.params_bytes() + dc.bytes() > self.budget.capacity()
+        {
+            return Ok(None);
+        }
+        let _in_flight = self.budget.enter_partition();
+        let admitted = self.admit(&slot, params, &sizes, index, Some(working), &mut t)?;
+        let bases = admitted
+            .bases
+            .as_deref()
+            .expect("a compiled admission keeps the parameters resident");
+        let grant = admitted.grant.budget();
+        let _ = self.pool_high_and_reset()?;
+        let dev = &slot.dev;
+        let _tables = ReleaseTables(dev);
+
+        // z, once.
+        let _z_held = grant.reserve(z_len as u64 * plan::FR, "z (the witness)")?;
+        let clock = Instant::now();
+        let z = dev.upload_z(&w.inputs, &w.aux)?;
+        dev.synchronize()?;
+        t.upload += clock.elapsed();
+
+        // a/b/c into the H step.
+        let n = sizes.domain;
+        let mut h_held = grant.reserve(
+            CudaDevice::abc_bytes(n) as u64
+                + dc.max_product_bytes()
+                + cuzk_cuda::host::ntt_scratch_bytes(log),
+            "a, b, c (compiled) and the NTT tables",
+        )?;
+        let clock = Instant::now();
+        let [mats_a, mats_b, mats_c] = &dc.mats;
+        let [mut a, mut b, mut c] = dev.abc_device([mats_a, mats_b, mats_c], &dc.table, &z, n)?;
+        dev.synchronize()?;
+        t.abc += clock.elapsed();
+        let clock = Instant::now();
+        for v in [&mut a, &mut b, &mut c] {
+            dev.ntt_device(v, log, NttKind::Inverse)?;
+        }
+        for v in [&mut a, &mut b, &mut c] {
+            dev.ntt_device(v, log, NttKind::CosetForward)?;
+        }
+        dev.h_pointwise_device(&mut a, &b, &c, n)?;
+        drop((b, c));
+        dev.ntt_device(&mut a, log, NttKind::CosetInverse)?;
+        dev.synchronize()?;
+        dev.release_ntt_tables();
+        t.h_ntt += clock.elapsed();
+        h_held.shrink_to(n as u64 * plan::FR, "H coefficients (for the H MSM)");
+
+        let clock = Instant::now();
+        let h = {
+            let m = sizes.h.min(n);
+            let _scratch = grant.reserve(
+                plan::msm_scratch(m, false).saturating_sub(m as u64 * plan::FR),
+                "H MSM scratch (scalars on the device)",
+            )?;
+            if m == 0 {
+                G1Projective::identity()
+            } else {
+                dev.msm_g1_scalars_on_device(&bases.h, &a, 0, m)?
+            }
+        };
+        drop(a);
+        drop(h_held);
+        t.msm_h += clock.elapsed();
+
+        // L over the aux part of z, in place.
+        let clock = Instant::now();
+        let l = {
+            let m = cc.num_aux();
+            let _step = grant.reserve(
+                DeviceSplit::bytes_for(m, m) as u64 + plan::msm_scratch(m, false),
+                "L split and MSM scratch",
+            )?;
+            if m == 0 {
+                G1Projective::identity()
+            } else {
+                let sp = dev.split_zero_one_range(&z, cc.num_inputs(), m)?;
+                dev.msm_g1_split_device(&bases.l, &sp)?
+            }
+        };
+        t.msm_l += clock.elapsed();
+
+        // The A query: every input, the A-dense aux.
+        let clock = Instant::now();
+        let a_g1 = {
+            let m = sizes.a;
+            let _step = grant.reserve(
+                CudaDevice::select_bytes(z_len, m) as u64
+                    + DeviceSplit::bytes_for(m, m) as u64
+                    + plan::msm_scratch(m, false),
+                "A query selection, split and MSM scratch",
+            )?;
+            let q = dev.select_device(&z, cc.num_inputs(), None, Some(&dc.a_aux))?;
+            let sp = dev.split_zero_one_device(&q)?;
+            drop(q);
+            dev.msm_g1_split_device(&bases.a, &sp)?
+        };
+        t.msm_a += clock.elapsed();
+
+        // The B query, for G1 and G2 from one split.
+        let clock = Instant::now();
+        let m = sizes.b;
+        let _step = grant.reserve(
+            CudaDevice::select_bytes(z_len, m) as u64
+                + DeviceSplit::bytes_for(m, m) as u64
+                + plan::msm_scratch(m, false).max(plan::msm_scratch(m, true)),
+            "B query selection, split and MSM scratch",
+        )?;
+        let q = dev.select_device(&z, cc.num_inputs(), Some(&dc.b_input), Some(&dc.b_aux))?;
+        let sp = dev.split_zero_one_device(&q)?;
+        drop(q);
+        drop(z);
+        let b_g1 = dev.msm_g1_split_device(&bases.b_g1, &sp)?;
+        t.msm_b_g1 += clock.elapsed();
+        let clock = Instant::now();
+        let b_g2 = dev.msm_g2_split_device(&bases.b_g2, &sp)?;
+        drop(sp);
+        dev.synchronize()?;
+        t.msm_b_g2 += clock.elapsed();
+
+        let pool_high = self.pool_high_and_reset()?;
+        t.total = start.elapsed();
+        let report = PartitionReport {
+            index,
+            plan: admitted.plan,
+            timings: t,
+            peak_reserved: bases.reservation.bytes() + dc.bytes() + grant.peak(),
+            pool_high,
+            host_prep_ms: 0.0,
+            pinned: false,
+            prep_wait_ms: 0.0,
+            abc_on_device: true,
+        };
+        Ok(Some((
+            MsmResults {
+                a_g1,
+                b_g1,
+                b_g2,
+                l,
+                h,
+            },
+            report,
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The working set covers z beside its largest step, and grows with
+    /// each size that enters it.
+    #[test]
+    fn compiled_working_set_counts_z_and_the_largest_step() {
+        let s = PartitionSizes {
+            domain: 1 << 20,
+            a: 900_000,
+            b: 700_000,
+            l: 999_000,
+            h: (1 << 20) - 1,
+        };
+        let z = 1_000_000;
+        let base = compiled_working_bytes(&s, z, 0);
+        // a/b/c alone are three domains of scalars.
+        assert!(base >= z as u64 * plan::FR + 3 * (1 << 20) * plan::FR);
+        assert!(compiled_working_bytes(&s, z + 1000, 0) > base);
+        assert!(compiled_working_bytes(&s, z, 1 << 30) > base);
+        let mut big_b = s;
+        big_b.b = 4_000_000;
+        assert!(compiled_working_bytes(&big_b, z, 0) > base);
+    }
+
+    /// Short rows' table entries are counted, long rows' and ±1's not.
+    #[test]
+    fn product_count_matches_the_kernels_rule() {
+        // Row 0: 3 entries, two table coefficients; row 1: empty; row 2:
+        // SPMV_LONG + 1 entries all table coefficients (a long row).
+        let long = SPMV_LONG + 1;
+        let mut coefs = vec![0, 5, 7];
+        coefs.extend(std::iter::repeat_n(9, long));
+        let row_start = vec![0, 3, 3, 3 + long as u64];
+        assert_eq!(product_count(&row_start, &coefs), 2);
+    }
+}
