@@ -374,6 +374,83 @@ pub fn prove_witnesses<R: RngCore>(
     Ok((proofs, timings))
 }
 
+/// One partition ready to prove: full synthesis's assignment, or the
+/// witness of a compiled circuit, whose a/b/c the backend forms from the
+/// matrices (on the GPU for the CUDA backend).
+#[derive(Clone, Debug)]
+pub enum Synthesized {
+    Assignment(ProvingAssignment),
+    Witness {
+        compiled: std::sync::Arc<CompiledCircuit>,
+        witness: Witness,
+    },
+}
+
+impl Synthesized {
+    /// Public inputs as the verifier sees them (without the leading one).
+    pub fn public_inputs(&self) -> &[Scalar] {
+        match self {
+            Synthesized::Assignment(pa) => pa.public_inputs(),
+            Synthesized::Witness { witness, .. } => &witness.inputs[1.min(witness.inputs.len())..],
+        }
+    }
+    /// Constraints of the circuit (input constraints included).
+    pub fn num_constraints(&self) -> usize {
+        match self {
+            Synthesized::Assignment(pa) => pa.num_constraints(),
+            Synthesized::Witness { compiled, .. } => compiled.num_constraints(),
+        }
+    }
+}
+
+/// Proofs for partitions sharing `params`, in order: each run of
+/// consecutive assignments by [`prove_assignments`], each run of witnesses
+/// of one compiled circuit by [`prove_witnesses`]. The timings are summed
+/// over the runs.
+pub fn prove_synthesized<R: RngCore>(
+    backend: &dyn ProverBackend,
+    params: &Parameters,
+    parts: Vec<Synthesized>,
+    rng: &mut R,
+) -> Result<(Vec<Proof>, PhaseTimings)> {
+    let start = Instant::now();
+    if parts.is_empty() {
+        return Err(Error::EmptyBatch);
+    }
+    let mut proofs = Vec::with_capacity(parts.len());
+    let mut sum = PhaseTimings::default();
+    let mut it = parts.into_iter().peekable();
+    while let Some(first) = it.next() {
+        let (mut p, t) = match first {
+            Synthesized::Assignment(pa) => {
+                let mut run = vec![pa];
+                while let Some(Synthesized::Assignment(_)) = it.peek() {
+                    if let Some(Synthesized::Assignment(pa)) = it.next() {
+                        run.push(pa);
+                    }
+                }
+                prove_assignments(backend, params, &run, rng)?
+            }
+            Synthesized::Witness { compiled, witness } => {
+                let mut run = vec![witness];
+                while let Some(Synthesized::Witness { compiled: c, .. }) = it.peek() {
+                    if !std::sync::Arc::ptr_eq(c, &compiled) {
+                        break;
+                    }
+                    if let Some(Synthesized::Witness { witness, .. }) = it.next() {
+                        run.push(witness);
+                    }
+                }
+                prove_witnesses(backend, params, &compiled, run, rng)?
+            }
+        };
+        proofs.append(&mut p);
+        sum.add(&t);
+    }
+    sum.total = start.elapsed();
+    Ok((proofs, sum))
+}
+
 /// Synthesize and prove a batch of circuits of one shape.
 pub fn create_proof_batch<C, R>(
     backend: &dyn ProverBackend,

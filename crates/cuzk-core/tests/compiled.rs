@@ -371,3 +371,60 @@ fn extended_parts_compiled_equal_full_synthesis() {
     assert_eq!(comp.input_assignment.len(), 9);
     assert_same(&full, &comp, "extended parts");
 }
+
+/// Witnesses proved through the backend seam (`prove_witnesses`, the CPU
+/// default of `compute_compiled`) and mixed with full assignments
+/// (`prove_synthesized`): every proof verifies, each against its own
+/// inputs only; a witness of the wrong shape is refused before proving.
+#[test]
+fn witnesses_prove_through_the_seam_alone_and_mixed() {
+    use cuzk_core::prover::{prove_synthesized, prove_witnesses, Synthesized};
+    use std::sync::Arc;
+    let mut rng = ChaCha20Rng::seed_from_u64(rand::random());
+    let log = 9;
+    let params =
+        generator::generate_random_parameters(PorepLikeCircuit::new(log, 0), &mut rng).unwrap();
+    let cc = Arc::new(compiled::compile(PorepLikeCircuit::new(log, 0), "porep-like-9").unwrap());
+    let pvk = prepare_verifying_key(&params.vk);
+    let seeds: Vec<u64> = (0..3).map(|_| rng.gen()).collect();
+    let circuits: Vec<_> = seeds.iter().map(|&s| PorepLikeCircuit::new(log, s)).collect();
+    let inputs: Vec<Vec<Scalar>> = circuits.iter().map(|c| c.public_inputs()).collect();
+    let witnesses = cc.witness_batch(circuits.clone()).unwrap();
+    let (proofs, t) =
+        prove_witnesses(&CpuBackend, &params, &cc, witnesses.clone(), &mut rng).unwrap();
+    assert_eq!(proofs.len(), 3);
+    assert!(t.abc > std::time::Duration::ZERO, "the a/b/c phase is timed");
+    for (i, p) in proofs.iter().enumerate() {
+        assert!(verify_proof(&pvk, p, &inputs[i]).unwrap(), "proof {i}");
+        assert!(!verify_proof(&pvk, p, &inputs[(i + 1) % 3]).unwrap());
+    }
+    // Mixed: witness, assignment, witness, in order.
+    let pa = synthesis::synthesize(circuits[1].clone()).unwrap();
+    let parts = vec![
+        Synthesized::Witness {
+            compiled: cc.clone(),
+            witness: witnesses[0].clone(),
+        },
+        Synthesized::Assignment(pa),
+        Synthesized::Witness {
+            compiled: cc.clone(),
+            witness: witnesses[2].clone(),
+        },
+    ];
+    assert_eq!(parts[0].public_inputs(), &inputs[0][..]);
+    assert_eq!(parts[1].public_inputs(), &inputs[1][..]);
+    let (mixed, _) = prove_synthesized(&CpuBackend, &params, parts, &mut rng).unwrap();
+    for (i, p) in mixed.iter().enumerate() {
+        assert!(verify_proof(&pvk, p, &inputs[i]).unwrap(), "mixed proof {i}");
+    }
+    // A witness of another size: a named error, no proof.
+    let other = compiled::synthesize_witness(PorepLikeCircuit::new(log + 1, 1)).unwrap();
+    assert!(matches!(
+        prove_witnesses(&CpuBackend, &params, &cc, vec![witnesses[0].clone(), other], &mut rng),
+        Err(Error::WitnessMismatch { .. })
+    ));
+    // Another circuit's parameters: refused before proving.
+    let small =
+        generator::generate_random_parameters(PorepLikeCircuit::new(log - 1, 0), &mut rng).unwrap();
+    assert!(prove_witnesses(&CpuBackend, &small, &cc, witnesses, &mut rng).is_err());
+}
