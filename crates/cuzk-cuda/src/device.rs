@@ -904,6 +904,25 @@ impl CudaDevice {
         self.p(&points.buf)
     }
 
+    /// An uninitialised buffer of `len` Montgomery scalars for copies from
+    /// another stream of this context ([`Self::scalars_address`]); the
+    /// caller fills every element before a kernel reads it (ordered by an
+    /// event this device's stream waits for).
+    pub fn alloc_scalars(&self, len: usize) -> Result<DeviceScalars> {
+        let buf: CudaSlice<u8> = self.alloc("alloc_scalars", len * FR_BYTES)?;
+        self.synchronize()?;
+        Ok(DeviceScalars {
+            len,
+            form: ScalarForm::Montgomery,
+            buf,
+        })
+    }
+
+    /// The device address of `scalars`' first byte, for copies into it.
+    pub fn scalars_address(&self, scalars: &DeviceScalars) -> u64 {
+        self.p(&scalars.buf)
+    }
+
     /// Makes this device's stream wait (on the device, not the host) for
     /// `event`, recorded on another stream of the same context: work
     /// enqueued here afterwards starts only once the event has completed.

@@ -222,6 +222,62 @@ impl CudaBackend {
         relock(&self.compiled).as_ref().map(|d| d.bytes())
     }
 
+    /// z = (inputs, aux) into a new device buffer through the pinned
+    /// staging ring (pageable copies where the host refuses page-locked
+    /// memory or pinned staging is off), on the slot's own stream; the
+    /// device's stream waits for the last copy. Returns z and whether it
+    /// went through pinned memory.
+    fn upload_witness(&self, slot: &Slot, w: &Witness) -> Result<(DeviceScalars, bool)> {
+        use std::sync::atomic::AtomicBool;
+        let z = slot.dev.alloc_scalars(w.inputs.len() + w.aux.len())?;
+        let base = slot.dev.scalars_address(&z);
+        let inputs = scalars_as_bytes(&w.inputs);
+        let aux = scalars_as_bytes(&w.aux);
+        let dsts = [
+            crate::upload::DeviceDst {
+                ptr: base,
+                len: inputs.len(),
+            },
+            crate::upload::DeviceDst {
+                ptr: base + inputs.len() as u64,
+                len: aux.len(),
+            },
+        ];
+        let ring = if self.config.pinned_staging {
+            crate::upload::Ring::take(
+                &self.pinned,
+                crate::upload::RING_SLOTS,
+                crate::upload::RING_SLOT_BYTES,
+            )
+        } else {
+            None
+        };
+        let pinned = ring.is_some();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let cancel = AtomicBool::new(false);
+        crate::upload::upload_all(&slot.stream, ring, &[inputs, aux], &dsts, &cancel, &tx);
+        drop(tx);
+        let mut arrived = 0;
+        for r in rx {
+            let (_, ev) = r.map_err(|e| self.drv("copy to device (z)", e))?;
+            slot.dev.wait_event(&ev)?;
+            arrived += 1;
+        }
+        if arrived != 2 {
+            return Err(GpuError::Driver {
+                op: "copy to device (z)",
+                device: self.label.clone(),
+                source: format!("{arrived} of the witness's 2 parts arrived").into(),
+            });
+        }
+        // Until the copies are done the ring's buffers are busy and z is
+        // incomplete: the partition's first kernels wait on the device.
+        slot.stream
+            .synchronize()
+            .map_err(|e| self.drv("synchronize (z)", e))?;
+        Ok((z, pinned))
+    }
+
     /// One witness on the device path, or None (nothing done) when the
     /// path does not fit: the caller assigns it on the host instead.
     pub(super) fn prove_witness(
@@ -271,8 +327,7 @@ impl CudaBackend {
         // z, once.
         let _z_held = grant.reserve(z_len as u64 * plan::FR, "z (the witness)")?;
         let clock = Instant::now();
-        let z = dev.upload_z(&w.inputs, &w.aux)?;
-        dev.synchronize()?;
+        let (z, pinned) = self.upload_witness(&slot, w)?;
         t.upload += clock.elapsed();
 
         // a/b/c into the H step.
@@ -384,7 +439,7 @@ impl CudaBackend {
             peak_reserved: bases.reservation.bytes() + dc.bytes() + grant.peak(),
             pool_high,
             host_prep_ms: 0.0,
-            pinned: false,
+            pinned,
             prep_wait_ms: 0.0,
             abc_on_device: true,
         };
