@@ -1,0 +1,43 @@
+//! Cluster mode for cuzk: several daemons sharing one durable job queue in
+//! a PostgreSQL-protocol database (PostgreSQL, or YugabyteDB as Curio
+//! runs), instead of each holding its own queue in memory.
+//!
+//! **Status: the queue library only. The daemon does not use it yet** —
+//! there is no `[cluster]` section in the daemon's configuration, the gRPC
+//! services do not insert into the database, `AwaitProof` does not read
+//! from it and `cuzk status --cluster` does not exist. This crate is the
+//! part those will be built on; `DESIGN.md` beside this file says how the
+//! queue behaves at scale and what integrating it involves.
+//!
+//! What it provides, all through [`ClusterClient`] (one node's reconnecting
+//! connection):
+//! - [`ClusterClient::migrate`]: versioned schema migrations, safe when
+//!   several daemons start at once;
+//! - the queue ([`queue`]): idempotent submit by request id, per-partition
+//!   claims with `FOR UPDATE SKIP LOCKED` in priority then placement then
+//!   age order, leases renewed while working and reaped when they expire,
+//!   bounded retries with the reasons kept, results stored and the job's
+//!   proof assembled from its partitions exactly once, cancellation seen
+//!   by the lease holder;
+//! - node heartbeats ([`nodes`]).
+//!
+//! Layering: this crate knows nothing of circuits, kinds or proofs beyond
+//! their names and bytes. The daemon's kind registry decodes inputs and
+//! counts partitions before [`ClusterClient::submit`], and checks the
+//! proofs it reads back; the database holds bytes and states.
+
+mod client;
+mod error;
+mod migrate;
+pub mod nodes;
+pub mod queue;
+
+pub use client::{ClusterClient, ClusterConfig};
+pub use error::{ClusterError, Unavailable};
+pub use migrate::SCHEMA_VERSION;
+pub use nodes::{NodeRecord, NodeReport};
+pub use queue::{
+    ClaimRequest, Completion, FailMode, FailOutcome, FailureRecord, JobId, JobInput, JobRecord,
+    JobState, JobTimings, Lease, LeaseKey, LeaseStatus, NewJob, PartitionResult, PartitionState,
+    Priority, QueueDepth, StopReason, Submitted,
+};

@@ -1,0 +1,1100 @@
+//! The job queue: jobs and their partitions as rows, claims as leases.
+//!
+//! A job is submitted once (its request id is unique) with one row per
+//! partition. A node claims pending partitions with `FOR UPDATE SKIP
+//! LOCKED` (so claimers never wait for each other) in priority order, then
+//! residency of the kind on the claiming node, then age. A claim is a lease
+//! (node, expiry by the database's clock) renewed while the node works; a
+//! lease left to expire is reaped: the partition counts a failure and goes
+//! back to pending, or fails its job after `max_failures`. Each claim bumps
+//! the partition's claim number, the lease's fencing token: a result or a
+//! failure is accepted only from the node holding the lease under the
+//! current number, so a node whose lease was reaped and taken cannot put
+//! its late result into the job. The last partition's result assembles the
+//! job's proof. Cancelling a job cancels its partitions; the holder sees it
+//! when it renews or reports.
+//!
+//! Lock order, everywhere: partition rows, then the job row. Cancel and
+//! job failure touch several partitions of a job and can deadlock with a
+//! completion in a rare race; PostgreSQL breaks it and `db_op!` runs the
+//! loser again.
+
+use crate::client::{db_op, ClusterClient};
+use crate::error::{bad_row, ClusterError, OpError};
+use std::time::Duration;
+use tokio_postgres::{GenericClient, Row};
+
+pub type JobId = i64;
+
+/// The daemon's four classes (its `scheduler::Priority`, same order and
+/// numbers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Priority {
+    Low = 0,
+    Normal = 1,
+    High = 2,
+    Critical = 3,
+}
+
+impl Priority {
+    pub fn as_i16(self) -> i16 {
+        self as i16
+    }
+    pub fn from_i16(v: i16) -> Option<Self> {
+        Some(match v {
+            0 => Priority::Low,
+            1 => Priority::Normal,
+            2 => Priority::High,
+            3 => Priority::Critical,
+            _ => return None,
+        })
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum JobState {
+    Queued,
+    Running,
+    Completed,
+    Failed,
+    Cancelled,
+}
+
+impl JobState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobState::Queued => "queued",
+            JobState::Running => "running",
+            JobState::Completed => "completed",
+            JobState::Failed => "failed",
+            JobState::Cancelled => "cancelled",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "queued" => JobState::Queued,
+            "running" => JobState::Running,
+            "completed" => JobState::Completed,
+            "failed" => JobState::Failed,
+            "cancelled" => JobState::Cancelled,
+            _ => return None,
+        })
+    }
+    pub fn is_final(self) -> bool {
+        matches!(
+            self,
+            JobState::Completed | JobState::Failed | JobState::Cancelled
+        )
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PartitionState {
+    Pending,
+    Leased,
+    Done,
+    Failed,
+    Cancelled,
+}
+
+impl PartitionState {
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "pending" => PartitionState::Pending,
+            "leased" => PartitionState::Leased,
+            "done" => PartitionState::Done,
+            "failed" => PartitionState::Failed,
+            "cancelled" => PartitionState::Cancelled,
+            _ => return None,
+        })
+    }
+}
+
+/// What a job proves from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JobInput {
+    /// The request's bytes, stored in the database.
+    Inline(Vec<u8>),
+    /// A name every node can resolve (a path on shared storage), for inputs
+    /// too large to copy through the database.
+    Reference(String),
+}
+
+#[derive(Clone, Debug)]
+pub struct NewJob {
+    /// Empty or absent: one is generated, so that a submit retried after a
+    /// lost connection still adds one job.
+    pub request_id: Option<String>,
+    pub kind: String,
+    pub priority: Priority,
+    pub client: String,
+    pub input: JobInput,
+    /// The daemon's kind decodes the input and says how many; the cluster
+    /// does not interpret inputs.
+    pub partitions: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Submitted {
+    pub job_id: JobId,
+    pub request_id: String,
+    /// The request id was already known: this is the earlier job.
+    pub deduplicated: bool,
+}
+
+/// What a node asks for when it has room.
+#[derive(Clone, Debug)]
+pub struct ClaimRequest {
+    /// Kinds this node can prove; others are never claimed.
+    pub kinds: Vec<String>,
+    /// Kinds whose parameters it holds resident now: preferred within a
+    /// priority class.
+    pub resident: Vec<String>,
+    /// Partitions to claim at most (a batch).
+    pub max: u32,
+}
+
+/// One claimed partition. `claim` is the fencing token: every report about
+/// this partition names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lease {
+    pub job_id: JobId,
+    pub partition: u32,
+    pub claim: i32,
+    pub kind: String,
+    pub priority: Priority,
+    /// The job's partition count.
+    pub partitions: u32,
+    /// Failures of this partition before this claim.
+    pub failures: u32,
+    pub max_failures: u32,
+    pub lease_ttl: Duration,
+}
+
+impl Lease {
+    pub fn key(&self) -> LeaseKey {
+        LeaseKey {
+            job_id: self.job_id,
+            partition: self.partition,
+            claim: self.claim,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LeaseKey {
+    pub job_id: JobId,
+    pub partition: u32,
+    pub claim: i32,
+}
+
+/// Why a node must stop working on a partition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// The job was cancelled.
+    Cancelled,
+    /// The job failed (another partition ran out of retries).
+    JobFailed,
+    /// The lease expired and was reaped; `held_by` has it now, if anyone.
+    Lost { held_by: Option<String> },
+    /// The partition was already proved (under another claim).
+    AlreadyDone,
+    /// The job is no longer in the database (purged).
+    JobGone,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LeaseStatus {
+    Held,
+    Stop(StopReason),
+}
+
+/// One partition's proof, as the node reports it.
+#[derive(Clone, Debug)]
+pub struct PartitionResult {
+    pub proof: Vec<u8>,
+    pub public_inputs: Vec<u8>,
+    pub synthesis: Duration,
+    pub prove: Duration,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Completion {
+    /// Recorded; `job_completed` when it was the job's last partition.
+    Accepted { job_completed: bool },
+    /// Not recorded: the lease is no longer this node's.
+    Refused(StopReason),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailMode {
+    /// Counts against `max_failures`; the partition is run again if any
+    /// are left.
+    Retry,
+    /// The job cannot succeed (its input is invalid): fail it now.
+    Permanent,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FailOutcome {
+    Requeued { failures: u32, max_failures: u32 },
+    JobFailed,
+    Refused(StopReason),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FailureRecord {
+    pub partition: u32,
+    pub claim: i32,
+    pub node: String,
+    /// True when the lease expired; false when the node reported an error.
+    pub lease_expired: bool,
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct JobTimings {
+    /// Submit to first claim.
+    pub queue_wait: Option<Duration>,
+    /// Summed over the partitions' accepted results.
+    pub synthesis: Duration,
+    pub prove: Duration,
+    /// Submit to the final state.
+    pub total: Option<Duration>,
+}
+
+#[derive(Clone, Debug)]
+pub struct JobRecord {
+    pub id: JobId,
+    pub request_id: String,
+    pub kind: String,
+    pub priority: Priority,
+    pub client: String,
+    pub state: JobState,
+    pub partitions: u32,
+    pub done_partitions: u32,
+    /// The partitions' proofs in order, once completed.
+    pub proof: Option<Vec<u8>>,
+    pub public_inputs: Option<Vec<u8>>,
+    pub error: Option<String>,
+    pub failures: Vec<FailureRecord>,
+    pub timings: JobTimings,
+}
+
+/// Pending partitions of one kind and class.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QueueDepth {
+    pub kind: String,
+    pub priority: Priority,
+    pub pending: u64,
+    pub leased: u64,
+}
+
+const MAX_REQUEST_ID: usize = 128;
+const MAX_KIND: usize = 128;
+
+fn secs(d: Duration) -> f64 {
+    d.as_secs_f64()
+}
+
+fn micros(d: Duration) -> i64 {
+    i64::try_from(d.as_micros()).unwrap_or(i64::MAX)
+}
+
+fn from_micros(us: Option<i64>) -> Duration {
+    Duration::from_micros(us.unwrap_or(0).max(0) as u64)
+}
+
+fn from_secs(s: Option<f64>) -> Option<Duration> {
+    s.filter(|s| s.is_finite() && *s >= 0.0)
+        .map(Duration::from_secs_f64)
+}
+
+fn new_request_id() -> String {
+    format!("auto-{:032x}", rand::random::<u128>())
+}
+
+impl ClusterClient {
+    /// Add a job, or find the one its request id already names (same kind
+    /// and input; a different one is [`ClusterError::RequestIdConflict`]).
+    pub async fn submit(&self, job: &NewJob) -> Result<Submitted, ClusterError> {
+        let request_id = match job.request_id.as_deref().filter(|r| !r.is_empty()) {
+            Some(r) if r.len() > MAX_REQUEST_ID => {
+                return Err(ClusterError::RequestIdTooLong(r.len()))
+            }
+            Some(r) => r.to_owned(),
+            None => new_request_id(),
+        };
+        if job.kind.is_empty() || job.kind.len() > MAX_KIND {
+            return Err(ClusterError::InvalidJob("kind must be 1 to 128 bytes"));
+        }
+        if job.partitions == 0 || job.partitions > 100_000 {
+            return Err(ClusterError::InvalidJob("partitions must be 1 to 100000"));
+        }
+        let partitions = job.partitions as i32;
+        let (input, input_ref): (Option<&[u8]>, Option<&str>) = match &job.input {
+            JobInput::Inline(b) => (Some(b), None),
+            JobInput::Reference(r) => (None, Some(r)),
+        };
+        let priority = job.priority.as_i16();
+        let max_failures = self.config().max_failures as i32;
+        db_op!(self, "submit", |c| {
+            let tx = c.transaction().await?;
+            let inserted = tx
+                .query_opt(
+                    "INSERT INTO cuzk_jobs (request_id, kind, priority, client, input, input_ref, \
+                     partitions, max_failures, state) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'queued') \
+                     ON CONFLICT (request_id) DO NOTHING RETURNING id",
+                    &[
+                        &request_id,
+                        &job.kind,
+                        &priority,
+                        &job.client,
+                        &input,
+                        &input_ref,
+                        &partitions,
+                        &max_failures,
+                    ],
+                )
+                .await?;
+            if let Some(row) = inserted {
+                let id: i64 = row.get(0);
+                tx.execute(
+                    "INSERT INTO cuzk_partitions (job_id, idx, kind, priority, created_at, state) \
+                     SELECT j.id, g, j.kind, j.priority, j.created_at, 'pending' \
+                     FROM cuzk_jobs j, generate_series(0, j.partitions - 1) AS g WHERE j.id = $1",
+                    &[&id],
+                )
+                .await?;
+                tx.commit().await?;
+                return Ok::<_, OpError>(Submitted {
+                    job_id: id,
+                    request_id: request_id.clone(),
+                    deduplicated: false,
+                });
+            }
+            let row = tx
+                .query_opt(
+                    "SELECT id, (kind = $2 AND partitions = $3 \
+                     AND input IS NOT DISTINCT FROM $4 AND input_ref IS NOT DISTINCT FROM $5) \
+                     FROM cuzk_jobs WHERE request_id = $1",
+                    &[&request_id, &job.kind, &partitions, &input, &input_ref],
+                )
+                .await?;
+            tx.rollback().await?;
+            match row {
+                Some(row) if row.get::<_, bool>(1) => Ok(Submitted {
+                    job_id: row.get(0),
+                    request_id: request_id.clone(),
+                    deduplicated: true,
+                }),
+                Some(_) => Err(ClusterError::RequestIdConflict(request_id.clone()).into()),
+                // Purged between the insert and the look-up: run again.
+                None => Err(OpError::Domain(ClusterError::Contended {
+                    op: "submit",
+                    tries: 1,
+                })),
+            }
+        })
+    }
+
+    /// The job's input (fetched once per node, not with every claim).
+    pub async fn job_input(&self, job_id: JobId) -> Result<JobInput, ClusterError> {
+        db_op!(self, "job input", |c| {
+            let row = c
+                .query_opt(
+                    "SELECT input, input_ref FROM cuzk_jobs WHERE id = $1",
+                    &[&job_id],
+                )
+                .await?
+                .ok_or(ClusterError::UnknownJob(job_id))?;
+            let input: Option<Vec<u8>> = row.get(0);
+            let input_ref: Option<String> = row.get(1);
+            match (input, input_ref) {
+                (Some(b), None) => Ok::<_, OpError>(JobInput::Inline(b)),
+                (None, Some(r)) => Ok(JobInput::Reference(r)),
+                _ => Err(bad_row(
+                    "cuzk_jobs",
+                    job_id,
+                    "not exactly one of input, input_ref",
+                )),
+            }
+        })
+    }
+
+    /// Reap expired leases, then claim up to `req.max` pending partitions:
+    /// highest priority first, then kinds resident here (unless a partition
+    /// has waited `placement_max_wait`), then oldest.
+    pub async fn claim(&self, req: &ClaimRequest) -> Result<Vec<Lease>, ClusterError> {
+        if req.max == 0 || req.kinds.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.reap_expired(1000).await?;
+        let node = self.node_id().to_owned();
+        let ttl = secs(self.config().lease_ttl);
+        let wait = secs(self.config().placement_max_wait);
+        let max = i64::from(req.max);
+        let lease_ttl = self.config().lease_ttl;
+        db_op!(self, "claim", |c| {
+            let tx = c.transaction().await?;
+            let rows = tx
+                .query(
+                    "WITH picked AS ( \
+                       SELECT job_id, idx FROM cuzk_partitions \
+                       WHERE state = 'pending' AND kind = ANY($2) \
+                       ORDER BY priority DESC, \
+                         (kind = ANY($3) OR created_at < now() - $4::float8 * interval '1 second') DESC, \
+                         created_at, job_id, idx \
+                       LIMIT $5 \
+                       FOR UPDATE SKIP LOCKED) \
+                     UPDATE cuzk_partitions p SET state = 'leased', lease_node = $1, \
+                       claims = p.claims + 1, \
+                       lease_expires = now() + $6::float8 * interval '1 second', \
+                       first_claimed_at = coalesce(p.first_claimed_at, now()) \
+                     FROM picked WHERE p.job_id = picked.job_id AND p.idx = picked.idx \
+                     RETURNING p.job_id, p.idx, p.claims, p.kind, p.priority, p.failures, \
+                       EXTRACT(EPOCH FROM p.created_at)::float8",
+                    &[&node, &req.kinds, &req.resident, &wait, &max, &ttl],
+                )
+                .await?;
+            if rows.is_empty() {
+                tx.rollback().await?;
+                return Ok::<_, OpError>(Vec::new());
+            }
+            let mut job_ids: Vec<i64> = rows.iter().map(|r| r.get(0)).collect();
+            job_ids.sort_unstable();
+            job_ids.dedup();
+            tx.execute(
+                "UPDATE cuzk_jobs SET state = 'running', started_at = now() \
+                 WHERE id = ANY($1) AND state = 'queued'",
+                &[&job_ids],
+            )
+            .await?;
+            let jobs = tx
+                .query(
+                    "SELECT id, partitions, max_failures FROM cuzk_jobs WHERE id = ANY($1)",
+                    &[&job_ids],
+                )
+                .await?;
+            tx.commit().await?;
+            let meta: std::collections::HashMap<i64, (i32, i32)> = jobs
+                .iter()
+                .map(|r| (r.get(0), (r.get(1), r.get(2))))
+                .collect();
+            let mut leases = Vec::with_capacity(rows.len());
+            let mut order = Vec::with_capacity(rows.len());
+            for r in &rows {
+                let job_id: i64 = r.get(0);
+                let idx: i32 = r.get(1);
+                let prio: i16 = r.get(4);
+                let priority = Priority::from_i16(prio).ok_or_else(|| {
+                    bad_row("cuzk_partitions", job_id, format!("priority {prio}"))
+                })?;
+                let &(partitions, max_failures) = meta
+                    .get(&job_id)
+                    .ok_or_else(|| bad_row("cuzk_jobs", job_id, "partition without its job"))?;
+                let created: f64 = r.get(6);
+                order.push((std::cmp::Reverse(priority), created, job_id, idx));
+                leases.push(Lease {
+                    job_id,
+                    partition: idx as u32,
+                    claim: r.get(2),
+                    kind: r.get(3),
+                    priority,
+                    partitions: partitions.max(0) as u32,
+                    failures: r.get::<_, i32>(5).max(0) as u32,
+                    max_failures: max_failures.max(0) as u32,
+                    lease_ttl,
+                });
+            }
+            // RETURNING has no order: hand them back in claim order.
+            let mut both: Vec<_> = order.into_iter().zip(leases).collect();
+            both.sort_by(|a, b| {
+                a.0 .0
+                    .cmp(&b.0 .0)
+                    .then(a.0 .1.total_cmp(&b.0 .1))
+                    .then(a.0 .2.cmp(&b.0 .2))
+                    .then(a.0 .3.cmp(&b.0 .3))
+            });
+            Ok(both.into_iter().map(|(_, l)| l).collect())
+        })
+    }
+
+    /// Extend the leases this node still holds; says for each why to stop
+    /// when it does not (cancelled, job failed, lost to another node).
+    pub async fn renew(&self, leases: &[LeaseKey]) -> Result<Vec<LeaseStatus>, ClusterError> {
+        if leases.is_empty() {
+            return Ok(Vec::new());
+        }
+        let node = self.node_id().to_owned();
+        let ttl = secs(self.config().lease_ttl);
+        let jobs: Vec<i64> = leases.iter().map(|l| l.job_id).collect();
+        let idxs: Vec<i32> = leases.iter().map(|l| l.partition as i32).collect();
+        let claims: Vec<i32> = leases.iter().map(|l| l.claim).collect();
+        db_op!(self, "renew", |c| {
+            let held = c
+                .query(
+                    "UPDATE cuzk_partitions p \
+                     SET lease_expires = now() + $5::float8 * interval '1 second' \
+                     FROM unnest($2::bigint[], $3::int[], $4::int[]) AS l(job_id, idx, claims) \
+                     WHERE p.job_id = l.job_id AND p.idx = l.idx AND p.claims = l.claims \
+                       AND p.state = 'leased' AND p.lease_node = $1 \
+                     RETURNING p.job_id, p.idx",
+                    &[&node, &jobs, &idxs, &claims, &ttl],
+                )
+                .await?;
+            let held: std::collections::HashSet<(i64, i32)> =
+                held.iter().map(|r| (r.get(0), r.get(1))).collect();
+            let mut out = Vec::with_capacity(leases.len());
+            for l in leases {
+                if held.contains(&(l.job_id, l.partition as i32)) {
+                    out.push(LeaseStatus::Held);
+                } else {
+                    out.push(LeaseStatus::Stop(stop_reason(&*c, l).await?));
+                }
+            }
+            Ok::<_, OpError>(out)
+        })
+    }
+
+    /// Record a partition's proof under its lease; the job's last partition
+    /// assembles the job's proof and completes it. Refused when the lease
+    /// is no longer this node's (reaped and taken, cancelled, job failed).
+    /// Safe to call again after a lost answer: the same lease's second
+    /// report is accepted without recording twice.
+    pub async fn complete(
+        &self,
+        lease: &LeaseKey,
+        result: &PartitionResult,
+    ) -> Result<Completion, ClusterError> {
+        let node = self.node_id().to_owned();
+        let idx = lease.partition as i32;
+        let synth = micros(result.synthesis);
+        let prove = micros(result.prove);
+        db_op!(self, "complete", |c| {
+            let tx = c.transaction().await?;
+            let n = tx
+                .execute(
+                    "UPDATE cuzk_partitions SET state = 'done', proof = $4, public_inputs = $5, \
+                       synthesis_us = $6, prove_us = $7, done_at = now(), lease_expires = NULL \
+                     WHERE job_id = $1 AND idx = $2 AND claims = $3 \
+                       AND state = 'leased' AND lease_node = $8",
+                    &[
+                        &lease.job_id,
+                        &idx,
+                        &lease.claim,
+                        &result.proof,
+                        &result.public_inputs,
+                        &synth,
+                        &prove,
+                        &node,
+                    ],
+                )
+                .await?;
+            if n == 0 {
+                let reason = stop_reason(&tx, lease).await?;
+                let outcome =
+                    if reason == StopReason::AlreadyDone && done_by(&tx, &node, lease).await? {
+                        // Our own earlier report, whose answer was lost.
+                        let state = job_state(&tx, lease.job_id).await?;
+                        Completion::Accepted {
+                            job_completed: state == Some(JobState::Completed),
+                        }
+                    } else {
+                        Completion::Refused(reason)
+                    };
+                tx.rollback().await?;
+                return Ok::<_, OpError>(outcome);
+            }
+            let row = tx
+                .query_opt(
+                    "UPDATE cuzk_jobs SET done_parts = done_parts + 1 \
+                     WHERE id = $1 AND state = 'running' RETURNING done_parts, partitions",
+                    &[&lease.job_id],
+                )
+                .await?
+                .ok_or_else(|| {
+                    bad_row(
+                        "cuzk_jobs",
+                        lease.job_id,
+                        "leased partition of a job not running",
+                    )
+                })?;
+            let (done, partitions): (i32, i32) = (row.get(0), row.get(1));
+            if done < partitions {
+                tx.commit().await?;
+                return Ok(Completion::Accepted {
+                    job_completed: false,
+                });
+            }
+            let parts = tx
+                .query(
+                    "SELECT idx, state, proof, public_inputs FROM cuzk_partitions \
+                     WHERE job_id = $1 ORDER BY idx",
+                    &[&lease.job_id],
+                )
+                .await?;
+            let mut proof = Vec::new();
+            let mut publics = Vec::new();
+            for (want, p) in parts.iter().enumerate() {
+                let idx: i32 = p.get(0);
+                let state: &str = p.get(1);
+                if idx as usize != want || state != "done" {
+                    return Err(bad_row(
+                        "cuzk_partitions",
+                        format!("{}/{idx}", lease.job_id),
+                        format!("job counted complete but partition is {state}"),
+                    ));
+                }
+                proof.extend_from_slice(p.get::<_, Option<&[u8]>>(2).unwrap_or_default());
+                publics.extend_from_slice(p.get::<_, Option<&[u8]>>(3).unwrap_or_default());
+            }
+            if parts.len() != partitions as usize {
+                return Err(bad_row(
+                    "cuzk_partitions",
+                    lease.job_id,
+                    format!("{} partition rows for {partitions} partitions", parts.len()),
+                ));
+            }
+            tx.execute(
+                "UPDATE cuzk_jobs SET state = 'completed', proof = $2, public_inputs = $3, \
+                 finished_at = now() WHERE id = $1",
+                &[&lease.job_id, &proof, &publics],
+            )
+            .await?;
+            tx.commit().await?;
+            Ok(Completion::Accepted {
+                job_completed: true,
+            })
+        })
+    }
+
+    /// Report that proving a partition failed, with the reason kept for the
+    /// job's error. A retryable failure requeues it while failures are left.
+    pub async fn fail(
+        &self,
+        lease: &LeaseKey,
+        reason: &str,
+        mode: FailMode,
+    ) -> Result<FailOutcome, ClusterError> {
+        let node = self.node_id().to_owned();
+        let idx = lease.partition as i32;
+        let permanent = mode == FailMode::Permanent;
+        // Reasons come from error messages; keep rows bounded.
+        let reason: String = reason.chars().take(2000).collect();
+        db_op!(self, "fail", |c| {
+            let tx = c.transaction().await?;
+            let row = tx
+                .query_opt(
+                    "UPDATE cuzk_partitions p SET failures = p.failures + 1, lease_expires = NULL, \
+                       state = CASE WHEN $5 OR p.failures + 1 >= j.max_failures \
+                               THEN 'failed' ELSE 'pending' END \
+                     FROM cuzk_jobs j \
+                     WHERE j.id = p.job_id AND p.job_id = $1 AND p.idx = $2 AND p.claims = $3 \
+                       AND p.state = 'leased' AND p.lease_node = $4 \
+                     RETURNING p.state, p.failures, j.max_failures",
+                    &[&lease.job_id, &idx, &lease.claim, &node, &permanent],
+                )
+                .await?;
+            let Some(row) = row else {
+                // Our own earlier report, whose answer was lost?
+                let mine = tx
+                    .query_opt(
+                        "SELECT 1 FROM cuzk_partition_failures \
+                         WHERE job_id = $1 AND idx = $2 AND claim = $3 AND node = $4 \
+                         AND source = 'reported'",
+                        &[&lease.job_id, &idx, &lease.claim, &node],
+                    )
+                    .await?
+                    .is_some();
+                let outcome = if mine {
+                    match job_state(&tx, lease.job_id).await? {
+                        Some(JobState::Failed) => FailOutcome::JobFailed,
+                        _ => FailOutcome::Requeued {
+                            failures: 0,
+                            max_failures: 0,
+                        },
+                    }
+                } else {
+                    FailOutcome::Refused(stop_reason(&tx, lease).await?)
+                };
+                tx.rollback().await?;
+                return Ok::<_, OpError>(outcome);
+            };
+            let state: String = row.get(0);
+            let failures: i32 = row.get(1);
+            let max_failures: i32 = row.get(2);
+            record_failure(&tx, lease.job_id, idx, lease.claim, &node, false, &reason).await?;
+            let outcome = if state == "failed" {
+                fail_job(&tx, lease.job_id, idx).await?;
+                FailOutcome::JobFailed
+            } else {
+                FailOutcome::Requeued {
+                    failures: failures.max(0) as u32,
+                    max_failures: max_failures.max(0) as u32,
+                }
+            };
+            tx.commit().await?;
+            Ok(outcome)
+        })
+    }
+
+    /// Give a lease back without counting a failure (a node shutting down
+    /// gracefully). False when it was no longer this node's.
+    pub async fn release(&self, lease: &LeaseKey) -> Result<bool, ClusterError> {
+        let node = self.node_id().to_owned();
+        let idx = lease.partition as i32;
+        db_op!(self, "release", |c| {
+            let n = c
+                .execute(
+                    "UPDATE cuzk_partitions SET state = 'pending', lease_expires = NULL \
+                     WHERE job_id = $1 AND idx = $2 AND claims = $3 \
+                       AND state = 'leased' AND lease_node = $4",
+                    &[&lease.job_id, &idx, &lease.claim, &node],
+                )
+                .await?;
+            Ok::<_, OpError>(n == 1)
+        })
+    }
+
+    /// Expired leases (of any node) back to pending, each counted as a
+    /// failure of its partition, or failing its job when it has no
+    /// failures left. Runs before every claim; returns how many it reaped.
+    pub async fn reap_expired(&self, limit: i64) -> Result<u64, ClusterError> {
+        db_op!(self, "reap", |c| {
+            let tx = c.transaction().await?;
+            let rows = tx
+                .query(
+                    "WITH expired AS ( \
+                       SELECT job_id, idx FROM cuzk_partitions \
+                       WHERE state = 'leased' AND lease_expires < now() \
+                       ORDER BY lease_expires LIMIT $1 \
+                       FOR UPDATE SKIP LOCKED) \
+                     UPDATE cuzk_partitions p SET failures = p.failures + 1, lease_expires = NULL, \
+                       state = CASE WHEN p.failures + 1 >= j.max_failures \
+                               THEN 'failed' ELSE 'pending' END \
+                     FROM expired, cuzk_jobs j \
+                     WHERE p.job_id = expired.job_id AND p.idx = expired.idx AND j.id = p.job_id \
+                     RETURNING p.job_id, p.idx, p.claims, p.lease_node, p.state",
+                    &[&limit],
+                )
+                .await?;
+            for r in &rows {
+                let job_id: i64 = r.get(0);
+                let idx: i32 = r.get(1);
+                let node: Option<String> = r.get(3);
+                record_failure(
+                    &tx,
+                    job_id,
+                    idx,
+                    r.get(2),
+                    node.as_deref().unwrap_or("?"),
+                    true,
+                    "lease expired: the node stopped renewing it",
+                )
+                .await?;
+                if r.get::<_, &str>(4) == "failed" {
+                    fail_job(&tx, job_id, idx).await?;
+                }
+            }
+            tx.commit().await?;
+            if !rows.is_empty() {
+                tracing::info!(reaped = rows.len(), "reaped expired cluster leases");
+            }
+            Ok::<_, OpError>(rows.len() as u64)
+        })
+    }
+
+    /// Cancel a job from any node: its partitions stop being claimable and
+    /// their holders are told when they renew or report. Returns the job's
+    /// state after, and whether this call cancelled it.
+    pub async fn cancel(&self, job_id: JobId) -> Result<(JobState, bool), ClusterError> {
+        db_op!(self, "cancel", |c| {
+            let tx = c.transaction().await?;
+            tx.execute(
+                "UPDATE cuzk_partitions SET state = 'cancelled', lease_expires = NULL \
+                 WHERE job_id = $1 AND state IN ('pending', 'leased')",
+                &[&job_id],
+            )
+            .await?;
+            let n = tx
+                .execute(
+                    "UPDATE cuzk_jobs SET state = 'cancelled', finished_at = now() \
+                     WHERE id = $1 AND state IN ('queued', 'running')",
+                    &[&job_id],
+                )
+                .await?;
+            let state = job_state(&tx, job_id)
+                .await?
+                .ok_or(ClusterError::UnknownJob(job_id))?;
+            tx.commit().await?;
+            Ok::<_, OpError>((state, n == 1))
+        })
+    }
+
+    /// The job as stored now, with its failure reasons.
+    pub async fn job(&self, job_id: JobId) -> Result<JobRecord, ClusterError> {
+        db_op!(self, "job", |c| {
+            let row = c
+                .query_opt(
+                    "SELECT id, request_id, kind, priority, client, state, partitions, done_parts, \
+                       proof, public_inputs, error, \
+                       EXTRACT(EPOCH FROM (started_at - created_at))::float8, \
+                       EXTRACT(EPOCH FROM (finished_at - created_at))::float8, \
+                       (SELECT sum(synthesis_us)::bigint FROM cuzk_partitions p \
+                          WHERE p.job_id = j.id AND p.state = 'done'), \
+                       (SELECT sum(prove_us)::bigint FROM cuzk_partitions p \
+                          WHERE p.job_id = j.id AND p.state = 'done') \
+                     FROM cuzk_jobs j WHERE id = $1",
+                    &[&job_id],
+                )
+                .await?
+                .ok_or(ClusterError::UnknownJob(job_id))?;
+            let failures = c
+                .query(
+                    "SELECT idx, claim, node, reason, source FROM cuzk_partition_failures \
+                     WHERE job_id = $1 ORDER BY at, idx, claim",
+                    &[&job_id],
+                )
+                .await?
+                .iter()
+                .map(|r| FailureRecord {
+                    partition: r.get::<_, i32>(0).max(0) as u32,
+                    claim: r.get(1),
+                    node: r.get(2),
+                    reason: r.get(3),
+                    lease_expired: r.get::<_, &str>(4) == "expired",
+                })
+                .collect();
+            Ok::<_, OpError>(job_record(&row, failures)?)
+        })
+    }
+
+    /// Poll until the job is final. Polling, not LISTEN/NOTIFY, so that it
+    /// holds on every PostgreSQL-protocol engine and across reconnections.
+    pub async fn wait_final(
+        &self,
+        job_id: JobId,
+        poll: Duration,
+    ) -> Result<JobRecord, ClusterError> {
+        loop {
+            let j = self.job(job_id).await?;
+            if j.state.is_final() {
+                return Ok(j);
+            }
+            tokio::time::sleep(poll).await;
+        }
+    }
+
+    /// Pending and leased partitions by kind and class (`cuzk status
+    /// --cluster`).
+    pub async fn queue_depth(&self) -> Result<Vec<QueueDepth>, ClusterError> {
+        db_op!(self, "queue depth", |c| {
+            let rows = c
+                .query(
+                    "SELECT kind, priority, count(*) FILTER (WHERE state = 'pending'), \
+                       count(*) FILTER (WHERE state = 'leased') \
+                     FROM cuzk_partitions WHERE state IN ('pending', 'leased') \
+                     GROUP BY kind, priority ORDER BY priority DESC, kind",
+                    &[],
+                )
+                .await?;
+            rows.iter()
+                .map(|r| {
+                    let p: i16 = r.get(1);
+                    Ok(QueueDepth {
+                        kind: r.get(0),
+                        priority: Priority::from_i16(p).ok_or_else(|| {
+                            bad_row("cuzk_partitions", "depth", format!("priority {p}"))
+                        })?,
+                        pending: r.get::<_, i64>(2).max(0) as u64,
+                        leased: r.get::<_, i64>(3).max(0) as u64,
+                    })
+                })
+                .collect::<Result<Vec<_>, OpError>>()
+        })
+    }
+
+    /// Delete jobs final for longer than `older_than`, at most `limit` per
+    /// call (a sweep keeps calling while it deletes a full batch). Their
+    /// partitions and failure reasons go with them.
+    pub async fn purge_finished(
+        &self,
+        older_than: Duration,
+        limit: i64,
+    ) -> Result<u64, ClusterError> {
+        let age = secs(older_than);
+        db_op!(self, "purge", |c| {
+            let n = c
+                .execute(
+                    "DELETE FROM cuzk_jobs WHERE id IN ( \
+                       SELECT id FROM cuzk_jobs WHERE finished_at IS NOT NULL \
+                         AND finished_at < now() - $1::float8 * interval '1 second' \
+                       ORDER BY finished_at LIMIT $2)",
+                    &[&age, &limit],
+                )
+                .await?;
+            Ok::<_, OpError>(n)
+        })
+    }
+}
+
+fn job_record(row: &Row, failures: Vec<FailureRecord>) -> Result<JobRecord, OpError> {
+    let id: i64 = row.get(0);
+    let prio: i16 = row.get(3);
+    let state: &str = row.get(5);
+    let partitions: i32 = row.get(6);
+    let done: i32 = row.get(7);
+    if partitions <= 0 || done < 0 || done > partitions {
+        return Err(bad_row(
+            "cuzk_jobs",
+            id,
+            format!("{done} of {partitions} partitions done"),
+        ));
+    }
+    Ok(JobRecord {
+        id,
+        request_id: row.get(1),
+        kind: row.get(2),
+        priority: Priority::from_i16(prio)
+            .ok_or_else(|| bad_row("cuzk_jobs", id, format!("priority {prio}")))?,
+        client: row.get(4),
+        state: JobState::parse(state)
+            .ok_or_else(|| bad_row("cuzk_jobs", id, format!("state {state:?}")))?,
+        partitions: partitions as u32,
+        done_partitions: done as u32,
+        proof: row.get(8),
+        public_inputs: row.get(9),
+        error: row.get(10),
+        failures,
+        timings: JobTimings {
+            queue_wait: from_secs(row.get(11)),
+            total: from_secs(row.get(12)),
+            synthesis: from_micros(row.get(13)),
+            prove: from_micros(row.get(14)),
+        },
+    })
+}
+
+async fn job_state<C: GenericClient>(c: &C, job_id: JobId) -> Result<Option<JobState>, OpError> {
+    let Some(row) = c
+        .query_opt("SELECT state FROM cuzk_jobs WHERE id = $1", &[&job_id])
+        .await?
+    else {
+        return Ok(None);
+    };
+    let s: &str = row.get(0);
+    JobState::parse(s)
+        .map(Some)
+        .ok_or_else(|| bad_row("cuzk_jobs", job_id, format!("state {s:?}")))
+}
+
+/// Why `node` does not hold `lease` (any more).
+async fn stop_reason<C: GenericClient>(c: &C, lease: &LeaseKey) -> Result<StopReason, OpError> {
+    let row = c
+        .query_opt(
+            "SELECT p.state, p.lease_node, j.state FROM cuzk_partitions p \
+             JOIN cuzk_jobs j ON j.id = p.job_id WHERE p.job_id = $1 AND p.idx = $2",
+            &[&lease.job_id, &(lease.partition as i32)],
+        )
+        .await?;
+    let Some(row) = row else {
+        return Ok(StopReason::JobGone);
+    };
+    let key = || format!("{}/{}", lease.job_id, lease.partition);
+    let p: &str = row.get(0);
+    let p = PartitionState::parse(p)
+        .ok_or_else(|| bad_row("cuzk_partitions", key(), format!("state {p:?}")))?;
+    let holder: Option<String> = row.get(1);
+    let j: &str = row.get(2);
+    let j =
+        JobState::parse(j).ok_or_else(|| bad_row("cuzk_jobs", key(), format!("state {j:?}")))?;
+    Ok(match (j, p) {
+        (JobState::Failed, _) | (_, PartitionState::Failed) => StopReason::JobFailed,
+        (JobState::Cancelled, _) | (_, PartitionState::Cancelled) => StopReason::Cancelled,
+        (_, PartitionState::Done) => StopReason::AlreadyDone,
+        // Leased to someone else, or to us under a later claim. (Leased to
+        // us under this claim cannot reach here: the caller's update would
+        // have matched in the same transaction.)
+        (_, PartitionState::Leased) => StopReason::Lost { held_by: holder },
+        (_, PartitionState::Pending) => StopReason::Lost { held_by: None },
+    })
+}
+
+/// Whether the partition's accepted result came from `node` under `lease`'s
+/// claim (a report repeated after a lost answer).
+async fn done_by<C: GenericClient>(c: &C, node: &str, lease: &LeaseKey) -> Result<bool, OpError> {
+    Ok(c.query_opt(
+        "SELECT 1 FROM cuzk_partitions WHERE job_id = $1 AND idx = $2 AND claims = $3 \
+             AND state = 'done' AND lease_node = $4",
+        &[
+            &lease.job_id,
+            &(lease.partition as i32),
+            &lease.claim,
+            &node,
+        ],
+    )
+    .await?
+    .is_some())
+}
+
+async fn record_failure<C: GenericClient>(
+    c: &C,
+    job_id: JobId,
+    idx: i32,
+    claim: i32,
+    node: &str,
+    expired: bool,
+    reason: &str,
+) -> Result<(), OpError> {
+    let source = if expired { "expired" } else { "reported" };
+    c.execute(
+        "INSERT INTO cuzk_partition_failures (job_id, idx, claim, node, source, reason) \
+         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (job_id, idx, claim) DO NOTHING",
+        &[&job_id, &idx, &claim, &node, &source, &reason],
+    )
+    .await?;
+    Ok(())
+}
+
+/// Fail the job whose partition `idx` ran out of failures: its error lists
+/// that partition's reasons, and its other partitions stop.
+async fn fail_job<C: GenericClient>(c: &C, job_id: JobId, idx: i32) -> Result<(), OpError> {
+    let reasons = c
+        .query(
+            "SELECT claim, node, reason FROM cuzk_partition_failures \
+             WHERE job_id = $1 AND idx = $2 ORDER BY claim",
+            &[&job_id, &idx],
+        )
+        .await?;
+    let list: Vec<String> = reasons
+        .iter()
+        .map(|r| {
+            format!(
+                "claim {} on {}: {}",
+                r.get::<_, i32>(0),
+                r.get::<_, &str>(1),
+                r.get::<_, &str>(2)
+            )
+        })
+        .collect();
+    let error = format!(
+        "partition {idx} failed {} time(s): {}",
+        list.len(),
+        list.join("; ")
+    );
+    c.execute(
+        "UPDATE cuzk_partitions SET state = 'cancelled', lease_expires = NULL \
+         WHERE job_id = $1 AND state IN ('pending', 'leased')",
+        &[&job_id],
+    )
+    .await?;
+    c.execute(
+        "UPDATE cuzk_jobs SET state = 'failed', error = $2, finished_at = now() \
+         WHERE id = $1 AND state IN ('queued', 'running')",
+        &[&job_id, &error],
+    )
+    .await?;
+    Ok(())
+}
