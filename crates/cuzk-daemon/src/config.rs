@@ -120,7 +120,9 @@ pub struct ServerConfig {
     pub tls_key: Option<PathBuf>,
     /// HTTP `/metrics` (Prometheus) and `/status` (JSON).
     pub http_listen: Option<SocketAddr>,
-    /// Largest gRPC message accepted (decoded) or sent.
+    /// Largest gRPC message accepted (decoded) or sent. 256 MiB, as
+    /// Curio's client sends: a 32 GiB PoRep C1 output in Curio's wrapper is
+    /// about 67 MB.
     pub max_message_bytes: ByteSize,
     /// Unfinished jobs one client may have at once.
     pub max_queued_per_client: usize,
@@ -137,7 +139,7 @@ impl Default for ServerConfig {
             tls_cert: None,
             tls_key: None,
             http_listen: None,
-            max_message_bytes: ByteSize(16 << 20),
+            max_message_bytes: ByteSize(256 << 20),
             max_queued_per_client: 1024,
         }
     }
@@ -417,6 +419,8 @@ mod tests {
         let cfg: DaemonConfig = toml::from_str("").unwrap();
         cfg.validate().unwrap();
         assert_eq!(cfg.server.unix_socket_mode, FileMode(0o600));
+        // Curio's client sends PoRep C1 outputs of up to 256 MiB.
+        assert_eq!(cfg.server.max_message_bytes, ByteSize(256 << 20));
     }
 
     #[test]

@@ -53,7 +53,7 @@ use tokio::sync::{watch, Notify, OwnedSemaphorePermit, Semaphore};
 pub enum EngineError {
     #[error(transparent)]
     Kind(#[from] KindError),
-    #[error("request id {0:?} was already used for a different kind or input")]
+    #[error("request id {0:?} names an unfinished job of a different kind or input")]
     RequestIdConflict(String),
     #[error("request id is {0} bytes; at most 128 allowed")]
     RequestIdTooLong(usize),
@@ -153,6 +153,27 @@ pub struct PhaseSums {
     pub total_s: f64,
 }
 
+/// Unfinished jobs of one kind and priority.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct JobCounts {
+    pub kind: String,
+    pub priority: Priority,
+    /// Waiting in the queue or in the kind's batch collector.
+    pub queued: usize,
+    pub running: usize,
+}
+
+/// What one proving worker is proving now.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct WorkerNow {
+    pub worker: u32,
+    /// The GPU it proves on (None: a CPU worker).
+    pub device: Option<u32>,
+    pub kind: String,
+    /// The jobs of its chunk, with their request ids where they have one.
+    pub jobs: Vec<(JobId, Option<String>)>,
+}
+
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct EngineStatus {
     pub backend: &'static str,
@@ -165,6 +186,11 @@ pub struct EngineStatus {
     pub queues: Vec<(Priority, usize)>,
     pub collecting: usize,
     pub running: usize,
+    /// Unfinished jobs by kind and priority (queued ones counted whether
+    /// in a priority queue or a batch collector), in (kind, priority) order.
+    pub jobs: Vec<JobCounts>,
+    /// The workers proving now.
+    pub proving: Vec<WorkerNow>,
     /// Chunks synthesized and waiting for a worker.
     pub ready_chunks: usize,
     /// Chunks holding memory whose partitions are being synthesized.
@@ -185,10 +211,13 @@ pub struct EngineStatus {
 
 struct Job {
     kind: Arc<dyn CircuitKind>,
+    priority: Priority,
     input: JobInput,
     client: String,
     request_id: Option<String>,
-    fingerprint: (String, Vec<u8>),
+    /// The kind and a digest of the input (not the input itself: a PoRep
+    /// C1 output is tens of megabytes, and the decoded input is kept).
+    fingerprint: Fingerprint,
     partitions: usize,
     state: JobState,
     submitted: Instant,
@@ -205,8 +234,18 @@ struct Job {
     done_tx: watch::Sender<bool>,
 }
 
+/// What makes two submissions the same request: the kind and the SHA-256
+/// of the input bytes.
+type Fingerprint = (String, [u8; 32]);
+
+fn fingerprint(kind: &str, input: &[u8]) -> Fingerprint {
+    use sha2::Digest;
+    (kind.to_owned(), sha2::Sha256::digest(input).into())
+}
+
 struct State {
     jobs: HashMap<JobId, Job>,
+    /// Each request id's latest attempt.
     request_ids: HashMap<String, JobId>,
     sched: Scheduler,
     outstanding: HashMap<String, usize>,
@@ -215,6 +254,8 @@ struct State {
     completion_seq: u64,
     finished: VecDeque<(JobId, Instant)>,
     running: usize,
+    /// Per worker, what it is proving now.
+    proving: Vec<Option<WorkerNow>>,
     counters: Counters,
     sums: PhaseSums,
     /// Chunks popped and leased, not yet holding a slot and memory; in
@@ -285,7 +326,10 @@ struct Chunk {
     order: Order,
     priority: Priority,
     params_id: String,
+    kind: Arc<dyn CircuitKind>,
     parts: Vec<(JobId, usize)>,
+    /// Each part's job input (for its verifier's public inputs).
+    inputs: Vec<JobInput>,
     assignments: Vec<ProvingAssignment>,
     lease: Arc<ParamsLease>,
     reservation: HostReservation,
@@ -344,6 +388,11 @@ impl Engine {
             vec![None; cfg.cpu_workers.max(1)]
         };
         let workers = worker_devices.len().max(1);
+        if !cfg.verify_proofs {
+            tracing::warn!(
+                "engine.verify_proofs = false: proofs are returned without being checked"
+            );
+        }
         let synthesis = cfg.synthesis_concurrency.max(1);
         let slots = Arc::new(Semaphore::new(
             workers + synthesis + cfg.synthesis_lookahead,
@@ -371,6 +420,7 @@ impl Engine {
                 completion_seq: 0,
                 finished: VecDeque::new(),
                 running: 0,
+                proving: vec![None; workers],
                 counters: Counters::default(),
                 sums: PhaseSums::default(),
                 pending: Vec::new(),
@@ -441,26 +491,37 @@ impl Engine {
             }
         }
         let kind = self.inner.registry.get(&req.kind)?;
+        let fingerprint = fingerprint(&req.kind, &req.input);
         let (input, partitions) = kind.decode_input(&req.input)?;
-        let fingerprint = (req.kind.clone(), req.input);
+        // The bytes go now; the job keeps the decoded input.
+        drop(req.input);
         let now = Instant::now();
         let mut st = self.lock();
         self.inner.prune(&mut st, now);
         if st.shutting_down {
             return Err(EngineError::ShuttingDown);
         }
+        // A request id names its latest attempt: an unfinished one is
+        // joined (same input) or refused (different input); a completed one
+        // is returned (same input) or replaced (different input); a failed
+        // or cancelled one is replaced by a new attempt.
         if let Some(r) = &request_id {
-            if let Some(&jid) = st.request_ids.get(r) {
-                if let Some(job) = st.jobs.get(&jid) {
-                    if job.fingerprint != fingerprint {
-                        return Err(EngineError::RequestIdConflict(r.clone()));
-                    }
+            let latest = st.request_ids.get(r).and_then(|jid| {
+                let j = st.jobs.get(jid)?;
+                Some((*jid, j.state, j.fingerprint == fingerprint))
+            });
+            match latest {
+                Some((jid, JobState::Queued | JobState::Running | JobState::Completed, true)) => {
                     st.counters.deduplicated += 1;
                     return Ok(Submitted {
                         job_id: jid,
                         deduplicated: true,
                     });
                 }
+                Some((_, JobState::Queued | JobState::Running, false)) => {
+                    return Err(EngineError::RequestIdConflict(r.clone()));
+                }
+                _ => {}
             }
         }
         let out = st.outstanding.get(&req.client).copied().unwrap_or(0);
@@ -494,6 +555,7 @@ impl Engine {
             id,
             Job {
                 kind,
+                priority: req.priority,
                 input,
                 client: req.client,
                 request_id,
@@ -520,6 +582,11 @@ impl Engine {
             job_id: id,
             deduplicated: false,
         })
+    }
+
+    /// The latest attempt of a request id, while it is retained.
+    pub fn job_of_request(&self, request_id: &str) -> Option<JobId> {
+        self.lock().request_ids.get(request_id).copied()
     }
 
     /// The job's state now.
@@ -615,6 +682,33 @@ impl Engine {
         let st = self.lock();
         let (queues, collecting) = st.sched.depths();
         let busy = st.timeline.busy(Instant::now(), BUSY_WINDOW);
+        let mut counts: std::collections::BTreeMap<
+            (String, std::cmp::Reverse<Priority>),
+            (usize, usize),
+        > = Default::default();
+        for j in st.jobs.values() {
+            let c = match j.state {
+                JobState::Queued | JobState::Running => counts
+                    .entry((j.kind.name().to_owned(), std::cmp::Reverse(j.priority)))
+                    .or_default(),
+                _ => continue,
+            };
+            if j.state == JobState::Queued {
+                c.0 += 1;
+            } else {
+                c.1 += 1;
+            }
+        }
+        let jobs = counts
+            .into_iter()
+            .map(|((kind, p), (queued, running))| JobCounts {
+                kind,
+                priority: p.0,
+                queued,
+                running,
+            })
+            .collect();
+        let proving = st.proving.iter().flatten().cloned().collect();
         EngineStatus {
             backend: self.inner.devices.name(),
             gpu_backend_present: gpu,
@@ -626,6 +720,8 @@ impl Engine {
             queues: queues.to_vec(),
             collecting,
             running: st.running,
+            jobs,
+            proving,
             ready_chunks: st.ready.len(),
             open_chunks: st.open.len(),
             synthesizing: st.timeline.synthesizing(),
@@ -771,6 +867,15 @@ impl Inner {
             return;
         };
         let was_running = job.state == JobState::Running;
+        // Logged here, once per job, however many of its partitions failed.
+        if state == JobState::Failed {
+            tracing::warn!(
+                job = id,
+                kind = job.kind.name(),
+                error = error.as_deref().unwrap_or(""),
+                "job failed"
+            );
+        }
         job.state = state;
         job.error = error;
         job.completion_seq = seq;
@@ -818,7 +923,6 @@ impl Inner {
     fn fail_jobs(&self, ids: &[JobId], error: &dyn std::fmt::Display) {
         let mut st = self.lock();
         for &id in ids {
-            tracing::warn!(job = id, error = %error, "job failed");
             self.finish(&mut st, id, JobState::Failed, Some(error.to_string()));
         }
     }
@@ -835,7 +939,10 @@ impl Inner {
             st.finished.pop_front();
             if let Some(job) = st.jobs.remove(&id) {
                 if let Some(r) = job.request_id {
-                    st.request_ids.remove(&r);
+                    // A later attempt may hold the id by now.
+                    if st.request_ids.get(&r) == Some(&id) {
+                        st.request_ids.remove(&r);
+                    }
                 }
             }
         }
@@ -1145,12 +1252,14 @@ impl Inner {
         }
         let c = st.open.remove(ci);
         let mut parts = Vec::new();
+        let mut inputs = Vec::new();
         let mut assignments = Vec::new();
         let mut dropped = 0u64;
         for p in c.parts {
             if let PartState::Done(a) = p.state {
                 if self.is_running(st, p.job) {
                     parts.push((p.job, p.part));
+                    inputs.push(p.input);
                     assignments.push(a);
                 } else {
                     dropped += 1;
@@ -1164,7 +1273,9 @@ impl Inner {
                 order: c.order,
                 priority: c.priority,
                 params_id: c.kind.params_id().to_owned(),
+                kind: c.kind,
                 parts,
+                inputs,
                 assignments,
                 lease: c.lease,
                 reservation,
@@ -1261,7 +1372,6 @@ async fn synthesize_part(inner: &Arc<Inner>, slot: usize, p: Picked) {
             c.parts[p.index].state = PartState::Dropped;
             let b = c.per_part_bytes;
             c.reservation.release_part(b);
-            tracing::warn!(job = p.job, error = %e, "job failed");
             inner.finish(&mut st, p.job, JobState::Failed, Some(e));
         }
     }
@@ -1348,6 +1458,8 @@ async fn worker(
                 chunk.parts.retain(|_| *it.next().unwrap_or(&false));
                 let mut it = keep.iter();
                 chunk.assignments.retain(|_| *it.next().unwrap_or(&false));
+                let mut it = keep.iter();
+                chunk.inputs.retain(|_| *it.next().unwrap_or(&false));
                 chunk
                     .reservation
                     .release_part(chunk.per_part_bytes * dropped as u64);
@@ -1361,16 +1473,41 @@ async fn worker(
             let lease = chunk.lease.clone();
             let _ = tokio::task::spawn_blocking(move || params.ensure_resident(&lease, d)).await;
         }
+        // The inputs each proof is checked against (and reported with):
+        // what the verifier derives from the request where the kind knows
+        // it, else the circuit's own.
         let publics: Vec<Vec<Scalar>> = chunk
             .assignments
             .iter()
-            .map(|a| a.public_inputs().to_vec())
+            .zip(&chunk.parts)
+            .zip(&chunk.inputs)
+            .map(|((a, (_, part)), input)| {
+                chunk
+                    .kind
+                    .verifier_inputs(input, *part)
+                    .unwrap_or_else(|| a.public_inputs().to_vec())
+            })
             .collect();
         let assignments = std::mem::take(&mut chunk.assignments);
         let lease = chunk.lease.clone();
         let p = prover.clone();
         let t = Instant::now();
-        inner.lock().timeline.proving_started(index, t);
+        {
+            let mut st = inner.lock();
+            st.timeline.proving_started(index, t);
+            let mut ids: Vec<JobId> = chunk.parts.iter().map(|p| p.0).collect();
+            ids.dedup();
+            let jobs = ids
+                .into_iter()
+                .map(|id| (id, st.jobs.get(&id).and_then(|j| j.request_id.clone())))
+                .collect();
+            st.proving[index] = Some(WorkerNow {
+                worker: index as u32,
+                device,
+                kind: chunk.kind.name().to_owned(),
+                jobs,
+            });
+        }
         let res = tokio::task::spawn_blocking(move || {
             let r =
                 cuzk_core::prover::prove_assignments(&*p, &lease.params, &assignments, &mut rng);
@@ -1414,6 +1551,7 @@ async fn worker(
         {
             let mut st = inner.lock();
             st.timeline.proving_ended(index);
+            st.proving[index] = None;
             if let Some(ph) = &phases {
                 args["phases_ms"] = serde_json::to_value(ph).unwrap_or_default();
             }
@@ -1536,7 +1674,6 @@ fn record(inner: &Inner, p: Proved, verified: Option<Vec<bool>>) {
                 "the proof of partition {part} does not verify against the verifying key of parameters {}",
                 p.params_id
             );
-            tracing::error!(job = id, error = %e, "job failed");
             inner.finish(&mut st, *id, JobState::Failed, Some(e));
             continue;
         }

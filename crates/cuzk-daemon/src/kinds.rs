@@ -27,10 +27,18 @@ pub enum KindError {
         #[source]
         source: cuzk_core::Error,
     },
+    /// The parameter file is missing and the kind's parameters are
+    /// supplied, not generated (Filecoin's).
     #[error(
-        "kind {kind}: parameters cannot be generated; put {file} into the parameter directory"
+        "kind {kind}: parameter file {file} not found in {} (the parameter directory); \
+         put it there",
+        dir.display()
     )]
-    NoGenerator { kind: String, file: String },
+    NoGenerator {
+        kind: String,
+        file: String,
+        dir: std::path::PathBuf,
+    },
 }
 
 /// One circuit kind. Partitions are the independent circuits one job's
@@ -53,6 +61,22 @@ pub trait CircuitKind: Send + Sync + 'static {
     /// Estimated peak host memory of one synthesized partition while it
     /// waits and is proved (a/b/c, assignments, the H computation).
     fn host_bytes_per_partition(&self) -> u64;
+    /// The public inputs a verifier derives for `partition` of `input`
+    /// from the request alone; each proof is checked against them before
+    /// its job completes. None: the synthesized circuit's own, which is
+    /// right for circuits that take their public inputs as given (the
+    /// porep-like kinds). A kind whose circuits compute public inputs from
+    /// the witness (Filecoin's: challenges from the vanilla proofs' paths)
+    /// must give them, or a witness that disagrees with the request (a C1
+    /// output whose seed was changed) would prove and verify.
+    fn verifier_inputs(
+        &self,
+        input: &JobInput,
+        partition: usize,
+    ) -> Option<Vec<cuzk_core::Scalar>> {
+        let _ = (input, partition);
+        None
+    }
     /// Whether `generate_params` can make this kind's parameters; their
     /// files are then a cache the disk budget may delete.
     fn generates_params(&self) -> bool;

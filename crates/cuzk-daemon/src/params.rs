@@ -389,6 +389,7 @@ impl ParamManager {
                     return Err(KindError::NoGenerator {
                         kind: kind.name().to_owned(),
                         file: format!("{id}.params"),
+                        dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
                     }
                     .into())
                 }

@@ -291,9 +291,58 @@ async fn cancel_queued_and_running_jobs() {
     t.stop().await;
 }
 
+/// porep-like-6 whose synthesis waits until the test opens the gate: a
+/// job of it stays unfinished for as long as the test needs.
+struct Gated(
+    PorepLikeKind,
+    Arc<(std::sync::Mutex<bool>, std::sync::Condvar)>,
+);
+
+impl CircuitKind for Gated {
+    fn name(&self) -> &str {
+        "gated-6"
+    }
+    fn params_id(&self) -> &str {
+        self.0.params_id()
+    }
+    fn batchable(&self) -> bool {
+        false
+    }
+    fn decode_input(&self, input: &[u8]) -> Result<(JobInput, usize), KindError> {
+        self.0.decode_input(input)
+    }
+    fn synthesize(
+        &self,
+        parts: &[(JobInput, usize)],
+    ) -> Result<Vec<cuzk_core::synthesis::ProvingAssignment>, KindError> {
+        let (open, cv) = &*self.1;
+        let mut g = open.lock().unwrap();
+        while !*g {
+            g = cv.wait(g).unwrap();
+        }
+        drop(g);
+        self.0.synthesize(parts)
+    }
+    fn host_bytes_per_partition(&self) -> u64 {
+        self.0.host_bytes_per_partition()
+    }
+    fn generates_params(&self) -> bool {
+        true
+    }
+    fn generate_params(&self) -> Option<Result<cuzk_core::Parameters, KindError>> {
+        self.0.generate_params()
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn resubmitting_a_request_id_returns_the_same_job() {
-    let t = TestDaemon::start(|_| {}).await;
+async fn a_request_id_names_its_latest_attempt() {
+    let gate = Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
+    let g = gate.clone();
+    let t = TestDaemon::start_with(
+        |c| c.engine.max_batch_size = 1,
+        |b| b.register_kind(Arc::new(Gated(PorepLikeKind::new(6, 4), g))),
+    )
+    .await;
     let mut c = t.unix().await;
     let mut r = req(8, 42, 2, P::High);
     r.request_id = "req-1".into();
@@ -301,25 +350,276 @@ async fn resubmitting_a_request_id_returns_the_same_job() {
     let b = c.submit_proof(r.clone()).await.unwrap().into_inner();
     assert!(!a.deduplicated && b.deduplicated);
     assert_eq!(a.job_id, b.job_id);
-    // Through Prove too, and after completion.
+    // Through Prove too, and after completion: the proof is returned.
     let p = c.prove(r.clone()).await.unwrap().into_inner();
     assert_eq!(p.job_id, a.job_id);
     check_proofs(&t.pvk(8), 8, 42, 2, &p);
     let again = c.submit_proof(r.clone()).await.unwrap().into_inner();
+    assert!(again.deduplicated);
     assert_eq!(again.job_id, a.job_id);
-    // Same id, other input: refused.
+    // Same id, other input, after completion: a new job.
     let mut other = r.clone();
     other.input = cuzk_daemon::kinds::PorepLikeInput {
         seed: 43,
         partitions: 2,
     }
     .encode();
-    assert_eq!(
-        c.submit_proof(other).await.unwrap_err().code(),
-        Code::AlreadyExists
-    );
+    let n = c.submit_proof(other.clone()).await.unwrap().into_inner();
+    assert!(!n.deduplicated);
+    assert_ne!(n.job_id, a.job_id);
+    let done = await_done(&mut c, n.job_id).await;
+    check_proofs(&t.pvk(8), 8, 43, 2, &done);
+    // The first attempt stays readable by its own id.
+    let done = await_done(&mut c, a.job_id).await;
+    check_proofs(&t.pvk(8), 8, 42, 2, &done);
+
+    // An unfinished job (held at its synthesis): another input under its
+    // id is refused; cancelled, the same request runs again as a new
+    // attempt.
+    let mut long = req(6, 1, 3, P::Normal);
+    long.kind = "gated-6".into();
+    long.request_id = "long".into();
+    let first = c.submit_proof(long.clone()).await.unwrap().into_inner();
+    let mut clash = long.clone();
+    clash.input = cuzk_daemon::kinds::PorepLikeInput {
+        seed: 2,
+        partitions: 3,
+    }
+    .encode();
+    let e = c.submit_proof(clash).await.unwrap_err();
+    assert_eq!(e.code(), Code::AlreadyExists, "{e}");
+    assert!(e.message().contains("unfinished"), "{e}");
+    let cancelled = c
+        .cancel_proof(proto::CancelProofRequest {
+            job_id: first.job_id,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(cancelled.cancelled);
+    let retry = c.submit_proof(long.clone()).await.unwrap().into_inner();
+    assert!(!retry.deduplicated);
+    assert_ne!(retry.job_id, first.job_id);
+    *gate.0.lock().unwrap() = true;
+    gate.1.notify_all();
+    let done = await_done(&mut c, retry.job_id).await;
+    check_proofs(&t.pvk(6), 6, 1, 3, &done);
+    let old = await_done(&mut c, first.job_id).await;
+    assert_eq!(old.state, proto::JobState::Cancelled as i32);
     let k = status(&mut c).await.counters.unwrap();
-    assert_eq!((k.submitted, k.deduplicated, k.completed), (1, 3, 1));
+    assert_eq!(
+        (k.submitted, k.deduplicated, k.completed, k.cancelled),
+        (4, 3, 3, 1)
+    );
+    t.stop().await;
+}
+
+/// porep-like parameters under another id that the daemon must be given
+/// (as Filecoin's are): a missing file fails the job.
+struct Supplied6(PorepLikeKind);
+
+impl CircuitKind for Supplied6 {
+    fn name(&self) -> &str {
+        "supplied-6"
+    }
+    fn params_id(&self) -> &str {
+        "supplied-6"
+    }
+    fn batchable(&self) -> bool {
+        true
+    }
+    fn decode_input(&self, input: &[u8]) -> Result<(JobInput, usize), KindError> {
+        self.0.decode_input(input)
+    }
+    fn synthesize(
+        &self,
+        parts: &[(JobInput, usize)],
+    ) -> Result<Vec<cuzk_core::synthesis::ProvingAssignment>, KindError> {
+        self.0.synthesize(parts)
+    }
+    fn host_bytes_per_partition(&self) -> u64 {
+        self.0.host_bytes_per_partition()
+    }
+    fn generates_params(&self) -> bool {
+        false
+    }
+    fn generate_params(&self) -> Option<Result<cuzk_core::Parameters, KindError>> {
+        None
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_failed_job_retried_with_its_id_runs_again_once_the_cause_is_gone() {
+    let t = TestDaemon::start_with(
+        |_| {},
+        |b| b.register_kind(Arc::new(Supplied6(PorepLikeKind::new(6, 4)))),
+    )
+    .await;
+    let mut c = t.unix().await;
+    let mut r = req(6, 9, 2, P::Normal);
+    r.kind = "supplied-6".into();
+    r.request_id = "retry-1".into();
+    let first = c.submit_proof(r.clone()).await.unwrap().into_inner();
+    let failed = await_done(&mut c, first.job_id).await;
+    assert_eq!(failed.state, proto::JobState::Failed as i32);
+    // The error names the missing file and the directory searched.
+    assert!(
+        failed.error.contains("supplied-6.params"),
+        "{}",
+        failed.error
+    );
+    let dir = t.params_path(6).parent().unwrap().display().to_string();
+    assert!(failed.error.contains(&dir), "{}", failed.error);
+    // The same id while the cause remains: a new attempt, failing again.
+    let second = c.submit_proof(r.clone()).await.unwrap().into_inner();
+    assert!(!second.deduplicated);
+    assert_ne!(second.job_id, first.job_id);
+    let failed = await_done(&mut c, second.job_id).await;
+    assert_eq!(failed.state, proto::JobState::Failed as i32);
+    // The operator puts the file in place (porep-like-6's, generated by
+    // proving one of its jobs); the retry succeeds.
+    let id = c
+        .submit_proof(req(6, 1, 1, P::Normal))
+        .await
+        .unwrap()
+        .into_inner()
+        .job_id;
+    let done = await_done(&mut c, id).await;
+    check_proofs(&t.pvk(6), 6, 1, 1, &done);
+    std::fs::copy(
+        t.params_path(6),
+        t.params_path(6).with_file_name("supplied-6.params"),
+    )
+    .unwrap();
+    let third = c.submit_proof(r.clone()).await.unwrap().into_inner();
+    assert!(!third.deduplicated);
+    let done = await_done(&mut c, third.job_id).await;
+    check_proofs(&t.pvk(6), 6, 9, 2, &done);
+    let k = status(&mut c).await.counters.unwrap();
+    assert_eq!((k.failed, k.completed), (2, 2));
+    t.stop().await;
+}
+
+/// porep-like whose verifier expects other public inputs than its circuit
+/// computes (as a Filecoin circuit would for a C1 output whose seed was
+/// changed): every proof must fail verification.
+struct WrongInputs(PorepLikeKind);
+
+impl CircuitKind for WrongInputs {
+    fn name(&self) -> &str {
+        "porep-like-6-wrong"
+    }
+    fn params_id(&self) -> &str {
+        self.0.params_id()
+    }
+    fn batchable(&self) -> bool {
+        true
+    }
+    fn decode_input(&self, input: &[u8]) -> Result<(JobInput, usize), KindError> {
+        self.0.decode_input(input)
+    }
+    fn synthesize(
+        &self,
+        parts: &[(JobInput, usize)],
+    ) -> Result<Vec<cuzk_core::synthesis::ProvingAssignment>, KindError> {
+        self.0.synthesize(parts)
+    }
+    fn host_bytes_per_partition(&self) -> u64 {
+        self.0.host_bytes_per_partition()
+    }
+    fn verifier_inputs(
+        &self,
+        input: &JobInput,
+        partition: usize,
+    ) -> Option<Vec<cuzk_core::Scalar>> {
+        let i = input.downcast_ref::<cuzk_daemon::kinds::PorepLikeInput>()?;
+        let mut x = i.circuit(6, partition).public_inputs();
+        x[0] += cuzk_core::Scalar::from(1u64);
+        Some(x)
+    }
+    fn generates_params(&self) -> bool {
+        true
+    }
+    fn generate_params(&self) -> Option<Result<cuzk_core::Parameters, KindError>> {
+        self.0.generate_params()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_proof_that_does_not_verify_fails_its_job_with_the_reason() {
+    let t = TestDaemon::start_with(
+        |_| {},
+        |b| b.register_kind(Arc::new(WrongInputs(PorepLikeKind::new(6, 4)))),
+    )
+    .await;
+    let mut c = t.unix().await;
+    let mut r = req(6, 3, 2, P::Normal);
+    r.kind = "porep-like-6-wrong".into();
+    let id = c.submit_proof(r).await.unwrap().into_inner().job_id;
+    let bad = await_done(&mut c, id).await;
+    assert_eq!(bad.state, proto::JobState::Failed as i32);
+    assert!(bad.proof.is_empty());
+    assert!(bad.error.contains("does not verify"), "{}", bad.error);
+    // The same circuits checked against their own inputs verify.
+    let id = c
+        .submit_proof(req(6, 3, 2, P::Normal))
+        .await
+        .unwrap()
+        .into_inner()
+        .job_id;
+    let done = await_done(&mut c, id).await;
+    check_proofs(&t.pvk(6), 6, 3, 2, &done);
+    let k = status(&mut c).await.counters.unwrap();
+    assert_eq!((k.failed, k.completed), (1, 1));
+    let text = c
+        .get_metrics(proto::GetMetricsRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .text;
+    assert_eq!(metric(&text, "cuzk_proof_verification_failures_total"), 2.0);
+    assert_eq!(metric(&text, "cuzk_proofs_verified_total"), 2.0);
+    t.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn status_counts_collected_jobs_by_priority_and_names_what_workers_prove() {
+    let t = TestDaemon::start(|c| {
+        // Batches of porep-like-6 wait in the collector for the whole test.
+        c.engine.max_batch_size = 16;
+        c.engine.max_batch_wait_ms = 600_000;
+    })
+    .await;
+    let mut c = t.unix().await;
+    for seed in 0..3 {
+        c.submit_proof(req(6, seed, 1, P::High)).await.unwrap();
+    }
+    let engine = &t.daemon().engine;
+    let s = engine.status();
+    let six: Vec<_> = s.jobs.iter().filter(|j| j.kind == "porep-like-6").collect();
+    assert_eq!(six.len(), 1, "{:?}", s.jobs);
+    assert_eq!(
+        (six[0].priority, six[0].queued, six[0].running),
+        (cuzk_daemon::Priority::High, 3, 0)
+    );
+    // A full batch is dispatched at once; while it is proved, the status
+    // names its job and request id.
+    let mut big = req(10, 7, 16, P::Normal);
+    big.request_id = "big-1".into();
+    let id = c.submit_proof(big).await.unwrap().into_inner().job_id;
+    assert!(
+        eventually(LIMIT, || async {
+            engine
+                .status()
+                .proving
+                .iter()
+                .any(|w| w.kind == "porep-like-10" && w.jobs == [(id, Some("big-1".to_owned()))])
+        })
+        .await,
+        "no worker reported proving big-1"
+    );
+    await_done(&mut c, id).await;
+    assert!(engine.status().proving.is_empty());
     t.stop().await;
 }
 

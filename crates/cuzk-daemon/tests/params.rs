@@ -185,6 +185,13 @@ async fn ids_never_leave_the_directory_and_missing_files_are_reported() {
         matches!(e, ParamsError::Kind(KindError::NoGenerator { .. })),
         "{e}"
     );
+    // The message names the file and the directory searched.
+    let shown = e.to_string();
+    assert!(shown.contains("absent.params"), "{shown}");
+    assert!(
+        shown.contains(&dir.path().join("p").display().to_string()),
+        "{shown}"
+    );
     // A symlink pointing out of the directory is refused.
     std::fs::write(dir.path().join("real.params"), b"x").unwrap();
     std::os::unix::fs::symlink(
