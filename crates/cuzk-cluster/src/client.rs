@@ -112,7 +112,7 @@ impl ClusterClient {
         let mut pg: tokio_postgres::Config =
             cfg.database_url.parse().map_err(ClusterError::InvalidUrl)?;
         pg.connect_timeout(cfg.connect_timeout);
-        pg.application_name(&format!("cuzk {}", cfg.node_id));
+        pg.application_name(format!("cuzk {}", cfg.node_id));
         let target = describe(&pg);
         Ok(Self {
             cfg,

@@ -290,6 +290,14 @@ pub struct QueueDepth {
     pub leased: u64,
 }
 
+/// Residency is weighed among the first this-many pending partitions in
+/// priority-then-age order, not the whole backlog: sorting the whole top
+/// class by residency cost 61 ms per claim with 100,000 pending partitions
+/// (25,000 in the top class) on the test server, the window 3 ms, the same
+/// at any backlog (DESIGN.md). 512 is about 50 ten-partition jobs, more
+/// than the claims of 64 nodes racing for batches of 4.
+const PLACEMENT_WINDOW: i64 = 512;
+
 const MAX_REQUEST_ID: usize = 128;
 const MAX_KIND: usize = 128;
 
@@ -425,7 +433,9 @@ impl ClusterClient {
 
     /// Reap expired leases, then claim up to `req.max` pending partitions:
     /// highest priority first, then kinds resident here (unless a partition
-    /// has waited `placement_max_wait`), then oldest.
+    /// has waited `placement_max_wait`), then oldest. Residency reorders
+    /// only within the oldest `PLACEMENT_WINDOW` pending partitions (of
+    /// the kinds asked for), which keeps a claim's cost flat in the backlog.
     pub async fn claim(&self, req: &ClaimRequest) -> Result<Vec<Lease>, ClusterError> {
         if req.max == 0 || req.kinds.is_empty() {
             return Ok(Vec::new());
@@ -435,19 +445,29 @@ impl ClusterClient {
         let ttl = secs(self.config().lease_ttl);
         let wait = secs(self.config().placement_max_wait);
         let max = i64::from(req.max);
+        let window = (4 * max).max(PLACEMENT_WINDOW);
         let lease_ttl = self.config().lease_ttl;
         db_op!(self, "claim", |c| {
             let tx = c.transaction().await?;
             let rows = tx
                 .query(
-                    "WITH picked AS ( \
+                    // The window is read in index order (no sort); only
+                    // its rows are sorted by residency and locked.
+                    "WITH win AS ( \
                        SELECT job_id, idx FROM cuzk_partitions \
                        WHERE state = 'pending' AND kind = ANY($2) \
-                       ORDER BY priority DESC, \
-                         (kind = ANY($3) OR created_at < now() - $4::float8 * interval '1 second') DESC, \
-                         created_at, job_id, idx \
+                       ORDER BY priority DESC, created_at, job_id, idx \
+                       LIMIT $7), \
+                     picked AS ( \
+                       SELECT c.job_id, c.idx FROM cuzk_partitions c \
+                       JOIN win ON c.job_id = win.job_id AND c.idx = win.idx \
+                       WHERE c.state = 'pending' \
+                       ORDER BY c.priority DESC, \
+                         (c.kind = ANY($3) \
+                          OR c.created_at < now() - $4::float8 * interval '1 second') DESC, \
+                         c.created_at, c.job_id, c.idx \
                        LIMIT $5 \
-                       FOR UPDATE SKIP LOCKED) \
+                       FOR UPDATE OF c SKIP LOCKED) \
                      UPDATE cuzk_partitions p SET state = 'leased', lease_node = $1, \
                        claims = p.claims + 1, \
                        lease_expires = now() + $6::float8 * interval '1 second', \
@@ -455,7 +475,7 @@ impl ClusterClient {
                      FROM picked WHERE p.job_id = picked.job_id AND p.idx = picked.idx \
                      RETURNING p.job_id, p.idx, p.claims, p.kind, p.priority, p.failures, \
                        EXTRACT(EPOCH FROM p.created_at)::float8",
-                    &[&node, &req.kinds, &req.resident, &wait, &max, &ttl],
+                    &[&node, &req.kinds, &req.resident, &wait, &max, &ttl, &window],
                 )
                 .await?;
             if rows.is_empty() {
@@ -867,7 +887,7 @@ impl ClusterClient {
                     lease_expired: r.get::<_, &str>(4) == "expired",
                 })
                 .collect();
-            Ok::<_, OpError>(job_record(&row, failures)?)
+            job_record(&row, failures)
         })
     }
 
