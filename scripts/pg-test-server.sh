@@ -85,7 +85,11 @@ cmd_start() {
     bindir="$(find_bindir)" || { install_postgres; bindir="$(find_bindir)" || die "no PostgreSQL binaries after installing"; }
     ensure_user
     local dir
-    dir="$(mktemp -d "${TMPDIR:-/tmp}/cuzk-pg.XXXXXX")"
+    # As root, under /tmp: the server's user must reach the dir, and a
+    # TMPDIR under /root would not let it.
+    local tmp="${TMPDIR:-/tmp}"
+    [[ $(id -u) -eq 0 ]] && tmp=/tmp
+    dir="$(mktemp -d "$tmp/cuzk-pg.XXXXXX")"
     chmod 700 "$dir"
     [[ $(id -u) -eq 0 ]] && chown "$pg_user" "$dir"
     echo "$bindir" > "$dir/bindir"

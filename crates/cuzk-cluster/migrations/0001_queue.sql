@@ -44,15 +44,15 @@ CREATE TABLE IF NOT EXISTS cuzk_partitions (
     -- kind, priority and created_at are the job's, fixed at submit and
     -- copied here so that the claim index covers the claim's order.
     kind             TEXT NOT NULL,
-    priority         SMALLINT NOT NULL,
+    priority         SMALLINT NOT NULL CHECK (priority BETWEEN 0 AND 3),
     created_at       TIMESTAMPTZ NOT NULL,
     state            TEXT NOT NULL
                      CHECK (state IN ('pending', 'leased', 'done', 'failed', 'cancelled')),
     -- Claims so far: the lease's fencing token. A result is accepted only
     -- from the node holding the lease under the current claim number.
-    claims           INT NOT NULL DEFAULT 0,
+    claims           INT NOT NULL DEFAULT 0 CHECK (claims >= 0),
     -- Errors and expired leases so far; max_failures of them fail the job.
-    failures         INT NOT NULL DEFAULT 0,
+    failures         INT NOT NULL DEFAULT 0 CHECK (failures >= 0),
     -- The holder while leased; the last holder (or the prover) after.
     lease_node       TEXT,
     lease_expires    TIMESTAMPTZ,

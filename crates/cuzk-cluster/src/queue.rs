@@ -347,8 +347,14 @@ impl ClusterClient {
         let priority = job.priority.as_i16();
         let max_failures = self.config().max_failures as i32;
         db_op!(self, "submit", |c| {
-            let tx = c.transaction().await?;
-            let inserted = tx
+            // Under snapshot isolation (YugabyteDB's default) the look-up
+            // does not see a row committed after the transaction began; a
+            // fresh transaction does.
+            let mut tries = 0u32;
+            loop {
+                tries += 1;
+                let tx = c.transaction().await?;
+                let inserted = tx
                 .query_opt(
                     "INSERT INTO cuzk_jobs (request_id, kind, priority, client, input, input_ref, \
                      partitions, max_failures, state) \
@@ -366,43 +372,46 @@ impl ClusterClient {
                     ],
                 )
                 .await?;
-            if let Some(row) = inserted {
-                let id: i64 = row.get(0);
-                tx.execute(
+                if let Some(row) = inserted {
+                    let id: i64 = row.get(0);
+                    tx.execute(
                     "INSERT INTO cuzk_partitions (job_id, idx, kind, priority, created_at, state) \
                      SELECT j.id, g, j.kind, j.priority, j.created_at, 'pending' \
                      FROM cuzk_jobs j, generate_series(0, j.partitions - 1) AS g WHERE j.id = $1",
                     &[&id],
                 )
                 .await?;
-                tx.commit().await?;
-                return Ok::<_, OpError>(Submitted {
-                    job_id: id,
-                    request_id: request_id.clone(),
-                    deduplicated: false,
-                });
-            }
-            let row = tx
-                .query_opt(
-                    "SELECT id, (kind = $2 AND partitions = $3 \
+                    tx.commit().await?;
+                    return Ok::<_, OpError>(Submitted {
+                        job_id: id,
+                        request_id: request_id.clone(),
+                        deduplicated: false,
+                    });
+                }
+                let row = tx
+                    .query_opt(
+                        "SELECT id, (kind = $2 AND partitions = $3 \
                      AND input IS NOT DISTINCT FROM $4 AND input_ref IS NOT DISTINCT FROM $5) \
                      FROM cuzk_jobs WHERE request_id = $1",
-                    &[&request_id, &job.kind, &partitions, &input, &input_ref],
-                )
-                .await?;
-            tx.rollback().await?;
-            match row {
-                Some(row) if row.get::<_, bool>(1) => Ok(Submitted {
-                    job_id: row.get(0),
-                    request_id: request_id.clone(),
-                    deduplicated: true,
-                }),
-                Some(_) => Err(ClusterError::RequestIdConflict(request_id.clone()).into()),
-                // Purged between the insert and the look-up: run again.
-                None => Err(OpError::Domain(ClusterError::Contended {
-                    op: "submit",
-                    tries: 1,
-                })),
+                        &[&request_id, &job.kind, &partitions, &input, &input_ref],
+                    )
+                    .await?;
+                tx.rollback().await?;
+                break match row {
+                    Some(row) if row.get::<_, bool>(1) => Ok(Submitted {
+                        job_id: row.get(0),
+                        request_id: request_id.clone(),
+                        deduplicated: true,
+                    }),
+                    Some(_) => Err(ClusterError::RequestIdConflict(request_id.clone()).into()),
+                    // Committed after this transaction's snapshot, or purged
+                    // between the insert and the look-up: run again.
+                    None if tries < 5 => continue,
+                    None => Err(OpError::Domain(ClusterError::Contended {
+                        op: "submit",
+                        tries,
+                    })),
+                };
             }
         })
     }
@@ -497,7 +506,6 @@ impl ClusterClient {
                     &[&job_ids],
                 )
                 .await?;
-            tx.commit().await?;
             let meta: std::collections::HashMap<i64, (i32, i32)> = jobs
                 .iter()
                 .map(|r| (r.get(0), (r.get(1), r.get(2))))
@@ -528,7 +536,10 @@ impl ClusterClient {
                     lease_ttl,
                 });
             }
-            // RETURNING has no order: hand them back in claim order.
+            // Committed only once every row read back sensibly: a bad row
+            // fails the claim without taking anything.
+            tx.commit().await?;
+            // RETURNING has no order: hand them back by priority, then age.
             let mut both: Vec<_> = order.into_iter().zip(leases).collect();
             both.sort_by(|a, b| {
                 a.0 .0
@@ -729,12 +740,21 @@ impl ClusterClient {
                     .await?
                     .is_some();
                 let outcome = if mine {
-                    match job_state(&tx, lease.job_id).await? {
-                        Some(JobState::Failed) => FailOutcome::JobFailed,
-                        _ => FailOutcome::Requeued {
-                            failures: 0,
-                            max_failures: 0,
-                        },
+                    let row = tx
+                        .query_one(
+                            "SELECT p.failures, j.max_failures, j.state FROM cuzk_partitions p \
+                             JOIN cuzk_jobs j ON j.id = p.job_id \
+                             WHERE p.job_id = $1 AND p.idx = $2",
+                            &[&lease.job_id, &idx],
+                        )
+                        .await?;
+                    if row.get::<_, &str>(2) == "failed" {
+                        FailOutcome::JobFailed
+                    } else {
+                        FailOutcome::Requeued {
+                            failures: row.get::<_, i32>(0).max(0) as u32,
+                            max_failures: row.get::<_, i32>(1).max(0) as u32,
+                        }
                     }
                 } else {
                     FailOutcome::Refused(stop_reason(&tx, lease).await?)
