@@ -21,6 +21,8 @@
 //! - [`partitions`]: per-partition synthesis, for the daemon.
 //! - [`daemon`]: the daemon's Filecoin circuit kinds and their priorities.
 //! - [`curio`]: Curio's `cuzk.v1.ProvingEngine` gRPC service on the daemon.
+//! - [`synth_c1`]: synthetic C1 outputs (valid vanilla proofs over sparse
+//!   trees, no sealed sector) for tests and benchmarks; `cuzk c1 synth`.
 //! - [`cli`]: `cuzk prove --filecoin ...` and `cuzk params gen --filecoin ...`.
 
 pub mod circuits;
@@ -35,6 +37,7 @@ pub mod porep;
 pub mod post;
 pub mod prover;
 pub mod snap;
+pub mod synth_c1;
 
 pub use circuits::{CircuitId, ProofKind};
 pub use compiled::SynthesisMode;
