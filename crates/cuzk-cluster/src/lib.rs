@@ -19,6 +19,8 @@
 //!   bounded retries with the reasons kept, results stored and the job's
 //!   proof assembled from its partitions exactly once, cancellation seen
 //!   by the lease holder;
+//! - [`LeaseKeeper`]: renews a node's leases on a task and connection of
+//!   their own while the partitions are proved, and says when to stop;
 //! - node heartbeats ([`nodes`]).
 //!
 //! Layering: this crate knows nothing of circuits, kinds or proofs beyond
@@ -28,12 +30,14 @@
 
 mod client;
 mod error;
+pub mod keeper;
 mod migrate;
 pub mod nodes;
 pub mod queue;
 
 pub use client::{ClusterClient, ClusterConfig};
 pub use error::{ClusterError, Unavailable};
+pub use keeper::{HeldLease, LeaseKeeper};
 pub use migrate::SCHEMA_VERSION;
 pub use nodes::{NodeRecord, NodeReport};
 pub use queue::{

@@ -954,3 +954,78 @@ async fn a_row_that_makes_no_sense_is_refused() {
         .await
         .is_err());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_keeper_renews_and_reports_stops() {
+    let db = TestDb::new().await;
+    let mut cfg = db.config("worker");
+    cfg.lease_ttl = Duration::from_millis(600);
+    let worker = ClusterClient::new(cfg.clone()).unwrap();
+    worker.migrate().await.unwrap();
+    let keeper = LeaseKeeper::start(Arc::new(ClusterClient::new(cfg).unwrap()));
+    let front = db.node("front").await;
+    let s = front
+        .submit(&job("k", Priority::Normal, 2, Some("j")))
+        .await
+        .unwrap();
+    let leases = worker.claim(&claim_req(&["k"], &[], 2)).await.unwrap();
+    let mut held: Vec<_> = leases.iter().map(|l| keeper.hold(l)).collect();
+    let raw = db.raw().await;
+    let expiry = |idx: i32| {
+        let raw = &raw;
+        let id = s.job_id;
+        async move {
+            raw.query_one(
+                "SELECT EXTRACT(EPOCH FROM lease_expires)::float8 FROM cuzk_partitions \
+                 WHERE job_id = $1 AND idx = $2",
+                &[&id, &idx],
+            )
+            .await
+            .unwrap()
+            .get::<_, f64>(0)
+        }
+    };
+    let first = expiry(0).await;
+    let start = Instant::now();
+    while keeper.renewals() < 3 {
+        assert!(start.elapsed() < Duration::from_secs(30), "no renewals");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(expiry(0).await > first, "renewals moved the expiry");
+    assert!(held.iter().all(|h| h.stop().is_none()));
+
+    // Cancelled from another node: the keeper tells the worker.
+    front.cancel(s.job_id).await.unwrap();
+    let reason = tokio::time::timeout(Duration::from_secs(30), held[0].stopped())
+        .await
+        .expect("a stop within 30 s");
+    assert_eq!(reason, StopReason::Cancelled);
+    assert_eq!(held[1].stop(), Some(StopReason::Cancelled));
+    assert_eq!(keeper.held(), 0);
+
+    // Dropping a handle stops renewing it.
+    let s = front
+        .submit(&job("k", Priority::Normal, 1, Some("j2")))
+        .await
+        .unwrap();
+    let l = worker.claim(&claim_req(&["k"], &[], 1)).await.unwrap();
+    let h = keeper.hold(&l[0]);
+    assert_eq!(keeper.held(), 1);
+    drop(h);
+    assert_eq!(keeper.held(), 0);
+    held.clear();
+    let r = worker
+        .complete(&l[0].key(), &result_for(&l[0], 0))
+        .await
+        .unwrap();
+    assert_eq!(
+        r,
+        Completion::Accepted {
+            job_completed: true
+        }
+    );
+    assert_eq!(
+        front.job(s.job_id).await.unwrap().state,
+        JobState::Completed
+    );
+}
