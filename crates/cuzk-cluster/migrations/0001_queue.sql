@@ -8,9 +8,9 @@
 
 CREATE TABLE IF NOT EXISTS cuzk_jobs (
     id            BIGSERIAL PRIMARY KEY,
-    -- Given by the caller or generated at submit: a retried submit finds
-    -- its job instead of adding a second one.
-    request_id    TEXT NOT NULL UNIQUE,
+    -- Given by the caller or generated at submit. Several attempts may
+    -- share one; cuzk_requests names the latest.
+    request_id    TEXT NOT NULL,
     kind          TEXT NOT NULL,
     priority      SMALLINT NOT NULL CHECK (priority BETWEEN 0 AND 3),
     client        TEXT NOT NULL,
@@ -37,6 +37,15 @@ CREATE TABLE IF NOT EXISTS cuzk_jobs (
 -- Retention sweeps (purge_finished) walk finished jobs by age.
 CREATE INDEX IF NOT EXISTS cuzk_jobs_finished
     ON cuzk_jobs (finished_at) WHERE finished_at IS NOT NULL;
+
+-- Each request id's latest attempt (the daemon's rule: an unfinished or
+-- completed attempt with the same input is that request; a failed or
+-- cancelled one, or a completed one with another input, is replaced by a
+-- new attempt). Its row lock serializes submits of one request id.
+CREATE TABLE IF NOT EXISTS cuzk_requests (
+    request_id TEXT PRIMARY KEY,
+    job_id     BIGINT NOT NULL REFERENCES cuzk_jobs (id) ON DELETE CASCADE
+);
 
 CREATE TABLE IF NOT EXISTS cuzk_partitions (
     job_id           BIGINT NOT NULL REFERENCES cuzk_jobs (id) ON DELETE CASCADE,

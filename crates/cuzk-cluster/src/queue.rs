@@ -323,8 +323,12 @@ fn new_request_id() -> String {
 }
 
 impl ClusterClient {
-    /// Add a job, or find the one its request id already names (same kind
-    /// and input; a different one is [`ClusterError::RequestIdConflict`]).
+    /// Add a job, or find the one its request id already names. The
+    /// daemon's rule, across the cluster: a request id names its latest
+    /// attempt; an unfinished one is joined (same kind and input) or
+    /// refused ([`ClusterError::RequestIdConflict`]); a completed one is
+    /// returned (same input) or replaced (different input); a failed or
+    /// cancelled one is replaced by a new attempt.
     pub async fn submit(&self, job: &NewJob) -> Result<Submitted, ClusterError> {
         let request_id = match job.request_id.as_deref().filter(|r| !r.is_empty()) {
             Some(r) if r.len() > MAX_REQUEST_ID => {
@@ -347,72 +351,122 @@ impl ClusterClient {
         let priority = job.priority.as_i16();
         let max_failures = self.config().max_failures as i32;
         db_op!(self, "submit", |c| {
-            // Under snapshot isolation (YugabyteDB's default) the look-up
-            // does not see a row committed after the transaction began; a
-            // fresh transaction does.
+            // A concurrent first submit of the same request id can win the
+            // insert into cuzk_requests; the loser starts over and finds it.
+            // (Under snapshot isolation a fresh transaction is needed to
+            // see it, hence the loop rather than a second look-up.)
             let mut tries = 0u32;
             loop {
                 tries += 1;
                 let tx = c.transaction().await?;
-                let inserted = tx
-                .query_opt(
-                    "INSERT INTO cuzk_jobs (request_id, kind, priority, client, input, input_ref, \
-                     partitions, max_failures, state) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'queued') \
-                     ON CONFLICT (request_id) DO NOTHING RETURNING id",
-                    &[
-                        &request_id,
-                        &job.kind,
-                        &priority,
-                        &job.client,
-                        &input,
-                        &input_ref,
-                        &partitions,
-                        &max_failures,
-                    ],
-                )
-                .await?;
-                if let Some(row) = inserted {
-                    let id: i64 = row.get(0);
-                    tx.execute(
+                let latest = tx
+                    .query_opt(
+                        "SELECT j.id, j.state, (j.kind = $2 AND j.partitions = $3 \
+                           AND j.input IS NOT DISTINCT FROM $4 \
+                           AND j.input_ref IS NOT DISTINCT FROM $5) \
+                         FROM cuzk_requests r JOIN cuzk_jobs j ON j.id = r.job_id \
+                         WHERE r.request_id = $1 FOR UPDATE OF r",
+                        &[&request_id, &job.kind, &partitions, &input, &input_ref],
+                    )
+                    .await?;
+                let replaces = match &latest {
+                    Some(row) => {
+                        let id: i64 = row.get(0);
+                        let st: &str = row.get(1);
+                        let state = JobState::parse(st)
+                            .ok_or_else(|| bad_row("cuzk_jobs", id, format!("state {st:?}")))?;
+                        let same: bool = row.get(2);
+                        match (state, same) {
+                            (JobState::Queued | JobState::Running | JobState::Completed, true) => {
+                                tx.rollback().await?;
+                                return Ok::<_, OpError>(Submitted {
+                                    job_id: id,
+                                    request_id: request_id.clone(),
+                                    deduplicated: true,
+                                });
+                            }
+                            (JobState::Queued | JobState::Running, false) => {
+                                tx.rollback().await?;
+                                return Err(
+                                    ClusterError::RequestIdConflict(request_id.clone()).into()
+                                );
+                            }
+                            // Failed, cancelled, or completed for another
+                            // input: a new attempt.
+                            _ => true,
+                        }
+                    }
+                    None => false,
+                };
+                let id: i64 = tx
+                    .query_one(
+                        "INSERT INTO cuzk_jobs (request_id, kind, priority, client, input, \
+                           input_ref, partitions, max_failures, state) \
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'queued') RETURNING id",
+                        &[
+                            &request_id,
+                            &job.kind,
+                            &priority,
+                            &job.client,
+                            &input,
+                            &input_ref,
+                            &partitions,
+                            &max_failures,
+                        ],
+                    )
+                    .await?
+                    .get(0);
+                tx.execute(
                     "INSERT INTO cuzk_partitions (job_id, idx, kind, priority, created_at, state) \
                      SELECT j.id, g, j.kind, j.priority, j.created_at, 'pending' \
                      FROM cuzk_jobs j, generate_series(0, j.partitions - 1) AS g WHERE j.id = $1",
                     &[&id],
                 )
                 .await?;
+                let named = if replaces {
+                    tx.execute(
+                        "UPDATE cuzk_requests SET job_id = $2 WHERE request_id = $1",
+                        &[&request_id, &id],
+                    )
+                    .await?
+                } else {
+                    tx.execute(
+                        "INSERT INTO cuzk_requests (request_id, job_id) VALUES ($1, $2) \
+                         ON CONFLICT (request_id) DO NOTHING",
+                        &[&request_id, &id],
+                    )
+                    .await?
+                };
+                if named == 1 {
                     tx.commit().await?;
-                    return Ok::<_, OpError>(Submitted {
+                    return Ok(Submitted {
                         job_id: id,
                         request_id: request_id.clone(),
                         deduplicated: false,
                     });
                 }
-                let row = tx
-                    .query_opt(
-                        "SELECT id, (kind = $2 AND partitions = $3 \
-                     AND input IS NOT DISTINCT FROM $4 AND input_ref IS NOT DISTINCT FROM $5) \
-                     FROM cuzk_jobs WHERE request_id = $1",
-                        &[&request_id, &job.kind, &partitions, &input, &input_ref],
-                    )
-                    .await?;
                 tx.rollback().await?;
-                break match row {
-                    Some(row) if row.get::<_, bool>(1) => Ok(Submitted {
-                        job_id: row.get(0),
-                        request_id: request_id.clone(),
-                        deduplicated: true,
-                    }),
-                    Some(_) => Err(ClusterError::RequestIdConflict(request_id.clone()).into()),
-                    // Committed after this transaction's snapshot, or purged
-                    // between the insert and the look-up: run again.
-                    None if tries < 5 => continue,
-                    None => Err(OpError::Domain(ClusterError::Contended {
+                if tries >= 5 {
+                    return Err(OpError::Domain(ClusterError::Contended {
                         op: "submit",
                         tries,
-                    })),
-                };
+                    }));
+                }
             }
+        })
+    }
+
+    /// The latest attempt of a request id, while it is retained.
+    pub async fn job_of_request(&self, request_id: &str) -> Result<Option<JobId>, ClusterError> {
+        db_op!(self, "job of request", |c| {
+            Ok::<_, OpError>(
+                c.query_opt(
+                    "SELECT job_id FROM cuzk_requests WHERE request_id = $1",
+                    &[&request_id],
+                )
+                .await?
+                .map(|r| r.get(0)),
+            )
         })
     }
 

@@ -160,6 +160,9 @@ async fn duplicate_request_id_returns_the_same_job() {
         Err(ClusterError::InvalidJob(_))
     ));
 
+    assert_eq!(b.job_of_request("r1").await.unwrap(), Some(first.job_id));
+    assert_eq!(b.job_of_request("nope").await.unwrap(), None);
+
     // Many daemons submitting the same new request id at once: one job.
     let clients: Vec<_> = (0..6)
         .map(|i| Arc::new(db.client(&format!("s{i}"))))
@@ -1033,4 +1036,86 @@ async fn the_keeper_renews_and_reports_stops() {
         front.job(s.job_id).await.unwrap().state,
         JobState::Completed
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_request_id_names_its_latest_attempt() {
+    let db = TestDb::new().await;
+    let a = db.node("a").await;
+    let b = db.node("b").await;
+    let req = claim_req(&["k"], &[], 10);
+    let mut other = job("k", Priority::Normal, 1, Some("r"));
+    other.input = JobInput::Inline(b"other input".to_vec());
+
+    // Cancelled: the same request id on another daemon is a new attempt.
+    let first = a
+        .submit(&job("k", Priority::Normal, 1, Some("r")))
+        .await
+        .unwrap();
+    a.cancel(first.job_id).await.unwrap();
+    let second = b
+        .submit(&job("k", Priority::Normal, 1, Some("r")))
+        .await
+        .unwrap();
+    assert!(!second.deduplicated);
+    assert_ne!(second.job_id, first.job_id);
+    assert_eq!(a.job_of_request("r").await.unwrap(), Some(second.job_id));
+
+    // Completed: returned for the same input, replaced for another.
+    let l = a.claim(&req).await.unwrap();
+    a.complete(&l[0].key(), &result_for(&l[0], 0))
+        .await
+        .unwrap();
+    let again = b
+        .submit(&job("k", Priority::Normal, 1, Some("r")))
+        .await
+        .unwrap();
+    assert_eq!((again.job_id, again.deduplicated), (second.job_id, true));
+    let third = b.submit(&other).await.unwrap();
+    assert!(!third.deduplicated);
+    assert_ne!(third.job_id, second.job_id);
+
+    // Failed: a new attempt. The earlier attempts stay readable.
+    let l = a.claim(&req).await.unwrap();
+    assert_eq!(l[0].job_id, third.job_id);
+    a.fail(&l[0].key(), "bad", FailMode::Permanent)
+        .await
+        .unwrap();
+    let fourth = a.submit(&other).await.unwrap();
+    assert!(!fourth.deduplicated);
+    assert_eq!(b.job_of_request("r").await.unwrap(), Some(fourth.job_id));
+    assert_eq!(
+        b.job(first.job_id).await.unwrap().state,
+        JobState::Cancelled
+    );
+    assert_eq!(
+        b.job(second.job_id).await.unwrap().state,
+        JobState::Completed
+    );
+    assert_eq!(b.job(third.job_id).await.unwrap().state, JobState::Failed);
+    assert_eq!(b.job(fourth.job_id).await.unwrap().request_id, "r");
+
+    // Several daemons retrying a failed request at once: one new attempt.
+    let l = a.claim(&req).await.unwrap();
+    a.fail(&l[0].key(), "bad", FailMode::Permanent)
+        .await
+        .unwrap();
+    let clients: Vec<_> = (0..6)
+        .map(|i| Arc::new(db.client(&format!("s{i}"))))
+        .collect();
+    let tasks: Vec<_> = clients
+        .iter()
+        .map(|c| {
+            let (c, j) = (c.clone(), other.clone());
+            tokio::spawn(async move { c.submit(&j).await })
+        })
+        .collect();
+    let mut ids = Vec::new();
+    for t in tasks {
+        ids.push(t.await.unwrap().unwrap());
+    }
+    assert_eq!(ids.iter().filter(|s| !s.deduplicated).count(), 1);
+    assert!(ids.iter().all(|s| s.job_id == ids[0].job_id));
+    let raw = db.raw().await;
+    assert_eq!(count(&raw, "SELECT count(*) FROM cuzk_jobs").await, 5);
 }
