@@ -56,7 +56,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use storage_proofs_core::api_version::ApiFeature;
 use storage_proofs_core::drgraph::Graph;
-use storage_proofs_core::merkle::{MerkleProof, MerkleTreeTrait};
+use storage_proofs_core::merkle::{MerkleProof, MerkleProofTrait, MerkleTreeTrait};
 use storage_proofs_core::proof::ProofScheme;
 use storage_proofs_porep::stacked::{
     self, generate_replica_id, Column, ColumnProof, EncodingProof, LabelingProof,
@@ -120,11 +120,17 @@ pub fn synthesize(spec: &SynthSpec) -> Result<SynthC1> {
     with_tree_shape!(size, synthesize_typed, spec)
 }
 
-/// storage-proofs' vanilla verifier on a C1 output (the same check
+/// storage-proofs' vanilla verifier on a C1 output (the check
 /// filecoin-proofs' `seal_commit_phase1` makes before returning one), with
 /// the replica id checked against `prover_id` and `sector_id` as
-/// `verify_seal` derives it. `Ok(false)` when the proofs do not verify.
-pub fn verify_vanilla(c1: &SealCommitPhase1Output, prover_id: &[u8; 32], sector_id: u64) -> Result<bool> {
+/// `verify_seal` derives it, and the data and replica trees' paths hashed
+/// up to their roots (which `seal_commit_phase1` checks while proving and
+/// the verifier does not). `Ok(false)` when the proofs do not verify.
+pub fn verify_vanilla(
+    c1: &SealCommitPhase1Output,
+    prover_id: &[u8; 32],
+    sector_id: u64,
+) -> Result<bool> {
     let size = u64::from(c1.registered_proof.sector_size());
     with_tree_shape!(size, verify_typed, c1, prover_id, sector_id)
 }
@@ -285,8 +291,9 @@ impl SparseTree {
         let base_leaves = nodes / sub.max(1) / top.max(1);
         // (arity, height as the verifier numbers it: each of the base,
         // sub and top paths counts from 0)
-        let mut arities: Vec<(usize, usize)> =
-            (0..log2_exact(base_leaves, base)?).map(|h| (base, h)).collect();
+        let mut arities: Vec<(usize, usize)> = (0..log2_exact(base_leaves, base)?)
+            .map(|h| (base, h))
+            .collect();
         if sub > 0 {
             arities.push((sub, 0));
         }
@@ -369,9 +376,11 @@ struct Labels<'g> {
 impl Labels<'_> {
     fn label(&mut self, node: u32, layer: usize) -> Result<PoseidonDomain> {
         if !self.challenged.contains(&node) {
-            return Ok(PoseidonDomain::from(
-                self.prf.fr(Tag::Label, layer as u64, node as u64),
-            ));
+            return Ok(PoseidonDomain::from(self.prf.fr(
+                Tag::Label,
+                layer as u64,
+                node as u64,
+            )));
         }
         if let Some(l) = self.computed.get(&(node, layer)) {
             return Ok(*l);
@@ -392,7 +401,9 @@ impl Labels<'_> {
         let graph = self.graph;
         let base_degree = graph.base_graph().degree();
         let mut parents = vec![0u32; graph.degree()];
-        guarded("stacked DRG parents", || graph.parents(node as usize, &mut parents))?;
+        guarded("stacked DRG parents", || {
+            graph.parents(node as usize, &mut parents)
+        })?;
         let mut data = Vec::with_capacity(graph.degree());
         for &p in &parents[..base_degree] {
             if p >= node {
@@ -506,7 +517,9 @@ fn synthesize_typed<Tree: FilTree>(spec: &SynthSpec) -> Result<SynthC1> {
     };
     let parents_of = |c: u32| -> Result<Vec<u32>> {
         let mut parents = vec![0u32; graph.degree()];
-        guarded("stacked DRG parents", || graph.parents(c as usize, &mut parents))?;
+        guarded("stacked DRG parents", || {
+            graph.parents(c as usize, &mut parents)
+        })?;
         Ok(parents)
     };
     // Every column opened: the challenged nodes' and their parents'.
@@ -546,7 +559,8 @@ fn synthesize_typed<Tree: FilTree>(spec: &SynthSpec) -> Result<SynthC1> {
     let comm_r = PoseidonFunction::hash2(&comm_c, &comm_r_last);
 
     let column_proof = |n: u32| -> Result<ColumnProof<TreeProof<Tree>>> {
-        let column = Column::new(n, columns[&n].clone()).map_err(|e| Error::filecoin("column", e))?;
+        let column =
+            Column::new(n, columns[&n].clone()).map_err(|e| Error::filecoin("column", e))?;
         ColumnProof::from_column(column, tree_c.proof::<Tree>(u64::from(n)))
             .map_err(|e| Error::filecoin("column proof", e))
     };
@@ -558,11 +572,18 @@ fn synthesize_typed<Tree: FilTree>(spec: &SynthSpec) -> Result<SynthC1> {
             let parents = parents_of(c)?;
             let labeling_proofs = (1..=layers)
                 .map(|l| {
-                    Ok(LabelingProof::new(l as u32, u64::from(c), labels.parent_labels(c, l)?))
+                    Ok(LabelingProof::new(
+                        l as u32,
+                        u64::from(c),
+                        labels.parent_labels(c, l)?,
+                    ))
                 })
                 .collect::<Result<Vec<_>>>()?;
-            let encoding_proof =
-                EncodingProof::new(layers as u32, u64::from(c), labels.parent_labels(c, layers)?);
+            let encoding_proof = EncodingProof::new(
+                layers as u32,
+                u64::from(c),
+                labels.parent_labels(c, layers)?,
+            );
             proofs.push(stacked::Proof {
                 comm_d_proofs: data.proof(u64::from(c)),
                 comm_r_last_proof: tree_r.proof::<Tree>(u64::from(c)),
@@ -613,13 +634,28 @@ type Vanilla<Tree> = Vec<Vec<filecoin_proofs::VanillaSealProof<Tree>>>;
 fn tagged<Tree: FilTree>(size: u64, proofs: Vanilla<Tree>) -> Result<VanillaSealProof> {
     use crate::circuits::shapes::*;
     let any: Box<dyn Any> = Box::new(proofs);
-    let wrong = |_| Error::InvalidInput(format!("{size} byte sectors: vanilla proofs of another tree shape"));
+    let wrong = |_| {
+        Error::InvalidInput(format!(
+            "{size} byte sectors: vanilla proofs of another tree shape"
+        ))
+    };
     Ok(match size {
-        SECTOR_SIZE_2_KIB => VanillaSealProof::StackedDrg2KiBV1(*any.downcast::<Vanilla<SectorShape2KiB>>().map_err(wrong)?),
-        SECTOR_SIZE_8_MIB => VanillaSealProof::StackedDrg8MiBV1(*any.downcast::<Vanilla<SectorShape8MiB>>().map_err(wrong)?),
-        SECTOR_SIZE_512_MIB => VanillaSealProof::StackedDrg512MiBV1(*any.downcast::<Vanilla<SectorShape512MiB>>().map_err(wrong)?),
-        SECTOR_SIZE_32_GIB => VanillaSealProof::StackedDrg32GiBV1(*any.downcast::<Vanilla<SectorShape32GiB>>().map_err(wrong)?),
-        SECTOR_SIZE_64_GIB => VanillaSealProof::StackedDrg64GiBV1(*any.downcast::<Vanilla<SectorShape64GiB>>().map_err(wrong)?),
+        SECTOR_SIZE_2_KIB => VanillaSealProof::StackedDrg2KiBV1(
+            *any.downcast::<Vanilla<SectorShape2KiB>>().map_err(wrong)?,
+        ),
+        SECTOR_SIZE_8_MIB => VanillaSealProof::StackedDrg8MiBV1(
+            *any.downcast::<Vanilla<SectorShape8MiB>>().map_err(wrong)?,
+        ),
+        SECTOR_SIZE_512_MIB => VanillaSealProof::StackedDrg512MiBV1(
+            *any.downcast::<Vanilla<SectorShape512MiB>>()
+                .map_err(wrong)?,
+        ),
+        SECTOR_SIZE_32_GIB => VanillaSealProof::StackedDrg32GiBV1(
+            *any.downcast::<Vanilla<SectorShape32GiB>>().map_err(wrong)?,
+        ),
+        SECTOR_SIZE_64_GIB => VanillaSealProof::StackedDrg64GiBV1(
+            *any.downcast::<Vanilla<SectorShape64GiB>>().map_err(wrong)?,
+        ),
         other => return Err(Error::UnsupportedSectorSize(other)),
     })
 }
@@ -637,7 +673,11 @@ pub(crate) fn untagged<Tree: FilTree>(p: &VanillaSealProof) -> Result<&Vanilla<T
         .ok_or_else(|| Error::InvalidInput("vanilla proofs of another tree shape".into()))
 }
 
-fn verify_typed<Tree: FilTree>(c1: &SealCommitPhase1Output, prover_id: &[u8; 32], sector_id: u64) -> Result<bool> {
+fn verify_typed<Tree: FilTree>(
+    c1: &SealCommitPhase1Output,
+    prover_id: &[u8; 32],
+    sector_id: u64,
+) -> Result<bool> {
     let config = interactive_config(c1.registered_proof)?;
     let proofs = untagged::<Tree>(&c1.vanilla_proofs)?;
     if proofs.len() != usize::from(config.partitions) || proofs.iter().any(|p| p.is_empty()) {
@@ -664,6 +704,15 @@ fn verify_typed<Tree: FilTree>(c1: &SealCommitPhase1Output, prover_id: &[u8; 32]
         tau: Some(stacked::Tau { comm_d, comm_r }),
         k: None,
     };
+    // The verifier compares the data and replica proofs' stated roots and
+    // path indices but does not hash their paths (filecoin-proofs validates
+    // them while proving, and the circuit hashes them): hash them here.
+    let paths_hash_to_roots = proofs.iter().flatten().all(|p| {
+        MerkleProofTrait::verify(&p.comm_d_proofs) && MerkleProofTrait::verify(&p.comm_r_last_proof)
+    });
+    if !paths_hash_to_roots {
+        return Ok(false);
+    }
     guarded("vanilla PoRep verification", || {
         StackedDrg::<Tree, Sha256Hasher>::verify_all_partitions(&pp, &pub_inputs, proofs)
     })
