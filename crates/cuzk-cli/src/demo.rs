@@ -2,7 +2,7 @@
 //! per-phase timing table (or one JSON object with `--json`).
 
 use crate::common::{self, ms};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use cuzk_core::circuits::porep_like::{PorepLikeCircuit, DEFAULT_LOG_SIZE};
 use cuzk_core::verifier::{prepare_verifying_key, verify_proof};

@@ -18,6 +18,7 @@ use crate::{CircuitId, Error, Result};
 use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Scalar;
 use cuzk_core::compiled::{CompiledCircuit, CompiledOnce, Witness, WitnessCs};
+use cuzk_core::prover::Synthesized;
 use cuzk_core::ProvingAssignment;
 use filecoin_proofs::{DefaultPieceDomain, DefaultPieceHasher, DefaultTreeDomain};
 use rayon::prelude::*;
@@ -125,6 +126,40 @@ pub(crate) fn synthesize<C: PartitionCircuit>(
     let out: cuzk_core::Result<Vec<ProvingAssignment>> = circuits
         .into_par_iter()
         .map(|c| cc.assign(c.witness()?))
+        .collect();
+    out.map_err(Error::from)
+}
+
+/// [`synthesize`] for the backend's compiled path: in compiled mode each
+/// partition's witness only (parallel where the circuit allows), with its
+/// compiled system, so the backend forms a/b/c itself (on the GPU for the
+/// CUDA backend); in full mode the assignments.
+pub(crate) fn synthesize_parts<C: PartitionCircuit>(
+    circuit: CircuitId,
+    circuits: Vec<C>,
+    mode: SynthesisMode,
+    dir: Option<&Path>,
+) -> Result<Vec<Synthesized>> {
+    let Some(first) = circuits.first() else {
+        return Ok(Vec::new());
+    };
+    if mode == SynthesisMode::Full {
+        return Ok(cuzk_core::synthesis::synthesize_batch(circuits)?
+            .into_iter()
+            .map(Synthesized::Assignment)
+            .collect());
+    }
+    let cc = compiled_for(circuit, first, dir)?;
+    let out: cuzk_core::Result<Vec<Synthesized>> = circuits
+        .into_par_iter()
+        .map(|c| {
+            let witness = c.witness()?;
+            cc.check_witness(&witness)?;
+            Ok(Synthesized::Witness {
+                compiled: cc.clone(),
+                witness,
+            })
+        })
         .collect();
     out.map_err(Error::from)
 }

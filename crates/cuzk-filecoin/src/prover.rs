@@ -321,16 +321,19 @@ impl FilecoinProver {
 
         let mut rng = rand::rngs::OsRng;
         let t = Instant::now();
-        let assignments =
-            crate::compiled::synthesize(circuit, circuits, self.synthesis, Some(self.cache.dir()))?;
+        let parts = crate::compiled::synthesize_parts(
+            circuit,
+            circuits,
+            self.synthesis,
+            Some(self.cache.dir()),
+        )?;
         let synthesis = t.elapsed();
-        let (proofs, mut timings) = cuzk_core::prover::prove_assignments(
+        let (proofs, mut timings) = cuzk_core::prover::prove_synthesized(
             self.backend.as_ref(),
             &loaded.params,
-            &assignments,
+            parts,
             &mut rng,
         )?;
-        drop(assignments);
         timings.synthesis = synthesis;
         timings.total += synthesis;
 
