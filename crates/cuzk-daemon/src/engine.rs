@@ -39,7 +39,7 @@ use crate::trace::{Busy, Lane, Timeline, TraceEvent};
 use cuzk_core::params::Parameters;
 use cuzk_core::proof::Proof;
 use cuzk_core::prover::ProverBackend;
-use cuzk_core::synthesis::ProvingAssignment;
+use cuzk_core::prover::Synthesized;
 use cuzk_core::verifier::PreparedVerifyingKey;
 use cuzk_core::Scalar;
 use rand::SeedableRng;
@@ -297,7 +297,7 @@ struct PendingChunk {
 enum PartState {
     Waiting,
     Synthesizing,
-    Done(ProvingAssignment),
+    Done(Synthesized),
     Dropped,
 }
 
@@ -330,7 +330,7 @@ struct Chunk {
     parts: Vec<(JobId, usize)>,
     /// Each part's job input (for its verifier's public inputs).
     inputs: Vec<JobInput>,
-    assignments: Vec<ProvingAssignment>,
+    assignments: Vec<Synthesized>,
     lease: Arc<ParamsLease>,
     reservation: HostReservation,
     per_part_bytes: u64,
@@ -1325,7 +1325,7 @@ async fn synthesize_part(inner: &Arc<Inner>, slot: usize, p: Picked) {
     let k = p.kind.clone();
     let input = p.input.clone();
     let part = p.part;
-    let res = tokio::task::spawn_blocking(move || k.synthesize(&[(input, part)])).await;
+    let res = tokio::task::spawn_blocking(move || k.synthesize_parts(&[(input, part)])).await;
     let end = Instant::now();
     let outcome = match res {
         Ok(Ok(mut v)) if v.len() == 1 => v.pop().ok_or_else(String::new),
@@ -1510,7 +1510,7 @@ async fn worker(
         }
         let res = tokio::task::spawn_blocking(move || {
             let r =
-                cuzk_core::prover::prove_assignments(&*p, &lease.params, &assignments, &mut rng);
+                cuzk_core::prover::prove_synthesized(&*p, &lease.params, assignments, &mut rng);
             (r, rng)
         })
         .await;

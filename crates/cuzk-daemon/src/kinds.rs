@@ -7,6 +7,7 @@
 
 use cuzk_core::circuits::PorepLikeCircuit;
 use cuzk_core::params::Parameters;
+use cuzk_core::prover::Synthesized;
 use cuzk_core::synthesis::ProvingAssignment;
 use std::any::Any;
 use std::collections::BTreeMap;
@@ -58,6 +59,17 @@ pub trait CircuitKind: Send + Sync + 'static {
     /// Synthesize the given (input, partition) pairs, all of this kind, in
     /// order. Called on a blocking thread.
     fn synthesize(&self, parts: &[(JobInput, usize)]) -> Result<Vec<ProvingAssignment>, KindError>;
+    /// What the engine proves: [`CircuitKind::synthesize`]'s assignments
+    /// by default; a kind with a compiled constraint system returns its
+    /// partitions' witnesses instead, whose a/b/c the backend forms (on
+    /// the GPU for the CUDA backend, from the witness uploaded once).
+    fn synthesize_parts(&self, parts: &[(JobInput, usize)]) -> Result<Vec<Synthesized>, KindError> {
+        Ok(self
+            .synthesize(parts)?
+            .into_iter()
+            .map(Synthesized::Assignment)
+            .collect())
+    }
     /// Estimated peak host memory of one synthesized partition while it
     /// waits and is proved (a/b/c, assignments, the H computation).
     fn host_bytes_per_partition(&self) -> u64;
@@ -183,6 +195,42 @@ impl PorepLikeKind {
     pub fn log_size(&self) -> u32 {
         self.log_size
     }
+    fn core(&self, source: cuzk_core::Error) -> KindError {
+        KindError::Core {
+            kind: self.name.clone(),
+            source,
+        }
+    }
+    /// The circuits of (input, partition) pairs of this kind.
+    fn circuits(&self, parts: &[(JobInput, usize)]) -> Result<Vec<PorepLikeCircuit>, KindError> {
+        parts
+            .iter()
+            .map(|(input, p)| {
+                let input = input.downcast_ref::<PorepLikeInput>().ok_or_else(|| {
+                    KindError::MalformedInput {
+                        kind: self.name.clone(),
+                        what: "input of another kind".into(),
+                    }
+                })?;
+                Ok(input.circuit(self.log_size, *p))
+            })
+            .collect()
+    }
+    /// The compiled system (compiled on first use), or None with full
+    /// synthesis.
+    fn compiled_system(
+        &self,
+    ) -> Result<Option<Arc<cuzk_core::compiled::CompiledCircuit>>, KindError> {
+        let Some(once) = &self.compiled else {
+            return Ok(None);
+        };
+        let log = self.log_size;
+        once.get_or_compile(|| {
+            cuzk_core::compiled::compile(PorepLikeCircuit::new(log, 0), &self.name)
+        })
+        .map(Some)
+        .map_err(|e| self.core(e))
+    }
 }
 
 impl CircuitKind for PorepLikeKind {
@@ -231,30 +279,30 @@ impl CircuitKind for PorepLikeKind {
         ))
     }
     fn synthesize(&self, parts: &[(JobInput, usize)]) -> Result<Vec<ProvingAssignment>, KindError> {
-        let mut circuits = Vec::with_capacity(parts.len());
-        for (input, p) in parts {
-            let input = input.downcast_ref::<PorepLikeInput>().ok_or_else(|| {
-                KindError::MalformedInput {
-                    kind: self.name.clone(),
-                    what: "input of another kind".into(),
-                }
-            })?;
-            circuits.push(input.circuit(self.log_size, *p));
-        }
-        let core = |source| KindError::Core {
-            kind: self.name.clone(),
-            source,
+        let circuits = self.circuits(parts)?;
+        let Some(cc) = self.compiled_system()? else {
+            return cuzk_core::synthesis::synthesize_batch(circuits).map_err(|e| self.core(e));
         };
-        let Some(once) = &self.compiled else {
-            return cuzk_core::synthesis::synthesize_batch(circuits).map_err(core);
+        cc.synthesize_batch(circuits).map_err(|e| self.core(e))
+    }
+    fn synthesize_parts(&self, parts: &[(JobInput, usize)]) -> Result<Vec<Synthesized>, KindError> {
+        let circuits = self.circuits(parts)?;
+        let Some(cc) = self.compiled_system()? else {
+            return Ok(cuzk_core::synthesis::synthesize_batch(circuits)
+                .map_err(|e| self.core(e))?
+                .into_iter()
+                .map(Synthesized::Assignment)
+                .collect());
         };
-        let log = self.log_size;
-        let cc = once
-            .get_or_compile(|| {
-                cuzk_core::compiled::compile(PorepLikeCircuit::new(log, 0), &self.name)
+        Ok(cc
+            .witness_batch(circuits)
+            .map_err(|e| self.core(e))?
+            .into_iter()
+            .map(|witness| Synthesized::Witness {
+                compiled: cc.clone(),
+                witness,
             })
-            .map_err(core)?;
-        cc.synthesize_batch(circuits).map_err(core)
+            .collect())
     }
     fn host_bytes_per_partition(&self) -> u64 {
         // 32-byte scalars: a, b, c padded to a domain of up to 2·2^log while
