@@ -360,9 +360,10 @@ pub struct CudaBackend {
     reports: Mutex<Vec<PartitionReport>>,
     /// Parameter sets uploaded so far (each upload of a resident set).
     uploads: std::sync::atomic::AtomicU64,
-    /// The compiled constraint system resident on the device, if any
-    /// (`compiled`): partitions clone the Arc while they use it.
-    compiled: Mutex<Option<Arc<compiled::DeviceCompiled>>>,
+    /// The compiled constraint systems resident on the device, least
+    /// recently used first (`compiled`): partitions clone an Arc while
+    /// they use it.
+    compiled: Mutex<Vec<Arc<compiled::DeviceCompiled>>>,
 }
 
 fn relock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -422,7 +423,7 @@ impl CudaBackend {
             planning: Mutex::new(()),
             reports: Mutex::new(Vec::new()),
             uploads: std::sync::atomic::AtomicU64::new(0),
-            compiled: Mutex::new(None),
+            compiled: Mutex::new(Vec::new()),
         };
         let free = me.measure_free()?;
         me.budget = VramBudget::new(me.label.clone(), free, config.budget);

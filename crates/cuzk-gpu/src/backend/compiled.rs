@@ -6,9 +6,10 @@
 //! prepared on the host.
 //!
 //! The path needs the parameters resident and H all on the device; the
-//! compiled system's matrices stay resident across partitions (one system
-//! per device, replaced when another comes and the old one is unused,
-//! dropped when a partition waiting for memory needs the room). A
+//! compiled systems' matrices stay resident across partitions (several
+//! kinds' at once when they fit; an unused one is evicted, least recently
+//! used first, when another needs its room or a partition waiting for
+//! memory does). A
 //! partition for which any of that does not fit proves by the host path:
 //! its witness assigned on the CPU's cores, then the staging plans of
 //! [`CudaBackend::prove_partition`].
@@ -135,45 +136,54 @@ pub(super) fn compiled_working_bytes(s: &PartitionSizes, z: usize, max_product: 
 
 impl CudaBackend {
     /// The device copy of `cc`, uploaded now if it is not resident and
-    /// fits: None when it does not (or another compiled system in use
-    /// holds the place), and the partition takes the host path.
+    /// fits (beside the systems already resident, else in place of unused
+    /// ones, least recently used first): None when it does not, and the
+    /// partition takes the host path.
     fn device_compiled(
         &self,
         slot: &Slot,
         cc: &CompiledCircuit,
     ) -> Result<Option<Arc<DeviceCompiled>>> {
         let key = CompiledKey::of(cc);
-        if let Some(d) = relock(&self.compiled).as_ref() {
-            if d.key == key {
-                return Ok(Some(d.clone()));
-            }
+        let hit = |held: &mut Vec<Arc<DeviceCompiled>>| {
+            let i = held.iter().position(|d| d.key == key)?;
+            // Most recently used last.
+            let d = held.remove(i);
+            held.push(d.clone());
+            Some(d)
+        };
+        if let Some(d) = hit(&mut relock(&self.compiled)) {
+            return Ok(Some(d));
         }
         // The lock order of `prove_partition`: slot, planning, then the
-        // compiled system (after the residency table where both are held).
+        // compiled systems (after the residency table where both are held).
         let _planning = relock(&self.planning);
         let mut held = relock(&self.compiled);
-        if let Some(d) = held.as_ref() {
-            if d.key == key {
-                return Ok(Some(d.clone()));
-            }
-            if Arc::strong_count(d) > 1 {
-                return Ok(None);
-            }
-            *held = None;
-            self.ctx
-                .synchronize()
-                .map_err(|e| self.drv("synchronize (compiled system evicted)", e))?;
+        if let Some(d) = hit(&mut held) {
+            return Ok(Some(d));
         }
-        let (bytes, scratch) = resident_bytes(cc);
         if self.budget.queued() > 0 {
             // Waiting partitions come first; the room is theirs.
             return Ok(None);
         }
-        let Ok(mut reservation) = self
-            .budget
-            .reserve_persistent(bytes + scratch, "compiled constraint system")
-        else {
-            return Ok(None);
+        let (bytes, scratch) = resident_bytes(cc);
+        let mut reservation = loop {
+            match self
+                .budget
+                .reserve_persistent(bytes + scratch, "compiled constraint system")
+            {
+                Ok(r) => break r,
+                Err(_) => {
+                    // Make room from the least recently used unused system.
+                    let Some(i) = held.iter().position(|d| Arc::strong_count(d) == 1) else {
+                        return Ok(None);
+                    };
+                    drop(held.remove(i));
+                    self.ctx
+                        .synchronize()
+                        .map_err(|e| self.drv("synchronize (compiled system evicted)", e))?;
+                }
+            }
         };
         let dev = &slot.dev;
         let upload = |m: &cuzk_core::compiled::SparseMatrix| {
@@ -198,28 +208,30 @@ impl CudaBackend {
             b_aux,
             reservation,
         });
-        *held = Some(d.clone());
+        held.push(d.clone());
         Ok(Some(d))
     }
 
-    /// Drops the resident compiled system if no partition is using it
-    /// (a partition waiting for memory needs the room more); true if it
-    /// went.
+    /// Drops the least recently used compiled system no partition is
+    /// using (a partition waiting for memory needs the room more); true if
+    /// one went.
     pub(super) fn drop_unused_compiled(&self) -> bool {
         let mut held = relock(&self.compiled);
-        match held.as_ref() {
-            Some(d) if Arc::strong_count(d) == 1 => {
-                *held = None;
+        match held.iter().position(|d| Arc::strong_count(d) == 1) {
+            Some(i) => {
+                drop(held.remove(i));
                 let _ = self.ctx.synchronize();
                 true
             }
-            _ => false,
+            None => false,
         }
     }
 
-    /// Bytes of the resident compiled system, if any (status, tests).
+    /// Bytes of the compiled systems resident on the device, if any
+    /// (status, tests).
     pub fn compiled_resident_bytes(&self) -> Option<u64> {
-        relock(&self.compiled).as_ref().map(|d| d.bytes())
+        let held = relock(&self.compiled);
+        (!held.is_empty()).then(|| held.iter().map(|d| d.bytes()).sum())
     }
 
     /// z = (inputs, aux) into a new device buffer through the pinned
