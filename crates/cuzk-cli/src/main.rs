@@ -42,8 +42,20 @@ enum Command {
     /// Generate or inspect parameter files.
     #[command(subcommand)]
     Params(params_cmd::ParamsCommand),
+    /// Commit-phase-1 (C1) outputs: `cuzk c1 synth` builds a valid one
+    /// for any sector size without sealing.
+    #[command(subcommand)]
+    C1(C1Command),
     #[command(flatten)]
     Daemon(daemon_cmd::DaemonCommands),
+}
+
+#[derive(Subcommand, Debug)]
+enum C1Command {
+    /// A synthetic C1 output (filecoin-proofs-api JSON) for a sector size,
+    /// checked by storage-proofs' vanilla verifier; prints what
+    /// `verify_seal` needs as JSON.
+    Synth(cuzk_filecoin::synth_c1::C1SynthArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -91,8 +103,15 @@ fn main() -> ExitCode {
         Command::BenchKernels(a) => bench_kernels::run(a).map(|()| ExitCode::SUCCESS),
         Command::Verify(a) => verify_cmd::run(a).map(verdict),
         Command::Params(c) => params_cmd::run(c).map(|()| ExitCode::SUCCESS),
+        Command::C1(C1Command::Synth(a)) => run_c1_synth(a).map(|()| ExitCode::SUCCESS),
     };
     finish(result)
+}
+
+fn run_c1_synth(args: cuzk_filecoin::synth_c1::C1SynthArgs) -> anyhow::Result<()> {
+    let report = cuzk_filecoin::synth_c1::c1_synth(&args)?;
+    println!("{}", serde_json::to_string(&report)?);
+    Ok(())
 }
 
 fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {

@@ -5,9 +5,10 @@
 //! filecoin-proofs' `verify_seal` accepts (as does filecoin-proofs' own
 //! `seal_commit_phase2`).
 //!
-//! The SNARK test generates the 2 KiB PoRep parameters (minutes on two
-//! cores) into a directory it removes at the end; set
-//! `CUZK_FIL_TEST_PARAMS=DIR` to keep and reuse them between runs.
+//! The SNARK test (ignored by default: `-- --ignored`) generates the 2 KiB
+//! PoRep parameters (minutes on two cores) into a directory it removes at
+//! the end; set `CUZK_FIL_TEST_PARAMS=DIR` to keep and reuse them between
+//! runs.
 
 use cuzk_filecoin::filecoin_proofs_api::seal::{self, SealCommitPhase1Output, VanillaSealProof};
 use cuzk_filecoin::filecoin_proofs_api::{RegisteredSealProof, SectorId};
@@ -105,6 +106,25 @@ fn vanilla_verifier_accepts_synthetic_c1() {
         assert_ne!(other.output.comm_d, s.output.comm_d);
         assert!(verifies(&other.output, &other));
     }
+}
+
+/// The real workload's size: 10 partitions of 18 challenges over 2^30
+/// nodes, built sparse (a few MB) and accepted by the vanilla verifier.
+#[test]
+fn vanilla_verifier_accepts_a_32gib_synthetic_c1() {
+    let rp = RegisteredSealProof::StackedDrg32GiBV1_1;
+    let s = synth(rp, 6);
+    let config = rp.as_v1_config();
+    let setup = filecoin_proofs::parameters::setup_params(&config).unwrap();
+    assert_eq!(s.stats.partitions, 10);
+    assert_eq!(
+        s.stats.challenges,
+        10 * setup.challenges.num_challenges_per_partition()
+    );
+    assert!(verifies(&s.output, &s), "32 GiB: vanilla verifier refused");
+    let mut c1 = s.output.clone();
+    c1.seed[0] ^= 1;
+    assert!(!verifies(&c1, &s), "32 GiB: a changed seed was accepted");
 }
 
 #[test]
@@ -244,7 +264,13 @@ impl Drop for RemoveOnDrop {
     }
 }
 
+/// Parameter generation makes this far slower than CI's budget (on the
+/// 2-core dev machine, loaded: parameters 686 s, cuzk's CPU proof 109 s,
+/// filecoin-proofs' 145 s), so it runs on request:
+/// `CUZK_FIL_TEST_PARAMS=DIR cargo test -p cuzk-filecoin --test synth_c1 -- --ignored`
+/// (with DIR kept, later runs skip the generation).
 #[test]
+#[ignore = "generates the 2 KiB PoRep parameters (minutes); run with --ignored"]
 fn cuzk_proves_a_synthetic_c1_that_verify_seal_accepts() {
     let (dir, keep) = params_dir().clone();
     let _cleanup = RemoveOnDrop((!keep).then(|| dir.clone()));
