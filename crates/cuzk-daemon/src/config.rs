@@ -4,7 +4,7 @@
 //! `./cuzk-params`. See `cuzk.example.toml` beside Cargo.toml.
 
 use serde::{Deserialize, Deserializer};
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -94,6 +94,65 @@ impl<'de> Deserialize<'de> for FileMode {
     }
 }
 
+/// A network in CIDR notation: "10.0.0.0/8", "fd00::/8", or one address
+/// ("192.168.1.7", a /32 or /128).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IpNet {
+    addr: IpAddr,
+    prefix: u8,
+}
+
+impl IpNet {
+    pub fn parse(s: &str) -> Option<Self> {
+        let (a, p) = match s.trim().split_once('/') {
+            Some((a, p)) => (a, Some(p)),
+            None => (s.trim(), None),
+        };
+        let addr: IpAddr = a.parse().ok()?;
+        let max = if addr.is_ipv4() { 32 } else { 128 };
+        let prefix = match p {
+            Some(p) => p.parse::<u8>().ok().filter(|&p| p <= max)?,
+            None => max,
+        };
+        Some(IpNet { addr, prefix })
+    }
+
+    /// Whether `ip` is in the network (an IPv4 address seen as IPv6 on a
+    /// dual-stack listener, ::ffff:a.b.c.d, counts as a.b.c.d).
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        let bits = |a: IpAddr| -> (u128, u32) {
+            match a.to_canonical() {
+                IpAddr::V4(v) => (u128::from(u32::from(v)) << 96, 32),
+                IpAddr::V6(v) => (u128::from(v), 128),
+            }
+        };
+        let (net, family) = bits(self.addr);
+        let (got, got_family) = bits(ip);
+        if family != got_family {
+            return false;
+        }
+        // Both in the top bits of a u128 (IPv4 shifted up), so a prefix
+        // is the top `prefix` bits for either family.
+        let p = u32::from(self.prefix);
+        let m = if p == 0 { 0 } else { !(u128::MAX >> p) };
+        net & m == got & m
+    }
+}
+
+impl std::fmt::Display for IpNet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.addr, self.prefix)
+    }
+}
+
+impl<'de> Deserialize<'de> for IpNet {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        IpNet::parse(&s)
+            .ok_or_else(|| serde::de::Error::custom(format!("not a network (CIDR): {s:?}")))
+    }
+}
+
 #[derive(Clone, Debug, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
 pub struct DaemonConfig {
@@ -113,6 +172,13 @@ pub struct ServerConfig {
     pub tcp_listen: Option<SocketAddr>,
     /// Bearer token required on TCP (gRPC and HTTP) when set.
     pub token: Option<String>,
+    /// Networks whose gRPC calls on TCP are accepted without a token (an
+    /// explicit opt-in for trusted networks, for clients such as Curio's
+    /// that send none; warned about at start). With it, `tcp_listen` may
+    /// be a non-loopback address without a token: peers outside these
+    /// networks (loopback too, unless listed) are then refused. Not
+    /// applied to HTTP, which keeps the token rule.
+    pub allow_unauthenticated_from: Vec<IpNet>,
     /// Read the token from this file instead (trailing whitespace trimmed).
     pub token_file: Option<PathBuf>,
     /// PEM certificate chain and key: TLS (rustls) on the TCP listener.
@@ -135,6 +201,7 @@ impl Default for ServerConfig {
             unix_socket_mode: FileMode(0o600),
             tcp_listen: None,
             token: None,
+            allow_unauthenticated_from: Vec::new(),
             token_file: None,
             tls_cert: None,
             tls_key: None,
@@ -261,7 +328,10 @@ pub struct ParamsConfig {
     /// files it did not write are never deleted.
     pub disk_budget: ByteSize,
     /// Check that every point read from a file is on the curve and in the
-    /// subgroup (slower to load; protects against a corrupt file).
+    /// subgroup (slower to load; protects against a corrupt file). Once per
+    /// file: a record beside it (`<file>.checked`, see
+    /// `crate::params::check_record`) lets later loads of the unchanged
+    /// file skip the subgroup checks.
     pub check_points: bool,
     /// Kinds whose parameters are loaded at start-up.
     pub preload: Vec<String>,
@@ -365,11 +435,16 @@ impl DaemonConfig {
                 return bad("server.token must be at least 16 characters");
             }
         }
-        for (name, addr) in [("tcp_listen", s.tcp_listen), ("http_listen", s.http_listen)] {
+        let trusted = !s.allow_unauthenticated_from.is_empty();
+        for (name, addr, opt_in) in [
+            ("tcp_listen", s.tcp_listen, trusted),
+            ("http_listen", s.http_listen, false),
+        ] {
             if let Some(a) = addr {
-                if token.is_none() && !a.ip().is_loopback() {
+                if token.is_none() && !opt_in && !a.ip().is_loopback() {
                     return Err(ConfigError::Invalid(format!(
-                        "server.{name} = {a} is not a loopback address; a token is required to listen there"
+                        "server.{name} = {a} is not a loopback address; a token (or, for \
+                         tcp_listen, server.allow_unauthenticated_from) is required to listen there"
                     )));
                 }
             }
@@ -510,6 +585,42 @@ mod tests {
         assert_eq!(cfg.server.max_message_bytes, ByteSize(1 << 20));
         assert!(toml::from_str::<DaemonConfig>("[server]\nunix_socket_mode = \"1777\"\n").is_err());
         assert!(toml::from_str::<DaemonConfig>("[server]\nbogus = 1\n").is_err());
+    }
+
+    #[test]
+    fn networks() {
+        let n = IpNet::parse("10.0.0.0/8").unwrap();
+        assert!(n.contains("10.1.2.3".parse().unwrap()));
+        assert!(n.contains("::ffff:10.1.2.3".parse().unwrap()));
+        assert!(!n.contains("11.0.0.1".parse().unwrap()));
+        assert!(!n.contains("::a01:203".parse().unwrap()));
+        let one = IpNet::parse("127.0.0.2").unwrap();
+        assert!(one.contains("127.0.0.2".parse().unwrap()));
+        assert!(!one.contains("127.0.0.1".parse().unwrap()));
+        let v6 = IpNet::parse("fd00::/8").unwrap();
+        assert!(v6.contains("fd12::1".parse().unwrap()));
+        assert!(!v6.contains("fe80::1".parse().unwrap()));
+        assert!(IpNet::parse("0.0.0.0/0")
+            .unwrap()
+            .contains("8.8.8.8".parse().unwrap()));
+        for bad in ["10.0.0.0/33", "fd00::/129", "10.0.0/8", "x", "10.0.0.0/"] {
+            assert!(IpNet::parse(bad).is_none(), "{bad}");
+        }
+        let cfg: DaemonConfig = toml::from_str(
+            "[server]\ntcp_listen = \"0.0.0.0:9000\"\nallow_unauthenticated_from = [\"10.0.0.0/8\"]\n",
+        )
+        .unwrap();
+        cfg.validate().unwrap();
+        assert!(toml::from_str::<DaemonConfig>(
+            "[server]\nallow_unauthenticated_from = [\"10.0.0.0/40\"]\n"
+        )
+        .is_err());
+        // The HTTP listener keeps the token rule.
+        let cfg: DaemonConfig = toml::from_str(
+            "[server]\nhttp_listen = \"0.0.0.0:9001\"\nallow_unauthenticated_from = [\"10.0.0.0/8\"]\n",
+        )
+        .unwrap();
+        assert!(cfg.validate().is_err());
     }
 
     #[test]

@@ -17,6 +17,14 @@
 //! bytes per device. Files are resolved only inside the
 //! configured directory, by ids that kinds supply and that are checked to
 //! be plain file names; nothing a request carries becomes a path.
+//!
+//! Point checks (`[params] check_points`: every point in the subgroup,
+//! decoded in parallel on every core) are paid once per file: a checked
+//! file gets a record beside it, `<id>.params.checked`, keyed by its size,
+//! modification time and a SHA-256 of its head, tail and sampled points
+//! ([`check_record`]); a file whose record matches is loaded with the
+//! on-curve check only, and a file changed since (or a missing or other
+//! record) is checked again.
 
 use crate::devices::DeviceBackend;
 use crate::kinds::{CircuitKind, KindError};
@@ -123,6 +131,10 @@ pub struct ParamsLease {
     pub params: Arc<Parameters>,
     /// Time spent making the parameters available (zero when resident).
     pub load_time: Duration,
+    /// Whether this lease's load checked every point's subgroup membership
+    /// (false when resident, unchecked by configuration, or checked before
+    /// by its record).
+    pub points_checked: bool,
 }
 
 impl ParamsLease {
@@ -232,6 +244,7 @@ impl ParamManager {
             id: id.to_owned(),
             params,
             load_time: Duration::ZERO,
+            points_checked: false,
         })
     }
 
@@ -264,13 +277,32 @@ impl ParamManager {
             .map_err(|_| ParamsError::LoaderFailed { id: id.clone() })??;
         let bytes = decoded_bytes(&mapped);
         self.reserve_pinned(&id, bytes).await?;
-        let check = self.check_points;
+        let check_points = self.check_points;
         let m2 = mapped.clone();
-        let loaded = tokio::task::spawn_blocking(move || m2.load(check)).await;
+        let loaded = tokio::task::spawn_blocking(move || {
+            let record = check_record(&m2.path);
+            let checked_before = record.as_ref().is_some_and(|r| {
+                std::fs::read_to_string(record_path(&m2.path)).is_ok_and(|s| s.trim() == r)
+            });
+            let check = check_points && !checked_before;
+            let p = m2.load(check)?;
+            if check {
+                // The record is a cache: a directory we cannot write to
+                // means checking again next time, not a failure.
+                if let Some(r) = &record {
+                    let at = record_path(&m2.path);
+                    if let Err(e) = std::fs::write(&at, format!("{r}\n")) {
+                        tracing::warn!(path = %at.display(), error = %e, "could not record the point check");
+                    }
+                }
+            }
+            Ok::<_, cuzk_core::Error>((p, check))
+        })
+        .await;
         let mut st = self.lock();
         st.pinned_reserved -= bytes;
-        let params = match loaded {
-            Ok(Ok(p)) => Arc::new(p),
+        let (params, points_checked) = match loaded {
+            Ok(Ok((p, c))) => (Arc::new(p), c),
             Ok(Err(source)) => return Err(ParamsError::Core { id, source }),
             Err(_) => return Err(ParamsError::LoaderFailed { id }),
         };
@@ -290,6 +322,7 @@ impl ParamManager {
             id,
             params,
             load_time: start.elapsed(),
+            points_checked,
         })
     }
 
@@ -540,6 +573,7 @@ impl ParamManager {
         for v in victims {
             st.entries.remove(&v);
             let p = self.dir.join(format!("{v}.params"));
+            let _ = std::fs::remove_file(record_path(&p));
             match std::fs::remove_file(&p) {
                 Ok(()) => {
                     tracing::info!(path = %p.display(), "deleted generated parameters (disk budget)")
@@ -711,6 +745,57 @@ pub fn lru_victims(
         out.push(id);
     }
     (used.saturating_add(incoming) <= budget).then_some(out)
+}
+
+/// Where the point-check record of parameter file `path` is kept.
+pub fn record_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_owned();
+    name.push(".checked");
+    path.with_file_name(name)
+}
+
+/// The point-check record a parameter file would have now: its size, its
+/// modification time and a SHA-256 of its first and last 64 KiB and of 256
+/// windows of 4 KiB spread evenly over the points between (the header, the
+/// verifying key and a sample of every section). None when the file
+/// cannot be read. A file rewritten, truncated or replaced gets another
+/// record (its time changes even where the sample does not).
+pub fn check_record(path: &Path) -> Option<String> {
+    use sha2::Digest;
+    use std::os::unix::fs::FileExt;
+    const EDGE: u64 = 64 << 10;
+    const WINDOW: u64 = 4 << 10;
+    const WINDOWS: u64 = 256;
+    let f = std::fs::File::open(path).ok()?;
+    let meta = f.metadata().ok()?;
+    let size = meta.len();
+    let mtime = meta
+        .modified()
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?
+        .as_nanos();
+    let mut h = sha2::Sha256::new();
+    let mut read = |at: u64, len: u64| -> Option<()> {
+        let len = len.min(size.saturating_sub(at));
+        let mut buf = vec![0u8; len as usize];
+        f.read_exact_at(&mut buf, at).ok()?;
+        h.update(&buf);
+        Some(())
+    };
+    read(0, EDGE)?;
+    let middle = size.saturating_sub(2 * EDGE);
+    if middle > 0 {
+        for i in 0..WINDOWS {
+            read(EDGE + middle * i / WINDOWS, WINDOW.min(middle))?;
+        }
+    }
+    read(size.saturating_sub(EDGE).max(EDGE.min(size)), EDGE)?;
+    let digest: [u8; 32] = h.finalize().into();
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    Some(format!(
+        "cuzk points checked v1 size={size} mtime_ns={mtime} sample_sha256={hex}"
+    ))
 }
 
 #[cfg(test)]

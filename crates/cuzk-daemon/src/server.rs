@@ -63,17 +63,41 @@ pub struct DaemonBuilder {
 }
 
 /// The `authorization: Bearer <token>` check, in constant time (on SHA-256
-/// digests, so the token's length does not leak either).
+/// digests, so the token's length does not leak either), and the networks
+/// trusted without one (`server.allow_unauthenticated_from`).
 #[derive(Clone)]
 pub struct BearerAuth {
     digest: Option<[u8; 32]>,
+    trusted: Arc<Vec<crate::config::IpNet>>,
 }
 
 impl BearerAuth {
     pub fn new(token: Option<&str>) -> Self {
         Self {
             digest: token.map(|t| Sha256::digest(t.as_bytes()).into()),
+            trusted: Arc::new(Vec::new()),
         }
+    }
+
+    /// Also admit calls from these networks without a token.
+    pub fn trusting(mut self, nets: &[crate::config::IpNet]) -> Self {
+        self.trusted = Arc::new(nets.to_vec());
+        self
+    }
+
+    /// Whether a call from `peer` with `header` is admitted: from a trusted
+    /// network; else, with a token configured, only with it; else (no
+    /// token) only from a trusted network when some are listed (loopback
+    /// is not implied: list 127.0.0.0/8 for it), and from anywhere when
+    /// none are (the listener is then loopback-only, or the unix socket).
+    pub fn admits(&self, header: Option<&[u8]>, peer: Option<std::net::IpAddr>) -> bool {
+        if peer.is_some_and(|ip| self.trusted.iter().any(|n| n.contains(ip))) {
+            return true;
+        }
+        if self.digest.is_none() && !self.trusted.is_empty() {
+            return false;
+        }
+        self.allows(header)
     }
     /// True when no token is required or `header` carries the right one.
     pub fn allows(&self, header: Option<&[u8]>) -> bool {
@@ -92,8 +116,13 @@ impl BearerAuth {
 impl tonic::service::Interceptor for BearerAuth {
     fn call(&mut self, req: Request<()>) -> Result<Request<()>, Status> {
         let h = req.metadata().get("authorization").map(|v| v.as_bytes());
-        if self.allows(h) {
+        let peer = req.remote_addr().map(|a| a.ip());
+        if self.admits(h, peer) {
             Ok(req)
+        } else if self.digest.is_none() {
+            Err(Status::unauthenticated(
+                "the peer is not in server.allow_unauthenticated_from",
+            ))
         } else {
             Err(Status::unauthenticated("missing or invalid bearer token"))
         }
@@ -239,10 +268,20 @@ impl DaemonBuilder {
                     .tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))
                     .map_err(DaemonError::Tls)?;
             }
+            let trusted = &cfg.server.allow_unauthenticated_from;
+            if !trusted.is_empty() {
+                let nets: Vec<String> = trusted.iter().map(|n| n.to_string()).collect();
+                tracing::warn!(
+                    networks = %nets.join(", "),
+                    "server.allow_unauthenticated_from: gRPC calls on TCP from these networks \
+                     are accepted without a token; anyone who can reach {addr} from them can \
+                     submit and cancel jobs"
+                );
+            }
             let svc = builder
-                .layer(tonic::service::interceptor(BearerAuth::new(
-                    token.as_deref(),
-                )))
+                .layer(tonic::service::interceptor(
+                    BearerAuth::new(token.as_deref()).trusting(trusted),
+                ))
                 .add_routes(routes(&engine));
             let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
             let stop = wait_stop(stop_rx.clone());

@@ -623,6 +623,81 @@ async fn status_counts_collected_jobs_by_priority_and_names_what_workers_prove()
     t.stop().await;
 }
 
+/// A client without a token whose connections leave from `source` (a
+/// loopback address: Linux routes all of 127/8 to lo).
+async fn tcp_from(
+    target: std::net::SocketAddr,
+    source: std::net::Ipv4Addr,
+) -> proto::proof_service_client::ProofServiceClient<tonic::transport::Channel> {
+    let channel = tonic::transport::Endpoint::from_static("http://localhost")
+        .connect_with_connector(tower::service_fn(
+            move |_: tonic::transport::Uri| async move {
+                let sock = tokio::net::TcpSocket::new_v4()?;
+                sock.bind((source, 0).into())?;
+                let s = sock.connect(target).await?;
+                Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(s))
+            },
+        ))
+        .await
+        .unwrap();
+    proto::proof_service_client::ProofServiceClient::new(channel)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn trusted_networks_are_admitted_without_a_token_and_others_refused() {
+    let trusted = cuzk_daemon::config::IpNet::parse("127.0.0.2/32").unwrap();
+    // With a token: the trusted network needs none, others still do.
+    let t = TestDaemon::start(|c| c.server.allow_unauthenticated_from = vec![trusted]).await;
+    let addr = t.daemon().tcp_addr.unwrap();
+    let mut from_trusted = tcp_from(addr, "127.0.0.2".parse().unwrap()).await;
+    from_trusted
+        .get_status(proto::GetStatusRequest {})
+        .await
+        .unwrap();
+    let id = from_trusted
+        .submit_proof(req(6, 4, 1, P::Normal))
+        .await
+        .unwrap()
+        .into_inner()
+        .job_id;
+    let mut other = tcp_from(addr, "127.0.0.3".parse().unwrap()).await;
+    let e = other
+        .get_status(proto::GetStatusRequest {})
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::Unauthenticated, "{e}");
+    let mut ok = t.tcp(Some(TOKEN)).await;
+    let done = await_done(&mut ok, id).await;
+    check_proofs(&t.pvk(6), 6, 4, 1, &done);
+    t.stop().await;
+
+    // Without a token, on a wildcard address (allowed by the opt-in):
+    // only the trusted network is admitted (loopback is not implied).
+    let t = TestDaemon::start(|c| {
+        c.server.token = None;
+        c.server.http_listen = None;
+        c.server.tcp_listen = Some("0.0.0.0:0".parse().unwrap());
+        c.server.allow_unauthenticated_from = vec![trusted];
+    })
+    .await;
+    let port = t.daemon().tcp_addr.unwrap().port();
+    let addr: std::net::SocketAddr = ([127, 0, 0, 1], port).into();
+    for (source, admitted) in [
+        ("127.0.0.2", true),
+        ("127.0.0.1", false),
+        ("127.0.0.3", false),
+    ] {
+        let mut c = tcp_from(addr, source.parse().unwrap()).await;
+        let r = c.get_status(proto::GetStatusRequest {}).await;
+        assert_eq!(r.is_ok(), admitted, "{source}: {r:?}");
+        if let Err(e) = r {
+            assert_eq!(e.code(), Code::Unauthenticated);
+            assert!(e.message().contains("allow_unauthenticated_from"), "{e}");
+        }
+    }
+    t.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn bad_requests_get_errors_and_the_daemon_keeps_serving() {
     let t = TestDaemon::start(|c| {

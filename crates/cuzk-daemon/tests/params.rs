@@ -357,3 +357,50 @@ async fn the_vram_tier_is_what_the_backend_says_is_resident() {
     let _m2 = vram_manager(dir.path(), 1 << 20, fake2.clone());
     assert_eq!(*fake2.cap.lock().unwrap(), Some(Some(1 << 20)));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_checked_once_loads_again_without_the_check_until_it_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = manager(dir.path(), u64::MAX, u64::MAX);
+    let k = kind(5);
+    let first = m.acquire(&k).await.unwrap();
+    assert!(first.points_checked, "the first load checks every point");
+    let file = m.path_of("porep-like-5").unwrap();
+    let record = cuzk_daemon::params::record_path(&file);
+    assert!(record.exists(), "no record beside {}", file.display());
+    let params = first.params.clone();
+    drop(first);
+    m.evict(&["porep-like-5".into()]);
+    // Checked before: loaded with the on-curve check only, the same points.
+    let again = m.acquire(&k).await.unwrap();
+    assert!(!again.points_checked);
+    assert_eq!(again.params.vk.ic, params.vk.ic);
+    assert_eq!(again.params.h, params.h);
+    drop(again);
+    m.evict(&["porep-like-5".into()]);
+    // The file replaced (same bytes, a new time): checked again. A new
+    // manager, as an operator restarting the daemon after replacing it.
+    let bytes = std::fs::read(&file).unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    let tmp = file.with_extension("new");
+    std::fs::write(&tmp, &bytes).unwrap();
+    std::fs::rename(&tmp, &file).unwrap();
+    let m = manager(dir.path(), u64::MAX, u64::MAX);
+    let changed = m.acquire(&k).await.unwrap();
+    assert!(
+        changed.points_checked,
+        "a changed file must be checked again"
+    );
+    drop(changed);
+    m.evict(&["porep-like-5".into()]);
+    assert!(!m.acquire(&k).await.unwrap().points_checked);
+    // A record that is not this file's (edited, or another file's) counts
+    // for nothing.
+    std::fs::write(
+        &record,
+        "cuzk points checked v1 size=1 mtime_ns=2 sample_sha256=00\n",
+    )
+    .unwrap();
+    m.evict(&["porep-like-5".into()]);
+    assert!(m.acquire(&k).await.unwrap().points_checked);
+}
