@@ -1,11 +1,14 @@
 //! Curio's proving service, `cuzk.v1.ProvingEngine`, served by the cuzk
 //! daemon beside its own: an operator points Curio at cuzk unchanged.
 //!
-//! Requests become jobs of the daemon's Filecoin kinds ([`crate::daemon`]);
-//! job ids are the daemon's. How each proof kind's fields are read is
-//! described in proto/cuzk/v1/proving.proto.
+//! Requests become jobs of the daemon's Filecoin kinds ([`crate::daemon`]).
+//! As in Curio's own daemon, a request's `request_id` is its job id (a
+//! request without one gets the daemon's numeric id), and an id names the
+//! request's latest attempt (see the daemon's proto README, "Request ids").
+//! How each proof kind's fields are read is described in
+//! proto/cuzk/v1/proving.proto.
 
-use crate::circuits::ProofKind;
+use crate::circuits::{CircuitId, ProofKind, REGISTERED_SECTOR_SIZES};
 use crate::daemon::{default_priority, encode_request, kind_name};
 use crate::prover::ProofRequest;
 use crate::{cli, porep, post, snap, Error};
@@ -27,8 +30,10 @@ pub mod pb {
 use pb::proving_engine_server::{ProvingEngine, ProvingEngineServer};
 
 /// Serve Curio's service on every daemon listener
-/// (`DaemonBuilder::add_service`). `max_message_bytes` bounds requests (a
-/// 32 GiB C1 output is about 50 MB) and responses.
+/// (`DaemonBuilder::add_service`). `max_message_bytes` bounds requests and
+/// responses: a 32 GiB C1 output in Curio's wrapper is about 67 MB, and
+/// Curio's client sends up to 256 MiB (the daemon's default
+/// `server.max_message_bytes`).
 pub fn service_hook(max_message_bytes: usize) -> ServiceHook {
     Arc::new(move |engine: &Engine, rb: &mut RoutesBuilder| {
         rb.add_service(
@@ -55,38 +60,59 @@ impl CurioService {
     // tonic's Status is what every handler returns; boxing it here would
     // only be unboxed again by the caller.
     #[allow(clippy::result_large_err)]
-    fn submit(&self, req: &pb::SubmitProofRequest) -> Result<pb::SubmitProofResponse, Status> {
-        let proof = request_of(req).map_err(|e| Status::invalid_argument(e.to_string()))?;
-        let kind = proof.circuit().kind();
-        let priority = match pb::Priority::try_from(req.priority) {
+    fn submit(&self, req: pb::SubmitProofRequest) -> Result<pb::SubmitProofResponse, Status> {
+        let request_id = req.request_id.clone();
+        let priority = req.priority;
+        let (circuit, input) = match job_input(req) {
+            Ok(v) => v,
+            Err(e) => {
+                self.engine.note_rejected();
+                return Err(Status::invalid_argument(e.to_string()));
+            }
+        };
+        let kind = circuit.kind();
+        let priority = match pb::Priority::try_from(priority) {
             Ok(pb::Priority::Low) => Priority::Low,
             Ok(pb::Priority::Normal) => Priority::Normal,
             Ok(pb::Priority::High) => Priority::High,
             Ok(pb::Priority::Critical) => Priority::Critical,
             Ok(pb::Priority::Unspecified) => default_priority(kind),
             Err(_) => {
+                self.engine.note_rejected();
                 return Err(Status::invalid_argument(format!(
-                    "unknown priority {}",
-                    req.priority
-                )))
+                    "unknown priority {priority}"
+                )));
             }
         };
         let submitted = self
             .engine
             .submit(SubmitRequest {
-                request_id: (!req.request_id.is_empty()).then(|| req.request_id.clone()),
-                kind: kind_name(proof.circuit()),
-                input: encode_request(&proof),
+                request_id: (!request_id.is_empty()).then(|| request_id.clone()),
+                kind: kind_name(circuit),
+                input,
                 priority,
                 client: "curio".into(),
             })
             .map_err(engine_status)?;
-        let queued: usize = self.engine.status().queues.iter().map(|(_, n)| n).sum();
+        let s = self.engine.status();
+        let queued: usize = s.jobs.iter().map(|c| c.queued).sum();
         Ok(pb::SubmitProofResponse {
-            job_id: submitted.job_id.to_string(),
+            job_id: if request_id.is_empty() {
+                submitted.job_id.to_string()
+            } else {
+                request_id
+            },
             queue_position: u32::try_from(queued).unwrap_or(u32::MAX),
             assigned_gpu: String::new(),
         })
+    }
+
+    /// The job a Curio job id names: a request id's latest attempt, else
+    /// the daemon's numeric id.
+    fn resolve(&self, job_id: &str) -> Option<u64> {
+        self.engine
+            .job_of_request(job_id)
+            .or_else(|| job_id.parse().ok())
     }
 
     async fn wait(
@@ -94,9 +120,9 @@ impl CurioService {
         job_id: &str,
         timeout: Option<Duration>,
     ) -> Result<pb::AwaitProofResponse, Status> {
-        let id: u64 = job_id
-            .parse()
-            .map_err(|_| Status::not_found(format!("no job {job_id:?}")))?;
+        let id = self
+            .resolve(job_id)
+            .ok_or_else(|| Status::not_found(format!("no job {job_id:?}")))?;
         let view = self
             .engine
             .await_job(id, timeout)
@@ -113,6 +139,30 @@ impl CurioService {
             .filter_map(|n| reg.get(&n).ok().map(|k| (k.params_id().to_owned(), n)))
             .collect()
     }
+}
+
+/// Curio's daemon's name for the proof kind of a daemon kind
+/// ("porep-32g" is a "porep-c2"), None for a kind that is not Filecoin's.
+pub fn curio_proof_kind(kind: &str) -> Option<&'static str> {
+    for k in [
+        ProofKind::Porep,
+        ProofKind::WinningPost,
+        ProofKind::WindowPost,
+        ProofKind::SnapDeals,
+    ] {
+        let named = REGISTERED_SECTOR_SIZES
+            .iter()
+            .any(|&size| CircuitId::current(k, size).is_ok_and(|c| kind_name(c) == kind));
+        if named {
+            return Some(match k {
+                ProofKind::Porep => "porep-c2",
+                ProofKind::WinningPost => "winning-post",
+                ProofKind::WindowPost => "window-post",
+                ProofKind::SnapDeals => "snap-update",
+            });
+        }
+    }
+    None
 }
 
 fn engine_status(e: EngineError) -> Status {
@@ -246,8 +296,88 @@ pub fn commitment_from_cid(b: &[u8], codec: u64, what: &str) -> Result<[u8; 32],
     bytes32(&b[at..], what)
 }
 
+/// A Curio submission as a daemon job: its circuit and the kind's input.
+/// A PoRep C1 output in a form that names its registered proof
+/// (filecoin-proofs-api JSON, Curio's wrapper) is passed on as it came
+/// rather than re-encoded, so that a C1 of tens of megabytes is held as
+/// bytes once, beside one decoded copy.
+pub fn job_input(req: pb::SubmitProofRequest) -> Result<(CircuitId, Vec<u8>), Error> {
+    let (proof, self_describing) = decode_submission(&req)?;
+    let circuit = proof.circuit();
+    if self_describing {
+        drop(proof);
+        return Ok((circuit, req.vanilla_proof));
+    }
+    Ok((circuit, encode_request(&proof)))
+}
+
 /// The proof request a Curio submission describes.
 pub fn request_of(req: &pb::SubmitProofRequest) -> Result<ProofRequest, Error> {
+    decode_submission(req).map(|(r, _)| r)
+}
+
+/// A PoRep submission's C1 output, checked against the request's other
+/// fields: `registered_proof` must be the C1 output's (Curio always sends
+/// it); `sector_number`, where set, the sector of Curio's wrapper; and
+/// `miner_id` with the sector number must give the C1 output's replica id
+/// (which filecoin-proofs derives from the prover id, sector number,
+/// ticket, CommD and the proof's PoRep id), so a C1 of another sector or
+/// miner is refused by name. Returns the C1 and whether its bytes name
+/// their registered proof.
+fn porep_submission(req: &pb::SubmitProofRequest) -> Result<(porep::C1Output, bool), Error> {
+    let named = porep::seal_proof_from_u64(req.registered_proof).map_err(|_| {
+        Error::InvalidInput(format!(
+            "registered_proof {} is not a PoRep (seal) proof",
+            req.registered_proof
+        ))
+    })?;
+    let (c1, self_describing) = match porep::decode_c1(&req.vanilla_proof, None) {
+        Ok(c1) => (c1, true),
+        Err(first) => (
+            porep::decode_c1(&req.vanilla_proof, Some(named)).map_err(|_| first)?,
+            false,
+        ),
+    };
+    let got = c1.output.registered_proof;
+    if got != named {
+        return Err(Error::InvalidInput(format!(
+            "registered_proof {} ({named:?}) but the C1 output is for {got:?}",
+            req.registered_proof
+        )));
+    }
+    if let Some(n) = c1.sector_num {
+        if req.sector_number != 0 && req.sector_number != n {
+            return Err(Error::InvalidInput(format!(
+                "sector_number {} but the C1 file is for sector {n}",
+                req.sector_number
+            )));
+        }
+    }
+    if req.miner_id != 0 {
+        let sector = c1.sector_num.unwrap_or(req.sector_number);
+        let replica_id = storage_proofs_porep::stacked::generate_replica_id::<
+            filecoin_proofs::constants::DefaultTreeHasher,
+            _,
+        >(
+            &cli::prover_id_from_miner(req.miner_id),
+            sector,
+            &c1.output.ticket,
+            c1.output.comm_d,
+            &named.as_v1_config().porep_id,
+        );
+        if replica_id != c1.output.replica_id {
+            return Err(Error::InvalidInput(format!(
+                "miner_id {} and sector_number {sector} do not give the C1 output's replica id \
+                 (it was sealed for another miner or sector)",
+                req.miner_id
+            )));
+        }
+    }
+    Ok((c1, self_describing))
+}
+
+/// The request, and whether its input bytes can go to the kind as they are.
+fn decode_submission(req: &pb::SubmitProofRequest) -> Result<(ProofRequest, bool), Error> {
     let kind = match pb::ProofKind::try_from(req.proof_kind) {
         Ok(pb::ProofKind::PorepSealCommit) => ProofKind::Porep,
         Ok(pb::ProofKind::WinningPost) => ProofKind::WinningPost,
@@ -260,17 +390,11 @@ pub fn request_of(req: &pb::SubmitProofRequest) -> Result<ProofRequest, Error> {
             )))
         }
     };
+    let mut self_describing = false;
     let request = match kind {
         ProofKind::Porep => {
-            // The C1 output names its registered proof; the request's field
-            // is needed only for filecoin-proofs' untagged form.
-            let c1 = match porep::decode_c1(&req.vanilla_proof, None) {
-                Ok(c1) => c1,
-                Err(first) => porep::decode_c1(
-                    &req.vanilla_proof,
-                    Some(porep::seal_proof_from_u64(req.registered_proof).map_err(|_| first)?),
-                )?,
-            };
+            let (c1, sd) = porep_submission(req)?;
+            self_describing = sd;
             ProofRequest::PoRepC2(Box::new(c1.output))
         }
         ProofKind::WinningPost | ProofKind::WindowPost => {
@@ -313,7 +437,7 @@ pub fn request_of(req: &pb::SubmitProofRequest) -> Result<ProofRequest, Error> {
             req.sector_size
         )));
     }
-    Ok(request)
+    Ok((request, self_describing))
 }
 
 #[tonic::async_trait]
@@ -322,7 +446,7 @@ impl ProvingEngine for CurioService {
         &self,
         request: Request<pb::SubmitProofRequest>,
     ) -> Result<Response<pb::SubmitProofResponse>, Status> {
-        Ok(Response::new(self.submit(request.get_ref())?))
+        Ok(Response::new(self.submit(request.into_inner())?))
     }
 
     async fn await_proof(
@@ -339,9 +463,8 @@ impl ProvingEngine for CurioService {
         request: Request<pb::ProveRequest>,
     ) -> Result<Response<pb::ProveResponse>, Status> {
         let submit = request
-            .get_ref()
+            .into_inner()
             .submit
-            .as_ref()
             .ok_or_else(|| Status::invalid_argument("ProveRequest without submit"))?;
         let submitted = self.submit(submit)?;
         let result = self.wait(&submitted.job_id, None).await?;
@@ -354,12 +477,21 @@ impl ProvingEngine for CurioService {
         &self,
         request: Request<pb::CancelProofRequest>,
     ) -> Result<Response<pb::CancelProofResponse>, Status> {
+        // As Curio's own daemon answers: an unknown (or expired) id is not
+        // an error, only nothing that was running.
         let job_id = &request.get_ref().job_id;
-        let id: u64 = job_id
-            .parse()
-            .map_err(|_| Status::not_found(format!("no job {job_id:?}")))?;
-        let before = self.engine.job(id).map_err(engine_status)?.state;
-        let (_, cancelled) = self.engine.cancel(id).map_err(engine_status)?;
+        let not_running = Response::new(pb::CancelProofResponse { was_running: false });
+        let Some(id) = self.resolve(job_id) else {
+            return Ok(not_running);
+        };
+        let Ok(before) = self.engine.job(id).map(|v| v.state) else {
+            return Ok(not_running);
+        };
+        let cancelled = match self.engine.cancel(id) {
+            Ok((_, c)) => c,
+            Err(EngineError::UnknownJob(_)) => false,
+            Err(e) => return Err(engine_status(e)),
+        };
         Ok(Response::new(pb::CancelProofResponse {
             was_running: cancelled && before == JobState::Running,
         }))
@@ -371,21 +503,41 @@ impl ProvingEngine for CurioService {
     ) -> Result<Response<pb::GetStatusResponse>, Status> {
         let s = self.engine.status();
         let names = self.kinds_by_params();
+        // A GPU's current job: the first job of the first of its workers
+        // proving now, named as SubmitProof named it.
+        let current = |device: u32| {
+            s.proving
+                .iter()
+                .find(|w| w.device == Some(device))
+                .and_then(|w| {
+                    let (id, rid) = w.jobs.first()?;
+                    Some((
+                        rid.clone().unwrap_or_else(|| id.to_string()),
+                        curio_proof_kind(&w.kind).unwrap_or(&w.kind).to_owned(),
+                    ))
+                })
+                .unwrap_or_default()
+        };
         let gpus = s
             .devices
             .iter()
-            .map(|d| pb::GpuStatus {
-                ordinal: d.index,
-                name: d.name.clone(),
-                vram_total_bytes: d.vram_total_bytes,
-                vram_free_bytes: d.vram_free_bytes,
-                current_job_id: String::new(),
-                current_proof_kind: String::new(),
+            .map(|d| {
+                let (current_job_id, current_proof_kind) = current(d.index);
+                pb::GpuStatus {
+                    ordinal: d.index,
+                    name: d.name.clone(),
+                    vram_total_bytes: d.vram_total_bytes,
+                    vram_free_bytes: d.vram_free_bytes,
+                    current_job_id,
+                    current_proof_kind,
+                }
             })
             .collect();
+        // Parameters in memory only: an evicted set is not loaded.
         let loaded_srs = s
             .params
             .iter()
+            .filter(|p| p.tier != "disk")
             .map(|p| pb::SrsStatus {
                 circuit_id: names.get(&p.id).cloned().unwrap_or_else(|| p.id.clone()),
                 tier: match p.tier {
@@ -397,20 +549,49 @@ impl ProvingEngine for CurioService {
                 ref_count: p.ref_count,
             })
             .collect();
-        // The daemon queues by priority, not by proof kind.
-        let mut queues: Vec<pb::QueueStatus> = s
-            .queues
-            .iter()
-            .map(|(p, n)| pb::QueueStatus {
-                proof_kind: format!("priority-{}", p.name()),
-                pending: u32::try_from(*n).unwrap_or(u32::MAX),
-                in_progress: 0,
+        // By proof kind as Curio's daemon names them ("porep-c2",
+        // "winning-post", ...; other kinds by their own names), then by the
+        // daemon's priority classes ("priority-critical", ...), then "all".
+        // Pending counts jobs in batch collectors too.
+        let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        let mut by_kind: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
+        let mut by_priority: std::collections::BTreeMap<
+            std::cmp::Reverse<Priority>,
+            (usize, usize),
+        > = Default::default();
+        for c in &s.jobs {
+            let name = curio_proof_kind(&c.kind).unwrap_or(&c.kind).to_owned();
+            for e in [
+                by_kind.entry(name).or_default(),
+                by_priority
+                    .entry(std::cmp::Reverse(c.priority))
+                    .or_default(),
+            ] {
+                e.0 += c.queued;
+                e.1 += c.running;
+            }
+        }
+        let mut queues: Vec<pb::QueueStatus> = by_kind
+            .into_iter()
+            .map(|(k, (q, r))| pb::QueueStatus {
+                proof_kind: k,
+                pending: count(q),
+                in_progress: count(r),
             })
             .collect();
+        queues.extend(by_priority.into_iter().map(|(p, (q, r))| pb::QueueStatus {
+            proof_kind: format!("priority-{}", p.0.name()),
+            pending: count(q),
+            in_progress: count(r),
+        }));
+        let (q, r) = s
+            .jobs
+            .iter()
+            .fold((0, 0), |(q, r), c| (q + c.queued, r + c.running));
         queues.push(pb::QueueStatus {
             proof_kind: "all".into(),
-            pending: u32::try_from(s.collecting).unwrap_or(u32::MAX),
-            in_progress: u32::try_from(s.running).unwrap_or(u32::MAX),
+            pending: count(q),
+            in_progress: count(r),
         });
         Ok(Response::new(pb::GetStatusResponse {
             gpus,
@@ -526,6 +707,21 @@ mod tests {
         );
         for bad in [&[][..], &[1][..], &[0xff; 12][..]] {
             assert!(commitment_from_cid(bad, FIL_COMMITMENT_SEALED, "x").is_err());
+        }
+    }
+
+    #[test]
+    fn queues_are_named_as_curios_daemon_names_proof_kinds() {
+        for (kind, curio) in [
+            ("porep-2k", Some("porep-c2")),
+            ("porep-32g", Some("porep-c2")),
+            ("winning-64g", Some("winning-post")),
+            ("wpost-512m", Some("window-post")),
+            ("snap-8m", Some("snap-update")),
+            ("porep-like-20", None),
+            ("porep-3g", None),
+        ] {
+            assert_eq!(curio_proof_kind(kind), curio, "{kind}");
         }
     }
 

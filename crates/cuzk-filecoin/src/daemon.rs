@@ -11,7 +11,7 @@
 //! concatenates their proofs in order, which is filecoin-proofs' format.
 
 use crate::circuits::{CircuitId, ProofKind, REGISTERED_SECTOR_SIZES};
-use crate::partitions::{partition_count, synthesize_partitions};
+use crate::partitions::{synthesize_partitions, verifier_inputs};
 use crate::prover::ProofRequest;
 use crate::{cli, porep, post, snap, Error, Result};
 use base64::Engine as _;
@@ -30,6 +30,14 @@ pub fn default_priority(kind: ProofKind) -> Priority {
         ProofKind::WindowPost => Priority::High,
         ProofKind::Porep | ProofKind::SnapDeals => Priority::Normal,
     }
+}
+
+/// A decoded job input: the request, and each partition's public inputs
+/// as filecoin-proofs' verifier derives them (computed at submission,
+/// where the circuits are built to check the request anyway).
+struct FilecoinInput {
+    request: ProofRequest,
+    verifier_inputs: Vec<Vec<cuzk_core::Scalar>>,
 }
 
 /// One Filecoin circuit as a daemon kind.
@@ -307,8 +315,15 @@ impl CircuitKind for FilecoinKind {
                 self.circuit
             ))));
         }
-        let partitions = partition_count(&req).map_err(|e| self.malformed(e))?;
-        Ok((Arc::new(req), partitions))
+        let verifier_inputs = verifier_inputs(&req).map_err(|e| self.malformed(e))?;
+        let partitions = verifier_inputs.len();
+        Ok((
+            Arc::new(FilecoinInput {
+                request: req,
+                verifier_inputs,
+            }),
+            partitions,
+        ))
     }
 
     fn synthesize(
@@ -319,12 +334,12 @@ impl CircuitKind for FilecoinKind {
         for (input, k) in parts {
             let req =
                 input
-                    .downcast_ref::<ProofRequest>()
+                    .downcast_ref::<FilecoinInput>()
                     .ok_or_else(|| KindError::MalformedInput {
                         kind: self.name.clone(),
                         what: "input of another kind".into(),
                     })?;
-            reqs.push((req, *k));
+            reqs.push((&req.request, *k));
         }
         synthesize_partitions(&reqs, self.synthesis).map_err(|e| match e {
             Error::Core(source) => KindError::Core {
@@ -340,6 +355,21 @@ impl CircuitKind for FilecoinKind {
         // porep-like kind estimates (a, b, c padded while H is computed,
         // and the assignments).
         (1u64 << domain_log(self.circuit)) * 32 * 8
+    }
+
+    fn verifier_inputs(
+        &self,
+        input: &JobInput,
+        partition: usize,
+    ) -> Option<Vec<cuzk_core::Scalar>> {
+        // An input of another kind gets an empty list, which no proof of
+        // these circuits verifies against.
+        Some(
+            input
+                .downcast_ref::<FilecoinInput>()
+                .and_then(|i| i.verifier_inputs.get(partition).cloned())
+                .unwrap_or_default(),
+        )
     }
 
     fn generates_params(&self) -> bool {

@@ -7,26 +7,31 @@ use crate::circuits::{with_tree_shape, FilTree};
 use crate::compiled::{PartitionCircuit, SynthesisMode};
 use crate::prover::{ProofCircuits, ProofRequest};
 use crate::{porep, post, snap, CircuitId, Error, Result};
-use cuzk_core::ProvingAssignment;
+use cuzk_core::{ProvingAssignment, Scalar};
 
 /// The partitions of a request; errors for any request filecoin-proofs
 /// would refuse.
 pub fn partition_count(req: &ProofRequest) -> Result<usize> {
-    let size = req.circuit().sector_size();
-    with_tree_shape!(size, count_typed, req)
+    Ok(verifier_inputs(req)?.len())
 }
 
-fn count_typed<Tree: FilTree>(req: &ProofRequest) -> Result<usize> {
+/// Each partition's public inputs as filecoin-proofs' verifier derives
+/// them from the request (one entry per partition); errors for any request
+/// filecoin-proofs would refuse.
+pub fn verifier_inputs(req: &ProofRequest) -> Result<Vec<Vec<Scalar>>> {
+    let size = req.circuit().sector_size();
+    with_tree_shape!(size, inputs_typed, req)
+}
+
+fn inputs_typed<Tree: FilTree>(req: &ProofRequest) -> Result<Vec<Vec<Scalar>>> {
     Ok(match req {
-        ProofRequest::PoRepC2(c1) => porep::c2_circuits::<Tree>(c1)?.circuits.len(),
+        ProofRequest::PoRepC2(c1) => porep::c2_circuits::<Tree>(c1)?.public_inputs,
         ProofRequest::WinningPost { .. } | ProofRequest::WindowPost { .. } => {
-            post::post_circuits::<Tree>(&post_args(req)?)?
-                .circuits
-                .len()
+            post::post_circuits::<Tree>(&post_args(req)?)?.public_inputs
         }
-        ProofRequest::SnapDeals { .. } => snap::snap_circuits::<Tree>(&snap_args(req)?)?
-            .circuits
-            .len(),
+        ProofRequest::SnapDeals { .. } => {
+            snap::snap_circuits::<Tree>(&snap_args(req)?)?.public_inputs
+        }
     })
 }
 

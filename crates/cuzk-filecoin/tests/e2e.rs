@@ -575,8 +575,10 @@ async fn curio_client_proves_through_the_daemon() {
     cfg.kinds.porep_like_log_sizes = vec![];
     cfg.engine.max_batch_wait_ms = 20;
     cfg.engine.host_memory_budget = Some(cuzk_daemon::config::ByteSize(4 << 30));
-    let mut builder = cuzk_daemon::DaemonBuilder::new(cfg)
-        .add_service(cuzk_filecoin::curio::service_hook(64 << 20));
+    // A small message limit, to send requests just under and over it.
+    const LIMIT: usize = 8 << 20;
+    let mut builder =
+        cuzk_daemon::DaemonBuilder::new(cfg).add_service(cuzk_filecoin::curio::service_hook(LIMIT));
     for kind in
         cuzk_filecoin::daemon::FilecoinKind::all(&[SECTOR_BYTES], false, f.params.dir()).unwrap()
     {
@@ -625,8 +627,54 @@ async fn curio_client_proves_through_the_daemon() {
         "{}",
         res.error_message
     );
+    // The request id is the job id, as in Curio's own daemon.
+    assert_eq!(res.job_id, "winning-1");
     let replicas = BTreeMap::from([(s.sector_id, PublicReplicaInfo::new(winning, s.comm_r))]);
     assert!(post::verify_winning_post(&rand, &res.proof, &replicas, s.prover_id).unwrap());
+    // Proving the same request again returns the completed job's proof.
+    let again = client
+        .prove(pb::ProveRequest {
+            submit: Some(submit.clone()),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .result
+        .unwrap();
+    assert_eq!(again.proof, res.proof);
+
+    // Randomness other than the vanilla proof's: PoSt's vanilla proofs are
+    // checked against their challenges at submission (a PoRep C1 output's
+    // are not; see curio_porep_with_an_altered_seed_fails_verification).
+    let mut altered = submit.clone();
+    altered.request_id = "winning-2".into();
+    altered.randomness[0] ^= 1;
+    let err = client
+        .prove(pb::ProveRequest {
+            submit: Some(altered),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), tonic::Code::InvalidArgument, "{err}");
+    // The refused request left its id free: the right one runs.
+    let mut fixed = submit.clone();
+    fixed.request_id = "winning-2".into();
+    let good = client
+        .prove(pb::ProveRequest {
+            submit: Some(fixed),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .result
+        .unwrap();
+    assert_eq!(
+        good.status,
+        pb::await_proof_response::Status::Completed as i32,
+        "{}",
+        good.error_message
+    );
+    assert!(post::verify_winning_post(&rand, &good.proof, &replicas, s.prover_id).unwrap());
 
     // WindowPoSt partitions 0 and 1 of two (sectors 5 and 6, then 7),
     // through SubmitProof and AwaitProof.
@@ -705,13 +753,71 @@ async fn curio_client_proves_through_the_daemon() {
     bad.vanilla_proof = vec![1, 2, 3];
     let err = client.submit_proof(bad).await.unwrap_err();
     assert_eq!(err.code(), tonic::Code::InvalidArgument, "{err}");
-    let err = client
+    // An unknown job id is cancelled with nothing running, as Curio's own
+    // daemon answers.
+    let cancelled = client
         .cancel_proof(pb::CancelProofRequest {
             job_id: "999999".into(),
         })
         .await
-        .unwrap_err();
-    assert_eq!(err.code(), tonic::Code::NotFound);
+        .unwrap()
+        .into_inner();
+    assert!(!cancelled.was_running);
+
+    // Requests just under and over the message limit: the first reaches
+    // the service (and is refused as the junk it is), the second is
+    // refused at the transport with the limit named.
+    let mut junk = submit.clone();
+    junk.request_id.clear();
+    junk.vanilla_proof = vec![7; LIMIT - 4096];
+    let err = client.submit_proof(junk.clone()).await.unwrap_err();
+    assert_eq!(err.code(), tonic::Code::InvalidArgument, "{err}");
+    junk.vanilla_proof = vec![7; LIMIT + 1];
+    let err = client.submit_proof(junk).await.unwrap_err();
+    assert_eq!(err.code(), tonic::Code::OutOfRange, "{err}");
+    assert!(err.message().contains(&LIMIT.to_string()), "{err}");
+
+    // PoRep: registered_proof, sector_size, sector_number and miner_id are
+    // checked against the C1 output (no parameters are needed to refuse).
+    let api_json = serde_json::to_vec(&s.c1).unwrap();
+    let porep = pb::SubmitProofRequest {
+        request_id: "porep-1000-42".into(),
+        proof_kind: pb::ProofKind::PorepSealCommit as i32,
+        sector_size: SECTOR_BYTES,
+        registered_proof: SEAL_PROOF as u64,
+        vanilla_proof: serde_json::to_vec(&serde_json::json!({
+            "SectorNum": u64::from(s.sector_id),
+            "Phase1Out": base64::engine::general_purpose::STANDARD.encode(&api_json),
+            "SectorSize": SECTOR_BYTES,
+        }))
+        .unwrap(),
+        sector_number: u64::from(s.sector_id),
+        miner_id: 1000,
+        ..Default::default()
+    };
+    type Edit = fn(&mut pb::SubmitProofRequest);
+    let edits: [(&str, Edit); 4] = [
+        ("registered_proof", |r| {
+            r.registered_proof = RegisteredSealProof::StackedDrg32GiBV1_1 as u64
+        }),
+        ("sector_size", |r| r.sector_size = 32 << 30),
+        ("sector_number", |r| r.sector_number = 43),
+        ("miner_id", |r| r.miner_id = 1001),
+    ];
+    for (what, edit) in edits {
+        let mut r = porep.clone();
+        edit(&mut r);
+        let err = client.submit_proof(r).await.unwrap_err();
+        assert_eq!(err.code(), tonic::Code::InvalidArgument, "{what}: {err}");
+        assert!(err.message().contains(what), "{what}: {err}");
+    }
+    // The C1 output without Curio's wrapper, sector and miner from the
+    // request alone, is checked the same way.
+    let mut bare = porep.clone();
+    bare.vanilla_proof = api_json.clone();
+    bare.sector_number = 43;
+    let err = client.submit_proof(bare).await.unwrap_err();
+    assert!(err.message().contains("replica id"), "{err}");
 
     // Status, metrics and the parameter tiers.
     let status = client
@@ -719,7 +825,8 @@ async fn curio_client_proves_through_the_daemon() {
         .await
         .unwrap()
         .into_inner();
-    assert_eq!(status.total_proofs_completed, 3);
+    assert_eq!(status.total_proofs_completed, 4);
+    assert_eq!(status.total_proofs_failed, 0);
     assert!(status
         .loaded_srs
         .iter()
@@ -738,6 +845,20 @@ async fn curio_client_proves_through_the_daemon() {
         .unwrap()
         .into_inner();
     assert!(evicted.was_loaded && evicted.freed_bytes > 0);
+    // Evicted parameters are no longer listed as loaded.
+    let status = client
+        .get_status(pb::GetStatusRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(
+        !status
+            .loaded_srs
+            .iter()
+            .any(|p| p.circuit_id == "winning-2k"),
+        "{:?}",
+        status.loaded_srs
+    );
     let loaded = client
         .preload_srs(pb::PreloadSrsRequest {
             circuit_id: "winning-2k".into(),
@@ -754,5 +875,97 @@ async fn curio_client_proves_through_the_daemon() {
         .unwrap_err();
     assert_eq!(err.code(), tonic::Code::NotFound);
 
+    daemon.shutdown().await;
+}
+
+/// A C1 output whose seed was changed after commit phase 1, as Curio sends
+/// it: its circuit is satisfied by the vanilla proofs' paths, so it proves,
+/// but the proof does not verify against the challenges filecoin-proofs'
+/// verifier derives from the seed. The job fails with that reason instead
+/// of returning a proof the chain would reject. The request's other fields
+/// (miner 1000, sector 42) match the C1 output, so this also checks that a
+/// right request passes the replica-id check.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn curio_porep_with_an_altered_seed_fails_verification() {
+    use base64::Engine as _;
+    use cuzk_filecoin::curio::pb;
+    use pb::proving_engine_client::ProvingEngineClient;
+
+    let f = fixture();
+    let s = &f.sector;
+    ensure_params(f, CircuitId::PoRep(SEAL_PROOF));
+    let mut cfg = cuzk_daemon::DaemonConfig::default();
+    cfg.server.unix_socket = None;
+    cfg.server.tcp_listen = Some("127.0.0.1:0".parse().unwrap());
+    cfg.params.dir = f.params.dir().to_path_buf();
+    // The subgroup checks of the 1.1 GB file take minutes on CI's two
+    // cores; the daemon's parameter tests cover them.
+    cfg.params.check_points = false;
+    cfg.kinds.porep_like_log_sizes = vec![];
+    cfg.engine.max_batch_wait_ms = 20;
+    cfg.engine.host_memory_budget = Some(cuzk_daemon::config::ByteSize(4 << 30));
+    let max_message = cfg.server.max_message_bytes.0 as usize;
+    let mut builder = cuzk_daemon::DaemonBuilder::new(cfg)
+        .add_service(cuzk_filecoin::curio::service_hook(max_message));
+    for kind in
+        cuzk_filecoin::daemon::FilecoinKind::all(&[SECTOR_BYTES], false, f.params.dir()).unwrap()
+    {
+        builder = builder.register_kind(kind);
+    }
+    let daemon = builder.start().await.unwrap();
+    let mut client = ProvingEngineClient::connect(format!("http://{}", daemon.tcp_addr.unwrap()))
+        .await
+        .unwrap();
+
+    let mut c1 = s.c1.clone();
+    c1.seed[0] ^= 1;
+    let api_json = serde_json::to_vec(&c1).unwrap();
+    let submit = pb::SubmitProofRequest {
+        request_id: format!("porep-1000-{}", u64::from(s.sector_id)),
+        proof_kind: pb::ProofKind::PorepSealCommit as i32,
+        sector_size: SECTOR_BYTES,
+        registered_proof: SEAL_PROOF as u64,
+        vanilla_proof: serde_json::to_vec(&serde_json::json!({
+            "SectorNum": u64::from(s.sector_id),
+            "Phase1Out": base64::engine::general_purpose::STANDARD.encode(&api_json),
+            "SectorSize": SECTOR_BYTES,
+        }))
+        .unwrap(),
+        sector_number: u64::from(s.sector_id),
+        miner_id: 1000,
+        ..Default::default()
+    };
+    let res = client
+        .prove(pb::ProveRequest {
+            submit: Some(submit),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .result
+        .unwrap();
+    assert_eq!(
+        res.status,
+        pb::await_proof_response::Status::Failed as i32,
+        "{res:?}"
+    );
+    assert!(res.proof.is_empty());
+    assert!(
+        res.error_message.contains("does not verify"),
+        "{}",
+        res.error_message
+    );
+    let metrics = client
+        .get_metrics(pb::GetMetricsRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .prometheus_text;
+    let failures: f64 = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("cuzk_proof_verification_failures_total "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no verification failure count in {metrics}"));
+    assert!(failures >= 1.0, "{metrics}");
     daemon.shutdown().await;
 }
