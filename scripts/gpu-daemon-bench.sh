@@ -15,6 +15,13 @@
 #       porep-like-18 and -20 jobs (issue 11's failure case). The last
 #       line is `N passed, M failed` (a run passes when bench batch exits 0:
 #       every job completed and every proof verified).
+#   bash .gpu-daemon/gpu-daemon-bench.sh --sweep
+#       gpu_vram_limit in {1, 2, 4, 16 GiB, none} x gpu_workers_per_device in
+#       {1, 2, 3}: porep-like-20, -22 and -24 jobs at once under each, one
+#       line per setting in $OUT/sweep.log (failed jobs, proofs verified,
+#       the driver pool's high-water mark, parameter uploads).
+#   MAX_BATCH=N sets the engine's max_batch_size (default 1: a GPU worker
+#   takes each partition as soon as it is synthesized).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -34,7 +41,9 @@ fi
 
 quick=0
 capped=0
+sweep=0
 [ "${1:-}" = "--quick" ] && quick=1
+[ "${1:-}" = "--sweep" ] && sweep=1
 # --capped: issue 11's failure case, 3 workers under a 1 GiB VRAM cap,
 # porep-like-22 jobs of 4 partitions beside porep-like-18 jobs.
 [ "${1:-}" = "--capped" ] && capped=1
@@ -59,7 +68,7 @@ max_message_bytes = "64MiB"
 [engine]
 gpu_workers_per_device = $workers
 $limit_line
-max_batch_size = 4
+max_batch_size = ${MAX_BATCH:-1}
 verify_proofs = true
 
 [params]
@@ -91,6 +100,66 @@ run() {
     head -c 3000 "$out/$name.json" | tee -a "$out/gpu-daemon.log"
     echo | tee -a "$out/gpu-daemon.log"
 }
+if [ "$sweep" = 1 ]; then
+    kill "$daemon" 2>/dev/null
+    wait "$daemon" 2>/dev/null
+    params="$work/params"
+    for limit in ${SWEEP_LIMITS:-1GiB 2GiB 4GiB 16GiB none}; do
+        for w in ${SWEEP_WORKERS:-1 2 3}; do
+            line=""
+            [ "$limit" != none ] && line="gpu_vram_limit = \"$limit\""
+            sed -e "s/^gpu_workers_per_device = .*/gpu_workers_per_device = $w/" \
+                -e "/^gpu_vram_limit/d" "$work/cuzk.toml" > "$work/sweep.toml"
+            [ -n "$line" ] && sed -i "s/^\[engine\]$/[engine]\n$line/" "$work/sweep.toml"
+            rm -f "$sock"
+            "$cuzk" daemon --config "$work/sweep.toml" > "$out/sweep-daemon-$limit-$w.log" 2>&1 &
+            daemon=$!
+            for _ in $(seq 1 100); do [ -S "$sock" ] && break; sleep 0.2; done
+            tag="$limit-w$w"
+            "$cuzk" bench batch --daemon "unix:$sock" --json --kind porep-like-24 --count 2 --concurrency 2 > "$work/s24.json" 2>/dev/null &
+            b24=$!
+            "$cuzk" bench batch --daemon "unix:$sock" --json --kind porep-like-22 --partitions 2 --count 4 --concurrency 4 > "$work/s22.json" 2>/dev/null &
+            b22=$!
+            "$cuzk" bench batch --daemon "unix:$sock" --json --kind porep-like-20 --count 16 --concurrency 8 > "$work/s20.json" 2>/dev/null
+            r20=$?
+            wait "$b22"; r22=$?
+            wait "$b24"; r24=$?
+            curl -s "http://127.0.0.1:9821/status" > "$work/sstatus.json" 2>/dev/null
+            mkdir -p "$out/sweep/$tag"
+            cp "$work"/s20.json "$work"/s22.json "$work"/s24.json "$work"/sstatus.json "$out/sweep/$tag/" 2>/dev/null
+            summary="$(python3 - "$work" 2>&1 <<'PY'
+import json, sys
+w = sys.argv[1]
+def load(n):
+    try:
+        return json.load(open(f"{w}/{n}"))
+    except Exception as e:
+        return {"error": str(e)}
+jobs = [load(n) for n in ("s20.json", "s22.json", "s24.json")]
+st = load("sstatus.json")
+devs = st.get("devices") or []
+ph = [d.get("pool_high_bytes") for d in devs if isinstance(d, dict)]
+up = [d.get("param_uploads") for d in devs if isinstance(d, dict)]
+print("failed", sum(j.get("failed", 1) for j in jobs),
+      "completed", sum(j.get("completed", 0) for j in jobs),
+      "verified", sum(j.get("proofs_verified", 0) for j in jobs),
+      "not_verified", sum(j.get("proofs_not_verified", 0) for j in jobs),
+      "pool_high_MiB", [round((x or 0) / 2**20) for x in ph],
+      "param_uploads", up,
+      "wall_s", [round(j.get("wall_s", 0), 1) for j in jobs])
+PY
+)"
+            echo "$tag $summary rc $r20/$r22/$r24" | tee -a "$out/sweep.log"
+            if [ "$r20$r22$r24" = 000 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+            kill "$daemon" 2>/dev/null
+            wait "$daemon" 2>/dev/null
+        done
+    done
+    rm -rf "$work"
+    tar -czf "$out/sweep.tgz" -C "$out" sweep sweep-daemon-*.log 2>/dev/null && rm -rf "$out/sweep" "$out"/sweep-daemon-*.log
+    echo "$passed passed, $failed failed" | tee -a "$out/sweep.log"
+    exit 0
+fi
 if [ "$capped" = 1 ]; then
     "$cuzk" bench batch --daemon "unix:$sock" --json --kind porep-like-22 --partitions 4 --count 8 \
         --concurrency 8 > "$out/capped-22x4.json" 2>> "$out/gpu-daemon.log" &
@@ -124,7 +193,11 @@ if [ "$quick" = 0 ]; then
     head -c 3000 "$out/mixed-22.json" | tee -a "$out/gpu-daemon.log"; echo
 fi
 "$cuzk" status --daemon "unix:$sock" --json > "$out/status-end.json" 2>&1
+curl -s "http://127.0.0.1:9821/status" > "$out/http-status-end.json" 2>/dev/null
 kill "$daemon" 2>/dev/null
 wait "$daemon" 2>/dev/null
 rm -rf "$work"
+# One archive of the traces and status files (the device tool returns a
+# limited number of files).
+tar -czf "$out/daemon-bench.tgz" -C "$out" $(cd "$out" && ls *.json 2>/dev/null) 2>/dev/null
 echo "$passed passed, $failed failed" | tee -a "$out/gpu-daemon.log"

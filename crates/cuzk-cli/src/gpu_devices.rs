@@ -70,6 +70,8 @@ impl DeviceBackend for GpuDevices {
                     name,
                     vram_total_bytes: total,
                     vram_free_bytes: free,
+                    pool_high_bytes: b.pool_high_water(),
+                    param_uploads: b.parameter_uploads(),
                 })
             })
             .collect()

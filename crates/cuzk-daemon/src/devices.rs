@@ -18,12 +18,19 @@ use std::sync::Arc;
 
 pub type DeviceError = Box<dyn std::error::Error + Send + Sync>;
 
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct DeviceInfo {
     pub index: u32,
     pub name: String,
     pub vram_total_bytes: u64,
     pub vram_free_bytes: u64,
+    /// The most device memory the driver's pool held at once since the
+    /// backend opened (what partitions really allocated, beside the
+    /// budget's account); 0 where the backend does not measure it.
+    pub pool_high_bytes: u64,
+    /// Parameter sets uploaded to the device since it opened (each upload
+    /// of a resident set; a kind kept resident is uploaded once).
+    pub param_uploads: u64,
 }
 
 /// A parameter set resident on a device, as the backend lists it.

@@ -114,6 +114,7 @@ impl DeviceBackend for FakeGpus {
                 name: format!("fake {index}"),
                 vram_total_bytes: 8 << 30,
                 vram_free_bytes: 8 << 30,
+                ..Default::default()
             })
             .collect()
     }

@@ -243,6 +243,7 @@ impl cuzk_daemon::devices::DeviceBackend for FakeVram {
             name: "fake 0".into(),
             vram_total_bytes: 1 << 30,
             vram_free_bytes: 1 << 30,
+            ..Default::default()
         }]
     }
     fn prover(&self, _device: Option<u32>) -> Arc<dyn cuzk_core::prover::ProverBackend> {

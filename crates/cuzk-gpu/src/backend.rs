@@ -360,6 +360,8 @@ pub struct CudaBackend {
     reports: Mutex<Vec<PartitionReport>>,
     /// Parameter sets uploaded so far (each upload of a resident set).
     uploads: std::sync::atomic::AtomicU64,
+    /// The driver pool's largest high-water mark seen so far.
+    pool_high_max: std::sync::atomic::AtomicU64,
     /// The compiled constraint systems resident on the device, least
     /// recently used first (`compiled`): partitions clone an Arc while
     /// they use it.
@@ -424,6 +426,7 @@ impl CudaBackend {
             reports: Mutex::new(Vec::new()),
             uploads: std::sync::atomic::AtomicU64::new(0),
             compiled: Mutex::new(Vec::new()),
+            pool_high_max: std::sync::atomic::AtomicU64::new(0),
         };
         let free = me.measure_free()?;
         me.budget = VramBudget::new(me.label.clone(), free, config.budget);
@@ -493,6 +496,12 @@ impl CudaBackend {
 
     /// How many times a parameter set was uploaded to stay resident (a
     /// kind found resident costs none).
+    /// The most device memory the driver's pool held at once since this
+    /// backend opened (sampled at each partition's start and end).
+    pub fn pool_high_water(&self) -> u64 {
+        self.pool_high_max.load(Ordering::Relaxed)
+    }
+
     pub fn parameter_uploads(&self) -> u64 {
         self.uploads.load(Ordering::Relaxed)
     }
@@ -783,6 +792,7 @@ impl CudaBackend {
             .result()
             .map_err(|e| self.drv("cuMemPoolSetAttribute", e))?;
         }
+        self.pool_high_max.fetch_max(high, Ordering::Relaxed);
         Ok(high)
     }
 
