@@ -51,6 +51,7 @@ use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use rayon::prelude::*;
 use std::any::Any;
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -526,9 +527,8 @@ fn synthesize_typed<Tree: FilTree>(spec: &SynthSpec) -> Result<SynthC1> {
     let mut columns: BTreeMap<u32, Vec<PoseidonDomain>> = BTreeMap::new();
     for &c in challenges.iter().flatten() {
         for n in std::iter::once(c).chain(parents_of(c)?) {
-            if !columns.contains_key(&n) {
-                let rows = labels.column(n, layers)?;
-                columns.insert(n, rows);
+            if let Entry::Vacant(e) = columns.entry(n) {
+                e.insert(labels.column(n, layers)?);
             }
         }
     }
