@@ -318,16 +318,28 @@ pub fn prove_assignments<R: RngCore>(
     for (i, pa) in assignments.iter().enumerate() {
         check_shape(params, pa, i)?;
     }
-    let (msms, mut timings) = backend.compute(params, assignments)?;
-    if msms.len() != assignments.len() {
+    let (msms, timings) = backend.compute(params, assignments)?;
+    finish(backend, params, msms, assignments.len(), "circuits", timings, start, rng)
+}
+
+/// The proofs from a backend's MSM results (one per circuit asked for,
+/// `what` naming them in the error when the count is wrong), each with
+/// fresh randomness; the timings' total is the call's wall time.
+#[allow(clippy::too_many_arguments)]
+fn finish<R: RngCore>(
+    backend: &dyn ProverBackend,
+    params: &Parameters,
+    msms: Vec<MsmResults>,
+    count: usize,
+    what: &str,
+    mut timings: PhaseTimings,
+    start: Instant,
+    rng: &mut R,
+) -> Result<(Vec<Proof>, PhaseTimings)> {
+    if msms.len() != count {
         return Err(Error::Backend {
             backend: backend.name(),
-            source: format!(
-                "returned {} results for {} circuits",
-                msms.len(),
-                assignments.len()
-            )
-            .into(),
+            source: format!("returned {} results for {count} {what}", msms.len()).into(),
         });
     }
     let proofs = msms
@@ -359,19 +371,8 @@ pub fn prove_witnesses<R: RngCore>(
         compiled.check_witness(w)?;
     }
     let count = witnesses.len();
-    let (msms, mut timings) = backend.compute_compiled(params, compiled, witnesses)?;
-    if msms.len() != count {
-        return Err(Error::Backend {
-            backend: backend.name(),
-            source: format!("returned {} results for {count} witnesses", msms.len()).into(),
-        });
-    }
-    let proofs = msms
-        .iter()
-        .map(|m| assemble_proof(params, m, &ProofRandomness::random(rng)))
-        .collect();
-    timings.total = start.elapsed();
-    Ok((proofs, timings))
+    let (msms, timings) = backend.compute_compiled(params, compiled, witnesses)?;
+    finish(backend, params, msms, count, "witnesses", timings, start, rng)
 }
 
 /// One partition ready to prove: full synthesis's assignment, or the
@@ -392,13 +393,6 @@ impl Synthesized {
         match self {
             Synthesized::Assignment(pa) => pa.public_inputs(),
             Synthesized::Witness { witness, .. } => &witness.inputs[1.min(witness.inputs.len())..],
-        }
-    }
-    /// Constraints of the circuit (input constraints included).
-    pub fn num_constraints(&self) -> usize {
-        match self {
-            Synthesized::Assignment(pa) => pa.num_constraints(),
-            Synthesized::Witness { compiled, .. } => compiled.num_constraints(),
         }
     }
 }
