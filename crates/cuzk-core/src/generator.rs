@@ -14,7 +14,7 @@
 //! inversion per chunk); cuzk-gpu's runs them on a GPU from the same tables,
 //! with the same results bit for bit.
 
-use crate::params::{Parameters, VerifyingKey};
+use crate::params::{Parameters, ParamsCollector, ParamsSink, Section, VerifyingKey};
 use crate::{domain, msm, Error, Result};
 use bellpepper_core::{
     Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
@@ -25,7 +25,6 @@ use group::{prime::PrimeCurveAffine, Curve, Group};
 use rand_core::RngCore;
 use rayon::prelude::*;
 use std::ops::{AddAssign, SubAssign};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// One nonzero coefficient of a QAP matrix.
@@ -553,6 +552,135 @@ pub fn generate_parameters_with<C: Circuit<Scalar>>(
     waste: &ToxicWaste,
     engine: &dyn FixedBaseEngine,
 ) -> Result<(Parameters, GenerationTimings)> {
+    let mut sink = ParamsCollector::new();
+    let timings = generate_parameters_into(circuit, waste, engine, &mut sink, &|_| {})?;
+    let params = sink.finish().map_err(sink_err)?;
+    Ok((params, timings))
+}
+
+/// What [`generate_parameters_into`] reports as it goes (a 32 GiB PoRep
+/// takes minutes: synthesis, the scalars, then each query).
+#[derive(Clone, Debug)]
+pub enum GenerationEvent<'a> {
+    /// The constraint matrices are built.
+    Synthesized {
+        constraints: usize,
+        inputs: usize,
+        aux: usize,
+        /// Nonzero entries of A, B and C together.
+        entries: usize,
+        domain: usize,
+    },
+    /// The query scalars are computed; the multiplications begin.
+    Scalars { g1_points: usize, g2_points: usize },
+    /// `done` of a query's `total` points are computed and handed to the
+    /// sink (once per chunk).
+    Query {
+        query: &'a str,
+        done: usize,
+        total: usize,
+        /// Since this query began.
+        elapsed: Duration,
+    },
+}
+
+/// Points per call to the engine and per run handed to the sink: the
+/// bound on what a query holds in memory (two runs: one being computed,
+/// one being written). 2^23 G1 points are 768 MiB, G2 half as many points
+/// for the same bytes; on the GPU a run is 0.6 s of work (14 M points/s on
+/// the H200), long beside the per-call table upload (≤ 16 MiB).
+const STREAM_RUN_G1: usize = 1 << 23;
+const STREAM_RUN_G2: usize = 1 << 22;
+
+fn sink_err(source: std::io::Error) -> Error {
+    Error::Backend {
+        backend: "parameter sink",
+        source: Box::new(source),
+    }
+}
+
+/// One query, run by run: `points(range)` computes the points of that
+/// range of the query, on a helper thread while the previous run is handed
+/// to `emit`, so the engine and the sink (encoding, the disk) overlap.
+fn stream_query<A: Send>(
+    query: &str,
+    total: usize,
+    run: usize,
+    points: &(dyn Fn(std::ops::Range<usize>) -> Result<Vec<A>> + Sync),
+    emit: &mut dyn FnMut(&[A]) -> Result<()>,
+    progress: &dyn Fn(&GenerationEvent),
+) -> Result<()> {
+    let run = run.max(1);
+    let start = Instant::now();
+    let mut done = 0usize;
+    std::thread::scope(|s| -> Result<()> {
+        let mut pending: Option<std::thread::ScopedJoinHandle<'_, Result<Vec<A>>>> = None;
+        let mut next = 0usize;
+        loop {
+            let spawned = (next < total).then(|| {
+                let range = next..(next + run).min(total);
+                next = range.end;
+                s.spawn(move || points(range))
+            });
+            let Some(p) = pending.take() else {
+                if spawned.is_none() {
+                    return Ok(());
+                }
+                pending = spawned;
+                continue;
+            };
+            let pts = p.join().map_err(|_| Error::Backend {
+                backend: "fixed-base",
+                source: format!("the thread computing the {query} query panicked").into(),
+            })??;
+            emit(&pts)?;
+            done += pts.len();
+            drop(pts);
+            progress(&GenerationEvent::Query {
+                query,
+                done,
+                total,
+                elapsed: start.elapsed(),
+            });
+            pending = spawned;
+        }
+    })
+}
+
+/// Parameters from given toxic waste, handed to `sink` query by query as
+/// each run of points is computed (the file order: the verifying key, h, l,
+/// a, b_g1, b_g2), so that no whole query is ever held: peak memory is the
+/// constraint matrices while they are evaluated, then the l, a and b
+/// scalars (32 bytes a point) and two runs of points. Everything that can
+/// fail for the circuit's sake (an unconstrained variable, an identity in
+/// ic) fails before the sink is given anything.
+pub fn generate_parameters_into<C: Circuit<Scalar>>(
+    circuit: C,
+    waste: &ToxicWaste,
+    engine: &dyn FixedBaseEngine,
+    sink: &mut dyn ParamsSink,
+    progress: &dyn Fn(&GenerationEvent),
+) -> Result<GenerationTimings> {
+    generate_in_runs(
+        circuit,
+        waste,
+        engine,
+        sink,
+        progress,
+        (STREAM_RUN_G1, STREAM_RUN_G2),
+    )
+}
+
+/// [`generate_parameters_into`] with runs of the given sizes (G1, G2):
+/// tests cut small queries into many runs.
+fn generate_in_runs<C: Circuit<Scalar>>(
+    circuit: C,
+    waste: &ToxicWaste,
+    engine: &dyn FixedBaseEngine,
+    sink: &mut dyn ParamsSink,
+    progress: &dyn Fn(&GenerationEvent),
+    (run_g1, run_g2): (usize, usize),
+) -> Result<GenerationTimings> {
     let ToxicWaste {
         g1,
         g2,
@@ -584,6 +712,13 @@ pub fn generate_parameters_with<C: Circuit<Scalar>>(
     }
     let n = 1usize << log;
     timings.synthesis = start.elapsed();
+    progress(&GenerationEvent::Synthesized {
+        constraints: cs.num_constraints,
+        inputs: cs.num_inputs,
+        aux: cs.num_aux,
+        entries: cs.at.len() + cs.bt.len() + cs.ct.len(),
+        domain: n,
+    });
     let phase = Instant::now();
 
     let gamma_inv: Scalar = Option::from(gamma.invert())
@@ -603,12 +738,9 @@ pub fn generate_parameters_with<C: Circuit<Scalar>>(
                 cur *= tau;
             }
         });
-    // h_i = tau^i · Z(tau) / delta for i < n − 1.
+    // h_i = tau^i · Z(tau) / delta for i < n − 1: computed run by run when
+    // the h query is, rather than held (n scalars).
     let z_over_delta = (tau.pow_vartime([n as u64]) - Scalar::ONE) * delta_inv;
-    let h_scalars: Vec<Scalar> = lagrange[..n - 1]
-        .par_iter()
-        .map(|p| *p * z_over_delta)
-        .collect();
     domain::ifft(&mut lagrange);
 
     let (ni, na) = (cs.num_inputs, cs.num_aux);
@@ -637,29 +769,31 @@ pub fn generate_parameters_with<C: Circuit<Scalar>>(
     };
     let ic_scalars = ext(&at_in, &bt_in, &ct_in, gamma_inv);
     let l_scalars = ext(&at_aux, &bt_aux, &ct_aux, delta_inv);
-    if let Some(j) = l_scalars.iter().position(|s| bool::from(s.is_zero())) {
-        let _ = j;
+    drop((ct_in, ct_aux));
+    if l_scalars.par_iter().any(|s| bool::from(s.is_zero())) {
         return Err(synth_err(SynthesisError::UnconstrainedVariable));
     }
     // A and B queries hold only the variables that occur in that column.
-    let nonzero = |x: &[Scalar], y: &[Scalar]| -> Vec<Scalar> {
-        x.iter()
+    let nonzero = |x: Vec<Scalar>, y: Vec<Scalar>| -> Vec<Scalar> {
+        x.into_iter()
             .chain(y)
-            .copied()
             .filter(|s| !bool::from(s.is_zero()))
             .collect()
     };
-    let a_scalars = nonzero(&at_in, &at_aux);
-    let b_scalars = nonzero(&bt_in, &bt_aux);
+    let a_scalars = nonzero(at_in, at_aux);
+    let b_scalars = nonzero(bt_in, bt_aux);
 
     timings.scalars = phase.elapsed();
+    let g1_count = (n - 1) + l_scalars.len() + ic_scalars.len() + a_scalars.len() + b_scalars.len();
+    progress(&GenerationEvent::Scalars {
+        g1_points: g1_count,
+        g2_points: b_scalars.len(),
+    });
     let phase = Instant::now();
 
-    let g1_count =
-        h_scalars.len() + l_scalars.len() + ic_scalars.len() + a_scalars.len() + b_scalars.len();
     let g1_table = FixedBaseTable::<G1Projective>::new(g1, g1_count);
-    // One query's points, checked to be as many as its scalars.
-    let g1_query = |query: &str, scalars: &[Scalar]| {
+    // A run of a query's points, checked to be as many as its scalars.
+    let g1_run = |query: &str, scalars: &[Scalar]| {
         expect_len(
             engine,
             query,
@@ -667,35 +801,13 @@ pub fn generate_parameters_with<C: Circuit<Scalar>>(
             scalars.len(),
         )
     };
-    let h = g1_query("h", &h_scalars)?;
-    drop(h_scalars);
-    let l = g1_query("l", &l_scalars)?;
-    drop(l_scalars);
-    let ic = g1_query("ic", &ic_scalars)?;
-    let a = g1_query("a", &a_scalars)?;
-    drop(a_scalars);
-    let b_g1 = g1_query("b_g1", &b_scalars)?;
-    drop(g1_table);
-    timings.g1 = phase.elapsed();
-    timings.g1_points = g1_count;
-    let phase = Instant::now();
-    let g2_table = FixedBaseTable::<G2Projective>::new(g2, b_scalars.len());
-    let b_g2 = expect_len(
-        engine,
-        "b_g2",
-        engine.mul_g2(&g2_table, &b_scalars)?,
-        b_scalars.len(),
-    )?;
-    timings.g2 = phase.elapsed();
-    timings.g2_points = b_scalars.len();
-
+    let ic = g1_run("ic", &ic_scalars)?;
     if ic.iter().any(|p| bool::from(p.is_identity())) {
         // An input that occurs nowhere but its own input constraint still
         // has a nonzero ic scalar (beta·L_row(tau)), so this needs a
         // degenerate tau or beta; the verifying key would be unusable.
         return Err(synth_err(SynthesisError::UnexpectedIdentity));
     }
-
     let (g1a, g2a) = (g1.to_affine(), g2.to_affine());
     let vk = VerifyingKey {
         alpha_g1: (g1a * alpha).to_affine(),
@@ -706,16 +818,77 @@ pub fn generate_parameters_with<C: Circuit<Scalar>>(
         delta_g2: (g2a * delta).to_affine(),
         ic,
     };
-    let params = Parameters {
-        vk,
-        h: Arc::new(h),
-        l: Arc::new(l),
-        a: Arc::new(a),
-        b_g1: Arc::new(b_g1),
-        b_g2: Arc::new(b_g2),
-    };
+    sink.vk(&vk).map_err(sink_err)?;
+    drop(vk);
+
+    // h: its scalars made run by run from the powers of tau.
+    sink.begin(Section::H, n - 1).map_err(sink_err)?;
+    stream_query(
+        "h",
+        n - 1,
+        run_g1,
+        &|r: std::ops::Range<usize>| {
+            let first = tau.pow_vartime([r.start as u64]) * z_over_delta;
+            let mut scalars = vec![Scalar::ZERO; r.len()];
+            scalars
+                .par_chunks_mut(1 << 12)
+                .enumerate()
+                .for_each(|(i, chunk)| {
+                    let mut cur = first * tau.pow_vartime([(i << 12) as u64]);
+                    for v in chunk {
+                        *v = cur;
+                        cur *= tau;
+                    }
+                });
+            g1_run("h", &scalars)
+        },
+        &mut |pts: &[G1Affine]| sink.g1(pts).map_err(sink_err),
+        progress,
+    )?;
+    for (section, scalars) in [(Section::L, l_scalars), (Section::A, a_scalars)] {
+        sink.begin(section, scalars.len()).map_err(sink_err)?;
+        stream_query(
+            section.name(),
+            scalars.len(),
+            run_g1,
+            &|r| g1_run(section.name(), &scalars[r]),
+            &mut |pts: &[G1Affine]| sink.g1(pts).map_err(sink_err),
+            progress,
+        )?;
+    }
+    sink.begin(Section::BG1, b_scalars.len())
+        .map_err(sink_err)?;
+    stream_query(
+        "b_g1",
+        b_scalars.len(),
+        run_g1,
+        &|r| g1_run("b_g1", &b_scalars[r]),
+        &mut |pts: &[G1Affine]| sink.g1(pts).map_err(sink_err),
+        progress,
+    )?;
+    drop(g1_table);
+    timings.g1 = phase.elapsed();
+    timings.g1_points = g1_count;
+
+    let phase = Instant::now();
+    let g2_table = FixedBaseTable::<G2Projective>::new(g2, b_scalars.len());
+    sink.begin(Section::BG2, b_scalars.len())
+        .map_err(sink_err)?;
+    stream_query(
+        "b_g2",
+        b_scalars.len(),
+        run_g2,
+        &|r| {
+            let s = &b_scalars[r];
+            expect_len(engine, "b_g2", engine.mul_g2(&g2_table, s)?, s.len())
+        },
+        &mut |pts: &[G2Affine]| sink.g2(pts).map_err(sink_err),
+        progress,
+    )?;
+    timings.g2 = phase.elapsed();
+    timings.g2_points = b_scalars.len();
     timings.total = start.elapsed();
-    Ok((params, timings))
+    Ok(timings)
 }
 
 #[cfg(test)]
@@ -879,9 +1052,102 @@ mod tests {
         let err = generate_parameters_with(circuit, &w, &Short).err().unwrap();
         let msg = err.to_string();
         assert!(
-            msg.contains("short") && msg.contains("the h query"),
+            msg.contains("short") && msg.contains("the ic query"),
             "{msg}"
         );
+    }
+
+    /// The streamed file, cut into many runs (sizes that divide no query
+    /// evenly, and runs of one point), is byte for byte what the in-memory
+    /// parameters write; it reads back as those parameters, which prove
+    /// and verify (and refuse a wrong input).
+    #[test]
+    fn streamed_file_equals_the_in_memory_parameters() {
+        let circuit = crate::circuits::PorepLikeCircuit::new(7, 3);
+        let mut rng = ChaCha20Rng::seed_from_u64(12);
+        let w = ToxicWaste::random(&mut rng);
+        let (mem, _) = generate_parameters_with(circuit.clone(), &w, &CpuFixedBase).unwrap();
+        let mut want = Vec::new();
+        mem.write(&mut want).unwrap();
+        for runs in [(37, 5), (1, 1), (1 << 20, 1 << 20)] {
+            let events = std::cell::RefCell::new(Vec::new());
+            let mut sink = crate::params::ParamsFileSink::new(Vec::new());
+            generate_in_runs(
+                circuit.clone(),
+                &w,
+                &CpuFixedBase,
+                &mut sink,
+                &|e| {
+                    if let GenerationEvent::Query {
+                        query, done, total, ..
+                    } = e
+                    {
+                        events.borrow_mut().push((query.to_string(), *done, *total));
+                    }
+                },
+                runs,
+            )
+            .unwrap();
+            let got = sink.finish().unwrap();
+            assert!(got == want, "runs {runs:?}: the streamed file differs");
+            // Progress: every query ends complete, counts only grow.
+            let events = events.into_inner();
+            for (q, len) in [
+                ("h", mem.h.len()),
+                ("l", mem.l.len()),
+                ("a", mem.a.len()),
+                ("b_g1", mem.b_g1.len()),
+                ("b_g2", mem.b_g2.len()),
+            ] {
+                let mine: Vec<_> = events.iter().filter(|e| e.0 == q).collect();
+                assert_eq!(
+                    mine.last().map(|e| (e.1, e.2)),
+                    Some((len, len)),
+                    "{q} {runs:?}"
+                );
+                assert!(mine.windows(2).all(|p| p[0].1 < p[1].1), "{q} {runs:?}");
+            }
+            if runs == (37, 5) {
+                assert_eq!(
+                    events.iter().filter(|e| e.0 == "h").count(),
+                    mem.h.len().div_ceil(37)
+                );
+            }
+        }
+        let back = Parameters::read_bytes(&want, std::path::Path::new("mem"), true).unwrap();
+        assert_eq!(back.vk, mem.vk);
+        assert_eq!((&back.h, &back.a, &back.b_g2), (&mem.h, &mem.a, &mem.b_g2));
+        let proof = crate::prover::create_random_proof(circuit.clone(), &back, &mut rng).unwrap();
+        let pvk = crate::verifier::prepare_verifying_key(&back.vk);
+        let inputs = circuit.public_inputs();
+        assert!(crate::verifier::verify_proof(&pvk, &proof, &inputs).unwrap());
+        let mut wrong = inputs.clone();
+        wrong[0] += Scalar::ONE;
+        assert!(!crate::verifier::verify_proof(&pvk, &proof, &wrong).unwrap());
+    }
+
+    /// A sink that fails mid-query stops generation with its error.
+    #[test]
+    fn a_failing_sink_stops_generation() {
+        struct Full(usize);
+        impl std::io::Write for Full {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                if self.0 < b.len() {
+                    return Err(std::io::Error::other("disk full"));
+                }
+                self.0 -= b.len();
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let circuit = crate::circuits::PorepLikeCircuit::new(7, 3);
+        let w = ToxicWaste::random(&mut ChaCha20Rng::seed_from_u64(13));
+        let mut sink = crate::params::ParamsFileSink::new(Full(5000));
+        let err =
+            generate_in_runs(circuit, &w, &CpuFixedBase, &mut sink, &|_| {}, (16, 16)).unwrap_err();
+        assert!(err.to_string().contains("disk full"), "{err}");
     }
 
     #[test]

@@ -410,14 +410,20 @@ pub struct Parameters {
 }
 
 impl Parameters {
-    pub fn write<W: std::io::Write>(&self, mut w: W) -> std::io::Result<()> {
-        self.vk.write(&mut w)?;
-        for v in [&self.h, &self.l, &self.a, &self.b_g1] {
-            write_len(&mut w, v.len())?;
-            write_g1s(&mut w, v)?;
+    pub fn write<W: std::io::Write>(&self, w: W) -> std::io::Result<()> {
+        let mut out = ParamsWriter::new(w, &self.vk)?;
+        for (section, v) in [
+            (Section::H, &self.h),
+            (Section::L, &self.l),
+            (Section::A, &self.a),
+            (Section::BG1, &self.b_g1),
+        ] {
+            out.begin(section, v.len())?;
+            out.g1(v)?;
         }
-        write_len(&mut w, self.b_g2.len())?;
-        write_g2s(&mut w, &self.b_g2)
+        out.begin(Section::BG2, self.b_g2.len())?;
+        out.g2(&self.b_g2)?;
+        out.finish().map(|_| ())
     }
     pub fn write_file(&self, path: &Path) -> Result<()> {
         write_atomically(path, |w| self.write(w))
@@ -430,6 +436,246 @@ impl Parameters {
     pub fn read_bytes(bytes: &[u8], path: &Path, checked: bool) -> Result<Self> {
         let (vk, layout) = parse_layout(bytes, path)?;
         load_from(bytes, &vk, &layout, path, checked)
+    }
+}
+
+/// Where parameters go as they are made, in file order: the verifying
+/// key, then each of h, l, a, b_g1 (G1) and b_g2 (G2) announced with its
+/// length by [`ParamsSink::begin`] and then given in runs of points. A
+/// generator that hands each run over as soon as it is computed never
+/// holds a whole query (the 32 GiB PoRep's h alone is 12 GiB).
+pub trait ParamsSink {
+    fn vk(&mut self, vk: &VerifyingKey) -> std::io::Result<()>;
+    fn begin(&mut self, section: Section, len: usize) -> std::io::Result<()>;
+    fn g1(&mut self, points: &[G1Affine]) -> std::io::Result<()>;
+    fn g2(&mut self, points: &[G2Affine]) -> std::io::Result<()>;
+}
+
+fn misuse(what: String) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidInput, what)
+}
+
+/// The order of a stream of sections: which section is open, how many of
+/// its points are still due. Shared by the file writer and the collector
+/// so that both refuse the same misuse.
+#[derive(Debug, Default)]
+struct SectionOrder {
+    /// Sections begun so far (0..=5).
+    begun: usize,
+    /// Points the open section still expects.
+    due: usize,
+}
+
+impl SectionOrder {
+    fn begin(&mut self, section: Section, len: usize) -> std::io::Result<()> {
+        let want = Section::ALL.get(self.begun).copied();
+        if want != Some(section) {
+            return Err(misuse(format!(
+                "parameter section {} begun out of order (expected {})",
+                section.name(),
+                want.map_or("no further section", Section::name)
+            )));
+        }
+        self.close_check()?;
+        u32::try_from(len).map_err(|_| {
+            misuse(format!(
+                "section {} of {len} points exceeds the format's u32 count",
+                section.name()
+            ))
+        })?;
+        self.begun += 1;
+        self.due = len;
+        Ok(())
+    }
+    fn close_check(&self) -> std::io::Result<()> {
+        if self.due != 0 {
+            let open = Section::ALL[self.begun - 1];
+            return Err(misuse(format!(
+                "section {} ended {} points short",
+                open.name(),
+                self.due
+            )));
+        }
+        Ok(())
+    }
+    fn points(&mut self, g2: bool, count: usize) -> std::io::Result<Section> {
+        let Some(open) = self.begun.checked_sub(1).map(|i| Section::ALL[i]) else {
+            return Err(misuse("points given before any section was begun".into()));
+        };
+        if (open == Section::BG2) != g2 {
+            return Err(misuse(format!(
+                "{} points given for section {}",
+                if g2 { "G2" } else { "G1" },
+                open.name()
+            )));
+        }
+        if count > self.due {
+            return Err(misuse(format!(
+                "{count} points given for section {} which expects {} more",
+                open.name(),
+                self.due
+            )));
+        }
+        self.due -= count;
+        Ok(open)
+    }
+    fn finish(&self) -> std::io::Result<()> {
+        if self.begun != Section::ALL.len() {
+            return Err(misuse(format!(
+                "parameters ended after {} of 5 sections",
+                self.begun
+            )));
+        }
+        self.close_check()
+    }
+}
+
+/// Writes a `.params` stream section by section (the format is the one
+/// [`Parameters::write`] produces, which goes through this writer). Each
+/// section's length is written when it is begun and must then be met
+/// exactly: a short or overlong section, or one out of order, is an
+/// `InvalidInput` error, never a file that reads back differently.
+pub struct ParamsWriter<W: Write> {
+    w: W,
+    order: SectionOrder,
+}
+
+impl<W: Write> ParamsWriter<W> {
+    /// Writes the verifying key (ic included: it comes before the queries).
+    pub fn new(mut w: W, vk: &VerifyingKey) -> std::io::Result<Self> {
+        vk.write(&mut w)?;
+        Ok(ParamsWriter {
+            w,
+            order: SectionOrder::default(),
+        })
+    }
+    pub fn begin(&mut self, section: Section, len: usize) -> std::io::Result<()> {
+        self.order.begin(section, len)?;
+        write_len(&mut self.w, len)
+    }
+    pub fn g1(&mut self, points: &[G1Affine]) -> std::io::Result<()> {
+        self.order.points(false, points.len())?;
+        write_g1s(&mut self.w, points)
+    }
+    pub fn g2(&mut self, points: &[G2Affine]) -> std::io::Result<()> {
+        self.order.points(true, points.len())?;
+        write_g2s(&mut self.w, points)
+    }
+    /// Checks that all five sections are complete; returns the inner writer
+    /// (not flushed).
+    pub fn finish(self) -> std::io::Result<W> {
+        self.order.finish()?;
+        Ok(self.w)
+    }
+}
+
+/// A [`ParamsSink`] that writes a `.params` file: the verifying key is the
+/// first thing given, so the writer opens with it.
+pub enum ParamsFileSink<W: Write> {
+    /// Waiting for the verifying key.
+    Start(Option<W>),
+    Writing(ParamsWriter<W>),
+}
+
+impl<W: Write> ParamsFileSink<W> {
+    pub fn new(w: W) -> Self {
+        ParamsFileSink::Start(Some(w))
+    }
+    fn writer(&mut self) -> std::io::Result<&mut ParamsWriter<W>> {
+        match self {
+            ParamsFileSink::Writing(w) => Ok(w),
+            ParamsFileSink::Start(_) => Err(misuse(
+                "parameter sections given before the verifying key".into(),
+            )),
+        }
+    }
+    /// The inner writer once every section is complete.
+    pub fn finish(self) -> std::io::Result<W> {
+        match self {
+            ParamsFileSink::Writing(w) => w.finish(),
+            ParamsFileSink::Start(_) => Err(misuse("no verifying key was written".into())),
+        }
+    }
+}
+
+impl<W: Write> ParamsSink for ParamsFileSink<W> {
+    fn vk(&mut self, vk: &VerifyingKey) -> std::io::Result<()> {
+        match self {
+            ParamsFileSink::Start(w) => {
+                let w = w.take().ok_or_else(|| misuse("writer lost".into()))?;
+                *self = ParamsFileSink::Writing(ParamsWriter::new(w, vk)?);
+                Ok(())
+            }
+            ParamsFileSink::Writing(_) => Err(misuse("a second verifying key".into())),
+        }
+    }
+    fn begin(&mut self, section: Section, len: usize) -> std::io::Result<()> {
+        self.writer()?.begin(section, len)
+    }
+    fn g1(&mut self, points: &[G1Affine]) -> std::io::Result<()> {
+        self.writer()?.g1(points)
+    }
+    fn g2(&mut self, points: &[G2Affine]) -> std::io::Result<()> {
+        self.writer()?.g2(points)
+    }
+}
+
+/// A [`ParamsSink`] that keeps the parameters in memory.
+#[derive(Default)]
+pub struct ParamsCollector {
+    vk: Option<VerifyingKey>,
+    order: SectionOrder,
+    g1: [Vec<G1Affine>; 4],
+    b_g2: Vec<G2Affine>,
+}
+
+impl ParamsCollector {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// The parameters, once the key and every section are complete.
+    pub fn finish(self) -> std::io::Result<Parameters> {
+        self.order.finish()?;
+        let vk = self
+            .vk
+            .ok_or_else(|| misuse("no verifying key was given".into()))?;
+        let [h, l, a, b_g1] = self.g1;
+        Ok(Parameters {
+            vk,
+            h: Arc::new(h),
+            l: Arc::new(l),
+            a: Arc::new(a),
+            b_g1: Arc::new(b_g1),
+            b_g2: Arc::new(self.b_g2),
+        })
+    }
+}
+
+impl ParamsSink for ParamsCollector {
+    fn vk(&mut self, vk: &VerifyingKey) -> std::io::Result<()> {
+        if self.vk.is_some() {
+            return Err(misuse("a second verifying key".into()));
+        }
+        self.vk = Some(vk.clone());
+        Ok(())
+    }
+    fn begin(&mut self, section: Section, len: usize) -> std::io::Result<()> {
+        self.order.begin(section, len)?;
+        match section {
+            Section::BG2 => self.b_g2.reserve_exact(len),
+            s => self.g1[s.index()].reserve_exact(len),
+        }
+        Ok(())
+    }
+    fn g1(&mut self, points: &[G1Affine]) -> std::io::Result<()> {
+        let s = self.order.points(false, points.len())?;
+        self.g1[s.index()].extend_from_slice(points);
+        Ok(())
+    }
+    fn g2(&mut self, points: &[G2Affine]) -> std::io::Result<()> {
+        self.order.points(true, points.len())?;
+        self.b_g2.extend_from_slice(points);
+        Ok(())
     }
 }
 
@@ -699,5 +945,95 @@ impl MappedParameters {
     }
     pub fn load(&self, checked: bool) -> Result<Parameters> {
         load_from(&self.mmap, &self.vk, &self.layout, &self.path, checked)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vk() -> VerifyingKey {
+        let g1 = G1Affine::generator();
+        let g2 = G2Affine::generator();
+        VerifyingKey {
+            alpha_g1: g1,
+            beta_g1: g1,
+            beta_g2: g2,
+            gamma_g2: g2,
+            delta_g1: g1,
+            delta_g2: g2,
+            ic: vec![g1; 2],
+        }
+    }
+
+    /// Sections out of order, short, overlong, of the wrong group or
+    /// missing are refused by both sinks, never written as a file that
+    /// reads back otherwise.
+    #[test]
+    fn the_writer_refuses_misuse() {
+        let g1 = [G1Affine::generator(); 3];
+        let g2 = [G2Affine::generator(); 2];
+        type Step = fn(&mut dyn ParamsSink, &[G1Affine], &[G2Affine]) -> std::io::Result<()>;
+        let cases: [(&str, Step); 6] = [
+            ("out of order", |s, _, _| s.begin(Section::L, 1)),
+            ("ended 1 points short", |s, p, _| {
+                s.begin(Section::H, 3)?;
+                s.g1(&p[..2])?;
+                s.begin(Section::L, 0)
+            }),
+            ("expects 2 more", |s, p, _| {
+                s.begin(Section::H, 2)?;
+                s.g1(p)
+            }),
+            ("G2 points given for section h", |s, _, q| {
+                s.begin(Section::H, 2)?;
+                s.g2(q)
+            }),
+            ("before any section", |s, p, _| s.g1(p)),
+            ("after 2 of 5 sections", |s, p, _| {
+                s.begin(Section::H, 1)?;
+                s.g1(&p[..1])?;
+                s.begin(Section::L, 0)
+            }),
+        ];
+        for (want, step) in cases {
+            let mut file = ParamsFileSink::new(Vec::new());
+            let mut mem = ParamsCollector::new();
+            for sink in [&mut file as &mut dyn ParamsSink, &mut mem] {
+                sink.vk(&vk()).unwrap();
+                let r = step(sink, &g1, &g2);
+                let msg = match r {
+                    Err(e) => e.to_string(),
+                    Ok(()) => String::new(),
+                };
+                if want.starts_with("after") {
+                    assert!(msg.is_empty(), "{want}: {msg}");
+                } else {
+                    assert!(msg.contains(want), "{want}: {msg}");
+                }
+            }
+            if want.starts_with("after") {
+                let e = file.finish().unwrap_err().to_string();
+                assert!(e.contains(want), "{e}");
+                let e = mem.finish().unwrap_err().to_string();
+                assert!(e.contains(want), "{e}");
+            }
+        }
+        // Sections before the key: refused.
+        let mut file = ParamsFileSink::new(Vec::new());
+        assert!(file.begin(Section::H, 0).is_err());
+        // A complete stream reads back as what was given.
+        let mut file = ParamsFileSink::new(Vec::new());
+        file.vk(&vk()).unwrap();
+        for s in [Section::H, Section::L, Section::A, Section::BG1] {
+            file.begin(s, 3).unwrap();
+            file.g1(&g1[..1]).unwrap();
+            file.g1(&g1[1..]).unwrap();
+        }
+        file.begin(Section::BG2, 2).unwrap();
+        file.g2(&g2).unwrap();
+        let bytes = file.finish().unwrap();
+        let p = Parameters::read_bytes(&bytes, Path::new("t"), true).unwrap();
+        assert_eq!((p.h.len(), p.b_g2.len(), p.vk), (3, 2, vk()));
     }
 }
