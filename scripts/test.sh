@@ -2,11 +2,20 @@
 # The project's test command (README, "Run the tests"): installs the pinned
 # nvcc from PyPI if it is not there yet (scripts/install-nvcc.sh, idempotent),
 # then runs every crate's tests with the CUDA kernels and the GPU prover
-# compiled. GPU tests
-# themselves run on a machine with a GPU through scripts/gpu-test.sh; here
-# they are compiled, not run.
+# compiled, and ends with one line, `N passed, M failed`
+# (scripts/test-summary.sh). GPU tests themselves run on a machine with a
+# GPU through scripts/gpu-test.sh; here they are compiled, not run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 nvcc_bin="$(bash scripts/install-nvcc.sh | tail -n 1)"
 export PATH="$nvcc_bin:$PATH"
-exec cargo test --workspace --features cuzk-cli/cuda,cuzk-cuda/cuda,cuzk-gpu/cuda "$@"
+# Every test binary runs (--no-fail-fast) so that the summary counts them
+# all; the script still fails when any test does.
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+set +e
+cargo test --no-fail-fast --workspace --features cuzk-cli/cuda,cuzk-cuda/cuda,cuzk-gpu/cuda "$@" 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+set -e
+bash scripts/test-summary.sh "$log" "$status"
+exit "$status"
