@@ -15,8 +15,10 @@ use std::time::Instant;
 /// Where the daemon is and how to authenticate.
 #[derive(clap::Args, Clone, Debug)]
 pub struct ConnectArgs {
-    /// unix:PATH, a socket path, http://HOST:PORT or https://HOST:PORT.
-    #[arg(long, default_value = "unix:cuzk.sock")]
+    /// unix:PATH, a socket path, http://HOST:PORT or https://HOST:PORT
+    /// [default: the daemon's default socket, `$XDG_RUNTIME_DIR/cuzk/cuzk.sock`,
+    /// as root `/run/cuzk/cuzk.sock`].
+    #[arg(long, default_value_t = crate::config::DefaultPaths::current().daemon_target(), hide_default_value = true)]
     pub daemon: String,
     /// File holding the bearer token (for TCP listeners that require one).
     #[arg(long)]
@@ -149,7 +151,8 @@ pub struct AwaitArgs {
     /// Give up waiting after this many milliseconds (0: no limit).
     #[arg(long, default_value_t = 0)]
     pub timeout_ms: u64,
-    /// Write the proof bytes here.
+    /// Write the proof bytes here, and its public inputs beside it
+    /// (`FILE.inputs`, for `cuzk verify --inputs`).
     #[arg(long)]
     pub out: Option<PathBuf>,
 }
@@ -160,9 +163,22 @@ pub struct ProveArgs {
     pub conn: ConnectArgs,
     #[command(flatten)]
     pub job: JobArgs,
-    /// Write the proof bytes here.
+    /// Write the proof bytes here, and its public inputs beside it
+    /// (`FILE.inputs`, for `cuzk verify --inputs`).
     #[arg(long)]
     pub out: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Clone, Debug)]
+pub struct VkArgs {
+    #[command(flatten)]
+    pub conn: ConnectArgs,
+    /// The circuit kind whose verifying key to fetch.
+    #[arg(long)]
+    pub kind: String,
+    /// Where to write the key (bellperson's `.vk` format).
+    #[arg(long, short = 'o')]
+    pub out: PathBuf,
 }
 
 #[derive(clap::Args, Clone, Debug)]
@@ -250,6 +266,12 @@ fn state_name(s: i32) -> &'static str {
     }
 }
 
+/// Milliseconds rounded to the microsecond (the clocks' noise below it,
+/// and float sums' `51.110487000000006`, are not worth printing).
+pub fn round_ms(ms: f64) -> f64 {
+    (ms * 1e3).round() / 1e3
+}
+
 pub fn outcome_json(r: &proto::AwaitProofResponse, include_proof: bool) -> Value {
     let t = r.timings.unwrap_or_default();
     let mut v = json!({
@@ -258,9 +280,12 @@ pub fn outcome_json(r: &proto::AwaitProofResponse, include_proof: bool) -> Value
         "state": state_name(r.state),
         "proof_bytes": r.proof.len(),
         "batch_size": r.batch_size,
+        // `prove`: the time in the prover backend, GPU or CPU (the
+        // protocol's `gpu_ms`).
         "timings_ms": {
-            "queue_wait": t.queue_wait_ms, "param_load": t.param_load_ms,
-            "synthesis": t.synthesis_ms, "gpu": t.gpu_ms, "total": t.total_ms,
+            "queue_wait": round_ms(t.queue_wait_ms), "param_load": round_ms(t.param_load_ms),
+            "synthesis": round_ms(t.synthesis_ms), "prove": round_ms(t.gpu_ms),
+            "total": round_ms(t.total_ms),
         },
     });
     if !r.error.is_empty() {
@@ -315,19 +340,87 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
-fn write_proof(out: &Option<PathBuf>, r: &proto::AwaitProofResponse) -> anyhow::Result<()> {
-    if let Some(p) = out {
-        if r.proof.is_empty() {
-            bail!(
-                "job {} has no proof ({}): {}",
-                r.job_id,
-                state_name(r.state),
-                r.error
-            );
-        }
-        std::fs::write(p, &r.proof).with_context(|| format!("writing {}", p.display()))?;
+/// The directory a file is to be written into exists (checked before
+/// work whose result would have nowhere to go).
+pub fn check_output_dir(path: &std::path::Path) -> anyhow::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    if !dir.is_dir() {
+        bail!(
+            "{}: the directory {} does not exist",
+            path.display(),
+            dir.display()
+        );
     }
     Ok(())
+}
+
+/// Where `--out FILE`'s public inputs go: `FILE.inputs`.
+pub fn inputs_path(proof: &std::path::Path) -> PathBuf {
+    let mut name = proof.as_os_str().to_owned();
+    name.push(".inputs");
+    PathBuf::from(name)
+}
+
+/// Public inputs as `cuzk verify` reads them: one `0x` big-endian element
+/// per line, a blank line between partitions. `le` is the protocol's
+/// encoding: 32-byte little-endian scalars, partitions concatenated.
+pub fn inputs_text(le: &[u8], partitions: usize) -> anyhow::Result<String> {
+    if le.len() % 32 != 0 || partitions == 0 || (le.len() / 32) % partitions != 0 {
+        bail!(
+            "{} bytes of public inputs do not split into {partitions} partition(s) of 32-byte scalars",
+            le.len()
+        );
+    }
+    let per = le.len() / 32 / partitions;
+    let mut text = String::new();
+    for (i, x) in le.chunks(32).enumerate() {
+        if i > 0 && per > 0 && i % per == 0 {
+            text.push('\n');
+        }
+        text.push_str("0x");
+        for b in x.iter().rev() {
+            text.push_str(&format!("{b:02x}"));
+        }
+        text.push('\n');
+    }
+    Ok(text)
+}
+
+/// Writes the proof to `out` and its public inputs to `out.inputs`;
+/// returns the inputs file.
+fn write_proof(out: &Option<PathBuf>, r: &proto::AwaitProofResponse) -> anyhow::Result<Option<PathBuf>> {
+    let Some(p) = out else { return Ok(None) };
+    if r.proof.is_empty() {
+        bail!(
+            "job {} has no proof ({}): {}",
+            r.job_id,
+            state_name(r.state),
+            r.error
+        );
+    }
+    let partitions = r.proof.len() / cuzk_core::proof::PROOF_BYTES;
+    let text = inputs_text(&r.public_inputs, partitions)?;
+    std::fs::write(p, &r.proof).with_context(|| format!("writing {}", p.display()))?;
+    let inputs = inputs_path(p);
+    std::fs::write(&inputs, text).with_context(|| format!("writing {}", inputs.display()))?;
+    Ok(Some(inputs))
+}
+
+/// `outcome_json` plus where `--out` wrote.
+fn outcome_with_files(
+    r: &proto::AwaitProofResponse,
+    out: &Option<PathBuf>,
+    inputs: Option<PathBuf>,
+) -> Value {
+    let mut v = outcome_json(r, out.is_none());
+    if let (Some(p), Some(i)) = (out, inputs) {
+        v["proof_file"] = json!(p.display().to_string());
+        v["inputs_file"] = json!(i.display().to_string());
+    }
+    v
 }
 
 /// `cuzk daemon --config cuzk.toml`: serve until SIGTERM.
@@ -344,7 +437,9 @@ pub fn run_daemon_with(
 ) -> anyhow::Result<()> {
     use std::io::IsTerminal;
     let _ = tracing_subscriber::fmt()
-        // Colour codes only for a terminal, not in a log file or journal.
+        // Logs on stderr (stdout is for output), colour codes only for a
+        // terminal, not in a log file or journal.
+        .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -359,8 +454,22 @@ pub fn run_daemon_with(
         )
         .try_init();
     let cfg = crate::config::DaemonConfig::from_file(&args.config)?;
+    // The default socket's directory (`$XDG_RUNTIME_DIR/cuzk`, `/run/cuzk`)
+    // may not exist yet; made private to the daemon's user.
+    if let Some(dir) = cfg.server.unix_socket.as_deref().and_then(std::path::Path::parent) {
+        if !dir.as_os_str().is_empty() && !dir.exists() {
+            use std::os::unix::fs::DirBuilderExt;
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
+                .with_context(|| format!("creating the socket directory {}", dir.display()))?;
+        }
+    }
     runtime()?.block_on(async move {
-        let d = extend(crate::server::DaemonBuilder::new(cfg))?
+        let builder =
+            crate::server::DaemonBuilder::new(cfg).add_service(crate::keys::service_hook());
+        let d = extend(builder)?
             .start()
             .await?;
         d.run_until_signal().await?;
@@ -407,15 +516,54 @@ pub async fn await_job(a: &AwaitArgs) -> anyhow::Result<Value> {
         .await,
         "AwaitProof",
     )?;
-    write_proof(&a.out, &r)?;
-    Ok(outcome_json(&r, a.out.is_none()))
+    let inputs = write_proof(&a.out, &r)?;
+    Ok(outcome_with_files(&r, &a.out, inputs))
 }
 
 pub async fn prove(a: &ProveArgs) -> anyhow::Result<Value> {
+    // Refused before the proof, not after it.
+    if let Some(p) = &a.out {
+        check_output_dir(p)?;
+    }
+    let request = a.job.request()?;
     let mut c = a.conn.client().await?;
-    let r = answer(c.prove(a.job.request()?).await, "Prove")?;
-    write_proof(&a.out, &r)?;
-    Ok(outcome_json(&r, a.out.is_none()))
+    let r = answer(c.prove(request).await, "Prove")?;
+    let inputs = write_proof(&a.out, &r)?;
+    Ok(outcome_with_files(&r, &a.out, inputs))
+}
+
+/// A kind's verifying key from the daemon (KeyService).
+pub async fn fetch_verifying_key(
+    conn: &ConnectArgs,
+    kind: &str,
+) -> anyhow::Result<proto::GetVerifyingKeyResponse> {
+    let mut c = crate::client::connect_keys(&conn.options()?).await?;
+    answer(
+        c.get_verifying_key(proto::GetVerifyingKeyRequest {
+            kind: kind.to_owned(),
+        })
+        .await,
+        "GetVerifyingKey",
+    )
+}
+
+/// [`fetch_verifying_key`] on a runtime of its own, for callers without one.
+pub fn fetch_verifying_key_blocking(
+    conn: &ConnectArgs,
+    kind: &str,
+) -> anyhow::Result<proto::GetVerifyingKeyResponse> {
+    runtime()?.block_on(fetch_verifying_key(conn, kind))
+}
+
+/// `cuzk vk --kind K -o FILE`: the daemon's verifying key of a kind.
+pub async fn vk(a: &VkArgs) -> anyhow::Result<Value> {
+    check_output_dir(&a.out)?;
+    let r = fetch_verifying_key(&a.conn, &a.kind).await?;
+    std::fs::write(&a.out, &r.vk).with_context(|| format!("writing {}", a.out.display()))?;
+    Ok(json!({
+        "kind": a.kind, "params_id": r.params_id, "public_inputs": r.public_inputs,
+        "vk_file": a.out.display().to_string(), "vk_bytes": r.vk.len(),
+    }))
 }
 
 pub async fn cancel(a: &CancelArgs) -> anyhow::Result<Value> {
@@ -428,6 +576,20 @@ pub async fn cancel(a: &CancelArgs) -> anyhow::Result<Value> {
     Ok(json!({"job_id": a.job_id, "state": state_name(r.state), "cancelled": r.cancelled}))
 }
 
+/// A protocol priority by the scheduler's names (`critical` ... `low`), the
+/// ones HTTP /status, the metrics and `--priority` use.
+pub fn priority_name(p: i32) -> &'static str {
+    match proto::Priority::try_from(p) {
+        Ok(proto::Priority::Low) => crate::Priority::Low.name(),
+        Ok(proto::Priority::Normal) | Ok(proto::Priority::Unspecified) => {
+            crate::Priority::Normal.name()
+        }
+        Ok(proto::Priority::High) => crate::Priority::High.name(),
+        Ok(proto::Priority::Critical) => crate::Priority::Critical.name(),
+        Err(_) => "unknown",
+    }
+}
+
 pub fn status_json(s: &proto::GetStatusResponse) -> Value {
     let c = s.counters.unwrap_or_default();
     json!({
@@ -437,7 +599,7 @@ pub fn status_json(s: &proto::GetStatusResponse) -> Value {
         "devices": s.devices.iter().map(|d| json!({"index": d.index, "name": d.name, "vram_total_bytes": d.vram_total_bytes, "vram_free_bytes": d.vram_free_bytes})).collect::<Vec<_>>(),
         "params": s.params.iter().map(|p| json!({"id": p.id, "tier": p.tier, "bytes": p.bytes, "ref_count": p.ref_count, "devices": p.devices})).collect::<Vec<_>>(),
         "tiers": s.tiers.iter().map(|t| json!({"tier": t.tier, "used_bytes": t.used_bytes, "budget_bytes": t.budget_bytes})).collect::<Vec<_>>(),
-        "queues": s.queues.iter().map(|q| json!({"priority": proto::Priority::try_from(q.priority).map(|p| p.as_str_name()).unwrap_or("?"), "queued": q.queued})).collect::<Vec<_>>(),
+        "queues": s.queues.iter().map(|q| json!({"priority": priority_name(q.priority), "queued": q.queued})).collect::<Vec<_>>(),
         "collecting": s.collecting,
         "running": s.running,
         "workers": s.workers,
@@ -453,6 +615,216 @@ pub fn status_json(s: &proto::GetStatusResponse) -> Value {
             "synthesis_busy_fraction": s.synthesis_busy_fraction,
         },
     })
+}
+
+/// A byte count for people: `512 B`, `1.5 KiB` ... `2.0 TiB`; `u64::MAX`
+/// (the protocol's "no budget") as `unlimited`.
+pub fn human_bytes(n: u64) -> String {
+    if n == u64::MAX {
+        return "unlimited".into();
+    }
+    const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
+    if n < 1024 {
+        return format!("{n} B");
+    }
+    let mut x = n as f64 / 1024.0;
+    let mut u = 0;
+    while x >= 1024.0 && u + 1 < UNITS.len() {
+        x /= 1024.0;
+        u += 1;
+    }
+    format!("{x:.1} {}", UNITS[u])
+}
+
+/// `cuzk status` on a terminal: [`status_json`]'s facts as a few aligned
+/// tables with units (`--json` prints the object itself).
+pub fn status_text(v: &Value) -> String {
+    use std::fmt::Write;
+    let mut o = String::new();
+    let n = |x: &Value| x.as_u64().unwrap_or(0);
+    let b = |x: &Value| human_bytes(n(x));
+    let pct = |x: &Value| format!("{:.0}%", x.as_f64().unwrap_or(0.0) * 100.0);
+    let list = |x: &Value| {
+        x.as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|k| k.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .unwrap_or_default()
+    };
+    let _ = write!(o, "backend   {}", v["backend"].as_str().unwrap_or("?"));
+    if let Some(note) = v["note"].as_str() {
+        let _ = write!(o, " ({note})");
+    }
+    o.push('\n');
+    if v["shutting_down"] == json!(true) {
+        o.push_str("state     shutting down\n");
+    }
+    let _ = writeln!(o, "kinds     {}", list(&v["kinds"]));
+    let p = &v["pipeline"];
+    let _ = writeln!(
+        o,
+        "jobs      {} running, {} in batch collectors; queued: {}",
+        n(&v["running"]),
+        n(&v["collecting"]),
+        v["queues"]
+            .as_array()
+            .map(|q| q
+                .iter()
+                .map(|q| format!("{} {}", q["priority"].as_str().unwrap_or("?"), n(&q["queued"])))
+                .collect::<Vec<_>>()
+                .join(", "))
+            .unwrap_or_default()
+    );
+    let _ = writeln!(
+        o,
+        "pipeline  {} workers; synthesis {} of {} slots busy; chunks {} synthesizing, {} ready",
+        n(&v["workers"]),
+        n(&p["synthesizing"]),
+        n(&p["synthesis_concurrency"]),
+        n(&p["open_chunks"]),
+        n(&p["ready_chunks"])
+    );
+    let c = &v["counters"];
+    let _ = writeln!(
+        o,
+        "jobs done {} completed, {} failed, {} cancelled, {} rejected ({} submitted, {} deduplicated)",
+        n(&c["completed"]),
+        n(&c["failed"]),
+        n(&c["cancelled"]),
+        n(&c["rejected"]),
+        n(&c["submitted"]),
+        n(&c["deduplicated"])
+    );
+    let _ = writeln!(
+        o,
+        "proofs    {} circuits proved in {} batches; {} verified, {} did not verify",
+        n(&c["circuits_proved"]),
+        n(&c["batches"]),
+        n(&c["proofs_verified"]),
+        n(&c["verification_failures"])
+    );
+    let _ = writeln!(
+        o,
+        "host      {} reserved for synthesis of {}",
+        b(&v["host_reserved_bytes"]),
+        b(&v["host_budget_bytes"])
+    );
+    let table = |o: &mut String, title: &str, head: &[&str], rows: Vec<Vec<String>>| {
+        if rows.is_empty() {
+            return;
+        }
+        let mut w: Vec<usize> = head.iter().map(|h| h.len()).collect();
+        for r in &rows {
+            for (i, c) in r.iter().enumerate() {
+                w[i] = w[i].max(c.chars().count());
+            }
+        }
+        // Text left, columns of numbers (with their units) right.
+        let numeric = |c: &str| c.starts_with(|ch: char| ch.is_ascii_digit()) || c == "unlimited";
+        let right: Vec<bool> = (0..head.len())
+            .map(|i| i > 0 && rows.iter().all(|r| numeric(&r[i])))
+            .collect();
+        let line = |o: &mut String, cells: &[String]| {
+            let mut s = String::from("  ");
+            for (i, c) in cells.iter().enumerate() {
+                if right[i] {
+                    let _ = write!(s, "{c:>width$}  ", width = w[i]);
+                } else {
+                    let _ = write!(s, "{c:<width$}  ", width = w[i]);
+                }
+            }
+            let _ = writeln!(o, "{}", s.trim_end());
+        };
+        let _ = writeln!(o, "{title}");
+        line(o, &head.iter().map(|h| h.to_string()).collect::<Vec<_>>());
+        for r in &rows {
+            line(o, r);
+        }
+    };
+    let empty = Vec::new();
+    let arr = |x: &Value| x.as_array().cloned().unwrap_or_default();
+    table(
+        &mut o,
+        "devices",
+        &["gpu", "name", "vram free", "vram total"],
+        arr(&v["devices"])
+            .iter()
+            .map(|d| {
+                vec![
+                    n(&d["index"]).to_string(),
+                    d["name"].as_str().unwrap_or("").to_owned(),
+                    b(&d["vram_free_bytes"]),
+                    b(&d["vram_total_bytes"]),
+                ]
+            })
+            .collect(),
+    );
+    table(
+        &mut o,
+        "memory tiers (parameters)",
+        &["tier", "used", "budget"],
+        arr(&v["tiers"])
+            .iter()
+            .map(|t| {
+                vec![
+                    t["tier"].as_str().unwrap_or("?").to_owned(),
+                    b(&t["used_bytes"]),
+                    b(&t["budget_bytes"]),
+                ]
+            })
+            .collect(),
+    );
+    table(
+        &mut o,
+        "parameters",
+        &["id", "tier", "size", "in use", "gpus"],
+        arr(&v["params"])
+            .iter()
+            .map(|p| {
+                vec![
+                    p["id"].as_str().unwrap_or("?").to_owned(),
+                    p["tier"].as_str().unwrap_or("?").to_owned(),
+                    b(&p["bytes"]),
+                    n(&p["ref_count"]).to_string(),
+                    list(&json!(p["devices"]
+                        .as_array()
+                        .unwrap_or(&empty)
+                        .iter()
+                        .map(|d| d.to_string())
+                        .collect::<Vec<_>>())),
+                ]
+            })
+            .collect(),
+    );
+    let busy = &v["busy"];
+    let mut rows: Vec<Vec<String>> = arr(&busy["workers"])
+        .iter()
+        .map(|w| {
+            vec![
+                format!("worker {}", n(&w["worker"])),
+                match w["device"].as_u64() {
+                    Some(d) => format!("gpu {d}"),
+                    None => "cpu".into(),
+                },
+                pct(&w["busy_fraction"]),
+            ]
+        })
+        .collect();
+    rows.push(vec![
+        "synthesis".into(),
+        format!("{} slots", n(&p["synthesis_concurrency"])),
+        pct(&busy["synthesis_busy_fraction"]),
+    ]);
+    table(
+        &mut o,
+        &format!("busy (last {:.0} s)", busy["window_s"].as_f64().unwrap_or(0.0)),
+        &["who", "on", "busy"],
+        rows,
+    );
+    o
 }
 
 pub async fn status(a: &StatusArgs) -> anyhow::Result<Value> {
@@ -649,11 +1021,11 @@ pub async fn bench_batch(a: &BenchBatchOptions) -> anyhow::Result<Value> {
         "busy": busy_json(&trace),
         "trace": a.trace.as_ref().map(|p| p.display().to_string()),
         "median_ms": {
-            "queue_wait": med(|t| t.queue_wait_ms),
-            "param_load": med(|t| t.param_load_ms),
-            "synthesis": med(|t| t.synthesis_ms),
-            "gpu": med(|t| t.gpu_ms),
-            "total": med(|t| t.total_ms),
+            "queue_wait": round_ms(med(|t| t.queue_wait_ms)),
+            "param_load": round_ms(med(|t| t.param_load_ms)),
+            "synthesis": round_ms(med(|t| t.synthesis_ms)),
+            "prove": round_ms(med(|t| t.gpu_ms)),
+            "total": round_ms(med(|t| t.total_ms)),
         },
     }))
 }
@@ -678,6 +1050,17 @@ pub fn run_bench_batch(a: &BenchBatchOptions) -> anyhow::Result<()> {
                 ""
             }
         );
+    }
+    Ok(())
+}
+
+/// `cuzk status`: a table on a terminal, the JSON object with `--json`.
+pub fn run_status(a: &StatusArgs) -> anyhow::Result<()> {
+    let v = runtime()?.block_on(status(a))?;
+    if a.conn.json {
+        print(true, &v);
+    } else {
+        print!("{}", status_text(&v));
     }
     Ok(())
 }
@@ -712,5 +1095,95 @@ mod error_line_tests {
         let e: std::result::Result<(), std::io::Error> = Err(std::io::Error::other("disk full"));
         let e = e.context("writing proof.bin").unwrap_err();
         assert_eq!(error_line(&e), "writing proof.bin: disk full");
+    }
+}
+
+#[cfg(test)]
+mod output_tests {
+    use super::*;
+
+    #[test]
+    fn bytes_for_people() {
+        assert_eq!(human_bytes(0), "0 B");
+        assert_eq!(human_bytes(1023), "1023 B");
+        assert_eq!(human_bytes(1536), "1.5 KiB");
+        assert_eq!(human_bytes(8 << 30), "8.0 GiB");
+        assert_eq!(human_bytes(u64::MAX), "unlimited");
+        assert_eq!(human_bytes(1 << 50), "1.0 PiB");
+    }
+
+    #[test]
+    fn timings_are_rounded_to_the_microsecond() {
+        assert_eq!(round_ms(51.110487000000006), 51.110);
+        assert_eq!(round_ms(0.0004), 0.0);
+        assert_eq!(round_ms(2.0005), 2.001);
+    }
+
+    #[test]
+    fn public_inputs_as_verify_reads_them() {
+        let mut le = vec![0u8; 32 * 4];
+        le[0] = 1; // partition 0: 1, 2
+        le[32] = 2;
+        le[64] = 0xab; // partition 1: 0xab, 0x0100
+        le[97] = 1;
+        let text = inputs_text(&le, 2).unwrap();
+        let z = "0".repeat(62);
+        assert_eq!(
+            text,
+            format!("0x{z}01\n0x{z}02\n\n0x{z}ab\n0x{}0100\n", "0".repeat(60))
+        );
+        assert!(inputs_text(&le, 3).is_err());
+        assert!(inputs_text(&le[..31], 1).is_err());
+        assert_eq!(
+            inputs_path(std::path::Path::new("/x/p.bin")),
+            std::path::Path::new("/x/p.bin.inputs")
+        );
+    }
+
+    #[test]
+    fn status_reads_as_tables_with_units() {
+        let s = proto::GetStatusResponse {
+            backend: "cpu".into(),
+            tiers: vec![
+                proto::TierBudget {
+                    tier: "vram".into(),
+                    used_bytes: 0,
+                    budget_bytes: u64::MAX,
+                },
+                proto::TierBudget {
+                    tier: "pinned".into(),
+                    used_bytes: 3 << 20,
+                    budget_bytes: 8 << 30,
+                },
+            ],
+            queues: vec![proto::QueueDepth {
+                priority: proto::Priority::Critical as i32,
+                queued: 2,
+            }],
+            kinds: vec!["porep-like-6".into(), "porep-like-10".into()],
+            workers: 1,
+            host_budget_bytes: 4 << 30,
+            worker_busy: vec![proto::WorkerBusy {
+                worker: 0,
+                device: None,
+                busy_fraction: 0.25,
+            }],
+            ..Default::default()
+        };
+        let v = status_json(&s);
+        // One set of priority names.
+        assert_eq!(v["queues"][0]["priority"], "critical");
+        let t = status_text(&v);
+        assert!(t.contains("backend   cpu"), "{t}");
+        assert!(t.contains("kinds     porep-like-6, porep-like-10"), "{t}");
+        assert!(t.contains("queued: critical 2"), "{t}");
+        assert!(t.contains("of 4.0 GiB"), "{t}");
+        let vram = t.lines().find(|l| l.trim_start().starts_with("vram")).unwrap();
+        assert!(vram.ends_with("unlimited"), "{vram}");
+        assert!(!t.contains("18446744073709551615"), "{t}");
+        let pinned = t.lines().find(|l| l.trim_start().starts_with("pinned")).unwrap();
+        assert!(pinned.contains("3.0 MiB") && pinned.ends_with("8.0 GiB"), "{pinned}");
+        let worker = t.lines().find(|l| l.contains("worker 0")).unwrap();
+        assert!(worker.contains("cpu") && worker.ends_with("25%"), "{worker}");
     }
 }

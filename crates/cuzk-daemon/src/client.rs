@@ -2,6 +2,7 @@
 //! bearer token and optional TLS), used by the `cuzk` client subcommands
 //! and the tests.
 
+use crate::proto::key_service_client::KeyServiceClient;
 use crate::proto::proof_service_client::ProofServiceClient;
 use std::path::PathBuf;
 use tonic::metadata::{Ascii, MetadataValue};
@@ -10,7 +11,13 @@ use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
-    #[error("connecting to {target}: {source}")]
+    /// The address tried, why it failed (every cause) and how to give
+    /// another.
+    #[error(
+        "connecting to {target}: {}; is a daemon running there? (point to another with \
+         --daemon unix:PATH or --daemon http://HOST:PORT)",
+        causes(.source)
+    )]
     Connect {
         target: String,
         #[source]
@@ -30,6 +37,22 @@ pub enum ClientError {
     },
 }
 
+/// An error and its causes on one line ("transport error: No such file or
+/// directory"): tonic's transport error alone says only its category.
+fn causes(e: &dyn std::error::Error) -> String {
+    let mut line = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !line.contains(&text) {
+            line.push_str(": ");
+            line.push_str(&text);
+        }
+        cause = c.source();
+    }
+    line
+}
+
 /// Adds `authorization: Bearer <token>` to every call.
 #[derive(Clone)]
 pub struct TokenInterceptor(Option<MetadataValue<Ascii>>);
@@ -44,6 +67,7 @@ impl tonic::service::Interceptor for TokenInterceptor {
 }
 
 pub type DaemonClient = ProofServiceClient<InterceptedService<Channel, TokenInterceptor>>;
+pub type KeyClient = KeyServiceClient<InterceptedService<Channel, TokenInterceptor>>;
 
 #[derive(Clone, Debug, Default)]
 pub struct ConnectOptions {
@@ -58,6 +82,26 @@ pub struct ConnectOptions {
 }
 
 pub async fn connect(opts: &ConnectOptions) -> Result<DaemonClient, ClientError> {
+    let (channel, token) = open(opts).await?;
+    let mut c = ProofServiceClient::with_interceptor(channel, token);
+    if let Some(m) = opts.max_message_bytes {
+        c = c.max_decoding_message_size(m).max_encoding_message_size(m);
+    }
+    Ok(c)
+}
+
+/// A client of the daemon's KeyService (verifying keys).
+pub async fn connect_keys(opts: &ConnectOptions) -> Result<KeyClient, ClientError> {
+    let (channel, token) = open(opts).await?;
+    let mut c = KeyServiceClient::with_interceptor(channel, token);
+    if let Some(m) = opts.max_message_bytes {
+        c = c.max_decoding_message_size(m).max_encoding_message_size(m);
+    }
+    Ok(c)
+}
+
+/// The channel to the daemon and the token every call carries.
+async fn open(opts: &ConnectOptions) -> Result<(Channel, TokenInterceptor), ClientError> {
     let t = opts.target.as_str();
     let connect_err = |source| ClientError::Connect {
         target: t.to_owned(),
@@ -108,9 +152,5 @@ pub async fn connect(opts: &ConnectOptions) -> Result<DaemonClient, ClientError>
         ),
         None => None,
     };
-    let mut c = ProofServiceClient::with_interceptor(channel, TokenInterceptor(token));
-    if let Some(m) = opts.max_message_bytes {
-        c = c.max_decoding_message_size(m).max_encoding_message_size(m);
-    }
-    Ok(c)
+    Ok((channel, TokenInterceptor(token)))
 }

@@ -1,7 +1,10 @@
 //! The daemon's configuration file (`cuzk.toml`), its defaults and its
 //! validation. Every field has a default, so an empty file is a valid
-//! configuration: a unix socket only, CPU workers, parameters under
-//! `./cuzk-params`. See `cuzk.example.toml` beside Cargo.toml.
+//! configuration: a unix socket only, CPU workers, parameters generated
+//! or read in the conventional directory ([`DefaultPaths`]: the socket
+//! under `$XDG_RUNTIME_DIR/cuzk/`, parameters under
+//! `$XDG_DATA_HOME/cuzk/params`, or `/run/cuzk/` and `/var/lib/cuzk/` as
+//! root). See `cuzk.example.toml` beside Cargo.toml.
 
 use serde::{Deserialize, Deserializer};
 use std::net::{IpAddr, SocketAddr};
@@ -194,10 +197,82 @@ pub struct ServerConfig {
     pub max_queued_per_client: usize,
 }
 
+/// The conventional places of the daemon's files when the configuration
+/// names none: the one owner of these defaults, asked by the daemon (where
+/// to bind, where parameters live) and by its clients (where to connect),
+/// so both agree without a configuration file.
+///
+/// An XDG variable that is set (to an absolute path, as the XDG spec
+/// requires) is followed, also as root; otherwise root gets the system
+/// directories (`/run/cuzk`, `/var/lib/cuzk`, for a system service) and a
+/// user the XDG defaults (`~/.local/share`; the socket in
+/// `/tmp/cuzk-<uid>/`, where no runtime directory exists).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DefaultPaths {
+    /// Whether the process runs as root (effective uid 0).
+    pub root: bool,
+    /// The effective uid, where known.
+    pub uid: Option<u32>,
+    pub xdg_runtime_dir: Option<PathBuf>,
+    pub xdg_data_home: Option<PathBuf>,
+    pub home: Option<PathBuf>,
+}
+
+impl DefaultPaths {
+    /// From this process's environment.
+    pub fn current() -> Self {
+        use std::os::unix::fs::MetadataExt;
+        // /proc/self belongs to the process's effective uid.
+        let uid = std::fs::metadata("/proc/self").ok().map(|m| m.uid());
+        let abs = |v: &str| {
+            std::env::var_os(v)
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute())
+        };
+        Self {
+            root: uid == Some(0),
+            uid,
+            xdg_runtime_dir: abs("XDG_RUNTIME_DIR"),
+            xdg_data_home: abs("XDG_DATA_HOME"),
+            home: abs("HOME"),
+        }
+    }
+
+    /// The daemon's unix socket.
+    pub fn socket(&self) -> PathBuf {
+        let dir = match (&self.xdg_runtime_dir, self.root) {
+            (Some(d), _) => d.join("cuzk"),
+            (None, true) => PathBuf::from("/run/cuzk"),
+            (None, false) => match self.uid {
+                Some(uid) => std::env::temp_dir().join(format!("cuzk-{uid}")),
+                None => std::env::temp_dir().join("cuzk"),
+            },
+        };
+        dir.join("cuzk.sock")
+    }
+
+    /// The client's default target: the daemon's default socket.
+    pub fn daemon_target(&self) -> String {
+        format!("unix:{}", self.socket().display())
+    }
+
+    /// The parameter directory (`params.dir`).
+    pub fn params_dir(&self) -> PathBuf {
+        match (&self.xdg_data_home, self.root, &self.home) {
+            (Some(d), _, _) => d.join("cuzk").join("params"),
+            (None, true, _) => PathBuf::from("/var/lib/cuzk/params"),
+            (None, false, Some(h)) => h.join(".local/share/cuzk/params"),
+            // No home: beside the socket's fallback, not the working
+            // directory.
+            (None, false, None) => std::env::temp_dir().join("cuzk-params"),
+        }
+    }
+}
+
 impl Default for ServerConfig {
     fn default() -> Self {
         Self {
-            unix_socket: Some(PathBuf::from("cuzk.sock")),
+            unix_socket: Some(DefaultPaths::current().socket()),
             unix_socket_mode: FileMode(0o600),
             tcp_listen: None,
             token: None,
@@ -344,7 +419,7 @@ pub struct ParamsConfig {
 impl Default for ParamsConfig {
     fn default() -> Self {
         Self {
-            dir: PathBuf::from("cuzk-params"),
+            dir: DefaultPaths::current().params_dir(),
             vram_budget: ByteSize(u64::MAX),
             pinned_budget: ByteSize(8 << 30),
             mapped_budget: ByteSize(256 << 30),
@@ -494,6 +569,50 @@ mod tests {
     use super::*;
 
     #[test]
+    fn default_paths_follow_xdg_then_root_then_home() {
+        let user = DefaultPaths {
+            root: false,
+            uid: Some(1000),
+            xdg_runtime_dir: Some("/run/user/1000".into()),
+            xdg_data_home: None,
+            home: Some("/home/op".into()),
+        };
+        assert_eq!(user.socket(), Path::new("/run/user/1000/cuzk/cuzk.sock"));
+        assert_eq!(user.daemon_target(), "unix:/run/user/1000/cuzk/cuzk.sock");
+        assert_eq!(
+            user.params_dir(),
+            Path::new("/home/op/.local/share/cuzk/params")
+        );
+        let no_runtime = DefaultPaths {
+            xdg_runtime_dir: None,
+            xdg_data_home: Some("/data".into()),
+            ..user.clone()
+        };
+        assert_eq!(
+            no_runtime.socket(),
+            std::env::temp_dir().join("cuzk-1000/cuzk.sock")
+        );
+        assert_eq!(no_runtime.params_dir(), Path::new("/data/cuzk/params"));
+        let root = DefaultPaths {
+            root: true,
+            uid: Some(0),
+            home: Some("/root".into()),
+            ..Default::default()
+        };
+        assert_eq!(root.socket(), Path::new("/run/cuzk/cuzk.sock"));
+        assert_eq!(root.params_dir(), Path::new("/var/lib/cuzk/params"));
+        // Set XDG variables win, also as root (a root login session).
+        let root_session = DefaultPaths {
+            xdg_runtime_dir: Some("/run/user/0".into()),
+            ..root
+        };
+        assert_eq!(root_session.socket(), Path::new("/run/user/0/cuzk/cuzk.sock"));
+        // Never relative to the working directory.
+        let bare = DefaultPaths::default();
+        assert!(bare.socket().is_absolute() && bare.params_dir().is_absolute());
+    }
+
+    #[test]
     fn empty_file_is_valid_defaults() {
         let cfg: DaemonConfig = toml::from_str("").unwrap();
         cfg.validate().unwrap();
@@ -534,6 +653,66 @@ mod tests {
         let cfg: DaemonConfig = toml::from_str(include_str!("../cuzk.example.toml")).unwrap();
         cfg.validate().unwrap();
         assert_eq!(cfg.engine.gpu_vram_margin, ByteSize(512 << 20));
+    }
+
+    /// The fields a table of the configuration accepts, as serde's refusal
+    /// of an unknown one lists them ("expected one of `a`, `b`"): the
+    /// configuration type itself answers, so a field added to any section
+    /// (or a section added) is seen here without this test changing.
+    fn accepted_keys(toml_text: &str) -> Vec<String> {
+        let e = toml::from_str::<DaemonConfig>(toml_text)
+            .expect_err("an unknown key must be refused")
+            .to_string();
+        let list = e
+            .split_once("expected one of ")
+            .or_else(|| e.split_once("expected "))
+            .map(|(_, l)| l)
+            .unwrap_or_else(|| panic!("no key list in {e:?}"));
+        list.split(", ")
+            .map(|k| k.trim().trim_matches(|c| c == '`' || c == '\n').to_owned())
+            .filter(|k| !k.is_empty())
+            .collect()
+    }
+
+    /// Every key of every section of the configuration type is in the
+    /// example (set, or commented out as `# key = value`) under its
+    /// section, and the example names no key the type lacks.
+    #[test]
+    fn the_example_lists_every_key() {
+        let example = include_str!("../cuzk.example.toml");
+        let sections = accepted_keys("[zz_no_such_section]\n");
+        assert!(sections.contains(&"server".to_string()), "{sections:?}");
+        let mut listed: std::collections::BTreeSet<(String, String)> = Default::default();
+        let mut section = String::new();
+        for line in example.lines() {
+            let line = line.trim();
+            if let Some(s) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+                section = s.to_owned();
+                continue;
+            }
+            let text = line.strip_prefix('#').unwrap_or(line).trim();
+            if let Some((key, _)) = text.split_once(" = ") {
+                if key.chars().all(|c| c.is_ascii_lowercase() || c == '_') {
+                    listed.insert((section.clone(), key.to_owned()));
+                }
+            }
+        }
+        let mut missing = Vec::new();
+        let mut fields = std::collections::BTreeSet::new();
+        for s in &sections {
+            for k in accepted_keys(&format!("[{s}]\nzz_no_such_key = 1\n")) {
+                if !listed.contains(&(s.clone(), k.clone())) {
+                    missing.push(format!("{s}.{k}"));
+                }
+                fields.insert((s.clone(), k));
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "cuzk.example.toml lacks {missing:?}"
+        );
+        let unknown: Vec<_> = listed.difference(&fields).collect();
+        assert!(unknown.is_empty(), "cuzk.example.toml names unknown keys {unknown:?}");
     }
 
     #[test]

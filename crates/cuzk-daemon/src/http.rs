@@ -48,7 +48,27 @@ async fn status(State(s): State<AppState>, h: HeaderMap) -> Response {
     if let Some(r) = denied(&s, &h) {
         return r;
     }
-    axum::Json(s.engine.status()).into_response()
+    axum::Json(status_value(&s.engine.status())).into_response()
+}
+
+/// The engine's status as JSON for people and scripts: a budget without
+/// limit (`u64::MAX` inside) is `null`, and the prover backend's time is
+/// `prove_s` whatever the backend.
+pub fn status_value(s: &crate::engine::EngineStatus) -> serde_json::Value {
+    let mut v = serde_json::to_value(s).unwrap_or_default();
+    if let Some(tiers) = v["tiers"].as_array_mut() {
+        for t in tiers {
+            if t["budget_bytes"].as_u64() == Some(u64::MAX) {
+                t["budget_bytes"] = serde_json::Value::Null;
+            }
+        }
+    }
+    if let Some(p) = v["phase_sums"].as_object_mut() {
+        if let Some(g) = p.remove("gpu_s") {
+            p.insert("prove_s".into(), g);
+        }
+    }
+    v
 }
 
 /// `seconds=N` from a query string (absent: 0, the status window).

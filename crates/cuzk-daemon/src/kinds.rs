@@ -18,8 +18,8 @@ pub type JobInput = Arc<dyn Any + Send + Sync>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum KindError {
-    #[error("unknown circuit kind {0:?}")]
-    Unknown(String),
+    #[error("{0}")]
+    Unknown(UnknownKind),
     #[error("kind {kind}: malformed input: {what}")]
     MalformedInput { kind: String, what: String },
     #[error("kind {kind}: {source}")]
@@ -40,6 +40,63 @@ pub enum KindError {
         file: String,
         dir: std::path::PathBuf,
     },
+}
+
+/// A kind the registry does not have, and those it has (so that the
+/// refusal says what to ask for).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownKind {
+    pub name: String,
+    pub known: Vec<String>,
+}
+
+impl std::fmt::Display for UnknownKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "unknown circuit kind {:?}", self.name)?;
+        if self.known.is_empty() {
+            write!(f, "; this daemon serves none")
+        } else {
+            write!(f, "; this daemon serves {}", self.known.join(", "))
+        }
+    }
+}
+
+/// Orders kind names as people read them: numbers by value, with a size
+/// unit after them counted (`porep-like-6` before `porep-like-10`,
+/// `porep-8m` before `porep-32g`), other text as text.
+pub fn kind_order(a: &str, b: &str) -> std::cmp::Ordering {
+    fn key(s: &str) -> Vec<(String, u128)> {
+        let mut out = Vec::new();
+        let mut text = String::new();
+        let b = s.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            if b[i].is_ascii_digit() {
+                let start = i;
+                while i < b.len() && b[i].is_ascii_digit() {
+                    i += 1;
+                }
+                let n: u128 = s[start..i].parse().unwrap_or(u128::MAX);
+                let unit = match b.get(i).map(u8::to_ascii_lowercase) {
+                    Some(b'k') => 1u128 << 10,
+                    Some(b'm') => 1 << 20,
+                    Some(b'g') => 1 << 30,
+                    Some(b't') => 1 << 40,
+                    _ => 1,
+                };
+                if unit > 1 {
+                    i += 1;
+                }
+                out.push((std::mem::take(&mut text), n.saturating_mul(unit)));
+            } else {
+                text.push(b[i] as char);
+                i += 1;
+            }
+        }
+        out.push((text, 0));
+        out
+    }
+    key(a).cmp(&key(b)).then_with(|| a.cmp(b))
 }
 
 /// One circuit kind. Partitions are the independent circuits one job's
@@ -126,10 +183,18 @@ impl KindRegistry {
         self.kinds
             .get(name)
             .cloned()
-            .ok_or_else(|| KindError::Unknown(name.chars().take(64).collect()))
+            .ok_or_else(|| {
+                KindError::Unknown(UnknownKind {
+                    name: name.chars().take(64).collect(),
+                    known: self.names(),
+                })
+            })
     }
+    /// The kinds' names in [`kind_order`] (sizes ascending).
     pub fn names(&self) -> Vec<String> {
-        self.kinds.keys().cloned().collect()
+        let mut v: Vec<String> = self.kinds.keys().cloned().collect();
+        v.sort_by(|a, b| kind_order(a, b));
+        v
     }
 }
 
@@ -419,5 +484,31 @@ mod tests {
         assert!(r.get("porep-like-6").is_ok());
         assert!(matches!(r.get("nope"), Err(KindError::Unknown(_))));
         assert_eq!(r.names(), vec!["porep-like-6".to_string()]);
+        r.register(Arc::new(PorepLikeKind::new(10, 1)));
+        r.register(Arc::new(PorepLikeKind::new(8, 1)));
+        assert_eq!(r.names(), ["porep-like-6", "porep-like-8", "porep-like-10"]);
+        // The refusal lists what there is.
+        let e = r.get("porep-like-7").err().unwrap().to_string();
+        assert_eq!(
+            e,
+            "unknown circuit kind \"porep-like-7\"; this daemon serves porep-like-6, \
+             porep-like-8, porep-like-10"
+        );
+    }
+
+    #[test]
+    fn kinds_sort_by_size() {
+        let mut v = vec![
+            "wpost-32g", "porep-64g", "porep-2k", "porep-512m", "porep-32g", "porep-8m",
+            "porep-like-20", "porep-like-6", "porep-like-10", "a",
+        ];
+        v.sort_by(|a, b| kind_order(a, b));
+        assert_eq!(
+            v,
+            [
+                "a", "porep-2k", "porep-8m", "porep-512m", "porep-32g", "porep-64g",
+                "porep-like-6", "porep-like-10", "porep-like-20", "wpost-32g",
+            ]
+        );
     }
 }

@@ -10,13 +10,23 @@ fn esc(s: &str) -> String {
         .replace('\n', "\\n")
 }
 
+/// A sample value in the exposition format: an unlimited budget
+/// (`u64::MAX`, or infinity) as `+Inf`, not 18446744073709552000.
+fn sample(v: f64) -> String {
+    if v.is_infinite() || v >= u64::MAX as f64 {
+        if v > 0.0 { "+Inf" } else { "-Inf" }.to_string()
+    } else {
+        v.to_string()
+    }
+}
+
 pub fn render(s: &EngineStatus) -> String {
     let mut o = String::new();
     let mut metric = |name: &str, kind: &str, help: &str, samples: &[(String, f64)]| {
         let _ = writeln!(o, "# HELP {name} {help}");
         let _ = writeln!(o, "# TYPE {name} {kind}");
         for (labels, v) in samples {
-            let _ = writeln!(o, "{name}{labels} {v}");
+            let _ = writeln!(o, "{name}{labels} {}", sample(*v));
         }
     };
     let one = |v: f64| vec![(String::new(), v)];
@@ -212,7 +222,8 @@ pub fn render(s: &EngineStatus) -> String {
             ("queue_wait", p.queue_wait_s),
             ("param_load", p.param_load_s),
             ("synthesis", p.synthesis_s),
-            ("gpu", p.gpu_s),
+            // The prover backend's time, GPU or CPU.
+            ("prove", p.gpu_s),
             ("total", p.total_s),
         ]
         .map(|(k, v)| (format!("{{phase=\"{k}\"}}"), v)),
@@ -224,4 +235,15 @@ pub fn render(s: &EngineStatus) -> String {
         &one(p.jobs as f64),
     );
     o
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn unlimited_is_plus_inf() {
+        assert_eq!(super::sample(u64::MAX as f64), "+Inf");
+        assert_eq!(super::sample(f64::INFINITY), "+Inf");
+        assert_eq!(super::sample(8589934592.0), "8589934592");
+        assert_eq!(super::sample(0.25), "0.25");
+    }
 }

@@ -231,6 +231,34 @@ impl ParamManager {
         Ok(self.dir.join(format!("{id}.params")))
     }
 
+    /// The verifying key file beside `id`'s parameters (`<id>.vk`).
+    pub fn vk_path_of(&self, id: &str) -> Result<PathBuf, ParamsError> {
+        check_id(id)?;
+        Ok(self.dir.join(format!("{id}.vk")))
+    }
+
+    /// The verifying key of `kind`'s parameters, encoded as a `.vk` file
+    /// (bellperson's format), and its public input count, loading the
+    /// parameters if needed.
+    pub async fn verifying_key(
+        self: &Arc<Self>,
+        kind: &Arc<dyn CircuitKind>,
+    ) -> Result<(Vec<u8>, u32), ParamsError> {
+        let lease = self.acquire(kind).await?;
+        let vk_path = self.vk_path_of(&lease.id)?;
+        let mut bytes = Vec::with_capacity(lease.params.vk.encoded_len());
+        lease
+            .params
+            .vk
+            .write(&mut bytes)
+            .map_err(|source| ParamsError::Io {
+                path: vk_path,
+                source,
+            })?;
+        let inputs = lease.params.vk.ic.len().saturating_sub(1) as u32;
+        Ok((bytes, inputs))
+    }
+
     fn try_lease(self: &Arc<Self>, id: &str) -> Option<ParamsLease> {
         let mut st = self.lock();
         st.clock += 1;
@@ -285,7 +313,14 @@ impl ParamManager {
                 std::fs::read_to_string(record_path(&m2.path)).is_ok_and(|s| s.trim() == r)
             });
             let check = check_points && !checked_before;
+            let t = Instant::now();
+            if check {
+                tracing::info!(path = %m2.path.display(), "checking every point of the parameters (once per file)");
+            }
             let p = m2.load(check)?;
+            if check {
+                tracing::info!(path = %m2.path.display(), seconds = t.elapsed().as_secs_f64(), "points checked");
+            }
             if check {
                 // The record is a cache: a directory we cannot write to
                 // means checking again next time, not a failure.
@@ -446,6 +481,25 @@ impl ParamManager {
                 path: path.clone(),
                 source,
             })?;
+            // The verifying key beside them, for `cuzk verify` (the
+            // layout Filecoin's files have: `<id>.params`, `<id>.vk`).
+            let vk_path = self.vk_path_of(&id)?;
+            params
+                .vk
+                .write_file(&vk_path)
+                .map_err(|source| ParamsError::Core {
+                    id: id.clone(),
+                    source,
+                })?;
+            // Points this process just computed need no subgroup check:
+            // the file is recorded as checked, so its first load skips
+            // them (a file changed later is checked again).
+            if let Some(r) = check_record(&path) {
+                let at = record_path(&path);
+                if let Err(e) = std::fs::write(&at, format!("{r}\n")) {
+                    tracing::warn!(path = %at.display(), error = %e, "could not record the generated file as checked");
+                }
+            }
         }
         let canonical = path.canonicalize().map_err(|source| ParamsError::Io {
             path: path.clone(),
@@ -574,6 +628,8 @@ impl ParamManager {
             st.entries.remove(&v);
             let p = self.dir.join(format!("{v}.params"));
             let _ = std::fs::remove_file(record_path(&p));
+            // Its key goes with it: regenerated parameters get another.
+            let _ = std::fs::remove_file(self.dir.join(format!("{v}.vk")));
             match std::fs::remove_file(&p) {
                 Ok(()) => {
                     tracing::info!(path = %p.display(), "deleted generated parameters (disk budget)")

@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 
 pub type JobId = u64;
 
+/// Serialized by [`Priority::name`]'s names, the one set every output uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Priority {
     Low = 0,
     Normal = 1,

@@ -120,7 +120,8 @@ fn daemon_process_serves_client_commands_and_stops_on_sigterm() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
         err.trim(),
-        "error: SubmitProof failed (InvalidArgument): unknown circuit kind \"nosuch-kind\""
+        "error: SubmitProof failed (InvalidArgument): unknown circuit kind \"nosuch-kind\"; \
+         this daemon serves porep-like-6"
     );
 
     // submit / await / cancel.
@@ -187,7 +188,9 @@ fn daemon_process_serves_client_commands_and_stops_on_sigterm() {
     );
     assert_eq!(st["counters"]["proofs_verified"], 2, "{st}");
     let (ok, text) = cuzk(&sock, &["status"]);
-    assert!(ok && text.contains("backend: cpu"), "{text}");
+    // A table for people: units, "unlimited", no raw u64::MAX.
+    assert!(ok && text.contains("backend   cpu"), "{text}");
+    assert!(text.contains("unlimited") && !text.contains("18446744073709551615"), "{text}");
 
     // bench batch: every proof verified by the daemon, the run's timeline
     // written as a Chrome trace.
