@@ -17,8 +17,12 @@ pub enum DaemonCommands {
     Prove(cli::ProveArgs),
     /// Cancel a queued or running job.
     Cancel(cli::CancelArgs),
-    /// Devices, parameters and their tiers, queues, counters, budgets.
+    /// Devices, parameters and their tiers, queues, counters, budgets
+    /// (a table; `--json` for the object).
     Status(cli::StatusArgs),
+    /// Fetch a circuit kind's verifying key from the daemon (for `cuzk
+    /// verify --vk`; `cuzk verify --kind` fetches it itself).
+    Vk(cli::VkArgs),
     /// Load circuit kinds' parameters into memory.
     Preload(cli::ParamsArgs),
     /// Drop circuit kinds' parameters from memory.
@@ -48,9 +52,8 @@ pub fn run(cmd: DaemonCommands) -> anyhow::Result<()> {
         DaemonCommands::Cancel(a) => {
             cli::run_client(a.conn.json, || async { cli::cancel(&a).await })
         }
-        DaemonCommands::Status(a) => {
-            cli::run_client(a.conn.json, || async { cli::status(&a).await })
-        }
+        DaemonCommands::Status(a) => cli::run_status(&a),
+        DaemonCommands::Vk(a) => cli::run_client(a.conn.json, || async { cli::vk(&a).await }),
         DaemonCommands::Preload(a) => {
             cli::run_client(a.conn.json, || async { cli::preload(&a).await })
         }
