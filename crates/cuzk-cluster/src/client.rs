@@ -21,7 +21,7 @@ use tokio::sync::{Mutex, MutexGuard};
 use tokio::task::JoinHandle;
 
 /// Settings of one node's cluster client. The daemon's `[cluster]` section
-/// will map onto this (not built yet).
+/// maps onto this (`cuzk-daemon/src/cluster.rs`).
 #[derive(Clone, Debug)]
 pub struct ClusterConfig {
     /// `postgres://user:password@host:port/dbname` or the key=value form.

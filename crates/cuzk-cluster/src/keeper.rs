@@ -61,6 +61,13 @@ impl LeaseKeeper {
     pub fn held(&self) -> usize {
         lock(&self.held).len()
     }
+
+    /// Stop renewing, now, without releasing anything: the node's leases
+    /// expire as a crashed node's would (a daemon killed in a test; a
+    /// daemon giving up on the database).
+    pub fn stop(&self) {
+        self.task.abort();
+    }
 }
 
 impl Drop for LeaseKeeper {

@@ -2,12 +2,13 @@
 //! a PostgreSQL-protocol database (PostgreSQL, or YugabyteDB as Curio
 //! runs), instead of each holding its own queue in memory.
 //!
-//! **Status: the queue library only. The daemon does not use it yet** —
-//! there is no `[cluster]` section in the daemon's configuration, the gRPC
-//! services do not insert into the database, `AwaitProof` does not read
-//! from it and `cuzk status --cluster` does not exist. This crate is the
-//! part those will be built on; `DESIGN.md` beside this file says how the
-//! queue behaves at scale and what integrating it involves.
+//! **Status:** the daemon uses it in cluster mode (`[cluster]
+//! database_url`, `cuzk-daemon/src/cluster.rs`): its gRPC `ProofService`
+//! submits into and awaits from this queue, and a feeder claims partitions
+//! and proves them through the daemon's engine. Not yet: Curio's service
+//! in cluster mode, `cuzk status --cluster`, placement beyond the claim's
+//! residency term; `DESIGN.md` beside this file lists what is built and
+//! what is not, and how the queue behaves at scale.
 //!
 //! What it provides, all through [`ClusterClient`] (one node's reconnecting
 //! connection):
@@ -42,6 +43,6 @@ pub use migrate::SCHEMA_VERSION;
 pub use nodes::{NodeRecord, NodeReport};
 pub use queue::{
     ClaimRequest, Completion, FailMode, FailOutcome, FailureRecord, JobId, JobInput, JobRecord,
-    JobState, JobTimings, Lease, LeaseKey, LeaseStatus, NewJob, PartitionResult, PartitionState,
-    Priority, QueueDepth, StopReason, Submitted,
+    JobState, JobTimings, Lease, LeaseKey, LeaseStatus, NewJob, PartitionRecord, PartitionResult,
+    PartitionState, Priority, QueueDepth, StopReason, Submitted,
 };

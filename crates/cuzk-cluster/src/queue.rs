@@ -281,6 +281,18 @@ pub struct JobRecord {
     pub timings: JobTimings,
 }
 
+/// One partition's row, for status and tests.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PartitionRecord {
+    pub partition: u32,
+    pub state: PartitionState,
+    /// The holder while leased; who proved it once done.
+    pub node: Option<String>,
+    /// Claims so far (the current lease's fencing token).
+    pub claims: i32,
+    pub failures: u32,
+}
+
 /// Pending partitions of one kind and class.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct QueueDepth {
@@ -962,6 +974,40 @@ impl ClusterClient {
                 })
                 .collect();
             job_record(&row, failures)
+        })
+    }
+
+    /// The job's partitions as stored now, in order: who holds or proved
+    /// each, under which claim, with how many failures.
+    pub async fn partitions(&self, job_id: JobId) -> Result<Vec<PartitionRecord>, ClusterError> {
+        db_op!(self, "partitions", |c| {
+            let rows = c
+                .query(
+                    "SELECT idx, state, lease_node, claims, failures FROM cuzk_partitions \
+                     WHERE job_id = $1 ORDER BY idx",
+                    &[&job_id],
+                )
+                .await?;
+            rows.iter()
+                .map(|r| {
+                    let idx: i32 = r.get(0);
+                    let st: &str = r.get(1);
+                    let state = PartitionState::parse(st).ok_or_else(|| {
+                        bad_row(
+                            "cuzk_partitions",
+                            format!("{job_id}/{idx}"),
+                            format!("state {st:?}"),
+                        )
+                    })?;
+                    Ok(PartitionRecord {
+                        partition: idx.max(0) as u32,
+                        state,
+                        node: r.get(2),
+                        claims: r.get(3),
+                        failures: r.get::<_, i32>(4).max(0) as u32,
+                    })
+                })
+                .collect::<Result<Vec<_>, OpError>>()
         })
     }
 

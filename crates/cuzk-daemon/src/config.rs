@@ -163,6 +163,7 @@ pub struct DaemonConfig {
     pub engine: EngineConfig,
     pub params: ParamsConfig,
     pub kinds: KindsConfig,
+    pub cluster: ClusterSettings,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -464,6 +465,86 @@ impl Default for KindsConfig {
     }
 }
 
+/// `[cluster]`: several daemons sharing one durable job queue in a
+/// PostgreSQL-protocol database (crate `cuzk-cluster`; `src/cluster.rs`).
+/// Without `database_url` the daemon keeps its own in-memory queue.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ClusterSettings {
+    /// `postgres://user:password@host:port/dbname`; every daemon of the
+    /// cluster names the same database.
+    pub database_url: Option<String>,
+    /// This daemon's name in leases and heartbeats, unique in the cluster.
+    /// Default: the host name.
+    pub node_id: Option<String>,
+    /// How long a claimed partition stays this daemon's without renewal
+    /// (renewed every third of it): a dead daemon's partitions are re-run
+    /// elsewhere this long after it stopped.
+    pub lease_ttl_s: u64,
+    /// Failures (errors or expired leases) of one partition before its
+    /// job fails with the reasons.
+    pub max_failures: u32,
+    /// Partitions this daemon holds claimed at once. Default: its proving
+    /// workers plus its synthesis slots.
+    pub max_claimed: Option<usize>,
+    /// How often an idle daemon asks the queue for work.
+    pub poll_interval_ms: u64,
+    /// How often the daemon reports itself (kinds, resident parameters,
+    /// free VRAM, claimed partitions) in `cuzk_nodes`.
+    pub heartbeat_interval_s: u64,
+    /// A partition waiting longer than this is claimed by any daemon, not
+    /// first by those holding its parameters resident.
+    pub placement_max_wait_s: u64,
+    /// How long a database operation keeps reconnecting before it reports
+    /// the database unavailable.
+    pub reconnect_for_s: u64,
+}
+
+impl Default for ClusterSettings {
+    fn default() -> Self {
+        Self {
+            database_url: None,
+            node_id: None,
+            lease_ttl_s: 30,
+            max_failures: 3,
+            max_claimed: None,
+            poll_interval_ms: 500,
+            heartbeat_interval_s: 10,
+            placement_max_wait_s: 60,
+            reconnect_for_s: 30,
+        }
+    }
+}
+
+impl ClusterSettings {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |m: &str| Err(ConfigError::Invalid(m.to_owned()));
+        if self.database_url.as_deref().is_some_and(str::is_empty) {
+            return bad("cluster.database_url is empty");
+        }
+        if self
+            .node_id
+            .as_deref()
+            .is_some_and(|n| n.is_empty() || n.len() > 128)
+        {
+            return bad("cluster.node_id must be 1 to 128 bytes");
+        }
+        if self.lease_ttl_s == 0 {
+            return bad("cluster.lease_ttl_s must be at least 1");
+        }
+        if !(1..=1000).contains(&self.max_failures) {
+            return bad("cluster.max_failures must be between 1 and 1000");
+        }
+        if self.max_claimed == Some(0) {
+            return bad("cluster.max_claimed must be at least 1");
+        }
+        if self.poll_interval_ms == 0 || self.heartbeat_interval_s == 0 {
+            return bad("cluster.poll_interval_ms and heartbeat_interval_s must be non-zero");
+        }
+        Ok(())
+    }
+}
+
 impl DaemonConfig {
     pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
@@ -537,6 +618,7 @@ impl DaemonConfig {
         if s.max_queued_per_client == 0 {
             return bad("server.max_queued_per_client must be at least 1");
         }
+        self.cluster.validate()?;
         let e = &self.engine;
         if e.cpu_workers == 0 {
             return bad("engine.cpu_workers must be at least 1");

@@ -219,6 +219,10 @@ struct Job {
     /// C1 output is tens of megabytes, and the decoded input is kept).
     fingerprint: Fingerprint,
     partitions: usize,
+    /// The partitions this job proves: all of them, or those a cluster
+    /// node claimed (`submit_partitions`); proofs stay indexed by
+    /// partition.
+    parts: Vec<usize>,
     state: JobState,
     submitted: Instant,
     dispatched: Option<Instant>,
@@ -470,7 +474,7 @@ impl Engine {
 
     /// Queue a job; returns at once.
     pub fn submit(&self, req: SubmitRequest) -> Result<Submitted, EngineError> {
-        let r = self.submit_inner(req);
+        let r = self.submit_inner(req, None);
         if r.is_err() {
             self.lock().counters.rejected += 1;
         }
@@ -483,7 +487,27 @@ impl Engine {
         self.lock().counters.rejected += 1;
     }
 
-    fn submit_inner(&self, req: SubmitRequest) -> Result<Submitted, EngineError> {
+    /// Queue a job that proves only `parts` of its input's partitions
+    /// (cluster mode: the partitions this node claimed). Its view's proof
+    /// and public inputs are those partitions', in partition order. An
+    /// empty or out-of-range list is refused as a malformed input.
+    pub fn submit_partitions(
+        &self,
+        req: SubmitRequest,
+        parts: &[usize],
+    ) -> Result<Submitted, EngineError> {
+        let r = self.submit_inner(req, Some(parts));
+        if r.is_err() {
+            self.lock().counters.rejected += 1;
+        }
+        r
+    }
+
+    fn submit_inner(
+        &self,
+        req: SubmitRequest,
+        only: Option<&[usize]>,
+    ) -> Result<Submitted, EngineError> {
         let request_id = req.request_id.filter(|r| !r.is_empty());
         if let Some(r) = &request_id {
             if r.len() > 128 {
@@ -495,6 +519,21 @@ impl Engine {
         let (input, partitions) = kind.decode_input(&req.input)?;
         // The bytes go now; the job keeps the decoded input.
         drop(req.input);
+        let parts: Vec<usize> = match only {
+            None => (0..partitions).collect(),
+            Some(list) => {
+                let mut v = list.to_vec();
+                v.sort_unstable();
+                v.dedup();
+                if v.is_empty() || v.last().is_some_and(|&p| p >= partitions) {
+                    return Err(EngineError::Kind(KindError::MalformedInput {
+                        kind: req.kind.clone(),
+                        what: format!("partitions {list:?} of a job of {partitions}"),
+                    }));
+                }
+                v
+            }
+        };
         let now = Instant::now();
         let mut st = self.lock();
         self.inner.prune(&mut st, now);
@@ -545,7 +584,7 @@ impl Engine {
                 kind: kind.name().to_owned(),
                 priority: req.priority,
                 seq,
-                circuits: partitions,
+                circuits: parts.len(),
                 batchable: kind.batchable(),
             },
             now,
@@ -561,6 +600,7 @@ impl Engine {
                 request_id,
                 fingerprint,
                 partitions,
+                parts,
                 state: JobState::Queued,
                 submitted: now,
                 dispatched: None,
@@ -1025,7 +1065,7 @@ async fn split_batch(inner: &Arc<Inner>, batch: Batch) {
         if let Some(j) = st.jobs.get_mut(id) {
             if j.state == JobState::Running {
                 j.timings.param_load = lease.load_time;
-                parts.extend((0..j.partitions).map(|p| (*id, p, j.input.clone())));
+                parts.extend(j.parts.iter().map(|&p| (*id, p, j.input.clone())));
             }
         }
     }
@@ -1686,7 +1726,7 @@ fn record(inner: &Inner, p: Proved, verified: Option<Vec<bool>>) {
             j.publics[*part] = p.publics[i].iter().flat_map(|s| s.to_bytes_le()).collect();
             j.done_parts += 1;
         }
-        if j.done_parts == j.partitions {
+        if j.done_parts == j.parts.len() {
             completed.push(*id);
         }
     }

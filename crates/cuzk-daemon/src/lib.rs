@@ -14,10 +14,13 @@
 //!   [`keys`]: the verifying keys' service.
 //! - [`trace`]: the engine's timeline (Chrome trace export, busy fractions).
 //! - [`client`], [`cli`]: the client and the `cuzk` subcommands' logic.
+//! - [`cluster`]: cluster mode, the queue shared with other daemons in a
+//!   PostgreSQL-protocol database (`[cluster]`).
 
 pub mod budget;
 pub mod cli;
 pub mod client;
+pub mod cluster;
 pub mod config;
 pub mod devices;
 pub mod engine;

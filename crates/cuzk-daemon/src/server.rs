@@ -50,6 +50,8 @@ pub enum DaemonError {
     NotASocket(PathBuf),
     #[error("TLS configuration: {0}")]
     Tls(#[source] tonic::transport::Error),
+    #[error("cluster mode: {0}")]
+    Cluster(#[from] cuzk_cluster::ClusterError),
 }
 
 /// Adds a service to the routes of every gRPC listener.
@@ -193,6 +195,12 @@ impl DaemonBuilder {
             self.devices.clone(),
             regenerable,
         )?;
+        // Cluster mode: the database reached and migrated before anything
+        // starts, so that an unreachable one fails the start with its error.
+        let cluster = match cfg.cluster.database_url {
+            Some(_) => Some(crate::cluster::ClusterConnection::open(&cfg.cluster).await?),
+            None => None,
+        };
         let host = match cfg.engine.host_memory_budget {
             Some(b) => HostBudget::new(b.0),
             None => HostBudget::from_system(cfg.engine.host_memory_margin.0, 4 << 30),
@@ -216,11 +224,22 @@ impl DaemonBuilder {
             });
         }
 
+        let cluster = match cluster {
+            Some(c) => Some(c.start(engine.clone())?),
+            None => None,
+        };
+
         let (stop_tx, stop_rx) = watch::channel(false);
         let max_msg = cfg.server.max_message_bytes.0.min(usize::MAX as u64) as usize;
         let routes = |engine: &Engine| {
             let mut rb = RoutesBuilder::default();
-            rb.add_service(ProofServiceImpl::new(engine.clone()).into_server(max_msg));
+            match &cluster {
+                Some(node) => rb.add_service(
+                    crate::cluster::ClusterProofService::new(engine.clone(), node.clone())
+                        .into_server(max_msg),
+                ),
+                None => rb.add_service(ProofServiceImpl::new(engine.clone()).into_server(max_msg)),
+            };
             for h in &self.hooks {
                 h(engine, &mut rb);
             }
@@ -320,6 +339,7 @@ impl DaemonBuilder {
         );
         Ok(RunningDaemon {
             engine,
+            cluster,
             unix_socket,
             tcp_addr,
             http_addr,
@@ -389,6 +409,8 @@ fn bind_unix(path: &Path, mode: u32) -> Result<tokio::net::UnixListener, DaemonE
 /// A started daemon.
 pub struct RunningDaemon {
     pub engine: Engine,
+    /// This daemon's membership of the cluster, in cluster mode.
+    pub cluster: Option<Arc<crate::cluster::ClusterNode>>,
     pub unix_socket: Option<PathBuf>,
     /// The bound addresses (useful with port 0).
     pub tcp_addr: Option<SocketAddr>,
@@ -415,7 +437,13 @@ impl RunningDaemon {
         if let Some(p) = &self.unix_socket {
             let _ = std::fs::remove_file(p);
         }
+        if let Some(c) = &self.cluster {
+            c.stop_claiming();
+        }
         self.engine.shutdown(mode, timeout).await;
+        if let Some(c) = &self.cluster {
+            c.finish(timeout).await;
+        }
         let _ = self.stop_tx.send(true);
         for s in self.servers {
             // A graceful stop waits for clients to hang up; idle clients

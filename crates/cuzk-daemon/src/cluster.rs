@@ -1,0 +1,776 @@
+//! Cluster mode (`[cluster] database_url`): this daemon takes its work from
+//! a queue shared with other daemons in a PostgreSQL-protocol database
+//! (crate `cuzk-cluster`, whose DESIGN.md describes the queue), instead of
+//! its own in-memory one.
+//!
+//! - **Front end** ([`ClusterProofService`]): `SubmitProof` decodes the
+//!   input with the kind registry (a malformed request fails at once, and
+//!   the kind says how many partitions) and inserts the job into the
+//!   database; `AwaitProof`, `CancelProof` and `Prove` act on the stored
+//!   job, so any daemon answers for any job. Job ids are the database's;
+//!   request ids are idempotent across the cluster (the queue's rule).
+//! - **Feeder**: claims partitions (priority, then kinds whose parameters
+//!   are resident here, then age; `FOR UPDATE SKIP LOCKED`) while this
+//!   daemon has fewer than `max_claimed` in hand, and proves each as a
+//!   one-partition job of the local [`Engine`]
+//!   ([`Engine::submit_partitions`]) through the usual pipeline (synthesis,
+//!   proving, verification against the verifying key). A [`LeaseKeeper`]
+//!   on a connection of its own renews the leases meanwhile; a renewal
+//!   answering "cancelled", "job failed" or "lost" cancels the local job.
+//!   The partition's proof, public inputs and timings (or its error) are
+//!   stored under the lease's fencing token; the queue assembles the job
+//!   when its last partition arrives.
+//! - **Heartbeat**: kinds supported and resident, free VRAM, partitions
+//!   claimed and proved, every `heartbeat_interval_s`.
+//!
+//! This module owns no queue state: the database does. It must not reach
+//! into the engine's internals; the engine sees ordinary local jobs.
+
+// tonic::Status is large, but it is what every handler returns.
+#![allow(clippy::result_large_err)]
+
+use crate::config::ClusterSettings;
+use crate::engine::{Engine, EngineError, JobState};
+use crate::kinds::KindError;
+use crate::proto;
+use crate::scheduler::Priority;
+use crate::service::{priority_from_proto, status_of, ProofServiceImpl};
+use cuzk_cluster::{
+    ClaimRequest, ClusterClient, ClusterConfig, ClusterError, Completion, FailMode, FailOutcome,
+    JobId, JobInput, JobRecord, Lease, LeaseKeeper, NewJob, NodeReport, PartitionResult,
+    StopReason,
+};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::task::{JoinHandle, JoinSet};
+use tonic::{Request, Response, Status};
+
+/// Inputs kept per node so that a job's partitions claimed here fetch it
+/// once: a PoRep C1 output is tens of megabytes. Four covers the jobs a
+/// node works on at once with `max_claimed` of a few partitions.
+const INPUT_CACHE: usize = 4;
+
+/// The database connected and migrated, before the engine starts: a
+/// database that cannot be reached fails the daemon's start, not its
+/// first submission.
+pub struct ClusterConnection {
+    settings: ClusterSettings,
+    cfg: ClusterConfig,
+    front: Arc<ClusterClient>,
+}
+
+fn default_node_id() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "cuzk".to_owned())
+}
+
+impl ClusterConnection {
+    pub async fn open(settings: &ClusterSettings) -> Result<Self, ClusterError> {
+        let url = settings
+            .database_url
+            .clone()
+            .ok_or(ClusterError::InvalidConfig(
+                "cluster.database_url is not set",
+            ))?;
+        let node = settings.node_id.clone().unwrap_or_else(default_node_id);
+        let mut cfg = ClusterConfig::new(url, node);
+        cfg.lease_ttl = Duration::from_secs(settings.lease_ttl_s);
+        cfg.max_failures = settings.max_failures;
+        cfg.placement_max_wait = Duration::from_secs(settings.placement_max_wait_s);
+        cfg.reconnect_for = Duration::from_secs(settings.reconnect_for_s);
+        let front = Arc::new(ClusterClient::new(cfg.clone())?);
+        let applied = front.migrate().await?;
+        tracing::info!(
+            database = front.target(),
+            node = front.node_id(),
+            ?applied,
+            "cluster mode: connected to the shared queue"
+        );
+        Ok(Self {
+            settings: settings.clone(),
+            cfg,
+            front,
+        })
+    }
+
+    /// Start the feeder, the lease keeper and the heartbeat on `engine`.
+    pub fn start(self, engine: Engine) -> Result<Arc<ClusterNode>, ClusterError> {
+        // Each on a client of its own: a renewal must not wait behind a
+        // claim or a result upload, nor a claim behind a client's submit.
+        let work = Arc::new(ClusterClient::new(self.cfg.clone())?);
+        let keeper = Arc::new(LeaseKeeper::start(Arc::new(ClusterClient::new(
+            self.cfg.clone(),
+        )?)));
+        let st = engine.status();
+        let max_claimed = self
+            .settings
+            .max_claimed
+            .unwrap_or(st.workers + st.synthesis_concurrency)
+            .max(1);
+        let inner = Arc::new(NodeInner {
+            engine,
+            front: self.front,
+            work,
+            keeper,
+            poll: Duration::from_millis(self.settings.poll_interval_ms),
+            heartbeat: Duration::from_secs(self.settings.heartbeat_interval_s),
+            max_claimed,
+            slots: Arc::new(Semaphore::new(max_claimed)),
+            stopping: AtomicBool::new(false),
+            wake: tokio::sync::Notify::new(),
+            proved: AtomicU64::new(0),
+            inputs: Mutex::new(Vec::new()),
+        });
+        let feeder = tokio::spawn(feeder(inner.clone()));
+        let heartbeat = tokio::spawn(heartbeat(inner.clone()));
+        Ok(Arc::new(ClusterNode {
+            inner,
+            feeder: Mutex::new(Some(feeder)),
+            heartbeat: Mutex::new(Some(heartbeat)),
+        }))
+    }
+}
+
+struct NodeInner {
+    engine: Engine,
+    /// Submits, reads and cancels from the gRPC handlers.
+    front: Arc<ClusterClient>,
+    /// Claims and results.
+    work: Arc<ClusterClient>,
+    keeper: Arc<LeaseKeeper>,
+    poll: Duration,
+    heartbeat: Duration,
+    max_claimed: usize,
+    /// One permit per partition claimed and not yet reported.
+    slots: Arc<Semaphore>,
+    stopping: AtomicBool,
+    /// Wakes the feeder from its idle sleep (stopping).
+    wake: tokio::sync::Notify,
+    proved: AtomicU64,
+    inputs: Mutex<Vec<(JobId, Arc<Vec<u8>>)>>,
+}
+
+/// This daemon's membership of the cluster.
+pub struct ClusterNode {
+    inner: Arc<NodeInner>,
+    feeder: Mutex<Option<JoinHandle<()>>>,
+    heartbeat: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// A submission refused before or by the queue.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterModeError {
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error(transparent)]
+    Cluster(#[from] ClusterError),
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // Each guarded value is replaced whole; a panicking holder leaves it
+    // consistent.
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn to_cluster_priority(p: Priority) -> cuzk_cluster::Priority {
+    match p {
+        Priority::Low => cuzk_cluster::Priority::Low,
+        Priority::Normal => cuzk_cluster::Priority::Normal,
+        Priority::High => cuzk_cluster::Priority::High,
+        Priority::Critical => cuzk_cluster::Priority::Critical,
+    }
+}
+
+fn from_cluster_priority(p: cuzk_cluster::Priority) -> Priority {
+    match p {
+        cuzk_cluster::Priority::Low => Priority::Low,
+        cuzk_cluster::Priority::Normal => Priority::Normal,
+        cuzk_cluster::Priority::High => Priority::High,
+        cuzk_cluster::Priority::Critical => Priority::Critical,
+    }
+}
+
+fn state_of(s: cuzk_cluster::JobState) -> JobState {
+    match s {
+        cuzk_cluster::JobState::Queued => JobState::Queued,
+        cuzk_cluster::JobState::Running => JobState::Running,
+        cuzk_cluster::JobState::Completed => JobState::Completed,
+        cuzk_cluster::JobState::Failed => JobState::Failed,
+        cuzk_cluster::JobState::Cancelled => JobState::Cancelled,
+    }
+}
+
+impl ClusterNode {
+    pub fn node_id(&self) -> &str {
+        self.inner.front.node_id()
+    }
+
+    /// The front end's client (reads for status and tests).
+    pub fn client(&self) -> &Arc<ClusterClient> {
+        &self.inner.front
+    }
+
+    /// Partitions claimed here and not yet reported.
+    pub fn claimed(&self) -> usize {
+        self.inner.max_claimed - self.inner.slots.available_permits()
+    }
+
+    /// Partitions proved here and accepted by the queue.
+    pub fn partitions_proved(&self) -> u64 {
+        self.inner.proved.load(Ordering::Relaxed)
+    }
+
+    /// Insert a job into the shared queue (or find the one its request id
+    /// names). The kind decodes the input here, so a malformed request is
+    /// refused at once and never stored.
+    pub async fn submit(
+        &self,
+        req: crate::engine::SubmitRequest,
+    ) -> Result<cuzk_cluster::Submitted, ClusterModeError> {
+        let kind = self
+            .inner
+            .engine
+            .registry()
+            .get(&req.kind)
+            .map_err(EngineError::from)?;
+        let (_, partitions) = kind.decode_input(&req.input).map_err(EngineError::from)?;
+        let partitions = u32::try_from(partitions).map_err(|_| {
+            EngineError::Kind(KindError::MalformedInput {
+                kind: req.kind.clone(),
+                what: format!("{partitions} partitions"),
+            })
+        })?;
+        let s = self
+            .inner
+            .front
+            .submit(&NewJob {
+                request_id: req.request_id,
+                kind: req.kind,
+                priority: to_cluster_priority(req.priority),
+                client: req.client,
+                input: JobInput::Inline(req.input),
+                partitions,
+            })
+            .await?;
+        Ok(s)
+    }
+
+    /// The stored job once final, or as it is when `timeout` passes (None:
+    /// no limit). Polls every `poll_interval_ms`.
+    pub async fn await_job(
+        &self,
+        id: JobId,
+        timeout: Option<Duration>,
+    ) -> Result<JobRecord, ClusterError> {
+        let deadline = timeout.map(|t| Instant::now() + t);
+        loop {
+            let j = self.inner.front.job(id).await?;
+            if j.state.is_final() {
+                return Ok(j);
+            }
+            let mut nap = self.inner.poll;
+            if let Some(d) = deadline {
+                let left = d.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Ok(j);
+                }
+                nap = nap.min(left);
+            }
+            tokio::time::sleep(nap).await;
+        }
+    }
+
+    /// Cancel a job of the cluster: its partitions stop being claimed, and
+    /// the daemons proving them learn it at their next lease renewal.
+    pub async fn cancel(&self, id: JobId) -> Result<(JobState, bool), ClusterError> {
+        let (s, cancelled) = self.inner.front.cancel(id).await?;
+        Ok((state_of(s), cancelled))
+    }
+
+    /// Stop claiming new partitions (shutdown); those claimed are proved
+    /// or, when the engine cancels them, released.
+    pub fn stop_claiming(&self) {
+        self.inner.stopping.store(true, Ordering::SeqCst);
+        self.inner.wake.notify_waiters();
+    }
+
+    /// After [`ClusterNode::stop_claiming`] and the engine's shutdown: wait
+    /// (at most `timeout`) for the claimed partitions to be reported, then
+    /// stop the heartbeat and the renewals.
+    pub async fn finish(&self, timeout: Duration) {
+        self.stop_claiming();
+        let feeder = lock(&self.feeder).take();
+        if let Some(f) = feeder {
+            let abort = f.abort_handle();
+            if tokio::time::timeout(timeout, f).await.is_err() {
+                tracing::warn!(
+                    "cluster: partitions still unreported at shutdown; their leases will expire"
+                );
+                abort.abort();
+            }
+        }
+        if let Some(h) = lock(&self.heartbeat).take() {
+            h.abort();
+        }
+        self.inner.keeper.stop();
+    }
+
+    /// Stop every cluster task at once, reporting and releasing nothing:
+    /// what the queue sees of a daemon that was killed (its leases expire
+    /// and other daemons re-run its partitions). For tests and for giving
+    /// up on a database; the engine goes on with what it holds.
+    pub fn kill(&self) {
+        self.inner.stopping.store(true, Ordering::SeqCst);
+        if let Some(f) = lock(&self.feeder).take() {
+            // The feeder owns the partition tasks' JoinSet: aborting it
+            // aborts them.
+            f.abort();
+        }
+        if let Some(h) = lock(&self.heartbeat).take() {
+            h.abort();
+        }
+        self.inner.keeper.stop();
+    }
+}
+
+impl Drop for ClusterNode {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+impl NodeInner {
+    /// Kinds whose parameters are in memory here (VRAM or decoded in host
+    /// RAM): the parameter manager owns that fact; asked at each claim.
+    fn resident_kinds(&self) -> Vec<String> {
+        let (params, _) = self.engine.params().status();
+        let ids: std::collections::HashSet<String> = params
+            .into_iter()
+            .filter(|p| matches!(p.tier, "vram" | "pinned"))
+            .map(|p| p.id)
+            .collect();
+        let reg = self.engine.registry();
+        reg.names()
+            .into_iter()
+            .filter(|n| reg.get(n).is_ok_and(|k| ids.contains(k.params_id())))
+            .collect()
+    }
+
+    async fn input(&self, job: JobId) -> Result<Arc<Vec<u8>>, String> {
+        if let Some((_, b)) = lock(&self.inputs).iter().find(|(j, _)| *j == job) {
+            return Ok(b.clone());
+        }
+        let bytes = match self.work.job_input(job).await {
+            Ok(JobInput::Inline(b)) => b,
+            Ok(JobInput::Reference(path)) => tokio::fs::read(&path)
+                .await
+                .map_err(|e| format!("reading the job's input {path}: {e}"))?,
+            Err(e) => return Err(e.to_string()),
+        };
+        let b = Arc::new(bytes);
+        let mut cache = lock(&self.inputs);
+        if cache.len() >= INPUT_CACHE {
+            cache.remove(0);
+        }
+        cache.push((job, b.clone()));
+        Ok(b)
+    }
+}
+
+async fn feeder(node: Arc<NodeInner>) {
+    let kinds = node.engine.registry().names();
+    let mut work: JoinSet<()> = JoinSet::new();
+    let mut idle = node.poll;
+    while !node.stopping.load(Ordering::SeqCst) {
+        while work.try_join_next().is_some() {}
+        // Wait for room for at least one partition, then take what else
+        // is free.
+        let first = tokio::select! {
+            p = node.slots.clone().acquire_owned() => match p {
+                Ok(p) => p,
+                Err(_) => break,
+            },
+            _ = work.join_next(), if !work.is_empty() => continue,
+        };
+        let mut permits: Vec<OwnedSemaphorePermit> = vec![first];
+        while let Ok(p) = node.slots.clone().try_acquire_owned() {
+            permits.push(p);
+        }
+        let req = ClaimRequest {
+            kinds: kinds.clone(),
+            resident: node.resident_kinds(),
+            max: permits.len() as u32,
+        };
+        let leases = match node.work.claim(&req).await {
+            Ok(l) => l,
+            Err(e) => {
+                tracing::warn!(error = %e, "cluster: claiming partitions failed; trying again");
+                Vec::new()
+            }
+        };
+        if leases.is_empty() {
+            drop(permits);
+            let wake = node.wake.notified();
+            tokio::pin!(wake);
+            wake.as_mut().enable();
+            if node.stopping.load(Ordering::SeqCst) {
+                break;
+            }
+            let _ = tokio::time::timeout(idle, wake).await;
+            // Empty polls back off to 4x the interval (DESIGN.md: idle
+            // nodes' polls are most of the database's statements).
+            idle = (idle * 2).min(node.poll * 4);
+            continue;
+        }
+        idle = node.poll;
+        for lease in leases {
+            let Some(permit) = permits.pop() else {
+                // More leases than asked for cannot happen; give it back.
+                let _ = node.work.release(&lease.key()).await;
+                continue;
+            };
+            if node.stopping.load(Ordering::SeqCst) {
+                let _ = node.work.release(&lease.key()).await;
+                continue;
+            }
+            work.spawn(prove_partition(node.clone(), lease, permit));
+        }
+    }
+    // Claimed partitions are finished (or released when the engine
+    // cancels them) before the feeder ends.
+    while work.join_next().await.is_some() {}
+}
+
+enum Outcome {
+    Proved(PartitionResult),
+    Failed(String, FailMode),
+    /// The queue said stop (cancelled, job failed, lease lost).
+    Stopped(StopReason),
+    /// Not worked on here after all (the engine is shutting down): back to
+    /// the queue without counting a failure.
+    Release,
+}
+
+async fn prove_partition(node: Arc<NodeInner>, lease: Lease, _slot: OwnedSemaphorePermit) {
+    let mut held = node.keeper.hold(&lease);
+    let key = lease.key();
+    let outcome = work_on(&node, &lease, &mut held).await;
+    let what = format!("job {} partition {}", lease.job_id, lease.partition);
+    match outcome {
+        Outcome::Proved(r) => match node.work.complete(&key, &r).await {
+            Ok(Completion::Accepted { job_completed }) => {
+                node.proved.fetch_add(1, Ordering::Relaxed);
+                tracing::debug!(%what, job_completed, "cluster: partition stored");
+            }
+            Ok(Completion::Refused(reason)) => {
+                tracing::info!(%what, ?reason, "cluster: result refused (the lease is no longer ours)")
+            }
+            Err(e) => {
+                tracing::warn!(%what, error = %e, "cluster: storing the result failed; the lease will expire and the partition run again")
+            }
+        },
+        Outcome::Failed(reason, mode) => match node.work.fail(&key, &reason, mode).await {
+            Ok(FailOutcome::JobFailed) => tracing::warn!(%what, %reason, "cluster: job failed"),
+            Ok(o) => tracing::info!(%what, %reason, outcome = ?o, "cluster: partition failed"),
+            Err(e) => tracing::warn!(%what, error = %e, "cluster: reporting a failure failed"),
+        },
+        Outcome::Stopped(reason) => {
+            tracing::info!(%what, ?reason, "cluster: stopped working on a partition")
+        }
+        Outcome::Release => {
+            if let Err(e) = node.work.release(&key).await {
+                tracing::warn!(%what, error = %e, "cluster: releasing a lease failed");
+            }
+        }
+    }
+    drop(held);
+}
+
+async fn work_on(node: &NodeInner, lease: &Lease, held: &mut cuzk_cluster::HeldLease) -> Outcome {
+    let input = match node.input(lease.job_id).await {
+        Ok(b) => b,
+        Err(e) => return Outcome::Failed(e, FailMode::Retry),
+    };
+    let req = crate::engine::SubmitRequest {
+        request_id: None,
+        kind: lease.kind.clone(),
+        input: (*input).clone(),
+        priority: from_cluster_priority(lease.priority),
+        client: format!("cluster:{}", node.work.node_id()),
+    };
+    let local = match node
+        .engine
+        .submit_partitions(req, &[lease.partition as usize])
+    {
+        Ok(s) => s.job_id,
+        Err(EngineError::ShuttingDown) => return Outcome::Release,
+        // Bad rows are refused, not proved: the input cannot succeed
+        // anywhere.
+        Err(e @ EngineError::Kind(KindError::MalformedInput { .. })) => {
+            return Outcome::Failed(e.to_string(), FailMode::Permanent)
+        }
+        Err(e) => return Outcome::Failed(e.to_string(), FailMode::Retry),
+    };
+    tokio::select! {
+        v = node.engine.await_job(local, None) => match v {
+            Ok(v) if v.state == JobState::Completed => Outcome::Proved(PartitionResult {
+                proof: v.proof,
+                public_inputs: v.public_inputs,
+                synthesis: v.timings.synthesis,
+                prove: v.timings.gpu,
+            }),
+            // Only the engine's shutdown cancels a cluster partition's
+            // local job (the queue's cancellations arrive below).
+            Ok(v) if v.state == JobState::Cancelled => Outcome::Release,
+            Ok(v) => Outcome::Failed(
+                v.error.unwrap_or_else(|| "failed without a reason".into()),
+                FailMode::Retry,
+            ),
+            Err(e) => Outcome::Failed(e.to_string(), FailMode::Retry),
+        },
+        reason = held.stopped() => {
+            let _ = node.engine.cancel(local);
+            Outcome::Stopped(reason)
+        }
+    }
+}
+
+async fn heartbeat(node: Arc<NodeInner>) {
+    let mut tick = tokio::time::interval(node.heartbeat);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let st = node.engine.status();
+        let report = NodeReport {
+            kinds_supported: st.kinds.clone(),
+            kinds_resident: node.resident_kinds(),
+            free_vram_bytes: st.devices.iter().map(|d| d.vram_free_bytes).sum(),
+            queue_len: (node.max_claimed - node.slots.available_permits()) as u32,
+            partitions_proved: node.proved.load(Ordering::Relaxed),
+        };
+        if let Err(e) = node.front.heartbeat(&report).await {
+            tracing::warn!(error = %e, "cluster: heartbeat failed");
+        }
+    }
+}
+
+/// gRPC status of a cluster-mode error.
+pub fn cluster_status(e: ClusterModeError) -> Status {
+    match e {
+        ClusterModeError::Engine(e) => status_of(e),
+        ClusterModeError::Cluster(e) => {
+            let msg = e.to_string();
+            match e {
+                ClusterError::RequestIdConflict(_) => Status::already_exists(msg),
+                ClusterError::RequestIdTooLong(_) | ClusterError::InvalidJob(_) => {
+                    Status::invalid_argument(msg)
+                }
+                ClusterError::UnknownJob(_) => Status::not_found(msg),
+                ClusterError::Unavailable { .. } | ClusterError::Contended { .. } => {
+                    Status::unavailable(msg)
+                }
+                _ => Status::internal(msg),
+            }
+        }
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// The stored job as `AwaitProof` reports it.
+pub fn record_to_proto(j: JobRecord) -> proto::AwaitProofResponse {
+    let state = state_of(j.state);
+    let done = state == JobState::Completed;
+    let error = match (state, j.error) {
+        (_, Some(e)) => e,
+        (JobState::Cancelled, None) => "cancelled by request".into(),
+        _ => String::new(),
+    };
+    proto::AwaitProofResponse {
+        job_id: j.id as u64,
+        state: crate::service::state_to_proto(state) as i32,
+        proof: if done {
+            j.proof.unwrap_or_default()
+        } else {
+            Vec::new()
+        },
+        public_inputs: if done {
+            j.public_inputs.unwrap_or_default()
+        } else {
+            Vec::new()
+        },
+        error,
+        timings: Some(proto::Timings {
+            queue_wait_ms: j.timings.queue_wait.map(ms).unwrap_or(0.0),
+            param_load_ms: 0.0,
+            synthesis_ms: ms(j.timings.synthesis),
+            gpu_ms: ms(j.timings.prove),
+            total_ms: j.timings.total.map(ms).unwrap_or(0.0),
+        }),
+        kind: j.kind,
+        // Partitions are proved one per backend call in cluster mode.
+        batch_size: 1,
+        // Completion order is a single daemon's notion.
+        completion_seq: 0,
+    }
+}
+
+fn job_id(id: u64) -> Result<JobId, Status> {
+    JobId::try_from(id).map_err(|_| Status::not_found(format!("no job {id}")))
+}
+
+/// `cuzk.daemon.v1.ProofService` in cluster mode: jobs go to and come
+/// from the shared queue; status, metrics, trace and parameter calls are
+/// this daemon's own ([`ProofServiceImpl`]'s).
+#[derive(Clone)]
+pub struct ClusterProofService {
+    local: ProofServiceImpl,
+    node: Arc<ClusterNode>,
+}
+
+impl ClusterProofService {
+    pub fn new(engine: Engine, node: Arc<ClusterNode>) -> Self {
+        Self {
+            local: ProofServiceImpl::new(engine),
+            node,
+        }
+    }
+
+    pub fn into_server(
+        self,
+        max_message_bytes: usize,
+    ) -> proto::proof_service_server::ProofServiceServer<Self> {
+        proto::proof_service_server::ProofServiceServer::new(self)
+            .max_decoding_message_size(max_message_bytes)
+            .max_encoding_message_size(max_message_bytes)
+    }
+
+    fn submit_req(
+        &self,
+        req: Request<proto::SubmitProofRequest>,
+    ) -> Result<crate::engine::SubmitRequest, Status> {
+        // Who the job is for, kept with it: the caller's id, else the peer.
+        let client = match (&req.get_ref().client_id, req.remote_addr()) {
+            (c, _) if !c.is_empty() => format!("id:{}", c.chars().take(128).collect::<String>()),
+            (_, Some(a)) => format!("ip:{}", a.ip()),
+            _ => "local".into(),
+        };
+        let r = req.into_inner();
+        Ok(crate::engine::SubmitRequest {
+            request_id: Some(r.request_id).filter(|s| !s.is_empty()),
+            kind: r.kind,
+            input: r.input,
+            priority: priority_from_proto(r.priority)?,
+            client,
+        })
+    }
+}
+
+use proto::proof_service_server::ProofService;
+
+#[tonic::async_trait]
+impl ProofService for ClusterProofService {
+    async fn submit_proof(
+        &self,
+        req: Request<proto::SubmitProofRequest>,
+    ) -> Result<Response<proto::SubmitProofResponse>, Status> {
+        let s = self
+            .node
+            .submit(self.submit_req(req)?)
+            .await
+            .map_err(cluster_status)?;
+        Ok(Response::new(proto::SubmitProofResponse {
+            job_id: s.job_id as u64,
+            deduplicated: s.deduplicated,
+        }))
+    }
+
+    async fn await_proof(
+        &self,
+        req: Request<proto::AwaitProofRequest>,
+    ) -> Result<Response<proto::AwaitProofResponse>, Status> {
+        let r = req.into_inner();
+        let timeout = (r.timeout_ms > 0).then(|| Duration::from_millis(r.timeout_ms));
+        let j = self
+            .node
+            .await_job(job_id(r.job_id)?, timeout)
+            .await
+            .map_err(|e| cluster_status(e.into()))?;
+        Ok(Response::new(record_to_proto(j)))
+    }
+
+    async fn prove(
+        &self,
+        req: Request<proto::SubmitProofRequest>,
+    ) -> Result<Response<proto::AwaitProofResponse>, Status> {
+        let s = self
+            .node
+            .submit(self.submit_req(req)?)
+            .await
+            .map_err(cluster_status)?;
+        let j = self
+            .node
+            .await_job(s.job_id, None)
+            .await
+            .map_err(|e| cluster_status(e.into()))?;
+        Ok(Response::new(record_to_proto(j)))
+    }
+
+    async fn cancel_proof(
+        &self,
+        req: Request<proto::CancelProofRequest>,
+    ) -> Result<Response<proto::CancelProofResponse>, Status> {
+        let (state, cancelled) = self
+            .node
+            .cancel(job_id(req.into_inner().job_id)?)
+            .await
+            .map_err(|e| cluster_status(e.into()))?;
+        Ok(Response::new(proto::CancelProofResponse {
+            state: crate::service::state_to_proto(state) as i32,
+            cancelled,
+        }))
+    }
+
+    async fn get_status(
+        &self,
+        req: Request<proto::GetStatusRequest>,
+    ) -> Result<Response<proto::GetStatusResponse>, Status> {
+        self.local.get_status(req).await
+    }
+
+    async fn get_metrics(
+        &self,
+        req: Request<proto::GetMetricsRequest>,
+    ) -> Result<Response<proto::GetMetricsResponse>, Status> {
+        self.local.get_metrics(req).await
+    }
+
+    async fn preload_params(
+        &self,
+        req: Request<proto::PreloadParamsRequest>,
+    ) -> Result<Response<proto::PreloadParamsResponse>, Status> {
+        self.local.preload_params(req).await
+    }
+
+    async fn evict_params(
+        &self,
+        req: Request<proto::EvictParamsRequest>,
+    ) -> Result<Response<proto::EvictParamsResponse>, Status> {
+        self.local.evict_params(req).await
+    }
+
+    async fn get_trace(
+        &self,
+        req: Request<proto::GetTraceRequest>,
+    ) -> Result<Response<proto::GetTraceResponse>, Status> {
+        self.local.get_trace(req).await
+    }
+}
