@@ -8,7 +8,7 @@
 //! generation) come from each `CompoundProof::blank_circuit`.
 
 use crate::{Error, Result};
-use cuzk_core::generator::FixedBaseEngine;
+use cuzk_core::generator::{FixedBaseEngine, GenerationEvent, GenerationTimings};
 use filecoin_proofs::constants::{
     SECTOR_SIZE_2_KIB, SECTOR_SIZE_32_GIB, SECTOR_SIZE_512_MIB, SECTOR_SIZE_64_GIB,
     SECTOR_SIZE_8_MIB,
@@ -257,13 +257,45 @@ impl CircuitId {
         engine: &dyn FixedBaseEngine,
         rng: &mut R,
     ) -> Result<cuzk_core::Parameters> {
+        let mut sink = cuzk_core::params::ParamsCollector::new();
+        self.generate_parameters_into(engine, rng, &mut sink, &|_| {})?;
+        sink.finish().map_err(|e| {
+            Error::from(cuzk_core::Error::Backend {
+                backend: "parameter sink",
+                source: Box::new(e),
+            })
+        })
+    }
+
+    /// [`CircuitId::generate_parameters_on`] handing each query to `sink` as
+    /// it is computed (a `.params` file written as it goes: the 32 GiB
+    /// PoRep's 47 GiB never held at once), with progress events.
+    pub fn generate_parameters_into<R: rand_core::RngCore>(
+        &self,
+        engine: &dyn FixedBaseEngine,
+        rng: &mut R,
+        sink: &mut dyn cuzk_core::params::ParamsSink,
+        progress: &dyn Fn(&GenerationEvent),
+    ) -> Result<cuzk_core::generator::GenerationTimings> {
         let size = self.sector_size();
+        let to = ParamsTarget {
+            engine,
+            sink,
+            progress,
+        };
         match *self {
-            CircuitId::PoRep(p) => with_tree_shape!(size, porep_params, p, engine, rng),
-            CircuitId::PoSt(p) => with_tree_shape!(size, post_params, p, engine, rng),
-            CircuitId::SnapDeals(p) => with_tree_shape!(size, snap_params, p, engine, rng),
+            CircuitId::PoRep(p) => with_tree_shape!(size, porep_params, p, to, rng),
+            CircuitId::PoSt(p) => with_tree_shape!(size, post_params, p, to, rng),
+            CircuitId::SnapDeals(p) => with_tree_shape!(size, snap_params, p, to, rng),
         }
     }
+}
+
+/// Where generated parameters go: the engine, the sink, the progress.
+struct ParamsTarget<'a> {
+    engine: &'a dyn FixedBaseEngine,
+    sink: &'a mut dyn cuzk_core::params::ParamsSink,
+    progress: &'a dyn Fn(&GenerationEvent),
 }
 
 fn short_size(sector_size: u64) -> String {
@@ -291,24 +323,26 @@ pub fn parse_sector_size(s: &str) -> Result<u64> {
     n.checked_mul(1 << shift).ok_or_else(bad)
 }
 
-fn generate<C, R>(
-    circuit: C,
-    engine: &dyn FixedBaseEngine,
-    rng: &mut R,
-) -> Result<cuzk_core::Parameters>
+fn generate<C, R>(circuit: C, to: ParamsTarget<'_>, rng: &mut R) -> Result<GenerationTimings>
 where
     C: bellpepper_core::Circuit<blstrs::Scalar>,
     R: rand_core::RngCore,
 {
     let waste = cuzk_core::generator::ToxicWaste::random(rng);
-    Ok(cuzk_core::generator::generate_parameters_with(circuit, &waste, engine)?.0)
+    Ok(cuzk_core::generator::generate_parameters_into(
+        circuit,
+        &waste,
+        to.engine,
+        to.sink,
+        to.progress,
+    )?)
 }
 
 fn porep_params<Tree: FilTree>(
     p: RegisteredSealProof,
-    engine: &dyn FixedBaseEngine,
+    to: ParamsTarget<'_>,
     rng: &mut dyn rand_core::RngCore,
-) -> Result<cuzk_core::Parameters> {
+) -> Result<GenerationTimings> {
     let config = p.as_v1_config();
     let pp = filecoin_proofs::parameters::public_params::<Tree>(&config)
         .map_err(|e| Error::filecoin(format!("public parameters of {p:?}"), e))?;
@@ -317,14 +351,14 @@ fn porep_params<Tree: FilTree>(
         _,
     >>::blank_circuit(&pp);
     let mut rng = rng;
-    generate(circuit, engine, &mut rng)
+    generate(circuit, to, &mut rng)
 }
 
 fn post_params<Tree: FilTree>(
     p: RegisteredPoStProof,
-    engine: &dyn FixedBaseEngine,
+    to: ParamsTarget<'_>,
     rng: &mut dyn rand_core::RngCore,
-) -> Result<cuzk_core::Parameters> {
+) -> Result<GenerationTimings> {
     let config = p.as_v1_config();
     let pp = match config.typ {
         filecoin_proofs::PoStType::Winning => {
@@ -340,7 +374,7 @@ fn post_params<Tree: FilTree>(
         FallbackPoStCircuit<Tree>,
     >>::blank_circuit(&pp);
     let mut rng = rng;
-    generate(circuit, engine, &mut rng)
+    generate(circuit, to, &mut rng)
 }
 
 fn snap_identifier<Tree: FilTree>(p: RegisteredUpdateProof) -> Result<String> {
@@ -354,16 +388,16 @@ fn snap_identifier<Tree: FilTree>(p: RegisteredUpdateProof) -> Result<String> {
 
 fn snap_params<Tree: FilTree>(
     p: RegisteredUpdateProof,
-    engine: &dyn FixedBaseEngine,
+    to: ParamsTarget<'_>,
     rng: &mut dyn rand_core::RngCore,
-) -> Result<cuzk_core::Parameters> {
+) -> Result<GenerationTimings> {
     let pp = storage_proofs_update::PublicParams::from_sector_size(u64::from(p.sector_size()));
     let circuit = <EmptySectorUpdateCompound<Tree> as CompoundProof<
         EmptySectorUpdate<Tree>,
         EmptySectorUpdateCircuit<Tree>,
     >>::blank_circuit(&pp);
     let mut rng = rng;
-    generate(circuit, engine, &mut rng)
+    generate(circuit, to, &mut rng)
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use crate::circuits::{parse_sector_size, CircuitId, ProofKind};
 use crate::paramcache::{Generated, ParamCache};
 use crate::prover::{FilecoinProver, ProofOutput, ProofRequest};
 use crate::{porep, post, snap, Error, Result};
+use cuzk_core::generator::GenerationEvent;
 use cuzk_core::ProverBackend;
 use rand::SeedableRng;
 use std::path::{Path, PathBuf};
@@ -141,15 +142,85 @@ pub fn params_gen_on(
     if !args.force && cache.is_present(circuit)? {
         return Ok(None);
     }
+    let progress = ProgressPrinter::new();
+    let report = |e: &GenerationEvent| progress.event(e);
     let generated = match args.seed {
-        Some(seed) => cache.generate_on(
+        Some(seed) => cache.generate_with_progress(
             circuit,
             engine,
             &mut rand_chacha::ChaCha20Rng::seed_from_u64(seed),
+            &report,
         ),
-        None => cache.generate_on(circuit, engine, &mut rand::rngs::OsRng),
+        None => cache.generate_with_progress(circuit, engine, &mut rand::rngs::OsRng, &report),
     }?;
     Ok(Some(generated))
+}
+
+/// Generation's progress on stderr: the circuit's size once synthesized,
+/// then each query's points done, at most every few seconds and at its end,
+/// so that a run of minutes (the 32 GiB PoRep) is never silent for long.
+pub struct ProgressPrinter {
+    start: std::time::Instant,
+    last: std::cell::Cell<Option<std::time::Instant>>,
+}
+
+impl Default for ProgressPrinter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Seconds between two lines for one query.
+const PROGRESS_EVERY_S: f64 = 5.0;
+
+impl ProgressPrinter {
+    pub fn new() -> Self {
+        ProgressPrinter {
+            start: std::time::Instant::now(),
+            last: std::cell::Cell::new(None),
+        }
+    }
+    pub fn event(&self, e: &GenerationEvent) {
+        let at = self.start.elapsed().as_secs_f64();
+        match e {
+            GenerationEvent::Synthesized {
+                constraints,
+                inputs,
+                aux,
+                entries,
+                domain,
+            } => eprintln!(
+                "[{at:7.1} s] synthesized: {constraints} constraints (domain {domain}), \
+                 {inputs} inputs, {aux} aux, {entries} matrix entries"
+            ),
+            GenerationEvent::Scalars {
+                g1_points,
+                g2_points,
+            } => eprintln!(
+                "[{at:7.1} s] scalars ready: {g1_points} G1 and {g2_points} G2 points to compute"
+            ),
+            GenerationEvent::Query {
+                query,
+                done,
+                total,
+                elapsed,
+            } => {
+                let now = std::time::Instant::now();
+                let due = self
+                    .last
+                    .get()
+                    .is_none_or(|t| (now - t).as_secs_f64() >= PROGRESS_EVERY_S);
+                if done == total || due {
+                    self.last.set(Some(now));
+                    let rate = *done as f64 / elapsed.as_secs_f64().max(1e-9) / 1e6;
+                    eprintln!(
+                        "[{at:7.1} s] {query}: {done} / {total} points ({:.0}%), {rate:.2} M points/s",
+                        100.0 * *done as f64 / (*total).max(1) as f64
+                    );
+                }
+            }
+        }
+    }
 }
 
 /// Prove from files and write the proof to `args.out`.

@@ -14,6 +14,8 @@
 
 use crate::circuits::CircuitId;
 use crate::{Error, Result};
+use cuzk_core::generator::GenerationEvent;
+use cuzk_core::params::{ParamsFileSink, ParamsSink, Section};
 use cuzk_core::{Parameters, VerifyingKey};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -117,14 +119,50 @@ impl ParamCache {
         engine: &dyn cuzk_core::generator::FixedBaseEngine,
         rng: &mut R,
     ) -> Result<Generated> {
+        self.generate_with_progress(circuit, engine, rng, &|_| {})
+    }
+
+    /// [`ParamCache::generate_on`] reporting as it goes. The `.params` file
+    /// is written query by query as the generator computes them (through a
+    /// temporary sibling, renamed when complete), so memory holds the
+    /// constraint matrices and the query scalars but never the points of
+    /// more than two runs: the 32 GiB PoRep's 47 GiB of parameters need no
+    /// 47 GiB of RAM, and no second copy on disk.
+    pub fn generate_with_progress<R: rand_core::RngCore>(
+        &self,
+        circuit: CircuitId,
+        engine: &dyn cuzk_core::generator::FixedBaseEngine,
+        rng: &mut R,
+        progress: &dyn Fn(&GenerationEvent),
+    ) -> Result<Generated> {
         let files = self.files(circuit)?;
         std::fs::create_dir_all(&self.dir).map_err(|e| Error::io(&self.dir, e))?;
         let start = Instant::now();
-        let params = circuit.generate_parameters_on(engine, rng)?;
+        let mut written = None;
+        write_atomically(&files.params, |tmp| {
+            let file = std::fs::File::create(tmp).map_err(|e| Error::io(tmp, e))?;
+            let mut sink = KeepKey {
+                inner: ParamsFileSink::new(std::io::BufWriter::with_capacity(8 << 20, file)),
+                vk: None,
+                h_len: 0,
+            };
+            circuit.generate_parameters_into(engine, rng, &mut sink, progress)?;
+            sink.inner
+                .finish()
+                .and_then(|w| w.into_inner().map_err(|e| e.into_error()))
+                .and_then(|f| f.sync_all())
+                .map_err(|e| Error::io(tmp, e))?;
+            written = sink.vk.map(|vk| (vk, sink.h_len));
+            Ok(())
+        })?;
         let generation = start.elapsed();
-
-        write_atomically(&files.params, |tmp| Ok(params.write_file(tmp)?))?;
-        write_atomically(&files.vk, |tmp| Ok(params.vk.write_file(tmp)?))?;
+        let Some((vk, h_len)) = written else {
+            return Err(Error::io(
+                &files.params,
+                std::io::Error::other("the generator gave no verifying key"),
+            ));
+        };
+        write_atomically(&files.vk, |tmp| Ok(vk.write_file(tmp)?))?;
         let meta = serde_json::to_vec(&CacheEntryMetadata {
             sector_size: circuit.sector_size(),
         })
@@ -137,8 +175,8 @@ impl ParamCache {
             .map_err(|e| Error::io(&files.params, e))?
             .len();
         Ok(Generated {
-            domain_size: params.h.len() + 1,
-            public_inputs: params.vk.ic.len().saturating_sub(1),
+            domain_size: h_len + 1,
+            public_inputs: vk.ic.len().saturating_sub(1),
             files,
             generation,
             params_bytes,
@@ -181,6 +219,32 @@ impl ParamCache {
             pvk,
             load_time: start.elapsed(),
         })
+    }
+}
+
+/// A `.params` file sink that keeps what [`Generated`] and the `.vk` need.
+struct KeepKey<W: std::io::Write> {
+    inner: ParamsFileSink<W>,
+    vk: Option<VerifyingKey>,
+    h_len: usize,
+}
+
+impl<W: std::io::Write> ParamsSink for KeepKey<W> {
+    fn vk(&mut self, vk: &VerifyingKey) -> std::io::Result<()> {
+        self.vk = Some(vk.clone());
+        self.inner.vk(vk)
+    }
+    fn begin(&mut self, section: Section, len: usize) -> std::io::Result<()> {
+        if section == Section::H {
+            self.h_len = len;
+        }
+        self.inner.begin(section, len)
+    }
+    fn g1(&mut self, points: &[cuzk_core::G1Affine]) -> std::io::Result<()> {
+        self.inner.g1(points)
+    }
+    fn g2(&mut self, points: &[cuzk_core::G2Affine]) -> std::io::Result<()> {
+        self.inner.g2(points)
     }
 }
 
@@ -227,6 +291,52 @@ mod tests {
                 assert_eq!(data.sector_size, size, "{id}");
             }
         }
+    }
+
+    /// The streamed `.params` file is byte for byte what the in-memory
+    /// parameters of the same randomness write, its `.vk` is their key, and
+    /// it loads (WinningPoSt 2 KiB: a small real circuit).
+    #[test]
+    fn streamed_files_equal_the_in_memory_parameters() {
+        use rand::SeedableRng;
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ParamCache::new(dir.path());
+        let id = CircuitId::current(ProofKind::WinningPost, 2048).unwrap();
+        let seen = std::cell::Cell::new(0usize);
+        let g = cache
+            .generate_with_progress(
+                id,
+                &cuzk_core::generator::CpuFixedBase,
+                &mut rand_chacha::ChaCha20Rng::seed_from_u64(4),
+                &|e| {
+                    if let GenerationEvent::Query { done, total, .. } = e {
+                        assert!(done <= total);
+                        seen.set(seen.get() + 1);
+                    }
+                },
+            )
+            .unwrap();
+        assert!(seen.get() >= 5, "one event per query at least");
+        let mem = id
+            .generate_parameters(&mut rand_chacha::ChaCha20Rng::seed_from_u64(4))
+            .unwrap();
+        let mut want = Vec::new();
+        mem.write(&mut want).unwrap();
+        let got = std::fs::read(&g.files.params).unwrap();
+        assert!(got == want, "streamed .params differs from the in-memory one");
+        assert_eq!(g.params_bytes, want.len() as u64);
+        assert_eq!(g.domain_size, mem.h.len() + 1);
+        assert_eq!(VerifyingKey::read_file(&g.files.vk, true).unwrap(), mem.vk);
+        let loaded = cache.load(id).unwrap();
+        assert_eq!(loaded.params.vk, mem.vk);
+        // Nothing but the three files is left in the directory.
+        let mut names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(names.len(), 3, "{names:?}");
+        assert!(names.iter().all(|n| !n.contains(".tmp")), "{names:?}");
     }
 
     #[test]

@@ -195,6 +195,8 @@ pub struct FilecoinProver {
     loaded: Mutex<HashMap<CircuitId, Arc<LoadedParameters>>>,
     self_check: bool,
     synthesis: crate::SynthesisMode,
+    compiled_files: bool,
+    partition_group: Option<usize>,
 }
 
 impl FilecoinProver {
@@ -207,6 +209,8 @@ impl FilecoinProver {
             loaded: Mutex::new(HashMap::new()),
             self_check: true,
             synthesis: crate::SynthesisMode::default(),
+            compiled_files: true,
+            partition_group: None,
         }
     }
 
@@ -215,6 +219,22 @@ impl FilecoinProver {
     /// `cuzk-<identifier>.r1cs`).
     pub fn with_synthesis(mut self, mode: crate::SynthesisMode) -> Self {
         self.synthesis = mode;
+        self
+    }
+
+    /// Whether compiled systems are kept as files in the parameter
+    /// directory (the default) or in this process's memory only (a 32 GiB
+    /// PoRep's is gigabytes, on a disk that holds its 47 GiB parameters).
+    pub fn with_compiled_files(mut self, on: bool) -> Self {
+        self.compiled_files = on;
+        self
+    }
+
+    /// Synthesize and prove at most `k` partitions at a time (`None`: all
+    /// of a proof's at once, the default). Fewer hold fewer witnesses in
+    /// memory, at the cost of the GPU waiting for each group's synthesis.
+    pub fn with_partition_group(mut self, k: Option<usize>) -> Self {
+        self.partition_group = k;
         self
     }
 
@@ -320,20 +340,35 @@ impl FilecoinProver {
         };
 
         let mut rng = rand::rngs::OsRng;
-        let t = Instant::now();
-        let parts = crate::compiled::synthesize_parts(
-            circuit,
-            circuits,
-            self.synthesis,
-            Some(self.cache.dir()),
-        )?;
-        let synthesis = t.elapsed();
-        let (proofs, mut timings) = cuzk_core::prover::prove_synthesized(
-            self.backend.as_ref(),
-            &loaded.params,
-            parts,
-            &mut rng,
-        )?;
+        // Partitions are synthesized and proved a group at a time: one
+        // group of all of them by default; smaller groups bound the
+        // witnesses held at once (a 32 GiB PoRep partition's is gigabytes).
+        let group = self.partition_group.unwrap_or(partitions).max(1);
+        let mut synthesis = Duration::ZERO;
+        let mut timings = PhaseTimings::default();
+        let mut proofs = Vec::with_capacity(partitions);
+        let mut rest = circuits;
+        while !rest.is_empty() {
+            let tail = rest.split_off(group.min(rest.len()));
+            let t = Instant::now();
+            let parts = crate::compiled::synthesize_parts(
+                circuit,
+                rest,
+                self.synthesis,
+                self.compiled_files.then(|| self.cache.dir()),
+            )?;
+            synthesis += t.elapsed();
+            let (mut p, t) = cuzk_core::prover::prove_synthesized(
+                self.backend.as_ref(),
+                &loaded.params,
+                parts,
+                &mut rng,
+            )?;
+            proofs.append(&mut p);
+            timings.add(&t);
+            timings.total += t.total;
+            rest = tail;
+        }
         timings.synthesis = synthesis;
         timings.total += synthesis;
 
