@@ -40,7 +40,7 @@ use cuzk_cluster::{
     JobId, JobInput, JobRecord, Lease, LeaseKeeper, NewJob, NodeReport, PartitionResult,
     StopReason,
 };
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -120,8 +120,8 @@ impl ClusterConnection {
             keeper,
             poll: Duration::from_millis(self.settings.poll_interval_ms),
             heartbeat: Duration::from_secs(self.settings.heartbeat_interval_s),
-            max_claimed,
             slots: Arc::new(Semaphore::new(max_claimed)),
+            leased: AtomicUsize::new(0),
             stopping: AtomicBool::new(false),
             wake: tokio::sync::Notify::new(),
             proved: AtomicU64::new(0),
@@ -146,9 +146,10 @@ struct NodeInner {
     keeper: Arc<LeaseKeeper>,
     poll: Duration,
     heartbeat: Duration,
-    max_claimed: usize,
-    /// One permit per partition claimed and not yet reported.
+    /// One permit per partition claimed or being claimed, not yet reported.
     slots: Arc<Semaphore>,
+    /// Leases in hand (claimed, not yet reported or given up).
+    leased: AtomicUsize,
     stopping: AtomicBool,
     /// Wakes the feeder from its idle sleep (stopping).
     wake: tokio::sync::Notify,
@@ -216,9 +217,9 @@ impl ClusterNode {
         &self.inner.front
     }
 
-    /// Partitions claimed here and not yet reported.
+    /// Leases in hand: partitions claimed here and not yet reported.
     pub fn claimed(&self) -> usize {
-        self.inner.max_claimed - self.inner.slots.available_permits()
+        self.inner.leased.load(Ordering::SeqCst)
     }
 
     /// Partitions proved here and accepted by the queue.
@@ -439,7 +440,14 @@ async fn feeder(node: Arc<NodeInner>) {
                 let _ = node.work.release(&lease.key()).await;
                 continue;
             }
-            work.spawn(prove_partition(node.clone(), lease, permit));
+            // Counted before the task starts, uncounted when it ends or is
+            // aborted (the guard's drop).
+            node.leased.fetch_add(1, Ordering::SeqCst);
+            let guard = InHand {
+                node: node.clone(),
+                _slot: permit,
+            };
+            work.spawn(prove_partition(node.clone(), lease, guard));
         }
     }
     // Claimed partitions are finished (or released when the engine
@@ -457,7 +465,19 @@ enum Outcome {
     Release,
 }
 
-async fn prove_partition(node: Arc<NodeInner>, lease: Lease, _slot: OwnedSemaphorePermit) {
+/// A lease in hand: its slot and its count, given back on drop.
+struct InHand {
+    node: Arc<NodeInner>,
+    _slot: OwnedSemaphorePermit,
+}
+
+impl Drop for InHand {
+    fn drop(&mut self) {
+        self.node.leased.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+async fn prove_partition(node: Arc<NodeInner>, lease: Lease, _in_hand: InHand) {
     let mut held = node.keeper.hold(&lease);
     let key = lease.key();
     let outcome = work_on(&node, &lease, &mut held).await;
@@ -551,7 +571,7 @@ async fn heartbeat(node: Arc<NodeInner>) {
             kinds_supported: st.kinds.clone(),
             kinds_resident: node.resident_kinds(),
             free_vram_bytes: st.devices.iter().map(|d| d.vram_free_bytes).sum(),
-            queue_len: (node.max_claimed - node.slots.available_permits()) as u32,
+            queue_len: node.leased.load(Ordering::SeqCst) as u32,
             partitions_proved: node.proved.load(Ordering::Relaxed),
         };
         if let Err(e) = node.front.heartbeat(&report).await {

@@ -218,10 +218,9 @@ struct Job {
     /// The kind and a digest of the input (not the input itself: a PoRep
     /// C1 output is tens of megabytes, and the decoded input is kept).
     fingerprint: Fingerprint,
-    partitions: usize,
-    /// The partitions this job proves: all of them, or those a cluster
-    /// node claimed (`submit_partitions`); proofs stay indexed by
-    /// partition.
+    /// The partitions this job proves: all of its input's, or those a
+    /// cluster node claimed (`submit_partitions`); `proofs` and `publics`
+    /// are indexed by partition.
     parts: Vec<usize>,
     state: JobState,
     submitted: Instant,
@@ -599,7 +598,6 @@ impl Engine {
                 client: req.client,
                 request_id,
                 fingerprint,
-                partitions,
                 parts,
                 state: JobState::Queued,
                 submitted: now,

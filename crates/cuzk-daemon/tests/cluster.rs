@@ -88,8 +88,9 @@ async fn node(
             cfg.engine.synthesis_concurrency = 1;
             cfg.cluster.database_url = Some(url);
             cfg.cluster.node_id = Some(name);
-            // Short, so that an expired lease is re-run within the test.
-            cfg.cluster.lease_ttl_s = 2;
+            // Short, so that an expired lease is re-run within the test
+            // (renewed every second).
+            cfg.cluster.lease_ttl_s = 3;
             cfg.cluster.poll_interval_ms = 50;
             cfg.cluster.heartbeat_interval_s = 1;
             cfg.cluster.max_claimed = Some(1);
@@ -341,7 +342,7 @@ async fn a_cancel_on_one_daemon_stops_the_daemon_proving_the_job() {
     let r = await_done(&mut ca, id).await;
     assert_eq!(r.state, proto::JobState::Cancelled as i32);
     assert!(r.proof.is_empty());
-    // Each daemon learns it at its next renewal (every 2/3 s) and cancels
+    // Each daemon learns it at its next renewal (every second) and cancels
     // its local job, well before the partition's synthesis would end.
     for d in [&a, &b] {
         assert!(
