@@ -23,11 +23,18 @@ pub fn cache_dir(flag: Option<&Path>) -> Result<PathBuf> {
     Ok(PathBuf::from(home).join(".cache").join("cuzk"))
 }
 
+/// The daemon's name of the porep-like kind of one log size, which is also
+/// its parameter files' stem (`porep-like-<N>.params`, `.vk`, `.r1cs`), in
+/// the demo's cache as in the daemon's parameter directory.
+pub fn porep_like_id(log_size: u32) -> String {
+    format!("porep-like-{log_size}")
+}
+
 /// Where the porep-like parameters of one log size live in a cache. The
 /// circuit's shape depends on the size alone (the seed picks the witness),
 /// so one file serves every seed.
 pub fn porep_like_params_path(cache: &Path, log_size: u32) -> PathBuf {
-    cache.join(format!("porep-like-2pow{log_size}.params"))
+    cache.join(format!("{}.params", porep_like_id(log_size)))
 }
 
 pub struct CachedParams {
@@ -40,10 +47,11 @@ pub struct CachedParams {
 
 /// Load the porep-like parameters from the cache, generating (and writing
 /// atomically) them first if absent. Progress goes to stderr unless quiet.
+/// (`_seed` is a witness seed, which the parameters do not depend on.)
 pub fn porep_like_params(
     cache: &Path,
     log_size: u32,
-    seed: u64,
+    _seed: u64,
     quiet: bool,
 ) -> Result<CachedParams> {
     let path = porep_like_params_path(cache, log_size);
@@ -74,12 +82,15 @@ pub fn porep_like_params(
         );
     }
     let start = Instant::now();
-    let circuit = PorepLikeCircuit::new(log_size, seed);
+    // The shape depends on the size alone: any seed's circuit will do.
+    let circuit = PorepLikeCircuit::new(log_size, 0);
     let params = cuzk_core::generator::generate_random_parameters(circuit, &mut rand::rngs::OsRng)
         .context("generating parameters")?;
     let elapsed = start.elapsed();
-    // Written through a temporary sibling and renamed (cuzk-core does it).
+    // Written through a temporary sibling and renamed (cuzk-core does it),
+    // with the verifying key beside them as the daemon does.
     params.write_file(&path)?;
+    params.vk.write_file(&path.with_extension("vk"))?;
     if !quiet {
         eprintln!("  done in {:.2} s", elapsed.as_secs_f64());
     }
@@ -93,18 +104,7 @@ pub fn porep_like_params(
 
 /// The directory a file is to be written into exists.
 pub fn check_output_dir(path: &Path) -> Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    if !dir.is_dir() {
-        anyhow::bail!(
-            "{}: the directory {} does not exist",
-            path.display(),
-            dir.display()
-        );
-    }
-    Ok(())
+    cuzk_daemon::cli::check_output_dir(path)
 }
 
 pub fn median(xs: &[Duration]) -> Duration {
@@ -117,8 +117,9 @@ pub fn median(xs: &[Duration]) -> Duration {
     }
 }
 
+/// Milliseconds, rounded to the microsecond.
 pub fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
+    cuzk_daemon::cli::round_ms(d.as_secs_f64() * 1e3)
 }
 
 /// Print rows of (name, milliseconds) as an aligned table.
@@ -182,7 +183,15 @@ pub fn select_backend_with(
     let choice = choice.into();
     let sel = cuzk_gpu::select_backend_with(choice, gpu).context("opening the prover backend")?;
     if let (Some(why), false) = (&sel.fallback_reason, quiet) {
-        eprintln!("backend auto: using the CPU ({why})");
+        if cfg!(feature = "cuda") {
+            eprintln!("backend auto: using the CPU ({why})");
+        } else {
+            eprintln!(
+                "backend auto: using the CPU (this cuzk was built without the cuda feature; \
+                 the GPU build: cargo install --locked --path crates/cuzk-cli --features cuda, \
+                 README \"Install\")"
+            );
+        }
     }
     Ok(sel)
 }
@@ -215,7 +224,7 @@ impl SynthesisArg {
 
 /// Where the compiled porep-like circuit of one size lives in a cache.
 pub fn porep_like_compiled_path(cache: &Path, log_size: u32) -> PathBuf {
-    cache.join(format!("porep-like-2pow{log_size}.r1cs"))
+    cache.join(format!("{}.r1cs", porep_like_id(log_size)))
 }
 
 pub struct CachedCompiled {
@@ -235,7 +244,7 @@ pub fn porep_like_compiled(
     quiet: bool,
 ) -> Result<CachedCompiled> {
     let path = porep_like_compiled_path(cache, log_size);
-    let id = format!("porep-like-{log_size}");
+    let id = porep_like_id(log_size);
     if !quiet && !path.exists() {
         eprintln!(
             "compiling porep-like 2^{log_size}'s constraints once (cached in {}) ...",

@@ -14,11 +14,15 @@ pub struct DemoArgs {
     /// log2 of the circuit's domain size.
     #[arg(long, default_value_t = DEFAULT_LOG_SIZE, value_parser = clap::value_parser!(u32).range(4..=28))]
     pub log_size: u32,
-    /// Seed of the circuit's structure and witness.
-    #[arg(long, default_value_t = 1)]
+    /// Seed of the circuit's witness (and so of its public inputs); the
+    /// circuit's structure, and so its parameters, depend on --log-size
+    /// alone. The same seed as a daemon's porep-like job (`cuzk prove
+    /// --kind porep-like-N --seed S`) proves the same statement.
+    #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Where generated parameters are cached [default: $CUZK_CACHE_DIR, else
-    /// $XDG_CACHE_HOME/cuzk, else ~/.cache/cuzk].
+    /// Where generated parameters are cached, as porep-like-N.params with
+    /// its .vk and .r1cs beside it (the daemon's names) [default:
+    /// $CUZK_CACHE_DIR, else $XDG_CACHE_HOME/cuzk, else ~/.cache/cuzk].
     #[arg(long)]
     pub cache_dir: Option<PathBuf>,
     /// Also write the proof (proof.bin), public inputs (inputs.txt) and
@@ -77,14 +81,15 @@ pub fn run(args: DemoArgs) -> Result<bool> {
     let verify = t.elapsed();
     let total = total.elapsed();
 
-    if let Some(dir) = &args.out {
-        crate::verify_cmd::write_demo_outputs(
+    let written = match &args.out {
+        Some(dir) => Some(crate::verify_cmd::write_demo_outputs(
             dir,
             &cached.params.vk,
             &proofs,
             std::slice::from_ref(&inputs),
-        )?;
-    }
+        )?),
+        None => None,
+    };
 
     let params_label = if cached.generated {
         "params_generate"
@@ -93,6 +98,11 @@ pub fn run(args: DemoArgs) -> Result<bool> {
     };
     if args.json {
         let mut phases = serde_json::to_value(&timings)?;
+        // One total in the object: the run's, `total_ms` (the prover's own
+        // total would be a second, smaller one).
+        if let Some(p) = phases.as_object_mut() {
+            p.remove("total");
+        }
         phases["prove_total"] = serde_json::json!(ms(prove));
         phases["verify"] = serde_json::json!(ms(verify));
         phases[params_label] = serde_json::json!(ms(cached.elapsed));
@@ -115,6 +125,9 @@ pub fn run(args: DemoArgs) -> Result<bool> {
             "timings_ms": phases,
             "total_ms": ms(total),
             "verified": verified,
+            "out": written.as_ref().map(|w| serde_json::json!({
+                "vk": w.vk, "proof": w.proof, "inputs": w.inputs,
+            })),
         });
         println!("{}", serde_json::to_string(&obj)?);
     } else {
@@ -146,6 +159,17 @@ pub fn run(args: DemoArgs) -> Result<bool> {
         rows.push(("total".into(), ms(total)));
         common::print_table("", &rows);
         println!("verified: {verified}");
+        if let Some(w) = &written {
+            println!(
+                "wrote {}, {} and {} (check with: cuzk verify --vk {} --proof {} --inputs {})",
+                w.vk.display(),
+                w.proof.display(),
+                w.inputs.display(),
+                w.vk.display(),
+                w.proof.display(),
+                w.inputs.display()
+            );
+        }
     }
     Ok(verified)
 }

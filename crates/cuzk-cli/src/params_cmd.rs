@@ -29,8 +29,10 @@ pub struct GenArgs {
     /// log2 of the circuit's domain size.
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(4..=28))]
     pub log_size: u32,
-    /// Seed of the circuit's structure (the parameters' randomness is fresh).
-    #[arg(long, default_value_t = 1)]
+    /// Seed of the circuit's witness, which the parameters do not depend on
+    /// (the structure depends on --log-size alone; the parameters'
+    /// randomness is fresh every time). Kept for old scripts.
+    #[arg(long, default_value_t = 0, hide = true)]
     pub seed: u64,
     /// Output `.params` file.
     #[arg(long, required_unless_present = "filecoin")]
@@ -198,13 +200,63 @@ fn gen(args: GenArgs) -> Result<()> {
     Ok(())
 }
 
+/// Points decoded and checked per step of `params info --check`: a few
+/// hundred MB of points, so that progress moves every second or so and
+/// memory stays bounded whatever the file's size.
+const CHECK_STEP: usize = 1 << 20;
+
+/// Every point of the file on the curve and in the subgroup (in parallel,
+/// a step at a time), with progress on stderr unless quiet.
+fn check_points(mapped: &MappedParameters, progress: bool) -> Result<()> {
+    use std::io::{IsTerminal, Write};
+    let sections = [Section::H, Section::L, Section::A, Section::BG1, Section::BG2];
+    let total: usize = sections.iter().map(|&s| mapped.len(s)).sum();
+    let tty = std::io::stderr().is_terminal();
+    let start = Instant::now();
+    let mut done = 0usize;
+    for s in sections {
+        let len = mapped.len(s);
+        let mut at = 0;
+        while at < len {
+            let end = (at + CHECK_STEP).min(len);
+            if s == Section::BG2 {
+                mapped.g2(at..end, true)?;
+            } else {
+                mapped.g1(s, at..end, true)?;
+            }
+            done += end - at;
+            at = end;
+            if progress && tty {
+                eprint!(
+                    "\rchecking points: {} {:>3}% of {total} ({:.1} s)",
+                    s.name(),
+                    done * 100 / total.max(1),
+                    start.elapsed().as_secs_f64()
+                );
+                let _ = std::io::stderr().flush();
+            }
+        }
+        if progress && !tty {
+            eprintln!(
+                "checked {len} points of {} ({done} of {total}, {:.1} s)",
+                s.name(),
+                start.elapsed().as_secs_f64()
+            );
+        }
+    }
+    if progress && tty {
+        eprintln!();
+    }
+    Ok(())
+}
+
 fn info(args: InfoArgs) -> Result<()> {
     let start = Instant::now();
     let mapped = MappedParameters::open(&args.file)?;
     let open = start.elapsed();
     let check = if args.check {
         let t = Instant::now();
-        mapped.load(true)?;
+        check_points(&mapped, !args.json)?;
         Some(t.elapsed())
     } else {
         None

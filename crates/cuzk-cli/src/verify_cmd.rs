@@ -20,8 +20,20 @@ use std::time::Instant;
 #[derive(Args, Debug)]
 pub struct VerifyArgs {
     /// Verifying key (bellperson `.vk` format).
+    #[arg(long, required_unless_present = "kind", conflicts_with = "kind")]
+    pub vk: Option<PathBuf>,
+    /// Verify against the daemon's key of this circuit kind instead
+    /// (fetched with its KeyService, as `cuzk vk` does).
     #[arg(long)]
-    pub vk: PathBuf,
+    pub kind: Option<String>,
+    /// The daemon to ask for --kind's key: unix:PATH, a socket path,
+    /// http://HOST:PORT or https://HOST:PORT [default: the daemon's default
+    /// socket].
+    #[arg(long, requires = "kind")]
+    pub daemon: Option<String>,
+    /// File holding the bearer token, for a TCP daemon that requires one.
+    #[arg(long, requires = "kind")]
+    pub token_file: Option<PathBuf>,
     /// Proof file: concatenated 192-byte proofs.
     #[arg(long)]
     pub proof: PathBuf,
@@ -36,8 +48,35 @@ pub struct VerifyArgs {
     pub json: bool,
 }
 
+/// The key `--vk` names, or the daemon's for `--kind`; and how to name it
+/// in messages.
+fn verifying_key(args: &VerifyArgs) -> Result<(VerifyingKey, String)> {
+    if let Some(path) = &args.vk {
+        return Ok((
+            VerifyingKey::read_file(path, args.checked)?,
+            path.display().to_string(),
+        ));
+    }
+    let kind = args.kind.as_deref().context("--vk or --kind is required")?;
+    let conn = cuzk_daemon::cli::ConnectArgs {
+        daemon: args
+            .daemon
+            .clone()
+            .unwrap_or_else(|| cuzk_daemon::config::DefaultPaths::current().daemon_target()),
+        token_file: args.token_file.clone(),
+        tls_ca: None,
+        tls_domain: None,
+        json: args.json,
+    };
+    let r = cuzk_daemon::cli::fetch_verifying_key_blocking(&conn, kind)?;
+    let name = format!("the daemon's key of {kind} ({}.vk)", r.params_id);
+    let (vk, _) = VerifyingKey::read_bytes(&r.vk, Path::new(&name), args.checked)
+        .with_context(|| format!("decoding {name}"))?;
+    Ok((vk, name))
+}
+
 pub fn run(args: VerifyArgs) -> Result<bool> {
-    let vk = VerifyingKey::read_file(&args.vk, args.checked)?;
+    let (vk, vk_name) = verifying_key(&args)?;
     let bytes =
         std::fs::read(&args.proof).with_context(|| format!("reading {}", args.proof.display()))?;
     if bytes.is_empty() || bytes.len() % PROOF_BYTES != 0 {
@@ -75,7 +114,7 @@ pub fn run(args: VerifyArgs) -> Result<bool> {
         format!(
             "verifying {} against {} with the inputs of {}",
             args.proof.display(),
-            args.vk.display(),
+            vk_name,
             args.inputs.display()
         )
     })?;
@@ -154,15 +193,23 @@ pub fn read_inputs(path: &Path) -> Result<Vec<Vec<Scalar>>> {
     Ok(groups)
 }
 
+/// The files [`write_demo_outputs`] wrote.
+pub struct DemoOutputs {
+    pub vk: PathBuf,
+    pub proof: PathBuf,
+    pub inputs: PathBuf,
+}
+
 /// Write what `cuzk verify` reads: demo.vk, proof.bin, inputs.txt.
 pub fn write_demo_outputs(
     dir: &Path,
     vk: &VerifyingKey,
     proofs: &[Proof],
     inputs: &[Vec<Scalar>],
-) -> Result<()> {
+) -> Result<DemoOutputs> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    vk.write_file(&dir.join("demo.vk"))?;
+    let vk_path = dir.join("demo.vk");
+    vk.write_file(&vk_path)?;
     let mut bytes = Vec::with_capacity(proofs.len() * PROOF_BYTES);
     for p in proofs {
         bytes.extend_from_slice(&p.to_bytes());
@@ -182,7 +229,11 @@ pub fn write_demo_outputs(
     let inputs_path = dir.join("inputs.txt");
     std::fs::write(&inputs_path, text)
         .with_context(|| format!("writing {}", inputs_path.display()))?;
-    Ok(())
+    Ok(DemoOutputs {
+        vk: vk_path,
+        proof: proof_path,
+        inputs: inputs_path,
+    })
 }
 
 #[cfg(test)]

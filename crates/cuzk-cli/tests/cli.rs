@@ -44,6 +44,17 @@ fn demo_proves_and_verify_accepts_only_the_right_statement() {
     let v = demo(dir.path());
     assert_eq!(v["verified"], serde_json::json!(true));
     assert_eq!(v["log_size"], serde_json::json!(9));
+    // One total (the run's), and where --out wrote.
+    assert!(v["timings_ms"].get("total").is_none(), "{v}");
+    assert!(v["total_ms"].as_f64().is_some(), "{v}");
+    assert!(
+        v["out"]["proof"].as_str().unwrap().ends_with("out/proof.bin"),
+        "{v}"
+    );
+    // The cache holds the daemon's names, the key beside the parameters.
+    for f in ["porep-like-9.params", "porep-like-9.vk", "porep-like-9.r1cs"] {
+        assert!(dir.path().join("cache").join(f).exists(), "{f}");
+    }
     for phase in [
         "synthesis",
         "h_ntt",
@@ -178,6 +189,19 @@ fn params_gen_info_and_bad_files() {
     );
 
     // Truncated: an error naming the file, exit 2.
+    // As text, the check reports its progress on stderr, section by
+    // section.
+    let o = cuzk(&["params", "info", params.to_str().unwrap(), "--check"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for section in ["h", "l", "a", "b_g1", "b_g2"] {
+        assert!(
+            stderr(&o).contains(&format!(" points of {section} (")),
+            "{section}: {}",
+            stderr(&o)
+        );
+    }
+    assert!(stdout(&o).contains("all points on the curve"), "{}", stdout(&o));
+
     let bytes = std::fs::read(&params).unwrap();
     let trunc = dir.path().join("truncated.params");
     std::fs::write(&trunc, &bytes[..bytes.len() - 10]).unwrap();
@@ -217,7 +241,7 @@ fn corrupt_cached_params_are_reported_not_used() {
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");
     std::fs::create_dir_all(&cache).unwrap();
-    let bad = cache.join("porep-like-2pow9.params");
+    let bad = cache.join("porep-like-9.params");
     std::fs::write(&bad, b"not a parameter file").unwrap();
     let o = cuzk(&[
         "demo",
@@ -228,7 +252,7 @@ fn corrupt_cached_params_are_reported_not_used() {
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).contains("porep-like-2pow9.params"),
+        stderr(&o).contains("porep-like-9.params"),
         "{}",
         stderr(&o)
     );

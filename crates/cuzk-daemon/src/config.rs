@@ -198,6 +198,9 @@ pub struct ServerConfig {
     pub max_queued_per_client: usize,
 }
 
+/// A system service's socket (root's default, and contrib/cuzk-gpu.toml's).
+pub const SYSTEM_SOCKET: &str = "/run/cuzk/cuzk.sock";
+
 /// The conventional places of the daemon's files when the configuration
 /// names none: the one owner of these defaults, asked by the daemon (where
 /// to bind, where parameters live) and by its clients (where to connect),
@@ -243,7 +246,7 @@ impl DefaultPaths {
     pub fn socket(&self) -> PathBuf {
         let dir = match (&self.xdg_runtime_dir, self.root) {
             (Some(d), _) => d.join("cuzk"),
-            (None, true) => PathBuf::from("/run/cuzk"),
+            (None, true) => return PathBuf::from(SYSTEM_SOCKET),
             (None, false) => match self.uid {
                 Some(uid) => std::env::temp_dir().join(format!("cuzk-{uid}")),
                 None => std::env::temp_dir().join("cuzk"),
@@ -252,9 +255,18 @@ impl DefaultPaths {
         dir.join("cuzk.sock")
     }
 
-    /// The client's default target: the daemon's default socket.
+    /// The client's default target: the daemon's default socket, unless
+    /// only a system service's socket (`/run/cuzk/cuzk.sock`, where
+    /// contrib/systemd/cuzk.service puts it) exists.
     pub fn daemon_target(&self) -> String {
-        format!("unix:{}", self.socket().display())
+        let own = self.socket();
+        let system = Path::new(SYSTEM_SOCKET);
+        let chosen = if !own.exists() && system.exists() {
+            system
+        } else {
+            own.as_path()
+        };
+        format!("unix:{}", chosen.display())
     }
 
     /// The parameter directory (`params.dir`).
@@ -660,7 +672,10 @@ mod tests {
             home: Some("/home/op".into()),
         };
         assert_eq!(user.socket(), Path::new("/run/user/1000/cuzk/cuzk.sock"));
-        assert_eq!(user.daemon_target(), "unix:/run/user/1000/cuzk/cuzk.sock");
+        if !Path::new(SYSTEM_SOCKET).exists() {
+            // (Else a client would take the system service's socket.)
+            assert_eq!(user.daemon_target(), "unix:/run/user/1000/cuzk/cuzk.sock");
+        }
         assert_eq!(
             user.params_dir(),
             Path::new("/home/op/.local/share/cuzk/params")
@@ -754,6 +769,16 @@ mod tests {
             .map(|k| k.trim().trim_matches(|c| c == '`' || c == '\n').to_owned())
             .filter(|k| !k.is_empty())
             .collect()
+    }
+
+    /// The GPU box's configuration shipped with the systemd unit.
+    #[test]
+    fn the_shipped_gpu_configuration_parses_and_validates() {
+        let cfg: DaemonConfig =
+            toml::from_str(include_str!("../../../contrib/cuzk-gpu.toml")).unwrap();
+        cfg.validate().unwrap();
+        assert_eq!(cfg.server.unix_socket.as_deref(), Some(Path::new(SYSTEM_SOCKET)));
+        assert_eq!(cfg.params.dir, Path::new("/var/lib/cuzk/params"));
     }
 
     /// Every key of every section of the configuration type is in the
