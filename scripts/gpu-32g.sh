@@ -139,7 +139,7 @@ stage_c1() {
     measured "$log" "$BIN/cuzk" c1 synth --sector-size "$SECTOR_SIZE" --seed 1 -o "$WORK/c1.json.tmp" || return 1
     mv "$WORK/c1.json.tmp" "$WORK/c1.json" && touch "$WORK/c1.done"
     snapshot "$log" after
-    echo "c1: $(tail -n 1 "$log")"
+    echo "c1: $(grep '^== exit' "$log" | tail -n 1)"
 }
 
 stage_params() {
@@ -159,7 +159,7 @@ stage_params() {
     touch "$WORK/params.done"
     snapshot "$log" after
     ls -l "$PARAMS" >>"$log"
-    echo "params: $(grep -E '^wrote|already present' "$log" | tail -n 1)"
+    echo "params: $(grep -E '^wrote|already present' "$log" | tail -n 1); $(grep '^== exit' "$log" | tail -n 1)"
 }
 
 stage_prove() {
@@ -177,7 +177,7 @@ stage_prove() {
         --json "$logs/prove.json" || return 1
     touch "$WORK/prove.done"
     snapshot "$log" after
-    echo "prove: $(grep -E '^\| cuzk' "$log" | tail -n 1)"
+    echo "prove: $(grep -E '^\| cuzk' "$log" | tail -n 1); $(grep '^== exit' "$log" | tail -n 1)"
 }
 
 run_stages() {
@@ -224,7 +224,7 @@ case "${1:-}" in
             sleep 5
         done
         for f in "$logs"/*.log; do
-            [ -f "$f" ] && echo "-- $(basename "$f"): $(grep -v '^\[' "$f" | tail -n 1)"
+            [ -f "$f" ] && echo "-- $(basename "$f"): $(grep '^== exit' "$f" | tail -n 1 || true)"
         done
         echo "-- run.log (tail):"
         tail -n 25 "$WORK/run.log" 2>/dev/null
