@@ -596,7 +596,7 @@ pub fn status_json(s: &proto::GetStatusResponse) -> Value {
         "backend": s.backend,
         "gpu_backend_present": s.gpu_backend_present,
         "note": if s.gpu_backend_present { Value::Null } else { json!("no GPU backend is present: proving on the CPU, VRAM tier unused") },
-        "devices": s.devices.iter().map(|d| json!({"index": d.index, "name": d.name, "vram_total_bytes": d.vram_total_bytes, "vram_free_bytes": d.vram_free_bytes})).collect::<Vec<_>>(),
+        "devices": s.devices.iter().map(|d| json!({"index": d.index, "name": d.name, "vram_total_bytes": d.vram_total_bytes, "vram_free_bytes": d.vram_free_bytes, "healthy": d.healthy, "partitions_proved": d.partitions_proved, "failures": d.failures, "last_error": (!d.last_error.is_empty()).then_some(&d.last_error)})).collect::<Vec<_>>(),
         "params": s.params.iter().map(|p| json!({"id": p.id, "tier": p.tier, "bytes": p.bytes, "ref_count": p.ref_count, "devices": p.devices})).collect::<Vec<_>>(),
         "tiers": s.tiers.iter().map(|t| json!({"tier": t.tier, "used_bytes": t.used_bytes, "budget_bytes": t.budget_bytes})).collect::<Vec<_>>(),
         "queues": s.queues.iter().map(|q| json!({"priority": priority_name(q.priority), "queued": q.queued})).collect::<Vec<_>>(),
@@ -749,7 +749,7 @@ pub fn status_text(v: &Value) -> String {
     table(
         &mut o,
         "devices",
-        &["gpu", "name", "vram free", "vram total"],
+        &["gpu", "name", "vram free", "vram total", "state", "proved", "failures"],
         arr(&v["devices"])
             .iter()
             .map(|d| {
@@ -758,10 +758,23 @@ pub fn status_text(v: &Value) -> String {
                     d["name"].as_str().unwrap_or("").to_owned(),
                     b(&d["vram_free_bytes"]),
                     b(&d["vram_total_bytes"]),
+                    if d["healthy"].as_bool().unwrap_or(true) {
+                        "ok".into()
+                    } else {
+                        "out of service".into()
+                    },
+                    n(&d["partitions_proved"]).to_string(),
+                    n(&d["failures"]).to_string(),
                 ]
             })
             .collect(),
     );
+    // A GPU's last error in full below the table (too long for a column).
+    for d in arr(&v["devices"]) {
+        if let Some(e) = d["last_error"].as_str() {
+            let _ = writeln!(o, "  gpu {} error: {e}", n(&d["index"]));
+        }
+    }
     table(
         &mut o,
         "memory tiers (parameters)",

@@ -330,6 +330,11 @@ pub struct EngineConfig {
     /// worker for a 2^27 partition) for the next partition to refill;
     /// false frees them after every partition.
     pub gpu_reuse_host_buffers: bool,
+    /// Times a partition is proved again, on another GPU, after its GPU
+    /// failed it (a backend error, as a lost device returns); the GPU is
+    /// then taken out of service. A partition that fails more often fails
+    /// its job. 0: a GPU's failure fails the jobs at once.
+    pub partition_retries: u32,
     /// Partitions synthesized at once (each synthesis runs on one core):
     /// the width of the pipeline's CPU side, independent of
     /// `max_batch_size`. Default: the host's cores.
@@ -375,6 +380,7 @@ impl Default for EngineConfig {
             gpu_vram_margin: ByteSize(512 << 20),
             gpu_vram_limit: None,
             gpu_reuse_host_buffers: true,
+            partition_retries: 2,
             synthesis_concurrency: default_synthesis_concurrency(),
             synthesis_lookahead: 1,
             verify_proofs: true,
@@ -637,6 +643,9 @@ impl DaemonConfig {
         }
         if !(1..=16).contains(&e.gpu_workers_per_device) {
             return bad("engine.gpu_workers_per_device must be between 1 and 16");
+        }
+        if e.partition_retries > 16 {
+            return bad("engine.partition_retries must be at most 16");
         }
         if e.max_batch_size == 0 {
             return bad("engine.max_batch_size must be at least 1");

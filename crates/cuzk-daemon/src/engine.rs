@@ -23,6 +23,18 @@
 //! dropped (and their memory released) before each synthesis, when a chunk
 //! is complete, and before each proving call.
 //!
+//! A GPU whose prover call fails with a backend error (what a lost device
+//! returns) is taken out of service: its workers take no more chunks, and
+//! the chunk's partitions go back to the dispatcher as a pending chunk, to
+//! be synthesized again and proved on another GPU (at most
+//! `partition_retries` times each). They are synthesized again rather than
+//! kept because the prover consumes the assignments (the witness vectors
+//! are moved into the proving call, and a copy of each, gigabytes for a
+//! 32 GiB PoRep partition, would be held for every chunk in flight for a
+//! failure that is rare). A job fails only when a partition runs out of
+//! retries or no GPU is left in service; its error names the GPUs and
+//! their errors. Status lists each GPU's health ([`DeviceHealth`]).
+//!
 //! Every phase is recorded in a [`Timeline`] (`cuzk trace`, `/trace`, the
 //! busy fractions of `/status`).
 //!
@@ -174,6 +186,22 @@ pub struct WorkerNow {
     pub jobs: Vec<(JobId, Option<String>)>,
 }
 
+/// A GPU as the engine sees it: in service or not, and what it proved.
+/// The engine owns these facts (the backend's [`DeviceInfo`] owns memory).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct DeviceHealth {
+    pub index: u32,
+    /// False once a proving call on it failed with a backend error: its
+    /// workers take no more chunks until the daemon restarts.
+    pub healthy: bool,
+    /// Partitions proved on it (proofs returned by its prover).
+    pub partitions_proved: u64,
+    /// Proving calls on it that failed with a backend error.
+    pub failures: u64,
+    /// The last such error.
+    pub last_error: Option<String>,
+}
+
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct EngineStatus {
     pub backend: &'static str,
@@ -181,6 +209,8 @@ pub struct EngineStatus {
     /// Why the device list is empty, when it is.
     pub note: Option<&'static str>,
     pub devices: Vec<DeviceInfo>,
+    /// Each GPU's health, in the order of `devices` (empty without GPUs).
+    pub device_health: Vec<DeviceHealth>,
     pub params: Vec<ParamsStatus>,
     pub tiers: Vec<TierUsage>,
     pub queues: Vec<(Priority, usize)>,
@@ -230,6 +260,8 @@ struct Job {
     proofs: Vec<Option<[u8; cuzk_core::proof::PROOF_BYTES]>>,
     publics: Vec<Vec<u8>>,
     done_parts: usize,
+    /// Proving calls that failed on a GPU: (partition, device, error).
+    device_failures: Vec<(usize, u32, String)>,
     timings: JobTimings,
     batch_size: u32,
     error: Option<String>,
@@ -259,6 +291,8 @@ struct State {
     running: usize,
     /// Per worker, what it is proving now.
     proving: Vec<Option<WorkerNow>>,
+    /// Per GPU, in device order.
+    health: Vec<DeviceHealth>,
     counters: Counters,
     sums: PhaseSums,
     /// Chunks popped and leased, not yet holding a slot and memory; in
@@ -272,6 +306,34 @@ struct State {
     timeline: Timeline,
     shutting_down: bool,
     dispatcher_done: bool,
+}
+
+impl State {
+    /// Whether GPU `d` is in service.
+    fn healthy(&self, d: u32) -> bool {
+        self.health.iter().any(|h| h.index == d && h.healthy)
+    }
+
+    /// True when the engine proves on GPUs and none is in service.
+    fn no_device_left(&self) -> bool {
+        !self.health.is_empty() && self.health.iter().all(|h| !h.healthy)
+    }
+
+    /// A job's error when no GPU is left: each GPU with its last error.
+    fn no_device_error(&self) -> String {
+        let each: Vec<String> = self
+            .health
+            .iter()
+            .map(|h| {
+                format!(
+                    "gpu {}: {}",
+                    h.index,
+                    h.last_error.as_deref().unwrap_or("no error recorded")
+                )
+            })
+            .collect();
+        format!("no GPU is left in service ({})", each.join("; "))
+    }
 }
 
 /// Queue order of chunks: higher priority first, then older (the batch's
@@ -391,6 +453,21 @@ impl Engine {
             vec![None; cfg.cpu_workers.max(1)]
         };
         let workers = worker_devices.len().max(1);
+        let health = if devices.gpu_present() {
+            devices
+                .devices()
+                .iter()
+                .map(|d| DeviceHealth {
+                    index: d.index,
+                    healthy: true,
+                    partitions_proved: 0,
+                    failures: 0,
+                    last_error: None,
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         if !cfg.verify_proofs {
             tracing::warn!(
                 "engine.verify_proofs = false: proofs are returned without being checked"
@@ -424,6 +501,7 @@ impl Engine {
                 finished: VecDeque::new(),
                 running: 0,
                 proving: vec![None; workers],
+                health,
                 counters: Counters::default(),
                 sums: PhaseSums::default(),
                 pending: Vec::new(),
@@ -606,6 +684,7 @@ impl Engine {
                 proofs: vec![None; partitions],
                 publics: vec![Vec::new(); partitions],
                 done_parts: 0,
+                device_failures: Vec::new(),
                 timings: JobTimings::default(),
                 batch_size: 0,
                 error: None,
@@ -753,6 +832,7 @@ impl Engine {
             note: (!gpu)
                 .then_some("no GPU backend is present: proving on the CPU, VRAM tier unused"),
             devices,
+            device_health: st.health.clone(),
             params,
             tiers,
             queues: queues.to_vec(),
@@ -965,6 +1045,88 @@ impl Inner {
         }
     }
 
+    /// GPU `device` failed a proving call with `error`: take it out of
+    /// service and send the chunk's partitions back to the dispatcher, to
+    /// be synthesized again and proved on another GPU, unless one has run
+    /// out of retries or no GPU is left (then its job fails, naming the
+    /// GPUs and their errors). The chunk's memory and slot go back here.
+    fn device_failed(&self, device: u32, chunk: Chunk, error: &str) {
+        let mut st = self.lock();
+        if let Some(h) = st.health.iter_mut().find(|h| h.index == device) {
+            h.failures += 1;
+            h.last_error = Some(error.to_owned());
+            if h.healthy {
+                h.healthy = false;
+                tracing::error!(device, error, "GPU taken out of service");
+            }
+        }
+        let none_left = st.no_device_left();
+        let Chunk {
+            order,
+            priority,
+            kind,
+            lease,
+            parts,
+            inputs,
+            ..
+        } = chunk;
+        let mut retry: Vec<Part> = Vec::new();
+        for ((job, part), input) in parts.into_iter().zip(inputs) {
+            let Some(j) = st.jobs.get_mut(&job) else {
+                continue;
+            };
+            if j.state != JobState::Running {
+                continue;
+            }
+            j.device_failures.push((part, device, error.to_owned()));
+            let tries: Vec<String> = j
+                .device_failures
+                .iter()
+                .filter(|f| f.0 == part)
+                .map(|f| format!("gpu {}: {}", f.1, f.2))
+                .collect();
+            let why = if none_left {
+                Some(st.no_device_error())
+            } else if tries.len() as u64 > u64::from(self.cfg.partition_retries) {
+                Some(format!(
+                    "partition {part} failed on {} tries ({})",
+                    tries.len(),
+                    tries.join("; ")
+                ))
+            } else if st.dispatcher_done {
+                // Nothing opens a pending chunk once the dispatcher stopped.
+                Some(format!(
+                    "partition {part} failed on gpu {device} while the daemon shut down: {error}"
+                ))
+            } else {
+                None
+            };
+            match why {
+                Some(e) => self.finish(&mut st, job, JobState::Failed, Some(e)),
+                None => retry.push((job, part, input)),
+            }
+        }
+        if !retry.is_empty() {
+            tracing::warn!(device, partitions = retry.len(), "partitions sent to another GPU");
+            let pc = PendingChunk {
+                order,
+                priority,
+                kind,
+                lease,
+                parts: retry,
+            };
+            let pos = position(&st.pending, pc.order, |x| x.order);
+            st.pending.insert(pos, pc);
+        }
+        drop(st);
+        self.dispatch_wake.notify_one();
+        if none_left {
+            // Workers of GPUs out of service wait in take_chunk; they now
+            // take what is left to fail it.
+            self.worker_wake.notify_waiters();
+        }
+    }
+
     /// Forget finished jobs past their retention, oldest first.
     fn prune(&self, st: &mut State, now: Instant) {
         let keep = Duration::from_secs(self.cfg.result_retention_s);
@@ -1047,6 +1209,13 @@ async fn split_batch(inner: &Arc<Inner>, batch: Batch) {
         Ok(k) => k,
         Err(e) => return inner.fail_jobs(&batch.jobs, &e),
     };
+    let gone = {
+        let st = inner.lock();
+        st.no_device_left().then(|| st.no_device_error())
+    };
+    if let Some(e) = gone {
+        return inner.fail_jobs(&batch.jobs, &e);
+    }
     let lease = match inner.params.acquire(&kind).await {
         Ok(l) => Arc::new(l),
         Err(e) => return inner.fail_jobs(&batch.jobs, &e),
@@ -1423,18 +1592,22 @@ async fn take_chunk(inner: &Arc<Inner>, device: Option<u32>) -> Option<Chunk> {
         let notified = inner.worker_wake.notified();
         tokio::pin!(notified);
         notified.as_mut().enable();
+        // A GPU out of service takes no chunks while another serves; when
+        // none does, its workers take them to fail their jobs.
         {
             let mut st = inner.lock();
-            let params = &inner.params;
-            let pick = pick_for_worker(
-                st.ready.iter().map(|c| (c.priority, c.params_id.as_str())),
-                device,
-                |id, d| params.is_resident(id, d),
-            );
-            if let Some(i) = pick {
-                return Some(st.ready.remove(i));
+            if device.is_none_or(|d| st.healthy(d)) || st.no_device_left() {
+                let params = &inner.params;
+                let pick = pick_for_worker(
+                    st.ready.iter().map(|c| (c.priority, c.params_id.as_str())),
+                    device,
+                    |id, d| params.is_resident(id, d),
+                );
+                if let Some(i) = pick {
+                    return Some(st.ready.remove(i));
+                }
             }
-            if st.dispatcher_done && st.open.is_empty() {
+            if st.dispatcher_done && st.open.is_empty() && st.ready.is_empty() {
                 return None;
             }
         }
@@ -1481,6 +1654,17 @@ async fn worker(
     mut rng: ChaCha20Rng,
 ) {
     while let Some(mut chunk) = take_chunk(&inner, device).await {
+        if let Some(d) = device {
+            let mut st = inner.lock();
+            if !st.healthy(d) {
+                // Taken only when no GPU is in service (take_chunk).
+                let e = st.no_device_error();
+                for &(id, _) in &chunk.parts {
+                    inner.finish(&mut st, id, JobState::Failed, Some(e.clone()));
+                }
+                continue;
+            }
+        }
         // Partition boundary: drop cancelled jobs' parts and their memory.
         {
             let st = inner.lock();
@@ -1571,25 +1755,39 @@ async fn worker(
                         phases = Some(timings);
                         Ok(proofs)
                     }
-                    Ok((proofs, _)) => Err(format!(
-                        "backend {} returned {} proofs for {} circuits",
-                        prover.name(),
-                        proofs.len(),
-                        ids.len()
+                    Ok((proofs, _)) => Err((
+                        format!(
+                            "backend {} returned {} proofs for {} circuits",
+                            prover.name(),
+                            proofs.len(),
+                            ids.len()
+                        ),
+                        false,
                     )),
-                    Err(e) => Err(e.to_string()),
+                    // A backend error is the device's (a lost GPU, a failed
+                    // kernel); the others are the circuit's or the
+                    // parameters' and would fail on any device.
+                    Err(e) => {
+                        let device_fault = matches!(e, cuzk_core::Error::Backend { .. });
+                        Err((e.to_string(), device_fault))
+                    }
                 }
             }
             Err(e) => {
                 // The rng moved into the failed task; start a fresh one.
                 rng = ChaCha20Rng::from_entropy();
-                Err(format!("backend {} stopped: {e}", prover.name()))
+                Err((format!("backend {} stopped: {e}", prover.name()), true))
             }
         };
         {
             let mut st = inner.lock();
             st.timeline.proving_ended(index);
             st.proving[index] = None;
+            if let (Some(d), Ok(p)) = (device, &outcome) {
+                if let Some(h) = st.health.iter_mut().find(|h| h.index == d) {
+                    h.partitions_proved += p.len() as u64;
+                }
+            }
             if let Some(ph) = &phases {
                 args["phases_ms"] = serde_json::to_value(ph).unwrap_or_default();
             }
@@ -1625,9 +1823,13 @@ async fn worker(
                 }
             }
         }
-        let proofs = match outcome {
-            Ok(p) => p,
-            Err(e) => {
+        let proofs = match (outcome, device) {
+            (Ok(p), _) => p,
+            (Err((e, true)), Some(d)) => {
+                inner.device_failed(d, chunk, &e);
+                continue;
+            }
+            (Err((e, _)), _) => {
                 inner.fail_jobs(&ids, &e);
                 continue;
             }

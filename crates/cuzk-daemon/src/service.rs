@@ -237,11 +237,20 @@ impl proto::proof_service_server::ProofService for ProofServiceImpl {
             devices: s
                 .devices
                 .iter()
-                .map(|d| proto::Device {
-                    index: d.index,
-                    name: d.name.clone(),
-                    vram_total_bytes: d.vram_total_bytes,
-                    vram_free_bytes: d.vram_free_bytes,
+                .map(|d| {
+                    let h = s.device_health.iter().find(|h| h.index == d.index);
+                    proto::Device {
+                        index: d.index,
+                        name: d.name.clone(),
+                        vram_total_bytes: d.vram_total_bytes,
+                        vram_free_bytes: d.vram_free_bytes,
+                        // A device the engine has no record of (none
+                        // today) has had no failure.
+                        healthy: h.is_none_or(|h| h.healthy),
+                        partitions_proved: h.map_or(0, |h| h.partitions_proved),
+                        failures: h.map_or(0, |h| h.failures),
+                        last_error: h.and_then(|h| h.last_error.clone()).unwrap_or_default(),
+                    }
                 })
                 .collect(),
             params: s.params.iter().cloned().map(params_to_proto).collect(),
