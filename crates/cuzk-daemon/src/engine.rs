@@ -1089,8 +1089,9 @@ impl Inner {
                 Some(st.no_device_error())
             } else if tries.len() as u64 > u64::from(self.cfg.partition_retries) {
                 Some(format!(
-                    "partition {part} failed on {} tries ({})",
+                    "partition {part} failed on every try it was allowed ({} of {}: {})",
                     tries.len(),
+                    u64::from(self.cfg.partition_retries) + 1,
                     tries.join("; ")
                 ))
             } else if st.dispatcher_done {
@@ -1107,7 +1108,11 @@ impl Inner {
             }
         }
         if !retry.is_empty() {
-            tracing::warn!(device, partitions = retry.len(), "partitions sent to another GPU");
+            tracing::warn!(
+                device,
+                partitions = retry.len(),
+                "partitions sent to another GPU"
+            );
             let pc = PendingChunk {
                 order,
                 priority,

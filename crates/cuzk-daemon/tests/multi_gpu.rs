@@ -1,0 +1,446 @@
+//! Several GPUs in one machine, with two fake devices behind the device
+//! seam (the CPU prover wrapped per device, recording what each proved and
+//! able to fail as a lost GPU does): a 10-partition job proved on both; a
+//! device lost mid-job sends its partitions to the other and the job
+//! completes; both lost fails the job naming both; a partition out of
+//! retries fails its job; each device's VRAM and residency are its own;
+//! status (gRPC, HTTP, `cuzk status`) lists both devices and their health.
+
+mod common;
+
+use common::*;
+use cuzk_core::params::Parameters;
+use cuzk_core::prover::{CpuBackend, MsmResults, ProverBackend};
+use cuzk_core::{PhaseTimings, ProvingAssignment};
+use cuzk_daemon::devices::{DeviceBackend, DeviceError, DeviceInfo, ResidentParams};
+use cuzk_daemon::proto::{self, Priority as P};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How long a held prover call waits at most for the other device (the
+/// test then fails on what it asserts; it never passes by waiting).
+const HOLD_LIMIT: Duration = Duration::from_secs(60);
+
+/// One fake GPU: its memory, what it holds and what it proved.
+struct FakeDevice {
+    index: u32,
+    vram_total: u64,
+    /// Resident parameter id -> bytes (the backend's table, per device).
+    resident: Mutex<BTreeMap<String, u64>>,
+    /// Prover calls started, and circuits proved.
+    calls: AtomicUsize,
+    proved: AtomicUsize,
+    /// Fail every call after this many (usize::MAX: never).
+    fail_after: AtomicUsize,
+    /// Set once it failed: a lost device stays lost (uploads fail too).
+    lost: AtomicBool,
+}
+
+impl FakeDevice {
+    fn resident_bytes(&self) -> u64 {
+        self.resident.lock().unwrap().values().sum()
+    }
+}
+
+/// What a prover call waits for before proving.
+#[derive(Clone, Copy)]
+enum Hold {
+    None,
+    /// Until every device has started a call (so that each proves some).
+    AllStarted,
+    /// Until device N is lost (so that it takes the chunks until then).
+    Lost(usize),
+}
+
+struct FakeGpus {
+    devices: Vec<Arc<FakeDevice>>,
+    hold: Mutex<Vec<Hold>>,
+}
+
+impl FakeGpus {
+    /// `vram[i]`: device i's memory.
+    fn new(vram: &[u64]) -> Arc<Self> {
+        Arc::new(FakeGpus {
+            devices: vram
+                .iter()
+                .enumerate()
+                .map(|(i, &v)| {
+                    Arc::new(FakeDevice {
+                        index: i as u32,
+                        vram_total: v,
+                        resident: Mutex::default(),
+                        calls: AtomicUsize::new(0),
+                        proved: AtomicUsize::new(0),
+                        fail_after: AtomicUsize::new(usize::MAX),
+                        lost: AtomicBool::new(false),
+                    })
+                })
+                .collect(),
+            hold: Mutex::new(vec![Hold::None; vram.len()]),
+        })
+    }
+    fn fail_after(&self, device: usize, calls: usize) {
+        self.devices[device]
+            .fail_after
+            .store(calls, Ordering::SeqCst);
+    }
+    fn hold(&self, device: usize, h: Hold) {
+        self.hold.lock().unwrap()[device] = h;
+    }
+    fn proved(&self, device: usize) -> usize {
+        self.devices[device].proved.load(Ordering::SeqCst)
+    }
+    fn wait(&self, device: usize) {
+        let h = self.hold.lock().unwrap()[device];
+        let start = Instant::now();
+        let done = || match h {
+            Hold::None => true,
+            Hold::AllStarted => self
+                .devices
+                .iter()
+                .all(|d| d.calls.load(Ordering::SeqCst) > 0),
+            Hold::Lost(n) => self.devices[n].lost.load(Ordering::SeqCst),
+        };
+        while !done() && start.elapsed() < HOLD_LIMIT {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+/// A device's prover: the CPU backend, or the error a lost GPU returns.
+struct FakeProver {
+    gpus: Arc<FakeGpus>,
+    device: usize,
+}
+
+impl ProverBackend for FakeProver {
+    fn name(&self) -> &'static str {
+        "fake-gpu"
+    }
+    fn compute(
+        &self,
+        params: &Parameters,
+        assignments: &[ProvingAssignment],
+    ) -> cuzk_core::Result<(Vec<MsmResults>, PhaseTimings)> {
+        let d = &self.gpus.devices[self.device];
+        let call = d.calls.fetch_add(1, Ordering::SeqCst) + 1;
+        self.gpus.wait(self.device);
+        if d.lost.load(Ordering::SeqCst) || call > d.fail_after.load(Ordering::SeqCst) {
+            d.lost.store(true, Ordering::SeqCst);
+            return Err(cuzk_core::Error::Backend {
+                backend: "fake-gpu",
+                source: format!("device {} lost (call {call})", d.index).into(),
+            });
+        }
+        let r = CpuBackend.compute(params, assignments)?;
+        d.proved.fetch_add(assignments.len(), Ordering::SeqCst);
+        Ok(r)
+    }
+}
+
+/// The backend's half: `FakeGpus` behind an `Arc` so each prover can
+/// reach the others' state (holds).
+struct Backend(Arc<FakeGpus>);
+
+impl DeviceBackend for Backend {
+    fn name(&self) -> &'static str {
+        "fake-gpu"
+    }
+    fn gpu_present(&self) -> bool {
+        true
+    }
+    fn devices(&self) -> Vec<DeviceInfo> {
+        self.0
+            .devices
+            .iter()
+            .map(|d| DeviceInfo {
+                index: d.index,
+                name: format!("fake {}", d.index),
+                vram_total_bytes: d.vram_total,
+                vram_free_bytes: d.vram_total - d.resident_bytes(),
+                ..Default::default()
+            })
+            .collect()
+    }
+    fn prover(&self, device: Option<u32>) -> Arc<dyn ProverBackend> {
+        Arc::new(FakeProver {
+            gpus: self.0.clone(),
+            device: device.expect("GPU workers are bound to a device") as usize,
+        })
+    }
+    fn upload_params(
+        &self,
+        device: u32,
+        id: &str,
+        params: &Arc<Parameters>,
+    ) -> Result<u64, DeviceError> {
+        let d = &self.0.devices[device as usize];
+        if d.lost.load(Ordering::SeqCst) {
+            return Err(format!("device {device} lost").into());
+        }
+        // Each device's own memory bounds what it holds.
+        let bytes = params.h.len() as u64 * 96;
+        if d.resident_bytes() + bytes > d.vram_total {
+            return Err(format!("device {device}: no room for {id} ({bytes} bytes)").into());
+        }
+        d.resident.lock().unwrap().insert(id.to_owned(), bytes);
+        Ok(bytes)
+    }
+    fn release_params(&self, device: u32, id: &str) {
+        self.0.devices[device as usize]
+            .resident
+            .lock()
+            .unwrap()
+            .remove(id);
+    }
+    fn resident_params(&self, device: u32) -> Vec<ResidentParams> {
+        self.0.devices[device as usize]
+            .resident
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(id, &bytes)| ResidentParams {
+                id: id.clone(),
+                bytes,
+                in_use: 0,
+                idle_ms: 0,
+            })
+            .collect()
+    }
+}
+
+const GIB: u64 = 1 << 30;
+
+async fn start(gpus: &Arc<FakeGpus>, retries: u32) -> TestDaemon {
+    let b = Arc::new(Backend(gpus.clone()));
+    TestDaemon::start_with(
+        |c| {
+            c.engine.gpu_workers_per_device = 1;
+            c.engine.max_batch_size = 1;
+            c.engine.synthesis_lookahead = 4;
+            c.engine.partition_retries = retries;
+        },
+        move |d| d.device_backend(b),
+    )
+    .await
+}
+
+async fn prove(c: &mut cuzk_daemon::client::DaemonClient, seed: u64) -> proto::AwaitProofResponse {
+    let id = c
+        .submit_proof(req(6, seed, 10, P::Normal))
+        .await
+        .unwrap()
+        .into_inner()
+        .job_id;
+    await_done(c, id).await
+}
+
+fn device(st: &proto::GetStatusResponse, i: u32) -> &proto::Device {
+    st.devices
+        .iter()
+        .find(|d| d.index == i)
+        .expect("device in status")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_ten_partition_job_uses_both_devices() {
+    let gpus = FakeGpus::new(&[8 * GIB, 8 * GIB]);
+    gpus.hold(0, Hold::AllStarted);
+    gpus.hold(1, Hold::AllStarted);
+    let t = start(&gpus, 2).await;
+    let mut c = t.unix().await;
+    let r = prove(&mut c, 3).await;
+    check_proofs(&t.pvk(6), 6, 3, 10, &r);
+    assert!(gpus.proved(0) > 0, "device 0 proved nothing");
+    assert!(gpus.proved(1) > 0, "device 1 proved nothing");
+    assert_eq!(gpus.proved(0) + gpus.proved(1), 10);
+    let st = status(&mut c).await;
+    assert_eq!(st.devices.len(), 2);
+    for i in 0..2 {
+        let d = device(&st, i);
+        assert!(d.healthy, "device {i}");
+        assert_eq!(d.failures, 0);
+        assert_eq!(d.partitions_proved, gpus.proved(i as usize) as u64);
+        assert_eq!(d.vram_total_bytes, 8 * GIB);
+    }
+    // Each device holds the parameters it proved with; status sums them.
+    let p6 = st.params.iter().find(|p| p.id == "porep-like-6").unwrap();
+    assert_eq!(p6.tier, "vram");
+    assert_eq!(p6.devices, vec![0, 1]);
+    let per = gpus.devices[0].resident_bytes();
+    assert!(per > 0);
+    assert_eq!(p6.bytes, 2 * per);
+    t.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_device_lost_mid_job_sends_its_partitions_to_the_other() {
+    let gpus = FakeGpus::new(&[8 * GIB, 8 * GIB]);
+    // Device 1 proves two partitions, then is lost on its third call;
+    // device 0 waits until then, so device 1 is sure to get that far.
+    gpus.fail_after(1, 2);
+    gpus.hold(0, Hold::Lost(1));
+    let t = start(&gpus, 2).await;
+    let mut c = t.unix().await;
+    let r = prove(&mut c, 5).await;
+    check_proofs(&t.pvk(6), 6, 5, 10, &r);
+    assert_eq!(gpus.proved(1), 2);
+    assert_eq!(gpus.proved(0), 8);
+    // Device 1 was called once more (the failure) and not again.
+    assert_eq!(gpus.devices[1].calls.load(Ordering::SeqCst), 3);
+
+    let st = status(&mut c).await;
+    let (d0, d1) = (device(&st, 0), device(&st, 1));
+    assert!(d0.healthy);
+    assert_eq!((d0.partitions_proved, d0.failures), (8, 0));
+    assert!(!d1.healthy, "device 1 still in service after it was lost");
+    assert_eq!((d1.partitions_proved, d1.failures), (2, 1));
+    assert!(d1.last_error.contains("device 1 lost"), "{}", d1.last_error);
+    let counters = st.counters.unwrap();
+    assert_eq!(counters.completed, 1);
+    assert_eq!(counters.failed, 0);
+
+    // A second job runs on device 0 alone.
+    let r = prove(&mut c, 6).await;
+    check_proofs(&t.pvk(6), 6, 6, 10, &r);
+    assert_eq!(gpus.proved(0), 18);
+    assert_eq!(gpus.devices[1].calls.load(Ordering::SeqCst), 3);
+
+    // The CLI's table and HTTP /status say the same.
+    let st = status(&mut c).await;
+    let text = cuzk_daemon::cli::status_text(&cuzk_daemon::cli::status_json(&st));
+    let lines: Vec<&str> = text.lines().collect();
+    let row = |i: &str| {
+        lines
+            .iter()
+            .find(|l| l.trim_start().starts_with(&format!("{i} ")) && l.contains("fake"))
+            .copied()
+            .unwrap_or_else(|| panic!("no row for gpu {i} in:\n{text}"))
+    };
+    assert!(row("0").contains("ok") && row("0").contains("18"), "{text}");
+    assert!(row("1").contains("out of service"), "{text}");
+    assert!(
+        text.contains("gpu 1 error: backend fake-gpu: device 1 lost"),
+        "{text}"
+    );
+    let addr = t.daemon().http_addr.unwrap();
+    let (code, body) = http_get(addr, "/status", Some(TOKEN)).await;
+    assert_eq!(code, 200, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let h = v["device_health"].as_array().unwrap();
+    assert_eq!(h.len(), 2);
+    assert_eq!(h[0]["healthy"], true);
+    assert_eq!(h[1]["healthy"], false);
+    assert_eq!(h[0]["partitions_proved"], 18);
+    assert_eq!(v["devices"].as_array().unwrap().len(), 2);
+    t.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn both_devices_lost_fails_the_job_naming_both() {
+    let gpus = FakeGpus::new(&[8 * GIB, 8 * GIB]);
+    gpus.fail_after(0, 0);
+    gpus.fail_after(1, 0);
+    let t = start(&gpus, 2).await;
+    let mut c = t.unix().await;
+    let r = prove(&mut c, 7).await;
+    assert_eq!(r.state, proto::JobState::Failed as i32, "{}", r.error);
+    assert!(r.error.contains("no GPU is left in service"), "{}", r.error);
+    assert!(
+        r.error.contains("gpu 0: backend fake-gpu: device 0 lost"),
+        "{}",
+        r.error
+    );
+    assert!(
+        r.error.contains("gpu 1: backend fake-gpu: device 1 lost"),
+        "{}",
+        r.error
+    );
+    assert!(r.proof.is_empty());
+    let st = status(&mut c).await;
+    assert!(st.devices.iter().all(|d| !d.healthy));
+    assert_eq!(gpus.proved(0) + gpus.proved(1), 0);
+    // A job submitted now fails at once, with the same reasons, and
+    // nothing is proved or synthesized for it.
+    let calls = |g: &FakeGpus| {
+        g.devices
+            .iter()
+            .map(|d| d.calls.load(Ordering::SeqCst))
+            .sum::<usize>()
+    };
+    let before = calls(&gpus);
+    let r = prove(&mut c, 8).await;
+    assert_eq!(r.state, proto::JobState::Failed as i32);
+    assert!(
+        r.error.contains("gpu 0") && r.error.contains("gpu 1"),
+        "{}",
+        r.error
+    );
+    assert_eq!(calls(&gpus), before);
+    t.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_partition_out_of_retries_fails_its_job() {
+    let gpus = FakeGpus::new(&[8 * GIB, 8 * GIB]);
+    // No retries: device 1's first failure fails the job, though device 0
+    // still serves.
+    gpus.fail_after(1, 0);
+    gpus.hold(0, Hold::Lost(1));
+    let t = start(&gpus, 0).await;
+    let mut c = t.unix().await;
+    let r = prove(&mut c, 9).await;
+    assert_eq!(r.state, proto::JobState::Failed as i32, "{}", r.error);
+    assert!(
+        r.error.contains(
+            "failed on every try it was allowed (1 of 1: gpu 1: backend fake-gpu: device 1 lost"
+        ),
+        "{}",
+        r.error
+    );
+    let st = status(&mut c).await;
+    assert!(device(&st, 0).healthy);
+    assert!(!device(&st, 1).healthy);
+    // Device 0 still proves.
+    let r = prove(&mut c, 10).await;
+    check_proofs(&t.pvk(6), 6, 10, 10, &r);
+    t.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn each_device_has_its_own_memory_and_residency() {
+    // Device 1 has too little memory to keep the parameters: it proves
+    // (its prover stages them itself) but holds nothing, while device 0
+    // holds them; status counts them once, on device 0.
+    let gpus = FakeGpus::new(&[8 * GIB, 1024]);
+    gpus.hold(0, Hold::AllStarted);
+    gpus.hold(1, Hold::AllStarted);
+    let t = start(&gpus, 2).await;
+    let mut c = t.unix().await;
+    let r = prove(&mut c, 11).await;
+    check_proofs(&t.pvk(6), 6, 11, 10, &r);
+    assert!(gpus.proved(0) > 0 && gpus.proved(1) > 0);
+    let st = status(&mut c).await;
+    let per = gpus.devices[0].resident_bytes();
+    assert!(per > 1024);
+    assert_eq!(gpus.devices[1].resident_bytes(), 0);
+    let p6 = st.params.iter().find(|p| p.id == "porep-like-6").unwrap();
+    assert_eq!(p6.devices, vec![0]);
+    assert_eq!(p6.bytes, per);
+    let (d0, d1) = (device(&st, 0), device(&st, 1));
+    assert_eq!(
+        (d0.vram_total_bytes, d0.vram_free_bytes),
+        (8 * GIB, 8 * GIB - per)
+    );
+    assert_eq!((d1.vram_total_bytes, d1.vram_free_bytes), (1024, 1024));
+    // Evicting on device 0 leaves device 1 as it was, and the set leaves
+    // the VRAM tier.
+    Backend(gpus.clone()).release_params(0, "porep-like-6");
+    let st = status(&mut c).await;
+    let p6 = st.params.iter().find(|p| p.id == "porep-like-6").unwrap();
+    assert_ne!(p6.tier, "vram");
+    assert!(p6.devices.is_empty());
+    t.stop().await;
+}
