@@ -331,8 +331,8 @@ pub struct EngineConfig {
     /// false frees them after every partition.
     pub gpu_reuse_host_buffers: bool,
     /// Times a partition is proved again, on another GPU, after its GPU
-    /// failed it (a backend error, as a lost device returns); the GPU is
-    /// then taken out of service. A partition that fails more often fails
+    /// was lost proving it (the backend says which errors mean that); the
+    /// GPU is then taken out of service. A partition that fails more often fails
     /// its job. 0: a GPU's failure fails the jobs at once.
     pub partition_retries: u32,
     /// Partitions synthesized at once (each synthesis runs on one core):

@@ -90,6 +90,17 @@ pub trait DeviceBackend: Send + Sync + 'static {
     /// Caps the bytes of parameters kept resident per device (`[params]
     /// vram_budget`) inside the device's budget; None: the budget alone.
     fn set_resident_cap(&self, _cap: Option<u64>) {}
+    /// Whether `error`, returned by `device`'s prover, means the device is
+    /// lost (its context unusable: every later call would fail too). The
+    /// engine then takes the device out of service and proves the
+    /// partitions on the others (`engine.partition_retries`). Any other
+    /// error (a partition that fits no staging plan, a refused input) is
+    /// the partition's, fails its job and leaves the device in service.
+    /// Only the backend can tell them apart (it owns the error's source);
+    /// by default no error is a lost device.
+    fn is_device_lost(&self, _device: u32, _error: &cuzk_core::Error) -> bool {
+        false
+    }
     /// Where parameters the daemon generates (kinds with a generator)
     /// have their fixed-base multiplications done: a GPU's engine, or
     /// None for the CPU.

@@ -23,8 +23,8 @@
 //! dropped (and their memory released) before each synthesis, when a chunk
 //! is complete, and before each proving call.
 //!
-//! A GPU whose prover call fails with a backend error (what a lost device
-//! returns) is taken out of service: its workers take no more chunks, and
+//! A GPU whose prover call fails with an error its backend calls a lost
+//! device ([`DeviceBackend::is_device_lost`]) is taken out of service: its workers take no more chunks, and
 //! the chunk's partitions go back to the dispatcher as a pending chunk, to
 //! be synthesized again and proved on another GPU (at most
 //! `partition_retries` times each). They are synthesized again rather than
@@ -191,12 +191,13 @@ pub struct WorkerNow {
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct DeviceHealth {
     pub index: u32,
-    /// False once a proving call on it failed with a backend error: its
-    /// workers take no more chunks until the daemon restarts.
+    /// False once a proving call on it failed with an error its backend
+    /// calls a lost device: its workers take no more chunks until the
+    /// daemon restarts.
     pub healthy: bool,
     /// Partitions proved on it (proofs returned by its prover).
     pub partitions_proved: u64,
-    /// Proving calls on it that failed with a backend error.
+    /// Proving calls on it that failed as a lost device.
     pub failures: u64,
     /// The last such error.
     pub last_error: Option<String>,
@@ -1769,19 +1770,18 @@ async fn worker(
                         ),
                         false,
                     )),
-                    // A backend error is the device's (a lost GPU, a failed
-                    // kernel); the others are the circuit's or the
-                    // parameters' and would fail on any device.
+                    // Only the backend can tell a lost device from an error
+                    // that any device would return for this partition.
                     Err(e) => {
-                        let device_fault = matches!(e, cuzk_core::Error::Backend { .. });
-                        Err((e.to_string(), device_fault))
+                        let lost = device.is_some_and(|d| inner.devices.is_device_lost(d, &e));
+                        Err((e.to_string(), lost))
                     }
                 }
             }
             Err(e) => {
                 // The rng moved into the failed task; start a fresh one.
                 rng = ChaCha20Rng::from_entropy();
-                Err((format!("backend {} stopped: {e}", prover.name()), true))
+                Err((format!("backend {} stopped: {e}", prover.name()), false))
             }
         };
         {

@@ -3,7 +3,8 @@
 //! able to fail as a lost GPU does): a 10-partition job proved on both; a
 //! device lost mid-job sends its partitions to the other and the job
 //! completes; both lost fails the job naming both; a partition out of
-//! retries fails its job; each device's VRAM and residency are its own;
+//! retries fails its job; an error that is not a lost device fails its
+//! job at once and leaves the device in service; each device's VRAM and residency are its own;
 //! status (gRPC, HTTP, `cuzk status`) lists both devices and their health.
 
 mod common;
@@ -36,6 +37,18 @@ struct FakeDevice {
     fail_after: AtomicUsize,
     /// Set once it failed: a lost device stays lost (uploads fail too).
     lost: AtomicBool,
+    /// Refuse every call with an error that is not a lost device (as a
+    /// partition that fits no staging plan is refused).
+    refuse: AtomicBool,
+}
+
+/// The error a lost fake device returns, typed so that the backend can
+/// recognise it (as the CUDA adapter would a sticky CUDA error).
+#[derive(Debug, thiserror::Error)]
+#[error("device {device} lost (call {call})")]
+struct DeviceLost {
+    device: u32,
+    call: usize,
 }
 
 impl FakeDevice {
@@ -75,6 +88,7 @@ impl FakeGpus {
                         proved: AtomicUsize::new(0),
                         fail_after: AtomicUsize::new(usize::MAX),
                         lost: AtomicBool::new(false),
+                        refuse: AtomicBool::new(false),
                     })
                 })
                 .collect(),
@@ -131,7 +145,16 @@ impl ProverBackend for FakeProver {
             d.lost.store(true, Ordering::SeqCst);
             return Err(cuzk_core::Error::Backend {
                 backend: "fake-gpu",
-                source: format!("device {} lost (call {call})", d.index).into(),
+                source: Box::new(DeviceLost {
+                    device: d.index,
+                    call,
+                }),
+            });
+        }
+        if d.refuse.load(Ordering::SeqCst) {
+            return Err(cuzk_core::Error::Backend {
+                backend: "fake-gpu",
+                source: format!("device {}: the partition fits no staging plan", d.index).into(),
             });
         }
         let r = CpuBackend.compute(params, assignments)?;
@@ -187,6 +210,12 @@ impl DeviceBackend for Backend {
         }
         d.resident.lock().unwrap().insert(id.to_owned(), bytes);
         Ok(bytes)
+    }
+    fn is_device_lost(&self, _device: u32, error: &cuzk_core::Error) -> bool {
+        match error {
+            cuzk_core::Error::Backend { source, .. } => source.is::<DeviceLost>(),
+            _ => false,
+        }
     }
     fn release_params(&self, device: u32, id: &str) {
         self.0.devices[device as usize]
@@ -442,5 +471,29 @@ async fn each_device_has_its_own_memory_and_residency() {
     let p6 = st.params.iter().find(|p| p.id == "porep-like-6").unwrap();
     assert_ne!(p6.tier, "vram");
     assert!(p6.devices.is_empty());
+    t.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_error_that_is_not_a_lost_device_fails_the_job_and_keeps_the_device() {
+    let gpus = FakeGpus::new(&[8 * GIB, 8 * GIB]);
+    for d in &gpus.devices {
+        d.refuse.store(true, Ordering::SeqCst);
+    }
+    let t = start(&gpus, 2).await;
+    let mut c = t.unix().await;
+    let r = prove(&mut c, 12).await;
+    assert_eq!(r.state, proto::JobState::Failed as i32, "{}", r.error);
+    assert!(r.error.contains("fits no staging plan"), "{}", r.error);
+    // Failed at once, not as a partition out of tries or a lost device.
+    assert!(!r.error.contains("try") && !r.error.contains("in service"));
+    let st = status(&mut c).await;
+    assert!(st.devices.iter().all(|d| d.healthy && d.failures == 0));
+    // Both still serve once the refusals stop.
+    for d in &gpus.devices {
+        d.refuse.store(false, Ordering::SeqCst);
+    }
+    let r = prove(&mut c, 13).await;
+    check_proofs(&t.pvk(6), 6, 13, 10, &r);
     t.stop().await;
 }
