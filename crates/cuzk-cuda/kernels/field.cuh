@@ -300,6 +300,34 @@ DEV Fp<P> Fp<P>::operator*(const Fp<P>& b) const {
 typedef Fp<FrParams> Fr;
 typedef Fp<FqParams> Fq;
 
+// 32-byte element loads and stores as two 16-byte vector accesses (an Fr
+// is aligned to 4 bytes only, so plain struct copies compile to eight 4-byte
+// accesses). Every Fr buffer the kernels take starts at a device allocation
+// (256-byte aligned), so element i is 32-byte aligned. ldg_fr: data the
+// kernel never writes (read through the non-coherent cache).
+DEV Fr ld_fr(const Fr* p) {
+    const uint4* q = reinterpret_cast<const uint4*>(p);
+    uint4 a = q[0], b = q[1];
+    Fr x;
+    x.v[0] = a.x; x.v[1] = a.y; x.v[2] = a.z; x.v[3] = a.w;
+    x.v[4] = b.x; x.v[5] = b.y; x.v[6] = b.z; x.v[7] = b.w;
+    return x;
+}
+DEV Fr ldg_fr(const Fr* p) {  // read-only for the kernel's lifetime
+    const uint4* q = reinterpret_cast<const uint4*>(p);
+    uint4 a = __ldg(q), b = __ldg(q + 1);
+    Fr x;
+    x.v[0] = a.x; x.v[1] = a.y; x.v[2] = a.z; x.v[3] = a.w;
+    x.v[4] = b.x; x.v[5] = b.y; x.v[6] = b.z; x.v[7] = b.w;
+    return x;
+}
+DEV void st_fr(Fr* p, const Fr& x) {
+    uint4* q = reinterpret_cast<uint4*>(p);
+    q[0] = make_uint4(x.v[0], x.v[1], x.v[2], x.v[3]);
+    q[1] = make_uint4(x.v[4], x.v[5], x.v[6], x.v[7]);
+}
+
+
 // Fq2 = Fq[u] / (u^2 + 1); blst's layout: c0 then c1.
 struct Fq2 {
     Fq c0, c1;

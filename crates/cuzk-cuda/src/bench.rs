@@ -386,19 +386,33 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
                 device: card.name.clone(),
                 source: e.into(),
             })?;
-        let t = time_it(dev, opts.reps, || {
-            dev.ntt_device(&mut buf, lg, NttKind::Forward)
-        })?;
+        // Every pass kernel, the default first; forward, inverse, and the H
+        // step's evaluations-to-coset (two transforms' worth of butterflies).
+        let default = dev.ntt_pass();
+        let mut passes = vec![default];
+        passes.extend(crate::NttPass::ALL.into_iter().filter(|p| *p != default));
         let muls = (n as f64 / 2.0) * lg as f64;
-        push(row(
-            &card,
-            "ntt forward vram",
-            lg,
-            format!("{muls:.3e} butterflies (1 Fr mul each)"),
-            muls * FR_MUL_IMAD,
-            2.0 * n as f64 * 32.0,
-            t,
-        ));
+        for pass in passes {
+            dev.set_ntt_pass(pass);
+            let runs: [(&str, f64, &dyn Fn(&mut _) -> Result<()>); 3] = [
+                ("forward", 1.0, &|b| dev.ntt_device(b, lg, NttKind::Forward)),
+                ("inverse", 1.0, &|b| dev.ntt_device(b, lg, NttKind::Inverse)),
+                ("evals->coset", 2.0, &|b| dev.evals_to_coset_device(b, lg)),
+            ];
+            for (what, times, f) in runs {
+                let t = time_it(dev, opts.reps, || f(&mut buf))?;
+                push(row(
+                    &card,
+                    &format!("ntt {what} vram {}", pass.name()),
+                    lg,
+                    format!("{:.3e} butterflies (1 Fr mul each)", muls * times),
+                    muls * times * FR_MUL_IMAD,
+                    times * 2.0 * n as f64 * 32.0,
+                    t,
+                ));
+            }
+        }
+        dev.set_ntt_pass(default);
         dev.release_ntt_tables();
     }
 

@@ -16,7 +16,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
-use crate::device::{CudaDevice, DeviceCsr, DeviceScalars, SPMV_LONG};
+use crate::device::{CudaDevice, DeviceCsr, DeviceScalars, NttPass, SPMV_LONG};
 use crate::host::{self, NttKind};
 
 type CaseResult = std::result::Result<(), String>;
@@ -220,19 +220,43 @@ fn with_edges<T: Copy>(mut v: Vec<T>, edges: &[T]) -> Vec<T> {
     v
 }
 
+/// Every NTT kind, and the H step's evaluations-to-coset, against the CPU,
+/// with each pass kernel (the pass setting is restored afterwards).
 fn check_ntt(dev: &CudaDevice, rng: &mut ChaCha8Rng, lg: u32, kinds: &[NttKind]) -> CaseResult {
     let n = 1usize << lg;
     let x = random_scalars(n, rng.gen());
-    for &kind in kinds {
-        let mut want = x.clone();
-        host::ntt_cpu(&mut want, kind);
-        let mut got = x.clone();
-        dev.ntt(&mut got, kind).map_err(|e| e.to_string())?;
-        if let Some(i) = (0..n).find(|&i| got[i] != want[i]) {
-            return Err(format!("2^{lg} {kind:?}: first difference at {i}"));
+    let restore = dev.ntt_pass();
+    let result = (|| {
+        for pass in NttPass::ALL {
+            dev.set_ntt_pass(pass);
+            for &kind in kinds {
+                let mut want = x.clone();
+                host::ntt_cpu(&mut want, kind);
+                let mut got = x.clone();
+                dev.ntt(&mut got, kind).map_err(|e| e.to_string())?;
+                if let Some(i) = (0..n).find(|&i| got[i] != want[i]) {
+                    return Err(format!(
+                        "2^{lg} {kind:?} ({}): first difference at {i}",
+                        pass.name()
+                    ));
+                }
+            }
+            let mut want = x.clone();
+            host::ntt_cpu(&mut want, NttKind::Inverse);
+            host::ntt_cpu(&mut want, NttKind::CosetForward);
+            let mut got = x.clone();
+            dev.evals_to_coset(&mut got).map_err(|e| e.to_string())?;
+            if let Some(i) = (0..n).find(|&i| got[i] != want[i]) {
+                return Err(format!(
+                    "2^{lg} evals_to_coset ({}): first difference at {i}",
+                    pass.name()
+                ));
+            }
         }
-    }
-    Ok(())
+        Ok(())
+    })();
+    dev.set_ntt_pass(restore);
+    result
 }
 
 /// Large NTTs: forward then inverse must give the input back, and a few
