@@ -300,6 +300,14 @@ DEV Fp<P> Fp<P>::operator*(const Fp<P>& b) const {
 typedef Fp<FrParams> Fr;
 typedef Fp<FqParams> Fq;
 
+// The same field with its product inlined, for the G1 MSM kernels (a G1
+// addition holds 10-14 products; the G2 ones stay out of line, see
+// FqParams). Same layout as Fq: the kernels of either read the same buffers.
+struct FqInlineParams : FqParams {
+    static constexpr bool OUTLINE = false;
+};
+typedef Fp<FqInlineParams> FqI;
+
 // 32-byte element loads and stores as two 16-byte vector accesses (an Fr
 // is aligned to 4 bytes only, so plain struct copies compile to eight 4-byte
 // accesses). Every Fr buffer the kernels take starts at a device allocation

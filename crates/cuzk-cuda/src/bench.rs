@@ -212,6 +212,15 @@ fn msm_work(n: usize, g2: bool) -> (String, f64) {
 
 #[cfg(feature = "cuda")]
 #[allow(clippy::too_many_arguments)]
+/// How a G1 kernel build is named in the rows.
+fn g1_build(inline: bool) -> &'static str {
+    if inline {
+        "inline-fq"
+    } else {
+        "outline-fq"
+    }
+}
+
 fn row(
     card: &Card,
     name: &str,
@@ -292,10 +301,21 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
             if want("msm_g1 vram") {
                 let dp = dev.upload_g1(&points[..n])?;
                 let ds = dev.upload_scalars(&scalars[..n])?;
-                let t = time_it(dev, opts.reps, || {
-                    dev.msm_g1_device(&dp, &ds, None).map(|_| ())
-                })?;
-                push(row(&card, "msm_g1 vram", lg, work.clone(), imad, mem, t));
+                // The default kernels first, then the other G1 build.
+                let default = dev.g1_inline();
+                for inline in [default, !default] {
+                    dev.set_g1_inline(inline);
+                    let t = time_it(dev, opts.reps, || {
+                        dev.msm_g1_device(&dp, &ds, None).map(|_| ())
+                    })?;
+                    let name = if inline == default {
+                        "msm_g1 vram".to_string()
+                    } else {
+                        format!("msm_g1 vram {}", g1_build(inline))
+                    };
+                    push(row(&card, &name, lg, work.clone(), imad, mem, t));
+                }
+                dev.set_g1_inline(default);
             }
             if want("msm_g1 pinned") {
                 let ds = dev.upload_scalars(&scalars[..n])?;
@@ -329,6 +349,22 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
                 .collect();
             let ones: u64 = mask.iter().map(|w| w.count_ones() as u64).sum();
             let dp = dev.upload_g1(&points[..n])?;
+            let default = dev.g1_inline();
+            dev.set_g1_inline(!default);
+            let t = time_it(dev, opts.reps, || {
+                dev.sum_selected_g1(&dp, &mask).map(|_| ())
+            })?;
+            dev.set_g1_inline(default);
+            let muls = ones as f64 * MADD_MULS;
+            push(row(
+                &card,
+                &format!("sum_selected_g1 (0/1) {}", g1_build(!default)),
+                lg,
+                format!("{ones} selected: {ones} mixed adds = {muls:.3e} Fq mul"),
+                muls * FQ_MUL_IMAD,
+                n as f64 * 96.0,
+                t,
+            ));
             let t = time_it(dev, opts.reps, || {
                 dev.sum_selected_g1(&dp, &mask).map(|_| ())
             })?;

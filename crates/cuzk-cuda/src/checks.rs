@@ -322,12 +322,53 @@ fn ref_compute_h(a: &[Scalar], b: &[Scalar], c: &[Scalar]) -> Vec<Scalar> {
     ha
 }
 
+/// `f` with each G1 kernel build (inlined and out-of-line Fq products); the
+/// device's setting is restored afterwards.
+fn with_each_g1_build<T>(
+    dev: &CudaDevice,
+    mut f: impl FnMut(&'static str) -> Result<T, String>,
+) -> Result<Vec<T>, String> {
+    let restore = dev.g1_inline();
+    let mut out = Vec::with_capacity(2);
+    let mut result = Ok(());
+    for (inline, name) in [(true, "inline-fq"), (false, "outline-fq")] {
+        dev.set_g1_inline(inline);
+        match f(name) {
+            Ok(v) => out.push(v),
+            Err(e) => {
+                result = Err(format!("{name}: {e}"));
+                break;
+            }
+        }
+    }
+    dev.set_g1_inline(restore);
+    result.map(|()| out)
+}
+
 fn check_msm_g1(dev: &CudaDevice, points: &[G1Affine], scalars: &[Scalar]) -> CaseResult {
     let want = ref_msm_g1(points, scalars);
-    let got = dev.msm_g1(points, scalars).map_err(|e| e.to_string())?;
-    ensure(got == want, || {
-        format!("msm_g1 of {} points differs from blstrs", points.len())
+    with_each_g1_build(dev, |_| {
+        let got = dev.msm_g1(points, scalars).map_err(|e| e.to_string())?;
+        ensure(got == want, || {
+            format!("msm_g1 of {} points differs from blstrs", points.len())
+        })
     })
+    .map(|_| ())
+}
+
+/// The 0/1 sum with both G1 builds, which must agree.
+fn sum_selected_g1_both(
+    dev: &CudaDevice,
+    points: &crate::device::DevicePoints,
+    mask: &[u32],
+) -> Result<G1Projective, String> {
+    let sums = with_each_g1_build(dev, |_| {
+        dev.sum_selected_g1(points, mask).map_err(|e| e.to_string())
+    })?;
+    ensure(sums[0] == sums[1], || {
+        "the inline-fq and outline-fq builds differ".into()
+    })?;
+    Ok(sums[0])
 }
 
 fn check_msm_g2(dev: &CudaDevice, points: &[G2Affine], scalars: &[Scalar]) -> CaseResult {
@@ -787,7 +828,7 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
             let p = random_g1(n, rng.gen());
             let m = random_mask(rng, n, 0.5);
             let dp = dev.upload_g1(&p).map_err(|e| e.to_string())?;
-            let got = dev.sum_selected_g1(&dp, &m).map_err(|e| e.to_string())?;
+            let got = sum_selected_g1_both(dev, &dp, &m)?;
             ensure(got == masked_sum::<_, G1Projective>(&p, &m), || {
                 "differs from the CPU sum".into()
             })
@@ -798,7 +839,7 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
             let p = random_g1(1000, rng.gen());
             let m = random_mask(rng, 1000, prob);
             let dp = dev.upload_g1(&p).map_err(|e| e.to_string())?;
-            let got = dev.sum_selected_g1(&dp, &m).map_err(|e| e.to_string())?;
+            let got = sum_selected_g1_both(dev, &dp, &m)?;
             ensure(got == masked_sum::<_, G1Projective>(&p, &m), || {
                 "differs from the CPU sum".into()
             })

@@ -42,9 +42,7 @@ const FIXED_BASE_CHUNK: usize = 1 << 22;
 /// Points each to_affine thread converts with one inversion (~570 Fq
 /// products, against ~3 products per point for the batching).
 const TO_AFFINE_PER: u32 = 32;
-/// Largest NTT pass held in shared memory: 2^11 Fr, 72 KiB with the
-/// padding slots (three blocks fit an SM's 228 KiB).
-const NTT_SMEM_LOG: u32 = 11;
+use host::NTT_SMEM_LOG;
 
 /// Shared memory of an NTT pass over 2^log elements: two arrays of 16-byte
 /// halves, one padding slot after every 8 (kernels/ntt.cuh, `PassShared`).
@@ -91,6 +89,11 @@ impl NttPass {
 /// until the H200 measures all four (bench/gpu-kernels.md, run 9).
 const DEFAULT_NTT_PASS: NttPass = NttPass::R2;
 
+/// G1 MSM kernels with inlined Fq products: predicted faster (the two
+/// independent products at the start of each addition can interleave, and
+/// no call passes 36 registers), not yet measured (run 9 compares both).
+const DEFAULT_G1_INLINE: bool = true;
+
 /// Which group an MSM runs in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Group_ {
@@ -134,10 +137,11 @@ struct Kernels {
     msm_scatter: CudaFunction,
     msm_chunk_counts: CudaFunction,
     msm_chunk_owner: CudaFunction,
-    msm_accumulate: [CudaFunction; 2],
-    msm_reduce: [CudaFunction; 2],
+    /// G1, G2, then G1 with inlined Fq products ([`CudaDevice::msm_kernel`]).
+    msm_accumulate: [CudaFunction; 3],
+    msm_reduce: [CudaFunction; 3],
     msm_bucket_reduce: [CudaFunction; 2],
-    sum_selected: [CudaFunction; 2],
+    sum_selected: [CudaFunction; 3],
     fixed_base: [CudaFunction; 2],
     to_affine: [CudaFunction; 2],
     test_fr_ops: CudaFunction,
@@ -230,6 +234,9 @@ pub struct CudaDevice {
     ordinal: usize,
     twiddles: Mutex<Option<Twiddles>>,
     ntt_pass: std::sync::atomic::AtomicU8,
+    /// Whether the G1 accumulation, reduction and 0/1 kernels are the
+    /// builds with inlined Fq products.
+    g1_inline: std::sync::atomic::AtomicBool,
 }
 
 fn ptr<T>(s: &CudaSlice<T>, stream: &CudaStream) -> u64 {
@@ -313,10 +320,18 @@ impl CudaDevice {
             msm_scatter: f("msm_scatter")?,
             msm_chunk_counts: f("msm_chunk_counts")?,
             msm_chunk_owner: f("msm_chunk_owner")?,
-            msm_accumulate: [f("msm_accumulate_g1")?, f("msm_accumulate_g2")?],
-            msm_reduce: [f("msm_reduce_g1")?, f("msm_reduce_g2")?],
+            msm_accumulate: [
+                f("msm_accumulate_g1")?,
+                f("msm_accumulate_g2")?,
+                f("msm_accumulate_g1i")?,
+            ],
+            msm_reduce: [f("msm_reduce_g1")?, f("msm_reduce_g2")?, f("msm_reduce_g1i")?],
             msm_bucket_reduce: [f("msm_bucket_reduce_g1")?, f("msm_bucket_reduce_g2")?],
-            sum_selected: [f("sum_selected_g1")?, f("sum_selected_g2")?],
+            sum_selected: [
+                f("sum_selected_g1")?,
+                f("sum_selected_g2")?,
+                f("sum_selected_g1i")?,
+            ],
             fixed_base: [f("fixed_base_g1")?, f("fixed_base_g2")?],
             to_affine: [f("to_affine_g1")?, f("to_affine_g2")?],
             test_fr_ops: f("test_fr_ops")?,
@@ -350,6 +365,7 @@ impl CudaDevice {
             ordinal,
             twiddles: Mutex::new(None),
             ntt_pass: std::sync::atomic::AtomicU8::new(DEFAULT_NTT_PASS as u8),
+            g1_inline: std::sync::atomic::AtomicBool::new(DEFAULT_G1_INLINE),
         })
     }
 
@@ -593,6 +609,25 @@ impl CudaDevice {
             .store(pass as u8, std::sync::atomic::Ordering::Relaxed);
     }
 
+    /// Uses (or not) the G1 MSM kernels with inlined Fq products.
+    pub fn set_g1_inline(&self, inline: bool) {
+        self.g1_inline
+            .store(inline, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn g1_inline(&self) -> bool {
+        self.g1_inline.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Index into the accumulation, reduction and 0/1 kernel arrays.
+    fn msm_kernel(&self, group: Group_) -> usize {
+        match group {
+            Group_::G1 if self.g1_inline() => 2,
+            Group_::G1 => 0,
+            Group_::G2 => 1,
+        }
+    }
+
     pub fn ntt_pass(&self) -> NttPass {
         NttPass::ALL[self.ntt_pass.load(std::sync::atomic::Ordering::Relaxed) as usize]
     }
@@ -620,30 +655,6 @@ impl CudaDevice {
         Ok(())
     }
 
-    /// The fused passes of an NTT of 2^lg elements, bottom up: (s0, k) for
-    /// stages [s0, s0 + k). The first pass (s0 = 0) reads contiguous runs of
-    /// 2^k elements; later ones 4 groups of 2^k at a stride, so they hold
-    /// two stages fewer.
-    fn ntt_passes(lg: u32) -> Vec<(u32, u32)> {
-        let mut passes = Vec::new();
-        let mut s0 = 0u32;
-        while s0 < lg {
-            let lgl = s0.min(2);
-            let max_k = NTT_SMEM_LOG - lgl;
-            let remaining = lg - s0;
-            // Spread the stages evenly over the passes still needed.
-            let count = if remaining <= max_k {
-                1
-            } else {
-                1 + (remaining - max_k).div_ceil(NTT_SMEM_LOG - 2)
-            };
-            let k = remaining.div_ceil(count).min(max_k);
-            passes.push((s0, k));
-            s0 += k;
-        }
-        passes
-    }
-
     /// Runs the passes: DIT (bit-reversed in, natural out) bottom up, or DIF
     /// (natural in, bit-reversed out, inverse root) top down. `scale`: the
     /// DIT's first pass multiplies element p by c*base^bitrev(p) on load.
@@ -657,7 +668,7 @@ impl CudaDevice {
         let n = 1usize << lg;
         let pass = self.ntt_pass();
         let kernel = &self.k.ntt_pass[pass.index()];
-        let mut passes = Self::ntt_passes(lg);
+        let mut passes = host::ntt_pass_plan(lg);
         if dif {
             passes.reverse();
         }
@@ -667,7 +678,7 @@ impl CudaDevice {
         };
         self.with_twiddles(lg, |tw| {
             for &(s0, k) in &passes {
-                let lgl = s0.min(2);
+                let lgl = host::ntt_pass_lgl(s0);
                 let log_e = k + lgl;
                 let groups = 1u32 << log_e.saturating_sub(pass.radix_log().min(k));
                 let threads = groups.clamp(32, 256);
@@ -1278,7 +1289,7 @@ impl CudaDevice {
                 .map_err(|e| self.err("stream wait", kernel, m, e))?;
         }
         self.launch(
-            &self.k.msm_accumulate[gi],
+            &self.k.msm_accumulate[self.msm_kernel(group)],
             "msm_accumulate",
             m,
             cfg1d(bound1, 128),
@@ -1416,12 +1427,11 @@ impl CudaDevice {
         mut bound: usize,
         kernel: &'static str,
     ) -> Result<(CudaSlice<u8>, CudaSlice<u32>, CudaSlice<u32>, usize)> {
-        let gi = (group == Group_::G2) as usize;
         while max_count > 1 {
             let (cnt2, off2, owner2, max2, bound2) = self.chunk_plan(&cnt, s, bound, kernel)?;
             let items2: CudaSlice<u8> = self.alloc(kernel, bound2 * group.xyzz_bytes())?;
             self.launch(
-                &self.k.msm_reduce[gi],
+                &self.k.msm_reduce[self.msm_kernel(group)],
                 "msm_reduce",
                 bound,
                 cfg1d(bound2, 128),
@@ -1505,9 +1515,8 @@ impl CudaDevice {
         let n_words = n.div_ceil(32);
         let threads = n_words.div_ceil(WORDS as usize);
         let parts: CudaSlice<u8> = self.alloc(kernel, threads * group.xyzz_bytes())?;
-        let gi = (group == Group_::G2) as usize;
         self.launch(
-            &self.k.sum_selected[gi],
+            &self.k.sum_selected[self.msm_kernel(group)],
             kernel,
             n,
             cfg1d(threads, 128),
