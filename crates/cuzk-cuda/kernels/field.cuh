@@ -102,6 +102,39 @@ struct Fp {
     // Addition and subtraction as PTX carry chains (add.cc / addc.cc): about
     // half the instructions of the 64-bit C++ form. The spare top bits of
     // both moduli mean a + b never carries out of N limbs.
+#ifdef CUZK_EMU
+    // Portable forms for the CPU emulation of the kernels (emu/), which
+    // compiles this header as C++ without PTX.
+    DEV Fp operator+(const Fp& b) const {
+        Fp r;
+        uint64_t c = 0;
+        for (int i = 0; i < N; i++) {
+            c += (uint64_t)v[i] + b.v[i];
+            r.v[i] = (uint32_t)c;
+            c >>= 32;
+        }
+        r.reduce_once();
+        return r;
+    }
+    DEV Fp operator-(const Fp& b) const {
+        Fp r;
+        int64_t borrow = 0;
+        for (int i = 0; i < N; i++) {
+            int64_t d = (int64_t)v[i] - b.v[i] + borrow;
+            r.v[i] = (uint32_t)d;
+            borrow = d >> 32;
+        }
+        if (borrow) {
+            uint64_t c = 0;
+            for (int i = 0; i < N; i++) {
+                c += (uint64_t)r.v[i] + P::mod(i);
+                r.v[i] = (uint32_t)c;
+                c >>= 32;
+            }
+        }
+        return r;
+    }
+#else
     DEV Fp operator+(const Fp& b) const {
         Fp r;
         uint32_t t[N], borrow;
@@ -133,6 +166,7 @@ struct Fp {
         asm volatile("addc.u32 %0, %0, %1;" : "+r"(r.v[N - 1]) : "r"(P::mod(N - 1) & borrow));
         return r;
     }
+#endif
     DEV Fp neg() const {
         if (is_zero()) return *this;
         Fp r;
@@ -280,7 +314,7 @@ DEV Fp<P> mont_mul_ptx(const Fp<P>& a, const Fp<P>& b) {
 
 template <class P>
 DEV Fp<P> mont_mul_inline(const Fp<P>& a, const Fp<P>& b) {
-#ifdef CUZK_CIOS_MUL
+#if defined(CUZK_CIOS_MUL) || defined(CUZK_EMU)
     return mont_mul_cios<P>(a, b);
 #else
     return mont_mul_ptx<P>(a, b);

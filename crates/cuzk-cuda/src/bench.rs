@@ -210,9 +210,8 @@ fn msm_work(n: usize, g2: bool) -> (String, f64) {
     )
 }
 
-#[cfg(feature = "cuda")]
-#[allow(clippy::too_many_arguments)]
 /// How a G1 kernel build is named in the rows.
+#[cfg(feature = "cuda")]
 fn g1_build(inline: bool) -> &'static str {
     if inline {
         "inline-fq"
@@ -221,6 +220,8 @@ fn g1_build(inline: bool) -> &'static str {
     }
 }
 
+#[cfg(feature = "cuda")]
+#[allow(clippy::too_many_arguments)]
 fn row(
     card: &Card,
     name: &str,

@@ -44,12 +44,7 @@ const FIXED_BASE_CHUNK: usize = 1 << 22;
 const TO_AFFINE_PER: u32 = 32;
 use host::NTT_SMEM_LOG;
 
-/// Shared memory of an NTT pass over 2^log elements: two arrays of 16-byte
-/// halves, one padding slot after every 8 (kernels/ntt.cuh, `PassShared`).
-fn ntt_pass_smem(log: u32) -> u32 {
-    let e = 1u32 << log;
-    2 * (e + (e >> 3)) * 16
-}
+use host::ntt_pass_smem;
 
 /// The NTT pass kernel: stages per register round (R) and, for R = 3, the
 /// build that keeps two blocks per SM resident (at most 128 registers).
@@ -680,8 +675,7 @@ impl CudaDevice {
             for &(s0, k) in &passes {
                 let lgl = host::ntt_pass_lgl(s0);
                 let log_e = k + lgl;
-                let groups = 1u32 << log_e.saturating_sub(pass.radix_log().min(k));
-                let threads = groups.clamp(32, 256);
+                let threads = host::ntt_pass_threads(log_e, k, pass.radix_log());
                 let cfg = LaunchConfig {
                     grid_dim: (1u32 << (lg - log_e), 1, 1),
                     block_dim: (threads, 1, 1),

@@ -335,6 +335,19 @@ pub fn ntt_pass_plan(lg: u32) -> Vec<(u32, u32)> {
     passes
 }
 
+/// Shared memory of an NTT pass over 2^log elements: two arrays of 16-byte
+/// halves, one padding slot after every 8 (kernels/ntt.cuh, `PassShared`).
+pub fn ntt_pass_smem(log: u32) -> u32 {
+    let e = 1u32 << log;
+    2 * (e + (e >> 3)) * 16
+}
+
+/// Threads of an NTT pass block over 2^log_e elements in rounds of up to
+/// `radix_log` stages (each thread takes a group of 2^radix_log elements).
+pub fn ntt_pass_threads(log_e: u32, k: u32, radix_log: u32) -> u32 {
+    (1u32 << log_e.saturating_sub(radix_log.min(k))).clamp(32, 256)
+}
+
 /// Low index bits a pass block spans (lgL): 2^lgL groups side by side.
 pub fn ntt_pass_lgl(s0: u32) -> u32 {
     s0.min(2)
