@@ -79,14 +79,13 @@ impl NttPass {
     }
 }
 
-/// The pass used unless a benchmark picks another: R2 (106 registers, two
-/// blocks of 256 threads per SM, no spills; R3 needs 169) — a prediction
-/// until the H200 measures all four (bench/gpu-kernels.md, run 9).
-const DEFAULT_NTT_PASS: NttPass = NttPass::R2;
+/// The pass used unless a benchmark picks another: R3 in two blocks per SM
+/// (128 registers), the fastest of the four on the H200 (bench/gpu-kernels.md,
+/// run 9: forward 2^27 50.7 ms against r2 56.2, r1 56.9, r3 71.9 ms).
+const DEFAULT_NTT_PASS: NttPass = NttPass::R3TwoBlocks;
 
-/// G1 MSM kernels with inlined Fq products: predicted faster (the two
-/// independent products at the start of each addition can interleave, and
-/// no call passes 36 registers), not yet measured (run 9 compares both).
+/// G1 MSM kernels with inlined Fq products: measured faster on the H200
+/// (run 9: 2^26 points in VRAM 695.7 ms against 758.8 ms out of line).
 const DEFAULT_G1_INLINE: bool = true;
 
 /// Which group an MSM runs in.
