@@ -102,6 +102,39 @@ struct Fp {
     // Addition and subtraction as PTX carry chains (add.cc / addc.cc): about
     // half the instructions of the 64-bit C++ form. The spare top bits of
     // both moduli mean a + b never carries out of N limbs.
+#ifdef CUZK_EMU
+    // Portable forms for the CPU emulation of the kernels (emu/), which
+    // compiles this header as C++ without PTX.
+    DEV Fp operator+(const Fp& b) const {
+        Fp r;
+        uint64_t c = 0;
+        for (int i = 0; i < N; i++) {
+            c += (uint64_t)v[i] + b.v[i];
+            r.v[i] = (uint32_t)c;
+            c >>= 32;
+        }
+        r.reduce_once();
+        return r;
+    }
+    DEV Fp operator-(const Fp& b) const {
+        Fp r;
+        int64_t borrow = 0;
+        for (int i = 0; i < N; i++) {
+            int64_t d = (int64_t)v[i] - b.v[i] + borrow;
+            r.v[i] = (uint32_t)d;
+            borrow = d >> 32;
+        }
+        if (borrow) {
+            uint64_t c = 0;
+            for (int i = 0; i < N; i++) {
+                c += (uint64_t)r.v[i] + P::mod(i);
+                r.v[i] = (uint32_t)c;
+                c >>= 32;
+            }
+        }
+        return r;
+    }
+#else
     DEV Fp operator+(const Fp& b) const {
         Fp r;
         uint32_t t[N], borrow;
@@ -133,6 +166,7 @@ struct Fp {
         asm volatile("addc.u32 %0, %0, %1;" : "+r"(r.v[N - 1]) : "r"(P::mod(N - 1) & borrow));
         return r;
     }
+#endif
     DEV Fp neg() const {
         if (is_zero()) return *this;
         Fp r;
@@ -280,7 +314,7 @@ DEV Fp<P> mont_mul_ptx(const Fp<P>& a, const Fp<P>& b) {
 
 template <class P>
 DEV Fp<P> mont_mul_inline(const Fp<P>& a, const Fp<P>& b) {
-#ifdef CUZK_CIOS_MUL
+#if defined(CUZK_CIOS_MUL) || defined(CUZK_EMU)
     return mont_mul_cios<P>(a, b);
 #else
     return mont_mul_ptx<P>(a, b);
@@ -299,6 +333,42 @@ DEV Fp<P> Fp<P>::operator*(const Fp<P>& b) const {
 
 typedef Fp<FrParams> Fr;
 typedef Fp<FqParams> Fq;
+
+// The same field with its product inlined, for the G1 MSM kernels (a G1
+// addition holds 10-14 products; the G2 ones stay out of line, see
+// FqParams). Same layout as Fq: the kernels of either read the same buffers.
+struct FqInlineParams : FqParams {
+    static constexpr bool OUTLINE = false;
+};
+typedef Fp<FqInlineParams> FqI;
+
+// 32-byte element loads and stores as two 16-byte vector accesses (an Fr
+// is aligned to 4 bytes only, so plain struct copies compile to eight 4-byte
+// accesses). Every Fr buffer the kernels take starts at a device allocation
+// (256-byte aligned), so element i is 32-byte aligned. ldg_fr: data the
+// kernel never writes (read through the non-coherent cache).
+DEV Fr ld_fr(const Fr* p) {
+    const uint4* q = reinterpret_cast<const uint4*>(p);
+    uint4 a = q[0], b = q[1];
+    Fr x;
+    x.v[0] = a.x; x.v[1] = a.y; x.v[2] = a.z; x.v[3] = a.w;
+    x.v[4] = b.x; x.v[5] = b.y; x.v[6] = b.z; x.v[7] = b.w;
+    return x;
+}
+DEV Fr ldg_fr(const Fr* p) {  // read-only for the kernel's lifetime
+    const uint4* q = reinterpret_cast<const uint4*>(p);
+    uint4 a = __ldg(q), b = __ldg(q + 1);
+    Fr x;
+    x.v[0] = a.x; x.v[1] = a.y; x.v[2] = a.z; x.v[3] = a.w;
+    x.v[4] = b.x; x.v[5] = b.y; x.v[6] = b.z; x.v[7] = b.w;
+    return x;
+}
+DEV void st_fr(Fr* p, const Fr& x) {
+    uint4* q = reinterpret_cast<uint4*>(p);
+    q[0] = make_uint4(x.v[0], x.v[1], x.v[2], x.v[3]);
+    q[1] = make_uint4(x.v[4], x.v[5], x.v[6], x.v[7]);
+}
+
 
 // Fq2 = Fq[u] / (u^2 + 1); blst's layout: c0 then c1.
 struct Fq2 {

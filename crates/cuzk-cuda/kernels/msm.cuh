@@ -244,3 +244,24 @@ DEV void sum_selected(const Affine<F>* points, const uint32_t* mask, uint32_t n_
 
 MSM_KERNELS(g1, Fq)
 MSM_KERNELS(g2, Fq2)
+// G1 with inlined Fq products, for the kernels dominated by one addition
+// per step (device.rs picks g1 or g1i by measurement; the bucket reduction,
+// two additions and a small multiple per step, spills when inlined: 255
+// registers and 756 bytes of spill stores on sm_90).
+extern "C" __global__ void msm_accumulate_g1i(const Affine<FqI>* points, const uint32_t* sorted,
+                                              const uint32_t* seg_count, const uint32_t* seg_off,
+                                              const uint32_t* chunk_off, const uint32_t* owner,
+                                              uint32_t S, uint32_t T, Xyzz<FqI>* out) {
+    accumulate_affine<FqI>(points, sorted, seg_count, seg_off, chunk_off, owner, S, T, out);
+}
+extern "C" __global__ void msm_reduce_g1i(const Xyzz<FqI>* items, const uint32_t* seg_count,
+                                          const uint32_t* seg_off, const uint32_t* chunk_off,
+                                          const uint32_t* owner, uint32_t S, uint32_t T,
+                                          Xyzz<FqI>* out) {
+    reduce_xyzz<FqI>(items, seg_count, seg_off, chunk_off, owner, S, T, out);
+}
+extern "C" __global__ void sum_selected_g1i(const Affine<FqI>* points, const uint32_t* mask,
+                                            uint32_t n_words, uint32_t words, Xyzz<FqI>* out,
+                                            uint32_t nthreads) {
+    sum_selected<FqI>(points, mask, n_words, words, out, nthreads);
+}

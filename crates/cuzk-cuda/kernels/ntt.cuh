@@ -1,31 +1,40 @@
-// Radix-2 NTT over Fr, natural order in and out.
+// NTTs over Fr in fused shared-memory passes of radix-2 stages.
 //
-// Forward: bit-reversal permutation (optionally fused with the coset scaling
-// x_i *= g^i), then decimation-in-time stages. Consecutive stages are fused
-// into passes that run in shared memory: a pass over stages s0+1 .. s0+k
-// touches, for each fixed choice of the index bits outside [s0, s0+k), the
-// 2^k elements that differ in those bits. A block takes 2^lgL such groups with
-// consecutive low bits so that its global loads cover 2^lgL * 32 contiguous
-// bytes. Twiddles come from one table tw[i] = w^i, i < n/2, built on the GPU.
-// Inverse: the same with w^-1, then one scaling pass (n^-1, and g^-i for the
-// inverse coset transform).
+// Forward (DIT): bit-reversal permutation (optionally fused with the coset
+// scaling x_i *= g^i), then decimation-in-time stages bottom up. Inverse
+// (DIF): decimation-in-frequency stages top down from natural order, which
+// leaves the result bit-reversed; the permutation back is fused with the
+// scaling by n^-1 (and g^-i for the inverse coset transform). The H step's
+// "evaluations to coset evaluations" runs DIF then DIT with no permutation
+// at all: the coefficients stay bit-reversed between the two, and their
+// coset scaling is fused into the DIT's first pass.
+//
+// A pass over stages [s0, s0+k) touches, for each fixed choice of the index
+// bits outside [s0, s0+k), the 2^k elements that differ in those bits. A
+// block takes 2^lgL such groups with consecutive low bits so that its global
+// loads cover 2^lgL * 32 contiguous bytes. Inside a pass the stages run in
+// rounds of up to R in registers (a thread holds 2^R elements), with one
+// shared-memory exchange per round instead of one per stage. Twiddles come
+// from one table tw[i] = w^i, i < n/2, built on the GPU; the inverse reads
+// the same table (w^-e = -w^(n/2-e)).
 #pragma once
 #include "field.cuh"
 
 // base^i for i < 2^(2*lo_bits), from lo[j] = c*base^j and hi[j] = base^(j*2^lo_bits).
 DEV Fr power_from_tables(const Fr* lo, const Fr* hi, uint32_t lo_bits, uint32_t i) {
-    return lo[i & ((1u << lo_bits) - 1)] * hi[i >> lo_bits];
+    return ldg_fr(lo + (i & ((1u << lo_bits) - 1))) * ldg_fr(hi + (i >> lo_bits));
 }
 
 extern "C" __global__ void ntt_powers(Fr* out, uint32_t count, const Fr* lo, const Fr* hi,
                                       uint32_t lo_bits) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= count) return;
-    out[i] = power_from_tables(lo, hi, lo_bits, i);
+    st_fr(out + i, power_from_tables(lo, hi, lo_bits, i));
 }
 
-// In-place bit reversal of n = 2^lg elements; when `scale` is set each
-// element x_i is first multiplied by c*base^i (tables as above).
+// In-place bit reversal of n = 2^lg elements. scale = 1: each element x_i
+// is first multiplied by c*base^i (its position before the permutation);
+// scale = 2: by c*base^j of the position j it moves to (tables as above).
 extern "C" __global__ void ntt_bitrev(Fr* d, uint32_t lg, const Fr* lo, const Fr* hi,
                                       uint32_t lo_bits, uint32_t scale) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -35,97 +44,180 @@ extern "C" __global__ void ntt_bitrev(Fr* d, uint32_t lg, const Fr* lo, const Fr
     }
     uint32_t r = __brev(i) >> (32 - lg);
     if (i < r) {
-        Fr a = d[i], b = d[r];
-        if (scale) {
+        Fr a = ld_fr(d + i), b = ld_fr(d + r);
+        if (scale == 1) {
             a = a * power_from_tables(lo, hi, lo_bits, i);
             b = b * power_from_tables(lo, hi, lo_bits, r);
+        } else if (scale == 2) {
+            a = a * power_from_tables(lo, hi, lo_bits, r);
+            b = b * power_from_tables(lo, hi, lo_bits, i);
         }
-        d[i] = b;
-        d[r] = a;
+        st_fr(d + i, b);
+        st_fr(d + r, a);
     } else if (i == r && scale) {
-        d[i] = d[i] * power_from_tables(lo, hi, lo_bits, i);
+        st_fr(d + i, ld_fr(d + i) * power_from_tables(lo, hi, lo_bits, i));
     }
 }
 
-// x_i *= c*base^i.
-extern "C" __global__ void ntt_scale(Fr* d, uint32_t n, const Fr* lo, const Fr* hi,
-                                     uint32_t lo_bits) {
-    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    d[i] = d[i] * power_from_tables(lo, hi, lo_bits, i);
-}
-
-// One fused pass of DIT stages s0+1 .. s0+k over n = 2^lg elements
-// (bit-reversed input). Dynamic shared memory: 2^(k+lgL) elements; 256
-// threads loop over the butterflies of each stage. (Batching a thread's
-// twiddle loads, 4 a stage with 256 threads or 2 with 512, ran slower in
-// runs 3 and 4: 89.0 and 87.7 ms at 2^27 against 78.7 ms for this loop.)
-// Shared memory holds the low and high 16 bytes of each element in two
-// arrays, so that a warp reading consecutive elements issues 16-byte loads
-// at a 16-byte stride (conflict-free) rather than at a 32-byte stride.
-struct SplitShared {
+// Shared memory of a pass: the low and high 16 bytes of element e in two
+// arrays, at slot e + e/8. Split halves let a quarter warp read 8 elements
+// as 16-byte accesses at a 16-byte stride; the padding slot after every 8
+// keeps the strided groups of a pass's first round (elements 8 or 32 apart)
+// on distinct banks.
+struct PassShared {
     uint4* lo;
     uint4* hi;
+    DEV static uint32_t slot(uint32_t e) { return e + (e >> 3); }
     DEV Fr get(uint32_t e) const {
-        uint4 a = lo[e], b = hi[e];
+        uint32_t s = slot(e);
+        uint4 a = lo[s], b = hi[s];
         Fr x;
         x.v[0] = a.x; x.v[1] = a.y; x.v[2] = a.z; x.v[3] = a.w;
         x.v[4] = b.x; x.v[5] = b.y; x.v[6] = b.z; x.v[7] = b.w;
         return x;
     }
     DEV void put(uint32_t e, const Fr& x) const {
-        lo[e] = make_uint4(x.v[0], x.v[1], x.v[2], x.v[3]);
-        hi[e] = make_uint4(x.v[4], x.v[5], x.v[6], x.v[7]);
+        uint32_t s = slot(e);
+        lo[s] = make_uint4(x.v[0], x.v[1], x.v[2], x.v[3]);
+        hi[s] = make_uint4(x.v[4], x.v[5], x.v[6], x.v[7]);
+    }
+    // Slots for E elements (both arrays together hold 2x this many uint4).
+    DEV static uint32_t slots(uint32_t E) { return E + (E >> 3); }
+};
+
+// Where a pass's block sits: stages s0+1 .. s0+k (index bits [s0, s0+k))
+// over n = 2^lg elements; the block holds 2^lgL groups with consecutive low
+// bits lo_base + lo_off, lo_off < 2^lgL, and every value of the k "mid" bits;
+// element e of the block is mid = e >> lgL, lo_off = e & (2^lgL - 1).
+struct PassPlace {
+    uint32_t lg, s0, k, lgL;
+    uint32_t lo_base;
+    uint64_t base;
+    DEV uint64_t index(uint32_t e) const {
+        uint32_t lo_off = e & ((1u << lgL) - 1), mid = e >> lgL;
+        return base + ((uint64_t)mid << s0) + lo_off;
     }
 };
 
-extern "C" __global__ void __launch_bounds__(256) ntt_dit_pass(Fr* d, const Fr* tw, uint32_t lg,
-                                                               uint32_t s0, uint32_t k,
-                                                               uint32_t lgL) {
+// One round of R consecutive stages (index bits s0+j .. s0+j+R-1) in
+// registers: each thread takes groups of 2^R elements that differ only in
+// those bits, reads them from shared memory, runs the R stages and writes
+// them back. DIT (forward, w = tw) or DIF (inverse, w^-1: the table's
+// w^(n/2 - e) = -w^-e, so (u - v) w^-e = (v - u) w^(n/2 - e)). The twiddle
+// of the butterfly at bit s of element index i is w^((i mod 2^s) 2^(lg-s-1)).
+template <int R, bool DIF>
+DEV void ntt_round(const PassShared& sh, const Fr* __restrict__ tw, const PassPlace& pl,
+                   uint32_t j) {
+    const uint32_t L = 1u << pl.lgL;
+    const uint32_t groups = 1u << (pl.k + pl.lgL - R);
+    const uint64_t half = 1ull << (pl.lg - 1);
+    for (uint32_t g = threadIdx.x; g < groups; g += blockDim.x) {
+        const uint32_t lo_off = g & (L - 1);
+        const uint32_t q = g >> pl.lgL;
+        const uint32_t jm_low = q & ((1u << j) - 1);
+        const uint32_t mid0 = ((q >> j) << (j + R)) | jm_low;
+        Fr x[1 << R];
+#pragma unroll
+        for (int t = 0; t < (1 << R); t++)
+            x[t] = sh.get(((mid0 | ((uint32_t)t << j)) << pl.lgL) | lo_off);
+        const uint64_t lo_part = pl.lo_base + lo_off;
+#pragma unroll
+        for (int ii = 0; ii < R; ii++) {
+            const int i = DIF ? R - 1 - ii : ii;  // DIF runs the stages top down
+            const uint32_t shift = pl.lg - pl.s0 - j - i - 1;
+#pragma unroll
+            for (int c = 0; c < (1 << i); c++) {
+                // The butterflies whose index bits below the stage are c.
+                const uint32_t jm = jm_low | ((uint32_t)c << j);
+                const uint64_t texp = ((((uint64_t)jm) << pl.s0) | lo_part) << shift;
+                Fr w;
+                if (texp != 0) w = ldg_fr(tw + (DIF ? half - texp : texp));
+#pragma unroll
+                for (int hi = 0; hi < (1 << (R - 1 - i)); hi++) {
+                    const int t0 = (hi << (i + 1)) | c;
+                    const int t1 = t0 | (1 << i);
+                    Fr u = x[t0], v = x[t1];
+                    if (!DIF) {
+                        if (texp != 0) v = v * w;
+                        x[t0] = u + v;
+                        x[t1] = u - v;
+                    } else {
+                        x[t0] = u + v;
+                        x[t1] = texp != 0 ? (v - u) * w : u - v;
+                    }
+                }
+            }
+        }
+#pragma unroll
+        for (int t = 0; t < (1 << R); t++)
+            sh.put(((mid0 | ((uint32_t)t << j)) << pl.lgL) | lo_off, x[t]);
+    }
+}
+
+// One fused pass of stages [s0, s0+k) over n = 2^lg elements, in rounds of
+// up to R stages in registers between shared-memory exchanges. DIT: input
+// bit-reversed, stages bottom up (rounds at j = 0, R, 2R, ...); DIF: natural
+// input, stages top down. With `scale` (only for a DIT pass at s0 = 0) each
+// element is multiplied on load by c*base^bitrev(position) from the power
+// tables: the coset scaling of coefficients that a DIF pass left in
+// bit-reversed order. Dynamic shared memory: 2 * slots(2^(k+lgL)) * 16 B.
+template <int R, bool DIF>
+DEV void ntt_pass_body(Fr* d, const Fr* __restrict__ tw, uint32_t lg, uint32_t s0, uint32_t k,
+                       uint32_t lgL, const Fr* plo, const Fr* phi,
+                       uint32_t plo_bits, uint32_t scale) {
     extern __shared__ uint4 shm[];
-    const uint32_t L = 1u << lgL;
     const uint32_t E = 1u << (k + lgL);
     const uint32_t lo_groups_lg = s0 - lgL;
     const uint32_t b = blockIdx.x;
-    const uint32_t lo_base = (b & ((1u << lo_groups_lg) - 1)) << lgL;
-    const uint32_t hi = b >> lo_groups_lg;
-    const uint64_t base = ((uint64_t)hi << (s0 + k)) | lo_base;
-    const SplitShared sh{shm, shm + E};
+    PassPlace pl;
+    pl.lg = lg; pl.s0 = s0; pl.k = k; pl.lgL = lgL;
+    pl.lo_base = (b & ((1u << lo_groups_lg) - 1)) << lgL;
+    pl.base = ((uint64_t)(b >> lo_groups_lg) << (s0 + k)) | pl.lo_base;
+    const PassShared sh{shm, shm + PassShared::slots(E)};
 
     for (uint32_t e = threadIdx.x; e < E; e += blockDim.x) {
-        uint32_t lo_off = e & (L - 1), mid = e >> lgL;
-        sh.put(e, d[base + ((uint64_t)mid << s0) + lo_off]);
+        const uint64_t idx = pl.index(e);
+        Fr x = ld_fr(d + idx);
+        if (scale) x = x * power_from_tables(plo, phi, plo_bits, __brev((uint32_t)idx) >> (32 - lg));
+        sh.put(e, x);
     }
     __syncthreads();
-    for (uint32_t j = 0; j < k; j++) {
-        const uint32_t shift = lg - s0 - j - 1;  // n / (2m), m = 2^(s0+j)
-        for (uint32_t bf = threadIdx.x; bf < E / 2; bf += blockDim.x) {
-            uint32_t lo_off = bf & (L - 1);
-            uint32_t q = bf >> lgL;
-            uint32_t jm = q & ((1u << j) - 1);
-            uint32_t top = q >> j;
-            uint32_t mid0 = (top << (j + 1)) | jm;
-            uint32_t e0 = (mid0 << lgL) | lo_off;
-            uint32_t e1 = e0 | (1u << (j + lgL));
-            uint64_t texp = ((((uint64_t)jm) << s0) | (lo_base + lo_off)) << shift;
-            Fr u = sh.get(e0);
-            Fr v = sh.get(e1);
-            if (texp != 0) v = v * tw[texp];
-            sh.put(e0, u + v);
-            sh.put(e1, u - v);
-        }
+    // Rounds: sizes R, R, ..., then the rest (k mod R); DIF visits them in
+    // the opposite order.
+    const uint32_t full = k / R, rest = k % R;
+    const uint32_t rounds = full + (rest ? 1 : 0);
+    for (uint32_t rr = 0; rr < rounds; rr++) {
+        const uint32_t r = DIF ? rounds - 1 - rr : rr;
+        const uint32_t j = r * R;
+        const uint32_t size = r < full ? R : rest;
+        if (size == R) ntt_round<R, DIF>(sh, tw, pl, j);
+        else if (R > 2 && size == 2) ntt_round<(R > 2 ? 2 : 1), DIF>(sh, tw, pl, j);
+        else ntt_round<1, DIF>(sh, tw, pl, j);
         __syncthreads();
     }
-    for (uint32_t e = threadIdx.x; e < E; e += blockDim.x) {
-        uint32_t lo_off = e & (L - 1), mid = e >> lgL;
-        d[base + ((uint64_t)mid << s0) + lo_off] = sh.get(e);
-    }
+    for (uint32_t e = threadIdx.x; e < E; e += blockDim.x) st_fr(d + pl.index(e), sh.get(e));
 }
+
+// The pass kernels, one per round size R (and R = 3 capped at 128 registers
+// so that two blocks of 256 threads stay resident per SM); the host picks one
+// (device.rs, NttPass) by measurement.
+#define NTT_PASS(NAME, R, MIN_BLOCKS)                                                          \
+    extern "C" __global__ void __launch_bounds__(256, MIN_BLOCKS)                              \
+        NAME(Fr* d, const Fr* tw, uint32_t lg, uint32_t s0, uint32_t k, uint32_t lgL,          \
+             uint32_t dif, const Fr* plo, const Fr* phi, uint32_t plo_bits, uint32_t scale) {  \
+        if (dif) ntt_pass_body<R, true>(d, tw, lg, s0, k, lgL, plo, phi, plo_bits, scale);     \
+        else ntt_pass_body<R, false>(d, tw, lg, s0, k, lgL, plo, phi, plo_bits, scale);        \
+    }
+NTT_PASS(ntt_pass_r1, 1, 1)
+NTT_PASS(ntt_pass_r2, 2, 1)
+NTT_PASS(ntt_pass_r3, 3, 1)
+NTT_PASS(ntt_pass_r3x2, 3, 2)
+#undef NTT_PASS
 
 // H on the coset: a_i = (a_i * b_i - c_i) * z_inv.
 extern "C" __global__ void ntt_h_pointwise(Fr* a, const Fr* b, const Fr* c, uint32_t n,
                                            const Fr* z_inv) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    a[i] = (a[i] * b[i] - c[i]) * z_inv[0];
+    st_fr(a + i, (ld_fr(a + i) * ldg_fr(b + i) - ldg_fr(c + i)) * z_inv[0]);
 }

@@ -35,30 +35,13 @@
 #define SPMV_LONG_BLOCK 256
 #define COMPACT_TILE 1024
 
-// 32-byte loads and stores as two 16-byte transactions (an Fr's 8 u32 limbs
-// are only 4-byte aligned as a struct; every Fr buffer here starts at a
-// device allocation, 256-byte aligned, so element i is 32-byte aligned).
-DEV Fr ld_fr(const Fr* p) {
-    const uint4* q = reinterpret_cast<const uint4*>(p);
-    uint4 a = __ldg(q), b = __ldg(q + 1);
-    Fr r;
-    r.v[0] = a.x; r.v[1] = a.y; r.v[2] = a.z; r.v[3] = a.w;
-    r.v[4] = b.x; r.v[5] = b.y; r.v[6] = b.z; r.v[7] = b.w;
-    return r;
-}
-DEV void st_fr(Fr* p, const Fr& x) {
-    uint4* q = reinterpret_cast<uint4*>(p);
-    q[0] = make_uint4(x.v[0], x.v[1], x.v[2], x.v[3]);
-    q[1] = make_uint4(x.v[4], x.v[5], x.v[6], x.v[7]);
-}
-
 // acc + table[co] * z[col], with the ±1 fast paths.
 DEV Fr spmv_term(const Fr& acc, const Fr* __restrict__ z, const Fr* __restrict__ table,
                  uint32_t col, uint32_t co) {
-    Fr v = ld_fr(z + col);
+    Fr v = ldg_fr(z + col);
     if (co == 0) return acc + v;
     if (co == 1) return acc - v;
-    return acc + ld_fr(table + co) * v;
+    return acc + ldg_fr(table + co) * v;
 }
 
 // The table products of the short rows, one per thread, all lanes busy:
@@ -72,7 +55,7 @@ extern "C" __global__ void __launch_bounds__(256)
                   Fr* __restrict__ prod) {
     uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= count) return;
-    st_fr(prod + j, ld_fr(table + __ldg(pcoef + j)) * ld_fr(z + __ldg(pcol + j)));
+    st_fr(prod + j, ldg_fr(table + __ldg(pcoef + j)) * ldg_fr(z + __ldg(pcol + j)));
 }
 
 // out[r] for every row of at most SPMV_LONG entries, one thread per row:
@@ -91,10 +74,10 @@ extern "C" __global__ void __launch_bounds__(256)
     for (uint64_t k = s; k < e; k++) {
         uint32_t co = __ldg(coef + k);
         if (co >= 2) continue;  // in prod
-        Fr v = ld_fr(z + __ldg(cols + k));
+        Fr v = ldg_fr(z + __ldg(cols + k));
         acc = co ? acc - v : acc + v;
     }
-    for (uint32_t j = prow_start[r], pe = prow_start[r + 1]; j < pe; j++) acc = acc + ld_fr(prod + j);
+    for (uint32_t j = prow_start[r], pe = prow_start[r + 1]; j < pe; j++) acc = acc + ldg_fr(prod + j);
     st_fr(out + r, acc);
 }
 
@@ -264,7 +247,7 @@ extern "C" __global__ void __launch_bounds__(COMPACT_TILE)
     uint32_t i = blockIdx.x * COMPACT_TILE + threadIdx.x;
     bool f = select_flag(i, n, num_inputs, in_flags, aux_flags);
     uint32_t at = tile_offsets[blockIdx.x] + block_rank(f);
-    if (f) st_fr(out + at, ld_fr(z + i));
+    if (f) st_fr(out + at, ldg_fr(z + i));
 }
 
 // The 0/1 split (host::split_zero_one's layout): ones[i / 32] bit i % 32
@@ -280,7 +263,7 @@ extern "C" __global__ void __launch_bounds__(COMPACT_TILE)
     uint32_t i = blockIdx.x * COMPACT_TILE + threadIdx.x;
     bool one = false, rest = false;
     if (i < n) {
-        Fr v = ld_fr(s + i);
+        Fr v = ldg_fr(s + i);
         one = split_is_one(v);
         rest = !one && !v.is_zero();
     }
@@ -301,7 +284,7 @@ extern "C" __global__ void __launch_bounds__(COMPACT_TILE)
     Fr v = Fr::zero();
     bool f = false;
     if (i < n) {
-        v = ld_fr(s + i);
+        v = ldg_fr(s + i);
         f = !split_is_one(v) && !v.is_zero();
     }
     uint32_t at = tile_offsets[blockIdx.x] + block_rank(f);

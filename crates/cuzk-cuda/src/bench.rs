@@ -210,6 +210,16 @@ fn msm_work(n: usize, g2: bool) -> (String, f64) {
     )
 }
 
+/// How a G1 kernel build is named in the rows.
+#[cfg(feature = "cuda")]
+fn g1_build(inline: bool) -> &'static str {
+    if inline {
+        "inline-fq"
+    } else {
+        "outline-fq"
+    }
+}
+
 #[cfg(feature = "cuda")]
 #[allow(clippy::too_many_arguments)]
 fn row(
@@ -292,10 +302,21 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
             if want("msm_g1 vram") {
                 let dp = dev.upload_g1(&points[..n])?;
                 let ds = dev.upload_scalars(&scalars[..n])?;
-                let t = time_it(dev, opts.reps, || {
-                    dev.msm_g1_device(&dp, &ds, None).map(|_| ())
-                })?;
-                push(row(&card, "msm_g1 vram", lg, work.clone(), imad, mem, t));
+                // The default kernels first, then the other G1 build.
+                let default = dev.g1_inline();
+                for inline in [default, !default] {
+                    dev.set_g1_inline(inline);
+                    let t = time_it(dev, opts.reps, || {
+                        dev.msm_g1_device(&dp, &ds, None).map(|_| ())
+                    })?;
+                    let name = if inline == default {
+                        "msm_g1 vram".to_string()
+                    } else {
+                        format!("msm_g1 vram {}", g1_build(inline))
+                    };
+                    push(row(&card, &name, lg, work.clone(), imad, mem, t));
+                }
+                dev.set_g1_inline(default);
             }
             if want("msm_g1 pinned") {
                 let ds = dev.upload_scalars(&scalars[..n])?;
@@ -329,6 +350,22 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
                 .collect();
             let ones: u64 = mask.iter().map(|w| w.count_ones() as u64).sum();
             let dp = dev.upload_g1(&points[..n])?;
+            let default = dev.g1_inline();
+            dev.set_g1_inline(!default);
+            let t = time_it(dev, opts.reps, || {
+                dev.sum_selected_g1(&dp, &mask).map(|_| ())
+            })?;
+            dev.set_g1_inline(default);
+            let muls = ones as f64 * MADD_MULS;
+            push(row(
+                &card,
+                &format!("sum_selected_g1 (0/1) {}", g1_build(!default)),
+                lg,
+                format!("{ones} selected: {ones} mixed adds = {muls:.3e} Fq mul"),
+                muls * FQ_MUL_IMAD,
+                n as f64 * 96.0,
+                t,
+            ));
             let t = time_it(dev, opts.reps, || {
                 dev.sum_selected_g1(&dp, &mask).map(|_| ())
             })?;
@@ -386,19 +423,33 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
                 device: card.name.clone(),
                 source: e.into(),
             })?;
-        let t = time_it(dev, opts.reps, || {
-            dev.ntt_device(&mut buf, lg, NttKind::Forward)
-        })?;
+        // Every pass kernel, the default first; forward, inverse, and the H
+        // step's evaluations-to-coset (two transforms' worth of butterflies).
+        let default = dev.ntt_pass();
+        let mut passes = vec![default];
+        passes.extend(crate::NttPass::ALL.into_iter().filter(|p| *p != default));
         let muls = (n as f64 / 2.0) * lg as f64;
-        push(row(
-            &card,
-            "ntt forward vram",
-            lg,
-            format!("{muls:.3e} butterflies (1 Fr mul each)"),
-            muls * FR_MUL_IMAD,
-            2.0 * n as f64 * 32.0,
-            t,
-        ));
+        for pass in passes {
+            dev.set_ntt_pass(pass);
+            let runs: [(&str, f64, &dyn Fn(&mut _) -> Result<()>); 3] = [
+                ("forward", 1.0, &|b| dev.ntt_device(b, lg, NttKind::Forward)),
+                ("inverse", 1.0, &|b| dev.ntt_device(b, lg, NttKind::Inverse)),
+                ("evals->coset", 2.0, &|b| dev.evals_to_coset_device(b, lg)),
+            ];
+            for (what, times, f) in runs {
+                let t = time_it(dev, opts.reps, || f(&mut buf))?;
+                push(row(
+                    &card,
+                    &format!("ntt {what} vram {}", pass.name()),
+                    lg,
+                    format!("{:.3e} butterflies (1 Fr mul each)", muls * times),
+                    muls * times * FR_MUL_IMAD,
+                    times * 2.0 * n as f64 * 32.0,
+                    t,
+                ));
+            }
+        }
+        dev.set_ntt_pass(default);
         dev.release_ntt_tables();
     }
 

@@ -16,7 +16,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
-use crate::device::{CudaDevice, DeviceCsr, DeviceScalars, SPMV_LONG};
+use crate::device::{CudaDevice, DeviceCsr, DeviceScalars, NttPass, SPMV_LONG};
 use crate::host::{self, NttKind};
 
 type CaseResult = std::result::Result<(), String>;
@@ -220,19 +220,43 @@ fn with_edges<T: Copy>(mut v: Vec<T>, edges: &[T]) -> Vec<T> {
     v
 }
 
+/// Every NTT kind, and the H step's evaluations-to-coset, against the CPU,
+/// with each pass kernel (the pass setting is restored afterwards).
 fn check_ntt(dev: &CudaDevice, rng: &mut ChaCha8Rng, lg: u32, kinds: &[NttKind]) -> CaseResult {
     let n = 1usize << lg;
     let x = random_scalars(n, rng.gen());
-    for &kind in kinds {
-        let mut want = x.clone();
-        host::ntt_cpu(&mut want, kind);
-        let mut got = x.clone();
-        dev.ntt(&mut got, kind).map_err(|e| e.to_string())?;
-        if let Some(i) = (0..n).find(|&i| got[i] != want[i]) {
-            return Err(format!("2^{lg} {kind:?}: first difference at {i}"));
+    let restore = dev.ntt_pass();
+    let result = (|| {
+        for pass in NttPass::ALL {
+            dev.set_ntt_pass(pass);
+            for &kind in kinds {
+                let mut want = x.clone();
+                host::ntt_cpu(&mut want, kind);
+                let mut got = x.clone();
+                dev.ntt(&mut got, kind).map_err(|e| e.to_string())?;
+                if let Some(i) = (0..n).find(|&i| got[i] != want[i]) {
+                    return Err(format!(
+                        "2^{lg} {kind:?} ({}): first difference at {i}",
+                        pass.name()
+                    ));
+                }
+            }
+            let mut want = x.clone();
+            host::ntt_cpu(&mut want, NttKind::Inverse);
+            host::ntt_cpu(&mut want, NttKind::CosetForward);
+            let mut got = x.clone();
+            dev.evals_to_coset(&mut got).map_err(|e| e.to_string())?;
+            if let Some(i) = (0..n).find(|&i| got[i] != want[i]) {
+                return Err(format!(
+                    "2^{lg} evals_to_coset ({}): first difference at {i}",
+                    pass.name()
+                ));
+            }
         }
-    }
-    Ok(())
+        Ok(())
+    })();
+    dev.set_ntt_pass(restore);
+    result
 }
 
 /// Large NTTs: forward then inverse must give the input back, and a few
@@ -298,12 +322,53 @@ fn ref_compute_h(a: &[Scalar], b: &[Scalar], c: &[Scalar]) -> Vec<Scalar> {
     ha
 }
 
+/// `f` with each G1 kernel build (inlined and out-of-line Fq products); the
+/// device's setting is restored afterwards.
+fn with_each_g1_build<T>(
+    dev: &CudaDevice,
+    mut f: impl FnMut(&'static str) -> Result<T, String>,
+) -> Result<Vec<T>, String> {
+    let restore = dev.g1_inline();
+    let mut out = Vec::with_capacity(2);
+    let mut result = Ok(());
+    for (inline, name) in [(true, "inline-fq"), (false, "outline-fq")] {
+        dev.set_g1_inline(inline);
+        match f(name) {
+            Ok(v) => out.push(v),
+            Err(e) => {
+                result = Err(format!("{name}: {e}"));
+                break;
+            }
+        }
+    }
+    dev.set_g1_inline(restore);
+    result.map(|()| out)
+}
+
 fn check_msm_g1(dev: &CudaDevice, points: &[G1Affine], scalars: &[Scalar]) -> CaseResult {
     let want = ref_msm_g1(points, scalars);
-    let got = dev.msm_g1(points, scalars).map_err(|e| e.to_string())?;
-    ensure(got == want, || {
-        format!("msm_g1 of {} points differs from blstrs", points.len())
+    with_each_g1_build(dev, |_| {
+        let got = dev.msm_g1(points, scalars).map_err(|e| e.to_string())?;
+        ensure(got == want, || {
+            format!("msm_g1 of {} points differs from blstrs", points.len())
+        })
     })
+    .map(|_| ())
+}
+
+/// The 0/1 sum with both G1 builds, which must agree.
+fn sum_selected_g1_both(
+    dev: &CudaDevice,
+    points: &crate::device::DevicePoints,
+    mask: &[u32],
+) -> Result<G1Projective, String> {
+    let sums = with_each_g1_build(dev, |_| {
+        dev.sum_selected_g1(points, mask).map_err(|e| e.to_string())
+    })?;
+    ensure(sums[0] == sums[1], || {
+        "the inline-fq and outline-fq builds differ".into()
+    })?;
+    Ok(sums[0])
 }
 
 fn check_msm_g2(dev: &CudaDevice, points: &[G2Affine], scalars: &[Scalar]) -> CaseResult {
@@ -763,7 +828,7 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
             let p = random_g1(n, rng.gen());
             let m = random_mask(rng, n, 0.5);
             let dp = dev.upload_g1(&p).map_err(|e| e.to_string())?;
-            let got = dev.sum_selected_g1(&dp, &m).map_err(|e| e.to_string())?;
+            let got = sum_selected_g1_both(dev, &dp, &m)?;
             ensure(got == masked_sum::<_, G1Projective>(&p, &m), || {
                 "differs from the CPU sum".into()
             })
@@ -774,7 +839,7 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
             let p = random_g1(1000, rng.gen());
             let m = random_mask(rng, 1000, prob);
             let dp = dev.upload_g1(&p).map_err(|e| e.to_string())?;
-            let got = dev.sum_selected_g1(&dp, &m).map_err(|e| e.to_string())?;
+            let got = sum_selected_g1_both(dev, &dp, &m)?;
             ensure(got == masked_sum::<_, G1Projective>(&p, &m), || {
                 "differs from the CPU sum".into()
             })

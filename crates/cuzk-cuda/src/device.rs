@@ -42,8 +42,51 @@ const FIXED_BASE_CHUNK: usize = 1 << 22;
 /// Points each to_affine thread converts with one inversion (~570 Fq
 /// products, against ~3 products per point for the batching).
 const TO_AFFINE_PER: u32 = 32;
-/// Largest DIT pass held in shared memory: 2^11 Fr = 64 KiB.
-const NTT_SMEM_LOG: u32 = 11;
+use host::NTT_SMEM_LOG;
+
+use host::ntt_pass_smem;
+
+/// The NTT pass kernel: stages per register round (R) and, for R = 3, the
+/// build that keeps two blocks per SM resident (at most 128 registers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NttPass {
+    R1,
+    R2,
+    R3,
+    R3TwoBlocks,
+}
+
+impl NttPass {
+    pub const ALL: [NttPass; 4] = [NttPass::R1, NttPass::R2, NttPass::R3, NttPass::R3TwoBlocks];
+    /// Stages per register round.
+    pub fn radix_log(self) -> u32 {
+        match self {
+            NttPass::R1 => 1,
+            NttPass::R2 => 2,
+            NttPass::R3 | NttPass::R3TwoBlocks => 3,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            NttPass::R1 => "r1",
+            NttPass::R2 => "r2",
+            NttPass::R3 => "r3",
+            NttPass::R3TwoBlocks => "r3x2",
+        }
+    }
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// The pass used unless a benchmark picks another: R3 in two blocks per SM
+/// (128 registers), the fastest of the four on the H200 (bench/gpu-kernels.md,
+/// run 9: forward 2^27 50.7 ms against r2 56.2, r1 56.9, r3 71.9 ms).
+const DEFAULT_NTT_PASS: NttPass = NttPass::R3TwoBlocks;
+
+/// G1 MSM kernels with inlined Fq products: measured faster on the H200
+/// (run 9: 2^26 points in VRAM 695.7 ms against 758.8 ms out of line).
+const DEFAULT_G1_INLINE: bool = true;
 
 /// Which group an MSM runs in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,8 +121,8 @@ pub enum ScalarForm {
 struct Kernels {
     ntt_powers: CudaFunction,
     ntt_bitrev: CudaFunction,
-    ntt_scale: CudaFunction,
-    ntt_dit_pass: CudaFunction,
+    /// Indexed by [`NttPass::index`].
+    ntt_pass: [CudaFunction; 4],
     ntt_h_pointwise: CudaFunction,
     scan_block: CudaFunction,
     scan_add: CudaFunction,
@@ -88,10 +131,11 @@ struct Kernels {
     msm_scatter: CudaFunction,
     msm_chunk_counts: CudaFunction,
     msm_chunk_owner: CudaFunction,
-    msm_accumulate: [CudaFunction; 2],
-    msm_reduce: [CudaFunction; 2],
+    /// G1, G2, then G1 with inlined Fq products ([`CudaDevice::msm_kernel`]).
+    msm_accumulate: [CudaFunction; 3],
+    msm_reduce: [CudaFunction; 3],
     msm_bucket_reduce: [CudaFunction; 2],
-    sum_selected: [CudaFunction; 2],
+    sum_selected: [CudaFunction; 3],
     fixed_base: [CudaFunction; 2],
     to_affine: [CudaFunction; 2],
     test_fr_ops: CudaFunction,
@@ -163,10 +207,10 @@ enum Ids<'a> {
     Device { ptr: u64, len: usize },
 }
 
-/// One NTT twiddle table kept between calls: tw[i] = w^i, i < n/2.
+/// One NTT twiddle table kept between calls: tw[i] = w^i, i < n/2, for the
+/// forward root w (the inverse transforms read it too: w^-e = -w^(n/2-e)).
 struct Twiddles {
     lg: u32,
-    inverse: bool,
     buf: CudaSlice<u8>,
 }
 
@@ -183,6 +227,10 @@ pub struct CudaDevice {
     name: String,
     ordinal: usize,
     twiddles: Mutex<Option<Twiddles>>,
+    ntt_pass: std::sync::atomic::AtomicU8,
+    /// Whether the G1 accumulation, reduction and 0/1 kernels are the
+    /// builds with inlined Fq products.
+    g1_inline: std::sync::atomic::AtomicBool,
 }
 
 fn ptr<T>(s: &CudaSlice<T>, stream: &CudaStream) -> u64 {
@@ -252,8 +300,12 @@ impl CudaDevice {
         let k = Kernels {
             ntt_powers: f("ntt_powers")?,
             ntt_bitrev: f("ntt_bitrev")?,
-            ntt_scale: f("ntt_scale")?,
-            ntt_dit_pass: f("ntt_dit_pass")?,
+            ntt_pass: [
+                f("ntt_pass_r1")?,
+                f("ntt_pass_r2")?,
+                f("ntt_pass_r3")?,
+                f("ntt_pass_r3x2")?,
+            ],
             ntt_h_pointwise: f("ntt_h_pointwise")?,
             scan_block: f("scan_block")?,
             scan_add: f("scan_add")?,
@@ -262,10 +314,18 @@ impl CudaDevice {
             msm_scatter: f("msm_scatter")?,
             msm_chunk_counts: f("msm_chunk_counts")?,
             msm_chunk_owner: f("msm_chunk_owner")?,
-            msm_accumulate: [f("msm_accumulate_g1")?, f("msm_accumulate_g2")?],
-            msm_reduce: [f("msm_reduce_g1")?, f("msm_reduce_g2")?],
+            msm_accumulate: [
+                f("msm_accumulate_g1")?,
+                f("msm_accumulate_g2")?,
+                f("msm_accumulate_g1i")?,
+            ],
+            msm_reduce: [f("msm_reduce_g1")?, f("msm_reduce_g2")?, f("msm_reduce_g1i")?],
             msm_bucket_reduce: [f("msm_bucket_reduce_g1")?, f("msm_bucket_reduce_g2")?],
-            sum_selected: [f("sum_selected_g1")?, f("sum_selected_g2")?],
+            sum_selected: [
+                f("sum_selected_g1")?,
+                f("sum_selected_g2")?,
+                f("sum_selected_g1i")?,
+            ],
             fixed_base: [f("fixed_base_g1")?, f("fixed_base_g2")?],
             to_affine: [f("to_affine_g1")?, f("to_affine_g2")?],
             test_fr_ops: f("test_fr_ops")?,
@@ -278,12 +338,13 @@ impl CudaDevice {
             bench_fr_mul: f("bench_fr_mul")?,
         };
         let spmv = spmv::SpmvKernels::load(&f)?;
-        k.ntt_dit_pass
-            .set_attribute(
+        for f in &k.ntt_pass {
+            f.set_attribute(
                 CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                (FR_BYTES << NTT_SMEM_LOG) as i32,
+                ntt_pass_smem(NTT_SMEM_LOG) as i32,
             )
-            .map_err(|e| drv("raising ntt_dit_pass's shared memory limit", e))?;
+            .map_err(|e| drv("raising an NTT pass's shared memory limit", e))?;
+        }
         keep_pool_memory(&ctx)
             .map_err(|e| drv("setting the memory pool's release threshold", e))?;
         Ok(CudaDevice {
@@ -297,6 +358,8 @@ impl CudaDevice {
             name,
             ordinal,
             twiddles: Mutex::new(None),
+            ntt_pass: std::sync::atomic::AtomicU8::new(DEFAULT_NTT_PASS as u8),
+            g1_inline: std::sync::atomic::AtomicBool::new(DEFAULT_G1_INLINE),
         })
     }
 
@@ -500,20 +563,12 @@ impl CudaDevice {
 
     // The twiddle table and the power tables are what
     // [`host::ntt_scratch_bytes`] states: keep the two in step.
-    fn with_twiddles<R>(
-        &self,
-        lg: u32,
-        inverse: bool,
-        f: impl FnOnce(u64) -> Result<R>,
-    ) -> Result<R> {
+    fn with_twiddles<R>(&self, lg: u32, f: impl FnOnce(u64) -> Result<R>) -> Result<R> {
         let mut cache = self.twiddles.lock().unwrap_or_else(|p| p.into_inner());
-        let hit = matches!(&*cache, Some(t) if t.lg == lg && t.inverse == inverse);
+        let hit = matches!(&*cache, Some(t) if t.lg == lg);
         if !hit {
             *cache = None; // free the old table first: at 2^28 it is 4 GiB
-            let mut w = host::root_of_unity(lg);
-            if inverse {
-                w = w.invert().expect("roots of unity are nonzero");
-            }
+            let w = host::root_of_unity(lg);
             let count = (1usize << lg) / 2;
             let (lo, hi, lo_bits) = self.power_tables(w, Scalar::ONE, lg)?;
             let buf: CudaSlice<u8> = self.alloc("ntt twiddles", count.max(1) * FR_BYTES)?;
@@ -530,7 +585,7 @@ impl CudaDevice {
                     &lo_bits,
                 ],
             )?;
-            *cache = Some(Twiddles { lg, inverse, buf });
+            *cache = Some(Twiddles { lg, buf });
         }
         let t = cache.as_ref().expect("filled above");
         f(self.p(&t.buf))
@@ -541,8 +596,37 @@ impl CudaDevice {
         *self.twiddles.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
 
-    /// NTT of `n = 2^lg` Fr elements already on the device at `data`.
-    pub fn ntt_device(&self, data: &mut CudaSlice<u8>, lg: u32, kind: NttKind) -> Result<()> {
+    /// Picks the NTT pass kernel (benchmarks compare them; the default is
+    /// [`DEFAULT_NTT_PASS`]).
+    pub fn set_ntt_pass(&self, pass: NttPass) {
+        self.ntt_pass
+            .store(pass as u8, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Uses (or not) the G1 MSM kernels with inlined Fq products.
+    pub fn set_g1_inline(&self, inline: bool) {
+        self.g1_inline
+            .store(inline, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn g1_inline(&self) -> bool {
+        self.g1_inline.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Index into the accumulation, reduction and 0/1 kernel arrays.
+    fn msm_kernel(&self, group: Group_) -> usize {
+        match group {
+            Group_::G1 if self.g1_inline() => 2,
+            Group_::G1 => 0,
+            Group_::G2 => 1,
+        }
+    }
+
+    pub fn ntt_pass(&self) -> NttPass {
+        NttPass::ALL[self.ntt_pass.load(std::sync::atomic::Ordering::Relaxed) as usize]
+    }
+
+    fn check_ntt_buffer(&self, data: &CudaSlice<u8>, lg: u32) -> Result<()> {
         if lg > MAX_NTT_LOG {
             return Err(CudaError::Unsupported {
                 kernel: "ntt",
@@ -562,81 +646,146 @@ impl CudaDevice {
                 ),
             ));
         }
+        Ok(())
+    }
+
+    /// Runs the passes: DIT (bit-reversed in, natural out) bottom up, or DIF
+    /// (natural in, bit-reversed out, inverse root) top down. `scale`: the
+    /// DIT's first pass multiplies element p by c*base^bitrev(p) on load.
+    fn ntt_run_passes(
+        &self,
+        d: u64,
+        lg: u32,
+        dif: bool,
+        scale: Option<(&CudaSlice<u8>, &CudaSlice<u8>, u32)>,
+    ) -> Result<()> {
+        let n = 1usize << lg;
+        let pass = self.ntt_pass();
+        let kernel = &self.k.ntt_pass[pass.index()];
+        let mut passes = host::ntt_pass_plan(lg);
+        if dif {
+            passes.reverse();
+        }
+        let (plo, phi, plo_bits) = match scale {
+            Some((lo, hi, bits)) => (self.p(lo), self.p(hi), bits),
+            None => (0, 0, 0),
+        };
+        self.with_twiddles(lg, |tw| {
+            for &(s0, k) in &passes {
+                let lgl = host::ntt_pass_lgl(s0);
+                let log_e = k + lgl;
+                let threads = host::ntt_pass_threads(log_e, k, pass.radix_log());
+                let cfg = LaunchConfig {
+                    grid_dim: (1u32 << (lg - log_e), 1, 1),
+                    block_dim: (threads, 1, 1),
+                    shared_mem_bytes: ntt_pass_smem(log_e),
+                };
+                let scale_here = u32::from(scale.is_some() && s0 == 0 && !dif);
+                self.launch(
+                    kernel,
+                    "ntt_pass",
+                    n,
+                    cfg,
+                    &[
+                        &d,
+                        &tw,
+                        &lg,
+                        &s0,
+                        &k,
+                        &lgl,
+                        &u32::from(dif),
+                        &plo,
+                        &phi,
+                        &plo_bits,
+                        &scale_here,
+                    ],
+                )?;
+            }
+            Ok(())
+        })
+    }
+
+    /// NTT of `n = 2^lg` Fr elements already on the device at `data`,
+    /// natural order in and out.
+    pub fn ntt_device(&self, data: &mut CudaSlice<u8>, lg: u32, kind: NttKind) -> Result<()> {
+        self.check_ntt_buffer(data, lg)?;
+        let n = 1usize << lg;
         let d = self.p(data);
         let g = Scalar::MULTIPLICATIVE_GENERATOR;
-        let inverse = matches!(kind, NttKind::Inverse | NttKind::CosetInverse);
-        // 1. bit reversal, with the coset scaling x_i *= g^i fused in.
-        if kind == NttKind::CosetForward {
-            let (lo, hi, lo_bits) = self.power_tables(g, Scalar::ONE, lg)?;
-            self.launch(
-                &self.k.ntt_bitrev,
-                "ntt_bitrev",
-                n,
-                cfg1d(n, 256),
-                &[&d, &lg, &self.p(&lo), &self.p(&hi), &lo_bits, &1u32],
-            )?;
-        } else {
-            self.launch(
-                &self.k.ntt_bitrev,
-                "ntt_bitrev",
-                n,
-                cfg1d(n, 256),
-                &[&d, &lg, &0u64, &0u64, &0u32, &0u32],
-            )?;
-        }
-        // 2. DIT stages in fused shared-memory passes.
-        if lg > 0 {
-            self.with_twiddles(lg, inverse, |tw| {
-                let mut s0 = 0u32;
-                while s0 < lg {
-                    let lgl = s0.min(2);
-                    let max_k = NTT_SMEM_LOG - lgl;
-                    let remaining = lg - s0;
-                    // Spread the stages evenly over the passes still needed.
-                    let passes = if remaining <= max_k {
-                        1
-                    } else {
-                        1 + (remaining - max_k).div_ceil(NTT_SMEM_LOG - 2)
-                    };
-                    let k = remaining.div_ceil(passes).min(max_k);
-                    let e = 1u32 << (k + lgl);
-                    let threads = (e / 2).clamp(32, 256);
-                    let blocks = 1u32 << (lg - k - lgl);
-                    let cfg = LaunchConfig {
-                        grid_dim: (blocks, 1, 1),
-                        block_dim: (threads, 1, 1),
-                        shared_mem_bytes: e * FR_BYTES as u32,
-                    };
-                    self.launch(
-                        &self.k.ntt_dit_pass,
-                        "ntt_dit_pass",
-                        n,
-                        cfg,
-                        &[&d, &tw, &lg, &s0, &k, &lgl],
-                    )?;
-                    s0 += k;
+        match kind {
+            NttKind::Forward | NttKind::CosetForward => {
+                // Bit reversal (with the coset scaling x_i *= g^i fused in),
+                // then DIT.
+                if kind == NttKind::CosetForward {
+                    let (lo, hi, lo_bits) = self.power_tables(g, Scalar::ONE, lg)?;
+                    self.bitrev(d, lg, Some((&lo, &hi, lo_bits)), false)?;
+                } else {
+                    self.bitrev(d, lg, None, false)?;
                 }
-                Ok(())
-            })?;
-        }
-        // 3. inverse: x_i *= n^-1 (g^-i)^[coset].
-        if inverse {
-            let n_inv = Scalar::from(n as u64).invert().expect("n is nonzero in Fr");
-            let base = if kind == NttKind::CosetInverse {
-                g.invert().expect("g is nonzero")
-            } else {
-                Scalar::ONE
-            };
-            let (lo, hi, lo_bits) = self.power_tables(base, n_inv, lg)?;
-            self.launch(
-                &self.k.ntt_scale,
-                "ntt_scale",
-                n,
-                cfg1d(n, 256),
-                &[&d, &(n as u32), &self.p(&lo), &self.p(&hi), &lo_bits],
-            )?;
+                if lg > 0 {
+                    self.ntt_run_passes(d, lg, false, None)?;
+                }
+            }
+            NttKind::Inverse | NttKind::CosetInverse => {
+                // DIF, then the bit reversal with x_j *= n^-1 (g^-j) fused
+                // in (j the element's place after the permutation).
+                if lg > 0 {
+                    self.ntt_run_passes(d, lg, true, None)?;
+                }
+                let n_inv = Scalar::from(n as u64).invert().expect("n is nonzero in Fr");
+                let base = if kind == NttKind::CosetInverse {
+                    g.invert().expect("g is nonzero")
+                } else {
+                    Scalar::ONE
+                };
+                let (lo, hi, lo_bits) = self.power_tables(base, n_inv, lg)?;
+                self.bitrev(d, lg, Some((&lo, &hi, lo_bits)), true)?;
+            }
         }
         Ok(())
+    }
+
+    /// Evaluations on the domain to evaluations on the coset g<w>, natural
+    /// order in and out: the same result as [`NttKind::Inverse`] followed by
+    /// [`NttKind::CosetForward`], with no permutation (DIF leaves the
+    /// coefficients bit-reversed, the DIT reads them so) and the scaling by
+    /// n^-1 g^i fused into the DIT's first pass.
+    pub fn evals_to_coset_device(&self, data: &mut CudaSlice<u8>, lg: u32) -> Result<()> {
+        self.check_ntt_buffer(data, lg)?;
+        if lg == 0 {
+            // One element: its own coefficient and coset value.
+            return Ok(());
+        }
+        let n = 1usize << lg;
+        let d = self.p(data);
+        let n_inv = Scalar::from(n as u64).invert().expect("n is nonzero in Fr");
+        let (lo, hi, lo_bits) =
+            self.power_tables(Scalar::MULTIPLICATIVE_GENERATOR, n_inv, lg)?;
+        self.ntt_run_passes(d, lg, true, None)?;
+        self.ntt_run_passes(d, lg, false, Some((&lo, &hi, lo_bits)))
+    }
+
+    /// In-place bit reversal; with tables, the scaling by c*base^i of each
+    /// element's place before (`after` false) or after the permutation.
+    fn bitrev(
+        &self,
+        d: u64,
+        lg: u32,
+        scale: Option<(&CudaSlice<u8>, &CudaSlice<u8>, u32)>,
+        after: bool,
+    ) -> Result<()> {
+        let n = 1usize << lg;
+        let (lo, hi, lo_bits, mode) = match scale {
+            Some((lo, hi, bits)) => (self.p(lo), self.p(hi), bits, if after { 2u32 } else { 1 }),
+            None => (0, 0, 0, 0),
+        };
+        self.launch(
+            &self.k.ntt_bitrev,
+            "ntt_bitrev",
+            n,
+            cfg1d(n, 256),
+            &[&d, &lg, &lo, &hi, &lo_bits, &mode],
+        )
     }
 
     /// NTT of host data in place (length a power of two, at most 2^28).
@@ -648,6 +797,22 @@ impl CudaDevice {
         let lg = n.trailing_zeros();
         let mut buf = self.upload("ntt", host::scalars_as_bytes(values))?;
         self.ntt_device(&mut buf, lg, kind)?;
+        self.stream
+            .memcpy_dtoh(&buf, host::scalars_as_bytes_mut(values))
+            .map_err(|e| self.err("copy to host", "ntt", n, e))?;
+        Ok(())
+    }
+
+    /// [`CudaDevice::evals_to_coset_device`] of host data in place (length a
+    /// power of two, at most 2^28).
+    pub fn evals_to_coset(&self, values: &mut [Scalar]) -> Result<()> {
+        let n = values.len();
+        if !n.is_power_of_two() {
+            return Err(self.bad("ntt", n, "length is not a power of two".into()));
+        }
+        let lg = n.trailing_zeros();
+        let mut buf = self.upload("ntt", host::scalars_as_bytes(values))?;
+        self.evals_to_coset_device(&mut buf, lg)?;
         self.stream
             .memcpy_dtoh(&buf, host::scalars_as_bytes_mut(values))
             .map_err(|e| self.err("copy to host", "ntt", n, e))?;
@@ -711,8 +876,7 @@ impl CudaDevice {
         };
         let mut bufs = [pad(a)?, pad(b)?, pad(c)?];
         for buf in bufs.iter_mut() {
-            self.ntt_device(buf, lg, NttKind::Inverse)?;
-            self.ntt_device(buf, lg, NttKind::CosetForward)?;
+            self.evals_to_coset_device(buf, lg)?;
         }
         let [mut ha, hb, hc] = bufs;
         self.h_pointwise_device(&mut ha, &hb, &hc, n)?;
@@ -1118,7 +1282,7 @@ impl CudaDevice {
                 .map_err(|e| self.err("stream wait", kernel, m, e))?;
         }
         self.launch(
-            &self.k.msm_accumulate[gi],
+            &self.k.msm_accumulate[self.msm_kernel(group)],
             "msm_accumulate",
             m,
             cfg1d(bound1, 128),
@@ -1256,12 +1420,11 @@ impl CudaDevice {
         mut bound: usize,
         kernel: &'static str,
     ) -> Result<(CudaSlice<u8>, CudaSlice<u32>, CudaSlice<u32>, usize)> {
-        let gi = (group == Group_::G2) as usize;
         while max_count > 1 {
             let (cnt2, off2, owner2, max2, bound2) = self.chunk_plan(&cnt, s, bound, kernel)?;
             let items2: CudaSlice<u8> = self.alloc(kernel, bound2 * group.xyzz_bytes())?;
             self.launch(
-                &self.k.msm_reduce[gi],
+                &self.k.msm_reduce[self.msm_kernel(group)],
                 "msm_reduce",
                 bound,
                 cfg1d(bound2, 128),
@@ -1345,9 +1508,8 @@ impl CudaDevice {
         let n_words = n.div_ceil(32);
         let threads = n_words.div_ceil(WORDS as usize);
         let parts: CudaSlice<u8> = self.alloc(kernel, threads * group.xyzz_bytes())?;
-        let gi = (group == Group_::G2) as usize;
         self.launch(
-            &self.k.sum_selected[gi],
+            &self.k.sum_selected[self.msm_kernel(group)],
             kernel,
             n,
             cfg1d(threads, 128),

@@ -307,6 +307,52 @@ pub fn root_of_unity(lg: u32) -> Scalar {
     w
 }
 
+/// Largest NTT pass held in shared memory: 2^11 Fr (72 KiB with the
+/// padding slots of kernels/ntt.cuh's `PassShared`; three blocks fit an
+/// H200 SM's 228 KiB).
+pub const NTT_SMEM_LOG: u32 = 11;
+
+/// The fused passes of the GPU's NTT of 2^lg elements, bottom up: (s0, k)
+/// for the stages on index bits [s0, s0 + k). The first pass (s0 = 0) reads
+/// contiguous runs of 2^k elements; later ones take 4 groups at a stride
+/// (lgL = 2), so they hold two stages fewer. DIF runs them in reverse.
+pub fn ntt_pass_plan(lg: u32) -> Vec<(u32, u32)> {
+    let mut passes = Vec::new();
+    let mut s0 = 0u32;
+    while s0 < lg {
+        let max_k = NTT_SMEM_LOG - ntt_pass_lgl(s0);
+        let remaining = lg - s0;
+        // Spread the stages evenly over the passes still needed.
+        let count = if remaining <= max_k {
+            1
+        } else {
+            1 + (remaining - max_k).div_ceil(NTT_SMEM_LOG - 2)
+        };
+        let k = remaining.div_ceil(count).min(max_k);
+        passes.push((s0, k));
+        s0 += k;
+    }
+    passes
+}
+
+/// Shared memory of an NTT pass over 2^log elements: two arrays of 16-byte
+/// halves, one padding slot after every 8 (kernels/ntt.cuh, `PassShared`).
+pub fn ntt_pass_smem(log: u32) -> u32 {
+    let e = 1u32 << log;
+    2 * (e + (e >> 3)) * 16
+}
+
+/// Threads of an NTT pass block over 2^log_e elements in rounds of up to
+/// `radix_log` stages (each thread takes a group of 2^radix_log elements).
+pub fn ntt_pass_threads(log_e: u32, k: u32, radix_log: u32) -> u32 {
+    (1u32 << log_e.saturating_sub(radix_log.min(k))).clamp(32, 256)
+}
+
+/// Low index bits a pass block spans (lgL): 2^lgL groups side by side.
+pub fn ntt_pass_lgl(s0: u32) -> u32 {
+    s0.min(2)
+}
+
 /// Plain iterative radix-2 NTT on the CPU, the reference for the GPU checks.
 pub fn ntt_cpu(values: &mut [Scalar], kind: NttKind) {
     let n = values.len();
@@ -365,6 +411,172 @@ pub fn ntt_cpu(values: &mut [Scalar], kind: NttKind) {
 
 #[cfg(test)]
 mod tests {
+
+    /// A CPU model of kernels/ntt.cuh's pass kernels, loop for loop (blocks,
+    /// groups of a round, the DIF twiddle read as -w^(n/2-e), the coset
+    /// scaling on the first DIT pass's load): checks the index arithmetic
+    /// and the pass plan against `ntt_cpu` without a GPU.
+    fn model_pass(
+        d: &mut [Scalar],
+        tw: &[Scalar],
+        lg: u32,
+        (s0, k): (u32, u32),
+        radix: u32,
+        dif: bool,
+        scale: Option<&dyn Fn(usize) -> Scalar>,
+    ) {
+        let lgl = ntt_pass_lgl(s0);
+        let e_count = 1usize << (k + lgl);
+        let lo_groups_lg = s0 - lgl;
+        let half = 1usize << (lg - 1);
+        for b in 0..1usize << (lg - k - lgl) {
+            let lo_base = (b & ((1 << lo_groups_lg) - 1)) << lgl;
+            let base = ((b >> lo_groups_lg) << (s0 + k)) | lo_base;
+            let index = |e: usize| base + ((e >> lgl) << s0) + (e & ((1 << lgl) - 1));
+            let mut sh: Vec<Scalar> = (0..e_count)
+                .map(|e| {
+                    let idx = index(e);
+                    match scale {
+                        Some(f) => d[idx] * f(idx.reverse_bits() >> (usize::BITS - lg)),
+                        None => d[idx],
+                    }
+                })
+                .collect();
+            let (full, rest) = (k / radix, k % radix);
+            let rounds = full + u32::from(rest != 0);
+            for rr in 0..rounds {
+                let r = if dif { rounds - 1 - rr } else { rr };
+                let j = r * radix;
+                let size = if r < full { radix } else { rest };
+                for g in 0..1usize << (k + lgl - size) {
+                    let lo_off = g & ((1 << lgl) - 1);
+                    let q = g >> lgl;
+                    let jm_low = q & ((1 << j) - 1);
+                    let mid0 = ((q >> j) << (j + size)) | jm_low;
+                    let at = |t: usize| ((mid0 | (t << j)) << lgl) | lo_off;
+                    let mut x: Vec<Scalar> = (0..1usize << size).map(|t| sh[at(t)]).collect();
+                    for ii in 0..size {
+                        let i = if dif { size - 1 - ii } else { ii };
+                        let shift = lg - s0 - j - i - 1;
+                        for c in 0..1usize << i {
+                            let jm = jm_low | (c << j);
+                            let texp = ((jm << s0) | (lo_base + lo_off)) << shift;
+                            let w = if dif { tw[(half - texp) % half] } else { tw[texp] };
+                            for hi in 0..1usize << (size - 1 - i) {
+                                let t0 = (hi << (i + 1)) | c;
+                                let t1 = t0 | (1 << i);
+                                let (u, v) = (x[t0], x[t1]);
+                                if !dif {
+                                    let v = if texp != 0 { v * w } else { v };
+                                    x[t0] = u + v;
+                                    x[t1] = u - v;
+                                } else {
+                                    x[t0] = u + v;
+                                    x[t1] = if texp != 0 { (v - u) * w } else { u - v };
+                                }
+                            }
+                        }
+                    }
+                    for (t, v) in x.into_iter().enumerate() {
+                        sh[at(t)] = v;
+                    }
+                }
+            }
+            for (e, v) in sh.into_iter().enumerate() {
+                d[index(e)] = v;
+            }
+        }
+    }
+
+    fn model_passes(
+        d: &mut [Scalar],
+        lg: u32,
+        radix: u32,
+        dif: bool,
+        scale: Option<&dyn Fn(usize) -> Scalar>,
+    ) {
+        let w = root_of_unity(lg);
+        let tw: Vec<Scalar> = std::iter::successors(Some(Scalar::ONE), |p| Some(*p * w))
+            .take((1usize << lg) / 2)
+            .collect();
+        let mut plan = ntt_pass_plan(lg);
+        if dif {
+            plan.reverse();
+        }
+        for (p, &pass) in plan.iter().enumerate() {
+            let scale_here = if p == 0 && !dif { scale } else { None };
+            model_pass(d, &tw, lg, pass, radix, dif, scale_here);
+        }
+    }
+
+    fn bitrev_in_place(d: &mut [Scalar]) {
+        let lg = d.len().trailing_zeros();
+        for i in 0..d.len() {
+            let r = if lg == 0 { 0 } else { i.reverse_bits() >> (usize::BITS - lg) };
+            if i < r {
+                d.swap(i, r);
+            }
+        }
+    }
+
+    #[test]
+    fn pass_model_matches_the_reference_ntt() {
+        use ff::Field;
+        use rand::SeedableRng;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        // Sizes that exercise one pass, several, and uneven round splits
+        // (k mod R != 0) for each round size.
+        for lg in [1u32, 2, 3, 5, 8, 11, 12, 14, 17] {
+            let n = 1usize << lg;
+            let x: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut rng)).collect();
+            for radix in 1..=3u32 {
+                // Forward: bit reversal, then DIT.
+                let mut want = x.clone();
+                ntt_cpu(&mut want, NttKind::Forward);
+                let mut got = x.clone();
+                bitrev_in_place(&mut got);
+                model_passes(&mut got, lg, radix, false, None);
+                assert!(got == want, "forward 2^{lg} R={radix}");
+                // Inverse: DIF, then the bit reversal and n^-1.
+                let mut want = x.clone();
+                ntt_cpu(&mut want, NttKind::Inverse);
+                let mut got = x.clone();
+                model_passes(&mut got, lg, radix, true, None);
+                bitrev_in_place(&mut got);
+                let n_inv = Scalar::from(n as u64).invert().unwrap();
+                got.iter_mut().for_each(|v| *v *= n_inv);
+                assert!(got == want, "inverse 2^{lg} R={radix}");
+                // Evaluations to coset: DIF, DIT with n^-1 g^i on load.
+                let mut want = x.clone();
+                ntt_cpu(&mut want, NttKind::Inverse);
+                ntt_cpu(&mut want, NttKind::CosetForward);
+                let mut got = x.clone();
+                model_passes(&mut got, lg, radix, true, None);
+                let g = Scalar::MULTIPLICATIVE_GENERATOR;
+                let powers: Vec<Scalar> = std::iter::successors(Some(n_inv), |p| Some(*p * g))
+                    .take(n)
+                    .collect();
+                let scale = |i: usize| powers[i];
+                model_passes(&mut got, lg, radix, false, Some(&scale));
+                assert!(got == want, "evals->coset 2^{lg} R={radix}");
+            }
+        }
+    }
+
+    #[test]
+    fn pass_plan_covers_every_stage_within_shared_memory() {
+        for lg in 1..=28u32 {
+            let plan = ntt_pass_plan(lg);
+            let mut s = 0;
+            for &(s0, k) in &plan {
+                assert_eq!(s0, s, "2^{lg}: passes are contiguous");
+                assert!(k >= 1 && k + ntt_pass_lgl(s0) <= NTT_SMEM_LOG, "2^{lg}: pass fits");
+                s += k;
+            }
+            assert_eq!(s, lg, "2^{lg}: every stage once");
+        }
+        assert_eq!(ntt_pass_plan(27), vec![(0, 9), (9, 9), (18, 9)]);
+    }
     use super::*;
     use group::{Curve, Group};
     use rand::{Rng, SeedableRng};

@@ -46,7 +46,7 @@ mod device;
 #[cfg(feature = "cuda")]
 pub use device::{
     compact_scratch_bytes, CudaDevice, DeviceCsr, DeviceDensity, DevicePoints, DeviceScalars,
-    DeviceSplit, ScalarForm, MAX_NTT_LOG, SPMV_LONG,
+    DeviceSplit, NttPass, ScalarForm, MAX_NTT_LOG, SPMV_LONG,
 };
 
 #[cfg(not(feature = "cuda"))]

@@ -1315,9 +1315,8 @@ impl Worker<'_> {
                     device: self.b.label.clone(),
                     source,
                 })?;
-            // Inverse NTTs as the vectors arrive. The forward ones follow
-            // all three: cuzk-cuda caches one twiddle table, so grouping by
-            // direction builds two tables instead of six.
+            // Each vector to coset evaluations as it arrives (both
+            // directions read the one cached twiddle table).
             let launched = (|| -> Result<()> {
                 for (k, buf) in bufs.iter_mut().enumerate() {
                     let ev = match rx.recv() {
@@ -1334,7 +1333,7 @@ impl Worker<'_> {
                         }
                     };
                     self.dev.wait_event(&ev)?;
-                    self.dev.ntt_device(buf.get(), log, NttKind::Inverse)?;
+                    self.dev.evals_to_coset_device(buf.get(), log)?;
                 }
                 Ok(())
             })();
@@ -1346,9 +1345,6 @@ impl Worker<'_> {
                 .unwrap_or_else(|p| std::panic::resume_unwind(p));
             launched.map(|()| took)
         })?;
-        for buf in bufs.iter_mut() {
-            self.dev.ntt_device(buf.get(), log, NttKind::CosetForward)?;
-        }
         let [mut ha, mut hb, mut hc] = bufs;
         self.dev
             .h_pointwise_device(ha.get(), hb.get(), hc.get(), n)?;
@@ -1425,8 +1421,7 @@ impl Worker<'_> {
                     let mut buf = self.stage(v, n)?;
                     t.upload += clock.elapsed();
                     let clock = Instant::now();
-                    self.dev.ntt_device(buf.get(), log, NttKind::Inverse)?;
-                    self.dev.ntt_device(buf.get(), log, NttKind::CosetForward)?;
+                    self.dev.evals_to_coset_device(buf.get(), log)?;
                     self.dev.synchronize()?;
                     t.h_ntt += clock.elapsed();
                     let clock = Instant::now();

@@ -357,10 +357,7 @@ impl CudaBackend {
         t.abc += clock.elapsed();
         let clock = Instant::now();
         for v in [&mut a, &mut b, &mut c] {
-            dev.ntt_device(v, log, NttKind::Inverse)?;
-        }
-        for v in [&mut a, &mut b, &mut c] {
-            dev.ntt_device(v, log, NttKind::CosetForward)?;
+            dev.evals_to_coset_device(v, log)?;
         }
         dev.h_pointwise_device(&mut a, &b, &c, n)?;
         drop((b, c));

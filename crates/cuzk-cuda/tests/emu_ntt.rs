@@ -1,0 +1,262 @@
+//! The NTT kernels' CUDA source run on the CPU (emu/cuda_emu.h) with the
+//! launches device.rs makes, against the reference NTT: the kernels' index
+//! arithmetic, rounds, shared-memory layout and barriers are checked in CI,
+//! where no GPU is. Needs a C++20 compiler (`$CXX`, else `c++`); the
+//! arithmetic is field.cuh's portable form, so PTX is not covered (the GPU
+//! checks do that).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+use blstrs::Scalar;
+use cuzk_cuda::host::{self, NttKind};
+use ff::{Field, PrimeField};
+use rand::SeedableRng;
+
+/// Kernel ids of emu/ntt_emu.cpp.
+const BITREV: u32 = 0;
+const POWERS: u32 = 5;
+/// ntt_pass_r1, r2, r3, r3x2 and their stages per round.
+const PASSES: [(u32, u32, &str); 4] = [(1, 1, "r1"), (2, 2, "r2"), (3, 3, "r3"), (4, 3, "r3x2")];
+
+fn emu_binary() -> &'static PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ntt_emu");
+        let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+        let status = Command::new(&cxx)
+            .args(["-std=c++20", "-O2", "-pthread", "-o"])
+            .arg(&out)
+            .arg(dir.join("emu/ntt_emu.cpp"))
+            .status()
+            .unwrap_or_else(|e| panic!("running {cxx} (set CXX to a C++20 compiler): {e}"));
+        assert!(status.success(), "{cxx} failed to compile emu/ntt_emu.cpp");
+        out
+    })
+}
+
+enum Arg {
+    U32(u32),
+    Buf(u32),
+    Null,
+}
+
+#[derive(Default)]
+struct Launches {
+    bufs: Vec<Vec<u8>>,
+    list: Vec<(u32, u32, u32, u32, Vec<Arg>)>,
+}
+
+impl Launches {
+    fn buf(&mut self, bytes: Vec<u8>) -> u32 {
+        self.bufs.push(bytes);
+        self.bufs.len() as u32 - 1
+    }
+    fn scalars(&mut self, v: &[Scalar]) -> u32 {
+        self.buf(host::scalars_as_bytes(v).to_vec())
+    }
+    fn launch(&mut self, kernel: u32, grid: u32, block: u32, smem: u32, args: Vec<Arg>) {
+        self.list.push((kernel, grid, block, smem, args));
+    }
+    /// Runs them; buffer 0 comes back.
+    fn run(self) -> Vec<Scalar> {
+        let mut input = Vec::new();
+        input.extend((self.bufs.len() as u32).to_le_bytes());
+        for b in &self.bufs {
+            input.extend((b.len() as u64).to_le_bytes());
+            input.extend(b);
+        }
+        input.extend((self.list.len() as u32).to_le_bytes());
+        for (k, g, b, s, args) in &self.list {
+            for v in [*k, *g, *b, *s, args.len() as u32] {
+                input.extend(v.to_le_bytes());
+            }
+            for a in args {
+                let (tag, v) = match a {
+                    Arg::U32(v) => (0u32, *v),
+                    Arg::Buf(i) => (1, *i),
+                    Arg::Null => (2, 0),
+                };
+                input.extend(tag.to_le_bytes());
+                input.extend(v.to_le_bytes());
+            }
+        }
+        let mut child = Command::new(emu_binary())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("starting ntt_emu");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(&input)
+            .expect("writing to ntt_emu");
+        let out = child.wait_with_output().expect("ntt_emu output");
+        assert!(out.status.success(), "ntt_emu failed");
+        let n = self.bufs[0].len() / 32;
+        assert!(out.stdout.len() >= n * 32, "ntt_emu returned too little");
+        let mut v = vec![Scalar::ZERO; n];
+        host::scalars_as_bytes_mut(&mut v).copy_from_slice(&out.stdout[..n * 32]);
+        v
+    }
+}
+
+/// device.rs's power tables: lo[j] = c*base^j (j < 2^ceil(lg/2)),
+/// hi[j] = base^(j*2^lo_bits).
+fn power_tables(l: &mut Launches, base: Scalar, c: Scalar, lg: u32) -> (u32, u32, u32) {
+    let lo_bits = lg.div_ceil(2);
+    let lo: Vec<Scalar> = std::iter::successors(Some(c), |p| Some(*p * base))
+        .take(1 << lo_bits)
+        .collect();
+    let step = base.pow_vartime([1u64 << lo_bits]);
+    let hi: Vec<Scalar> = std::iter::successors(Some(Scalar::ONE), |p| Some(*p * step))
+        .take(1 << (lg - lo_bits))
+        .collect();
+    (l.scalars(&lo), l.scalars(&hi), lo_bits)
+}
+
+fn cfg1d(n: usize) -> (u32, u32) {
+    (n.div_ceil(256).max(1) as u32, 256)
+}
+
+/// The twiddle table device.rs builds: ntt_powers from power tables of w.
+fn twiddles(l: &mut Launches, lg: u32) -> u32 {
+    let count = (1usize << lg) / 2;
+    let (lo, hi, bits) = power_tables(l, host::root_of_unity(lg), Scalar::ONE, lg);
+    let tw = l.buf(vec![0u8; count.max(1) * 32]);
+    let (g, b) = cfg1d(count);
+    l.launch(
+        POWERS,
+        g,
+        b,
+        0,
+        vec![Arg::Buf(tw), Arg::U32(count as u32), Arg::Buf(lo), Arg::Buf(hi), Arg::U32(bits)],
+    );
+    tw
+}
+
+fn passes(l: &mut Launches, kernel: u32, radix: u32, lg: u32, tw: u32, dif: bool, scale: Option<(u32, u32, u32)>) {
+    let mut plan = host::ntt_pass_plan(lg);
+    if dif {
+        plan.reverse();
+    }
+    for (s0, k) in plan {
+        let lgl = host::ntt_pass_lgl(s0);
+        let log_e = k + lgl;
+        let scale_here = scale.is_some() && s0 == 0 && !dif;
+        let (plo, phi, bits) = match scale {
+            Some((lo, hi, b)) => (Arg::Buf(lo), Arg::Buf(hi), b),
+            None => (Arg::Null, Arg::Null, 0),
+        };
+        l.launch(
+            kernel,
+            1 << (lg - log_e),
+            host::ntt_pass_threads(log_e, k, radix),
+            host::ntt_pass_smem(log_e),
+            vec![
+                Arg::Buf(0),
+                Arg::Buf(tw),
+                Arg::U32(lg),
+                Arg::U32(s0),
+                Arg::U32(k),
+                Arg::U32(lgl),
+                Arg::U32(dif as u32),
+                plo,
+                phi,
+                Arg::U32(bits),
+                Arg::U32(scale_here as u32),
+            ],
+        );
+    }
+}
+
+fn bitrev(l: &mut Launches, lg: u32, scale: Option<(u32, u32, u32)>, after: bool) {
+    let (g, b) = cfg1d(1 << lg);
+    let (lo, hi, bits, mode) = match scale {
+        Some((lo, hi, bits)) => (Arg::Buf(lo), Arg::Buf(hi), bits, if after { 2 } else { 1 }),
+        None => (Arg::Null, Arg::Null, 0, 0),
+    };
+    l.launch(
+        BITREV,
+        g,
+        b,
+        0,
+        vec![Arg::Buf(0), Arg::U32(lg), lo, hi, Arg::U32(bits), Arg::U32(mode)],
+    );
+}
+
+/// `kind` as device.rs's ntt_device runs it, or (None) evals_to_coset.
+fn emulate(x: &[Scalar], kind: Option<NttKind>, kernel: u32, radix: u32) -> Vec<Scalar> {
+    let n = x.len();
+    let lg = n.trailing_zeros();
+    let mut l = Launches::default();
+    l.scalars(x); // buffer 0: the data
+    let g = Scalar::MULTIPLICATIVE_GENERATOR;
+    let n_inv = Scalar::from(n as u64).invert().unwrap();
+    let tw = twiddles(&mut l, lg);
+    match kind {
+        Some(NttKind::Forward) => {
+            bitrev(&mut l, lg, None, false);
+            passes(&mut l, kernel, radix, lg, tw, false, None);
+        }
+        Some(NttKind::CosetForward) => {
+            let t = power_tables(&mut l, g, Scalar::ONE, lg);
+            bitrev(&mut l, lg, Some(t), false);
+            passes(&mut l, kernel, radix, lg, tw, false, None);
+        }
+        Some(k @ (NttKind::Inverse | NttKind::CosetInverse)) => {
+            passes(&mut l, kernel, radix, lg, tw, true, None);
+            let base = if k == NttKind::CosetInverse {
+                g.invert().unwrap()
+            } else {
+                Scalar::ONE
+            };
+            let t = power_tables(&mut l, base, n_inv, lg);
+            bitrev(&mut l, lg, Some(t), true);
+        }
+        None => {
+            let t = power_tables(&mut l, g, n_inv, lg);
+            passes(&mut l, kernel, radix, lg, tw, true, None);
+            passes(&mut l, kernel, radix, lg, tw, false, Some(t));
+        }
+    }
+    l.run()
+}
+
+#[test]
+fn ntt_kernels_on_the_cpu_match_the_reference() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0x5eed);
+    // One pass, two passes, uneven rounds for every R, and 2^13/2^14 where
+    // the later passes take 4 groups side by side (lgL = 2).
+    for lg in [1u32, 2, 3, 4, 7, 11, 12, 13, 14] {
+        let n = 1usize << lg;
+        let x: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut rng)).collect();
+        for (kernel, radix, name) in PASSES {
+            for kind in [
+                Some(NttKind::Forward),
+                Some(NttKind::Inverse),
+                Some(NttKind::CosetForward),
+                Some(NttKind::CosetInverse),
+                None,
+            ] {
+                let mut want = x.clone();
+                match kind {
+                    Some(k) => host::ntt_cpu(&mut want, k),
+                    None => {
+                        host::ntt_cpu(&mut want, NttKind::Inverse);
+                        host::ntt_cpu(&mut want, NttKind::CosetForward);
+                    }
+                }
+                let got = emulate(&x, kind, kernel, radix);
+                if let Some(i) = (0..n).find(|&i| got[i] != want[i]) {
+                    panic!("2^{lg} {kind:?} with {name}: first difference at {i}");
+                }
+            }
+        }
+    }
+}
