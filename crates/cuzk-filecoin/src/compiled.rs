@@ -52,6 +52,12 @@ impl SynthesisMode {
 pub(crate) trait PartitionCircuit: Circuit<Scalar> + Send + Sync + Sized {
     /// A circuit of the same shape to compile (its values are not read).
     fn shape_sample(&self) -> Self;
+    /// How many independent parts [`PartitionCircuit::witness`] generates
+    /// at once (1: sequential), so that a pipeline knows how many
+    /// partitions keep every core busy.
+    fn parallel_parts(&self) -> usize {
+        1
+    }
     /// The witness, as sequential synthesis into a witness-only system
     /// would give it.
     fn witness(self) -> cuzk_core::Result<Witness> {
@@ -255,6 +261,10 @@ impl<Tree: FilTree> Circuit<Scalar> for PorepPartition<Tree> {
 impl<Tree: FilTree> PartitionCircuit for PorepPartition<Tree> {
     fn shape_sample(&self) -> Self {
         self.clone()
+    }
+
+    fn parallel_parts(&self) -> usize {
+        self.proofs.len()
     }
 
     /// The circuit is a shared prefix (replica id and its bits, the

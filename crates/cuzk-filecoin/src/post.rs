@@ -300,4 +300,8 @@ impl<Tree: FilTree> crate::compiled::PartitionCircuit for FallbackPoStCircuit<Tr
     fn shape_sample(&self) -> Self {
         self.clone()
     }
+
+    fn parallel_parts(&self) -> usize {
+        self.sectors.len()
+    }
 }
