@@ -16,7 +16,7 @@
 
 use crate::error::{ClusterError, Unavailable};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::sync::{Mutex, MutexGuard};
 use tokio::task::JoinHandle;
 
@@ -102,6 +102,20 @@ pub struct ClusterClient {
     target: String,
     conn: Mutex<Option<Conn>>,
     connects: AtomicU64,
+    /// Since when (ms after the Unix epoch) the database has not answered
+    /// this client: set by the first failed attempt, cleared by the next
+    /// answer of any kind. 0: it answered last time.
+    unreachable_since_ms: AtomicU64,
+    /// Why, while `unreachable_since_ms` is set.
+    unreachable_cause: std::sync::Mutex<String>,
+}
+
+/// A database that has not answered a client since `since`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unreachable {
+    pub since: SystemTime,
+    /// The last attempt's error.
+    pub cause: String,
 }
 
 impl ClusterClient {
@@ -120,6 +134,8 @@ impl ClusterClient {
             target,
             conn: Mutex::new(None),
             connects: AtomicU64::new(0),
+            unreachable_since_ms: AtomicU64::new(0),
+            unreachable_cause: std::sync::Mutex::new(String::new()),
         })
     }
 
@@ -139,6 +155,39 @@ impl ClusterClient {
     /// Connections opened so far (more than one means it reconnected).
     pub fn connections_opened(&self) -> u64 {
         self.connects.load(Ordering::Relaxed)
+    }
+
+    /// Whether the database answered this client's last attempt; when it
+    /// did not, since when and why. An operation still retrying counts as
+    /// unreachable from its first failed attempt, not from when it gives up.
+    pub fn unreachable(&self) -> Option<Unreachable> {
+        let ms = self.unreachable_since_ms.load(Ordering::SeqCst);
+        (ms != 0).then(|| Unreachable {
+            since: UNIX_EPOCH + Duration::from_millis(ms),
+            cause: self
+                .unreachable_cause
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .clone(),
+        })
+    }
+
+    pub(crate) fn mark_answered(&self) {
+        self.unreachable_since_ms.store(0, Ordering::SeqCst);
+    }
+
+    fn mark_unanswered(&self, cause: &Unavailable) {
+        *self
+            .unreachable_cause
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = cause.to_string();
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(1, |d| d.as_millis().max(1) as u64);
+        // The first failure of an outage keeps its time.
+        let _ =
+            self.unreachable_since_ms
+                .compare_exchange(0, now, Ordering::SeqCst, Ordering::SeqCst);
     }
 
     /// The connection, opened if there is none or it has closed.
@@ -237,6 +286,7 @@ impl Retry<'_> {
         &mut self,
         cause: Unavailable,
     ) -> Result<(), ClusterError> {
+        self.client.mark_unanswered(&cause);
         self.tries += 1;
         let waited = self.start.elapsed();
         if waited >= self.client.cfg.reconnect_for {
@@ -311,8 +361,14 @@ macro_rules! db_op {
                         .after_unavailable($crate::error::Unavailable::TimedOut(t))
                         .await?;
                 }
-                Ok(Ok(v)) => break Ok(v),
-                Ok(Err($crate::error::OpError::Domain(e))) => break Err(e),
+                Ok(Ok(v)) => {
+                    client.mark_answered();
+                    break Ok(v);
+                }
+                Ok(Err($crate::error::OpError::Domain(e))) => {
+                    client.mark_answered();
+                    break Err(e);
+                }
                 Ok(Err($crate::error::OpError::Pg(e))) => match $crate::error::classify(&e) {
                     $crate::error::ErrorClass::Connection => {
                         slot.discard();
@@ -322,14 +378,16 @@ macro_rules! db_op {
                             .await?;
                     }
                     $crate::error::ErrorClass::Conflict => {
+                        client.mark_answered();
                         drop(slot);
                         retry.after_conflict().await?;
                     }
                     $crate::error::ErrorClass::Fatal => {
+                        client.mark_answered();
                         break Err($crate::error::ClusterError::Database {
                             op: retry.op(),
                             source: e,
-                        })
+                        });
                     }
                 },
             }

@@ -5,9 +5,9 @@
 //! **Status:** the daemon uses it in cluster mode (`[cluster]
 //! database_url`, `cuzk-daemon/src/cluster.rs`): its gRPC `ProofService`
 //! submits into and awaits from this queue, and a feeder claims partitions
-//! and proves them through the daemon's engine. Not yet: Curio's service
-//! in cluster mode, `cuzk status --cluster`, placement beyond the claim's
-//! residency term; `DESIGN.md` beside this file lists what is built and
+//! and proves them through the daemon's engine; `cuzk status --cluster`
+//! reads the nodes and the queue from here. Not yet: Curio's service in
+//! cluster mode, placement beyond the claim's residency term; `DESIGN.md` beside this file lists what is built and
 //! what is not, and how the queue behaves at scale.
 //!
 //! What it provides, all through [`ClusterClient`] (one node's reconnecting
@@ -36,7 +36,7 @@ mod migrate;
 pub mod nodes;
 pub mod queue;
 
-pub use client::{ClusterClient, ClusterConfig};
+pub use client::{ClusterClient, ClusterConfig, Unreachable};
 pub use error::{ClusterError, Unavailable};
 pub use keeper::{HeldLease, LeaseKeeper};
 pub use migrate::SCHEMA_VERSION;
@@ -44,5 +44,5 @@ pub use nodes::{NodeRecord, NodeReport};
 pub use queue::{
     ClaimRequest, Completion, FailMode, FailOutcome, FailureRecord, JobId, JobInput, JobRecord,
     JobState, JobTimings, Lease, LeaseKey, LeaseStatus, NewJob, PartitionRecord, PartitionResult,
-    PartitionState, Priority, QueueDepth, StopReason, Submitted,
+    PartitionState, Priority, QueueDepth, QueueOverview, StopReason, Submitted,
 };

@@ -19,14 +19,21 @@ pub(crate) struct Migration {
 }
 
 /// In version order; a released migration is never edited, only followed.
-pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "queue",
-    sql: include_str!("../migrations/0001_queue.sql"),
-}];
+pub(crate) const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "queue",
+        sql: include_str!("../migrations/0001_queue.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "node address",
+        sql: include_str!("../migrations/0002_node_address.sql"),
+    },
+];
 
 /// The schema version this build creates and understands.
-pub const SCHEMA_VERSION: i32 = 1;
+pub const SCHEMA_VERSION: i32 = 2;
 
 const CREATE_VERSION_TABLE: &str = "CREATE TABLE IF NOT EXISTS cuzk_schema_version (
     version    INT PRIMARY KEY,

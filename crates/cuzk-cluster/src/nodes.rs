@@ -20,6 +20,11 @@ pub struct NodeReport {
     pub queue_len: u32,
     /// Running count of partitions this node has proved.
     pub partitions_proved: u64,
+    /// Where operators and clients reach it (its gRPC address), free text.
+    pub address: String,
+    /// How often it sends this report: a reader judges it dead by its own
+    /// interval ([`NodeRecord::alive`]).
+    pub heartbeat_interval: Duration,
 }
 
 #[derive(Clone, Debug)]
@@ -33,21 +38,47 @@ pub struct NodeRecord {
     pub leases: u64,
 }
 
+/// Heartbeats a node may miss before status calls it dead.
+pub const MISSED_HEARTBEATS: u32 = 3;
+
+impl NodeRecord {
+    /// Whether it reported within [`MISSED_HEARTBEATS`] of its own
+    /// intervals (at least a second, for a node that never said). For
+    /// operators: the queue decides by leases, not by this.
+    pub fn alive(&self) -> bool {
+        let every = self.report.heartbeat_interval.max(Duration::from_secs(1));
+        self.last_seen_ago <= every * MISSED_HEARTBEATS
+    }
+}
+
 impl ClusterClient {
     pub async fn heartbeat(&self, r: &NodeReport) -> Result<(), ClusterError> {
         let node = self.node_id().to_owned();
         let vram = i64::try_from(r.free_vram_bytes).unwrap_or(i64::MAX);
         let queue = i32::try_from(r.queue_len).unwrap_or(i32::MAX);
         let proved = i64::try_from(r.partitions_proved).unwrap_or(i64::MAX);
+        let every = i32::try_from(r.heartbeat_interval.as_millis()).unwrap_or(i32::MAX);
+        let address: String = r.address.chars().take(256).collect();
         db_op!(self, "heartbeat", |c| {
             c.execute(
                 "INSERT INTO cuzk_nodes (node_id, kinds_supported, kinds_resident, free_vram_bytes, \
-                   queue_len, partitions_proved) VALUES ($1, $2, $3, $4, $5, $6) \
+                   queue_len, partitions_proved, address, heartbeat_ms) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
                  ON CONFLICT (node_id) DO UPDATE SET kinds_supported = EXCLUDED.kinds_supported, \
                    kinds_resident = EXCLUDED.kinds_resident, \
                    free_vram_bytes = EXCLUDED.free_vram_bytes, queue_len = EXCLUDED.queue_len, \
-                   partitions_proved = EXCLUDED.partitions_proved, last_seen = now()",
-                &[&node, &r.kinds_supported, &r.kinds_resident, &vram, &queue, &proved],
+                   partitions_proved = EXCLUDED.partitions_proved, address = EXCLUDED.address, \
+                   heartbeat_ms = EXCLUDED.heartbeat_ms, last_seen = now()",
+                &[
+                    &node,
+                    &r.kinds_supported,
+                    &r.kinds_resident,
+                    &vram,
+                    &queue,
+                    &proved,
+                    &address,
+                    &every,
+                ],
             )
             .await?;
             Ok::<_, OpError>(())
@@ -64,7 +95,8 @@ impl ClusterClient {
                        EXTRACT(EPOCH FROM (now() - n.last_seen))::float8, \
                        EXTRACT(EPOCH FROM (now() - n.started_at))::float8, \
                        (SELECT count(*) FROM cuzk_partitions p \
-                          WHERE p.state = 'leased' AND p.lease_node = n.node_id) \
+                          WHERE p.state = 'leased' AND p.lease_node = n.node_id), \
+                       n.address, n.heartbeat_ms \
                      FROM cuzk_nodes n ORDER BY n.node_id",
                     &[],
                 )
@@ -81,6 +113,10 @@ impl ClusterClient {
                             free_vram_bytes: r.get::<_, i64>(3).max(0) as u64,
                             queue_len: r.get::<_, i32>(4).max(0) as u32,
                             partitions_proved: r.get::<_, i64>(5).max(0) as u64,
+                            address: r.get(9),
+                            heartbeat_interval: Duration::from_millis(
+                                r.get::<_, i32>(10).max(0) as u64
+                            ),
                         },
                         last_seen_ago: secs(r.get(6)),
                         up_for: secs(r.get(7)),

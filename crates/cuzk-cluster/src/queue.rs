@@ -98,6 +98,15 @@ pub enum PartitionState {
 }
 
 impl PartitionState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PartitionState::Pending => "pending",
+            PartitionState::Leased => "leased",
+            PartitionState::Done => "done",
+            PartitionState::Failed => "failed",
+            PartitionState::Cancelled => "cancelled",
+        }
+    }
     pub fn parse(s: &str) -> Option<Self> {
         Some(match s {
             "pending" => PartitionState::Pending,
@@ -291,6 +300,17 @@ pub struct PartitionRecord {
     /// Claims so far (the current lease's fencing token).
     pub claims: i32,
     pub failures: u32,
+}
+
+/// Jobs and partitions by state, for status.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct QueueOverview {
+    /// States with at least one job, in name order.
+    pub jobs: Vec<(JobState, u64)>,
+    pub partitions: Vec<(PartitionState, u64)>,
+    /// How long the oldest pending partition has waited (None: none
+    /// pending).
+    pub oldest_pending: Option<Duration>,
 }
 
 /// Pending partitions of one kind and class.
@@ -516,6 +536,16 @@ impl ClusterClient {
             return Ok(Vec::new());
         }
         self.reap_expired(1000).await?;
+        self.claim_pending(req).await
+    }
+
+    /// [`ClusterClient::claim`] without reaping first: for a node that must
+    /// not reap yet (just back from a database outage, while the other
+    /// nodes' renewals, stalled by the same outage, catch up).
+    pub async fn claim_pending(&self, req: &ClaimRequest) -> Result<Vec<Lease>, ClusterError> {
+        if req.max == 0 || req.kinds.is_empty() {
+            return Ok(Vec::new());
+        }
         let node = self.node_id().to_owned();
         let ttl = secs(self.config().lease_ttl);
         let wait = secs(self.config().placement_max_wait);
@@ -1056,9 +1086,57 @@ impl ClusterClient {
         })
     }
 
+    /// The whole queue at a glance (`cuzk status --cluster`): jobs and
+    /// partitions by state, and how long the oldest pending partition has
+    /// waited. Counts every row of the two tables (bounded by retention).
+    pub async fn overview(&self) -> Result<QueueOverview, ClusterError> {
+        db_op!(self, "overview", |c| {
+            let jobs = c
+                .query(
+                    "SELECT state, count(*) FROM cuzk_jobs GROUP BY state ORDER BY state",
+                    &[],
+                )
+                .await?;
+            let parts = c
+                .query(
+                    "SELECT state, count(*) FROM cuzk_partitions GROUP BY state ORDER BY state",
+                    &[],
+                )
+                .await?;
+            let oldest: Option<f64> = c
+                .query_one(
+                    "SELECT EXTRACT(EPOCH FROM (now() - min(created_at)))::float8 \
+                     FROM cuzk_partitions WHERE state = 'pending'",
+                    &[],
+                )
+                .await?
+                .get(0);
+            let mut o = QueueOverview {
+                oldest_pending: from_secs(oldest),
+                ..QueueOverview::default()
+            };
+            for r in &jobs {
+                let st: &str = r.get(0);
+                let st = JobState::parse(st)
+                    .ok_or_else(|| bad_row("cuzk_jobs", "overview", format!("state {st:?}")))?;
+                o.jobs.push((st, r.get::<_, i64>(1).max(0) as u64));
+            }
+            for r in &parts {
+                let st: &str = r.get(0);
+                let st = PartitionState::parse(st).ok_or_else(|| {
+                    bad_row("cuzk_partitions", "overview", format!("state {st:?}"))
+                })?;
+                o.partitions.push((st, r.get::<_, i64>(1).max(0) as u64));
+            }
+            Ok::<_, OpError>(o)
+        })
+    }
+
     /// Delete jobs final for longer than `older_than`, at most `limit` per
     /// call (a sweep keeps calling while it deletes a full batch). Their
-    /// partitions and failure reasons go with them.
+    /// partitions and failure reasons go with them. Several nodes sweeping
+    /// at once split the rows between them (`SKIP LOCKED`) instead of
+    /// waiting on each other.
     pub async fn purge_finished(
         &self,
         older_than: Duration,
@@ -1071,7 +1149,7 @@ impl ClusterClient {
                     "DELETE FROM cuzk_jobs WHERE id IN ( \
                        SELECT id FROM cuzk_jobs WHERE finished_at IS NOT NULL \
                          AND finished_at < now() - $1::float8 * interval '1 second' \
-                       ORDER BY finished_at LIMIT $2)",
+                       ORDER BY finished_at LIMIT $2 FOR UPDATE SKIP LOCKED)",
                     &[&age, &limit],
                 )
                 .await?;

@@ -80,16 +80,17 @@ async fn migrations_run_concurrently_give_one_schema() {
     for t in tasks {
         applied.extend(t.await.expect("task").expect("migrate"));
     }
+    applied.sort_unstable();
     assert_eq!(
         applied,
-        vec![1],
+        (1..=SCHEMA_VERSION).collect::<Vec<_>>(),
         "each migration applied by exactly one daemon"
     );
     assert_eq!(clients[0].schema_version().await.unwrap(), SCHEMA_VERSION);
     let raw = db.raw().await;
     assert_eq!(
         count(&raw, "SELECT count(*) FROM cuzk_schema_version").await,
-        1
+        i64::from(SCHEMA_VERSION)
     );
     // A later start applies nothing and the schema works.
     assert!(clients[3].migrate().await.unwrap().is_empty());
@@ -113,6 +114,9 @@ async fn unreachable_database_is_a_typed_error() {
         }) => assert_eq!(target, "127.0.0.1:1/none"),
         other => panic!("expected Unavailable(Connect), got {other:?}"),
     }
+    // Status's view of it: unreachable, with the connect error.
+    let u = c.unreachable().expect("marked unreachable");
+    assert!(u.cause.contains("cannot connect"), "{u:?}");
     assert!(matches!(
         ClusterClient::new(ClusterConfig::new("postgres://[bad", "n")),
         Err(ClusterError::InvalidUrl(_))
@@ -613,6 +617,8 @@ async fn heartbeats_list_nodes_and_their_leases() {
         free_vram_bytes: 80 << 30,
         queue_len: 2,
         partitions_proved: 7,
+        address: "10.0.0.5:9000".into(),
+        heartbeat_interval: Duration::from_secs(10),
     })
     .await
     .unwrap();
@@ -630,6 +636,9 @@ async fn heartbeats_list_nodes_and_their_leases() {
     assert_eq!(nodes[0].report.free_vram_bytes, 80 << 30);
     assert_eq!(nodes[0].report.partitions_proved, 7);
     assert_eq!(nodes[0].leases, 2);
+    assert_eq!(nodes[0].report.address, "10.0.0.5:9000");
+    assert_eq!(nodes[0].report.heartbeat_interval, Duration::from_secs(10));
+    assert!(nodes[0].alive() && nodes[1].alive());
     assert_eq!((nodes[1].report.queue_len, nodes[1].leases), (1, 0));
     let depth = b.queue_depth().await.unwrap();
     assert_eq!(

@@ -192,6 +192,10 @@ pub struct CancelArgs {
 pub struct StatusArgs {
     #[command(flatten)]
     pub conn: ConnectArgs,
+    /// The cluster's view instead (cluster mode): every daemon with its
+    /// heartbeat, jobs and partitions by state, the queue.
+    #[arg(long)]
+    pub cluster: bool,
 }
 
 #[derive(clap::Args, Clone, Debug)]
@@ -607,6 +611,7 @@ pub fn status_json(s: &proto::GetStatusResponse) -> Value {
         "host_budget_bytes": s.host_budget_bytes,
         "counters": {"submitted": c.submitted, "deduplicated": c.deduplicated, "completed": c.completed, "failed": c.failed, "cancelled": c.cancelled, "rejected": c.rejected, "batches": c.batches, "circuits_proved": c.circuits_proved, "proofs_verified": c.proofs_verified, "verification_failures": c.verification_failures},
         "kinds": s.kinds,
+        "cluster": s.cluster.as_ref().map(cluster_json),
         "shutting_down": s.shutting_down,
         "pipeline": {"synthesizing": s.synthesizing, "synthesis_concurrency": s.synthesis_concurrency, "open_chunks": s.open_chunks, "ready_chunks": s.ready_chunks},
         "busy": {
@@ -663,6 +668,9 @@ pub fn status_text(v: &Value) -> String {
         o.push_str("state     shutting down\n");
     }
     let _ = writeln!(o, "kinds     {}", list(&v["kinds"]));
+    if v["cluster"].is_object() {
+        o.push_str(&cluster_line(&v["cluster"]));
+    }
     let p = &v["pipeline"];
     let _ = writeln!(
         o,
@@ -842,8 +850,270 @@ pub fn status_text(v: &Value) -> String {
 
 pub async fn status(a: &StatusArgs) -> anyhow::Result<Value> {
     let mut c = a.conn.client().await?;
+    if a.cluster {
+        let s = answer(
+            c.get_cluster_status(proto::GetClusterStatusRequest {})
+                .await,
+            "GetClusterStatus",
+        )?;
+        return Ok(cluster_json(&s));
+    }
     let s = answer(c.get_status(proto::GetStatusRequest {}).await, "GetStatus")?;
     Ok(status_json(&s))
+}
+
+const JOB_STATES: [&str; 5] = ["queued", "running", "completed", "failed", "cancelled"];
+const PARTITION_STATES: [&str; 5] = ["pending", "leased", "done", "failed", "cancelled"];
+
+/// `GetStatus`'s cluster part as `cuzk status --cluster --json` prints it
+/// (and under "cluster" in `cuzk status --json`); every state is listed,
+/// zero when the queue has none.
+pub fn cluster_json(c: &proto::ClusterStatus) -> Value {
+    let counts = |names: &[&str], got: &[proto::StateCount]| {
+        let mut m = serde_json::Map::new();
+        for n in names {
+            let k = got.iter().find(|s| s.state == *n).map_or(0, |s| s.count);
+            m.insert((*n).into(), json!(k));
+        }
+        // A state this build does not know still shows.
+        for s in got.iter().filter(|s| !names.contains(&s.state.as_str())) {
+            m.insert(s.state.clone(), json!(s.count));
+        }
+        Value::Object(m)
+    };
+    json!({
+        "node_id": c.node_id,
+        "database": c.database,
+        "database_unreachable_since_unix_s": c.database_unreachable_since_unix_s,
+        "database_error": (!c.database_error.is_empty()).then_some(&c.database_error),
+        "claimed": c.claimed,
+        "reports_waiting": c.reports_waiting,
+        "partitions_proved": c.partitions_proved,
+        "retain_finished_s": c.retain_finished_s,
+        "view": c.view.as_ref().map(|v| json!({
+            "nodes": v.nodes.iter().map(|n| json!({
+                "node_id": n.node_id, "address": n.address, "last_seen_s": n.last_seen_s,
+                "alive": n.alive, "heartbeat_interval_s": n.heartbeat_interval_s, "up_s": n.up_s,
+                "kinds_supported": n.kinds_supported, "kinds_resident": n.kinds_resident,
+                "free_vram_bytes": n.free_vram_bytes, "leases": n.leases,
+                "partitions_proved": n.partitions_proved,
+            })).collect::<Vec<_>>(),
+            "jobs": counts(&JOB_STATES, &v.jobs),
+            "partitions": counts(&PARTITION_STATES, &v.partitions),
+            "oldest_pending_s": v.oldest_pending_s,
+            "queues": v.queues.iter().map(|q| json!({
+                "kind": q.kind, "priority": priority_name(q.priority),
+                "pending": q.pending, "leased": q.leased,
+            })).collect::<Vec<_>>(),
+        })),
+        "view_error": (!c.view_error.is_empty()).then_some(&c.view_error),
+    })
+}
+
+/// Unix seconds as `2026-12-01 21:59:03 UTC` (proleptic Gregorian, from
+/// days since the epoch; no time zone database needed).
+pub fn utc_time(unix_s: f64) -> String {
+    let secs = unix_s.max(0.0) as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+/// A duration in seconds for people: `850 ms`, `12.3 s`, `4 min`, `2.5 h`.
+pub fn human_secs(s: f64) -> String {
+    match s {
+        s if s < 1.0 => format!("{:.0} ms", s * 1e3),
+        s if s < 120.0 => format!("{s:.1} s"),
+        s if s < 7200.0 => format!("{:.0} min", s / 60.0),
+        s => format!("{:.1} h", s / 3600.0),
+    }
+}
+
+/// The "cluster" line of `cuzk status` (and the head of `--cluster`): this
+/// daemon's membership and whether the database answers it.
+fn cluster_line(c: &Value) -> String {
+    let n = |x: &Value| x.as_u64().unwrap_or(0);
+    let mut o = format!(
+        "cluster   node {} on {}: {} partitions claimed, {} proved here",
+        c["node_id"].as_str().unwrap_or("?"),
+        c["database"].as_str().unwrap_or("?"),
+        n(&c["claimed"]),
+        n(&c["partitions_proved"]),
+    );
+    if let Some(since) = c["database_unreachable_since_unix_s"].as_f64() {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(since, |d| d.as_secs_f64());
+        o.push_str(&format!(
+            "\ncluster   database unreachable since {} ({} ago): {}; {} results held, claiming stopped",
+            utc_time(since),
+            human_secs((now - since).max(0.0)),
+            c["database_error"].as_str().unwrap_or("no answer"),
+            n(&c["reports_waiting"]),
+        ));
+    }
+    o.push('\n');
+    o
+}
+
+/// Aligned columns under a title (text left, numbers right).
+fn text_table(title: &str, head: &[&str], rows: &[Vec<String>]) -> String {
+    use std::fmt::Write;
+    let mut o = String::new();
+    let mut w: Vec<usize> = head.iter().map(|h| h.len()).collect();
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            w[i] = w[i].max(c.chars().count());
+        }
+    }
+    let numeric = |c: &str| c.starts_with(|ch: char| ch.is_ascii_digit()) || c == "-";
+    let right: Vec<bool> = (0..head.len())
+        .map(|i| i > 0 && !rows.is_empty() && rows.iter().all(|r| numeric(&r[i])))
+        .collect();
+    let _ = writeln!(o, "{title}");
+    let heads: Vec<String> = head.iter().map(|h| h.to_string()).collect();
+    for r in std::iter::once(&heads).chain(rows) {
+        let mut s = String::from("  ");
+        for (i, c) in r.iter().enumerate() {
+            if right[i] {
+                let _ = write!(s, "{c:>width$}  ", width = w[i]);
+            } else {
+                let _ = write!(s, "{c:<width$}  ", width = w[i]);
+            }
+        }
+        let _ = writeln!(o, "{}", s.trim_end());
+    }
+    o
+}
+
+/// `cuzk status --cluster` on a terminal: [`cluster_json`]'s facts.
+pub fn cluster_text(c: &Value) -> String {
+    use std::fmt::Write;
+    let n = |x: &Value| x.as_u64().unwrap_or(0);
+    let list = |x: &Value| {
+        x.as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|k| k.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .unwrap_or_default()
+    };
+    let mut o = cluster_line(c);
+    let v = &c["view"];
+    if !v.is_object() {
+        let _ = writeln!(
+            o,
+            "the cluster's view is not available: {}",
+            c["view_error"].as_str().unwrap_or("no answer")
+        );
+        return o;
+    }
+    let states = |x: &Value, names: &[&str]| {
+        names
+            .iter()
+            .map(|s| format!("{} {s}", n(&x[*s])))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let retain = c["retain_finished_s"].as_f64().unwrap_or(0.0);
+    let _ = writeln!(
+        o,
+        "jobs      {} ({})",
+        states(&v["jobs"], &JOB_STATES),
+        if retain > 0.0 {
+            format!("finished ones kept {}", human_secs(retain))
+        } else {
+            "finished ones kept forever".into()
+        }
+    );
+    let _ = writeln!(
+        o,
+        "partitions {}; oldest pending {}",
+        states(&v["partitions"], &PARTITION_STATES),
+        v["oldest_pending_s"]
+            .as_f64()
+            .map_or("-".into(), |s| format!("{} ago", human_secs(s)))
+    );
+    let nodes: Vec<Vec<String>> = v["nodes"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .map(|x| {
+            vec![
+                x["node_id"].as_str().unwrap_or("?").to_owned(),
+                x["address"].as_str().unwrap_or("").to_owned(),
+                if x["alive"].as_bool().unwrap_or(false) {
+                    "alive"
+                } else {
+                    "dead"
+                }
+                .into(),
+                format!(
+                    "{} ago",
+                    human_secs(x["last_seen_s"].as_f64().unwrap_or(0.0))
+                ),
+                human_secs(x["up_s"].as_f64().unwrap_or(0.0)),
+                n(&x["leases"]).to_string(),
+                n(&x["partitions_proved"]).to_string(),
+                human_bytes(n(&x["free_vram_bytes"])),
+                list(&x["kinds_resident"]),
+            ]
+        })
+        .collect();
+    o.push_str(&text_table(
+        "nodes",
+        &[
+            "node",
+            "address",
+            "state",
+            "heartbeat",
+            "up",
+            "leases",
+            "proved",
+            "vram free",
+            "resident",
+        ],
+        &nodes,
+    ));
+    let queues: Vec<Vec<String>> = v["queues"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .map(|q| {
+            vec![
+                q["kind"].as_str().unwrap_or("?").to_owned(),
+                q["priority"].as_str().unwrap_or("?").to_owned(),
+                n(&q["pending"]).to_string(),
+                n(&q["leased"]).to_string(),
+            ]
+        })
+        .collect();
+    if !queues.is_empty() {
+        o.push_str(&text_table(
+            "queue",
+            &["kind", "priority", "pending", "leased"],
+            &queues,
+        ));
+    }
+    o
 }
 
 pub async fn preload(a: &ParamsArgs) -> anyhow::Result<Value> {
@@ -1072,6 +1342,8 @@ pub fn run_status(a: &StatusArgs) -> anyhow::Result<()> {
     let v = runtime()?.block_on(status(a))?;
     if a.conn.json {
         print(true, &v);
+    } else if a.cluster {
+        print!("{}", cluster_text(&v));
     } else {
         print!("{}", status_text(&v));
     }

@@ -21,7 +21,18 @@
 //!   stored under the lease's fencing token; the queue assembles the job
 //!   when its last partition arrives.
 //! - **Heartbeat**: kinds supported and resident, free VRAM, partitions
-//!   claimed and proved, every `heartbeat_interval_s`.
+//!   claimed and proved, its address and interval, every
+//!   `heartbeat_interval_s`.
+//! - **Retention**: every daemon deletes jobs finished more than
+//!   `retain_finished_s` ago, and forgets nodes silent that long, every
+//!   quarter of it (at most 10 minutes); concurrent sweeps split the rows.
+//! - **Database outage**: partitions in hand are still proved; their
+//!   results are held and their reports retried with backoff until the
+//!   database answers, and nothing new is claimed while any is held. Back
+//!   from an outage, the daemon does not reap expired leases for one
+//!   `lease_ttl_s`: the other daemons' renewals, stalled by the same
+//!   outage, get that long to catch up. `cuzk status` says since when the
+//!   database has not answered ([`ClusterNode::status`]).
 //!
 //! This module owns no queue state: the database does. It must not reach
 //! into the engine's internals; the engine sees ordinary local jobs.
@@ -29,7 +40,7 @@
 // tonic::Status is large, but it is what every handler returns.
 #![allow(clippy::result_large_err)]
 
-use crate::config::ClusterSettings;
+use crate::config::{ClusterSettings, ServerConfig};
 use crate::engine::{Engine, EngineError, JobState};
 use crate::kinds::KindError;
 use crate::proto;
@@ -38,7 +49,7 @@ use crate::service::{priority_from_proto, status_of, ProofServiceImpl};
 use cuzk_cluster::{
     ClaimRequest, ClusterClient, ClusterConfig, ClusterError, Completion, FailMode, FailOutcome,
     JobId, JobInput, JobRecord, Lease, LeaseKeeper, NewJob, NodeReport, PartitionResult,
-    StopReason,
+    StopReason, Unreachable,
 };
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -59,7 +70,20 @@ pub struct ClusterConnection {
     settings: ClusterSettings,
     cfg: ClusterConfig,
     front: Arc<ClusterClient>,
+    address: String,
 }
+
+/// How long status reads and retention sweeps retry an unanswering
+/// database: status must answer promptly, and a sweep runs again later.
+const ADMIN_RECONNECT_FOR: Duration = Duration::from_secs(3);
+
+/// Rows a retention sweep deletes per statement (jobs; their partitions
+/// and failure rows go with them).
+const PURGE_BATCH: i64 = 500;
+
+/// The longest wait between two reports of a result the database did not
+/// take.
+const REPORT_BACKOFF_MAX: Duration = Duration::from_secs(10);
 
 fn default_node_id() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
@@ -70,8 +94,26 @@ fn default_node_id() -> String {
         .unwrap_or_else(|| "cuzk".to_owned())
 }
 
+/// `advertise_address`, else where this daemon listens: the host name with
+/// the TCP port, else its Unix socket.
+fn default_address(server: &ServerConfig) -> String {
+    // Port 0 (a port the system picks) says nothing to a reader.
+    match (
+        server.tcp_listen.filter(|a| a.port() != 0),
+        &server.unix_socket,
+    ) {
+        (Some(a), _) if !a.ip().is_unspecified() => a.to_string(),
+        (Some(a), _) => format!("{}:{}", default_node_id(), a.port()),
+        (None, Some(p)) => format!("unix:{}", p.display()),
+        (None, None) => String::new(),
+    }
+}
+
 impl ClusterConnection {
-    pub async fn open(settings: &ClusterSettings) -> Result<Self, ClusterError> {
+    pub async fn open(
+        settings: &ClusterSettings,
+        server: &ServerConfig,
+    ) -> Result<Self, ClusterError> {
         let url = settings
             .database_url
             .clone()
@@ -96,6 +138,10 @@ impl ClusterConnection {
             settings: settings.clone(),
             cfg,
             front,
+            address: settings
+                .advertise_address
+                .clone()
+                .unwrap_or_else(|| default_address(server)),
         })
     }
 
@@ -104,6 +150,9 @@ impl ClusterConnection {
         // Each on a client of its own: a renewal must not wait behind a
         // claim or a result upload, nor a claim behind a client's submit.
         let work = Arc::new(ClusterClient::new(self.cfg.clone())?);
+        let mut admin_cfg = self.cfg.clone();
+        admin_cfg.reconnect_for = admin_cfg.reconnect_for.min(ADMIN_RECONNECT_FOR);
+        let admin = Arc::new(ClusterClient::new(admin_cfg)?);
         let keeper = Arc::new(LeaseKeeper::start(Arc::new(ClusterClient::new(
             self.cfg.clone(),
         )?)));
@@ -117,7 +166,12 @@ impl ClusterConnection {
             engine,
             front: self.front,
             work,
+            admin,
             keeper,
+            address: self.address,
+            lease_ttl: self.cfg.lease_ttl,
+            retain: Duration::from_secs(self.settings.retain_finished_s),
+            reports_waiting: AtomicUsize::new(0),
             poll: Duration::from_millis(self.settings.poll_interval_ms),
             heartbeat: Duration::from_secs(self.settings.heartbeat_interval_s),
             slots: Arc::new(Semaphore::new(max_claimed)),
@@ -129,10 +183,12 @@ impl ClusterConnection {
         });
         let feeder = tokio::spawn(feeder(inner.clone()));
         let heartbeat = tokio::spawn(heartbeat(inner.clone()));
+        let retention = (!inner.retain.is_zero()).then(|| tokio::spawn(retention(inner.clone())));
         Ok(Arc::new(ClusterNode {
             inner,
             feeder: Mutex::new(Some(feeder)),
             heartbeat: Mutex::new(Some(heartbeat)),
+            retention: Mutex::new(retention),
         }))
     }
 }
@@ -143,7 +199,17 @@ struct NodeInner {
     front: Arc<ClusterClient>,
     /// Claims and results.
     work: Arc<ClusterClient>,
+    /// Status reads and retention sweeps (short retries).
+    admin: Arc<ClusterClient>,
     keeper: Arc<LeaseKeeper>,
+    /// Shown in the heartbeat.
+    address: String,
+    lease_ttl: Duration,
+    /// `retain_finished_s` (zero: keep).
+    retain: Duration,
+    /// Results (or failures) proved here that the database has not taken
+    /// yet: while any is held, nothing new is claimed.
+    reports_waiting: AtomicUsize,
     poll: Duration,
     heartbeat: Duration,
     /// One permit per partition claimed or being claimed, not yet reported.
@@ -162,6 +228,7 @@ pub struct ClusterNode {
     inner: Arc<NodeInner>,
     feeder: Mutex<Option<JoinHandle<()>>>,
     heartbeat: Mutex<Option<JoinHandle<()>>>,
+    retention: Mutex<Option<JoinHandle<()>>>,
 }
 
 /// A submission refused before or by the queue.
@@ -225,6 +292,111 @@ impl ClusterNode {
     /// Partitions proved here and accepted by the queue.
     pub fn partitions_proved(&self) -> u64 {
         self.inner.proved.load(Ordering::Relaxed)
+    }
+
+    /// Results held here for a database that has not taken them.
+    pub fn reports_waiting(&self) -> usize {
+        self.inner.reports_waiting.load(Ordering::SeqCst)
+    }
+
+    /// Whether the database answers this daemon: since when and why not.
+    /// The clients that speak to it steadily decide (the front end's, used
+    /// by the heartbeat, and the feeder's); the earlier outage wins.
+    pub fn database_unreachable(&self) -> Option<Unreachable> {
+        [
+            self.inner.front.unreachable(),
+            self.inner.work.unreachable(),
+        ]
+        .into_iter()
+        .flatten()
+        .min_by_key(|u| u.since)
+    }
+
+    /// This daemon's part of `GetStatus` in cluster mode; with `view`, the
+    /// queue's too (skipped while the database does not answer, so that
+    /// status never waits on it).
+    pub async fn status(&self, view: bool) -> proto::ClusterStatus {
+        let down = self.database_unreachable();
+        let unix = |t: std::time::SystemTime| {
+            t.duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64())
+        };
+        let mut st = proto::ClusterStatus {
+            node_id: self.node_id().to_owned(),
+            database: self.inner.front.target().to_owned(),
+            database_unreachable_since_unix_s: down.as_ref().map(|u| unix(u.since)),
+            database_error: down.as_ref().map(|u| u.cause.clone()).unwrap_or_default(),
+            claimed: self.claimed() as u32,
+            reports_waiting: self.reports_waiting() as u32,
+            partitions_proved: self.partitions_proved(),
+            retain_finished_s: self.inner.retain.as_secs_f64(),
+            view: None,
+            view_error: String::new(),
+        };
+        if !view {
+            return st;
+        }
+        if down.is_some() {
+            st.view_error = "the database does not answer this daemon".into();
+            return st;
+        }
+        match self.view().await {
+            Ok(v) => st.view = Some(v),
+            Err(e) => st.view_error = e.to_string(),
+        }
+        st
+    }
+
+    async fn view(&self) -> Result<proto::ClusterView, ClusterError> {
+        let db = &self.inner.admin;
+        let nodes = db.nodes().await?;
+        let overview = db.overview().await?;
+        let depth = db.queue_depth().await?;
+        Ok(proto::ClusterView {
+            nodes: nodes
+                .iter()
+                .map(|n| proto::ClusterNode {
+                    node_id: n.node_id.clone(),
+                    address: n.report.address.clone(),
+                    last_seen_s: n.last_seen_ago.as_secs_f64(),
+                    alive: n.alive(),
+                    heartbeat_interval_s: n.report.heartbeat_interval.as_secs_f64(),
+                    up_s: n.up_for.as_secs_f64(),
+                    kinds_supported: n.report.kinds_supported.clone(),
+                    kinds_resident: n.report.kinds_resident.clone(),
+                    free_vram_bytes: n.report.free_vram_bytes,
+                    leases: n.leases,
+                    partitions_proved: n.report.partitions_proved,
+                })
+                .collect(),
+            jobs: overview
+                .jobs
+                .iter()
+                .map(|(s, n)| proto::StateCount {
+                    state: s.as_str().into(),
+                    count: *n,
+                })
+                .collect(),
+            partitions: overview
+                .partitions
+                .iter()
+                .map(|(s, n)| proto::StateCount {
+                    state: s.as_str().into(),
+                    count: *n,
+                })
+                .collect(),
+            oldest_pending_s: overview.oldest_pending.map(|d| d.as_secs_f64()),
+            queues: depth
+                .iter()
+                .map(|q| proto::ClusterQueue {
+                    kind: q.kind.clone(),
+                    priority: crate::service::priority_to_proto(from_cluster_priority(q.priority))
+                        as i32,
+                    pending: q.pending,
+                    leased: q.leased,
+                })
+                .collect(),
+        })
     }
 
     /// Insert a job into the shared queue (or find the one its request id
@@ -316,7 +488,14 @@ impl ClusterNode {
                 abort.abort();
             }
         }
+        self.stop_tasks();
+    }
+
+    fn stop_tasks(&self) {
         if let Some(h) = lock(&self.heartbeat).take() {
+            h.abort();
+        }
+        if let Some(h) = lock(&self.retention).take() {
             h.abort();
         }
         self.inner.keeper.stop();
@@ -333,10 +512,7 @@ impl ClusterNode {
             // aborts them.
             f.abort();
         }
-        if let Some(h) = lock(&self.heartbeat).take() {
-            h.abort();
-        }
-        self.inner.keeper.stop();
+        self.stop_tasks();
     }
 }
 
@@ -367,7 +543,10 @@ impl NodeInner {
         if let Some((_, b)) = lock(&self.inputs).iter().find(|(j, _)| *j == job) {
             return Ok(b.clone());
         }
-        let bytes = match self.work.job_input(job).await {
+        // A partition in hand waits out an unanswering database for its
+        // input rather than failing (which would count against it).
+        let what = format!("job {job}'s input");
+        let bytes = match until_answered(self, &what, false, || self.work.job_input(job)).await {
             Ok(JobInput::Inline(b)) => b,
             Ok(JobInput::Reference(path)) => tokio::fs::read(&path)
                 .await
@@ -388,8 +567,19 @@ async fn feeder(node: Arc<NodeInner>) {
     let kinds = node.engine.registry().names();
     let mut work: JoinSet<()> = JoinSet::new();
     let mut idle = node.poll;
+    // Whether the database failed us since the last claim that it
+    // answered, and until when not to reap after it came back.
+    let mut lost = false;
+    let mut reap_after = Instant::now();
     while !node.stopping.load(Ordering::SeqCst) {
         while work.try_join_next().is_some() {}
+        if node.reports_waiting.load(Ordering::SeqCst) > 0 {
+            // Results held for an unanswering database: take nothing new
+            // (a partition claimed now could not be reported either).
+            let _ = tokio::time::timeout(node.poll, work.join_next()).await;
+            continue;
+        }
+        lost |= node.work.unreachable().is_some();
         // Wait for room for at least one partition, then take what else
         // is free.
         let first = tokio::select! {
@@ -408,9 +598,32 @@ async fn feeder(node: Arc<NodeInner>) {
             resident: node.resident_kinds(),
             max: permits.len() as u32,
         };
-        let leases = match node.work.claim(&req).await {
-            Ok(l) => l,
+        let claimed = if lost || Instant::now() < reap_after {
+            node.work.claim_pending(&req).await
+        } else {
+            // Expired leases go back to the queue (counting a failure)
+            // before the claim.
+            match node.work.reap_expired(1000).await {
+                Ok(_) => node.work.claim_pending(&req).await,
+                Err(e) => Err(e),
+            }
+        };
+        let leases = match claimed {
+            Ok(l) => {
+                if std::mem::take(&mut lost) {
+                    // Back from an outage: the other nodes' renewals were
+                    // stalled as ours were; give them a lease's time before
+                    // reaping what expired meanwhile.
+                    reap_after = Instant::now() + node.lease_ttl;
+                    tracing::info!(
+                        database = node.work.target(),
+                        "cluster: the database answers again; claiming"
+                    );
+                }
+                l
+            }
             Err(e) => {
+                lost |= matches!(e, ClusterError::Unavailable { .. });
                 tracing::warn!(error = %e, "cluster: claiming partitions failed; trying again");
                 Vec::new()
             }
@@ -483,7 +696,7 @@ async fn prove_partition(node: Arc<NodeInner>, lease: Lease, _in_hand: InHand) {
     let outcome = work_on(&node, &lease, &mut held).await;
     let what = format!("job {} partition {}", lease.job_id, lease.partition);
     match outcome {
-        Outcome::Proved(r) => match node.work.complete(&key, &r).await {
+        Outcome::Proved(r) => match report(&node, &what, || node.work.complete(&key, &r)).await {
             Ok(Completion::Accepted { job_completed }) => {
                 node.proved.fetch_add(1, Ordering::Relaxed);
                 tracing::debug!(%what, job_completed, "cluster: partition stored");
@@ -495,11 +708,13 @@ async fn prove_partition(node: Arc<NodeInner>, lease: Lease, _in_hand: InHand) {
                 tracing::warn!(%what, error = %e, "cluster: storing the result failed; the lease will expire and the partition run again")
             }
         },
-        Outcome::Failed(reason, mode) => match node.work.fail(&key, &reason, mode).await {
-            Ok(FailOutcome::JobFailed) => tracing::warn!(%what, %reason, "cluster: job failed"),
-            Ok(o) => tracing::info!(%what, %reason, outcome = ?o, "cluster: partition failed"),
-            Err(e) => tracing::warn!(%what, error = %e, "cluster: reporting a failure failed"),
-        },
+        Outcome::Failed(reason, mode) => {
+            match report(&node, &what, || node.work.fail(&key, &reason, mode)).await {
+                Ok(FailOutcome::JobFailed) => tracing::warn!(%what, %reason, "cluster: job failed"),
+                Ok(o) => tracing::info!(%what, %reason, outcome = ?o, "cluster: partition failed"),
+                Err(e) => tracing::warn!(%what, error = %e, "cluster: reporting a failure failed"),
+            }
+        }
         Outcome::Stopped(reason) => {
             tracing::info!(%what, ?reason, "cluster: stopped working on a partition")
         }
@@ -510,6 +725,62 @@ async fn prove_partition(node: Arc<NodeInner>, lease: Lease, _in_hand: InHand) {
         }
     }
     drop(held);
+}
+
+/// Run a report (a result, a failure) until the database answers it: an
+/// unavailable or contended database is waited out with backoff while the
+/// lease is kept (renewals go on; a lease that expired meanwhile but that
+/// nobody reaped is still ours, and the queue's fencing refuses the report
+/// if it was taken). Counted in `reports_waiting` while it waits.
+async fn report<T, F, Fut>(node: &NodeInner, what: &str, op: F) -> Result<T, ClusterError>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<T, ClusterError>>,
+{
+    until_answered(node, what, true, op).await
+}
+
+/// Run `op` until the database answers it (any answer but unavailable or
+/// contended), with backoff; `counted`: in `reports_waiting` meanwhile.
+async fn until_answered<T, F, Fut>(
+    node: &NodeInner,
+    what: &str,
+    counted: bool,
+    op: F,
+) -> Result<T, ClusterError>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<T, ClusterError>>,
+{
+    struct Waiting<'a>(&'a AtomicUsize);
+    impl Drop for Waiting<'_> {
+        fn drop(&mut self) {
+            self.0.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+    let mut waiting = None;
+    let mut backoff = node.poll;
+    loop {
+        match op().await {
+            Err(e @ (ClusterError::Unavailable { .. } | ClusterError::Contended { .. })) => {
+                if waiting.is_none() {
+                    waiting = Some(counted.then(|| {
+                        node.reports_waiting.fetch_add(1, Ordering::SeqCst);
+                        Waiting(&node.reports_waiting)
+                    }));
+                    tracing::warn!(%what, error = %e, "cluster: the database did not answer; holding on and trying again");
+                }
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(REPORT_BACKOFF_MAX);
+            }
+            other => {
+                if waiting.is_some() {
+                    tracing::info!(%what, "cluster: the database answered after all");
+                }
+                return other;
+            }
+        }
+    }
 }
 
 async fn work_on(node: &NodeInner, lease: &Lease, held: &mut cuzk_cluster::HeldLease) -> Outcome {
@@ -573,9 +844,52 @@ async fn heartbeat(node: Arc<NodeInner>) {
             free_vram_bytes: st.devices.iter().map(|d| d.vram_free_bytes).sum(),
             queue_len: node.leased.load(Ordering::SeqCst) as u32,
             partitions_proved: node.proved.load(Ordering::Relaxed),
+            address: node.address.clone(),
+            heartbeat_interval: node.heartbeat,
         };
         if let Err(e) = node.front.heartbeat(&report).await {
             tracing::warn!(error = %e, "cluster: heartbeat failed");
+        }
+    }
+}
+
+/// Delete what is older than `retain_finished_s`: finished jobs (in
+/// batches, until a batch comes back short) and silent nodes.
+async fn retention(node: Arc<NodeInner>) {
+    let every = (node.retain / 4).clamp(Duration::from_secs(1), Duration::from_secs(600));
+    let mut tick = tokio::time::interval(every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let mut jobs = 0;
+        loop {
+            match node.admin.purge_finished(node.retain, PURGE_BATCH).await {
+                Ok(n) => {
+                    jobs += n;
+                    if n < PURGE_BATCH as u64 {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "cluster: retention sweep failed; trying again later");
+                    break;
+                }
+            }
+        }
+        let nodes = match node.admin.forget_nodes(node.retain).await {
+            Ok(n) => n,
+            Err(e) => {
+                tracing::warn!(error = %e, "cluster: forgetting silent nodes failed");
+                0
+            }
+        };
+        if jobs > 0 || nodes > 0 {
+            tracing::info!(
+                jobs,
+                nodes,
+                retain_s = node.retain.as_secs(),
+                "cluster: retention sweep"
+            );
         }
     }
 }
@@ -763,7 +1077,16 @@ impl ProofService for ClusterProofService {
         &self,
         req: Request<proto::GetStatusRequest>,
     ) -> Result<Response<proto::GetStatusResponse>, Status> {
-        self.local.get_status(req).await
+        let mut r = self.local.get_status(req).await?;
+        r.get_mut().cluster = Some(self.node.status(false).await);
+        Ok(r)
+    }
+
+    async fn get_cluster_status(
+        &self,
+        _req: Request<proto::GetClusterStatusRequest>,
+    ) -> Result<Response<proto::ClusterStatus>, Status> {
+        Ok(Response::new(self.node.status(true).await))
     }
 
     async fn get_metrics(

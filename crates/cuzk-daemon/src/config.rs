@@ -516,6 +516,15 @@ pub struct ClusterSettings {
     /// How long a database operation keeps reconnecting before it reports
     /// the database unavailable.
     pub reconnect_for_s: u64,
+    /// Finished jobs (completed, failed, cancelled) are deleted with their
+    /// partitions and proofs this long after they finished, and nodes
+    /// silent this long are forgotten; 0 keeps them forever. Every daemon
+    /// sweeps every quarter of it (at most every 10 minutes); concurrent
+    /// sweeps split the rows, never delete twice.
+    pub retain_finished_s: u64,
+    /// This daemon's address as `cuzk status --cluster` shows it. Default:
+    /// the host name and `server.tcp_listen`'s port, else the Unix socket.
+    pub advertise_address: Option<String>,
 }
 
 impl Default for ClusterSettings {
@@ -530,6 +539,8 @@ impl Default for ClusterSettings {
             heartbeat_interval_s: 10,
             placement_max_wait_s: 60,
             reconnect_for_s: 30,
+            retain_finished_s: 24 * 3600,
+            advertise_address: None,
         }
     }
 }

@@ -198,7 +198,9 @@ impl DaemonBuilder {
         // Cluster mode: the database reached and migrated before anything
         // starts, so that an unreachable one fails the start with its error.
         let cluster = match cfg.cluster.database_url {
-            Some(_) => Some(crate::cluster::ClusterConnection::open(&cfg.cluster).await?),
+            Some(_) => {
+                Some(crate::cluster::ClusterConnection::open(&cfg.cluster, &cfg.server).await?)
+            }
             None => None,
         };
         let host = match cfg.engine.host_memory_budget {

@@ -297,7 +297,18 @@ impl proto::proof_service_server::ProofService for ProofServiceImpl {
             worker_busy: worker_busy(&s.busy),
             synthesis_busy_fraction: s.busy.synthesis_busy_fraction,
             busy_window_s: s.busy.window_s,
+            cluster: None,
         }))
+    }
+
+    async fn get_cluster_status(
+        &self,
+        _req: Request<proto::GetClusterStatusRequest>,
+    ) -> Result<Response<proto::ClusterStatus>, Status> {
+        // Cluster mode answers with ClusterProofService.
+        Err(Status::failed_precondition(
+            "this daemon is not in cluster mode ([cluster] database_url is not set)",
+        ))
     }
 
     async fn get_trace(

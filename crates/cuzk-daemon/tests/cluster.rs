@@ -9,8 +9,8 @@ mod common;
 #[path = "../../cuzk-cluster/tests/common/mod.rs"]
 mod pg;
 
-use common::{await_done, check_proofs, eventually, TestDaemon};
-use cuzk_cluster::{JobState as DbJobState, PartitionState};
+use common::{await_done, check_proofs, eventually, status, TestDaemon};
+use cuzk_cluster::{ClusterError, JobState as DbJobState, PartitionState};
 use cuzk_core::params::MappedParameters;
 use cuzk_core::verifier::prepare_verifying_key;
 use cuzk_daemon::client::DaemonClient;
@@ -18,7 +18,9 @@ use cuzk_daemon::config::DaemonConfig;
 use cuzk_daemon::kinds::{CircuitKind, JobInput, KindError, PorepLikeInput, PorepLikeKind};
 use cuzk_daemon::proto;
 use std::collections::BTreeSet;
+use std::net::SocketAddr;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -388,4 +390,388 @@ fn cluster_settings_parse_and_are_checked() {
         assert!(e.to_string().contains("cluster."), "{bad}: {e}");
     }
     assert!(toml::from_str::<DaemonConfig>("[cluster]\nbogus = 1\n").is_err());
+}
+
+async fn cluster_status(c: &mut DaemonClient) -> proto::ClusterStatus {
+    c.get_cluster_status(proto::GetClusterStatusRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn cluster_status_lists_the_nodes_jobs_and_partitions() {
+    let db = pg::TestDb::new().await;
+    let params = tempfile::tempdir().unwrap();
+    let delay = Duration::from_millis(300);
+    let a = node(&db, "node-a", params.path(), delay, |c| {
+        c.cluster.advertise_address = Some("10.1.2.3:9000".into())
+    })
+    .await;
+    make_params(&a).await;
+    let b = node(&db, "node-b", params.path(), delay, |_| {}).await;
+    let (mut ca, mut cb) = (a.unix().await, b.unix().await);
+    let parts = 3;
+    let (id, _) = submit_to(&mut ca, submit(21, parts, "")).await;
+    await_done(&mut cb, id).await;
+    // A job no daemon can prove stays pending.
+    let other = db.node("submitter").await;
+    other
+        .submit(&cuzk_cluster::NewJob {
+            request_id: None,
+            kind: "nobody-proves-this".into(),
+            priority: cuzk_cluster::Priority::High,
+            client: "test".into(),
+            input: cuzk_cluster::JobInput::Inline(vec![1]),
+            partitions: 2,
+        })
+        .await
+        .unwrap();
+
+    // Both heartbeats in (every second), with their partitions counted.
+    let mut st = cluster_status(&mut cb).await;
+    assert!(
+        eventually(Duration::from_secs(10), || {
+            let mut cb = cb.clone();
+            async move {
+                let s = cluster_status(&mut cb).await;
+                s.view.as_ref().is_some_and(|v| {
+                    v.nodes.len() == 2
+                        && v.nodes.iter().map(|n| n.partitions_proved).sum::<u64>()
+                            == u64::from(parts)
+                })
+            }
+        })
+        .await,
+        "heartbeats: {st:?}"
+    );
+    st = cluster_status(&mut cb).await;
+    assert_eq!(st.node_id, "node-b");
+    assert!(st.database_unreachable_since_unix_s.is_none(), "{st:?}");
+    assert!(st.view_error.is_empty(), "{st:?}");
+    let v = st.view.clone().unwrap();
+    let na = &v.nodes[0];
+    assert_eq!(
+        (na.node_id.as_str(), na.address.as_str()),
+        ("node-a", "10.1.2.3:9000")
+    );
+    assert!(na.alive && v.nodes[1].alive, "{v:?}");
+    assert_eq!(na.heartbeat_interval_s, 1.0);
+    assert!(na.kinds_supported.contains(&"slow-8".to_owned()), "{na:?}");
+    // node-b listens on its Unix socket only.
+    assert!(v.nodes[1].address.starts_with("unix:"), "{v:?}");
+    let count =
+        |xs: &[proto::StateCount], s: &str| xs.iter().find(|x| x.state == s).map_or(0, |x| x.count);
+    assert_eq!(count(&v.jobs, "completed"), 1, "{v:?}");
+    assert_eq!(count(&v.jobs, "queued"), 1, "{v:?}");
+    assert_eq!(count(&v.partitions, "done"), u64::from(parts), "{v:?}");
+    assert_eq!(count(&v.partitions, "pending"), 2, "{v:?}");
+    assert!(v.oldest_pending_s.is_some(), "{v:?}");
+    assert_eq!(v.queues.len(), 1, "{v:?}");
+    assert_eq!(
+        (v.queues[0].kind.as_str(), v.queues[0].pending),
+        ("nobody-proves-this", 2)
+    );
+    assert_eq!(v.queues[0].priority, proto::Priority::High as i32);
+
+    // What `cuzk status --cluster` prints of it.
+    let j = cuzk_daemon::cli::cluster_json(&st);
+    assert_eq!(j["view"]["jobs"]["completed"], 1);
+    assert_eq!(j["view"]["jobs"]["failed"], 0);
+    assert_eq!(j["view"]["queues"][0]["priority"], "high");
+    let t = cuzk_daemon::cli::cluster_text(&j);
+    assert!(t.starts_with("cluster   node node-b on "), "{t}");
+    assert!(t.contains("1 completed"), "{t}");
+    assert!(t.contains("2 pending"), "{t}");
+    let row = t
+        .lines()
+        .find(|l| l.trim_start().starts_with("node-a"))
+        .unwrap();
+    assert!(
+        row.contains("10.1.2.3:9000") && row.contains("alive"),
+        "{t}"
+    );
+    // Plain `cuzk status` carries this daemon's part, not the view.
+    let s = status(&mut ca).await;
+    let c = s.cluster.clone().expect("cluster part in GetStatus");
+    assert_eq!((c.node_id.as_str(), c.view.is_none()), ("node-a", true));
+    let line = cuzk_daemon::cli::status_text(&cuzk_daemon::cli::status_json(&s));
+    assert!(line.contains("cluster   node node-a on "), "{line}");
+
+    // A daemon that stopped is dead after three of its heartbeats.
+    cluster(&a).kill();
+    assert!(
+        eventually(Duration::from_secs(15), || {
+            let mut cb = cb.clone();
+            async move {
+                let v = cluster_status(&mut cb).await.view.unwrap();
+                v.nodes.iter().any(|n| n.node_id == "node-a" && !n.alive)
+                    && v.nodes.iter().any(|n| n.node_id == "node-b" && n.alive)
+            }
+        })
+        .await,
+        "node-a never shown dead"
+    );
+    stop(a).await;
+    stop(b).await;
+
+    // Without cluster mode the call is refused, naming the setting.
+    let local = TestDaemon::start(|_| {}).await;
+    let e = local
+        .unix()
+        .await
+        .get_cluster_status(proto::GetClusterStatusRequest {})
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), tonic::Code::FailedPrecondition, "{e}");
+    assert!(e.message().contains("database_url"), "{e}");
+    assert!(status(&mut local.unix().await).await.cluster.is_none());
+    local.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn finished_jobs_and_silent_nodes_are_purged_after_retain_finished_s() {
+    let db = pg::TestDb::new().await;
+    let params = tempfile::tempdir().unwrap();
+    let other = db.node("submitter").await;
+    // Unfinished: never purged, however old.
+    let queued = other
+        .submit(&cuzk_cluster::NewJob {
+            request_id: None,
+            kind: "nobody-proves-this".into(),
+            priority: cuzk_cluster::Priority::Normal,
+            client: "test".into(),
+            input: cuzk_cluster::JobInput::Inline(vec![1]),
+            partitions: 1,
+        })
+        .await
+        .unwrap()
+        .job_id;
+    other
+        .heartbeat(&cuzk_cluster::NodeReport::default())
+        .await
+        .unwrap();
+    let a = node(&db, "node-a", params.path(), Duration::ZERO, |c| {
+        c.cluster.retain_finished_s = 2
+    })
+    .await;
+    make_params(&a).await;
+    let mut ca = a.unix().await;
+    let (id, _) = submit_to(&mut ca, submit(3, 2, "kept-a-while")).await;
+    let r = await_done(&mut ca, id).await;
+    check_proofs(&pvk(params.path()), LOG, 3, 2, &r);
+    let client = cluster(&a).client().clone();
+    assert!(
+        eventually(Duration::from_secs(20), || {
+            let c = client.clone();
+            async move { matches!(c.job(id as i64).await, Err(ClusterError::UnknownJob(_))) }
+        })
+        .await,
+        "the finished job was never purged"
+    );
+    // Its partitions and its request id went with it.
+    assert!(client.partitions(id as i64).await.unwrap().is_empty());
+    assert_eq!(client.job_of_request("kept-a-while").await.unwrap(), None);
+    let e = ca
+        .await_proof(proto::AwaitProofRequest {
+            job_id: id,
+            timeout_ms: 10,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), tonic::Code::NotFound);
+    // The unfinished job, older than the retention by now, stays.
+    assert_eq!(client.job(queued).await.unwrap().state, DbJobState::Queued);
+    // The silent node is forgotten, the live one kept.
+    assert!(
+        eventually(Duration::from_secs(20), || {
+            let c = client.clone();
+            async move {
+                let n = c.nodes().await.unwrap();
+                n.len() == 1 && n[0].node_id == "node-a"
+            }
+        })
+        .await,
+        "the silent node was never forgotten"
+    );
+    stop(a).await;
+}
+
+/// A TCP relay between the daemon and the database that can be cut: while
+/// down it closes every relayed connection and refuses new ones (accepts
+/// and drops them, as a dead server's host would reset them).
+struct Relay {
+    addr: SocketAddr,
+    up: Arc<AtomicBool>,
+    cut: tokio::sync::watch::Sender<u64>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Relay {
+    async fn start(target: SocketAddr) -> Relay {
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = l.local_addr().unwrap();
+        let up = Arc::new(AtomicBool::new(true));
+        let (cut, cut_rx) = tokio::sync::watch::channel(0u64);
+        let up2 = up.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((mut inbound, _)) = l.accept().await else {
+                    return;
+                };
+                if !up2.load(Ordering::SeqCst) {
+                    drop(inbound);
+                    continue;
+                }
+                let mut cut = cut_rx.clone();
+                cut.mark_unchanged();
+                tokio::spawn(async move {
+                    let Ok(mut out) = tokio::net::TcpStream::connect(target).await else {
+                        return;
+                    };
+                    tokio::select! {
+                        _ = tokio::io::copy_bidirectional(&mut inbound, &mut out) => {}
+                        _ = cut.changed() => {}
+                    }
+                });
+            }
+        });
+        Relay {
+            addr,
+            up,
+            cut,
+            task,
+        }
+    }
+
+    fn down(&self) {
+        self.up.store(false, Ordering::SeqCst);
+        self.cut.send_modify(|g| *g += 1);
+    }
+
+    fn up(&self) {
+        self.up.store(true, Ordering::SeqCst);
+    }
+
+    /// `url` with its host and port replaced by the relay's.
+    fn url(&self, url: &str) -> String {
+        let (scheme, rest) = url.split_at(url.find("://").unwrap() + 3);
+        let end = rest.find('/').unwrap_or(rest.len());
+        let authority = &rest[..end];
+        let user = authority.rfind('@').map_or("", |i| &authority[..=i]);
+        format!("{scheme}{user}{}{}", self.addr, &rest[end..])
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        self.task.abort();
+        self.down();
+    }
+}
+
+/// Host and port of a postgres:// URL.
+async fn db_addr(url: &str) -> SocketAddr {
+    let rest = &url[url.find("://").unwrap() + 3..];
+    let authority = &rest[..rest.find('/').unwrap_or(rest.len())];
+    let hostport = authority.rsplit('@').next().unwrap();
+    let hp = if hostport.contains(':') {
+        hostport.to_owned()
+    } else {
+        format!("{hostport}:5432")
+    };
+    tokio::net::lookup_host(hp).await.unwrap().next().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_database_outage_is_ridden_out_and_the_job_completes_after() {
+    let db = pg::TestDb::new().await;
+    let params = tempfile::tempdir().unwrap();
+    let relay = Relay::start(db_addr(&db.url).await).await;
+    let url = relay.url(&db.url);
+    let a = node(&db, "node-a", params.path(), Duration::from_secs(4), |c| {
+        c.cluster.database_url = Some(url);
+        // Operations give up on the database quickly, so that the daemon's
+        // own holding and retrying is what rides the outage out.
+        c.cluster.reconnect_for_s = 2;
+    })
+    .await;
+    make_params(&a).await;
+    let mut ca = a.unix().await;
+    let parts = 2;
+    let (id, _) = submit_to(&mut ca, submit(13, parts, "outage")).await;
+    // Cut once the partition is in the engine (its input fetched).
+    assert!(
+        eventually(Duration::from_secs(20), || async {
+            cluster(&a).claimed() == 1 && a.daemon().engine.status().running == 1
+        })
+        .await,
+        "node-a never started a partition"
+    );
+    relay.down();
+    // Status says so, without waiting on the database.
+    assert!(
+        eventually(Duration::from_secs(20), || {
+            let mut ca = ca.clone();
+            async move {
+                status(&mut ca)
+                    .await
+                    .cluster
+                    .is_some_and(|c| c.database_unreachable_since_unix_s.is_some())
+            }
+        })
+        .await,
+        "the outage never showed in status"
+    );
+    let s = status(&mut ca).await;
+    let text = cuzk_daemon::cli::status_text(&cuzk_daemon::cli::status_json(&s));
+    assert!(text.contains("database unreachable since "), "{text}");
+    let cs = cluster_status(&mut ca).await;
+    assert!(cs.view.is_none() && !cs.view_error.is_empty(), "{cs:?}");
+    // The partition in hand is proved meanwhile, its result held; nothing
+    // more is claimed. Its lease (3 s) expires by the database's clock
+    // while the database is away.
+    assert!(
+        eventually(Duration::from_secs(30), || async {
+            cluster(&a).reports_waiting() == 1
+        })
+        .await,
+        "the proved partition's result was not held"
+    );
+    assert_eq!(a.daemon().engine.status().counters.completed, 1);
+    assert_eq!(cluster(&a).claimed(), 1);
+    assert_eq!(cluster(&a).partitions_proved(), 0);
+
+    relay.up();
+    let r = await_done(&mut ca, id).await;
+    check_proofs(&pvk(params.path()), LOG, 13, parts, &r);
+    // The held result was taken under its first claim: nothing was reaped
+    // or run twice.
+    let job = cluster(&a).client().job(id as i64).await.unwrap();
+    assert_eq!(job.state, DbJobState::Completed);
+    assert!(job.failures.is_empty(), "{:?}", job.failures);
+    let rows = cluster(&a).client().partitions(id as i64).await.unwrap();
+    for p in &rows {
+        assert_eq!(
+            (p.state, p.claims, p.node.as_deref()),
+            (PartitionState::Done, 1, Some("node-a")),
+            "{rows:?}"
+        );
+    }
+    assert_eq!(cluster(&a).partitions_proved(), u64::from(parts));
+    assert_eq!(cluster(&a).reports_waiting(), 0);
+    assert!(
+        eventually(Duration::from_secs(20), || {
+            let mut ca = ca.clone();
+            async move {
+                status(&mut ca)
+                    .await
+                    .cluster
+                    .is_some_and(|c| c.database_unreachable_since_unix_s.is_none())
+            }
+        })
+        .await,
+        "status still says the database is unreachable"
+    );
+    stop(a).await;
 }
