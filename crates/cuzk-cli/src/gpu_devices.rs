@@ -121,6 +121,14 @@ impl DeviceBackend for GpuDevices {
             .get(device as usize)
             .is_some_and(|b| b.is_resident(id))
     }
+    /// Lost: a driver call of the prover failed with a code that leaves
+    /// the context unusable (`cuzk_gpu::error::is_context_fatal_code`:
+    /// a kernel fault, an ECC or other hardware error, the device or
+    /// driver gone). Out of memory, a partition no staging plan fits and
+    /// refused inputs are the partition's and leave the GPU in service.
+    fn is_device_lost(&self, _device: u32, error: &cuzk_core::Error) -> bool {
+        cuzk_gpu::error::is_context_fatal_error(error)
+    }
     fn set_resident_cap(&self, cap: Option<u64>) {
         for b in &self.backends {
             b.set_resident_cap(cap);
