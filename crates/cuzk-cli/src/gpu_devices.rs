@@ -129,6 +129,17 @@ impl DeviceBackend for GpuDevices {
     fn is_device_lost(&self, _device: u32, error: &cuzk_core::Error) -> bool {
         cuzk_gpu::error::is_context_fatal_error(error)
     }
+    /// Passes when the GPU's stream synchronizes and the driver answers a
+    /// memory query (`CudaBackend::probe`): a context left unusable fails
+    /// both with its sticky error and stays out of service, a GPU whose
+    /// error did not stick returns.
+    fn probe(&self, device: u32) -> Result<(), DeviceError> {
+        let b = self
+            .backends
+            .get(device as usize)
+            .ok_or_else(|| format!("no GPU {device}"))?;
+        Ok(b.probe()?)
+    }
     fn set_resident_cap(&self, cap: Option<u64>) {
         for b in &self.backends {
             b.set_resident_cap(cap);

@@ -600,7 +600,7 @@ pub fn status_json(s: &proto::GetStatusResponse) -> Value {
         "backend": s.backend,
         "gpu_backend_present": s.gpu_backend_present,
         "note": if s.gpu_backend_present { Value::Null } else { json!("no GPU backend is present: proving on the CPU, VRAM tier unused") },
-        "devices": s.devices.iter().map(|d| json!({"index": d.index, "name": d.name, "vram_total_bytes": d.vram_total_bytes, "vram_free_bytes": d.vram_free_bytes, "healthy": d.healthy, "partitions_proved": d.partitions_proved, "failures": d.failures, "last_error": (!d.last_error.is_empty()).then_some(&d.last_error)})).collect::<Vec<_>>(),
+        "devices": s.devices.iter().map(|d| json!({"index": d.index, "name": d.name, "vram_total_bytes": d.vram_total_bytes, "vram_free_bytes": d.vram_free_bytes, "healthy": d.healthy, "partitions_proved": d.partitions_proved, "failures": d.failures, "last_error": (!d.last_error.is_empty()).then_some(&d.last_error), "out_since_unix_ms": (d.out_since_unix_ms > 0).then_some(d.out_since_unix_ms), "probes": d.probes, "last_probe_unix_ms": (d.last_probe_unix_ms > 0).then_some(d.last_probe_unix_ms), "last_probe_error": (!d.last_probe_error.is_empty()).then_some(&d.last_probe_error), "returned": d.returned})).collect::<Vec<_>>(),
         "params": s.params.iter().map(|p| json!({"id": p.id, "tier": p.tier, "bytes": p.bytes, "ref_count": p.ref_count, "devices": p.devices})).collect::<Vec<_>>(),
         "tiers": s.tiers.iter().map(|t| json!({"tier": t.tier, "used_bytes": t.used_bytes, "budget_bytes": t.budget_bytes})).collect::<Vec<_>>(),
         "queues": s.queues.iter().map(|q| json!({"priority": priority_name(q.priority), "queued": q.queued})).collect::<Vec<_>>(),
@@ -777,10 +777,29 @@ pub fn status_text(v: &Value) -> String {
             })
             .collect(),
     );
-    // A GPU's last error in full below the table (too long for a column).
+    // A GPU's last error in full below the table (too long for a column),
+    // and for one out of service since when, and its probes.
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let ago = |ms: u64| format!("{} s ago", now_ms.saturating_sub(ms) / 1000);
     for d in arr(&v["devices"]) {
         if let Some(e) = d["last_error"].as_str() {
             let _ = writeln!(o, "  gpu {} error: {e}", n(&d["index"]));
+        }
+        if let Some(out) = d["out_since_unix_ms"].as_u64() {
+            let probe = match (d["last_probe_unix_ms"].as_u64(), d["last_probe_error"].as_str()) {
+                (None, _) => "not probed yet".to_owned(),
+                (Some(at), Some(e)) => format!("last {}: {e}", ago(at)),
+                (Some(at), None) => format!("last {}: passed", ago(at)),
+            };
+            let _ = writeln!(
+                o,
+                "  gpu {} out of service since {}; {} probes, {probe}",
+                n(&d["index"]),
+                ago(out),
+                n(&d["probes"])
+            );
         }
     }
     table(

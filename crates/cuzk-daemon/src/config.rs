@@ -335,6 +335,10 @@ pub struct EngineConfig {
     /// GPU is then taken out of service. A partition that fails more often fails
     /// its job. 0: a GPU's failure fails the jobs at once.
     pub partition_retries: u32,
+    /// Seconds between probes of a GPU taken out of service
+    /// (`DeviceBackend::probe`); one that passes returns to service. 0:
+    /// never probe (out until the daemon restarts).
+    pub device_probe_interval_s: u64,
     /// Partitions synthesized at once (each synthesis runs on one core):
     /// the width of the pipeline's CPU side, independent of
     /// `max_batch_size`. Default: the host's cores.
@@ -381,6 +385,7 @@ impl Default for EngineConfig {
             gpu_vram_limit: None,
             gpu_reuse_host_buffers: true,
             partition_retries: 2,
+            device_probe_interval_s: 60,
             synthesis_concurrency: default_synthesis_concurrency(),
             synthesis_lookahead: 1,
             verify_proofs: true,
@@ -513,6 +518,10 @@ pub struct ClusterSettings {
     /// A partition waiting longer than this is claimed by any daemon, not
     /// first by those holding its parameters resident.
     pub placement_max_wait_s: u64,
+    /// A partition younger than this is left to the daemons holding its
+    /// parameters resident when another alive daemon does and this one
+    /// does not (0: no grace).
+    pub placement_grace_s: u64,
     /// How long a database operation keeps reconnecting before it reports
     /// the database unavailable.
     pub reconnect_for_s: u64,
@@ -538,6 +547,7 @@ impl Default for ClusterSettings {
             poll_interval_ms: 500,
             heartbeat_interval_s: 10,
             placement_max_wait_s: 60,
+            placement_grace_s: 10,
             reconnect_for_s: 30,
             retain_finished_s: 24 * 3600,
             advertise_address: None,

@@ -101,6 +101,14 @@ pub trait DeviceBackend: Send + Sync + 'static {
     fn is_device_lost(&self, _device: u32, _error: &cuzk_core::Error) -> bool {
         false
     }
+    /// Whether `device`, taken out of service as lost, works again: the
+    /// engine asks every `engine.device_probe_interval_s` while it is out
+    /// and returns it to service when this is Ok. A backend that cannot
+    /// tell answers Err (the default), and its lost devices stay out until
+    /// the daemon restarts.
+    fn probe(&self, device: u32) -> Result<(), DeviceError> {
+        Err(format!("backend {} cannot probe gpu {device}", self.name()).into())
+    }
     /// Where parameters the daemon generates (kinds with a generator)
     /// have their fixed-base multiplications done: a GPU's engine, or
     /// None for the CPU.

@@ -33,7 +33,9 @@
 //! 32 GiB PoRep partition, would be held for every chunk in flight for a
 //! failure that is rare). A job fails only when a partition runs out of
 //! retries or no GPU is left in service; its error names the GPUs and
-//! their errors. Status lists each GPU's health ([`DeviceHealth`]).
+//! their errors. Status lists each GPU's health ([`DeviceHealth`]). Every
+//! `device_probe_interval_s` a GPU out of service is probed
+//! ([`DeviceBackend::probe`]) and returned to service when it passes.
 //!
 //! Every phase is recorded in a [`Timeline`] (`cuzk trace`, `/trace`, the
 //! busy fractions of `/status`).
@@ -192,8 +194,8 @@ pub struct WorkerNow {
 pub struct DeviceHealth {
     pub index: u32,
     /// False once a proving call on it failed with an error its backend
-    /// calls a lost device: its workers take no more chunks until the
-    /// daemon restarts.
+    /// calls a lost device: its workers take no more chunks until a probe
+    /// passes (`engine.device_probe_interval_s`) or the daemon restarts.
     pub healthy: bool,
     /// Partitions proved on it (proofs returned by its prover).
     pub partitions_proved: u64,
@@ -201,6 +203,16 @@ pub struct DeviceHealth {
     pub failures: u64,
     /// The last such error.
     pub last_error: Option<String>,
+    /// When it was last taken out of service (ms since the Unix epoch);
+    /// None while in service.
+    pub out_since_unix_ms: Option<u64>,
+    /// Probes of it while out of service ([`DeviceBackend::probe`]), the
+    /// last one's time and its error (None: it passed, or none yet).
+    pub probes: u64,
+    pub last_probe_unix_ms: Option<u64>,
+    pub last_probe_error: Option<String>,
+    /// Times a probe returned it to service.
+    pub returned: u64,
 }
 
 #[derive(Clone, Debug, serde::Serialize)]
@@ -294,6 +306,8 @@ struct State {
     proving: Vec<Option<WorkerNow>>,
     /// Per GPU, in device order.
     health: Vec<DeviceHealth>,
+    /// GPUs out of service, with when each is probed next.
+    next_probe: HashMap<u32, Instant>,
     counters: Counters,
     sums: PhaseSums,
     /// Chunks popped and leased, not yet holding a slot and memory; in
@@ -464,6 +478,11 @@ impl Engine {
                     partitions_proved: 0,
                     failures: 0,
                     last_error: None,
+                    out_since_unix_ms: None,
+                    probes: 0,
+                    last_probe_unix_ms: None,
+                    last_probe_error: None,
+                    returned: 0,
                 })
                 .collect()
         } else {
@@ -503,6 +522,7 @@ impl Engine {
                 running: 0,
                 proving: vec![None; workers],
                 health,
+                next_probe: HashMap::new(),
                 counters: Counters::default(),
                 sums: PhaseSums::default(),
                 pending: Vec::new(),
@@ -532,6 +552,12 @@ impl Engine {
                 None => ChaCha20Rng::from_entropy(),
             };
             tasks.push(tokio::spawn(worker(inner.clone(), i, dev, prover, rng)));
+        }
+        if devices.gpu_present() && inner.cfg.device_probe_interval_s > 0 {
+            // Not among `tasks`: shutdown need not wait for it; it ends
+            // with the engine.
+            let interval = Duration::from_secs(inner.cfg.device_probe_interval_s);
+            tokio::spawn(prober(Arc::downgrade(&inner), interval));
         }
         Engine {
             inner,
@@ -1053,13 +1079,20 @@ impl Inner {
     /// GPUs and their errors). The chunk's memory and slot go back here.
     fn device_failed(&self, device: u32, chunk: Chunk, error: &str) {
         let mut st = self.lock();
+        let mut taken_out = false;
         if let Some(h) = st.health.iter_mut().find(|h| h.index == device) {
             h.failures += 1;
             h.last_error = Some(error.to_owned());
             if h.healthy {
                 h.healthy = false;
+                h.out_since_unix_ms = Some(unix_ms());
+                taken_out = true;
                 tracing::error!(device, error, "GPU taken out of service");
             }
+        }
+        if taken_out {
+            let at = Instant::now() + Duration::from_secs(self.cfg.device_probe_interval_s);
+            st.next_probe.insert(device, at);
         }
         let none_left = st.no_device_left();
         let Chunk {
@@ -1130,6 +1163,41 @@ impl Inner {
             // Workers of GPUs out of service wait in take_chunk; they now
             // take what is left to fail it.
             self.worker_wake.notify_waiters();
+        }
+    }
+
+    /// Probe GPU `device`, out of service; return it to service when the
+    /// backend says it works (its workers take chunks again), else probe
+    /// it again after `device_probe_interval_s`.
+    async fn probe_device(&self, device: u32) {
+        let devices = self.devices.clone();
+        let r = tokio::task::spawn_blocking(move || devices.probe(device).map_err(|e| e.to_string()))
+            .await
+            .unwrap_or_else(|e| Err(format!("the probe stopped: {e}")));
+        let mut st = self.lock();
+        let Some(h) = st.health.iter_mut().find(|h| h.index == device && !h.healthy) else {
+            st.next_probe.remove(&device);
+            return;
+        };
+        h.probes += 1;
+        h.last_probe_unix_ms = Some(unix_ms());
+        match r {
+            Ok(()) => {
+                h.healthy = true;
+                h.out_since_unix_ms = None;
+                h.last_probe_error = None;
+                h.returned += 1;
+                st.next_probe.remove(&device);
+                tracing::warn!(device, "GPU passed its probe: back in service");
+                drop(st);
+                self.worker_wake.notify_waiters();
+            }
+            Err(e) => {
+                tracing::debug!(device, error = %e, "GPU still out of service");
+                h.last_probe_error = Some(e);
+                let at = Instant::now() + Duration::from_secs(self.cfg.device_probe_interval_s);
+                st.next_probe.insert(device, at);
+            }
         }
     }
 
@@ -1589,6 +1657,39 @@ async fn synthesize_part(inner: &Arc<Inner>, slot: usize, p: Picked) {
         }
     }
     inner.settle(&mut st, ci);
+}
+
+/// Probes the GPUs out of service when they are due ([`Inner::probe_device`]).
+/// Holds the engine weakly, so it ends with it, and ends at shutdown.
+async fn prober(inner: std::sync::Weak<Inner>, interval: Duration) {
+    let tick = interval.min(Duration::from_secs(1));
+    loop {
+        tokio::time::sleep(tick).await;
+        let Some(inner) = inner.upgrade() else {
+            return;
+        };
+        let due: Vec<u32> = {
+            let st = inner.lock();
+            if st.shutting_down {
+                return;
+            }
+            let now = Instant::now();
+            st.next_probe
+                .iter()
+                .filter(|(_, at)| **at <= now)
+                .map(|(d, _)| *d)
+                .collect()
+        };
+        for d in due {
+            inner.probe_device(d).await;
+        }
+    }
+}
+
+fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 /// Take the chunk this worker should prove next; None when shutting down

@@ -250,6 +250,13 @@ impl proto::proof_service_server::ProofService for ProofServiceImpl {
                         partitions_proved: h.map_or(0, |h| h.partitions_proved),
                         failures: h.map_or(0, |h| h.failures),
                         last_error: h.and_then(|h| h.last_error.clone()).unwrap_or_default(),
+                        out_since_unix_ms: h.and_then(|h| h.out_since_unix_ms).unwrap_or(0),
+                        probes: h.map_or(0, |h| h.probes),
+                        last_probe_unix_ms: h.and_then(|h| h.last_probe_unix_ms).unwrap_or(0),
+                        last_probe_error: h
+                            .and_then(|h| h.last_probe_error.clone())
+                            .unwrap_or_default(),
+                        returned: h.map_or(0, |h| h.returned),
                     }
                 })
                 .collect(),

@@ -5,7 +5,9 @@
 //! completes; both lost fails the job naming both; a partition out of
 //! retries fails its job; an error that is not a lost device fails its
 //! job at once and leaves the device in service; each device's VRAM and residency are its own;
-//! status (gRPC, HTTP, `cuzk status`) lists both devices and their health.
+//! status (gRPC, HTTP, `cuzk status`) lists both devices and their health;
+//! a lost device that passes a probe is used again, one that keeps failing
+//! its probes stays out.
 
 mod common;
 
@@ -40,6 +42,10 @@ struct FakeDevice {
     /// Refuse every call with an error that is not a lost device (as a
     /// partition that fits no staging plan is refused).
     refuse: AtomicBool,
+    /// Probes answered, and the probe from which on it works again
+    /// (usize::MAX: never).
+    probes: AtomicUsize,
+    recover_at_probe: AtomicUsize,
 }
 
 /// The error a lost fake device returns, typed so that the backend can
@@ -65,6 +71,8 @@ enum Hold {
     AllStarted,
     /// Until device N is lost (so that it takes the chunks until then).
     Lost(usize),
+    /// Until device N has started this many calls.
+    Calls(usize, usize),
 }
 
 struct FakeGpus {
@@ -89,6 +97,8 @@ impl FakeGpus {
                         fail_after: AtomicUsize::new(usize::MAX),
                         lost: AtomicBool::new(false),
                         refuse: AtomicBool::new(false),
+                        probes: AtomicUsize::new(0),
+                        recover_at_probe: AtomicUsize::new(usize::MAX),
                     })
                 })
                 .collect(),
@@ -116,6 +126,7 @@ impl FakeGpus {
                 .iter()
                 .all(|d| d.calls.load(Ordering::SeqCst) > 0),
             Hold::Lost(n) => self.devices[n].lost.load(Ordering::SeqCst),
+            Hold::Calls(n, calls) => self.devices[n].calls.load(Ordering::SeqCst) >= calls,
         };
         while !done() && start.elapsed() < HOLD_LIMIT {
             std::thread::sleep(Duration::from_millis(5));
@@ -217,6 +228,16 @@ impl DeviceBackend for Backend {
             _ => false,
         }
     }
+    fn probe(&self, device: u32) -> Result<(), DeviceError> {
+        let d = &self.0.devices[device as usize];
+        let n = d.probes.fetch_add(1, Ordering::SeqCst) + 1;
+        if n < d.recover_at_probe.load(Ordering::SeqCst) {
+            return Err(format!("device {device} still lost (probe {n})").into());
+        }
+        d.fail_after.store(usize::MAX, Ordering::SeqCst);
+        d.lost.store(false, Ordering::SeqCst);
+        Ok(())
+    }
     fn release_params(&self, device: u32, id: &str) {
         self.0.devices[device as usize]
             .resident
@@ -243,13 +264,19 @@ impl DeviceBackend for Backend {
 const GIB: u64 = 1 << 30;
 
 async fn start(gpus: &Arc<FakeGpus>, retries: u32) -> TestDaemon {
+    // Probes every minute (the default): none in these tests' time.
+    start_probing(gpus, retries, 60).await
+}
+
+async fn start_probing(gpus: &Arc<FakeGpus>, retries: u32, probe_s: u64) -> TestDaemon {
     let b = Arc::new(Backend(gpus.clone()));
     TestDaemon::start_with(
-        |c| {
+        move |c| {
             c.engine.gpu_workers_per_device = 1;
             c.engine.max_batch_size = 1;
             c.engine.synthesis_lookahead = 4;
             c.engine.partition_retries = retries;
+            c.engine.device_probe_interval_s = probe_s;
         },
         move |d| d.device_backend(b),
     )
@@ -264,6 +291,24 @@ async fn prove(c: &mut cuzk_daemon::client::DaemonClient, seed: u64) -> proto::A
         .into_inner()
         .job_id;
     await_done(c, id).await
+}
+
+/// Status once `done` holds (the probes run on their own, every second in
+/// these tests); panics after a limit, so a test fails rather than hangs.
+async fn status_when(
+    c: &mut cuzk_daemon::client::DaemonClient,
+    what: &str,
+    done: impl Fn(&proto::GetStatusResponse) -> bool,
+) -> proto::GetStatusResponse {
+    let start = Instant::now();
+    loop {
+        let st = status(c).await;
+        if done(&st) {
+            return st;
+        }
+        assert!(start.elapsed() < HOLD_LIMIT, "{what} never happened: {st:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 fn device(st: &proto::GetStatusResponse, i: u32) -> &proto::Device {
@@ -495,5 +540,83 @@ async fn an_error_that_is_not_a_lost_device_fails_the_job_and_keeps_the_device()
     }
     let r = prove(&mut c, 13).await;
     check_proofs(&t.pvk(6), 6, 13, 10, &r);
+    t.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_lost_device_that_passes_a_probe_is_used_again() {
+    let gpus = FakeGpus::new(&[8 * GIB, 8 * GIB]);
+    // Device 1 is lost on its third call; it fails its probes until the
+    // first job is done, and from then on passes its third.
+    gpus.fail_after(1, 2);
+    gpus.hold(0, Hold::Lost(1));
+    let t = start_probing(&gpus, 2, 1).await;
+    let mut c = t.unix().await;
+    let r = prove(&mut c, 21).await;
+    check_proofs(&t.pvk(6), 6, 21, 10, &r);
+    assert_eq!(gpus.proved(1), 2);
+    assert!(!device(&status(&mut c).await, 1).healthy);
+    gpus.devices[1].recover_at_probe.store(3, Ordering::SeqCst);
+    let st = status_when(&mut c, "device 1's return", |st| device(st, 1).healthy).await;
+    let d1 = device(&st, 1);
+    let probes = gpus.devices[1].probes.load(Ordering::SeqCst) as u64;
+    assert!(probes >= 3, "returned after {probes} probes");
+    assert_eq!((d1.probes, d1.returned), (probes, 1));
+    assert_eq!(d1.out_since_unix_ms, 0, "back in service, not out");
+    assert!(d1.last_probe_unix_ms > 0);
+    assert!(d1.last_probe_error.is_empty(), "{}", d1.last_probe_error);
+    // Its failure stays on record.
+    assert_eq!(d1.failures, 1);
+    assert!(d1.last_error.contains("device 1 lost"), "{}", d1.last_error);
+    // The next job uses it again: device 0 waits until device 1 started a
+    // fourth call.
+    gpus.hold(0, Hold::Calls(1, 4));
+    let r = prove(&mut c, 22).await;
+    check_proofs(&t.pvk(6), 6, 22, 10, &r);
+    assert!(gpus.proved(1) > 2, "device 1 proved nothing after its return");
+    assert_eq!(gpus.proved(0) + gpus.proved(1), 20);
+    let st = status(&mut c).await;
+    assert!(st.devices.iter().all(|d| d.healthy));
+    assert_eq!(device(&st, 1).partitions_proved, gpus.proved(1) as u64);
+    t.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_lost_device_that_fails_its_probes_stays_out() {
+    let gpus = FakeGpus::new(&[8 * GIB, 8 * GIB]);
+    gpus.fail_after(1, 0);
+    gpus.hold(0, Hold::Lost(1));
+    let t = start_probing(&gpus, 2, 1).await;
+    let mut c = t.unix().await;
+    let r = prove(&mut c, 23).await;
+    check_proofs(&t.pvk(6), 6, 23, 10, &r);
+    let st = status_when(&mut c, "three probes of device 1", |st| {
+        device(st, 1).probes >= 3
+    })
+    .await;
+    let d1 = device(&st, 1);
+    assert!(!d1.healthy, "device 1 back in service though every probe failed");
+    assert_eq!(d1.returned, 0);
+    assert!(d1.out_since_unix_ms > 0);
+    assert!(d1.last_probe_unix_ms >= d1.out_since_unix_ms);
+    assert!(d1.last_probe_error.contains("device 1 still lost"), "{}", d1.last_probe_error);
+    // The healthy device never is probed.
+    assert_eq!(gpus.devices[0].probes.load(Ordering::SeqCst), 0);
+    assert_eq!(device(&st, 0).probes, 0);
+    // Jobs go on on device 0 alone.
+    gpus.hold(0, Hold::None);
+    let calls = gpus.devices[1].calls.load(Ordering::SeqCst);
+    let r = prove(&mut c, 24).await;
+    check_proofs(&t.pvk(6), 6, 24, 10, &r);
+    assert_eq!(gpus.devices[1].calls.load(Ordering::SeqCst), calls);
+    // `cuzk status` says since when and how its probes went.
+    let st = status(&mut c).await;
+    let text = cuzk_daemon::cli::status_text(&cuzk_daemon::cli::status_json(&st));
+    let line = text
+        .lines()
+        .find(|l| l.contains("gpu 1 out of service since"))
+        .unwrap_or_else(|| panic!("no out-of-service line for gpu 1 in:\n{text}"));
+    assert!(line.contains("probes, last") && line.contains("device 1 still lost"), "{line}");
+    assert!(!text.contains("gpu 0 out of service"), "{text}");
     t.stop().await;
 }

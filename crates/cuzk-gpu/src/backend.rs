@@ -700,6 +700,17 @@ impl CudaBackend {
         Ok((slot.dev.name().to_string(), total as u64, free as u64))
     }
 
+    /// Whether the device still works: a worker slot's stream synchronizes
+    /// and the driver answers a memory query. A context that a sticky
+    /// error (an illegal address, an ECC error) left unusable answers both
+    /// with that error. The daemon probes GPUs it took out of service so.
+    pub fn probe(&self) -> Result<()> {
+        let slot = self.acquire_slot();
+        slot.dev.synchronize()?;
+        slot.dev.memory()?;
+        Ok(())
+    }
+
     /// Reserves and uploads the five point vectors of `params`.
     fn upload_bases(&self, slot: &Slot, params: &Parameters) -> Result<ResidentBases> {
         // Room was made for them: taken at once, never waited for.
