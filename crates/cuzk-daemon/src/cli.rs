@@ -600,7 +600,7 @@ pub fn status_json(s: &proto::GetStatusResponse) -> Value {
         "backend": s.backend,
         "gpu_backend_present": s.gpu_backend_present,
         "note": if s.gpu_backend_present { Value::Null } else { json!("no GPU backend is present: proving on the CPU, VRAM tier unused") },
-        "devices": s.devices.iter().map(|d| json!({"index": d.index, "name": d.name, "vram_total_bytes": d.vram_total_bytes, "vram_free_bytes": d.vram_free_bytes, "healthy": d.healthy, "partitions_proved": d.partitions_proved, "failures": d.failures, "last_error": (!d.last_error.is_empty()).then_some(&d.last_error), "out_since_unix_ms": (d.out_since_unix_ms > 0).then_some(d.out_since_unix_ms), "probes": d.probes, "last_probe_unix_ms": (d.last_probe_unix_ms > 0).then_some(d.last_probe_unix_ms), "last_probe_error": (!d.last_probe_error.is_empty()).then_some(&d.last_probe_error), "returned": d.returned})).collect::<Vec<_>>(),
+        "devices": s.devices.iter().map(|d| json!({"index": d.index, "name": d.name, "vram_total_bytes": d.vram_total_bytes, "vram_free_bytes": d.vram_free_bytes, "healthy": d.healthy, "partitions_proved": d.partitions_proved, "failures": d.failures, "last_error": (!d.last_error.is_empty()).then_some(&d.last_error), "out_since_unix_ms": (d.out_since_unix_ms > 0).then_some(d.out_since_unix_ms), "probes": d.probes, "last_probe_unix_ms": (d.last_probe_unix_ms > 0).then_some(d.last_probe_unix_ms), "last_probe_error": (!d.last_probe_error.is_empty()).then_some(&d.last_probe_error), "returned": d.returned, "busy_s": d.busy_s, "busy_fraction": d.busy_fraction, "busy_fraction_window": d.busy_fraction_window})).collect::<Vec<_>>(),
         "params": s.params.iter().map(|p| json!({"id": p.id, "tier": p.tier, "bytes": p.bytes, "ref_count": p.ref_count, "devices": p.devices})).collect::<Vec<_>>(),
         "tiers": s.tiers.iter().map(|t| json!({"tier": t.tier, "used_bytes": t.used_bytes, "budget_bytes": t.budget_bytes})).collect::<Vec<_>>(),
         "queues": s.queues.iter().map(|q| json!({"priority": priority_name(q.priority), "queued": q.queued})).collect::<Vec<_>>(),
@@ -757,7 +757,17 @@ pub fn status_text(v: &Value) -> String {
     table(
         &mut o,
         "devices",
-        &["gpu", "name", "vram free", "vram total", "state", "proved", "failures"],
+        &[
+            "gpu",
+            "name",
+            "vram free",
+            "vram total",
+            "state",
+            "proved",
+            "failures",
+            "busy (window)",
+            "busy (all)",
+        ],
         arr(&v["devices"])
             .iter()
             .map(|d| {
@@ -773,6 +783,8 @@ pub fn status_text(v: &Value) -> String {
                     },
                     n(&d["partitions_proved"]).to_string(),
                     n(&d["failures"]).to_string(),
+                    pct(&d["busy_fraction_window"]),
+                    pct(&d["busy_fraction"]),
                 ]
             })
             .collect(),

@@ -190,7 +190,7 @@ pub struct WorkerNow {
 
 /// A GPU as the engine sees it: in service or not, and what it proved.
 /// The engine owns these facts (the backend's [`DeviceInfo`] owns memory).
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct DeviceHealth {
     pub index: u32,
     /// False once a proving call on it failed with an error its backend
@@ -213,6 +213,12 @@ pub struct DeviceHealth {
     pub last_probe_error: Option<String>,
     /// Times a probe returned it to service.
     pub returned: u64,
+    /// Seconds in which at least one of its workers was inside a prover
+    /// call, since the engine started (calls in flight counted to now),
+    /// and that over the engine's age. The last minute's fraction is
+    /// `EngineStatus::busy`'s.
+    pub busy_s: f64,
+    pub busy_fraction: f64,
 }
 
 #[derive(Clone, Debug, serde::Serialize)]
@@ -308,6 +314,9 @@ struct State {
     health: Vec<DeviceHealth>,
     /// GPUs out of service, with when each is probed next.
     next_probe: HashMap<u32, Instant>,
+    /// Per GPU, its workers' time in prover calls (`DeviceHealth::busy_s`).
+    device_busy: HashMap<u32, BusyClock>,
+    started: Instant,
     counters: Counters,
     sums: PhaseSums,
     /// Chunks popped and leased, not yet holding a slot and memory; in
@@ -483,6 +492,8 @@ impl Engine {
                     last_probe_unix_ms: None,
                     last_probe_error: None,
                     returned: 0,
+                    busy_s: 0.0,
+                    busy_fraction: 0.0,
                 })
                 .collect()
         } else {
@@ -523,6 +534,8 @@ impl Engine {
                 proving: vec![None; workers],
                 health,
                 next_probe: HashMap::new(),
+                device_busy: HashMap::new(),
+                started: Instant::now(),
                 counters: Counters::default(),
                 sums: PhaseSums::default(),
                 pending: Vec::new(),
@@ -853,13 +866,21 @@ impl Engine {
             })
             .collect();
         let proving = st.proving.iter().flatten().cloned().collect();
+        let now = Instant::now();
+        let age = now.saturating_duration_since(st.started).as_secs_f64();
+        let mut device_health = st.health.clone();
+        for h in &mut device_health {
+            let busy = st.device_busy.get(&h.index).map_or(0.0, |c| c.busy(now).as_secs_f64());
+            h.busy_s = busy;
+            h.busy_fraction = if age > 0.0 { (busy / age).min(1.0) } else { 0.0 };
+        }
         EngineStatus {
             backend: self.inner.devices.name(),
             gpu_backend_present: gpu,
             note: (!gpu)
                 .then_some("no GPU backend is present: proving on the CPU, VRAM tier unused"),
             devices,
-            device_health: st.health.clone(),
+            device_health,
             params,
             tiers,
             queues: queues.to_vec(),
@@ -1686,6 +1707,35 @@ async fn prober(inner: std::sync::Weak<Inner>, interval: Duration) {
     }
 }
 
+/// A device's time with at least one prover call in flight.
+#[derive(Default)]
+struct BusyClock {
+    in_flight: u32,
+    /// When the calls now in flight began to overlap (the first started).
+    since: Option<Instant>,
+    done: Duration,
+}
+
+impl BusyClock {
+    fn start(&mut self, at: Instant) {
+        if self.in_flight == 0 {
+            self.since = Some(at);
+        }
+        self.in_flight += 1;
+    }
+    fn end(&mut self, at: Instant) {
+        self.in_flight = self.in_flight.saturating_sub(1);
+        if self.in_flight == 0 {
+            if let Some(s) = self.since.take() {
+                self.done += at.saturating_duration_since(s);
+            }
+        }
+    }
+    fn busy(&self, now: Instant) -> Duration {
+        self.done + self.since.map_or(Duration::ZERO, |s| now.saturating_duration_since(s))
+    }
+}
+
 fn unix_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -1824,6 +1874,9 @@ async fn worker(
         {
             let mut st = inner.lock();
             st.timeline.proving_started(index, t);
+            if let Some(d) = device {
+                st.device_busy.entry(d).or_default().start(t);
+            }
             let mut ids: Vec<JobId> = chunk.parts.iter().map(|p| p.0).collect();
             ids.dedup();
             let jobs = ids
@@ -1888,6 +1941,9 @@ async fn worker(
         {
             let mut st = inner.lock();
             st.timeline.proving_ended(index);
+            if let Some(c) = device.and_then(|d| st.device_busy.get_mut(&d)) {
+                c.end(Instant::now());
+            }
             st.proving[index] = None;
             if let (Some(d), Ok(p)) = (device, &outcome) {
                 if let Some(h) = st.health.iter_mut().find(|h| h.index == d) {

@@ -257,6 +257,14 @@ impl proto::proof_service_server::ProofService for ProofServiceImpl {
                             .and_then(|h| h.last_probe_error.clone())
                             .unwrap_or_default(),
                         returned: h.map_or(0, |h| h.returned),
+                        busy_s: h.map_or(0.0, |h| h.busy_s),
+                        busy_fraction: h.map_or(0.0, |h| h.busy_fraction),
+                        busy_fraction_window: s
+                            .busy
+                            .devices
+                            .iter()
+                            .find(|b| b.device == d.index)
+                            .map_or(0.0, |b| b.busy_fraction),
                     }
                 })
                 .collect(),

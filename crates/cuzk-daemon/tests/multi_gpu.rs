@@ -620,3 +620,54 @@ async fn a_lost_device_that_fails_its_probes_stays_out() {
     assert!(!text.contains("gpu 0 out of service"), "{text}");
     t.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn status_has_each_devices_busy_fraction() {
+    let gpus = FakeGpus::new(&[8 * GIB, 8 * GIB]);
+    let t = start(&gpus, 2).await;
+    let mut c = t.unix().await;
+    let st = status(&mut c).await;
+    for d in &st.devices {
+        assert_eq!((d.busy_s, d.busy_fraction, d.busy_fraction_window), (0.0, 0.0, 0.0));
+    }
+    // One partition: one device proves it, the other is never called.
+    let id = c
+        .submit_proof(req(6, 25, 1, P::Normal))
+        .await
+        .unwrap()
+        .into_inner()
+        .job_id;
+    let r = await_done(&mut c, id).await;
+    check_proofs(&t.pvk(6), 6, 25, 1, &r);
+    let used = if gpus.proved(0) == 1 { 0 } else { 1 };
+    assert_eq!(gpus.proved(used), 1);
+    let idle = 1 - used;
+    assert_eq!(gpus.devices[idle].calls.load(Ordering::SeqCst), 0);
+    let st = status(&mut c).await;
+    let (u, i) = (device(&st, used as u32), device(&st, idle as u32));
+    assert!(u.busy_s > 0.0, "{u:?}");
+    assert!(u.busy_fraction > 0.0 && u.busy_fraction <= 1.0, "{u:?}");
+    assert!(u.busy_fraction_window > 0.0 && u.busy_fraction_window <= 1.0, "{u:?}");
+    assert_eq!((i.busy_s, i.busy_fraction, i.busy_fraction_window), (0.0, 0.0, 0.0));
+    // No call in flight: the total no longer grows.
+    let again = status(&mut c).await;
+    assert_eq!(device(&again, used as u32).busy_s, u.busy_s);
+    // /status and `cuzk status` carry them.
+    let (code, body) = http_get(t.daemon().http_addr.unwrap(), "/status", Some(TOKEN)).await;
+    assert_eq!(code, 200, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let h = &v["device_health"][used];
+    assert!(h["busy_s"].as_f64().unwrap() > 0.0, "{h}");
+    assert!(h["busy_fraction"].as_f64().unwrap() > 0.0, "{h}");
+    assert_eq!(v["device_health"][idle]["busy_s"], 0.0);
+    let text = cuzk_daemon::cli::status_text(&cuzk_daemon::cli::status_json(&st));
+    assert!(text.contains("busy (window)") && text.contains("busy (all)"), "{text}");
+    let row = text
+        .lines()
+        .find(|l| l.trim_start().starts_with(&format!("{idle} ")) && l.contains("fake"))
+        .unwrap_or_else(|| panic!("no row for gpu {idle} in:\n{text}"));
+    // Its last two cells: busy over the window and since start.
+    let cells: Vec<&str> = row.split_whitespace().rev().take(2).collect();
+    assert_eq!(cells, ["0%", "0%"], "{row}");
+    t.stop().await;
+}
