@@ -39,6 +39,11 @@ pub struct ClusterConfig {
     /// nodes that do not hold its kind resident (no starvation by
     /// placement).
     pub placement_max_wait: Duration,
+    /// A partition younger than this is passed over by a node that does
+    /// not hold its kind resident while another alive node (by heartbeat)
+    /// does: that node gets the first chance, so parameters are not loaded
+    /// on one more machine for a short wait. Zero: no grace.
+    pub placement_grace: Duration,
     pub connect_timeout: Duration,
     /// An operation without an answer for this long is treated as a lost
     /// connection (a half-open TCP connection would otherwise hang it).
@@ -58,6 +63,9 @@ impl ClusterConfig {
             lease_ttl: Duration::from_secs(30),
             max_failures: 3,
             placement_max_wait: Duration::from_secs(60),
+            // Loading a 32 GiB PoRep's parameters takes minutes; a few
+            // seconds' wait for a node that holds them costs less.
+            placement_grace: Duration::from_secs(10),
             connect_timeout: Duration::from_secs(5),
             op_timeout: Duration::from_secs(30),
             reconnect_for: Duration::from_secs(30),

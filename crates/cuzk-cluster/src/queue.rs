@@ -528,7 +528,9 @@ impl ClusterClient {
 
     /// Reap expired leases, then claim up to `req.max` pending partitions:
     /// highest priority first, then kinds resident here (unless a partition
-    /// has waited `placement_max_wait`), then oldest. Residency reorders
+    /// has waited `placement_max_wait`), then oldest. A partition of a kind
+    /// not resident here but resident on another alive node is left to
+    /// that node for its first `placement_grace`. Residency reorders
     /// only within the oldest `PLACEMENT_WINDOW` pending partitions (of
     /// the kinds asked for), which keeps a claim's cost flat in the backlog.
     pub async fn claim(&self, req: &ClaimRequest) -> Result<Vec<Lease>, ClusterError> {
@@ -549,6 +551,8 @@ impl ClusterClient {
         let node = self.node_id().to_owned();
         let ttl = secs(self.config().lease_ttl);
         let wait = secs(self.config().placement_max_wait);
+        let grace = secs(self.config().placement_grace);
+        let missed = f64::from(crate::nodes::MISSED_HEARTBEATS);
         let max = i64::from(req.max);
         let window = (4 * max).max(PLACEMENT_WINDOW);
         let lease_ttl = self.config().lease_ttl;
@@ -558,15 +562,25 @@ impl ClusterClient {
                 .query(
                     // The window is read in index order (no sort); only
                     // its rows are sorted by residency and locked.
+                    // `hot`: kinds another alive node holds resident (alive:
+                    // heard within `missed` of its own heartbeat intervals).
                     "WITH win AS ( \
                        SELECT job_id, idx FROM cuzk_partitions \
                        WHERE state = 'pending' AND kind = ANY($2) \
                        ORDER BY priority DESC, created_at, job_id, idx \
                        LIMIT $7), \
+                     hot AS ( \
+                       SELECT DISTINCT unnest(kinds_resident) AS kind FROM cuzk_nodes \
+                       WHERE node_id <> $1 AND $8::float8 > 0 \
+                         AND last_seen > now() - $9::float8 \
+                           * greatest(heartbeat_ms, 1000) * interval '1 millisecond'), \
                      picked AS ( \
                        SELECT c.job_id, c.idx FROM cuzk_partitions c \
                        JOIN win ON c.job_id = win.job_id AND c.idx = win.idx \
                        WHERE c.state = 'pending' \
+                         AND (c.kind = ANY($3) \
+                           OR c.created_at < now() - $8::float8 * interval '1 second' \
+                           OR c.kind NOT IN (SELECT kind FROM hot)) \
                        ORDER BY c.priority DESC, \
                          (c.kind = ANY($3) \
                           OR c.created_at < now() - $4::float8 * interval '1 second') DESC, \
@@ -580,7 +594,17 @@ impl ClusterClient {
                      FROM picked WHERE p.job_id = picked.job_id AND p.idx = picked.idx \
                      RETURNING p.job_id, p.idx, p.claims, p.kind, p.priority, p.failures, \
                        EXTRACT(EPOCH FROM p.created_at)::float8",
-                    &[&node, &req.kinds, &req.resident, &wait, &max, &ttl, &window],
+                    &[
+                        &node,
+                        &req.kinds,
+                        &req.resident,
+                        &wait,
+                        &max,
+                        &ttl,
+                        &window,
+                        &grace,
+                        &missed,
+                    ],
                 )
                 .await?;
             if rows.is_empty() {

@@ -11,7 +11,9 @@
 //!   request ids are idempotent across the cluster (the queue's rule).
 //! - **Feeder**: claims partitions (priority, then kinds whose parameters
 //!   are resident here, then age; `FOR UPDATE SKIP LOCKED`) while this
-//!   daemon has fewer than `max_claimed` in hand, and proves each as a
+//!   daemon has fewer than `max_claimed` in hand (leaving a young
+//!   partition for `placement_grace_s` to another alive daemon that holds
+//!   its parameters resident when this one does not), and proves each as a
 //!   one-partition job of the local [`Engine`]
 //!   ([`Engine::submit_partitions`]) through the usual pipeline (synthesis,
 //!   proving, verification against the verifying key). A [`LeaseKeeper`]
@@ -125,6 +127,7 @@ impl ClusterConnection {
         cfg.lease_ttl = Duration::from_secs(settings.lease_ttl_s);
         cfg.max_failures = settings.max_failures;
         cfg.placement_max_wait = Duration::from_secs(settings.placement_max_wait_s);
+        cfg.placement_grace = Duration::from_secs(settings.placement_grace_s);
         cfg.reconnect_for = Duration::from_secs(settings.reconnect_for_s);
         let front = Arc::new(ClusterClient::new(cfg.clone())?);
         let applied = front.migrate().await?;

@@ -97,6 +97,8 @@ async fn node(
             cfg.cluster.heartbeat_interval_s = 1;
             cfg.cluster.max_claimed = Some(1);
             cfg.cluster.reconnect_for_s = 60;
+            // Residency does not hold partitions back unless a test asks.
+            cfg.cluster.placement_grace_s = 0;
             edit(cfg);
         },
         move |b| b.register_kind(Arc::new(Slow(PorepLikeKind::new(LOG, 16), delay))),
@@ -774,4 +776,70 @@ async fn a_database_outage_is_ridden_out_and_the_job_completes_after() {
         "status still says the database is unreachable"
     );
     stop(a).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_daemon_without_the_parameters_leaves_young_partitions_to_one_holding_them() {
+    let db = pg::TestDb::new().await;
+    let params = tempfile::tempdir().unwrap();
+    let delay = Duration::from_millis(500);
+    let grace = |c: &mut DaemonConfig| c.cluster.placement_grace_s = 60;
+    let a = node(&db, "node-a", params.path(), delay, grace).await;
+    make_params(&a).await;
+    let b = node(&db, "node-b", params.path(), delay, grace).await;
+    let (mut ca, mut cb) = (a.unix().await, b.unix().await);
+    // Both heartbeats in: A's names the kind resident, B's does not.
+    let client = cluster(&b).client().clone();
+    assert!(
+        eventually(Duration::from_secs(10), || {
+            let c = client.clone();
+            async move {
+                let n = c.nodes().await.unwrap();
+                n.len() == 2
+                    && n[0].report.kinds_resident.contains(&"slow-8".to_owned())
+                    && n[1].report.kinds_resident.is_empty()
+            }
+        })
+        .await,
+        "heartbeats"
+    );
+    let parts = 4;
+    let (id, _) = submit_to(&mut cb, submit(31, parts, "")).await;
+    let r = await_done(&mut cb, id).await;
+    check_proofs(&pvk(params.path()), LOG, 31, parts, &r);
+    // B was idle throughout, yet every partition waited for A (one at a
+    // time, 500 ms each) within the grace.
+    let rows = client.partitions(id as i64).await.unwrap();
+    assert!(
+        rows.iter().all(|p| p.node.as_deref() == Some("node-a")),
+        "{rows:?}"
+    );
+    assert_eq!(cluster(&b).partitions_proved(), 0);
+
+    // A dead node's residency holds nothing back: B proves the next job.
+    cluster(&a).kill();
+    assert!(
+        eventually(Duration::from_secs(15), || {
+            let c = client.clone();
+            async move {
+                c.nodes()
+                    .await
+                    .unwrap()
+                    .iter()
+                    .any(|n| n.node_id == "node-a" && !n.alive())
+            }
+        })
+        .await,
+        "node-a never went quiet"
+    );
+    let (id2, _) = submit_to(&mut ca, submit(32, 2, "")).await;
+    let r = await_done(&mut cb, id2).await;
+    check_proofs(&pvk(params.path()), LOG, 32, 2, &r);
+    let rows = client.partitions(id2 as i64).await.unwrap();
+    assert!(
+        rows.iter().all(|p| p.node.as_deref() == Some("node-b")),
+        "{rows:?}"
+    );
+    stop(a).await;
+    stop(b).await;
 }
