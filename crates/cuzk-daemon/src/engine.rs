@@ -870,9 +870,16 @@ impl Engine {
         let age = now.saturating_duration_since(st.started).as_secs_f64();
         let mut device_health = st.health.clone();
         for h in &mut device_health {
-            let busy = st.device_busy.get(&h.index).map_or(0.0, |c| c.busy(now).as_secs_f64());
+            let busy = st
+                .device_busy
+                .get(&h.index)
+                .map_or(0.0, |c| c.busy(now).as_secs_f64());
             h.busy_s = busy;
-            h.busy_fraction = if age > 0.0 { (busy / age).min(1.0) } else { 0.0 };
+            h.busy_fraction = if age > 0.0 {
+                (busy / age).min(1.0)
+            } else {
+                0.0
+            };
         }
         EngineStatus {
             backend: self.inner.devices.name(),
@@ -1192,11 +1199,16 @@ impl Inner {
     /// it again after `device_probe_interval_s`.
     async fn probe_device(&self, device: u32) {
         let devices = self.devices.clone();
-        let r = tokio::task::spawn_blocking(move || devices.probe(device).map_err(|e| e.to_string()))
-            .await
-            .unwrap_or_else(|e| Err(format!("the probe stopped: {e}")));
+        let r =
+            tokio::task::spawn_blocking(move || devices.probe(device).map_err(|e| e.to_string()))
+                .await
+                .unwrap_or_else(|e| Err(format!("the probe stopped: {e}")));
         let mut st = self.lock();
-        let Some(h) = st.health.iter_mut().find(|h| h.index == device && !h.healthy) else {
+        let Some(h) = st
+            .health
+            .iter_mut()
+            .find(|h| h.index == device && !h.healthy)
+        else {
             st.next_probe.remove(&device);
             return;
         };
@@ -1732,7 +1744,10 @@ impl BusyClock {
         }
     }
     fn busy(&self, now: Instant) -> Duration {
-        self.done + self.since.map_or(Duration::ZERO, |s| now.saturating_duration_since(s))
+        self.done
+            + self
+                .since
+                .map_or(Duration::ZERO, |s| now.saturating_duration_since(s))
     }
 }
 

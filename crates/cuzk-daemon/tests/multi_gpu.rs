@@ -306,7 +306,10 @@ async fn status_when(
         if done(&st) {
             return st;
         }
-        assert!(start.elapsed() < HOLD_LIMIT, "{what} never happened: {st:?}");
+        assert!(
+            start.elapsed() < HOLD_LIMIT,
+            "{what} never happened: {st:?}"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
@@ -573,7 +576,10 @@ async fn a_lost_device_that_passes_a_probe_is_used_again() {
     gpus.hold(0, Hold::Calls(1, 4));
     let r = prove(&mut c, 22).await;
     check_proofs(&t.pvk(6), 6, 22, 10, &r);
-    assert!(gpus.proved(1) > 2, "device 1 proved nothing after its return");
+    assert!(
+        gpus.proved(1) > 2,
+        "device 1 proved nothing after its return"
+    );
     assert_eq!(gpus.proved(0) + gpus.proved(1), 20);
     let st = status(&mut c).await;
     assert!(st.devices.iter().all(|d| d.healthy));
@@ -595,11 +601,18 @@ async fn a_lost_device_that_fails_its_probes_stays_out() {
     })
     .await;
     let d1 = device(&st, 1);
-    assert!(!d1.healthy, "device 1 back in service though every probe failed");
+    assert!(
+        !d1.healthy,
+        "device 1 back in service though every probe failed"
+    );
     assert_eq!(d1.returned, 0);
     assert!(d1.out_since_unix_ms > 0);
     assert!(d1.last_probe_unix_ms >= d1.out_since_unix_ms);
-    assert!(d1.last_probe_error.contains("device 1 still lost"), "{}", d1.last_probe_error);
+    assert!(
+        d1.last_probe_error.contains("device 1 still lost"),
+        "{}",
+        d1.last_probe_error
+    );
     // The healthy device never is probed.
     assert_eq!(gpus.devices[0].probes.load(Ordering::SeqCst), 0);
     assert_eq!(device(&st, 0).probes, 0);
@@ -616,7 +629,10 @@ async fn a_lost_device_that_fails_its_probes_stays_out() {
         .lines()
         .find(|l| l.contains("gpu 1 out of service since"))
         .unwrap_or_else(|| panic!("no out-of-service line for gpu 1 in:\n{text}"));
-    assert!(line.contains("probes, last") && line.contains("device 1 still lost"), "{line}");
+    assert!(
+        line.contains("probes, last") && line.contains("device 1 still lost"),
+        "{line}"
+    );
     assert!(!text.contains("gpu 0 out of service"), "{text}");
     t.stop().await;
 }
@@ -628,7 +644,10 @@ async fn status_has_each_devices_busy_fraction() {
     let mut c = t.unix().await;
     let st = status(&mut c).await;
     for d in &st.devices {
-        assert_eq!((d.busy_s, d.busy_fraction, d.busy_fraction_window), (0.0, 0.0, 0.0));
+        assert_eq!(
+            (d.busy_s, d.busy_fraction, d.busy_fraction_window),
+            (0.0, 0.0, 0.0)
+        );
     }
     // One partition: one device proves it, the other is never called.
     let id = c
@@ -647,8 +666,14 @@ async fn status_has_each_devices_busy_fraction() {
     let (u, i) = (device(&st, used as u32), device(&st, idle as u32));
     assert!(u.busy_s > 0.0, "{u:?}");
     assert!(u.busy_fraction > 0.0 && u.busy_fraction <= 1.0, "{u:?}");
-    assert!(u.busy_fraction_window > 0.0 && u.busy_fraction_window <= 1.0, "{u:?}");
-    assert_eq!((i.busy_s, i.busy_fraction, i.busy_fraction_window), (0.0, 0.0, 0.0));
+    assert!(
+        u.busy_fraction_window > 0.0 && u.busy_fraction_window <= 1.0,
+        "{u:?}"
+    );
+    assert_eq!(
+        (i.busy_s, i.busy_fraction, i.busy_fraction_window),
+        (0.0, 0.0, 0.0)
+    );
     // No call in flight: the total no longer grows.
     let again = status(&mut c).await;
     assert_eq!(device(&again, used as u32).busy_s, u.busy_s);
@@ -661,7 +686,10 @@ async fn status_has_each_devices_busy_fraction() {
     assert!(h["busy_fraction"].as_f64().unwrap() > 0.0, "{h}");
     assert_eq!(v["device_health"][idle]["busy_s"], 0.0);
     let text = cuzk_daemon::cli::status_text(&cuzk_daemon::cli::status_json(&st));
-    assert!(text.contains("busy (window)") && text.contains("busy (all)"), "{text}");
+    assert!(
+        text.contains("busy (window)") && text.contains("busy (all)"),
+        "{text}"
+    );
     let row = text
         .lines()
         .find(|l| l.trim_start().starts_with(&format!("{idle} ")) && l.contains("fake"))

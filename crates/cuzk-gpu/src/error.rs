@@ -169,7 +169,6 @@ fn boxed_driver_code(_: &(dyn std::error::Error + Send + Sync + 'static)) -> Opt
 
 pub type Result<T, E = GpuError> = std::result::Result<T, E>;
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -265,7 +264,13 @@ mod tests {
         };
         assert!(!is_context_fatal_error(&io));
         let core = budget_refusal().into_core();
-        assert!(matches!(core, cuzk_core::Error::Backend { backend: "cuda", .. }));
+        assert!(matches!(
+            core,
+            cuzk_core::Error::Backend {
+                backend: "cuda",
+                ..
+            }
+        ));
         assert!(!is_context_fatal_error(&core));
     }
 
