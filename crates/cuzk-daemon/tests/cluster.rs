@@ -843,3 +843,54 @@ async fn a_daemon_without_the_parameters_leaves_young_partitions_to_one_holding_
     stop(a).await;
     stop(b).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_database_restart_mid_job_loses_and_duplicates_nothing() {
+    // A server of its own to restart (dropped last, after the database).
+    let server = tokio::task::spawn_blocking(pg::Server::start)
+        .await
+        .unwrap()
+        .expect("a PostgreSQL server for this test");
+    let db = pg::TestDb::on(&server.url).await;
+    let params = tempfile::tempdir().unwrap();
+    let delay = Duration::from_millis(800);
+    let a = node(&db, "node-a", params.path(), delay, |_| {}).await;
+    make_params(&a).await;
+    let b = node(&db, "node-b", params.path(), delay, |_| {}).await;
+    let (mut ca, mut cb) = (a.unix().await, b.unix().await);
+    let parts = 6;
+    let (id, _) = submit_to(&mut ca, submit(57, parts, "restart")).await;
+    assert!(
+        eventually(Duration::from_secs(20), || async {
+            cluster(&a).claimed() + cluster(&b).claimed() == 2
+        })
+        .await,
+        "the partitions were not claimed"
+    );
+    let opened = cluster(&a).client().connections_opened();
+    // Every connection dropped; the server back within about a second.
+    tokio::task::block_in_place(|| server.restart());
+
+    let r = await_done(&mut cb, id).await;
+    check_proofs(&pvk(params.path()), LOG, 57, parts, &r);
+    let rows = cluster(&a).client().partitions(id as i64).await.unwrap();
+    assert!(
+        rows.iter().all(|p| p.state == PartitionState::Done),
+        "{rows:?}"
+    );
+    // Each partition's result taken once: a late duplicate (a lease that
+    // expired during the restart and ran again) is refused, not counted.
+    assert_eq!(
+        cluster(&a).partitions_proved() + cluster(&b).partitions_proved(),
+        u64::from(parts)
+    );
+    assert!(cluster(&a).client().connections_opened() > opened);
+    // A job after the restart runs as usual.
+    let (id2, _) = submit_to(&mut cb, submit(58, 2, "")).await;
+    let r = await_done(&mut ca, id2).await;
+    check_proofs(&pvk(params.path()), LOG, 58, 2, &r);
+    stop(a).await;
+    stop(b).await;
+    drop(db);
+    drop(server);
+}
