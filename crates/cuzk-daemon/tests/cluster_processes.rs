@@ -89,6 +89,23 @@ fn pvk_of(params: &Path, log: u32) -> cuzk_core::verifier::PreparedVerifyingKey 
     prepare_verifying_key(&m.vk)
 }
 
+/// `cuzk status --cluster` (`--json`: the object) run against `p`.
+fn cluster_status(p: &Proc, json: bool) -> String {
+    let mut cmd = Command::new(BIN);
+    cmd.args(["status", "--cluster", "--daemon"])
+        .arg(format!("unix:{}", p.sock.display()));
+    if json {
+        cmd.arg("--json");
+    }
+    let out = cmd.stderr(Stdio::inherit()).output().unwrap();
+    assert!(out.status.success(), "cuzk status --cluster failed");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn cluster_json(p: &Proc) -> serde_json::Value {
+    serde_json::from_str(&cluster_status(p, true)).unwrap()
+}
+
 async fn client(p: &Proc) -> DaemonClient {
     connect(&ConnectOptions {
         target: format!("unix:{}", p.sock.display()),
@@ -140,6 +157,21 @@ async fn three_daemon_processes_share_the_work_and_survive_a_sigkill() {
         BTreeSet::from(["node-a", "node-b", "node-c"].map(String::from)),
         "nine partitions, one at a time per daemon"
     );
+    // The cluster as `cuzk status --cluster` shows it, from any daemon.
+    let v = cluster_json(&b);
+    assert_eq!(v["node_id"], "node-b");
+    assert_eq!(v["view"]["jobs"]["completed"], 3, "{v}");
+    assert_eq!(v["view"]["partitions"]["done"], 9, "{v}");
+    let nodes: Vec<&str> = v["view"]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n["node_id"].as_str())
+        .collect();
+    assert_eq!(nodes, ["node-a", "node-b", "node-c"], "{v}");
+    let text = cluster_status(&a, false);
+    assert!(text.starts_with("cluster   node node-a on "), "{text}");
+    assert!(text.contains("3 completed"), "{text}");
 
     // node-c killed (SIGKILL) while it holds a partition.
     let s = cc
@@ -198,6 +230,18 @@ async fn three_daemon_processes_share_the_work_and_survive_a_sigkill() {
             assert_eq!(p.claims, 2);
         }
     }
+    // node-c is shown dead once three of its heartbeats are missed.
+    let dead = || {
+        cluster_json(&a)["view"]["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["node_id"] == "node-c" && n["alive"] == false)
+    };
+    assert!(
+        eventually(Duration::from_secs(20), || async { dead() }).await,
+        "node-c still shown alive"
+    );
     drop((a, b));
 }
 
