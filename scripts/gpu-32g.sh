@@ -201,7 +201,10 @@ max_message_bytes = "256MiB"
 
 [engine]
 gpu_workers_per_device = ${DAEMON_WORKERS:-2}
-synthesis_concurrency = ${DAEMON_SYNTH:-4}
+synthesis_concurrency = ${DAEMON_SYNTH:-3}
+# The decoded parameters (~47 GB) and the compiled system (~10 GB) are not
+# in this budget: it bounds the synthesized partitions only.
+host_memory_budget = "${DAEMON_HOST:-48GiB}"
 verify_proofs = true
 
 [params]
