@@ -33,6 +33,11 @@
 #           (parameter load, compile) and $REPEAT timed runs, compiled
 #           synthesis with the compiled system in memory only, every proof
 #           through verify_seal -> $WORK/logs/prove.json
+#   daemon  `cuzk daemon` (CUDA) over $PARAMS, then `cuzk bench batch --kind
+#           porep-32g --input $WORK/c1.json`: 1 proof to warm up (parameter
+#           load, compile), then $DAEMON_COUNT (3) at once, every proof
+#           verified by the daemon -> $WORK/logs/daemon-*.json, status and
+#           metrics after each
 # Every mode copies the logs (small) to $OUT when it is set.
 #
 # Environment: SECTOR_SIZE (default 32GiB; 2KiB for a dry run), BACKEND
@@ -180,14 +185,67 @@ stage_prove() {
     echo "prove: $(grep -E '^\| cuzk' "$log" | tail -n 1); $(grep '^== exit' "$log" | tail -n 1)"
 }
 
+stage_daemon() {
+    local log="$logs/daemon.log"
+    [ -s "$WORK/c1.json" ] || { echo "daemon: no $WORK/c1.json (run the c1 stage)"; return 1; }
+    : >"$log"
+    snapshot "$log" before
+    local sock="$WORK/cuzk.sock" kind
+    kind="porep-$(echo "$SECTOR_SIZE" | tr 'A-Z' 'a-z' | sed -e 's/ib$//')"
+    rm -f "$sock"
+    cat >"$WORK/cuzk.toml" <<TOML
+[server]
+unix_socket = "$sock"
+http_listen = "127.0.0.1:9822"
+max_message_bytes = "256MiB"
+
+[engine]
+gpu_workers_per_device = ${DAEMON_WORKERS:-2}
+synthesis_concurrency = ${DAEMON_SYNTH:-3}
+# The decoded parameters (~47 GB) and the compiled system (~10 GB) are not
+# in this budget: it bounds the synthesized partitions only.
+host_memory_budget = "${DAEMON_HOST:-48GiB}"
+verify_proofs = true
+
+[params]
+dir = "$PARAMS"
+check_points = false
+
+[kinds]
+porep_like_log_sizes = []
+synthesis = "compiled"
+TOML
+    cat "$WORK/cuzk.toml" >>"$log"
+    measured "$log.daemon" "$BIN/cuzk" daemon --config "$WORK/cuzk.toml" &
+    local daemon=$!
+    for _ in $(seq 1 300); do [ -S "$sock" ] && break; sleep 0.2; done
+    local rc=0 n
+    for n in 1 "${DAEMON_COUNT:-3}"; do
+        echo "== bench batch --count $n --concurrency $n ($(date -u +%T))" >>"$log"
+        "$BIN/cuzk" bench batch --daemon "unix:$sock" --kind "$kind" --input "$WORK/c1.json" \
+            --count "$n" --concurrency "$n" --json >"$logs/daemon-$n.json" 2>>"$log" || rc=1
+        head -c 4000 "$logs/daemon-$n.json" >>"$log"
+        echo >>"$log"
+        curl -s "http://127.0.0.1:9822/status" >"$logs/daemon-status-$n.json" 2>/dev/null
+        [ "$rc" = 0 ] || break
+    done
+    curl -s "http://127.0.0.1:9822/metrics" >"$logs/daemon-metrics.txt" 2>/dev/null
+    pkill -INT -f "cuzk daemon --config $WORK/cuzk.toml" 2>/dev/null
+    wait "$daemon" 2>/dev/null
+    tail -n 3 "$log.daemon" >>"$log"
+    snapshot "$log" after
+    echo "daemon: $(grep -o '"ok":[a-z]*' "$logs/daemon-${DAEMON_COUNT:-3}.json" 2>/dev/null | head -n 1) rc $rc; $(tail -n 1 "$log.daemon")"
+    return "$rc"
+}
+
 run_stages() {
     [ $# -gt 0 ] || set -- c1 params prove
     echo "gpu-32g: stages $* at $SECTOR_SIZE on $BACKEND, work $WORK, params $PARAMS ($(date -u +%FT%TZ))"
     local s
     for s in "$@"; do
         case "$s" in
-            c1 | params | prove) ;;
-            *) echo "unknown stage $s (c1, params, prove)"; return 2 ;;
+            c1 | params | prove | daemon) ;;
+            *) echo "unknown stage $s (c1, params, prove, daemon)"; return 2 ;;
         esac
         if ! "stage_$s"; then
             echo "FAILED at stage $s; log tail:"
@@ -232,6 +290,7 @@ case "${1:-}" in
         for f in "$logs"/params.log "$logs"/prove.log; do
             [ -f "$f" ] && grep -E '^\[|cuzk (warm-up|run)' "$f" | tail -n 3
         done
+        [ -f "$logs/daemon.log" ] && grep -E '^== bench|bench batch:' "$logs/daemon.log" | tail -n 4
         if running; then echo "still running (pid $(cat "$WORK/run.pid"))"; else echo "not running"; fi
         export_logs
         ;;

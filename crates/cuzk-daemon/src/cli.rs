@@ -86,8 +86,12 @@ pub struct JobArgs {
     pub kind: String,
     /// The kind's input as hex; for porep-like kinds --seed/--partitions
     /// build it instead.
-    #[arg(long, conflicts_with_all = ["seed", "partitions"])]
+    #[arg(long, conflicts_with_all = ["seed", "partitions", "input"])]
     pub input_hex: Option<String>,
+    /// The kind's input read from a file (`-`: standard input), e.g. a
+    /// PoRep C1 output's JSON for porep-32g.
+    #[arg(long, conflicts_with_all = ["seed", "partitions"])]
+    pub input: Option<PathBuf>,
     /// porep-like kinds: the witness seed [default: 0].
     #[arg(long)]
     pub seed: Option<u64>,
@@ -110,6 +114,16 @@ impl JobArgs {
     fn input(&self) -> anyhow::Result<Vec<u8>> {
         if let Some(h) = &self.input_hex {
             return hex_decode(h);
+        }
+        if let Some(path) = &self.input {
+            if path.as_os_str() == "-" {
+                let mut bytes = Vec::new();
+                std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)
+                    .context("reading the job's input from standard input")?;
+                return Ok(bytes);
+            }
+            return std::fs::read(path)
+                .with_context(|| format!("reading the job's input from {}", path.display()));
         }
         Ok(PorepLikeInput {
             seed: self.seed.unwrap_or(0),
@@ -223,6 +237,11 @@ pub struct BenchBatchOptions {
     /// Circuits per request.
     #[arg(long, default_value_t = 1)]
     pub partitions: u32,
+    /// Every request's input, read from this file (a Filecoin kind's, e.g.
+    /// a C1 output for porep-32g); without it, porep-like inputs of
+    /// --partitions circuits seeded by the request's index.
+    #[arg(long, conflicts_with = "partitions")]
+    pub input: Option<PathBuf>,
     /// Queue priority of every request.
     #[arg(long, value_enum, default_value_t)]
     pub priority: PriorityArg,
@@ -1231,6 +1250,12 @@ pub async fn bench_batch(a: &BenchBatchOptions) -> anyhow::Result<Value> {
         client.clone().get_status(proto::GetStatusRequest {}).await,
         "GetStatus",
     )?);
+    let fixed_input = match &a.input {
+        Some(path) => Some(std::sync::Arc::new(std::fs::read(path).with_context(|| {
+            format!("reading the requests' input from {}", path.display())
+        })?)),
+        None => None,
+    };
     let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let start = Instant::now();
     let mut tasks = Vec::new();
@@ -1238,6 +1263,7 @@ pub async fn bench_batch(a: &BenchBatchOptions) -> anyhow::Result<Value> {
         let mut c = client.clone();
         let next = next.clone();
         let a = a.clone();
+        let fixed_input = fixed_input.clone();
         tasks.push(tokio::spawn(async move {
             let mut out = Vec::new();
             loop {
@@ -1248,11 +1274,14 @@ pub async fn bench_batch(a: &BenchBatchOptions) -> anyhow::Result<Value> {
                 let req = proto::SubmitProofRequest {
                     request_id: String::new(),
                     kind: a.kind.clone(),
-                    input: PorepLikeInput {
-                        seed: i as u64,
-                        partitions: a.partitions,
-                    }
-                    .encode(),
+                    input: match &fixed_input {
+                        Some(bytes) => bytes.as_ref().clone(),
+                        None => PorepLikeInput {
+                            seed: i as u64,
+                            partitions: a.partitions,
+                        }
+                        .encode(),
+                    },
                     priority: a.priority.proto() as i32,
                     client_id: String::new(),
                 };
@@ -1501,5 +1530,45 @@ mod output_tests {
         assert!(pinned.contains("3.0 MiB") && pinned.ends_with("8.0 GiB"), "{pinned}");
         let worker = t.lines().find(|l| l.contains("worker 0")).unwrap();
         assert!(worker.contains("cpu") && worker.ends_with("25%"), "{worker}");
+    }
+}
+
+#[cfg(test)]
+mod job_input_tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrap {
+        #[command(flatten)]
+        job: JobArgs,
+    }
+
+    fn parse(args: &[&str]) -> Result<Wrap, clap::Error> {
+        Wrap::try_parse_from(std::iter::once("cuzk").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn a_jobs_input_comes_from_a_file_byte_for_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c1.json");
+        let bytes: Vec<u8> = (0..=255u8).cycle().take(70_000).collect();
+        std::fs::write(&path, &bytes).unwrap();
+        let w = parse(&["--kind", "porep-32g", "--input", path.to_str().unwrap()]).unwrap();
+        assert_eq!(w.job.input().unwrap(), bytes);
+
+        // A missing file names itself; --input excludes the other inputs.
+        let missing = dir.path().join("absent.json");
+        let w = parse(&["--kind", "k", "--input", missing.to_str().unwrap()]).unwrap();
+        let e = format!("{:#}", w.job.input().unwrap_err());
+        assert!(e.contains("absent.json"), "{e}");
+        assert!(parse(&["--kind", "k", "--input", "x", "--seed", "1"]).is_err());
+        assert!(parse(&["--kind", "k", "--input", "x", "--input-hex", "00"]).is_err());
+        // Without it, the porep-like input as before.
+        let w = parse(&["--kind", "porep-like-10", "--seed", "7"]).unwrap();
+        assert_eq!(
+            w.job.input().unwrap(),
+            PorepLikeInput { seed: 7, partitions: 1 }.encode()
+        );
     }
 }

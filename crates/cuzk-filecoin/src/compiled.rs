@@ -19,7 +19,6 @@ use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Scalar;
 use cuzk_core::compiled::{CompiledCircuit, CompiledOnce, Witness, WitnessCs};
 use cuzk_core::prover::Synthesized;
-use cuzk_core::ProvingAssignment;
 use filecoin_proofs::{DefaultPieceDomain, DefaultPieceHasher, DefaultTreeDomain};
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -114,32 +113,11 @@ pub(crate) fn compiled_for<C: PartitionCircuit>(
     Ok(cc)
 }
 
-/// Synthesize partitions of one circuit, fully or compiled (each
-/// partition's witness on its own, parallel where the circuit allows).
-pub(crate) fn synthesize<C: PartitionCircuit>(
-    circuit: CircuitId,
-    circuits: Vec<C>,
-    mode: SynthesisMode,
-    dir: Option<&Path>,
-) -> Result<Vec<ProvingAssignment>> {
-    let Some(first) = circuits.first() else {
-        return Ok(Vec::new());
-    };
-    if mode == SynthesisMode::Full {
-        return Ok(cuzk_core::synthesis::synthesize_batch(circuits)?);
-    }
-    let cc = compiled_for(circuit, first, dir)?;
-    let out: cuzk_core::Result<Vec<ProvingAssignment>> = circuits
-        .into_par_iter()
-        .map(|c| cc.assign(c.witness()?))
-        .collect();
-    out.map_err(Error::from)
-}
-
-/// [`synthesize`] for the backend's compiled path: in compiled mode each
-/// partition's witness only (parallel where the circuit allows), with its
-/// compiled system, so the backend forms a/b/c itself (on the GPU for the
-/// CUDA backend); in full mode the assignments.
+/// Synthesize partitions of one circuit for the backend's compiled path:
+/// in compiled mode each partition's witness only (parallel where the
+/// circuit allows), with its compiled system, so the backend forms a/b/c
+/// itself (on the GPU for the CUDA backend; `CompiledCircuit::assign` on
+/// the host otherwise); in full mode the assignments.
 pub(crate) fn synthesize_parts<C: PartitionCircuit>(
     circuit: CircuitId,
     circuits: Vec<C>,

@@ -11,11 +11,12 @@
 //! concatenates their proofs in order, which is filecoin-proofs' format.
 
 use crate::circuits::{CircuitId, ProofKind, REGISTERED_SECTOR_SIZES};
-use crate::partitions::{synthesize_partitions, verifier_inputs};
+use crate::partitions::{synthesize_partition_parts, synthesize_partitions, verifier_inputs};
 use crate::prover::ProofRequest;
 use crate::{cli, porep, post, snap, Error, Result};
 use base64::Engine as _;
 use cuzk_core::params::Parameters;
+use cuzk_core::prover::Synthesized;
 use cuzk_core::synthesis::ProvingAssignment;
 use cuzk_daemon::kinds::{CircuitKind, JobInput, KindError};
 use cuzk_daemon::Priority;
@@ -50,6 +51,35 @@ pub struct FilecoinKind {
 }
 
 impl FilecoinKind {
+    /// The requests of (input, partition) pairs of this kind.
+    fn requests<'a>(
+        &self,
+        parts: &'a [(JobInput, usize)],
+    ) -> std::result::Result<Vec<(&'a ProofRequest, usize)>, KindError> {
+        parts
+            .iter()
+            .map(|(input, k)| {
+                input
+                    .downcast_ref::<FilecoinInput>()
+                    .map(|req| (&req.request, *k))
+                    .ok_or_else(|| KindError::MalformedInput {
+                        kind: self.name.clone(),
+                        what: "input of another kind".into(),
+                    })
+            })
+            .collect()
+    }
+
+    fn kind_error(&self, e: Error) -> KindError {
+        match e {
+            Error::Core(source) => KindError::Core {
+                kind: self.name.clone(),
+                source,
+            },
+            other => self.malformed(other),
+        }
+    }
+
     /// `generate`: let the daemon make random (insecure, test-only)
     /// parameters when the file is missing. Off for real use: proofs made
     /// with them are worthless on chain, and a missing file should be an
@@ -330,31 +360,33 @@ impl CircuitKind for FilecoinKind {
         &self,
         parts: &[(JobInput, usize)],
     ) -> std::result::Result<Vec<ProvingAssignment>, KindError> {
-        let mut reqs = Vec::with_capacity(parts.len());
-        for (input, k) in parts {
-            let req =
-                input
-                    .downcast_ref::<FilecoinInput>()
-                    .ok_or_else(|| KindError::MalformedInput {
-                        kind: self.name.clone(),
-                        what: "input of another kind".into(),
-                    })?;
-            reqs.push((&req.request, *k));
-        }
-        synthesize_partitions(&reqs, self.synthesis).map_err(|e| match e {
-            Error::Core(source) => KindError::Core {
-                kind: self.name.clone(),
-                source,
-            },
-            other => self.malformed(other),
-        })
+        let reqs = self.requests(parts)?;
+        synthesize_partitions(&reqs, self.synthesis).map_err(|e| self.kind_error(e))
+    }
+
+    /// In compiled mode the partitions' witnesses, whose a/b/c the backend
+    /// forms (on the GPU for the CUDA backend: a 32 GiB PoRep partition's
+    /// a/b/c are 12.5 GB the host no longer computes or uploads).
+    fn synthesize_parts(
+        &self,
+        parts: &[(JobInput, usize)],
+    ) -> std::result::Result<Vec<Synthesized>, KindError> {
+        let reqs = self.requests(parts)?;
+        synthesize_partition_parts(&reqs, self.synthesis).map_err(|e| self.kind_error(e))
     }
 
     fn host_bytes_per_partition(&self) -> u64 {
-        // Eight 32-byte scalars per domain element, as the daemon's own
-        // porep-like kind estimates (a, b, c padded while H is computed,
-        // and the assignments).
-        (1u64 << domain_log(self.circuit)) * 32 * 8
+        let n = 1u64 << domain_log(self.circuit);
+        match self.synthesis {
+            // The witness (inputs and aux, about one scalar per constraint)
+            // and, while its parts are joined, their copies; a third for
+            // the sparse products when the backend forms a/b/c on the host.
+            crate::SynthesisMode::Compiled => n * 32 * 3,
+            // Eight 32-byte scalars per domain element, as the daemon's own
+            // porep-like kind estimates (a, b, c padded while H is
+            // computed, and the assignments).
+            crate::SynthesisMode::Full => n * 32 * 8,
+        }
     }
 
     fn verifier_inputs(

@@ -7,7 +7,9 @@ use crate::circuits::{with_tree_shape, FilTree};
 use crate::compiled::{PartitionCircuit, SynthesisMode};
 use crate::prover::{ProofCircuits, ProofRequest};
 use crate::{porep, post, snap, CircuitId, Error, Result};
+use cuzk_core::prover::Synthesized;
 use cuzk_core::{ProvingAssignment, Scalar};
+use rayon::prelude::*;
 
 /// The partitions of a request; errors for any request filecoin-proofs
 /// would refuse.
@@ -37,10 +39,28 @@ fn inputs_typed<Tree: FilTree>(req: &ProofRequest) -> Result<Vec<Vec<Scalar>>> {
 
 /// Synthesize partition `k` of each `(request, k)`, in order. All requests
 /// must be of one circuit (they share parameters and are proved together).
+/// Assignments (a/b/c on the host's cores); see [`synthesize_partition_parts`]
+/// for what a backend that forms a/b/c itself takes.
 pub fn synthesize_partitions(
     parts: &[(&ProofRequest, usize)],
     mode: SynthesisMode,
 ) -> Result<Vec<ProvingAssignment>> {
+    synthesize_partition_parts(parts, mode)?
+        .into_par_iter()
+        .map(|s| match s {
+            Synthesized::Assignment(pa) => Ok(pa),
+            Synthesized::Witness { compiled, witness } => Ok(compiled.assign(witness)?),
+        })
+        .collect()
+}
+
+/// [`synthesize_partitions`] as the backend's compiled path takes them: in
+/// compiled mode each partition's witness with its compiled system (the
+/// CUDA backend forms a/b/c on the GPU), in full mode the assignments.
+pub fn synthesize_partition_parts(
+    parts: &[(&ProofRequest, usize)],
+    mode: SynthesisMode,
+) -> Result<Vec<Synthesized>> {
     let Some((first, _)) = parts.first() else {
         return Ok(Vec::new());
     };
@@ -74,7 +94,7 @@ fn mixed() -> Error {
 fn synth_porep<Tree: FilTree>(
     parts: &[(&ProofRequest, usize)],
     mode: SynthesisMode,
-) -> Result<Vec<ProvingAssignment>> {
+) -> Result<Vec<Synthesized>> {
     synth_typed::<Tree, _>(parts, mode, |r| match r {
         ProofRequest::PoRepC2(c1) => porep::c2_circuits::<Tree>(c1),
         _ => Err(mixed()),
@@ -84,14 +104,14 @@ fn synth_porep<Tree: FilTree>(
 fn synth_post<Tree: FilTree>(
     parts: &[(&ProofRequest, usize)],
     mode: SynthesisMode,
-) -> Result<Vec<ProvingAssignment>> {
+) -> Result<Vec<Synthesized>> {
     synth_typed::<Tree, _>(parts, mode, |r| post::post_circuits::<Tree>(&post_args(r)?))
 }
 
 fn synth_snap<Tree: FilTree>(
     parts: &[(&ProofRequest, usize)],
     mode: SynthesisMode,
-) -> Result<Vec<ProvingAssignment>> {
+) -> Result<Vec<Synthesized>> {
     synth_typed::<Tree, _>(parts, mode, |r| snap::snap_circuits::<Tree>(&snap_args(r)?))
 }
 
@@ -101,7 +121,7 @@ fn synth_typed<Tree: FilTree, C>(
     parts: &[(&ProofRequest, usize)],
     mode: SynthesisMode,
     build: impl Fn(&ProofRequest) -> Result<ProofCircuits<C>>,
-) -> Result<Vec<ProvingAssignment>>
+) -> Result<Vec<Synthesized>>
 where
     C: PartitionCircuit,
 {
@@ -133,7 +153,7 @@ where
     let Some((first, _)) = parts.first() else {
         return Ok(Vec::new());
     };
-    crate::compiled::synthesize(first.circuit(), circuits, mode, None)
+    crate::compiled::synthesize_parts(first.circuit(), circuits, mode, None)
 }
 
 fn post_args(req: &ProofRequest) -> Result<post::PostArgs<'_>> {

@@ -15,6 +15,9 @@
 //! [`GpuError::NotCompiled`]; [`BackendChoice::Auto`] falls back to the CPU.
 
 pub mod budget;
+// Used by the CUDA modules; built (and tested) without them too.
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+mod copy;
 pub mod error;
 pub mod paramgen;
 pub mod plan;

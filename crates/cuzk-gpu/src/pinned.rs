@@ -119,12 +119,8 @@ pub fn pinned_copy(ctx: &Arc<CudaContext>, src: &[u8]) -> Result<PinnedHostSlice
     // below writes before anything reads them; u8 has no invalid values.
     let mut buf = unsafe { ctx.alloc_pinned_with_flags::<u8>(src.len().max(1), 0) }?;
     {
-        use rayon::prelude::*;
         let dst = buf.as_mut_slice()?;
-        dst[..src.len()]
-            .par_chunks_mut(1 << 20)
-            .zip(src.par_chunks(1 << 20))
-            .for_each(|(d, s)| d.copy_from_slice(s));
+        crate::copy::parallel_copy(&mut dst[..src.len()], src);
     }
     Ok(buf)
 }

@@ -21,7 +21,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cudarc::driver::{result, CudaEvent, CudaStream, DriverError};
-use rayon::prelude::*;
 
 use crate::pinned::{PinnedLease, PinnedPool};
 
@@ -147,7 +146,7 @@ pub fn upload_all(
 }
 
 /// One vector through the ring: wait for the oldest buffer's last copy,
-/// fill it on every core, enqueue its copy, record its event.
+/// fill it on the copy pool (copy.rs), enqueue its copy, record its event.
 fn through_ring(
     stream: &Arc<CudaStream>,
     ring: &mut Ring<'_>,
@@ -167,9 +166,7 @@ fn through_ring(
             ev.synchronize()?;
         }
         let buf = &mut lease.bytes_mut()?[..piece.len()];
-        buf.par_chunks_mut(1 << 20)
-            .zip(piece.par_chunks(1 << 20))
-            .for_each(|(d, s)| d.copy_from_slice(s));
+        crate::copy::parallel_copy(buf, piece);
         // SAFETY: the destination range lies inside a live device
         // allocation (the caller's contract); the pinned source is not
         // written again before the event recorded just below completes
