@@ -424,6 +424,9 @@ pub struct ParamsConfig {
     /// Per-device budget for parameters resident in VRAM.
     pub vram_budget: ByteSize,
     /// Decoded parameters in host RAM (pinned when a GPU backend is present).
+    /// Default: half the host's RAM, at least 8 GiB (a 32 GiB PoRep's
+    /// parameters decode to 47 GB; a set larger than this budget fails its
+    /// jobs, naming both sizes).
     pub pinned_budget: ByteSize,
     /// Memory-mapped parameter files (address space and page cache).
     pub mapped_budget: ByteSize,
@@ -445,13 +448,29 @@ impl Default for ParamsConfig {
         Self {
             dir: DefaultPaths::current().params_dir(),
             vram_budget: ByteSize(u64::MAX),
-            pinned_budget: ByteSize(8 << 30),
+            pinned_budget: ByteSize(default_pinned_budget(crate::budget::total_ram())),
             mapped_budget: ByteSize(256 << 30),
             disk_budget: ByteSize(64 << 30),
             check_points: true,
             preload: Vec::new(),
         }
     }
+}
+
+/// The default pinned budget on a host with `total` bytes of RAM: half of
+/// it, at least 8 GiB (8 GiB when RAM cannot be read).
+pub fn default_pinned_budget(total: Option<u64>) -> u64 {
+    total.map_or(0, |t| t / 2).max(8 << 30)
+}
+
+/// The host budget for synthesized partitions when none is set: RAM less
+/// the margin and less what the pinned tier may hold (at most half the
+/// RAM), since decoded parameters and synthesized partitions share it.
+pub fn default_host_budget(total: u64, margin: u64, pinned_budget: u64) -> u64 {
+    total
+        .saturating_sub(margin)
+        .saturating_sub(pinned_budget.min(total / 2))
+        .max(1)
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -690,6 +709,28 @@ impl DaemonConfig {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_pinned_tier_and_the_host_budget_share_the_ram() {
+        const G: u64 = 1 << 30;
+        // Half the RAM, at least 8 GiB (and 8 GiB when RAM is unknown).
+        assert_eq!(default_pinned_budget(Some(125 * G)), 125 * G / 2);
+        assert_eq!(default_pinned_budget(Some(12 * G)), 8 * G);
+        assert_eq!(default_pinned_budget(None), 8 * G);
+        // A 125 GiB host: 62.5 GiB for decoded parameters (a 32 GiB
+        // PoRep's 47 GB fit), the rest less the margin for synthesis.
+        let pinned = default_pinned_budget(Some(125 * G));
+        assert_eq!(default_host_budget(125 * G, 2 * G, pinned), 125 * G - 2 * G - pinned);
+        // A pinned budget above half the RAM takes at most half from it.
+        assert_eq!(default_host_budget(100 * G, 2 * G, u64::MAX), 48 * G);
+        // Never zero.
+        assert_eq!(default_host_budget(G, 2 * G, G), 1);
+        // The configured default is the one computed from this host's RAM.
+        assert_eq!(
+            ParamsConfig::default().pinned_budget.0,
+            default_pinned_budget(crate::budget::total_ram())
+        );
+    }
+
     use super::*;
 
     #[test]

@@ -205,7 +205,14 @@ impl DaemonBuilder {
         };
         let host = match cfg.engine.host_memory_budget {
             Some(b) => HostBudget::new(b.0),
-            None => HostBudget::from_system(cfg.engine.host_memory_margin.0, 4 << 30),
+            None => match crate::budget::total_ram() {
+                Some(total) => HostBudget::new(crate::config::default_host_budget(
+                    total,
+                    cfg.engine.host_memory_margin.0,
+                    cfg.params.pinned_budget.0,
+                )),
+                None => HostBudget::from_system(cfg.engine.host_memory_margin.0, 4 << 30),
+            },
         };
         let engine = Engine::start(
             cfg.engine.clone(),
