@@ -210,6 +210,9 @@ verify_proofs = true
 [params]
 dir = "$PARAMS"
 check_points = false
+# The decoded parameters (47 GB) must fit the pinned tier (run 2 ran with
+# this; the default is now half the RAM).
+pinned_budget = "${DAEMON_PINNED:-64GiB}"
 
 [kinds]
 porep_like_log_sizes = []
