@@ -60,6 +60,9 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::{JoinHandle, JoinSet};
 use tonic::{Request, Response, Status};
 
+/// The queue's types that other services of the daemon (Curio's) name.
+pub use cuzk_cluster::{ClusterError as DbError, JobId as DbJobId, JobState as DbJobState};
+
 /// Inputs kept per node so that a job's partitions claimed here fetch it
 /// once: a PoRep C1 output is tens of megabytes. Four covers the jobs a
 /// node works on at once with `max_claimed` of a few partitions.

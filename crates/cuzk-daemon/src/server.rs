@@ -54,8 +54,13 @@ pub enum DaemonError {
     Cluster(#[from] cuzk_cluster::ClusterError),
 }
 
-/// Adds a service to the routes of every gRPC listener.
-pub type ServiceHook = Arc<dyn Fn(&Engine, &mut RoutesBuilder) + Send + Sync>;
+/// Adds a service to the routes of every gRPC listener, from the engine
+/// and, in cluster mode, this daemon's cluster membership (a service that
+/// takes jobs must submit them to the shared queue through it, as
+/// `ClusterProofService` does).
+pub type ServiceHook = Arc<
+    dyn Fn(&Engine, Option<&Arc<crate::cluster::ClusterNode>>, &mut RoutesBuilder) + Send + Sync,
+>;
 
 pub struct DaemonBuilder {
     config: DaemonConfig,
@@ -250,7 +255,7 @@ impl DaemonBuilder {
                 None => rb.add_service(ProofServiceImpl::new(engine.clone()).into_server(max_msg)),
             };
             for h in &self.hooks {
-                h(engine, &mut rb);
+                h(engine, cluster.as_ref(), &mut rb);
             }
             rb.routes()
         };

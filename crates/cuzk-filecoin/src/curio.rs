@@ -7,14 +7,23 @@
 //! request's latest attempt (see the daemon's proto README, "Request ids").
 //! How each proof kind's fields are read is described in
 //! proto/cuzk/v1/proving.proto.
+//!
+//! In cluster mode (`[cluster] database_url`) requests go to the shared
+//! queue through the daemon's [`ClusterNode`], as the daemon's own
+//! ProofService sends them: any daemon of the cluster proves them, and
+//! `AwaitProof`, `CancelProof` and `Prove` on any daemon act on the stored
+//! job, found by its request id (or the queue's numeric id). `GetStatus`
+//! then reports the shared queue's partitions in `queues`; the GPUs,
+//! parameters and counters stay this daemon's.
 
 use crate::circuits::{CircuitId, ProofKind, REGISTERED_SECTOR_SIZES};
 use crate::daemon::{default_priority, encode_request, kind_name};
 use crate::prover::ProofRequest;
 use crate::{cli, porep, post, snap, Error};
 use base64::Engine as _;
-use cuzk_daemon::engine::{EngineError, JobState, JobView};
-use cuzk_daemon::{Engine, Priority, ServiceHook, SubmitRequest};
+use cuzk_daemon::cluster::{ClusterModeError, ClusterNode};
+use cuzk_daemon::engine::{EngineError, JobState};
+use cuzk_daemon::{proto, Engine, Priority, ServiceHook, SubmitRequest};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -35,9 +44,9 @@ use pb::proving_engine_server::{ProvingEngine, ProvingEngineServer};
 /// Curio's client sends up to 256 MiB (the daemon's default
 /// `server.max_message_bytes`).
 pub fn service_hook(max_message_bytes: usize) -> ServiceHook {
-    Arc::new(move |engine: &Engine, rb: &mut RoutesBuilder| {
+    Arc::new(move |engine: &Engine, cluster, rb: &mut RoutesBuilder| {
         rb.add_service(
-            ProvingEngineServer::new(CurioService::new(engine.clone()))
+            ProvingEngineServer::new(CurioService::new(engine.clone(), cluster.cloned()))
                 .max_decoding_message_size(max_message_bytes)
                 .max_encoding_message_size(max_message_bytes),
         );
@@ -46,21 +55,21 @@ pub fn service_hook(max_message_bytes: usize) -> ServiceHook {
 
 pub struct CurioService {
     engine: Engine,
+    /// Cluster mode: jobs go to and come from the shared queue.
+    cluster: Option<Arc<ClusterNode>>,
     started: Instant,
 }
 
 impl CurioService {
-    pub fn new(engine: Engine) -> Self {
+    pub fn new(engine: Engine, cluster: Option<Arc<ClusterNode>>) -> Self {
         CurioService {
             engine,
+            cluster,
             started: Instant::now(),
         }
     }
 
-    // tonic's Status is what every handler returns; boxing it here would
-    // only be unboxed again by the caller.
-    #[allow(clippy::result_large_err)]
-    fn submit(&self, req: pb::SubmitProofRequest) -> Result<pb::SubmitProofResponse, Status> {
+    async fn submit(&self, req: pb::SubmitProofRequest) -> Result<pb::SubmitProofResponse, Status> {
         let request_id = req.request_id.clone();
         let priority = req.priority;
         let (circuit, input) = match job_input(req) {
@@ -84,21 +93,37 @@ impl CurioService {
                 )));
             }
         };
-        let submitted = self
-            .engine
-            .submit(SubmitRequest {
-                request_id: (!request_id.is_empty()).then(|| request_id.clone()),
-                kind: kind_name(circuit),
-                input,
-                priority,
-                client: "curio".into(),
-            })
-            .map_err(engine_status)?;
-        let s = self.engine.status();
-        let queued: usize = s.jobs.iter().map(|c| c.queued).sum();
+        let job = SubmitRequest {
+            request_id: (!request_id.is_empty()).then(|| request_id.clone()),
+            kind: kind_name(circuit),
+            input,
+            priority,
+            client: "curio".into(),
+        };
+        let (job_id, queued) = match &self.cluster {
+            Some(node) => {
+                let submitted = node.submit(job).await.map_err(cluster_status)?;
+                // Jobs waiting in the shared queue; 0 when the count
+                // cannot be had (the job is stored: not worth failing for).
+                let queued = node.client().overview().await.map_or(0, |o| {
+                    o.jobs
+                        .iter()
+                        .filter(|(s, _)| *s == cuzk_daemon::cluster::DbJobState::Queued)
+                        .map(|(_, n)| *n as usize)
+                        .sum()
+                });
+                (submitted.job_id.to_string(), queued)
+            }
+            None => {
+                let submitted = self.engine.submit(job).map_err(engine_status)?;
+                let s = self.engine.status();
+                let queued: usize = s.jobs.iter().map(|c| c.queued).sum();
+                (submitted.job_id.to_string(), queued)
+            }
+        };
         Ok(pb::SubmitProofResponse {
             job_id: if request_id.is_empty() {
-                submitted.job_id.to_string()
+                job_id
             } else {
                 request_id
             },
@@ -108,11 +133,45 @@ impl CurioService {
     }
 
     /// The job a Curio job id names: a request id's latest attempt, else
-    /// the daemon's numeric id.
-    fn resolve(&self, job_id: &str) -> Option<u64> {
-        self.engine
-            .job_of_request(job_id)
-            .or_else(|| job_id.parse().ok())
+    /// the daemon's numeric id (in cluster mode, the queue's).
+    async fn resolve(&self, job_id: &str) -> Result<Option<u64>, Status> {
+        let by_request = match &self.cluster {
+            Some(node) => node
+                .client()
+                .job_of_request(job_id)
+                .await
+                .map_err(|e| cluster_status(e.into()))?
+                .map(|id| id as u64),
+            None => self.engine.job_of_request(job_id),
+        };
+        Ok(by_request.or_else(|| job_id.parse().ok()))
+    }
+
+    /// The job as the daemon's ProofService reports it (one translation
+    /// of local and stored jobs), once final or when `timeout` passes.
+    async fn await_job(
+        &self,
+        id: u64,
+        timeout: Option<Duration>,
+    ) -> Result<proto::AwaitProofResponse, Status> {
+        match &self.cluster {
+            Some(node) => {
+                let id = cluster_job_id(id)?;
+                let j = node
+                    .await_job(id, timeout)
+                    .await
+                    .map_err(|e| cluster_status(e.into()))?;
+                Ok(cuzk_daemon::cluster::record_to_proto(j))
+            }
+            None => {
+                let v = self
+                    .engine
+                    .await_job(id, timeout)
+                    .await
+                    .map_err(engine_status)?;
+                Ok(cuzk_daemon::service::view_to_proto(v))
+            }
+        }
     }
 
     async fn wait(
@@ -122,12 +181,9 @@ impl CurioService {
     ) -> Result<pb::AwaitProofResponse, Status> {
         let id = self
             .resolve(job_id)
+            .await?
             .ok_or_else(|| Status::not_found(format!("no job {job_id:?}")))?;
-        let view = self
-            .engine
-            .await_job(id, timeout)
-            .await
-            .map_err(engine_status)?;
+        let view = self.await_job(id, timeout).await?;
         Ok(await_response(job_id, &view))
     }
 
@@ -165,6 +221,65 @@ pub fn curio_proof_kind(kind: &str) -> Option<&'static str> {
     None
 }
 
+/// Curio's queue entries from (kind, priority, pending, in progress): by
+/// proof kind as Curio's daemon names them ("porep-c2", "winning-post",
+/// ...; other kinds by their own names), then by the daemon's priority
+/// classes ("priority-critical", ...), then "all".
+fn queue_status(counts: Vec<(String, Priority, usize, usize)>) -> Vec<pb::QueueStatus> {
+    let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+    let mut by_kind: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
+    let mut by_priority: std::collections::BTreeMap<std::cmp::Reverse<Priority>, (usize, usize)> =
+        Default::default();
+    let (mut q, mut r) = (0, 0);
+    for (kind, priority, pending, running) in counts {
+        let name = curio_proof_kind(&kind).unwrap_or(&kind).to_owned();
+        for e in [
+            by_kind.entry(name).or_default(),
+            by_priority.entry(std::cmp::Reverse(priority)).or_default(),
+        ] {
+            e.0 += pending;
+            e.1 += running;
+        }
+        q += pending;
+        r += running;
+    }
+    let mut queues: Vec<pb::QueueStatus> = by_kind
+        .into_iter()
+        .map(|(k, (q, r))| pb::QueueStatus {
+            proof_kind: k,
+            pending: count(q),
+            in_progress: count(r),
+        })
+        .collect();
+    queues.extend(by_priority.into_iter().map(|(p, (q, r))| pb::QueueStatus {
+        proof_kind: format!("priority-{}", p.0.name()),
+        pending: count(q),
+        in_progress: count(r),
+    }));
+    queues.push(pb::QueueStatus {
+        proof_kind: "all".into(),
+        pending: count(q),
+        in_progress: count(r),
+    });
+    queues
+}
+
+/// A queue job id from a numeric Curio job id.
+fn cluster_job_id(id: u64) -> Result<cuzk_daemon::cluster::DbJobId, Status> {
+    id.try_into()
+        .map_err(|_| Status::not_found(format!("no job {id}")))
+}
+
+/// gRPC status of a cluster-mode submission error: the engine's errors
+/// (the kind refusing the input) as this service maps them, the queue's as
+/// the daemon's ProofService does.
+fn cluster_status(e: ClusterModeError) -> Status {
+    match e {
+        ClusterModeError::Engine(e) => engine_status(e),
+        e => cuzk_daemon::cluster::cluster_status(e),
+    }
+}
+
 fn engine_status(e: EngineError) -> Status {
     let msg = e.to_string();
     match e {
@@ -182,28 +297,37 @@ fn ms(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
-fn await_response(job_id: &str, v: &JobView) -> pb::AwaitProofResponse {
+/// Whole milliseconds of the daemon's fractional ones.
+fn whole_ms(v: f64) -> u64 {
+    // `as` saturates, and maps NaN to 0.
+    v.max(0.0) as u64
+}
+
+/// Curio's answer for a job as the daemon's ProofService reports it.
+fn await_response(job_id: &str, v: &proto::AwaitProofResponse) -> pb::AwaitProofResponse {
     use pb::await_proof_response::Status as S;
-    let status = match v.state {
-        JobState::Completed => S::Completed,
-        JobState::Failed => S::Failed,
-        JobState::Cancelled => S::Cancelled,
-        JobState::Queued | JobState::Running => S::Timeout,
+    let state = proto::JobState::try_from(v.state).unwrap_or(proto::JobState::Unspecified);
+    let status = match state {
+        proto::JobState::Completed => S::Completed,
+        proto::JobState::Failed => S::Failed,
+        proto::JobState::Cancelled => S::Cancelled,
+        _ => S::Timeout,
     };
+    let t = v.timings.clone().unwrap_or_default();
     pb::AwaitProofResponse {
         job_id: job_id.to_owned(),
         status: status as i32,
-        proof: if v.state == JobState::Completed {
+        proof: if state == proto::JobState::Completed {
             v.proof.clone()
         } else {
             Vec::new()
         },
-        error_message: v.error.clone().unwrap_or_default(),
-        queue_wait_ms: ms(v.timings.queue_wait),
-        srs_load_ms: ms(v.timings.param_load),
-        synthesis_ms: ms(v.timings.synthesis),
-        gpu_compute_ms: ms(v.timings.gpu),
-        total_ms: ms(v.timings.total),
+        error_message: v.error.clone(),
+        queue_wait_ms: whole_ms(t.queue_wait_ms),
+        srs_load_ms: whole_ms(t.param_load_ms),
+        synthesis_ms: whole_ms(t.synthesis_ms),
+        gpu_compute_ms: whole_ms(t.gpu_ms),
+        total_ms: whole_ms(t.total_ms),
     }
 }
 
@@ -446,7 +570,7 @@ impl ProvingEngine for CurioService {
         &self,
         request: Request<pb::SubmitProofRequest>,
     ) -> Result<Response<pb::SubmitProofResponse>, Status> {
-        Ok(Response::new(self.submit(request.into_inner())?))
+        Ok(Response::new(self.submit(request.into_inner()).await?))
     }
 
     async fn await_proof(
@@ -466,7 +590,7 @@ impl ProvingEngine for CurioService {
             .into_inner()
             .submit
             .ok_or_else(|| Status::invalid_argument("ProveRequest without submit"))?;
-        let submitted = self.submit(submit)?;
+        let submitted = self.submit(submit).await?;
         let result = self.wait(&submitted.job_id, None).await?;
         Ok(Response::new(pb::ProveResponse {
             result: Some(result),
@@ -481,9 +605,27 @@ impl ProvingEngine for CurioService {
         // an error, only nothing that was running.
         let job_id = &request.get_ref().job_id;
         let not_running = Response::new(pb::CancelProofResponse { was_running: false });
-        let Some(id) = self.resolve(job_id) else {
+        let Some(id) = self.resolve(job_id).await? else {
             return Ok(not_running);
         };
+        if let Some(node) = &self.cluster {
+            let Ok(id) = cluster_job_id(id) else {
+                return Ok(not_running);
+            };
+            let before = match node.client().job(id).await {
+                Ok(j) => j.state,
+                Err(cuzk_daemon::cluster::DbError::UnknownJob(_)) => return Ok(not_running),
+                Err(e) => return Err(cluster_status(e.into())),
+            };
+            let cancelled = match node.cancel(id).await {
+                Ok((_, c)) => c,
+                Err(cuzk_daemon::cluster::DbError::UnknownJob(_)) => false,
+                Err(e) => return Err(cluster_status(e.into())),
+            };
+            return Ok(Response::new(pb::CancelProofResponse {
+                was_running: cancelled && before == cuzk_daemon::cluster::DbJobState::Running,
+            }));
+        }
         let Ok(before) = self.engine.job(id).map(|v| v.state) else {
             return Ok(not_running);
         };
@@ -549,50 +691,31 @@ impl ProvingEngine for CurioService {
                 ref_count: p.ref_count,
             })
             .collect();
-        // By proof kind as Curio's daemon names them ("porep-c2",
-        // "winning-post", ...; other kinds by their own names), then by the
-        // daemon's priority classes ("priority-critical", ...), then "all".
-        // Pending counts jobs in batch collectors too.
-        let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
-        let mut by_kind: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
-        let mut by_priority: std::collections::BTreeMap<
-            std::cmp::Reverse<Priority>,
-            (usize, usize),
-        > = Default::default();
-        for c in &s.jobs {
-            let name = curio_proof_kind(&c.kind).unwrap_or(&c.kind).to_owned();
-            for e in [
-                by_kind.entry(name).or_default(),
-                by_priority
-                    .entry(std::cmp::Reverse(c.priority))
-                    .or_default(),
-            ] {
-                e.0 += c.queued;
-                e.1 += c.running;
-            }
-        }
-        let mut queues: Vec<pb::QueueStatus> = by_kind
-            .into_iter()
-            .map(|(k, (q, r))| pb::QueueStatus {
-                proof_kind: k,
-                pending: count(q),
-                in_progress: count(r),
-            })
-            .collect();
-        queues.extend(by_priority.into_iter().map(|(p, (q, r))| pb::QueueStatus {
-            proof_kind: format!("priority-{}", p.0.name()),
-            pending: count(q),
-            in_progress: count(r),
-        }));
-        let (q, r) = s
-            .jobs
-            .iter()
-            .fold((0, 0), |(q, r), c| (q + c.queued, r + c.running));
-        queues.push(pb::QueueStatus {
-            proof_kind: "all".into(),
-            pending: count(q),
-            in_progress: count(r),
-        });
+        // In cluster mode the shared queue's partitions (pending, leased),
+        // else this daemon's jobs (queued, running); this daemon's when the
+        // database does not answer.
+        let cluster_queues = match &self.cluster {
+            Some(node) => node.status(true).await.view.map(|v| {
+                v.queues
+                    .into_iter()
+                    .map(|q| {
+                        let p = cuzk_daemon::service::priority_from_proto(q.priority)
+                            .unwrap_or(Priority::Normal);
+                        (q.kind, p, q.pending as usize, q.leased as usize)
+                    })
+                    .collect::<Vec<_>>()
+            }),
+            None => None,
+        };
+        let queues = match cluster_queues {
+            Some(q) => queue_status(q),
+            None => queue_status(
+                s.jobs
+                    .iter()
+                    .map(|c| (c.kind.clone(), c.priority, c.queued, c.running))
+                    .collect(),
+            ),
+        };
         Ok(Response::new(pb::GetStatusResponse {
             gpus,
             loaded_srs,
