@@ -419,6 +419,22 @@ impl ClusterNode {
             .get(&req.kind)
             .map_err(EngineError::from)?;
         let (_, partitions) = kind.decode_input(&req.input).map_err(EngineError::from)?;
+        self.submit_decoded(req, partitions).await
+    }
+
+    /// [`ClusterNode::submit`] of an input its front end has decoded and
+    /// checked already (Curio's service), of `partitions` partitions as
+    /// the kind's `decode_input` counts them: not decoded again here.
+    pub async fn submit_decoded(
+        &self,
+        req: crate::engine::SubmitRequest,
+        partitions: usize,
+    ) -> Result<cuzk_cluster::Submitted, ClusterModeError> {
+        self.inner
+            .engine
+            .registry()
+            .get(&req.kind)
+            .map_err(EngineError::from)?;
         let partitions = u32::try_from(partitions).map_err(|_| {
             EngineError::Kind(KindError::MalformedInput {
                 kind: req.kind.clone(),

@@ -591,7 +591,24 @@ impl Engine {
 
     /// Queue a job; returns at once.
     pub fn submit(&self, req: SubmitRequest) -> Result<Submitted, EngineError> {
-        let r = self.submit_inner(req, None);
+        let r = self.submit_inner(req, None, None);
+        if r.is_err() {
+            self.lock().counters.rejected += 1;
+        }
+        r
+    }
+
+    /// [`Engine::submit`] of an input its front end has decoded already
+    /// (Curio's service decodes a request to check it): `decoded` must be
+    /// what the kind's `decode_input` gives for `req.input`, whose bytes
+    /// still name the job (request id deduplication), so the input is not
+    /// decoded a second time.
+    pub fn submit_decoded(
+        &self,
+        req: SubmitRequest,
+        decoded: (JobInput, usize),
+    ) -> Result<Submitted, EngineError> {
+        let r = self.submit_inner(req, None, Some(decoded));
         if r.is_err() {
             self.lock().counters.rejected += 1;
         }
@@ -613,7 +630,7 @@ impl Engine {
         req: SubmitRequest,
         parts: &[usize],
     ) -> Result<Submitted, EngineError> {
-        let r = self.submit_inner(req, Some(parts));
+        let r = self.submit_inner(req, Some(parts), None);
         if r.is_err() {
             self.lock().counters.rejected += 1;
         }
@@ -624,6 +641,7 @@ impl Engine {
         &self,
         req: SubmitRequest,
         only: Option<&[usize]>,
+        decoded: Option<(JobInput, usize)>,
     ) -> Result<Submitted, EngineError> {
         let request_id = req.request_id.filter(|r| !r.is_empty());
         if let Some(r) = &request_id {
@@ -633,7 +651,10 @@ impl Engine {
         }
         let kind = self.inner.registry.get(&req.kind)?;
         let fingerprint = fingerprint(&req.kind, &req.input);
-        let (input, partitions) = kind.decode_input(&req.input)?;
+        let (input, partitions) = match decoded {
+            Some(d) => d,
+            None => kind.decode_input(&req.input)?,
+        };
         // The bytes go now; the job keeps the decoded input.
         drop(req.input);
         let parts: Vec<usize> = match only {
@@ -1906,8 +1927,7 @@ async fn worker(
             });
         }
         let res = tokio::task::spawn_blocking(move || {
-            let r =
-                cuzk_core::prover::prove_synthesized(&*p, &lease.params, assignments, &mut rng);
+            let r = cuzk_core::prover::prove_synthesized(&*p, &lease.params, assignments, &mut rng);
             (r, rng)
         })
         .await;

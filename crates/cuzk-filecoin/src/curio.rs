@@ -17,7 +17,7 @@
 //! parameters and counters stay this daemon's.
 
 use crate::circuits::{CircuitId, ProofKind, REGISTERED_SECTOR_SIZES};
-use crate::daemon::{default_priority, encode_request, kind_name};
+use crate::daemon::{default_priority, encode_request, job_input_of, kind_name};
 use crate::prover::ProofRequest;
 use crate::{cli, porep, post, snap, Error};
 use base64::Engine as _;
@@ -72,7 +72,7 @@ impl CurioService {
     async fn submit(&self, req: pb::SubmitProofRequest) -> Result<pb::SubmitProofResponse, Status> {
         let request_id = req.request_id.clone();
         let priority = req.priority;
-        let (circuit, input) = match job_input(req) {
+        let (circuit, input, decoded) = match job_input(req) {
             Ok(v) => v,
             Err(e) => {
                 self.engine.note_rejected();
@@ -102,7 +102,10 @@ impl CurioService {
         };
         let (job_id, queued) = match &self.cluster {
             Some(node) => {
-                let submitted = node.submit(job).await.map_err(cluster_status)?;
+                let submitted = node
+                    .submit_decoded(job, decoded.1)
+                    .await
+                    .map_err(cluster_status)?;
                 // Jobs waiting in the shared queue; 0 when the count
                 // cannot be had (the job is stored: not worth failing for).
                 let queued = node.client().overview().await.map_or(0, |o| {
@@ -115,7 +118,10 @@ impl CurioService {
                 (submitted.job_id.to_string(), queued)
             }
             None => {
-                let submitted = self.engine.submit(job).map_err(engine_status)?;
+                let submitted = self
+                    .engine
+                    .submit_decoded(job, decoded)
+                    .map_err(engine_status)?;
                 let s = self.engine.status();
                 let queued: usize = s.jobs.iter().map(|c| c.queued).sum();
                 (submitted.job_id.to_string(), queued)
@@ -420,19 +426,25 @@ pub fn commitment_from_cid(b: &[u8], codec: u64, what: &str) -> Result<[u8; 32],
     bytes32(&b[at..], what)
 }
 
-/// A Curio submission as a daemon job: its circuit and the kind's input.
-/// A PoRep C1 output in a form that names its registered proof
+/// A Curio submission as a daemon job: its circuit, the kind's input
+/// bytes, and that input decoded (the request decoded here to check it,
+/// which the engine keeps rather than decoding the bytes again; the bytes
+/// still name the job, and in cluster mode are what the queue stores). A
+/// PoRep C1 output in a form that names its registered proof
 /// (filecoin-proofs-api JSON, Curio's wrapper) is passed on as it came
 /// rather than re-encoded, so that a C1 of tens of megabytes is held as
 /// bytes once, beside one decoded copy.
-pub fn job_input(req: pb::SubmitProofRequest) -> Result<(CircuitId, Vec<u8>), Error> {
+pub fn job_input(
+    req: pb::SubmitProofRequest,
+) -> Result<(CircuitId, Vec<u8>, (cuzk_daemon::kinds::JobInput, usize)), Error> {
     let (proof, self_describing) = decode_submission(&req)?;
     let circuit = proof.circuit();
-    if self_describing {
-        drop(proof);
-        return Ok((circuit, req.vanilla_proof));
-    }
-    Ok((circuit, encode_request(&proof)))
+    let bytes = if self_describing {
+        req.vanilla_proof
+    } else {
+        encode_request(&proof)
+    };
+    Ok((circuit, bytes, job_input_of(proof)?))
 }
 
 /// The proof request a Curio submission describes.

@@ -41,6 +41,22 @@ struct FilecoinInput {
     verifier_inputs: Vec<Vec<cuzk_core::Scalar>>,
 }
 
+/// The job input of the kind [`kind_name`]`(req.circuit())` for a request
+/// already decoded (what its `decode_input` makes of the request's
+/// [`encode_request`] bytes), and its partitions: a front end that decoded
+/// the request to check it hands this to `Engine::submit_decoded`.
+pub fn job_input_of(req: ProofRequest) -> Result<(JobInput, usize)> {
+    let verifier_inputs = verifier_inputs(&req)?;
+    let partitions = verifier_inputs.len();
+    Ok((
+        Arc::new(FilecoinInput {
+            request: req,
+            verifier_inputs,
+        }),
+        partitions,
+    ))
+}
+
 /// One Filecoin circuit as a daemon kind.
 pub struct FilecoinKind {
     circuit: CircuitId,
@@ -345,15 +361,7 @@ impl CircuitKind for FilecoinKind {
                 self.circuit
             ))));
         }
-        let verifier_inputs = verifier_inputs(&req).map_err(|e| self.malformed(e))?;
-        let partitions = verifier_inputs.len();
-        Ok((
-            Arc::new(FilecoinInput {
-                request: req,
-                verifier_inputs,
-            }),
-            partitions,
-        ))
+        job_input_of(req).map_err(|e| self.malformed(e))
     }
 
     fn synthesize(

@@ -49,10 +49,19 @@ pub struct C1Output {
     pub sector_num: Option<u64>,
 }
 
+static C1_DECODES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Calls of [`decode_c1`] in this process so far: a C1 output is tens of
+/// megabytes, and a test counts that a submission decodes it once.
+pub fn c1_decodes() -> u64 {
+    C1_DECODES.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Decode a C1 output in any of the forms above. `registered_proof` is
 /// needed only for filecoin-proofs' own form (and, if given, must agree with
 /// the other forms).
 pub fn decode_c1(bytes: &[u8], registered_proof: Option<RegisteredSealProof>) -> Result<C1Output> {
+    C1_DECODES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let api_err = match serde_json::from_slice::<SealCommitPhase1Output>(bytes) {
         Ok(output) => return checked(output, None, registered_proof),
         Err(e) => e,

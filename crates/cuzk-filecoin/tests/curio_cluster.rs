@@ -85,8 +85,13 @@ async fn curio_requests_go_to_the_cluster_queue() {
         sector_number: 1,
         ..Default::default()
     };
+    let decodes = cuzk_filecoin::porep::c1_decodes();
     let s = ca.submit_proof(submit.clone()).await.unwrap().into_inner();
     assert_eq!(s.job_id, "porep-1000-1");
+    // Decoded once to check it; the queue takes the bytes and the
+    // partition count without decoding them again. (Nothing else decodes
+    // a C1 in this process meanwhile: no daemon claims.)
+    assert_eq!(cuzk_filecoin::porep::c1_decodes() - decodes, 1);
     assert_eq!(s.queue_position, 1, "one job queued in the cluster");
 
     // In the shared queue, not in daemon A's engine.
@@ -144,7 +149,7 @@ async fn curio_requests_go_to_the_cluster_queue() {
 
     // Resubmitted on B: a new attempt of the same id, which a claiming
     // daemon runs; its result comes back through cuzk.v1 on A.
-    let s = cb.submit_proof(submit).await.unwrap().into_inner();
+    let s = cb.submit_proof(submit.clone()).await.unwrap().into_inner();
     assert_eq!(s.job_id, "porep-1000-1");
     let id2 = front.job_of_request("porep-1000-1").await.unwrap().unwrap();
     assert_ne!(id2, id, "a cancelled job's id starts a new attempt");
@@ -166,4 +171,30 @@ async fn curio_requests_go_to_the_cluster_queue() {
     for d in [a, b, c] {
         d.shutdown().await;
     }
+
+    // Without a cluster the engine keeps the input Curio's service decoded.
+    let mut cfg = DaemonConfig::default();
+    cfg.server.unix_socket = None;
+    cfg.server.tcp_listen = Some("127.0.0.1:0".parse().unwrap());
+    cfg.server.http_listen = None;
+    cfg.params.dir = params.path().to_path_buf();
+    cfg.kinds.porep_like_log_sizes = vec![];
+    cfg.engine.host_memory_budget = Some(cuzk_daemon::config::ByteSize(4 << 30));
+    let mut builder =
+        DaemonBuilder::new(cfg).add_service(cuzk_filecoin::curio::service_hook(64 << 20));
+    for kind in cuzk_filecoin::daemon::FilecoinKind::all(&[2048], false, params.path()).unwrap() {
+        builder = builder.register_kind(kind);
+    }
+    let local = builder.start().await.unwrap();
+    let decodes = cuzk_filecoin::porep::c1_decodes();
+    let s = client(&local)
+        .await
+        .submit_proof(submit)
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(cuzk_filecoin::porep::c1_decodes() - decodes, 1);
+    let id = local.engine.job_of_request(&s.job_id).expect("a local job");
+    assert_eq!(local.engine.job(id).unwrap().kind, "porep-2k");
+    local.shutdown().await;
 }
