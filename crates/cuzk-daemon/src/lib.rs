@@ -17,6 +17,7 @@
 //! - [`cluster`]: cluster mode, the queue shared with other daemons in a
 //!   PostgreSQL-protocol database (`[cluster]`).
 
+pub mod authority;
 pub mod budget;
 pub mod cli;
 pub mod client;

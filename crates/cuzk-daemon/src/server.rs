@@ -264,7 +264,12 @@ impl DaemonBuilder {
         let mut unix_socket = None;
         if let Some(path) = &cfg.server.unix_socket {
             let listener = bind_unix(path, cfg.server.unix_socket_mode.0)?;
-            let incoming = tokio_stream::wrappers::UnixListenerStream::new(listener);
+            // Wrapped so that C-core clients' percent-encoded socket path as
+            // `:authority` is accepted (crate::authority says why and how).
+            let incoming = tokio_stream::StreamExt::map(
+                tokio_stream::wrappers::UnixListenerStream::new(listener),
+                |conn| conn.map(crate::authority::AuthorityFix::new),
+            );
             let svc = tonic::transport::Server::builder()
                 .layer(tonic::service::interceptor(BearerAuth::new(None)))
                 .add_routes(routes(&engine));
