@@ -33,6 +33,7 @@ pub mod params;
 pub mod scheduler;
 pub mod server;
 pub mod service;
+pub mod size_limit;
 pub mod trace;
 
 /// Code generated from `proto/cuzk_daemon.proto`.

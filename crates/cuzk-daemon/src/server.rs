@@ -271,6 +271,7 @@ impl DaemonBuilder {
                 |conn| conn.map(crate::authority::AuthorityFix::new),
             );
             let svc = tonic::transport::Server::builder()
+                .layer(crate::size_limit::SizeLimitNote)
                 .layer(tonic::service::interceptor(BearerAuth::new(None)))
                 .add_routes(routes(&engine));
             let stop = wait_stop(stop_rx.clone());
@@ -317,6 +318,7 @@ impl DaemonBuilder {
                 );
             }
             let svc = builder
+                .layer(crate::size_limit::SizeLimitNote)
                 .layer(tonic::service::interceptor(
                     BearerAuth::new(token.as_deref()).trusting(trusted),
                 ))
