@@ -1,7 +1,9 @@
 //! HTTP `/metrics` (Prometheus text), `/status` (JSON) and
 //! `/trace?seconds=N` (a Chrome trace of the last N seconds) for scrapers
 //! and people, on their own address; the bearer token applies when
-//! configured.
+//! configured. In cluster mode `/status` has a `cluster` section: this
+//! daemon's node and claims, and the queue's nodes, job and partition
+//! counts and queues as `cuzk status --cluster` shows them.
 
 use crate::engine::Engine;
 use crate::server::BearerAuth;
@@ -10,19 +12,29 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
+use std::sync::Arc;
 
 #[derive(Clone)]
 struct AppState {
     engine: Engine,
     auth: BearerAuth,
+    cluster: Option<Arc<crate::cluster::ClusterNode>>,
 }
 
-pub fn router(engine: Engine, auth: BearerAuth) -> Router {
+pub fn router(
+    engine: Engine,
+    auth: BearerAuth,
+    cluster: Option<Arc<crate::cluster::ClusterNode>>,
+) -> Router {
     Router::new()
         .route("/metrics", get(metrics))
         .route("/status", get(status))
         .route("/trace", get(trace))
-        .with_state(AppState { engine, auth })
+        .with_state(AppState {
+            engine,
+            auth,
+            cluster,
+        })
 }
 
 fn denied(s: &AppState, h: &HeaderMap) -> Option<Response> {
@@ -48,7 +60,13 @@ async fn status(State(s): State<AppState>, h: HeaderMap) -> Response {
     if let Some(r) = denied(&s, &h) {
         return r;
     }
-    axum::Json(status_value(&s.engine.status())).into_response()
+    let mut v = status_value(&s.engine.status());
+    if let Some(node) = &s.cluster {
+        // As `cuzk status --cluster --json` shows it (one owner of the
+        // layout).
+        v["cluster"] = crate::cli::cluster_json(&node.status(true).await);
+    }
+    axum::Json(v).into_response()
 }
 
 /// The engine's status as JSON for people and scripts: a budget without

@@ -342,7 +342,11 @@ impl DaemonBuilder {
                     .local_addr()
                     .map_err(|source| DaemonError::Bind { addr, source })?,
             );
-            let app = crate::http::router(engine.clone(), BearerAuth::new(token.as_deref()));
+            let app = crate::http::router(
+                engine.clone(),
+                BearerAuth::new(token.as_deref()),
+                cluster.clone(),
+            );
             let stop = wait_stop(stop_rx.clone());
             servers.push(tokio::spawn(async move {
                 if let Err(e) = axum::serve(listener, app)

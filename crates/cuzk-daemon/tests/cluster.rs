@@ -493,6 +493,22 @@ async fn cluster_status_lists_the_nodes_jobs_and_partitions() {
         row.contains("10.1.2.3:9000") && row.contains("alive"),
         "{t}"
     );
+    // HTTP /status has the same cluster section.
+    let (code, body) = common::http_get(
+        b.daemon().http_addr.unwrap(),
+        "/status",
+        Some(common::TOKEN),
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+    let h: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(h["cluster"]["node_id"], "node-b", "{h}");
+    assert_eq!(h["cluster"]["view"]["jobs"]["completed"], 1, "{h}");
+    assert_eq!(
+        h["cluster"]["view"]["nodes"].as_array().map(Vec::len),
+        Some(2),
+        "{h}"
+    );
     // Plain `cuzk status` carries this daemon's part, not the view.
     let s = status(&mut ca).await;
     let c = s.cluster.clone().expect("cluster part in GetStatus");
@@ -528,6 +544,14 @@ async fn cluster_status_lists_the_nodes_jobs_and_partitions() {
     assert_eq!(e.code(), tonic::Code::FailedPrecondition, "{e}");
     assert!(e.message().contains("database_url"), "{e}");
     assert!(status(&mut local.unix().await).await.cluster.is_none());
+    let (_, body) = common::http_get(
+        local.daemon().http_addr.unwrap(),
+        "/status",
+        Some(common::TOKEN),
+    )
+    .await;
+    let h: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert!(h.get("cluster").is_none(), "{h}");
     local.stop().await;
 }
 
