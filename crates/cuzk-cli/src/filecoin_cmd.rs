@@ -6,8 +6,6 @@ use anyhow::{Context, Result};
 use clap::Parser;
 use cuzk_filecoin::cli::FilecoinProveArgs;
 use std::ffi::OsString;
-#[cfg(feature = "cuda")]
-use std::sync::Arc;
 
 /// `cuzk prove --filecoin KIND ...`: prove a Filecoin proof here, without a
 /// daemon, and write it in filecoin-proofs' format.
@@ -81,7 +79,8 @@ pub fn run_prove(cli: ProveCli) -> Result<()> {
 
 /// The daemon with every Filecoin kind (parameters read from the daemon's
 /// parameter directory, never generated) and Curio's service beside cuzk's;
-/// in a `cuda` build on a machine with GPUs, proving on the GPUs.
+/// in a `cuda` build on a machine with GPUs, proving on the GPUs (opened by
+/// the daemon itself, `cuzk_daemon::cli::open_devices`).
 pub fn run_daemon(args: cuzk_daemon::cli::DaemonArgs) -> Result<()> {
     cuzk_daemon::cli::run_daemon_with(args, |builder| {
         let dir = builder.config().params.dir.clone();
@@ -92,13 +91,7 @@ pub fn run_daemon(args: cuzk_daemon::cli::DaemonArgs) -> Result<()> {
             cuzk_daemon::config::SynthesisSetting::Full => cuzk_filecoin::SynthesisMode::Full,
         };
         let max_message = builder.config().server.max_message_bytes.0 as usize;
-        #[cfg(feature = "cuda")]
-        let engine = builder.config().engine.clone();
         let mut builder = builder.add_service(cuzk_filecoin::curio::service_hook(max_message));
-        #[cfg(feature = "cuda")]
-        if let Some(gpus) = crate::gpu_devices::GpuDevices::open_all(&engine)? {
-            builder = builder.device_backend(Arc::new(gpus));
-        }
         for kind in cuzk_filecoin::daemon::FilecoinKind::all_with(
             &cuzk_filecoin::circuits::REGISTERED_SECTOR_SIZES,
             false,

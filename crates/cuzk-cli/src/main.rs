@@ -5,11 +5,8 @@
 mod bench;
 mod bench_kernels;
 mod common;
-mod daemon_cmd;
 mod demo;
 mod filecoin_cmd;
-#[cfg(feature = "cuda")]
-mod gpu_devices;
 mod params_cmd;
 mod verify_cmd;
 
@@ -47,7 +44,7 @@ enum Command {
     #[command(subcommand)]
     C1(C1Command),
     #[command(flatten)]
-    Daemon(daemon_cmd::DaemonCommands),
+    Daemon(cuzk_daemon::commands::DaemonCommands),
 }
 
 #[derive(Subcommand, Debug)]
@@ -70,7 +67,7 @@ struct BenchCommand {
 #[derive(Subcommand, Debug)]
 enum BenchSub {
     /// Throughput of a running daemon: N proofs from J concurrent clients.
-    Batch(daemon_cmd::BenchBatchArgs),
+    Batch(cuzk_daemon::commands::BenchBatchArgs),
 }
 
 fn main() -> ExitCode {
@@ -92,14 +89,14 @@ fn main() -> ExitCode {
         Command::Bench(BenchCommand {
             sub: Some(BenchSub::Batch(a)),
             ..
-        }) => daemon_cmd::run_bench_batch(a).map(|()| ExitCode::SUCCESS),
+        }) => cuzk_daemon::commands::run_bench_batch(a).map(|()| ExitCode::SUCCESS),
         Command::Bench(BenchCommand { sub: None, args }) => {
             bench::run(args).map(|()| ExitCode::SUCCESS)
         }
-        Command::Daemon(daemon_cmd::DaemonCommands::Daemon(a)) => {
+        Command::Daemon(cuzk_daemon::commands::DaemonCommands::Daemon(a)) => {
             filecoin_cmd::run_daemon(a).map(|()| ExitCode::SUCCESS)
         }
-        Command::Daemon(c) => daemon_cmd::run(c).map(|()| ExitCode::SUCCESS),
+        Command::Daemon(c) => cuzk_daemon::commands::run(c).map(|()| ExitCode::SUCCESS),
         Command::BenchKernels(a) => bench_kernels::run(a).map(|()| ExitCode::SUCCESS),
         Command::Verify(a) => verify_cmd::run(a).map(verdict),
         Command::Params(c) => params_cmd::run(c).map(|()| ExitCode::SUCCESS),

@@ -15,6 +15,8 @@
 //! - [`msm`]: blst's Pippenger with the 0/1 scalars split off.
 //! - [`params`]: bellperson/Filecoin `.params` and `.vk` files, memory-mapped.
 //! - [`prover`]: the backend seam, the CPU backend, proof assembly.
+//! - [`accel`]: the accelerator seam a daemon drives: devices, each
+//!   worker's prover, resident parameters, fixed-base generation.
 //! - [`verifier`]: single and batched verification with prepared keys.
 //! - [`generator`]: random (insecure, development-only) parameters.
 //! - [`circuits`]: built-in benchmark circuits (`porep-like`).
@@ -28,6 +30,7 @@
 
 #![deny(unsafe_code)]
 
+pub mod accel;
 pub mod circuits;
 pub mod compiled;
 pub mod domain;

@@ -8,7 +8,7 @@ pub type DeviceLabel = String;
 #[derive(Debug, thiserror::Error)]
 pub enum CudaError {
     /// The crate was built without the `cuda` feature.
-    #[error("CUDA support was not compiled in (build cuzk-cuda with the `cuda` feature)")]
+    #[error("CUDA support was not compiled in: build cuzk with `--features cuda` (cargo install --locked --path crates/cuzk-cli --features cuda)")]
     NotCompiled,
     /// No usable GPU: libcuda absent, no device, or the ordinal out of range.
     #[error("no GPU: {reason}")]

@@ -414,7 +414,10 @@ pub fn inputs_text(le: &[u8], partitions: usize) -> anyhow::Result<String> {
 
 /// Writes the proof to `out` and its public inputs to `out.inputs`;
 /// returns the inputs file.
-fn write_proof(out: &Option<PathBuf>, r: &proto::AwaitProofResponse) -> anyhow::Result<Option<PathBuf>> {
+fn write_proof(
+    out: &Option<PathBuf>,
+    r: &proto::AwaitProofResponse,
+) -> anyhow::Result<Option<PathBuf>> {
     let Some(p) = out else { return Ok(None) };
     if r.proof.is_empty() {
         bail!(
@@ -479,7 +482,12 @@ pub fn run_daemon_with(
     let cfg = crate::config::DaemonConfig::from_file(&args.config)?;
     // The default socket's directory (`$XDG_RUNTIME_DIR/cuzk`, `/run/cuzk`)
     // may not exist yet; made private to the daemon's user.
-    if let Some(dir) = cfg.server.unix_socket.as_deref().and_then(std::path::Path::parent) {
+    if let Some(dir) = cfg
+        .server
+        .unix_socket
+        .as_deref()
+        .and_then(std::path::Path::parent)
+    {
         if !dir.as_os_str().is_empty() && !dir.exists() {
             use std::os::unix::fs::DirBuilderExt;
             std::fs::DirBuilder::new()
@@ -490,14 +498,43 @@ pub fn run_daemon_with(
         }
     }
     runtime()?.block_on(async move {
-        let builder =
-            crate::server::DaemonBuilder::new(cfg).add_service(crate::keys::service_hook());
-        let d = extend(builder)?
-            .start()
-            .await?;
+        let devices = open_devices(&cfg.engine)?;
+        let builder = crate::server::DaemonBuilder::new(cfg)
+            .add_service(crate::keys::service_hook())
+            .device_backend(devices);
+        let d = extend(builder)?.start().await?;
         d.run_until_signal().await?;
         Ok(())
     })
+}
+
+/// The machine's GPUs behind the accelerator seam, each with the engine's
+/// `gpu_workers_per_device` slots and GPU budget settings
+/// (`gpu_vram_margin`, `gpu_vram_limit`, `gpu_reuse_host_buffers`); the
+/// CPU where there is none (no libcuda, no device) or the build has no
+/// CUDA (the `cuda` feature).
+pub fn open_devices(
+    engine: &crate::config::EngineConfig,
+) -> anyhow::Result<std::sync::Arc<dyn crate::devices::DeviceBackend>> {
+    #[cfg(feature = "cuda")]
+    {
+        let template = cuzk_gpu::GpuConfig {
+            workers_per_device: engine.gpu_workers_per_device.max(1),
+            budget: cuzk_gpu::BudgetConfig {
+                safety_margin: engine.gpu_vram_margin.0,
+                vram_limit: engine.gpu_vram_limit.map(|b| b.0),
+            },
+            reuse_host_buffers: engine.gpu_reuse_host_buffers,
+            ..cuzk_gpu::GpuConfig::default()
+        };
+        if let Some(gpus) =
+            cuzk_gpu::GpuDevices::open_all(template).context("opening the GPUs for the daemon")?
+        {
+            return Ok(std::sync::Arc::new(gpus));
+        }
+    }
+    let _ = engine;
+    Ok(std::sync::Arc::new(crate::devices::CpuDevices))
 }
 
 /// An error and its causes on one line. Most of our error types already
@@ -700,7 +737,11 @@ pub fn status_text(v: &Value) -> String {
             .as_array()
             .map(|q| q
                 .iter()
-                .map(|q| format!("{} {}", q["priority"].as_str().unwrap_or("?"), n(&q["queued"])))
+                .map(|q| format!(
+                    "{} {}",
+                    q["priority"].as_str().unwrap_or("?"),
+                    n(&q["queued"])
+                ))
                 .collect::<Vec<_>>()
                 .join(", "))
             .unwrap_or_default()
@@ -819,7 +860,10 @@ pub fn status_text(v: &Value) -> String {
             let _ = writeln!(o, "  gpu {} error: {e}", n(&d["index"]));
         }
         if let Some(out) = d["out_since_unix_ms"].as_u64() {
-            let probe = match (d["last_probe_unix_ms"].as_u64(), d["last_probe_error"].as_str()) {
+            let probe = match (
+                d["last_probe_unix_ms"].as_u64(),
+                d["last_probe_error"].as_str(),
+            ) {
                 (None, _) => "not probed yet".to_owned(),
                 (Some(at), Some(e)) => format!("last {}: {e}", ago(at)),
                 (Some(at), None) => format!("last {}: passed", ago(at)),
@@ -891,7 +935,10 @@ pub fn status_text(v: &Value) -> String {
     ]);
     table(
         &mut o,
-        &format!("busy (last {:.0} s)", busy["window_s"].as_f64().unwrap_or(0.0)),
+        &format!(
+            "busy (last {:.0} s)",
+            busy["window_s"].as_f64().unwrap_or(0.0)
+        ),
         &["who", "on", "busy"],
         rows,
     );
@@ -1251,9 +1298,9 @@ pub async fn bench_batch(a: &BenchBatchOptions) -> anyhow::Result<Value> {
         "GetStatus",
     )?);
     let fixed_input = match &a.input {
-        Some(path) => Some(std::sync::Arc::new(std::fs::read(path).with_context(|| {
-            format!("reading the requests' input from {}", path.display())
-        })?)),
+        Some(path) => Some(std::sync::Arc::new(std::fs::read(path).with_context(
+            || format!("reading the requests' input from {}", path.display()),
+        )?)),
         None => None,
     };
     let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -1523,13 +1570,25 @@ mod output_tests {
         assert!(t.contains("kinds     porep-like-6, porep-like-10"), "{t}");
         assert!(t.contains("queued: critical 2"), "{t}");
         assert!(t.contains("of 4.0 GiB"), "{t}");
-        let vram = t.lines().find(|l| l.trim_start().starts_with("vram")).unwrap();
+        let vram = t
+            .lines()
+            .find(|l| l.trim_start().starts_with("vram"))
+            .unwrap();
         assert!(vram.ends_with("unlimited"), "{vram}");
         assert!(!t.contains("18446744073709551615"), "{t}");
-        let pinned = t.lines().find(|l| l.trim_start().starts_with("pinned")).unwrap();
-        assert!(pinned.contains("3.0 MiB") && pinned.ends_with("8.0 GiB"), "{pinned}");
+        let pinned = t
+            .lines()
+            .find(|l| l.trim_start().starts_with("pinned"))
+            .unwrap();
+        assert!(
+            pinned.contains("3.0 MiB") && pinned.ends_with("8.0 GiB"),
+            "{pinned}"
+        );
         let worker = t.lines().find(|l| l.contains("worker 0")).unwrap();
-        assert!(worker.contains("cpu") && worker.ends_with("25%"), "{worker}");
+        assert!(
+            worker.contains("cpu") && worker.ends_with("25%"),
+            "{worker}"
+        );
     }
 }
 
@@ -1568,7 +1627,11 @@ mod job_input_tests {
         let w = parse(&["--kind", "porep-like-10", "--seed", "7"]).unwrap();
         assert_eq!(
             w.job.input().unwrap(),
-            PorepLikeInput { seed: 7, partitions: 1 }.encode()
+            PorepLikeInput {
+                seed: 7,
+                partitions: 1
+            }
+            .encode()
         );
     }
 }

@@ -13,7 +13,8 @@
 //!   access control, HTTP metrics/status/trace; [`metrics`]: Prometheus text;
 //!   [`keys`]: the verifying keys' service.
 //! - [`trace`]: the engine's timeline (Chrome trace export, busy fractions).
-//! - [`client`], [`cli`]: the client and the `cuzk` subcommands' logic.
+//! - [`client`], [`cli`], [`commands`]: the client, the `cuzk` daemon
+//!   subcommands' logic and their declarations.
 //! - [`cluster`]: cluster mode, the queue shared with other daemons in a
 //!   PostgreSQL-protocol database (`[cluster]`).
 
@@ -22,6 +23,7 @@ pub mod budget;
 pub mod cli;
 pub mod client;
 pub mod cluster;
+pub mod commands;
 pub mod config;
 pub mod devices;
 pub mod engine;

@@ -8,7 +8,7 @@ use crate::plan::PlanError;
 #[derive(Debug, thiserror::Error)]
 pub enum GpuError {
     /// The crate was built without the `cuda` feature.
-    #[error("CUDA support was not compiled in (build cuzk-gpu with the `cuda` feature)")]
+    #[error("CUDA support was not compiled in: build cuzk with `--features cuda` (cargo install --locked --path crates/cuzk-cli --features cuda)")]
     NotCompiled,
     /// A kernel, copy or driver call of cuzk-cuda failed.
     #[error(transparent)]

@@ -26,12 +26,16 @@ pub mod residency;
 #[cfg(feature = "cuda")]
 mod backend;
 #[cfg(feature = "cuda")]
+pub mod devices;
+#[cfg(feature = "cuda")]
 pub mod pinned;
 pub mod split;
 #[cfg(feature = "cuda")]
 pub mod upload;
 #[cfg(feature = "cuda")]
 pub use backend::{CudaBackend, PartitionReport};
+#[cfg(feature = "cuda")]
+pub use devices::GpuDevices;
 
 pub use budget::{
     BudgetConfig, BudgetError, Fault, Grant, PartitionGuard, Reservation, Ticket, VramBudget,

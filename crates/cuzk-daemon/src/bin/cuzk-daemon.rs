@@ -1,10 +1,10 @@
-//! The daemon subcommands of `cuzk` as a standalone program, compiled from
-//! the CLI crate's own `daemon_cmd.rs` so that file is built and exercised
-//! here too: `cargo run -p cuzk-daemon --bin cuzk-daemon -- status`. The
-//! integration tests drive it as a child process (SIGTERM, client commands).
+//! The daemon subcommands of `cuzk` as a standalone program, declared once
+//! in [`cuzk_daemon::commands`]: `cargo run -p cuzk-daemon --bin
+//! cuzk-daemon -- status`. Its daemon has the built-in kinds (`cuzk daemon`
+//! adds the Filecoin kinds and Curio's service). The integration tests
+//! drive it as a child process (SIGTERM, client commands).
 
-#[path = "../../../cuzk-cli/src/daemon_cmd.rs"]
-mod daemon_cmd;
+use cuzk_daemon::commands as daemon_cmd;
 
 use clap::Parser;
 

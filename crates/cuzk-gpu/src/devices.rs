@@ -1,54 +1,58 @@
-//! The daemon's devices on the GPU prover: one `cuzk_gpu::CudaBackend` per
-//! GPU (with its VRAM budget and its residency table, the one account of
-//! what each device holds), adapted to cuzk-daemon's `DeviceBackend` seam. Lives here because the `cuzk` binary
-//! is where the daemon and the GPU prover meet; neither crate knows the
-//! other.
+//! A machine's GPUs behind cuzk-core's accelerator seam
+//! ([`cuzk_core::accel::DeviceBackend`]): one [`CudaBackend`] per GPU, each
+//! with its VRAM budget and its residency table (the one account of what
+//! each device holds), and GPU 0's fixed-base engine for parameters the
+//! daemon generates. The daemon drives it; this crate does not know the
+//! daemon.
 
-use anyhow::Context;
+use crate::{CudaBackend, GpuConfig, GpuError};
+use cuzk_core::accel::{DeviceBackend, DeviceError, DeviceInfo, ResidentParams};
+use cuzk_core::generator::FixedBaseEngine;
 use cuzk_core::params::Parameters;
 use cuzk_core::prover::{CpuBackend, ProverBackend};
-use cuzk_daemon::devices::{DeviceBackend, DeviceError, DeviceInfo, ResidentParams};
-use cuzk_gpu::{CudaBackend, GpuConfig};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+
+/// Opening one of the machine's GPUs failed.
+#[derive(Debug, thiserror::Error)]
+#[error("opening GPU {device}: {source}")]
+pub struct OpenError {
+    pub device: usize,
+    #[source]
+    pub source: GpuError,
+}
 
 pub struct GpuDevices {
     backends: Vec<Arc<CudaBackend>>,
     /// GPU 0's fixed-base engine for parameters the daemon generates,
     /// opened on first use (None after a failed open: the CPU then).
-    fixed_base: std::sync::OnceLock<Option<Arc<cuzk_gpu::GpuFixedBase>>>,
+    fixed_base: OnceLock<Option<Arc<crate::GpuFixedBase>>>,
 }
 
 impl GpuDevices {
-    /// Every GPU of the machine, each with the engine's
-    /// `gpu_workers_per_device` slots and its GPU budget settings
-    /// (`gpu_vram_margin`, `gpu_vram_limit`, `gpu_reuse_host_buffers`);
-    /// None where there is none (no libcuda, or no device), so the daemon
-    /// proves on the CPU.
-    pub fn open_all(engine: &cuzk_daemon::config::EngineConfig) -> anyhow::Result<Option<Self>> {
-        let count = cuzk_gpu::device_count().context("counting GPUs")?;
+    /// Every GPU of the machine, each opened with `template`'s settings
+    /// (its `device` replaced by the GPU's ordinal); None where there is
+    /// none (no libcuda, or no device), so the caller proves on the CPU.
+    pub fn open_all(template: GpuConfig) -> Result<Option<Self>, OpenError> {
+        let count = crate::device_count().map_err(|source| OpenError { device: 0, source })?;
         if count == 0 {
             return Ok(None);
         }
         let backends = (0..count)
             .map(|device| {
-                CudaBackend::open(GpuConfig {
-                    device,
-                    workers_per_device: engine.gpu_workers_per_device.max(1),
-                    budget: cuzk_gpu::BudgetConfig {
-                        safety_margin: engine.gpu_vram_margin.0,
-                        vram_limit: engine.gpu_vram_limit.map(|b| b.0),
-                    },
-                    reuse_host_buffers: engine.gpu_reuse_host_buffers,
-                    ..GpuConfig::default()
-                })
-                .map(Arc::new)
-                .with_context(|| format!("opening GPU {device} for the daemon"))
+                CudaBackend::open(GpuConfig { device, ..template })
+                    .map(Arc::new)
+                    .map_err(|source| OpenError { device, source })
             })
-            .collect::<anyhow::Result<Vec<_>>>()?;
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(Some(Self {
             backends,
-            fixed_base: std::sync::OnceLock::new(),
+            fixed_base: OnceLock::new(),
         }))
+    }
+
+    /// The backends, one per GPU in ordinal order.
+    pub fn backends(&self) -> &[Arc<CudaBackend>] {
+        &self.backends
     }
 }
 
@@ -127,7 +131,7 @@ impl DeviceBackend for GpuDevices {
     /// driver gone). Out of memory, a partition no staging plan fits and
     /// refused inputs are the partition's and leave the GPU in service.
     fn is_device_lost(&self, _device: u32, error: &cuzk_core::Error) -> bool {
-        cuzk_gpu::error::is_context_fatal_error(error)
+        crate::error::is_context_fatal_error(error)
     }
     /// Passes when the GPU's stream synchronizes and the driver answers a
     /// memory query (`CudaBackend::probe`): a context left unusable fails
@@ -145,16 +149,14 @@ impl DeviceBackend for GpuDevices {
             b.set_resident_cap(cap);
         }
     }
-    fn fixed_base_engine(
-        &self,
-    ) -> Option<Arc<dyn cuzk_core::generator::FixedBaseEngine + Send + Sync>> {
+    fn fixed_base_engine(&self) -> Option<Arc<dyn FixedBaseEngine + Send + Sync>> {
         let e = self.fixed_base.get_or_init(|| {
-            cuzk_gpu::GpuFixedBase::open(0)
+            crate::GpuFixedBase::open(0)
                 .map_err(|e| eprintln!("cuzk daemon: parameter generation stays on the CPU: {e}"))
                 .ok()
                 .map(Arc::new)
         });
         e.clone()
-            .map(|e| e as Arc<dyn cuzk_core::generator::FixedBaseEngine + Send + Sync>)
+            .map(|e| e as Arc<dyn FixedBaseEngine + Send + Sync>)
     }
 }

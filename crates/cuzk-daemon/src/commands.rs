@@ -1,7 +1,10 @@
-//! The `cuzk` subcommands that run or talk to the proving daemon. The
-//! logic lives in `cuzk_daemon::cli`; this file only declares the commands.
+//! The `cuzk` subcommands that run or talk to the proving daemon, declared
+//! once for both programs that offer them: `cuzk` (which adds the Filecoin
+//! kinds and Curio's service to `cuzk daemon`) and the standalone
+//! `cuzk-daemon`. The logic lives in [`crate::cli`]; this module only
+//! declares the commands and dispatches them.
 
-use cuzk_daemon::cli;
+use crate::cli;
 
 #[derive(clap::Subcommand, Debug)]
 pub enum DaemonCommands {
