@@ -211,7 +211,10 @@ fn check_page(dom: &str, st: &serde_json::Value, jobs: usize) {
     assert_eq!(num(dom, "rate", "data-completed"), completed as f64);
     assert_eq!(num(dom, "rate", "data-proofs"), proofs as f64);
     assert!(num(dom, "rate", "data-max") >= 1.0, "no bar drawn");
-    assert_eq!(num(dom, "rate", "data-bins"), 60.0, "one bar per minute");
+    // A daemon minutes old: the plots span its history, not the hour.
+    assert_eq!(num(dom, "page", "data-span-min"), 1.0);
+    assert_eq!(num(dom, "rate", "data-bins"), 30.0, "2 s bars over 1 min");
+    assert!(text(dom, "span").contains("1 min"), "{}", text(dom, "span"));
     assert_eq!(text(dom, "completed"), completed.to_string());
     assert_eq!(text(dom, "proofs"), proofs.to_string());
     // One row per worker, and the busy time they proved in drawn.
