@@ -12,7 +12,7 @@ use crate::trace::Busy;
 use serde_json::{json, Value};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::sync::watch;
 
 /// What the history covers.
@@ -38,7 +38,8 @@ pub struct Sample {
     pub queued: [u32; 4],
     /// Jobs running.
     pub running: u32,
-    /// Each worker's busy fraction over the interval before `t_unix_ms`.
+    /// Each worker's busy fraction since the sample before (the windows
+    /// tile the timeline, so that no proving falls between two).
     pub worker_busy: Box<[f32]>,
     /// Each parameter tier's bytes in use, in the status's tier order.
     pub tier_used: Box<[u64]>,
@@ -49,7 +50,7 @@ pub struct Sample {
 }
 
 impl Sample {
-    /// `busy` is over the interval before now.
+    /// `busy` is over the time since the sample before.
     pub fn of(s: &EngineStatus, busy: &Busy, t_unix_ms: u64) -> Self {
         let mut queued = [0u32; 4];
         for j in &s.jobs {
@@ -134,7 +135,13 @@ fn unix_ms() -> u64 {
 pub struct History {
     engine: Engine,
     interval: Duration,
-    ring: Arc<Mutex<Ring>>,
+    ring: Arc<Mutex<Recorded>>,
+}
+
+struct Recorded {
+    ring: Ring,
+    /// When the last sample kept was taken.
+    last_at: Option<Instant>,
 }
 
 impl History {
@@ -142,23 +149,35 @@ impl History {
         History {
             engine,
             interval,
-            ring: Arc::new(Mutex::new(Ring::new(capacity(interval)))),
+            ring: Arc::new(Mutex::new(Recorded {
+                ring: Ring::new(capacity(interval)),
+                last_at: None,
+            })),
         }
     }
 
-    fn ring(&self) -> std::sync::MutexGuard<'_, Ring> {
+    fn recorded(&self) -> std::sync::MutexGuard<'_, Recorded> {
         self.ring.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn sample(&self, status: &EngineStatus) -> Sample {
-        let busy = self.engine.busy(self.interval);
+    /// A sample now, its busy fractions since the last one kept (at
+    /// start: over one interval, or the engine's age).
+    fn sample(&self, status: &EngineStatus, now: Instant) -> Sample {
+        let since = self
+            .recorded()
+            .last_at
+            .map_or(self.interval, |t| now.saturating_duration_since(t));
+        let busy = self.engine.busy(since);
         Sample::of(status, &busy, unix_ms())
     }
 
     /// Take one sample now and keep it.
     pub fn record(&self) {
-        let s = self.sample(&self.engine.status());
-        self.ring().push(s);
+        let now = Instant::now();
+        let s = self.sample(&self.engine.status(), now);
+        let mut r = self.recorded();
+        r.ring.push(s);
+        r.last_at = Some(now);
     }
 
     /// Sample every interval (the first at once) until `stop` is set.
@@ -179,14 +198,15 @@ impl History {
     /// now as `/status` shows it; and the newest jobs with their phases.
     pub fn json(&self) -> Value {
         let status = self.engine.status();
-        let live = self.sample(&status);
+        let live = self.sample(&status, Instant::now());
         let jobs: Vec<Value> = self
             .engine
             .recent_jobs(RECENT_JOBS)
             .iter()
             .map(job_json)
             .collect();
-        let ring = self.ring();
+        let recorded = self.recorded();
+        let ring = &recorded.ring;
         let samples: Vec<&Sample> = ring.iter().chain(std::iter::once(&live)).collect();
         let col = |f: &dyn Fn(&Sample) -> Value| -> Value {
             Value::Array(samples.iter().map(|s| f(s)).collect())
