@@ -416,8 +416,8 @@ async fn the_status_page_plots_each_gpus_vram() {
     assert!(dom.contains("gpu 0 Stand-in 0: "), "a legend line per GPU");
     assert!(dom.contains("gpu 1 Stand-in 1: "));
     assert!(dom.contains(" of 24.0 GiB"), "each GPU's total");
-    // Its workers are the GPUs'.
-    assert!(dom.contains("(gpu 1)"));
+    // Its workers are the GPUs' (a row of the busy plot each).
+    assert!(dom.contains(">w0 gpu0</text>") && dom.contains(">w3 gpu1</text>"));
     screenshot(url, "status-page-gpu.png").await;
     t.stop().await;
 }
