@@ -1015,4 +1015,26 @@ mod tests {
             toml::from_str("[server]\ntcp_listen = \"0.0.0.0:9000\"\ntoken = \"short\"\n").unwrap();
         assert!(cfg.validate().is_err());
     }
+
+    #[test]
+    fn the_status_sample_interval_is_bounded() {
+        let with = |ms: u64| {
+            toml::from_str::<DaemonConfig>(&format!("[server]\nstatus_sample_interval_ms = {ms}\n"))
+                .unwrap()
+                .validate()
+        };
+        assert_eq!(
+            toml::from_str::<DaemonConfig>("")
+                .unwrap()
+                .server
+                .status_sample_interval_ms,
+            5000
+        );
+        with(250).unwrap();
+        with(60_000).unwrap();
+        for ms in [0, 249, 60_001] {
+            let e = with(ms).unwrap_err().to_string();
+            assert!(e.contains("status_sample_interval_ms"), "{ms}: {e}");
+        }
+    }
 }
