@@ -188,8 +188,12 @@ pub struct ServerConfig {
     /// PEM certificate chain and key: TLS (rustls) on the TCP listener.
     pub tls_cert: Option<PathBuf>,
     pub tls_key: Option<PathBuf>,
-    /// HTTP `/metrics` (Prometheus) and `/status` (JSON).
+    /// HTTP `/metrics` (Prometheus), `/status` (JSON) and the status page
+    /// `/` with its history `/status/history`.
     pub http_listen: Option<SocketAddr>,
+    /// How often the status page's history samples the engine (the
+    /// history keeps the last hour: 3600 s over this many samples).
+    pub status_sample_interval_ms: u64,
     /// Largest gRPC message accepted (decoded) or sent. 256 MiB, as
     /// Curio's client sends: a 32 GiB PoRep C1 output in Curio's wrapper is
     /// about 67 MB.
@@ -294,6 +298,7 @@ impl Default for ServerConfig {
             tls_cert: None,
             tls_key: None,
             http_listen: None,
+            status_sample_interval_ms: 5000,
             max_message_bytes: ByteSize(256 << 20),
             max_queued_per_client: 1024,
         }
@@ -673,6 +678,15 @@ impl DaemonConfig {
         if s.max_message_bytes.0 < 1024 {
             return bad("server.max_message_bytes must be at least 1024");
         }
+        if !(crate::history::MIN_INTERVAL_MS..=crate::history::MAX_INTERVAL_MS)
+            .contains(&s.status_sample_interval_ms)
+        {
+            return Err(ConfigError::Invalid(format!(
+                "server.status_sample_interval_ms must be between {} and {}",
+                crate::history::MIN_INTERVAL_MS,
+                crate::history::MAX_INTERVAL_MS
+            )));
+        }
         if s.max_queued_per_client == 0 {
             return bad("server.max_queued_per_client must be at least 1");
         }
@@ -1000,5 +1014,27 @@ mod tests {
         let cfg: DaemonConfig =
             toml::from_str("[server]\ntcp_listen = \"0.0.0.0:9000\"\ntoken = \"short\"\n").unwrap();
         assert!(cfg.validate().is_err());
+    }
+
+    #[test]
+    fn the_status_sample_interval_is_bounded() {
+        let with = |ms: u64| {
+            toml::from_str::<DaemonConfig>(&format!("[server]\nstatus_sample_interval_ms = {ms}\n"))
+                .unwrap()
+                .validate()
+        };
+        assert_eq!(
+            toml::from_str::<DaemonConfig>("")
+                .unwrap()
+                .server
+                .status_sample_interval_ms,
+            5000
+        );
+        with(250).unwrap();
+        with(60_000).unwrap();
+        for ms in [0, 249, 60_001] {
+            let e = with(ms).unwrap_err().to_string();
+            assert!(e.contains("status_sample_interval_ms"), "{ms}: {e}");
+        }
     }
 }

@@ -125,6 +125,24 @@ pub struct JobView {
     pub completion_seq: u64,
 }
 
+/// A job as the status page lists it: what it is, where it stands and
+/// the time each phase took so far.
+#[derive(Clone, Debug)]
+pub struct JobSummary {
+    pub id: JobId,
+    pub kind: String,
+    pub priority: Priority,
+    pub state: JobState,
+    pub partitions: usize,
+    pub partitions_done: usize,
+    pub submitted_unix_ms: u64,
+    /// Submission to the end (a finished job), or to now.
+    pub elapsed: Duration,
+    pub timings: JobTimings,
+    pub batch_size: u32,
+    pub error: Option<String>,
+}
+
 #[derive(Clone, Debug)]
 pub struct SubmitRequest {
     pub request_id: Option<String>,
@@ -929,6 +947,53 @@ impl Engine {
             workers: self.inner.workers,
             shutting_down: st.shutting_down,
         }
+    }
+
+    /// The busy fractions over the last `window` (or since start), work in
+    /// progress included.
+    pub fn busy(&self, window: Duration) -> Busy {
+        self.lock().timeline.busy(Instant::now(), window)
+    }
+
+    /// The `limit` newest jobs the engine still holds (unfinished, or
+    /// finished within their retention), newest first.
+    pub fn recent_jobs(&self, limit: usize) -> Vec<JobSummary> {
+        let st = self.lock();
+        let now = Instant::now();
+        let unix_now = unix_ms();
+        // The newest ids without sorting every retained job.
+        let mut newest: std::collections::BinaryHeap<std::cmp::Reverse<JobId>> = Default::default();
+        for &id in st.jobs.keys() {
+            newest.push(std::cmp::Reverse(id));
+            if newest.len() > limit {
+                newest.pop();
+            }
+        }
+        let mut ids: Vec<JobId> = newest.into_iter().map(|r| r.0).collect();
+        ids.sort_unstable_by(|a, b| b.cmp(a));
+        ids.into_iter()
+            .filter_map(|id| {
+                let j = st.jobs.get(&id)?;
+                let age = now.saturating_duration_since(j.submitted);
+                Some(JobSummary {
+                    id,
+                    kind: j.kind.name().to_owned(),
+                    priority: j.priority,
+                    state: j.state,
+                    partitions: j.parts.len(),
+                    partitions_done: j.done_parts,
+                    submitted_unix_ms: unix_now.saturating_sub(age.as_millis() as u64),
+                    elapsed: if j.state.is_final() {
+                        j.timings.total
+                    } else {
+                        age
+                    },
+                    timings: j.timings.clone(),
+                    batch_size: j.batch_size,
+                    error: j.error.clone(),
+                })
+            })
+            .collect()
     }
 
     /// The timeline of the last `window` as a Chrome trace, and the busy

@@ -1,9 +1,12 @@
-//! HTTP `/metrics` (Prometheus text), `/status` (JSON) and
-//! `/trace?seconds=N` (a Chrome trace of the last N seconds) for scrapers
-//! and people, on their own address; the bearer token applies when
-//! configured. In cluster mode `/status` has a `cluster` section: this
-//! daemon's node and claims, and the queue's nodes, job and partition
-//! counts and queues as `cuzk status --cluster` shows them.
+//! HTTP `/metrics` (Prometheus text), `/status` (JSON),
+//! `/trace?seconds=N` (a Chrome trace of the last N seconds) and the status
+//! page `/` with its data `/status/history` (the last hour, crate::history)
+//! for scrapers and people, on their own address; the bearer token applies
+//! when configured, except to the page itself, which holds no data (its
+//! script sends the token it is given). In cluster mode `/status` has a
+//! `cluster` section: this daemon's node and claims, and the queue's
+//! nodes, job and partition counts and queues as `cuzk status --cluster`
+//! shows them.
 
 use crate::engine::Engine;
 use crate::server::BearerAuth;
@@ -19,22 +22,55 @@ struct AppState {
     engine: Engine,
     auth: BearerAuth,
     cluster: Option<Arc<crate::cluster::ClusterNode>>,
+    history: crate::history::History,
 }
+
+/// The status page: self-contained (inline script, style and SVG), so it
+/// works offline and behind any proxy.
+const STATUS_PAGE: &str = include_str!("status_page.html");
 
 pub fn router(
     engine: Engine,
     auth: BearerAuth,
     cluster: Option<Arc<crate::cluster::ClusterNode>>,
+    history: crate::history::History,
 ) -> Router {
     Router::new()
+        .route("/", get(page))
         .route("/metrics", get(metrics))
         .route("/status", get(status))
+        .route("/status/history", get(history_json))
         .route("/trace", get(trace))
         .with_state(AppState {
             engine,
             auth,
             cluster,
+            history,
         })
+}
+
+async fn page() -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            // Nothing from elsewhere: the page's own script and style only.
+            (
+                header::CONTENT_SECURITY_POLICY,
+                "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; \
+                 connect-src 'self'; img-src data:",
+            ),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        STATUS_PAGE,
+    )
+        .into_response()
+}
+
+async fn history_json(State(s): State<AppState>, h: HeaderMap) -> Response {
+    if let Some(r) = denied(&s, &h) {
+        return r;
+    }
+    axum::Json(s.history.json()).into_response()
 }
 
 fn denied(s: &AppState, h: &HeaderMap) -> Option<Response> {

@@ -10,7 +10,8 @@
 //! - [`engine`]: jobs, the synthesis/proving pipeline, and the [`Engine`]
 //!   handle front ends wrap.
 //! - [`service`], [`server`], [`http`]: the gRPC service, listeners and
-//!   access control, HTTP metrics/status/trace; [`metrics`]: Prometheus text;
+//!   access control, HTTP metrics/status/trace and the status page;
+//!   [`history`]: the page's last hour of samples; [`metrics`]: Prometheus text;
 //!   [`keys`]: the verifying keys' service.
 //! - [`trace`]: the engine's timeline (Chrome trace export, busy fractions).
 //! - [`client`], [`cli`], [`commands`]: the client, the `cuzk` daemon
@@ -27,6 +28,7 @@ pub mod commands;
 pub mod config;
 pub mod devices;
 pub mod engine;
+pub mod history;
 pub mod http;
 pub mod keys;
 pub mod kinds;

@@ -342,10 +342,18 @@ impl DaemonBuilder {
                     .local_addr()
                     .map_err(|source| DaemonError::Bind { addr, source })?,
             );
+            // The status page's history: sampled for as long as the
+            // listener serves it.
+            let history = crate::history::History::new(
+                engine.clone(),
+                Duration::from_millis(cfg.server.status_sample_interval_ms),
+            );
+            servers.push(tokio::spawn(history.clone().run(stop_rx.clone())));
             let app = crate::http::router(
                 engine.clone(),
                 BearerAuth::new(token.as_deref()),
                 cluster.clone(),
+                history,
             );
             let stop = wait_stop(stop_rx.clone());
             servers.push(tokio::spawn(async move {
