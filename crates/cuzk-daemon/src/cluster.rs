@@ -78,6 +78,15 @@ struct Decoded {
     partitions: usize,
 }
 
+/// Why a job's input is not at hand.
+enum InputError {
+    /// Report the partition failed.
+    Failed(String, FailMode),
+    /// The job ended meanwhile (cancelled, failed, or completed by others)
+    /// and its input went with it: the lease's renewal says why.
+    Ended,
+}
+
 /// One job's entry in the input cache: partitions of the job claimed at
 /// the same moment wait for the first one's fetch instead of each
 /// fetching the input.
@@ -653,7 +662,7 @@ impl NodeInner {
     /// from the database, or read from the path a `Reference` names) and
     /// decoded by the kind once for all the partitions of the job claimed
     /// here, however many are claimed at once.
-    async fn input(&self, lease: &Lease) -> Result<Decoded, (String, FailMode)> {
+    async fn input(&self, lease: &Lease) -> Result<Decoded, InputError> {
         let cell = {
             let mut cache = lock(&self.inputs);
             match cache.iter().find(|(j, _)| *j == lease.job_id) {
@@ -674,39 +683,39 @@ impl NodeInner {
             .cloned()
     }
 
-    async fn fetch_input(&self, job: JobId, kind: &str) -> Result<Decoded, (String, FailMode)> {
+    async fn fetch_input(&self, job: JobId, kind: &str) -> Result<Decoded, InputError> {
+        let failed = |e: String| InputError::Failed(e, FailMode::Retry);
         // A partition in hand waits out an unanswering database for its
         // input rather than failing (which would count against it).
         let what = format!("job {job}'s input");
         let bytes = match until_answered(self, &what, false, || self.work.job_input(job)).await {
             Ok(JobInput::Inline(b)) => b,
-            Ok(JobInput::Reference(path)) => tokio::fs::read(&path).await.map_err(|e| {
-                (
-                    format!("reading the job's input {path}: {e}"),
-                    FailMode::Retry,
-                )
-            })?,
-            Err(e) => return Err((e.to_string(), FailMode::Retry)),
+            Ok(JobInput::Reference(path)) => tokio::fs::read(&path)
+                .await
+                .map_err(|e| failed(format!("reading the job's input {path}: {e}")))?,
+            Err(ClusterError::InputDropped(_)) => return Err(InputError::Ended),
+            Err(e) => return Err(failed(e.to_string())),
         };
         self.counts.inputs_fetched.fetch_add(1, Ordering::Relaxed);
         let kind = self
             .engine
             .registry()
             .get(kind)
-            .map_err(|e| (e.to_string(), FailMode::Retry))?;
+            .map_err(|e| failed(e.to_string()))?;
         // Decoding tens of MB is CPU work: off the async threads. The
         // bytes go with the closure, dropped once decoded.
         let decoded = tokio::task::spawn_blocking(move || kind.decode_input(&bytes))
             .await
-            .map_err(|e| (format!("decoding the input: {e}"), FailMode::Retry))?;
+            .map_err(|e| failed(format!("decoding the input: {e}")))?;
         match decoded {
             Ok((input, partitions)) => Ok(Decoded { input, partitions }),
             // Bad rows are refused, not proved: the input cannot succeed
             // anywhere.
-            Err(e @ KindError::MalformedInput { .. }) => {
-                Err((EngineError::from(e).to_string(), FailMode::Permanent))
-            }
-            Err(e) => Err((EngineError::from(e).to_string(), FailMode::Retry)),
+            Err(e @ KindError::MalformedInput { .. }) => Err(InputError::Failed(
+                EngineError::from(e).to_string(),
+                FailMode::Permanent,
+            )),
+            Err(e) => Err(failed(EngineError::from(e).to_string())),
         }
     }
 }
@@ -942,7 +951,9 @@ where
 async fn work_on(node: &NodeInner, lease: &Lease, held: &mut cuzk_cluster::HeldLease) -> Outcome {
     let input = match node.input(lease).await {
         Ok(d) => d,
-        Err((e, mode)) => return Outcome::Failed(e, mode),
+        Err(InputError::Failed(e, mode)) => return Outcome::Failed(e, mode),
+        // Not ours any more: the next renewal says why.
+        Err(InputError::Ended) => return Outcome::Stopped(held.stopped().await),
     };
     // The row and its input must agree on the partitions: a row that says
     // otherwise is refused, not proved.

@@ -480,9 +480,15 @@ async fn a_cancel_on_one_daemon_stops_the_daemon_proving_the_job() {
     let (mut ca, mut cb) = (a.unix().await, b.unix().await);
 
     let (id, _) = submit_to(&mut ca, submit(9, 4, "")).await;
+    // Each daemon proving one: claimed, and in its engine (a lease is in
+    // hand before the input is fetched, and a job's input is gone once
+    // the job is cancelled: cancelled before the fetch, a partition never
+    // reaches the engine).
     assert!(
-        eventually(Duration::from_secs(20), || async {
-            cluster(&a).claimed() + cluster(&b).claimed() == 2
+        eventually(Duration::from_secs(30), || async {
+            [&a, &b]
+                .iter()
+                .all(|d| cluster(d).claimed() == 1 && d.daemon().engine.status().running == 1)
         })
         .await,
         "the partitions were not claimed"
@@ -1199,10 +1205,13 @@ async fn bad_rows_are_refused_not_proved() {
             "the job's row says 3 partitions, its input has 2",
         ),
     ] {
-        let j = other
-            .wait_final(id, Duration::from_millis(50))
-            .await
-            .unwrap();
+        let j = tokio::time::timeout(
+            Duration::from_secs(60),
+            other.wait_final(id, Duration::from_millis(50)),
+        )
+        .await
+        .expect("the bad row's job never ended")
+        .unwrap();
         assert_eq!(j.state, DbJobState::Failed, "{j:?}");
         let error = j.error.clone().unwrap_or_default();
         assert!(error.contains(says), "{error}");
