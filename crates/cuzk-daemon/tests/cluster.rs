@@ -1264,3 +1264,91 @@ async fn a_database_down_at_start_up_fails_the_start_naming_it() {
     assert!(!e.contains("s3cret"), "the password leaked: {e}");
     assert!(!dir.path().join("cuzk.sock").exists());
 }
+
+/// One daemon cut off from the database (the network, not the database,
+/// fails) while it proves a partition: the others, connected throughout,
+/// reap its lease once it expires and prove the partition; back, the cut
+/// daemon's late result is refused, so the job holds each partition's
+/// proof once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_daemon_cut_off_alone_loses_its_lease_and_its_late_result_is_refused() {
+    let db = pg::TestDb::new().await;
+    let params = tempfile::tempdir().unwrap();
+    let relay = Relay::start(db_addr(&db.url).await).await;
+    let url = relay.url(&db.url);
+    let delay = Duration::from_secs(3);
+    let a = node(&db, "node-a", params.path(), delay, |c| {
+        c.cluster.database_url = Some(url);
+        c.cluster.reconnect_for_s = 2;
+    })
+    .await;
+    make_params(&a).await;
+    let b = node(&db, "node-b", params.path(), delay, |_| {}).await;
+    let mut cb = b.unix().await;
+    let parts = 2;
+    let (id, _) = submit_to(&mut cb, submit(17, parts, "cut")).await;
+    assert!(
+        eventually(Duration::from_secs(30), || async {
+            cluster(&a).claimed() == 1
+                && a.daemon().engine.status().running == 1
+                && cluster(&b).claimed() == 1
+        })
+        .await,
+        "each daemon should hold a partition"
+    );
+    let held = cluster(&b)
+        .client()
+        .partitions(id as i64)
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|p| p.node.as_deref() == Some("node-a"))
+        .expect("node-a's partition")
+        .partition;
+    relay.down();
+    // B proves its partition, then reaps A's expired lease and proves
+    // that one too.
+    let r = await_done(&mut cb, id).await;
+    check_proofs(&pvk(params.path()), LOG, 17, parts, &r);
+    let client = cluster(&b).client().clone();
+    let job = client.job(id as i64).await.unwrap();
+    assert_eq!(job.state, DbJobState::Completed);
+    assert_eq!(job.failures.len(), 1, "{:?}", job.failures);
+    let f = &job.failures[0];
+    assert_eq!(
+        (f.partition, f.node.as_str(), f.lease_expired),
+        (held, "node-a", true)
+    );
+    for p in client.partitions(id as i64).await.unwrap() {
+        assert_eq!(p.state, PartitionState::Done);
+        assert_eq!(p.node.as_deref(), Some("node-b"), "{p:?}");
+        assert_eq!(p.claims, if p.partition == held { 2 } else { 1 });
+    }
+    // A proved its partition meanwhile and holds the result.
+    assert!(
+        eventually(Duration::from_secs(30), || async {
+            cluster(&a).reports_waiting() == 1
+        })
+        .await,
+        "node-a's result was not held"
+    );
+    relay.up();
+    // Back: its report is refused (the partition is B's), nothing stored.
+    assert!(
+        eventually(Duration::from_secs(30), || async {
+            cluster(&a).metrics().refused == 1 && cluster(&a).reports_waiting() == 0
+        })
+        .await,
+        "node-a's late result: {:?}",
+        cluster(&a).metrics()
+    );
+    assert_eq!(cluster(&a).partitions_proved(), 0);
+    assert_proved(&[&b], u64::from(parts)).await;
+    let again = client.job(id as i64).await.unwrap();
+    assert_eq!(
+        (again.proof, again.public_inputs),
+        (job.proof, job.public_inputs)
+    );
+    stop(a).await;
+    stop(b).await;
+}
