@@ -856,13 +856,18 @@ async fn prove_partition(node: Arc<NodeInner>, lease: Lease, _in_hand: InHand) {
     let key = lease.key();
     let outcome = work_on(&node, &lease, &mut held).await;
     let what = format!("job {} partition {}", lease.job_id, lease.partition);
+    // Whether the job is known here to have ended: its decoded input is
+    // then dropped from the cache now, not when four newer jobs push it out.
+    let mut ended = false;
     match outcome {
         Outcome::Proved(r) => match report(&node, &what, || node.work.complete(&key, &r)).await {
             Ok(Completion::Accepted { job_completed }) => {
+                ended = job_completed;
                 node.proved.fetch_add(1, Ordering::Relaxed);
                 tracing::debug!(%what, job_completed, "cluster: partition stored");
             }
             Ok(Completion::Refused(reason)) => {
+                ended = job_ended(&reason);
                 node.counts.refused.fetch_add(1, Ordering::Relaxed);
                 tracing::info!(%what, ?reason, "cluster: result refused (the lease is no longer ours)")
             }
@@ -873,12 +878,16 @@ async fn prove_partition(node: Arc<NodeInner>, lease: Lease, _in_hand: InHand) {
         Outcome::Failed(reason, mode) => {
             node.counts.failures.fetch_add(1, Ordering::Relaxed);
             match report(&node, &what, || node.work.fail(&key, &reason, mode)).await {
-                Ok(FailOutcome::JobFailed) => tracing::warn!(%what, %reason, "cluster: job failed"),
+                Ok(FailOutcome::JobFailed) => {
+                    ended = true;
+                    tracing::warn!(%what, %reason, "cluster: job failed")
+                }
                 Ok(o) => tracing::info!(%what, %reason, outcome = ?o, "cluster: partition failed"),
                 Err(e) => tracing::warn!(%what, error = %e, "cluster: reporting a failure failed"),
             }
         }
         Outcome::Stopped(reason) => {
+            ended = job_ended(&reason);
             node.counts.stopped.fetch_add(1, Ordering::Relaxed);
             tracing::info!(%what, ?reason, "cluster: stopped working on a partition")
         }
@@ -890,6 +899,18 @@ async fn prove_partition(node: Arc<NodeInner>, lease: Lease, _in_hand: InHand) {
         }
     }
     drop(held);
+    if ended {
+        lock(&node.inputs).retain(|(j, _)| *j != lease.job_id);
+    }
+}
+
+/// Whether a reason to stop means the job itself has ended (not only that
+/// this node lost the partition).
+fn job_ended(reason: &StopReason) -> bool {
+    matches!(
+        reason,
+        StopReason::Cancelled | StopReason::JobFailed | StopReason::JobGone
+    )
 }
 
 /// Run a report (a result, a failure) until the database answers it: an
