@@ -56,6 +56,9 @@ pub enum ClusterError {
     InvalidJob(&'static str),
     #[error("no job {0}")]
     UnknownJob(JobId),
+    /// The job has ended and its inline input was dropped with it.
+    #[error("job {0} has ended; its input is no longer kept")]
+    InputDropped(JobId),
     /// A row whose contents this build cannot interpret (an unknown state,
     /// a negative count): refused rather than acted on.
     #[error("bad row in {table} ({key}): {problem}")]

@@ -6,9 +6,10 @@
 //! database_url`, `cuzk-daemon/src/cluster.rs`): its gRPC `ProofService`
 //! submits into and awaits from this queue, and a feeder claims partitions
 //! and proves them through the daemon's engine; `cuzk status --cluster`
-//! reads the nodes and the queue from here. Not yet: Curio's service in
-//! cluster mode, placement beyond the claim's residency term; `DESIGN.md` beside this file lists what is built and
-//! what is not, and how the queue behaves at scale.
+//! reads the nodes and the queue from here; Curio's `cuzk.v1` service
+//! takes the same path. `DESIGN.md` beside this file lists what is built
+//! and what is not, item by item against issue 15, and how the queue
+//! behaves at scale.
 //!
 //! What it provides, all through [`ClusterClient`] (one node's reconnecting
 //! connection):
@@ -16,7 +17,8 @@
 //!   several daemons start at once;
 //! - the queue ([`queue`]): idempotent submit by request id, per-partition
 //!   claims with `FOR UPDATE SKIP LOCKED` in priority then placement then
-//!   age order, leases renewed while working and reaped when they expire,
+//!   age order (a young partition left to an alive node holding its kind
+//!   resident with room), leases renewed while working and reaped when they expire,
 //!   bounded retries with the reasons kept, results stored and the job's
 //!   proof assembled from its partitions exactly once, cancellation seen
 //!   by the lease holder;

@@ -30,10 +30,15 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "node address",
         sql: include_str!("../migrations/0002_node_address.sql"),
     },
+    Migration {
+        version: 3,
+        name: "input digest and drop, node capacity",
+        sql: include_str!("../migrations/0003_digest_capacity.sql"),
+    },
 ];
 
 /// The schema version this build creates and understands.
-pub const SCHEMA_VERSION: i32 = 2;
+pub const SCHEMA_VERSION: i32 = 3;
 
 const CREATE_VERSION_TABLE: &str = "CREATE TABLE IF NOT EXISTS cuzk_schema_version (
     version    INT PRIMARY KEY,

@@ -18,6 +18,10 @@ pub struct NodeReport {
     pub free_vram_bytes: u64,
     /// Partitions claimed here and not yet reported.
     pub queue_len: u32,
+    /// Partitions it holds at most (the daemon's `max_claimed`); 0: not
+    /// said. Placement leaves a young partition to a node holding its kind
+    /// resident only while that node holds fewer leases than this.
+    pub capacity: u32,
     /// Running count of partitions this node has proved.
     pub partitions_proved: u64,
     /// Where operators and clients reach it (its gRPC address), free text.
@@ -58,17 +62,19 @@ impl ClusterClient {
         let queue = i32::try_from(r.queue_len).unwrap_or(i32::MAX);
         let proved = i64::try_from(r.partitions_proved).unwrap_or(i64::MAX);
         let every = i32::try_from(r.heartbeat_interval.as_millis()).unwrap_or(i32::MAX);
+        let capacity = i32::try_from(r.capacity).unwrap_or(i32::MAX);
         let address: String = r.address.chars().take(256).collect();
         db_op!(self, "heartbeat", |c| {
             c.execute(
                 "INSERT INTO cuzk_nodes (node_id, kinds_supported, kinds_resident, free_vram_bytes, \
-                   queue_len, partitions_proved, address, heartbeat_ms) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
+                   queue_len, partitions_proved, address, heartbeat_ms, capacity) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
                  ON CONFLICT (node_id) DO UPDATE SET kinds_supported = EXCLUDED.kinds_supported, \
                    kinds_resident = EXCLUDED.kinds_resident, \
                    free_vram_bytes = EXCLUDED.free_vram_bytes, queue_len = EXCLUDED.queue_len, \
                    partitions_proved = EXCLUDED.partitions_proved, address = EXCLUDED.address, \
-                   heartbeat_ms = EXCLUDED.heartbeat_ms, last_seen = now()",
+                   heartbeat_ms = EXCLUDED.heartbeat_ms, capacity = EXCLUDED.capacity, \
+                   last_seen = now()",
                 &[
                     &node,
                     &r.kinds_supported,
@@ -78,6 +84,7 @@ impl ClusterClient {
                     &proved,
                     &address,
                     &every,
+                    &capacity,
                 ],
             )
             .await?;
@@ -96,7 +103,7 @@ impl ClusterClient {
                        EXTRACT(EPOCH FROM (now() - n.started_at))::float8, \
                        (SELECT count(*) FROM cuzk_partitions p \
                           WHERE p.state = 'leased' AND p.lease_node = n.node_id), \
-                       n.address, n.heartbeat_ms \
+                       n.address, n.heartbeat_ms, n.capacity \
                      FROM cuzk_nodes n ORDER BY n.node_id",
                     &[],
                 )
@@ -117,6 +124,7 @@ impl ClusterClient {
                             heartbeat_interval: Duration::from_millis(
                                 r.get::<_, i32>(10).max(0) as u64
                             ),
+                            capacity: r.get::<_, i32>(11).max(0) as u32,
                         },
                         last_seen_ago: secs(r.get(6)),
                         up_for: secs(r.get(7)),

@@ -330,6 +330,17 @@ pub struct QueueDepth {
 /// than the claims of 64 nodes racing for batches of 4.
 const PLACEMENT_WINDOW: i64 = 512;
 
+/// SQL: what a job's row keeps of its inline input once the job has ended:
+/// its digest (a repeated request id compares it), not the bytes (tens of
+/// MB for a 32 GiB PoRep's C1 output, most of the database if kept for
+/// the retention period). A row submitted by a schema-2 daemon gets its
+/// digest here.
+macro_rules! drop_input {
+    () => {
+        "input_digest = coalesce(input_digest, sha256(input)), input = NULL"
+    };
+}
+
 const MAX_REQUEST_ID: usize = 128;
 const MAX_KIND: usize = 128;
 
@@ -380,6 +391,13 @@ impl ClusterClient {
             JobInput::Inline(b) => (Some(b), None),
             JobInput::Reference(r) => (None, Some(r)),
         };
+        // A repeated request id is compared by digest: the input (tens of
+        // MB for a PoRep C1 output) crosses to the database once, with the
+        // insert, not again with the look-up.
+        let digest: Option<Vec<u8>> = input.map(|b| {
+            use sha2::Digest;
+            sha2::Sha256::digest(b).to_vec()
+        });
         let priority = job.priority.as_i16();
         let max_failures = self.config().max_failures as i32;
         db_op!(self, "submit", |c| {
@@ -393,12 +411,15 @@ impl ClusterClient {
                 let tx = c.transaction().await?;
                 let latest = tx
                     .query_opt(
+                        // Rows of schema version 2 have no digest: theirs
+                        // is computed here.
                         "SELECT j.id, j.state, (j.kind = $2 AND j.partitions = $3 \
-                           AND j.input IS NOT DISTINCT FROM $4 \
+                           AND coalesce(j.input_digest, sha256(j.input)) \
+                             IS NOT DISTINCT FROM $4::bytea \
                            AND j.input_ref IS NOT DISTINCT FROM $5) \
                          FROM cuzk_requests r JOIN cuzk_jobs j ON j.id = r.job_id \
                          WHERE r.request_id = $1 FOR UPDATE OF r",
-                        &[&request_id, &job.kind, &partitions, &input, &input_ref],
+                        &[&request_id, &job.kind, &partitions, &digest, &input_ref],
                     )
                     .await?;
                 let replaces = match &latest {
@@ -433,8 +454,8 @@ impl ClusterClient {
                 let id: i64 = tx
                     .query_one(
                         "INSERT INTO cuzk_jobs (request_id, kind, priority, client, input, \
-                           input_ref, partitions, max_failures, state) \
-                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'queued') RETURNING id",
+                           input_ref, partitions, max_failures, state, input_digest) \
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'queued', $9) RETURNING id",
                         &[
                             &request_id,
                             &job.kind,
@@ -444,6 +465,7 @@ impl ClusterClient {
                             &input_ref,
                             &partitions,
                             &max_failures,
+                            &digest,
                         ],
                     )
                     .await?
@@ -503,6 +525,7 @@ impl ClusterClient {
     }
 
     /// The job's input (fetched once per node, not with every claim).
+    /// An ended job's inline input is gone ([`ClusterError::InputDropped`]).
     pub async fn job_input(&self, job_id: JobId) -> Result<JobInput, ClusterError> {
         db_op!(self, "job input", |c| {
             let row = c
@@ -517,6 +540,8 @@ impl ClusterClient {
             match (input, input_ref) {
                 (Some(b), None) => Ok::<_, OpError>(JobInput::Inline(b)),
                 (None, Some(r)) => Ok(JobInput::Reference(r)),
+                // Dropped when the job ended.
+                (None, None) => Err(ClusterError::InputDropped(job_id).into()),
                 _ => Err(bad_row(
                     "cuzk_jobs",
                     job_id,
@@ -529,7 +554,8 @@ impl ClusterClient {
     /// Reap expired leases, then claim up to `req.max` pending partitions:
     /// highest priority first, then kinds resident here (unless a partition
     /// has waited `placement_max_wait`), then oldest. A partition of a kind
-    /// not resident here but resident on another alive node is left to
+    /// not resident here but resident on another node that is alive and
+    /// has room (fewer leases than its heartbeat's capacity) is left to
     /// that node for its first `placement_grace`. Residency reorders
     /// only within the oldest `PLACEMENT_WINDOW` pending partitions (of
     /// the kinds asked for), which keeps a claim's cost flat in the backlog.
@@ -562,18 +588,29 @@ impl ClusterClient {
                 .query(
                     // The window is read in index order (no sort); only
                     // its rows are sorted by residency and locked.
-                    // `hot`: kinds another alive node holds resident (alive:
-                    // heard within `missed` of its own heartbeat intervals).
+                    // `hot`: kinds another node holds resident that is
+                    // alive (heard within `missed` of its own heartbeat
+                    // intervals) and has room (fewer leases now than the
+                    // capacity its heartbeat gives; 0: not said, room).
+                    // Its leases are counted from the partitions, not its
+                    // last report: a holder that just filled up holds
+                    // nothing back. `busy` reads the leased rows' partial
+                    // index once (nodes x max_claimed rows).
                     "WITH win AS ( \
                        SELECT job_id, idx FROM cuzk_partitions \
                        WHERE state = 'pending' AND kind = ANY($2) \
                        ORDER BY priority DESC, created_at, job_id, idx \
                        LIMIT $7), \
+                     busy AS ( \
+                       SELECT lease_node, count(*) AS leases FROM cuzk_partitions \
+                       WHERE state = 'leased' AND $8::float8 > 0 GROUP BY lease_node), \
                      hot AS ( \
-                       SELECT DISTINCT unnest(kinds_resident) AS kind FROM cuzk_nodes \
-                       WHERE node_id <> $1 AND $8::float8 > 0 \
-                         AND last_seen > now() - $9::float8 \
-                           * greatest(heartbeat_ms, 1000) * interval '1 millisecond'), \
+                       SELECT DISTINCT unnest(n.kinds_resident) AS kind FROM cuzk_nodes n \
+                       LEFT JOIN busy b ON b.lease_node = n.node_id \
+                       WHERE n.node_id <> $1 AND $8::float8 > 0 \
+                         AND n.last_seen > now() - $9::float8 \
+                           * greatest(n.heartbeat_ms, 1000) * interval '1 millisecond' \
+                         AND (n.capacity = 0 OR coalesce(b.leases, 0) < n.capacity)), \
                      picked AS ( \
                        SELECT c.job_id, c.idx FROM cuzk_partitions c \
                        JOIN win ON c.job_id = win.job_id AND c.idx = win.idx \
@@ -809,8 +846,12 @@ impl ClusterClient {
                 ));
             }
             tx.execute(
-                "UPDATE cuzk_jobs SET state = 'completed', proof = $2, public_inputs = $3, \
-                 finished_at = now() WHERE id = $1",
+                concat!(
+                    "UPDATE cuzk_jobs SET state = 'completed', proof = $2, public_inputs = $3, \
+                     finished_at = now(), ",
+                    drop_input!(),
+                    " WHERE id = $1"
+                ),
                 &[&lease.job_id, &proof, &publics],
             )
             .await?;
@@ -980,8 +1021,11 @@ impl ClusterClient {
             .await?;
             let n = tx
                 .execute(
-                    "UPDATE cuzk_jobs SET state = 'cancelled', finished_at = now() \
-                     WHERE id = $1 AND state IN ('queued', 'running')",
+                    concat!(
+                        "UPDATE cuzk_jobs SET state = 'cancelled', finished_at = now(), ",
+                        drop_input!(),
+                        " WHERE id = $1 AND state IN ('queued', 'running')"
+                    ),
                     &[&job_id],
                 )
                 .await?;
@@ -1333,8 +1377,11 @@ async fn fail_job<C: GenericClient>(c: &C, job_id: JobId, idx: i32) -> Result<()
     )
     .await?;
     c.execute(
-        "UPDATE cuzk_jobs SET state = 'failed', error = $2, finished_at = now() \
-         WHERE id = $1 AND state IN ('queued', 'running')",
+        concat!(
+            "UPDATE cuzk_jobs SET state = 'failed', error = $2, finished_at = now(), ",
+            drop_input!(),
+            " WHERE id = $1 AND state IN ('queued', 'running')"
+        ),
         &[&job_id, &error],
     )
     .await?;

@@ -616,6 +616,7 @@ async fn heartbeats_list_nodes_and_their_leases() {
         kinds_resident: vec!["k".into()],
         free_vram_bytes: 80 << 30,
         queue_len: 2,
+        capacity: 4,
         partitions_proved: 7,
         address: "10.0.0.5:9000".into(),
         heartbeat_interval: Duration::from_secs(10),
@@ -638,6 +639,7 @@ async fn heartbeats_list_nodes_and_their_leases() {
     assert_eq!(nodes[0].leases, 2);
     assert_eq!(nodes[0].report.address, "10.0.0.5:9000");
     assert_eq!(nodes[0].report.heartbeat_interval, Duration::from_secs(10));
+    assert_eq!(nodes[0].report.capacity, 4);
     assert!(nodes[0].alive() && nodes[1].alive());
     assert_eq!((nodes[1].report.queue_len, nodes[1].leases), (1, 0));
     let depth = b.queue_depth().await.unwrap();
@@ -1131,4 +1133,220 @@ async fn a_request_id_names_its_latest_attempt() {
     assert!(ids.iter().all(|s| s.job_id == ids[0].job_id));
     let raw = db.raw().await;
     assert_eq!(count(&raw, "SELECT count(*) FROM cuzk_jobs").await, 5);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn young_partitions_wait_for_an_alive_holder_with_room() {
+    let db = TestDb::new().await;
+    let grace = |name: &str, g: Duration| {
+        let mut cfg = db.config(name);
+        cfg.placement_grace = g;
+        ClusterClient::new(cfg).unwrap()
+    };
+    let holder = grace("holder", Duration::from_secs(300));
+    let cold = grace("cold", Duration::from_secs(300));
+    cold.migrate().await.unwrap();
+    let holds = |capacity: u32| NodeReport {
+        kinds_supported: vec!["k".into()],
+        kinds_resident: vec!["k".into()],
+        capacity,
+        heartbeat_interval: Duration::from_secs(10),
+        ..NodeReport::default()
+    };
+    holder.heartbeat(&holds(2)).await.unwrap();
+    let j1 = cold
+        .submit(&job("k", Priority::Normal, 3, Some("j1")))
+        .await
+        .unwrap()
+        .job_id;
+    // The holder is alive with room (no lease of its 2): left to it.
+    assert!(cold
+        .claim(&claim_req(&["k"], &[], 3))
+        .await
+        .unwrap()
+        .is_empty());
+    // It takes its capacity's worth: full, it holds the third back no
+    // longer.
+    let h = holder.claim(&claim_req(&["k"], &["k"], 2)).await.unwrap();
+    assert_eq!(h.len(), 2);
+    let c = cold.claim(&claim_req(&["k"], &[], 3)).await.unwrap();
+    assert_eq!(
+        c.iter()
+            .map(|l| (l.job_id, l.partition))
+            .collect::<Vec<_>>(),
+        [(j1, 2)]
+    );
+    // A node that does not say its capacity (schema version 2) counts as
+    // having room, as before.
+    holder.heartbeat(&holds(0)).await.unwrap();
+    let j2 = cold
+        .submit(&job("k", Priority::Normal, 1, Some("j2")))
+        .await
+        .unwrap()
+        .job_id;
+    assert!(cold
+        .claim(&claim_req(&["k"], &[], 3))
+        .await
+        .unwrap()
+        .is_empty());
+    // Room again after a result, with the capacity said.
+    holder
+        .complete(&h[0].key(), &result_for(&h[0], 1))
+        .await
+        .unwrap();
+    holder.heartbeat(&holds(2)).await.unwrap();
+    assert!(cold
+        .claim(&claim_req(&["k"], &[], 3))
+        .await
+        .unwrap()
+        .is_empty());
+    // A holder silent for three of its heartbeat intervals is dead and
+    // holds nothing back.
+    let raw = db.raw().await;
+    raw.execute(
+        "UPDATE cuzk_nodes SET last_seen = now() - interval '31 seconds' \
+         WHERE node_id = 'holder'",
+        &[],
+    )
+    .await
+    .unwrap();
+    let c = cold.claim(&claim_req(&["k"], &[], 3)).await.unwrap();
+    assert_eq!(
+        c.iter()
+            .map(|l| (l.job_id, l.partition))
+            .collect::<Vec<_>>(),
+        [(j2, 0)]
+    );
+    // Past the grace, an alive holder with room holds nothing back either.
+    holder.heartbeat(&holds(2)).await.unwrap();
+    let short = grace("short", Duration::from_secs(2));
+    let j3 = short
+        .submit(&job("k", Priority::Normal, 1, Some("j3")))
+        .await
+        .unwrap()
+        .job_id;
+    assert!(short
+        .claim(&claim_req(&["k"], &[], 3))
+        .await
+        .unwrap()
+        .is_empty());
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let c = short.claim(&claim_req(&["k"], &[], 3)).await.unwrap();
+    assert_eq!(
+        c.iter()
+            .map(|l| (l.job_id, l.partition))
+            .collect::<Vec<_>>(),
+        [(j3, 0)]
+    );
+}
+
+/// A 32 GiB PoRep's C1 output is about 67 MB: a 70 MB input goes into the
+/// job row once, a repeated request id is compared by digest (without
+/// sending the input again), and the input comes back whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_large_input_is_stored_once_and_its_request_id_compared_by_digest() {
+    let db = TestDb::new().await;
+    let n = db.node("n").await;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(70);
+    let mut big = vec![0u8; 70 << 20];
+    rng.fill(&mut big[..]);
+    let mut new_job = job("porep-32g", Priority::Normal, 10, Some("big"));
+    new_job.input = JobInput::Inline(big.clone());
+    let t = Instant::now();
+    let s = n.submit(&new_job).await.unwrap();
+    eprintln!("70 MB submit: {:?}", t.elapsed());
+    assert!(!s.deduplicated);
+    let t = Instant::now();
+    let again = n.submit(&new_job).await.unwrap();
+    eprintln!("70 MB resubmit (digest only): {:?}", t.elapsed());
+    assert_eq!((again.job_id, again.deduplicated), (s.job_id, true));
+    // One byte different, the job unfinished: another input under the id.
+    let mut other = new_job.clone();
+    if let JobInput::Inline(b) = &mut other.input {
+        b[12345] ^= 1;
+    }
+    assert!(matches!(
+        n.submit(&other).await,
+        Err(ClusterError::RequestIdConflict(_))
+    ));
+    let raw = db.raw().await;
+    let row = raw
+        .query_one(
+            "SELECT octet_length(input), input_digest = sha256(input), \
+               (SELECT count(*) FROM cuzk_jobs) FROM cuzk_jobs WHERE id = $1",
+            &[&s.job_id],
+        )
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, i32>(0), 70 << 20);
+    assert!(row.get::<_, bool>(1), "the stored digest is the input's");
+    assert_eq!(row.get::<_, i64>(2), 1);
+    // A row of schema version 2 has no digest: the database hashes its
+    // input for the comparison.
+    raw.execute(
+        "UPDATE cuzk_jobs SET input_digest = NULL WHERE id = $1",
+        &[&s.job_id],
+    )
+    .await
+    .unwrap();
+    let again = n.submit(&new_job).await.unwrap();
+    assert_eq!((again.job_id, again.deduplicated), (s.job_id, true));
+    let t = Instant::now();
+    let input = n.job_input(s.job_id).await.unwrap();
+    eprintln!("70 MB fetch: {:?}", t.elapsed());
+    assert!(input == JobInput::Inline(big), "the input came back whole");
+
+    // Ended (here cancelled), the job keeps its digest but not its input.
+    n.cancel(s.job_id).await.unwrap();
+    let row = raw
+        .query_one(
+            "SELECT input IS NULL, input_digest IS NOT NULL FROM cuzk_jobs WHERE id = $1",
+            &[&s.job_id],
+        )
+        .await
+        .unwrap();
+    assert_eq!((row.get::<_, bool>(0), row.get::<_, bool>(1)), (true, true));
+    assert!(matches!(
+        n.job_input(s.job_id).await,
+        Err(ClusterError::InputDropped(id)) if id == s.job_id
+    ));
+    // Cancelled: the same request is a new attempt.
+    let retry = n.submit(&new_job).await.unwrap();
+    assert!(!retry.deduplicated && retry.job_id != s.job_id);
+    n.cancel(retry.job_id).await.unwrap();
+
+    // Completed: the same input is that job (by its kept digest), another
+    // input a new attempt. A row from schema version 2 (no digest) gets
+    // one as its input is dropped.
+    let small = job("k", Priority::Normal, 1, Some("small"));
+    let done = n.submit(&small).await.unwrap().job_id;
+    raw.execute(
+        "UPDATE cuzk_jobs SET input_digest = NULL WHERE id = $1",
+        &[&done],
+    )
+    .await
+    .unwrap();
+    let l = n.claim(&claim_req(&["k"], &[], 1)).await.unwrap();
+    assert_eq!(l[0].job_id, done);
+    assert_eq!(
+        n.complete(&l[0].key(), &result_for(&l[0], 1))
+            .await
+            .unwrap(),
+        Completion::Accepted {
+            job_completed: true
+        }
+    );
+    let again = n.submit(&small).await.unwrap();
+    assert_eq!((again.job_id, again.deduplicated), (done, true));
+    let mut changed = small.clone();
+    changed.input = JobInput::Inline(b"another input".to_vec());
+    assert!(!n.submit(&changed).await.unwrap().deduplicated);
+    // The schema refuses a row without input while unfinished.
+    assert!(raw
+        .execute(
+            "UPDATE cuzk_jobs SET input = NULL WHERE state = 'queued'",
+            &[]
+        )
+        .await
+        .is_err());
 }

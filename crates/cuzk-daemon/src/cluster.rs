@@ -63,10 +63,34 @@ use tonic::{Request, Response, Status};
 /// The queue's types that other services of the daemon (Curio's) name.
 pub use cuzk_cluster::{ClusterError as DbError, JobId as DbJobId, JobState as DbJobState};
 
-/// Inputs kept per node so that a job's partitions claimed here fetch it
-/// once: a PoRep C1 output is tens of megabytes. Four covers the jobs a
-/// node works on at once with `max_claimed` of a few partitions.
+/// Decoded inputs kept per node so that a job's partitions claimed here
+/// fetch and decode it once: a 32 GiB PoRep's C1 output is tens of
+/// megabytes. Four covers the jobs a node works on at once with
+/// `max_claimed` of a few partitions.
 const INPUT_CACHE: usize = 4;
+
+/// A job's input as this node proves from it: fetched once, decoded by
+/// the kind once (the bytes dropped after), shared by every partition of
+/// the job claimed here.
+#[derive(Clone)]
+struct Decoded {
+    input: crate::kinds::JobInput,
+    partitions: usize,
+}
+
+/// Why a job's input is not at hand.
+enum InputError {
+    /// Report the partition failed.
+    Failed(String, FailMode),
+    /// The job ended meanwhile (cancelled, failed, or completed by others)
+    /// and its input went with it: the lease's renewal says why.
+    Ended,
+}
+
+/// One job's entry in the input cache: partitions of the job claimed at
+/// the same moment wait for the first one's fetch instead of each
+/// fetching the input.
+type InputCell = Arc<tokio::sync::OnceCell<Decoded>>;
 
 /// The database connected and migrated, before the engine starts: a
 /// database that cannot be reached fails the daemon's start, not its
@@ -186,6 +210,8 @@ impl ClusterConnection {
             wake: tokio::sync::Notify::new(),
             proved: AtomicU64::new(0),
             inputs: Mutex::new(Vec::new()),
+            counts: Counts::default(),
+            max_claimed,
         });
         let feeder = tokio::spawn(feeder(inner.clone()));
         let heartbeat = tokio::spawn(heartbeat(inner.clone()));
@@ -220,13 +246,29 @@ struct NodeInner {
     heartbeat: Duration,
     /// One permit per partition claimed or being claimed, not yet reported.
     slots: Arc<Semaphore>,
+    /// The slots' number.
+    max_claimed: usize,
     /// Leases in hand (claimed, not yet reported or given up).
     leased: AtomicUsize,
     stopping: AtomicBool,
     /// Wakes the feeder from its idle sleep (stopping).
     wake: tokio::sync::Notify,
     proved: AtomicU64,
-    inputs: Mutex<Vec<(JobId, Arc<Vec<u8>>)>>,
+    inputs: Mutex<Vec<(JobId, InputCell)>>,
+    counts: Counts,
+}
+
+/// This node's running counts, for its Prometheus metrics
+/// ([`ClusterNode::metrics`]).
+#[derive(Default)]
+struct Counts {
+    claimed: AtomicU64,
+    refused: AtomicU64,
+    failures: AtomicU64,
+    stopped: AtomicU64,
+    released: AtomicU64,
+    inputs_fetched: AtomicU64,
+    claim_errors: AtomicU64,
 }
 
 /// This daemon's membership of the cluster.
@@ -235,6 +277,31 @@ pub struct ClusterNode {
     feeder: Mutex<Option<JoinHandle<()>>>,
     heartbeat: Mutex<Option<JoinHandle<()>>>,
     retention: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// This node's counts and gauges as `/metrics` shows them
+/// (`metrics::render_cluster`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ClusterMetrics {
+    pub node_id: String,
+    /// host:port/dbname, without credentials.
+    pub database: String,
+    /// None while the database answers this daemon.
+    pub unreachable_for: Option<Duration>,
+    pub leases_held: u64,
+    pub max_claimed: u64,
+    pub reports_waiting: u64,
+    pub claimed: u64,
+    pub claim_errors: u64,
+    /// Results the queue stored, and refused.
+    pub stored: u64,
+    pub refused: u64,
+    /// Partitions ended without a result: failure reported, stopped by
+    /// the queue, released at shutdown.
+    pub failed: u64,
+    pub stopped: u64,
+    pub released: u64,
+    pub inputs_fetched: u64,
 }
 
 /// A submission refused before or by the queue.
@@ -303,6 +370,36 @@ impl ClusterNode {
     /// Results held here for a database that has not taken them.
     pub fn reports_waiting(&self) -> usize {
         self.inner.reports_waiting.load(Ordering::SeqCst)
+    }
+
+    /// Inputs this node fetched (and decoded): one per job it proved
+    /// partitions of, however many.
+    pub fn inputs_fetched(&self) -> u64 {
+        self.inner.counts.inputs_fetched.load(Ordering::Relaxed)
+    }
+
+    /// What `/metrics` shows of this node.
+    pub fn metrics(&self) -> ClusterMetrics {
+        let c = &self.inner.counts;
+        let n = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        ClusterMetrics {
+            node_id: self.node_id().to_owned(),
+            database: self.inner.front.target().to_owned(),
+            unreachable_for: self
+                .database_unreachable()
+                .map(|u| u.since.elapsed().unwrap_or_default()),
+            leases_held: self.claimed() as u64,
+            max_claimed: self.inner.max_claimed as u64,
+            reports_waiting: self.reports_waiting() as u64,
+            claimed: n(&c.claimed),
+            claim_errors: n(&c.claim_errors),
+            stored: self.partitions_proved(),
+            refused: n(&c.refused),
+            failed: n(&c.failures),
+            stopped: n(&c.stopped),
+            released: n(&c.released),
+            inputs_fetched: n(&c.inputs_fetched),
+        }
     }
 
     /// Whether the database answers this daemon: since when and why not.
@@ -561,10 +658,33 @@ impl NodeInner {
             .collect()
     }
 
-    async fn input(&self, job: JobId) -> Result<Arc<Vec<u8>>, String> {
-        if let Some((_, b)) = lock(&self.inputs).iter().find(|(j, _)| *j == job) {
-            return Ok(b.clone());
-        }
+    /// The job's input, decoded: from the cache, or fetched (its bytes
+    /// from the database, or read from the path a `Reference` names) and
+    /// decoded by the kind once for all the partitions of the job claimed
+    /// here, however many are claimed at once.
+    async fn input(&self, lease: &Lease) -> Result<Decoded, InputError> {
+        let cell = {
+            let mut cache = lock(&self.inputs);
+            match cache.iter().find(|(j, _)| *j == lease.job_id) {
+                Some((_, c)) => c.clone(),
+                None => {
+                    if cache.len() >= INPUT_CACHE {
+                        // A task still using it keeps its own handle.
+                        cache.remove(0);
+                    }
+                    let c = InputCell::default();
+                    cache.push((lease.job_id, c.clone()));
+                    c
+                }
+            }
+        };
+        cell.get_or_try_init(|| self.fetch_input(lease.job_id, &lease.kind))
+            .await
+            .cloned()
+    }
+
+    async fn fetch_input(&self, job: JobId, kind: &str) -> Result<Decoded, InputError> {
+        let failed = |e: String| InputError::Failed(e, FailMode::Retry);
         // A partition in hand waits out an unanswering database for its
         // input rather than failing (which would count against it).
         let what = format!("job {job}'s input");
@@ -572,16 +692,31 @@ impl NodeInner {
             Ok(JobInput::Inline(b)) => b,
             Ok(JobInput::Reference(path)) => tokio::fs::read(&path)
                 .await
-                .map_err(|e| format!("reading the job's input {path}: {e}"))?,
-            Err(e) => return Err(e.to_string()),
+                .map_err(|e| failed(format!("reading the job's input {path}: {e}")))?,
+            Err(ClusterError::InputDropped(_)) => return Err(InputError::Ended),
+            Err(e) => return Err(failed(e.to_string())),
         };
-        let b = Arc::new(bytes);
-        let mut cache = lock(&self.inputs);
-        if cache.len() >= INPUT_CACHE {
-            cache.remove(0);
+        self.counts.inputs_fetched.fetch_add(1, Ordering::Relaxed);
+        let kind = self
+            .engine
+            .registry()
+            .get(kind)
+            .map_err(|e| failed(e.to_string()))?;
+        // Decoding tens of MB is CPU work: off the async threads. The
+        // bytes go with the closure, dropped once decoded.
+        let decoded = tokio::task::spawn_blocking(move || kind.decode_input(&bytes))
+            .await
+            .map_err(|e| failed(format!("decoding the input: {e}")))?;
+        match decoded {
+            Ok((input, partitions)) => Ok(Decoded { input, partitions }),
+            // Bad rows are refused, not proved: the input cannot succeed
+            // anywhere.
+            Err(e @ KindError::MalformedInput { .. }) => Err(InputError::Failed(
+                EngineError::from(e).to_string(),
+                FailMode::Permanent,
+            )),
+            Err(e) => Err(failed(EngineError::from(e).to_string())),
         }
-        cache.push((job, b.clone()));
-        Ok(b)
     }
 }
 
@@ -646,6 +781,7 @@ async fn feeder(node: Arc<NodeInner>) {
             }
             Err(e) => {
                 lost |= matches!(e, ClusterError::Unavailable { .. });
+                node.counts.claim_errors.fetch_add(1, Ordering::Relaxed);
                 tracing::warn!(error = %e, "cluster: claiming partitions failed; trying again");
                 Vec::new()
             }
@@ -665,6 +801,9 @@ async fn feeder(node: Arc<NodeInner>) {
             continue;
         }
         idle = node.poll;
+        node.counts
+            .claimed
+            .fetch_add(leases.len() as u64, Ordering::Relaxed);
         for lease in leases {
             let Some(permit) = permits.pop() else {
                 // More leases than asked for cannot happen; give it back.
@@ -717,13 +856,19 @@ async fn prove_partition(node: Arc<NodeInner>, lease: Lease, _in_hand: InHand) {
     let key = lease.key();
     let outcome = work_on(&node, &lease, &mut held).await;
     let what = format!("job {} partition {}", lease.job_id, lease.partition);
+    // Whether the job is known here to have ended: its decoded input is
+    // then dropped from the cache now, not when four newer jobs push it out.
+    let mut ended = false;
     match outcome {
         Outcome::Proved(r) => match report(&node, &what, || node.work.complete(&key, &r)).await {
             Ok(Completion::Accepted { job_completed }) => {
+                ended = job_completed;
                 node.proved.fetch_add(1, Ordering::Relaxed);
                 tracing::debug!(%what, job_completed, "cluster: partition stored");
             }
             Ok(Completion::Refused(reason)) => {
+                ended = job_ended(&reason);
+                node.counts.refused.fetch_add(1, Ordering::Relaxed);
                 tracing::info!(%what, ?reason, "cluster: result refused (the lease is no longer ours)")
             }
             Err(e) => {
@@ -731,22 +876,41 @@ async fn prove_partition(node: Arc<NodeInner>, lease: Lease, _in_hand: InHand) {
             }
         },
         Outcome::Failed(reason, mode) => {
+            node.counts.failures.fetch_add(1, Ordering::Relaxed);
             match report(&node, &what, || node.work.fail(&key, &reason, mode)).await {
-                Ok(FailOutcome::JobFailed) => tracing::warn!(%what, %reason, "cluster: job failed"),
+                Ok(FailOutcome::JobFailed) => {
+                    ended = true;
+                    tracing::warn!(%what, %reason, "cluster: job failed")
+                }
                 Ok(o) => tracing::info!(%what, %reason, outcome = ?o, "cluster: partition failed"),
                 Err(e) => tracing::warn!(%what, error = %e, "cluster: reporting a failure failed"),
             }
         }
         Outcome::Stopped(reason) => {
+            ended = job_ended(&reason);
+            node.counts.stopped.fetch_add(1, Ordering::Relaxed);
             tracing::info!(%what, ?reason, "cluster: stopped working on a partition")
         }
         Outcome::Release => {
+            node.counts.released.fetch_add(1, Ordering::Relaxed);
             if let Err(e) = node.work.release(&key).await {
                 tracing::warn!(%what, error = %e, "cluster: releasing a lease failed");
             }
         }
     }
     drop(held);
+    if ended {
+        lock(&node.inputs).retain(|(j, _)| *j != lease.job_id);
+    }
+}
+
+/// Whether a reason to stop means the job itself has ended (not only that
+/// this node lost the partition).
+fn job_ended(reason: &StopReason) -> bool {
+    matches!(
+        reason,
+        StopReason::Cancelled | StopReason::JobFailed | StopReason::JobGone
+    )
 }
 
 /// Run a report (a result, a failure) until the database answers it: an
@@ -806,21 +970,37 @@ where
 }
 
 async fn work_on(node: &NodeInner, lease: &Lease, held: &mut cuzk_cluster::HeldLease) -> Outcome {
-    let input = match node.input(lease.job_id).await {
-        Ok(b) => b,
-        Err(e) => return Outcome::Failed(e, FailMode::Retry),
+    let input = match node.input(lease).await {
+        Ok(d) => d,
+        Err(InputError::Failed(e, mode)) => return Outcome::Failed(e, mode),
+        // Not ours any more: the next renewal says why.
+        Err(InputError::Ended) => return Outcome::Stopped(held.stopped().await),
     };
+    // The row and its input must agree on the partitions: a row that says
+    // otherwise is refused, not proved.
+    if input.partitions != lease.partitions as usize {
+        return Outcome::Failed(
+            format!(
+                "the job's row says {} partitions, its input has {}",
+                lease.partitions, input.partitions
+            ),
+            FailMode::Permanent,
+        );
+    }
     let req = crate::engine::SubmitRequest {
         request_id: None,
         kind: lease.kind.clone(),
-        input: (*input).clone(),
+        // Decoded already (below); the engine needs the bytes only to
+        // name a job with a request id, and this one has none.
+        input: Vec::new(),
         priority: from_cluster_priority(lease.priority),
         client: format!("cluster:{}", node.work.node_id()),
     };
-    let local = match node
-        .engine
-        .submit_partitions(req, &[lease.partition as usize])
-    {
+    let local = match node.engine.submit_partitions(
+        req,
+        Some((input.input, input.partitions)),
+        &[lease.partition as usize],
+    ) {
         Ok(s) => s.job_id,
         Err(EngineError::ShuttingDown) => return Outcome::Release,
         // Bad rows are refused, not proved: the input cannot succeed
@@ -865,6 +1045,7 @@ async fn heartbeat(node: Arc<NodeInner>) {
             kinds_resident: node.resident_kinds(),
             free_vram_bytes: st.devices.iter().map(|d| d.vram_free_bytes).sum(),
             queue_len: node.leased.load(Ordering::SeqCst) as u32,
+            capacity: u32::try_from(node.max_claimed).unwrap_or(u32::MAX),
             partitions_proved: node.proved.load(Ordering::Relaxed),
             address: node.address.clone(),
             heartbeat_interval: node.heartbeat,
@@ -1115,7 +1296,11 @@ impl ProofService for ClusterProofService {
         &self,
         req: Request<proto::GetMetricsRequest>,
     ) -> Result<Response<proto::GetMetricsResponse>, Status> {
-        self.local.get_metrics(req).await
+        let mut r = self.local.get_metrics(req).await?;
+        r.get_mut()
+            .text
+            .push_str(&crate::metrics::render_cluster(&self.node.metrics()));
+        Ok(r)
     }
 
     async fn preload_params(

@@ -643,12 +643,18 @@ impl Engine {
     /// (cluster mode: the partitions this node claimed). Its view's proof
     /// and public inputs are those partitions', in partition order. An
     /// empty or out-of-range list is refused as a malformed input.
+    /// `decoded`, when given, is the kind's `decode_input` of the job's
+    /// bytes, decoded once for all the partitions a node proves of it (a
+    /// 32 GiB PoRep's C1 output is tens of MB); `req.input` may then be
+    /// empty, as long as `req.request_id` is None (the bytes only name a
+    /// job for request-id deduplication).
     pub fn submit_partitions(
         &self,
         req: SubmitRequest,
+        decoded: Option<(JobInput, usize)>,
         parts: &[usize],
     ) -> Result<Submitted, EngineError> {
-        let r = self.submit_inner(req, Some(parts), None);
+        let r = self.submit_inner(req, Some(parts), decoded);
         if r.is_err() {
             self.lock().counters.rejected += 1;
         }

@@ -3,7 +3,8 @@
 //! page `/` with its data `/status/history` (the last hour, crate::history)
 //! for scrapers and people, on their own address; the bearer token applies
 //! when configured, except to the page itself, which holds no data (its
-//! script sends the token it is given). In cluster mode `/status` has a
+//! script sends the token it is given). In cluster mode `/metrics` adds
+//! this daemon's cluster metrics (`cuzk_cluster_*`) and `/status` has a
 //! `cluster` section: this daemon's node and claims, and the queue's
 //! nodes, job and partition counts and queues as `cuzk status --cluster`
 //! shows them.
@@ -88,7 +89,10 @@ async fn metrics(State(s): State<AppState>, h: HeaderMap) -> Response {
     if let Some(r) = denied(&s, &h) {
         return r;
     }
-    let body = crate::metrics::render(&s.engine.status());
+    let mut body = crate::metrics::render(&s.engine.status());
+    if let Some(node) = &s.cluster {
+        body.push_str(&crate::metrics::render_cluster(&node.metrics()));
+    }
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], body).into_response()
 }
 

@@ -1,6 +1,8 @@
 //! Prometheus text exposition of an [`EngineStatus`] snapshot: the same
-//! numbers GetStatus reports, so the two always agree.
+//! numbers GetStatus reports, so the two always agree; in cluster mode
+//! followed by this node's part of the cluster ([`render_cluster`]).
 
+use crate::cluster::ClusterMetrics;
 use crate::engine::EngineStatus;
 use std::fmt::Write;
 
@@ -20,14 +22,19 @@ fn sample(v: f64) -> String {
     }
 }
 
+/// One metric family: its help, type and samples.
+fn family(o: &mut String, name: &str, kind: &str, help: &str, samples: &[(String, f64)]) {
+    let _ = writeln!(o, "# HELP {name} {help}");
+    let _ = writeln!(o, "# TYPE {name} {kind}");
+    for (labels, v) in samples {
+        let _ = writeln!(o, "{name}{labels} {}", sample(*v));
+    }
+}
+
 pub fn render(s: &EngineStatus) -> String {
     let mut o = String::new();
     let mut metric = |name: &str, kind: &str, help: &str, samples: &[(String, f64)]| {
-        let _ = writeln!(o, "# HELP {name} {help}");
-        let _ = writeln!(o, "# TYPE {name} {kind}");
-        for (labels, v) in samples {
-            let _ = writeln!(o, "{name}{labels} {}", sample(*v));
-        }
+        family(&mut o, name, kind, help, samples)
     };
     let one = |v: f64| vec![(String::new(), v)];
     let c = &s.counters;
@@ -233,6 +240,104 @@ pub fn render(s: &EngineStatus) -> String {
         "counter",
         "Completed jobs the phase sums cover.",
         &one(p.jobs as f64),
+    );
+    o
+}
+
+/// This daemon's part of the cluster, in cluster mode: appended to
+/// [`render`]'s text by `/metrics` and `GetMetrics`. The queue's totals
+/// (every node's) are `cuzk status --cluster`'s, not a node's metrics.
+pub fn render_cluster(m: &ClusterMetrics) -> String {
+    let mut o = String::new();
+    let mut metric = |name: &str, kind: &str, help: &str, samples: &[(String, f64)]| {
+        family(&mut o, name, kind, help, samples)
+    };
+    let one = |v: f64| vec![(String::new(), v)];
+    metric(
+        "cuzk_cluster_node_info",
+        "gauge",
+        "This daemon's node id and database (host:port/dbname) in cluster mode.",
+        &[(
+            format!(
+                "{{node=\"{}\",database=\"{}\"}}",
+                esc(&m.node_id),
+                esc(&m.database)
+            ),
+            1.0,
+        )],
+    );
+    metric(
+        "cuzk_cluster_database_up",
+        "gauge",
+        "1 while the database answers this daemon, 0 from its first unanswered attempt.",
+        &one(if m.unreachable_for.is_some() {
+            0.0
+        } else {
+            1.0
+        }),
+    );
+    metric(
+        "cuzk_cluster_database_unreachable_seconds",
+        "gauge",
+        "How long the database has not answered this daemon (0 while it does).",
+        &one(m.unreachable_for.map_or(0.0, |d| d.as_secs_f64())),
+    );
+    metric(
+        "cuzk_cluster_leases_held",
+        "gauge",
+        "Partitions claimed here and not yet reported.",
+        &one(m.leases_held as f64),
+    );
+    metric(
+        "cuzk_cluster_max_claimed",
+        "gauge",
+        "Partitions this daemon holds at most (cluster.max_claimed).",
+        &one(m.max_claimed as f64),
+    );
+    metric(
+        "cuzk_cluster_reports_waiting",
+        "gauge",
+        "Results or failures proved here that the database has not taken yet.",
+        &one(m.reports_waiting as f64),
+    );
+    metric(
+        "cuzk_cluster_partitions_claimed_total",
+        "counter",
+        "Partitions this daemon claimed from the shared queue.",
+        &one(m.claimed as f64),
+    );
+    metric(
+        "cuzk_cluster_claim_errors_total",
+        "counter",
+        "Claims that failed (the database unavailable or erring).",
+        &one(m.claim_errors as f64),
+    );
+    metric(
+        "cuzk_cluster_results_total",
+        "counter",
+        "Partition results this daemon reported: stored by the queue, or refused (the lease was no longer its).",
+        &[
+            ("stored", m.stored),
+            ("refused", m.refused),
+        ]
+        .map(|(k, v)| (format!("{{outcome=\"{k}\"}}"), v as f64)),
+    );
+    metric(
+        "cuzk_cluster_partitions_ended_total",
+        "counter",
+        "Partitions claimed here that ended without a result: failed (reported), stopped by the queue (cancelled, job failed, lease lost) or released (shutdown).",
+        &[
+            ("failed", m.failed),
+            ("stopped", m.stopped),
+            ("released", m.released),
+        ]
+        .map(|(k, v)| (format!("{{how=\"{k}\"}}"), v as f64)),
+    );
+    metric(
+        "cuzk_cluster_inputs_fetched_total",
+        "counter",
+        "Job inputs fetched from the database or shared storage (once per job per node).",
+        &one(m.inputs_fetched as f64),
     );
     o
 }

@@ -20,7 +20,7 @@ use cuzk_daemon::proto;
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -69,6 +69,59 @@ impl CircuitKind for Slow {
     }
 }
 
+/// Padding after a big-8 input's porep-like bytes: a 32 GiB PoRep's C1
+/// output is about 67 MB.
+const BIG_PAD: usize = 70 << 20;
+
+/// slow-8 (`Slow`) whose input carries `BIG_PAD` bytes after its
+/// porep-like bytes, as large as a 32 GiB PoRep's C1 output; counts its
+/// decodes.
+struct Big(Slow, Arc<AtomicUsize>);
+
+impl CircuitKind for Big {
+    fn name(&self) -> &str {
+        "big-8"
+    }
+    fn params_id(&self) -> &str {
+        self.0.params_id()
+    }
+    fn batchable(&self) -> bool {
+        false
+    }
+    fn decode_input(&self, input: &[u8]) -> Result<(JobInput, usize), KindError> {
+        self.1.fetch_add(1, Ordering::SeqCst);
+        let head = input
+            .len()
+            .checked_sub(BIG_PAD)
+            .ok_or_else(|| KindError::MalformedInput {
+                kind: "big-8".into(),
+                what: format!("{} bytes, fewer than the padding", input.len()),
+            })?;
+        self.0.decode_input(&input[..head])
+    }
+    fn synthesize(
+        &self,
+        parts: &[(JobInput, usize)],
+    ) -> Result<Vec<cuzk_core::synthesis::ProvingAssignment>, KindError> {
+        self.0.synthesize(parts)
+    }
+    fn synthesize_parts(
+        &self,
+        parts: &[(JobInput, usize)],
+    ) -> Result<Vec<cuzk_core::prover::Synthesized>, KindError> {
+        self.0.synthesize_parts(parts)
+    }
+    fn host_bytes_per_partition(&self) -> u64 {
+        self.0.host_bytes_per_partition()
+    }
+    fn generates_params(&self) -> bool {
+        true
+    }
+    fn generate_params(&self) -> Option<Result<cuzk_core::Parameters, KindError>> {
+        self.0.generate_params()
+    }
+}
+
 /// A daemon of the cluster on `db`, its parameters in `params` (shared by
 /// the test's daemons: porep-like parameters are random, and a job's
 /// partitions proved on two daemons verify against one key only if the
@@ -79,6 +132,18 @@ async fn node(
     params: &Path,
     delay: Duration,
     edit: impl FnOnce(&mut DaemonConfig),
+) -> TestDaemon {
+    node_with(db, name, params, delay, edit, None).await
+}
+
+/// [`node`] with big-8 too, its decodes counted in `big`.
+async fn node_with(
+    db: &pg::TestDb,
+    name: &str,
+    params: &Path,
+    delay: Duration,
+    edit: impl FnOnce(&mut DaemonConfig),
+    big: Option<Arc<AtomicUsize>>,
 ) -> TestDaemon {
     let url = db.url.clone();
     let name = name.to_owned();
@@ -101,9 +166,37 @@ async fn node(
             cfg.cluster.placement_grace_s = 0;
             edit(cfg);
         },
-        move |b| b.register_kind(Arc::new(Slow(PorepLikeKind::new(LOG, 16), delay))),
+        move |b| {
+            let b = b.register_kind(Arc::new(Slow(PorepLikeKind::new(LOG, 16), delay)));
+            match big {
+                Some(n) => {
+                    b.register_kind(Arc::new(Big(Slow(PorepLikeKind::new(LOG, 16), delay), n)))
+                }
+                None => b,
+            }
+        },
     )
     .await
+}
+
+/// A sample's value in a daemon's `/metrics` text (`series`: the name with
+/// its labels as printed), or None.
+fn metric(text: &str, series: &str) -> Option<f64> {
+    text.lines().find_map(|l| {
+        let (name, v) = l.rsplit_once(' ')?;
+        (name == series).then(|| v.parse().ok())?
+    })
+}
+
+async fn metrics_of(d: &TestDaemon) -> String {
+    let (code, body) = common::http_get(
+        d.daemon().http_addr.unwrap(),
+        "/metrics",
+        Some(common::TOKEN),
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+    body
 }
 
 fn submit(seed: u64, partitions: u32, request_id: &str) -> proto::SubmitProofRequest {
@@ -145,7 +238,12 @@ fn cluster(d: &TestDaemon) -> &Arc<cuzk_daemon::cluster::ClusterNode> {
 /// job can read as completed a moment before the last count. Waits for
 /// `want`, then checks that no more arrive (a duplicate counted would).
 async fn assert_proved(nodes: &[&TestDaemon], want: u64) {
-    let sum = || nodes.iter().map(|d| cluster(d).partitions_proved()).sum::<u64>();
+    let sum = || {
+        nodes
+            .iter()
+            .map(|d| cluster(d).partitions_proved())
+            .sum::<u64>()
+    };
     eventually(Duration::from_secs(10), || {
         let now = sum();
         async move { now >= want }
@@ -201,6 +299,50 @@ async fn a_job_submitted_to_one_daemon_is_proved_by_both_and_awaited_on_the_othe
         "{rows:?}"
     );
     assert_proved(&[&a, &b], u64::from(parts)).await;
+    // Each daemon's metrics carry its part: results stored, claims, the
+    // input fetched once for its partitions, the database up.
+    let stored = "cuzk_cluster_results_total{outcome=\"stored\"}";
+    let mut sum = 0.0;
+    for d in [&a, &b] {
+        let m = metrics_of(d).await;
+        let v = |series: &str| metric(&m, series).unwrap_or_else(|| panic!("{series}: {m}"));
+        sum += v(stored);
+        assert_eq!(v(stored), cluster(d).partitions_proved() as f64, "{m}");
+        assert!(
+            v("cuzk_cluster_partitions_claimed_total") >= v(stored),
+            "{m}"
+        );
+        assert_eq!(v("cuzk_cluster_inputs_fetched_total"), 1.0, "{m}");
+        assert_eq!(v("cuzk_cluster_database_up"), 1.0, "{m}");
+        assert_eq!(v("cuzk_cluster_reports_waiting"), 0.0, "{m}");
+        assert_eq!(v("cuzk_cluster_max_claimed"), 1.0, "{m}");
+        let info = format!(
+            "cuzk_cluster_node_info{{node=\"{}\",database=\"{}\"}}",
+            cluster(d).node_id(),
+            cluster(d).client().target()
+        );
+        assert_eq!(v(&info), 1.0, "{m}");
+        // Leases go back just after the result is counted.
+        assert!(
+            eventually(Duration::from_secs(10), || async {
+                metric(&metrics_of(d).await, "cuzk_cluster_leases_held") == Some(0.0)
+            })
+            .await,
+            "leases still held"
+        );
+    }
+    assert_eq!(sum, f64::from(parts));
+    // GetMetrics has them too.
+    let text = ca
+        .get_metrics(proto::GetMetricsRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .text;
+    assert!(
+        text.contains("cuzk_cluster_node_info{node=\"node-a\""),
+        "{text}"
+    );
     // Heartbeats name both daemons and what they prove.
     assert!(
         eventually(Duration::from_secs(10), || async {
@@ -338,9 +480,15 @@ async fn a_cancel_on_one_daemon_stops_the_daemon_proving_the_job() {
     let (mut ca, mut cb) = (a.unix().await, b.unix().await);
 
     let (id, _) = submit_to(&mut ca, submit(9, 4, "")).await;
+    // Each daemon proving one: claimed, and in its engine (a lease is in
+    // hand before the input is fetched, and a job's input is gone once
+    // the job is cancelled: cancelled before the fetch, a partition never
+    // reaches the engine).
     assert!(
-        eventually(Duration::from_secs(20), || async {
-            cluster(&a).claimed() + cluster(&b).claimed() == 2
+        eventually(Duration::from_secs(30), || async {
+            [&a, &b]
+                .iter()
+                .all(|d| cluster(d).claimed() == 1 && d.daemon().engine.status().running == 1)
         })
         .await,
         "the partitions were not claimed"
@@ -776,6 +924,15 @@ async fn a_database_outage_is_ridden_out_and_the_job_completes_after() {
     assert_eq!(a.daemon().engine.status().counters.completed, 1);
     assert_eq!(cluster(&a).claimed(), 1);
     assert_eq!(cluster(&a).partitions_proved(), 0);
+    // And so do its metrics, served without the database.
+    let m = metrics_of(&a).await;
+    assert_eq!(metric(&m, "cuzk_cluster_database_up"), Some(0.0), "{m}");
+    assert!(
+        metric(&m, "cuzk_cluster_database_unreachable_seconds").is_some_and(|s| s > 0.0),
+        "{m}"
+    );
+    assert_eq!(metric(&m, "cuzk_cluster_reports_waiting"), Some(1.0), "{m}");
+    assert_eq!(metric(&m, "cuzk_cluster_leases_held"), Some(1.0), "{m}");
 
     relay.up();
     let r = await_done(&mut ca, id).await;
@@ -812,16 +969,23 @@ async fn a_database_outage_is_ridden_out_and_the_job_completes_after() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_daemon_without_the_parameters_leaves_young_partitions_to_one_holding_them() {
+async fn a_daemon_without_the_parameters_leaves_young_partitions_to_one_holding_them_with_room() {
     let db = pg::TestDb::new().await;
     let params = tempfile::tempdir().unwrap();
-    let delay = Duration::from_millis(500);
-    let grace = |c: &mut DaemonConfig| c.cluster.placement_grace_s = 60;
-    let a = node(&db, "node-a", params.path(), delay, grace).await;
+    let delay = Duration::from_secs(1);
+    let a = node(&db, "node-a", params.path(), delay, |c| {
+        c.cluster.placement_grace_s = 60;
+        c.cluster.max_claimed = Some(4);
+    })
+    .await;
     make_params(&a).await;
-    let b = node(&db, "node-b", params.path(), delay, grace).await;
+    let b = node(&db, "node-b", params.path(), delay, |c| {
+        c.cluster.placement_grace_s = 60
+    })
+    .await;
     let (mut ca, mut cb) = (a.unix().await, b.unix().await);
-    // Both heartbeats in: A's names the kind resident, B's does not.
+    // Both heartbeats in: A's names the kind resident and its room for 4,
+    // B's no kind resident.
     let client = cluster(&b).client().clone();
     assert!(
         eventually(Duration::from_secs(10), || {
@@ -830,18 +994,19 @@ async fn a_daemon_without_the_parameters_leaves_young_partitions_to_one_holding_
                 let n = c.nodes().await.unwrap();
                 n.len() == 2
                     && n[0].report.kinds_resident.contains(&"slow-8".to_owned())
+                    && n[0].report.capacity == 4
                     && n[1].report.kinds_resident.is_empty()
             }
         })
         .await,
         "heartbeats"
     );
+    // A has room for all four: B, idle throughout, leaves every one to it
+    // (A proves them one at a time, a second each, within the grace).
     let parts = 4;
     let (id, _) = submit_to(&mut cb, submit(31, parts, "")).await;
     let r = await_done(&mut cb, id).await;
     check_proofs(&pvk(params.path()), LOG, 31, parts, &r);
-    // B was idle throughout, yet every partition waited for A (one at a
-    // time, 500 ms each) within the grace.
     let rows = client.partitions(id as i64).await.unwrap();
     assert!(
         rows.iter().all(|p| p.node.as_deref() == Some("node-a")),
@@ -849,30 +1014,14 @@ async fn a_daemon_without_the_parameters_leaves_young_partitions_to_one_holding_
     );
     assert_eq!(cluster(&b).partitions_proved(), 0);
 
-    // A dead node's residency holds nothing back: B proves the next job.
-    cluster(&a).kill();
-    assert!(
-        eventually(Duration::from_secs(15), || {
-            let c = client.clone();
-            async move {
-                c.nodes()
-                    .await
-                    .unwrap()
-                    .iter()
-                    .any(|n| n.node_id == "node-a" && !n.alive())
-            }
-        })
-        .await,
-        "node-a never went quiet"
-    );
-    let (id2, _) = submit_to(&mut ca, submit(32, 2, "")).await;
+    // Six partitions: A takes four and is full, and a full holder holds
+    // nothing back: B proves some of the other two at once.
+    let (id2, _) = submit_to(&mut ca, submit(32, 6, "")).await;
     let r = await_done(&mut cb, id2).await;
-    check_proofs(&pvk(params.path()), LOG, 32, 2, &r);
+    check_proofs(&pvk(params.path()), LOG, 32, 6, &r);
     let rows = client.partitions(id2 as i64).await.unwrap();
-    assert!(
-        rows.iter().all(|p| p.node.as_deref() == Some("node-b")),
-        "{rows:?}"
-    );
+    let by = |n: &str| rows.iter().filter(|p| p.node.as_deref() == Some(n)).count();
+    assert!(by("node-b") >= 1 && by("node-a") >= 4, "{rows:?}");
     stop(a).await;
     stop(b).await;
 }
@@ -914,7 +1063,15 @@ async fn a_database_restart_mid_job_loses_and_duplicates_nothing() {
     // Each partition's result taken once: a late duplicate (a lease that
     // expired during the restart and ran again) is refused, not counted.
     assert_proved(&[&a, &b], u64::from(parts)).await;
-    assert!(cluster(&a).client().connections_opened() > opened);
+    // A's front-end client reconnects at its next heartbeat after the
+    // restart, which need not have come before the job completed.
+    assert!(
+        eventually(Duration::from_secs(30), || async {
+            cluster(&a).client().connections_opened() > opened
+        })
+        .await,
+        "node-a's front end never reconnected"
+    );
     // A job after the restart runs as usual.
     let (id2, _) = submit_to(&mut cb, submit(58, 2, "")).await;
     let r = await_done(&mut ca, id2).await;
@@ -923,4 +1080,275 @@ async fn a_database_restart_mid_job_loses_and_duplicates_nothing() {
     stop(b).await;
     drop(db);
     drop(server);
+}
+
+/// A 70 MB input (a 32 GiB PoRep's C1 output is about 67 MB) goes through
+/// gRPC into the job row once, each daemon proving partitions of the job
+/// fetches and decodes it once, however many of them it claims at a time,
+/// and the row drops it when the job ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_large_input_is_stored_once_and_fetched_once_per_daemon() {
+    let db = pg::TestDb::new().await;
+    let params = tempfile::tempdir().unwrap();
+    let delay = Duration::from_millis(700);
+    let (da, db_) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let two = |c: &mut DaemonConfig| c.cluster.max_claimed = Some(2);
+    let a = node_with(&db, "node-a", params.path(), delay, two, Some(da.clone())).await;
+    make_params(&a).await;
+    let b = node_with(&db, "node-b", params.path(), delay, two, Some(db_.clone())).await;
+    let (mut ca, mut cb) = (a.unix().await, b.unix().await);
+
+    let parts = 6;
+    let mut input = PorepLikeInput {
+        seed: 70,
+        partitions: parts,
+    }
+    .encode();
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    input.extend((0..BIG_PAD).map(|_| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x as u8
+    }));
+    let digest = {
+        use sha2::Digest;
+        sha2::Sha256::digest(&input).to_vec()
+    };
+    let req = proto::SubmitProofRequest {
+        request_id: "big".into(),
+        kind: "big-8".into(),
+        input,
+        priority: proto::Priority::Normal as i32,
+        client_id: String::new(),
+    };
+    let (id, _) = submit_to(&mut ca, req.clone()).await;
+    // The same request on B: the same job, compared by digest.
+    assert_eq!(submit_to(&mut cb, req).await, (id, true));
+    let r = await_done(&mut cb, id).await;
+    check_proofs(&pvk(params.path()), LOG, 70, parts, &r);
+    assert_eq!(r.kind, "big-8");
+
+    let rows = cluster(&a).client().partitions(id as i64).await.unwrap();
+    let mut fetched = 0;
+    for (d, decodes, front) in [(&a, &da, 1), (&b, &db_, 1)] {
+        let n = cluster(d).node_id().to_owned();
+        let proved = rows
+            .iter()
+            .filter(|p| p.node.as_deref() == Some(&n))
+            .count();
+        let f = cluster(d).inputs_fetched();
+        // Once if it proved any of the six, however many.
+        assert_eq!(f, u64::from(proved > 0), "{n}: {rows:?}");
+        // Decoded at the submission it took (each daemon took one), and
+        // once for its partitions.
+        assert_eq!(decodes.load(Ordering::SeqCst), front + f as usize, "{n}");
+        fetched += f;
+    }
+    assert!(fetched >= 1);
+    // One row, its input dropped now that the job has ended, its digest
+    // (what was sent) kept for the request id.
+    let raw = db.raw().await;
+    let rows = raw
+        .query("SELECT input IS NULL, input_digest FROM cuzk_jobs", &[])
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 1);
+    assert!(rows[0].get::<_, bool>(0), "the input outlived its job");
+    assert_eq!(rows[0].get::<_, Option<Vec<u8>>>(1), Some(digest));
+    stop(a).await;
+    stop(b).await;
+}
+
+/// Rows that did not come through a daemon's front end (written by another
+/// program, or damaged) are refused at the first claim, not proved and not
+/// retried: an input the kind cannot decode, and a row whose partition
+/// count is not its input's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn bad_rows_are_refused_not_proved() {
+    let db = pg::TestDb::new().await;
+    let params = tempfile::tempdir().unwrap();
+    let a = node(&db, "node-a", params.path(), Duration::ZERO, |_| {}).await;
+    make_params(&a).await;
+    let other = db.node("writer").await;
+    let insert = |input: Vec<u8>, partitions: u32| {
+        let other = &other;
+        async move {
+            other
+                .submit(&cuzk_cluster::NewJob {
+                    request_id: None,
+                    kind: "slow-8".into(),
+                    priority: cuzk_cluster::Priority::Normal,
+                    client: "test".into(),
+                    input: cuzk_cluster::JobInput::Inline(input),
+                    partitions,
+                })
+                .await
+                .unwrap()
+                .job_id
+        }
+    };
+    let garbage = insert(vec![1, 2, 3], 2).await;
+    let miscounted = insert(
+        PorepLikeInput {
+            seed: 4,
+            partitions: 2,
+        }
+        .encode(),
+        3,
+    )
+    .await;
+    for (id, says) in [
+        (garbage, "malformed"),
+        (
+            miscounted,
+            "the job's row says 3 partitions, its input has 2",
+        ),
+    ] {
+        let j = tokio::time::timeout(
+            Duration::from_secs(60),
+            other.wait_final(id, Duration::from_millis(50)),
+        )
+        .await
+        .expect("the bad row's job never ended")
+        .unwrap();
+        assert_eq!(j.state, DbJobState::Failed, "{j:?}");
+        let error = j.error.clone().unwrap_or_default();
+        assert!(error.contains(says), "{error}");
+        // Failed at its first claim: one reason, not max_failures of them.
+        assert_eq!(j.failures.len(), 1, "{:?}", j.failures);
+        assert!(!j.failures[0].lease_expired);
+    }
+    // Nothing was proved; the next good job is.
+    assert_eq!(cluster(&a).partitions_proved(), 0);
+    assert_eq!(a.daemon().engine.status().counters.completed, 0);
+    let mut ca = a.unix().await;
+    let (id, _) = submit_to(&mut ca, submit(5, 2, "")).await;
+    let r = await_done(&mut ca, id).await;
+    check_proofs(&pvk(params.path()), LOG, 5, 2, &r);
+    stop(a).await;
+}
+
+/// A daemon whose database cannot be reached at start-up does not start:
+/// its error names the database (host, port and database, never the
+/// password) and why, after `reconnect_for_s` of trying.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_database_down_at_start_up_fails_the_start_naming_it() {
+    // A port nothing listens on: bound, then let go.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = common::base_config(dir.path());
+    cfg.cluster.database_url = Some(format!(
+        "postgres://cuzk:s3cret-pw@127.0.0.1:{port}/cuzk_queue"
+    ));
+    cfg.cluster.node_id = Some("node-a".into());
+    cfg.cluster.reconnect_for_s = 1;
+    let t = std::time::Instant::now();
+    let e = match cuzk_daemon::DaemonBuilder::new(cfg).start().await {
+        Ok(_) => panic!("started without its database"),
+        Err(e) => e.to_string(),
+    };
+    assert!(t.elapsed() >= Duration::from_secs(1), "{e}");
+    assert!(
+        e.contains(&format!("127.0.0.1:{port}/cuzk_queue")),
+        "the database is not named: {e}"
+    );
+    assert!(
+        e.contains("cluster mode") && e.contains("unavailable") && e.contains("connect"),
+        "{e}"
+    );
+    assert!(!e.contains("s3cret"), "the password leaked: {e}");
+    assert!(!dir.path().join("cuzk.sock").exists());
+}
+
+/// One daemon cut off from the database (the network, not the database,
+/// fails) while it proves a partition: the others, connected throughout,
+/// reap its lease once it expires and prove the partition; back, the cut
+/// daemon's late result is refused, so the job holds each partition's
+/// proof once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_daemon_cut_off_alone_loses_its_lease_and_its_late_result_is_refused() {
+    let db = pg::TestDb::new().await;
+    let params = tempfile::tempdir().unwrap();
+    let relay = Relay::start(db_addr(&db.url).await).await;
+    let url = relay.url(&db.url);
+    let delay = Duration::from_secs(3);
+    let a = node(&db, "node-a", params.path(), delay, |c| {
+        c.cluster.database_url = Some(url);
+        c.cluster.reconnect_for_s = 2;
+    })
+    .await;
+    make_params(&a).await;
+    let b = node(&db, "node-b", params.path(), delay, |_| {}).await;
+    let mut cb = b.unix().await;
+    let parts = 2;
+    let (id, _) = submit_to(&mut cb, submit(17, parts, "cut")).await;
+    assert!(
+        eventually(Duration::from_secs(30), || async {
+            cluster(&a).claimed() == 1
+                && a.daemon().engine.status().running == 1
+                && cluster(&b).claimed() == 1
+        })
+        .await,
+        "each daemon should hold a partition"
+    );
+    let held = cluster(&b)
+        .client()
+        .partitions(id as i64)
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|p| p.node.as_deref() == Some("node-a"))
+        .expect("node-a's partition")
+        .partition;
+    relay.down();
+    // B proves its partition, then reaps A's expired lease and proves
+    // that one too.
+    let r = await_done(&mut cb, id).await;
+    check_proofs(&pvk(params.path()), LOG, 17, parts, &r);
+    let client = cluster(&b).client().clone();
+    let job = client.job(id as i64).await.unwrap();
+    assert_eq!(job.state, DbJobState::Completed);
+    assert_eq!(job.failures.len(), 1, "{:?}", job.failures);
+    let f = &job.failures[0];
+    assert_eq!(
+        (f.partition, f.node.as_str(), f.lease_expired),
+        (held, "node-a", true)
+    );
+    for p in client.partitions(id as i64).await.unwrap() {
+        assert_eq!(p.state, PartitionState::Done);
+        assert_eq!(p.node.as_deref(), Some("node-b"), "{p:?}");
+        assert_eq!(p.claims, if p.partition == held { 2 } else { 1 });
+    }
+    // A proved its partition meanwhile and holds the result.
+    assert!(
+        eventually(Duration::from_secs(30), || async {
+            cluster(&a).reports_waiting() == 1
+        })
+        .await,
+        "node-a's result was not held"
+    );
+    relay.up();
+    // Back: its report is refused (the partition is B's), nothing stored.
+    assert!(
+        eventually(Duration::from_secs(30), || async {
+            cluster(&a).metrics().refused == 1 && cluster(&a).reports_waiting() == 0
+        })
+        .await,
+        "node-a's late result: {:?}",
+        cluster(&a).metrics()
+    );
+    assert_eq!(cluster(&a).partitions_proved(), 0);
+    assert_proved(&[&b], u64::from(parts)).await;
+    let again = client.job(id as i64).await.unwrap();
+    assert_eq!(
+        (again.proof, again.public_inputs),
+        (job.proof, job.public_inputs)
+    );
+    stop(a).await;
+    stop(b).await;
 }

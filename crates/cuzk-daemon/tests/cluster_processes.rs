@@ -357,3 +357,178 @@ async fn hundreds_of_jobs_from_several_clients_across_three_daemons_none_lost_or
     );
     drop((a, b, c));
 }
+
+/// The daemon's metrics text (`GetMetrics`; in cluster mode with its
+/// `cuzk_cluster_*`).
+async fn metrics(c: &mut DaemonClient) -> String {
+    c.get_metrics(proto::GetMetricsRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .text
+}
+
+/// A sample's value in a metrics text (`series`: the name with its labels
+/// as printed).
+fn metric(text: &str, series: &str) -> f64 {
+    text.lines()
+        .find_map(|l| {
+            let (name, v) = l.rsplit_once(' ')?;
+            (name == series).then(|| v.parse().ok())?
+        })
+        .unwrap_or_else(|| panic!("no {series} in {text}"))
+}
+
+async fn engine_status(c: &mut DaemonClient) -> proto::GetStatusResponse {
+    c.get_status(proto::GetStatusRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+}
+
+/// The other two scenarios on three processes: the database
+/// server restarted while the daemons hold partitions (they reconnect,
+/// the job completes and verifies, each partition's result accepted
+/// once), and a cancel sent to one daemon stopping another that is
+/// proving the job.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn three_daemon_processes_ride_a_database_restart_and_take_a_cancel_from_another() {
+    // A server of its own to restart.
+    let server = tokio::task::spawn_blocking(pg::Server::start)
+        .await
+        .unwrap()
+        .expect("a PostgreSQL server for this test");
+    let db = pg::TestDb::on(&server.url).await;
+    let dir = tempfile::tempdir().unwrap();
+    let params = dir.path().join("params");
+    let url = db.url.clone();
+    let a = spawn(dir.path(), "node-a", &url, &params);
+    let mut ca = client(&a).await;
+    preload(&mut ca).await;
+    let b = spawn(dir.path(), "node-b", &url, &params);
+    let c = spawn(dir.path(), "node-c", &url, &params);
+    let (mut cb, mut cc) = (client(&b).await, client(&c).await);
+    let pvk = pvk_of(&params, LOG);
+    let watch = db.node("test-watcher").await;
+    let leased_by = |id: i64| {
+        let watch = &watch;
+        async move {
+            watch
+                .partitions(id)
+                .await
+                .unwrap()
+                .into_iter()
+                .filter(|p| p.state == PartitionState::Leased)
+                .filter_map(|p| p.node)
+                .collect::<BTreeSet<String>>()
+        }
+    };
+
+    // The server restarted while partitions are held.
+    let s = ca
+        .submit_proof(req(LOG, 300, 6, proto::Priority::Normal))
+        .await
+        .unwrap()
+        .into_inner();
+    let id = s.job_id as i64;
+    assert!(
+        eventually(Duration::from_secs(60), || async {
+            leased_by(id).await.len() >= 2
+        })
+        .await,
+        "the partitions were not claimed"
+    );
+    tokio::task::block_in_place(|| server.restart());
+    let r = await_done(&mut cb, s.job_id).await;
+    check_proofs(&pvk, LOG, 300, 6, &r);
+    for p in watch.partitions(id).await.unwrap() {
+        assert_eq!(p.state, PartitionState::Done);
+    }
+    // Each partition's result accepted once (the daemons' own counts, in
+    // their heartbeats a second behind).
+    let proved = || async {
+        watch
+            .nodes()
+            .await
+            .unwrap()
+            .iter()
+            .filter(|n| n.node_id.starts_with("node-"))
+            .map(|n| n.report.partitions_proved)
+            .sum::<u64>()
+    };
+    assert!(
+        eventually(Duration::from_secs(20), || async { proved().await == 6 }).await,
+        "{} results accepted for 6 partitions",
+        proved().await
+    );
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(proved().await, 6, "a result accepted twice");
+
+    // A job submitted to C, cancelled on B while A proves a partition of
+    // it (in A's engine, not only leased): the cancel reaches A, which
+    // stops at its next renewal (every second) or, if its partition ends
+    // first, has its result refused. A partition takes about as long as a
+    // renewal interval here, so A may even have stored it just before the
+    // cancel: then the test tries another job (at most five).
+    let reached = |m: &str| {
+        metric(m, "cuzk_cluster_partitions_ended_total{how=\"stopped\"}")
+            + metric(m, "cuzk_cluster_results_total{outcome=\"refused\"}")
+    };
+    let mut seen = false;
+    for attempt in 0..5u64 {
+        let before = reached(&metrics(&mut ca).await);
+        let s = cc
+            .submit_proof(req(LOG, 400 + attempt, 6, proto::Priority::Normal))
+            .await
+            .unwrap()
+            .into_inner();
+        let id = s.job_id as i64;
+        assert!(
+            eventually(Duration::from_secs(60), || {
+                let mut ca = ca.clone();
+                async move {
+                    leased_by(id).await.contains("node-a")
+                        && engine_status(&mut ca).await.running == 1
+                }
+            })
+            .await,
+            "node-a never started a partition of the job"
+        );
+        let x = cb
+            .cancel_proof(proto::CancelProofRequest { job_id: s.job_id })
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(x.cancelled);
+        let r = await_done(&mut cc, s.job_id).await;
+        assert_eq!(r.state, proto::JobState::Cancelled as i32);
+        for p in watch.partitions(id).await.unwrap() {
+            assert!(
+                matches!(p.state, PartitionState::Cancelled | PartitionState::Done),
+                "{p:?}"
+            );
+        }
+        assert_eq!(watch.job(id).await.unwrap().state, DbJobState::Cancelled);
+        // A's partition ends one way or the other within a renewal or a
+        // partition's time; then A holds nothing.
+        let mut ca2 = ca.clone();
+        assert!(
+            eventually(Duration::from_secs(30), || {
+                let mut ca = ca2.clone();
+                async move { metric(&metrics(&mut ca).await, "cuzk_cluster_leases_held") == 0.0 }
+            })
+            .await,
+            "node-a still holds a lease of a cancelled job"
+        );
+        if reached(&metrics(&mut ca2).await) > before {
+            eprintln!("the cancel reached node-a with job {}", attempt + 1);
+            seen = true;
+            break;
+        }
+    }
+    assert!(seen, "the cancel never reached node-a in five jobs");
+    drop((a, b, c));
+    drop(watch);
+    drop(db);
+    drop(server);
+}
