@@ -14,6 +14,7 @@
 //! sequentially.
 
 use crate::circuits::FilTree;
+use crate::porep_witness::{self, Commitments};
 use crate::{CircuitId, Error, Result};
 use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Scalar;
@@ -58,9 +59,14 @@ pub(crate) trait PartitionCircuit: Circuit<Scalar> + Send + Sync + Sized {
         1
     }
     /// The witness, as sequential synthesis into a witness-only system
-    /// would give it.
-    fn witness(self) -> cuzk_core::Result<Witness> {
-        cuzk_core::compiled::synthesize_witness(self)
+    /// would give it. `inputs` and `aux` are the compiled system's counts
+    /// (the witness is checked against them afterwards), so that its
+    /// vectors are allocated once instead of growing by doubling.
+    fn witness(self, inputs: usize, aux: usize) -> cuzk_core::Result<Witness> {
+        let mut cs = WitnessCs::with_capacity(inputs, aux);
+        self.synthesize(&mut cs)
+            .map_err(|source| cuzk_core::Error::Synthesis { index: 0, source })?;
+        Ok(cs.into_witness())
     }
 }
 
@@ -137,7 +143,7 @@ pub(crate) fn synthesize_parts<C: PartitionCircuit>(
     let out: cuzk_core::Result<Vec<Synthesized>> = circuits
         .into_par_iter()
         .map(|c| {
-            let witness = c.witness()?;
+            let witness = c.witness(cc.num_inputs(), cc.num_aux())?;
             cc.check_witness(&witness)?;
             Ok(Synthesized::Witness {
                 compiled: cc.clone(),
@@ -247,22 +253,37 @@ impl<Tree: FilTree> PartitionCircuit for PorepPartition<Tree> {
 
     /// The circuit is a shared prefix (replica id and its bits, the
     /// commitments, comm_r = H(comm_c, comm_r_last)) followed by one
-    /// independent part per challenge. The prefix is generated once; each
-    /// challenge, on its own thread, as the circuit of that challenge alone,
-    /// whose own prefix (the same allocations) is then dropped.
-    fn witness(self) -> cuzk_core::Result<Witness> {
+    /// independent part per challenge. The prefix is generated once by the
+    /// circuit itself; each challenge, on its own thread, as the circuit of
+    /// that challenge alone (by `porep_witness`: the same values without
+    /// the SHA-256 gadget's linear combinations), whose own prefix must
+    /// equal it and is then dropped.
+    fn witness(self, inputs: usize, aux: usize) -> cuzk_core::Result<Witness> {
         let synth_err = |source| cuzk_core::Error::Synthesis { index: 0, source };
         let mut prefix = WitnessCs::with_one();
         self.synthesize_with(&mut prefix, Vec::new())
             .map_err(synth_err)?;
         let prefix = prefix.into_witness();
         let (pi, pa) = (prefix.inputs.len(), prefix.aux.len());
+        // Each challenge's part has the same size; sized from the compiled
+        // system's counts (a wrong guess only costs a reallocation, and the
+        // whole witness is checked against those counts afterwards).
+        let n = self.proofs.len().max(1);
+        let part_inputs = pi + inputs.saturating_sub(pi) / n;
+        let part_aux = pa + aux.saturating_sub(pa) / n;
+        let commitments = Commitments {
+            replica_id: self.replica_id,
+            comm_d: self.comm_d,
+            comm_r: self.comm_r,
+            comm_r_last: self.comm_r_last,
+            comm_c: self.comm_c,
+        };
         let parts: Vec<Witness> = self
             .proofs
             .par_iter()
             .map(|p| {
-                let mut cs = WitnessCs::with_one();
-                self.synthesize_with(&mut cs, vec![p.clone()])
+                let mut cs = WitnessCs::with_capacity(part_inputs, part_aux);
+                porep_witness::stacked_witness(&mut cs, &commitments, std::slice::from_ref(p))
                     .map_err(synth_err)?;
                 let w = cs.into_witness();
                 if w.inputs.get(..pi) != Some(&prefix.inputs[..])
