@@ -18,6 +18,7 @@
 //! kind. It is written against storage-proofs-porep 19.1's circuit; a new
 //! version of that circuit must be checked against it again.
 
+mod poseidon;
 pub(crate) mod sha256;
 
 use crate::circuits::FilTree;
@@ -31,13 +32,11 @@ use filecoin_hashers::{HashFunction, Hasher, PoseidonArity};
 use filecoin_proofs::{DefaultPieceDomain, DefaultPieceHasher, DefaultTreeDomain};
 use sha256::{Aux, Bit};
 use storage_proofs_core::gadgets::insertion::insert;
-use storage_proofs_core::gadgets::por::{AuthPath, PoRCircuit};
 use storage_proofs_core::gadgets::uint64::UInt64;
-use storage_proofs_core::gadgets::variables::Root;
 use storage_proofs_core::gadgets::{constraint, encode::encode};
-use storage_proofs_core::merkle::{DiskStore, MerkleProofTrait, MerkleTreeWrapper};
+use storage_proofs_core::merkle::{MerkleProof, MerkleProofTrait, MerkleTreeTrait};
 use storage_proofs_core::util::reverse_bit_numbering;
-use storage_proofs_porep::stacked::{StackedCircuit, TOTAL_PARENTS};
+use storage_proofs_porep::stacked::{Column, ColumnProof, StackedCircuit, TOTAL_PARENTS};
 
 /// A partition's public values, as `StackedCircuit` takes them.
 pub(crate) struct Commitments {
@@ -117,27 +116,6 @@ fn bit_of(b: &Boolean) -> Bit {
     }
 }
 
-/// storage-proofs' `enforce_inclusion` (private there).
-fn enforce_inclusion<H, U, V, W, CS>(
-    cs: CS,
-    path: AuthPath<H, U, V, W>,
-    root: &AllocatedNum<Scalar>,
-    leaf: &AllocatedNum<Scalar>,
-) -> Result<(), SynthesisError>
-where
-    H: 'static + Hasher,
-    U: 'static + PoseidonArity,
-    V: 'static + PoseidonArity,
-    W: 'static + PoseidonArity,
-    CS: ConstraintSystem<Scalar>,
-{
-    let root = Root::from_allocated::<CS>(root.clone());
-    let leaf = Root::from_allocated::<CS>(leaf.clone());
-    PoRCircuit::<MerkleTreeWrapper<H, DiskStore<H::Domain>, U, V, W>>::synthesize(
-        cs, leaf, path, root, true,
-    )
-}
-
 /// One challenge: storage-proofs-porep 19.1's `Proof::synthesize`, in the
 /// same order, with the labels' SHA-256 generated natively.
 fn challenge_witness<Tree: FilTree, CS: ConstraintSystem<Scalar>>(
@@ -166,20 +144,29 @@ fn challenge_witness<Tree: FilTree, CS: ConstraintSystem<Scalar>>(
         &mut scratch,
     )?;
 
-    let mut drg_parents = Vec::with_capacity(proof.drg_parents_proofs.len());
-    for parent in proof.drg_parents_proofs {
-        let (col, path) = parent.alloc(cs.namespace(|| "drg_parent"))?;
-        let val = col.hash(cs.namespace(|| "drg_parent_hash"))?;
-        enforce_inclusion(cs.namespace(|| "drg_parent_inclusion"), path, comm_c, &val)?;
-        drg_parents.push(col);
-    }
-    let mut exp_parents = Vec::with_capacity(proof.exp_parents_proofs.len());
-    for parent in proof.exp_parents_proofs {
-        let (col, path) = parent.alloc(cs.namespace(|| "exp_parent"))?;
-        let val = col.hash(cs.namespace(|| "exp_parent_hash"))?;
-        enforce_inclusion(cs.namespace(|| "exp_parent_inclusion"), path, comm_c, &val)?;
-        exp_parents.push(col);
-    }
+    // Each parent's column (its rows allocated, as `Column::alloc`), its
+    // hash and its inclusion in comm_c's tree.
+    let mut parent_cols = |proofs: &[ColumnProof<TreeProof<Tree>>]| {
+        let mut cols = Vec::with_capacity(proofs.len());
+        for p in proofs {
+            let (rows, path) = column_parts::<Tree>(p)?;
+            let nums = rows
+                .iter()
+                .map(|&v| AllocatedNum::alloc(cs.namespace(|| "row"), || Ok(v)))
+                .collect::<Result<Vec<_>, _>>()?;
+            let val = hash_single_column(cs, &rows, &mut scratch)?;
+            tree_inclusion::<Tree, _>(cs, path, comm_c, &val, &mut scratch)?;
+            cols.push(nums);
+        }
+        Ok::<_, SynthesisError>(cols)
+    };
+    let drg_parents = parent_cols(&vanilla.replica_column_proofs.drg_parents)?;
+    let exp_parents = parent_cols(&vanilla.replica_column_proofs.exp_parents)?;
+    let row = |col: &[AllocatedNum<Scalar>], layer: usize| {
+        col.get(layer - 1)
+            .cloned()
+            .ok_or(SynthesisError::Unsatisfiable)
+    };
 
     let challenge_num = UInt64::alloc(cs.namespace(|| "challenge"), proof.challenge)?;
     challenge_num.pack_into_input(cs.namespace(|| "challenge input"))?;
@@ -193,11 +180,11 @@ fn challenge_witness<Tree: FilTree, CS: ConstraintSystem<Scalar>>(
         };
         let mut parents = Vec::with_capacity(drg_parents.len() + exp_parents.len());
         for col in &drg_parents {
-            parents.push(bits_of(cs, col.get_value(layer))?);
+            parents.push(bits_of(cs, &row(col, layer)?)?);
         }
         if layer > 1 {
             for col in &exp_parents {
-                parents.push(bits_of(cs, col.get_value(layer - 1))?);
+                parents.push(bits_of(cs, &row(col, layer - 1)?)?);
             }
         }
         // The labeling hashes 37 parents: the 14 (layer 1: 6) repeated.
@@ -226,19 +213,130 @@ fn challenge_witness<Tree: FilTree, CS: ConstraintSystem<Scalar>>(
 
     let key = &column_labels[column_labels.len() - 1];
     let encoded_node = encode(cs.namespace(|| "encode_node"), key, &data_leaf_num)?;
-    enforce_inclusion(
-        cs.namespace(|| "comm_r_last_data_inclusion"),
-        proof.comm_r_last_path,
+    tree_inclusion::<Tree, _>(
+        cs,
+        vanilla.comm_r_last_proof.as_options(),
         comm_r_last,
         &encoded_node,
+        &mut scratch,
     )?;
-    let column_hash = hash_single_column(cs.namespace(|| "c_x_column_hash"), &column_labels)?;
-    enforce_inclusion(
-        cs.namespace(|| "c_x_inclusion"),
-        proof.comm_c_path,
-        comm_c,
-        &column_hash,
-    )
+    let labels: Vec<Scalar> = column_labels
+        .iter()
+        .map(|l| l.get_value().ok_or(SynthesisError::AssignmentMissing))
+        .collect::<Result<_, _>>()?;
+    let column_hash = hash_single_column(cs, &labels, &mut scratch)?;
+    let (_, c_x_path) = column_parts::<Tree>(&vanilla.replica_column_proofs.c_x)?;
+    tree_inclusion::<Tree, _>(cs, c_x_path, comm_c, &column_hash, &mut scratch)
+}
+
+/// A vanilla column proof's rows and inclusion path. storage-proofs keeps
+/// both fields crate-private; its serialized form, (column, proof), is
+/// public, and this reads them from it (a few kB per parent).
+fn column_parts<Tree: FilTree>(
+    p: &ColumnProof<TreeProof<Tree>>,
+) -> Result<(Vec<Scalar>, MerklePath), SynthesisError> {
+    let bytes = bincode::serialize(p).map_err(|_| SynthesisError::AssignmentMissing)?;
+    let (column, proof): (Column<Tree::Hasher>, TreeProof<Tree>) =
+        bincode::deserialize(&bytes).map_err(|_| SynthesisError::AssignmentMissing)?;
+    let rows = column.rows().iter().map(|&d| d.into()).collect();
+    Ok((rows, proof.as_options()))
+}
+
+/// The vanilla proofs' Merkle proof type of a tree shape.
+type TreeProof<Tree> = MerkleProof<
+    <Tree as MerkleTreeTrait>::Hasher,
+    <Tree as MerkleTreeTrait>::Arity,
+    <Tree as MerkleTreeTrait>::SubTreeArity,
+    <Tree as MerkleTreeTrait>::TopTreeArity,
+>;
+
+/// A Merkle path as `MerkleProofTrait::as_options` gives it: per level the
+/// siblings and the index within the node.
+type MerklePath = Vec<(Vec<Option<Scalar>>, Option<usize>)>;
+
+/// `enforce_inclusion` of a Poseidon tree of `Tree`'s shape: storage-proofs'
+/// `PoRCircuit` (private), each level's `insert` by the gadget and its hash
+/// natively.
+fn tree_inclusion<Tree: FilTree, CS: ConstraintSystem<Scalar>>(
+    cs: &mut CS,
+    path: MerklePath,
+    root: &AllocatedNum<Scalar>,
+    leaf: &AllocatedNum<Scalar>,
+    scratch: &mut Vec<Scalar>,
+) -> Result<(), SynthesisError> {
+    use typenum::Unsigned;
+    let (base, sub, top) = (
+        Tree::Arity::to_usize(),
+        Tree::SubTreeArity::to_usize(),
+        Tree::TopTreeArity::to_usize(),
+    );
+    // AuthPath::from: the last element is the top tree's, the one before
+    // it the sub-tree's, where the shape has them.
+    let extra = if top > 0 { 2 } else { usize::from(sub > 0) };
+    let n = path.len();
+    if n < extra {
+        return Err(SynthesisError::Unsatisfiable);
+    }
+    let mut cur = leaf.clone();
+    let mut path_bits = Vec::new();
+    for (k, (hashes, index)) in path.into_iter().enumerate() {
+        let arity = if k < n - extra {
+            base
+        } else if extra == 2 && k == n - 1 {
+            top
+        } else {
+            sub
+        };
+        if arity < 2 || !arity.is_power_of_two() || hashes.len() + 1 != arity {
+            return Err(SynthesisError::Unsatisfiable);
+        }
+        // SubPath::synthesize: the index bits, the siblings, the insertion.
+        let mut bits = Vec::with_capacity(arity.trailing_zeros() as usize);
+        for i in 0..arity.trailing_zeros() {
+            let b = AllocatedBit::alloc(
+                cs.namespace(|| "index bit"),
+                index.map(|ix| (ix >> i) & 1 == 1),
+            )?;
+            bits.push(Boolean::from(b));
+        }
+        path_bits.extend_from_slice(&bits);
+        let siblings = hashes
+            .iter()
+            .map(|h| {
+                AllocatedNum::alloc(cs.namespace(|| "path element"), || {
+                    h.ok_or(SynthesisError::AssignmentMissing)
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let inserted = insert(cs, &cur, &bits, &siblings)?;
+        let values: Vec<Scalar> = inserted
+            .iter()
+            .map(|x| x.get_value().ok_or(SynthesisError::AssignmentMissing))
+            .collect::<Result<_, _>>()?;
+        cur = if k < n - extra {
+            poseidon_num::<Tree::Arity, _>(cs, &values, scratch)?
+        } else if extra == 2 && k == n - 1 {
+            poseidon_num::<Tree::TopTreeArity, _>(cs, &values, scratch)?
+        } else {
+            poseidon_num::<Tree::SubTreeArity, _>(cs, &values, scratch)?
+        };
+    }
+    multipack::pack_into_inputs(cs.namespace(|| "path"), &path_bits)?;
+    constraint::equal(cs, || "root", &cur, root);
+    Ok(())
+}
+
+/// `hash_multi_leaf_circuit` of filecoin-hashers' Poseidon: the gadget's
+/// allocations, then its result as a variable.
+fn poseidon_num<A: PoseidonArity, CS: ConstraintSystem<Scalar>>(
+    cs: &mut CS,
+    preimage: &[Scalar],
+    scratch: &mut Vec<Scalar>,
+) -> Result<AllocatedNum<Scalar>, SynthesisError> {
+    scratch.clear();
+    let r = poseidon::poseidon_hash(scratch, preimage, A::PARAMETERS());
+    cs.extend_aux(scratch);
+    AllocatedNum::alloc(cs.namespace(|| "hash"), || Ok(r))
 }
 
 /// `enforce_inclusion` of the data tree (comm_d): storage-proofs'
@@ -300,26 +398,22 @@ fn pack_digest(digest: &[Bit]) -> Scalar {
     Scalar::from_repr_vartime(repr).unwrap_or(Scalar::ZERO)
 }
 
-/// storage-proofs' `hash_single_column` (private there).
+/// storage-proofs' `hash_single_column` (private there): Poseidon of the
+/// column's values with the column constants, natively.
 fn hash_single_column<CS: ConstraintSystem<Scalar>>(
-    cs: CS,
-    column: &[AllocatedNum<Scalar>],
+    cs: &mut CS,
+    column: &[Scalar],
+    scratch: &mut Vec<Scalar>,
 ) -> Result<AllocatedNum<Scalar>, SynthesisError> {
     use filecoin_hashers::{POSEIDON_CONSTANTS_11, POSEIDON_CONSTANTS_2};
-    use typenum::{U11, U2};
-    match column.len() {
-        2 => neptune::circuit::poseidon_hash::<CS, Scalar, U2>(
-            cs,
-            column.to_vec(),
-            &POSEIDON_CONSTANTS_2,
-        ),
-        11 => neptune::circuit::poseidon_hash::<CS, Scalar, U11>(
-            cs,
-            column.to_vec(),
-            &POSEIDON_CONSTANTS_11,
-        ),
-        _ => Err(SynthesisError::Unsatisfiable),
-    }
+    scratch.clear();
+    let r = match column.len() {
+        2 => poseidon::poseidon_hash(scratch, column, &POSEIDON_CONSTANTS_2),
+        11 => poseidon::poseidon_hash(scratch, column, &POSEIDON_CONSTANTS_11),
+        _ => return Err(SynthesisError::Unsatisfiable),
+    };
+    cs.extend_aux(scratch);
+    AllocatedNum::alloc(cs.namespace(|| "column hash"), || Ok(r))
 }
 
 /// `create_label_circuit`'s witness: the SHA-256 of the replica id, the
@@ -345,4 +439,57 @@ fn create_label(
         input.resize(padded, Bit::Const(false));
     }
     pack_digest(&sha256::sha256(aux, &input))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compiled::PorepPartition;
+    use crate::synth_c1::{self, SynthSpec};
+    use bellpepper_core::Circuit;
+    use cuzk_core::compiled::WitnessCs;
+    use filecoin_proofs_api::RegisteredSealProof;
+
+    /// One challenge of a synthetic C1's first partition, through the
+    /// circuit and through this module, at sector sizes whose trees have
+    /// no sub-tree (2 KiB), a sub-tree (32 GiB: the production shape, too
+    /// large to compile in a test) and a top tree (64 GiB): the same
+    /// inputs and aux, element by element.
+    fn one_challenge<Tree: FilTree>(rp: RegisteredSealProof) {
+        let c1 = synth_c1::synthesize(&SynthSpec::new(rp, 5)).unwrap();
+        let mut pc = crate::porep::c2_circuits::<Tree>(&c1.output).unwrap();
+        let part: PorepPartition<Tree> = pc.circuits.swap_remove(0);
+        let one = PorepPartition {
+            proofs: part.proofs[..1].to_vec(),
+            ..part.clone()
+        };
+        let mut gadget = WitnessCs::with_one();
+        one.clone().synthesize(&mut gadget).unwrap();
+        let mut native = WitnessCs::with_one();
+        let c = Commitments {
+            replica_id: part.replica_id,
+            comm_d: part.comm_d,
+            comm_r: part.comm_r,
+            comm_r_last: part.comm_r_last,
+            comm_c: part.comm_c,
+        };
+        stacked_witness(&mut native, &c, &part.proofs[..1]).unwrap();
+        let (g, n) = (gadget.into_witness(), native.into_witness());
+        assert_eq!(g.inputs, n.inputs, "{rp:?}: inputs");
+        assert_eq!(g.aux.len(), n.aux.len(), "{rp:?}: aux count");
+        if let Some(i) = (0..g.aux.len()).find(|&i| g.aux[i] != n.aux[i]) {
+            panic!("{rp:?}: aux {i} differs");
+        }
+    }
+
+    #[test]
+    fn one_challenge_equals_the_circuit_for_every_tree_shape() {
+        one_challenge::<filecoin_proofs::SectorShape2KiB>(RegisteredSealProof::StackedDrg2KiBV1_1);
+        one_challenge::<filecoin_proofs::SectorShape32GiB>(
+            RegisteredSealProof::StackedDrg32GiBV1_1,
+        );
+        one_challenge::<filecoin_proofs::SectorShape64GiB>(
+            RegisteredSealProof::StackedDrg64GiBV1_1,
+        );
+    }
 }
