@@ -1,22 +1,24 @@
 //! The witness of storage-proofs' PoRep circuit (`StackedCircuit`) without
-//! the cost of its SHA-256 gadget's linear combinations.
+//! the cost of its hash gadgets' linear combinations.
 //!
-//! Three quarters of a PoRep partition's constraints are the labeling
-//! function's SHA-256 (20 compressions per layer and challenge at 32 GiB),
-//! and bellperson's gadget builds a linear combination for every addition
-//! and every packed equality (`UInt32::addmany`, `MultiEq`) whether or not
-//! the constraint system keeps them. [`challenge_witness`] follows
-//! storage-proofs' `Proof::synthesize` step by step, calling the same
-//! gadgets for everything (inclusion proofs, column hashes, bit
-//! decompositions, encoding), except `create_label_circuit`, whose witness
-//! [`sha256`] generates natively: same values, same order.
+//! Most of a PoRep partition's constraints are SHA-256 (the labels: 20
+//! compressions per layer and challenge; the comm_d path: 2 per level) and
+//! Poseidon (column hashes, the replica trees' paths). bellperson's SHA-256
+//! gadget builds a linear combination for every addition and packed
+//! equality (`UInt32::addmany`, `MultiEq`), neptune's legacy Poseidon one
+//! for every MDS product, whether or not the constraint system keeps them.
+//! [`challenge_witness`] follows storage-proofs' `Proof::synthesize` step
+//! by step with the same gadgets for allocations, inputs, bit
+//! decompositions, insertions and encoding, and generates both hashes'
+//! witness natively ([`sha256`], [`poseidon`]): same values, same order.
 //!
 //! What it must not do is differ from the circuit: the compiled path's
 //! tests compare its assignment with full synthesis element by element
 //! (2 KiB in the e2e and synthetic-C1 tests, 8 MiB in the synthetic one),
-//! and [`sha256`]'s own test compares it with the gadget on inputs of every
-//! kind. It is written against storage-proofs-porep 19.1's circuit; a new
-//! version of that circuit must be checked against it again.
+//! one challenge is compared with the circuit's at 2 KiB, 32 GiB and
+//! 64 GiB (every tree shape), and each hash with its gadget on random
+//! inputs. It is written against storage-proofs-porep 19.1's circuit; a
+//! new version of that circuit must be checked against it again.
 
 mod poseidon;
 pub(crate) mod sha256;
