@@ -484,6 +484,38 @@ mod tests {
         }
     }
 
+    /// Counts that do not make the prefix plus equal challenge parts, or
+    /// parts larger than the challenges fill, are refused by name.
+    #[test]
+    fn porep_witness_of_the_wrong_shape_is_refused() {
+        use crate::compiled::PartitionCircuit;
+        type Tree = filecoin_proofs::SectorShape2KiB;
+        let c1 = synth_c1::synthesize(&SynthSpec::new(RegisteredSealProof::StackedDrg2KiBV1_1, 6))
+            .unwrap();
+        let part = crate::porep::c2_circuits::<Tree>(&c1.output)
+            .unwrap()
+            .circuits
+            .swap_remove(0);
+        let n = part.proofs.len();
+        let mut cs = WitnessCs::with_one();
+        part.clone().synthesize(&mut cs).unwrap();
+        let w = cs.into_witness();
+        let (i, a) = (w.inputs.len(), w.aux.len());
+        assert_eq!(part.clone().witness(i, a).unwrap(), w);
+        for (inputs, aux, says) in [
+            (i, a + 1, "equal challenge parts"),
+            (i + n, a, "the part's room"),
+            (i, a + n, "the part's room"),
+            (i, a - n, "more aux"),
+        ] {
+            let e = part.clone().witness(inputs, aux).unwrap_err();
+            assert!(
+                matches!(&e, cuzk_core::Error::InvalidCircuit { what, .. } if what.contains(says)),
+                "{inputs} inputs, {aux} aux: {e}"
+            );
+        }
+    }
+
     #[test]
     fn one_challenge_equals_the_circuit_for_every_tree_shape() {
         one_challenge::<filecoin_proofs::SectorShape2KiB>(RegisteredSealProof::StackedDrg2KiBV1_1);
