@@ -33,6 +33,10 @@
 #           (parameter load, compile) and $REPEAT timed runs, compiled
 #           synthesis with the compiled system in memory only, every proof
 #           through verify_seal -> $WORK/logs/prove.json
+#   witness witness_bench: the PoRep witness alone (no parameters, no GPU)
+#           of $GROUP (default 5) partitions at once on every core, then of
+#           one partition on one core (RAYON_NUM_THREADS=1) -> $WORK/logs/
+#           witness-*.json (bench/compiled-synthesis.md, issue 12/13)
 #   daemon  `cuzk daemon` (CUDA) over $PARAMS, then `cuzk bench batch --kind
 #           porep-32g --input $WORK/c1.json`: 1 proof to warm up (parameter
 #           load, compile), then $DAEMON_COUNT (3) at once, every proof
@@ -57,10 +61,12 @@ if [ "${1:-}" = "--prepare" ]; then
     export PATH="$nvcc_bin:$PATH"
     export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
     cargo build --release -p cuzk-cli --features cuda
-    cargo build --release -p cuzk-filecoin --features cuzk-gpu/cuda --example porep_c2_bench
+    cargo build --release -p cuzk-filecoin --features cuzk-gpu/cuda --example porep_c2_bench \
+        --example witness_bench
     mkdir -p .gpu-32g
-    cp "$CARGO_TARGET_DIR/release/cuzk" "$CARGO_TARGET_DIR/release/examples/porep_c2_bench" .gpu-32g/
-    strip .gpu-32g/cuzk .gpu-32g/porep_c2_bench
+    cp "$CARGO_TARGET_DIR/release/cuzk" "$CARGO_TARGET_DIR/release/examples/porep_c2_bench" \
+        "$CARGO_TARGET_DIR/release/examples/witness_bench" .gpu-32g/
+    strip .gpu-32g/cuzk .gpu-32g/porep_c2_bench .gpu-32g/witness_bench
     cp scripts/gpu-32g.sh .gpu-32g/
     ls -l .gpu-32g
     exit 0
@@ -185,6 +191,16 @@ stage_prove() {
     echo "prove: $(grep -E '^\| cuzk' "$log" | tail -n 1); $(grep '^== exit' "$log" | tail -n 1)"
 }
 
+stage_witness() {
+    local log="$logs/witness.log"
+    : >"$log"
+    measured "$log" "$BIN/witness_bench" --sector-size "$SECTOR_SIZE" \
+        --partitions "${GROUP:-5}" --repeat 2 --json "$logs/witness-all.json" || return 1
+    RAYON_NUM_THREADS=1 measured "$log" "$BIN/witness_bench" --sector-size "$SECTOR_SIZE" \
+        --partitions 1 --repeat 1 --json "$logs/witness-1core.json" || return 1
+    echo "witness: $(grep -h 'us per constraint' "$log" | tr '\n' ' ')"
+}
+
 stage_daemon() {
     local log="$logs/daemon.log"
     [ -s "$WORK/c1.json" ] || { echo "daemon: no $WORK/c1.json (run the c1 stage)"; return 1; }
@@ -247,8 +263,8 @@ run_stages() {
     local s
     for s in "$@"; do
         case "$s" in
-            c1 | params | prove | daemon) ;;
-            *) echo "unknown stage $s (c1, params, prove, daemon)"; return 2 ;;
+            c1 | params | prove | witness | daemon) ;;
+            *) echo "unknown stage $s (c1, params, prove, witness, daemon)"; return 2 ;;
         esac
         if ! "stage_$s"; then
             echo "FAILED at stage $s; log tail:"

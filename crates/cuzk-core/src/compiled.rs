@@ -331,7 +331,10 @@ impl CompiledCircuit {
     /// The witnesses of several circuits of this shape, one per core at a
     /// time, each checked against this system: what
     /// [`crate::prover::prove_witnesses`] proves.
-    pub fn witness_batch<C: Circuit<Scalar> + Send>(&self, circuits: Vec<C>) -> Result<Vec<Witness>> {
+    pub fn witness_batch<C: Circuit<Scalar> + Send>(
+        &self,
+        circuits: Vec<C>,
+    ) -> Result<Vec<Witness>> {
         circuits
             .into_par_iter()
             .map(|c| {
@@ -748,6 +751,215 @@ impl ConstraintSystem<Scalar> for WitnessCs {
 
     fn aux_slice(&self) -> &[Scalar] {
         &self.aux
+    }
+}
+
+/// A part of a witness generated straight into its place in the whole
+/// (no per-part vectors to join afterwards: at 32 GiB a PoRep challenge's
+/// part is 230 MB, and joining them copied and page-faulted every byte a
+/// second time). The part's circuit first allocates a prefix it shares
+/// with the whole (generated once elsewhere): those allocations are
+/// compared with it and dropped; the rest fill `inputs` and `aux`, which
+/// they must fill exactly ([`WitnessPart::finish`] says otherwise, by
+/// name). A witness generator like [`WitnessCs`].
+pub struct WitnessPart<'a> {
+    prefix_inputs: &'a [Scalar],
+    prefix_aux: &'a [Scalar],
+    inputs: &'a mut [Scalar],
+    aux: &'a mut [Scalar],
+    /// Allocated so far, the prefix included.
+    num_inputs: usize,
+    num_aux: usize,
+    /// Bulk allocations that do not fit in place land here, and the part
+    /// is then refused.
+    spill: Vec<Scalar>,
+    error: Option<String>,
+}
+
+impl<'a> WitnessPart<'a> {
+    /// `prefix_inputs` starts with the constant one, which this part's
+    /// system holds as its input 0 from the start.
+    pub fn new(
+        prefix_inputs: &'a [Scalar],
+        prefix_aux: &'a [Scalar],
+        inputs: &'a mut [Scalar],
+        aux: &'a mut [Scalar],
+    ) -> Self {
+        let mut error = None;
+        if prefix_inputs.first() != Some(&Scalar::ONE) {
+            error = Some("the shared prefix's input 0 is not the constant one".to_owned());
+        }
+        WitnessPart {
+            prefix_inputs,
+            prefix_aux,
+            inputs,
+            aux,
+            num_inputs: 1,
+            num_aux: 0,
+            spill: Vec::new(),
+            error,
+        }
+    }
+
+    fn fail(&mut self, what: impl FnOnce() -> String) {
+        if self.error.is_none() {
+            self.error = Some(what());
+        }
+    }
+
+    fn put_aux(&mut self, v: Scalar) {
+        let (k, pa) = (self.num_aux, self.prefix_aux.len());
+        if k < pa {
+            if self.prefix_aux[k] != v {
+                self.fail(|| format!("aux {k} differs from the shared prefix's"));
+            }
+        } else if let Some(slot) = self.aux.get_mut(k - pa) {
+            *slot = v;
+        } else {
+            let room = self.aux.len();
+            self.fail(|| format!("more aux variables than the part's {room}"));
+        }
+        self.num_aux += 1;
+    }
+
+    fn put_input(&mut self, v: Scalar) {
+        let (k, pi) = (self.num_inputs, self.prefix_inputs.len());
+        if k < pi {
+            if self.prefix_inputs[k] != v {
+                self.fail(|| format!("input {k} differs from the shared prefix's"));
+            }
+        } else if let Some(slot) = self.inputs.get_mut(k - pi) {
+            *slot = v;
+        } else {
+            let room = self.inputs.len();
+            self.fail(|| format!("more inputs than the part's {room}"));
+        }
+        self.num_inputs += 1;
+    }
+
+    /// `Ok` when the prefix was allocated with its values and the part's
+    /// room filled exactly; otherwise what went wrong.
+    pub fn finish(self) -> std::result::Result<(), String> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        let (pi, pa) = (self.prefix_inputs.len(), self.prefix_aux.len());
+        if self.num_inputs != pi + self.inputs.len() || self.num_aux != pa + self.aux.len() {
+            return Err(format!(
+                "allocated {} inputs and {} aux variables, the prefix and the part's room \
+                 make {} and {}",
+                self.num_inputs,
+                self.num_aux,
+                pi + self.inputs.len(),
+                pa + self.aux.len()
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl ConstraintSystem<Scalar> for WitnessPart<'_> {
+    type Root = Self;
+
+    fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.put_aux(f()?);
+        Ok(Variable(Index::Aux(self.num_aux - 1)))
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.put_input(f()?);
+        Ok(Variable(Index::Input(self.num_inputs - 1)))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _a: LA, _b: LB, _c: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+    {
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+
+    fn pop_namespace(&mut self) {}
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+
+    fn is_witness_generator(&self) -> bool {
+        true
+    }
+
+    fn extend_inputs(&mut self, new_inputs: &[Scalar]) {
+        for &v in new_inputs {
+            self.put_input(v);
+        }
+    }
+
+    fn extend_aux(&mut self, new_aux: &[Scalar]) {
+        let (k, pa) = (self.num_aux, self.prefix_aux.len());
+        // Past the prefix and within the room: one copy.
+        if k >= pa {
+            if let Some(dst) = self.aux.get_mut(k - pa..k - pa + new_aux.len()) {
+                dst.copy_from_slice(new_aux);
+                self.num_aux += new_aux.len();
+                return;
+            }
+        }
+        for &v in new_aux {
+            self.put_aux(v);
+        }
+    }
+
+    fn allocate_empty(&mut self, aux_n: usize, inputs_n: usize) -> (&mut [Scalar], &mut [Scalar]) {
+        // Two disjoint slices cannot come from this system's storage and
+        // the spill at once; no gadget of the circuits this serves asks
+        // for both, so it is refused rather than supported.
+        self.fail(|| format!("allocate_empty({aux_n}, {inputs_n}) is not supported in a part"));
+        self.num_aux += aux_n;
+        self.num_inputs += inputs_n;
+        self.spill.clear();
+        self.spill.resize(aux_n + inputs_n, Scalar::ZERO);
+        let (a, i) = self.spill.split_at_mut(aux_n);
+        (a, i)
+    }
+
+    fn allocate_empty_inputs(&mut self, n: usize) -> &mut [Scalar] {
+        self.fail(|| format!("allocate_empty_inputs({n}) is not supported in a part"));
+        self.num_inputs += n;
+        self.spill.clear();
+        self.spill.resize(n, Scalar::ZERO);
+        &mut self.spill
+    }
+
+    fn allocate_empty_aux(&mut self, n: usize) -> &mut [Scalar] {
+        let (k, pa) = (self.num_aux, self.prefix_aux.len());
+        self.num_aux += n;
+        if k >= pa && k - pa + n <= self.aux.len() {
+            return &mut self.aux[k - pa..k - pa + n];
+        }
+        self.fail(|| format!("allocate_empty_aux({n}) at aux {k} does not fit the part"));
+        self.spill.clear();
+        self.spill.resize(n, Scalar::ZERO);
+        &mut self.spill
     }
 }
 

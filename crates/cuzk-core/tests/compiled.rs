@@ -387,13 +387,19 @@ fn witnesses_prove_through_the_seam_alone_and_mixed() {
     let cc = Arc::new(compiled::compile(PorepLikeCircuit::new(log, 0), "porep-like-9").unwrap());
     let pvk = prepare_verifying_key(&params.vk);
     let seeds: Vec<u64> = (0..3).map(|_| rng.gen()).collect();
-    let circuits: Vec<_> = seeds.iter().map(|&s| PorepLikeCircuit::new(log, s)).collect();
+    let circuits: Vec<_> = seeds
+        .iter()
+        .map(|&s| PorepLikeCircuit::new(log, s))
+        .collect();
     let inputs: Vec<Vec<Scalar>> = circuits.iter().map(|c| c.public_inputs()).collect();
     let witnesses = cc.witness_batch(circuits.clone()).unwrap();
     let (proofs, t) =
         prove_witnesses(&CpuBackend, &params, &cc, witnesses.clone(), &mut rng).unwrap();
     assert_eq!(proofs.len(), 3);
-    assert!(t.abc > std::time::Duration::ZERO, "the a/b/c phase is timed");
+    assert!(
+        t.abc > std::time::Duration::ZERO,
+        "the a/b/c phase is timed"
+    );
     for (i, p) in proofs.iter().enumerate() {
         assert!(verify_proof(&pvk, p, &inputs[i]).unwrap(), "proof {i}");
         assert!(!verify_proof(&pvk, p, &inputs[(i + 1) % 3]).unwrap());
@@ -415,16 +421,126 @@ fn witnesses_prove_through_the_seam_alone_and_mixed() {
     assert_eq!(parts[1].public_inputs(), &inputs[1][..]);
     let (mixed, _) = prove_synthesized(&CpuBackend, &params, parts, &mut rng).unwrap();
     for (i, p) in mixed.iter().enumerate() {
-        assert!(verify_proof(&pvk, p, &inputs[i]).unwrap(), "mixed proof {i}");
+        assert!(
+            verify_proof(&pvk, p, &inputs[i]).unwrap(),
+            "mixed proof {i}"
+        );
     }
     // A witness of another size: a named error, no proof.
     let other = compiled::synthesize_witness(PorepLikeCircuit::new(log + 1, 1)).unwrap();
     assert!(matches!(
-        prove_witnesses(&CpuBackend, &params, &cc, vec![witnesses[0].clone(), other], &mut rng),
+        prove_witnesses(
+            &CpuBackend,
+            &params,
+            &cc,
+            vec![witnesses[0].clone(), other],
+            &mut rng
+        ),
         Err(Error::WitnessMismatch { .. })
     ));
     // Another circuit's parameters: refused before proving.
     let small =
         generator::generate_random_parameters(PorepLikeCircuit::new(log - 1, 0), &mut rng).unwrap();
     assert!(prove_witnesses(&CpuBackend, &small, &cc, witnesses, &mut rng).is_err());
+}
+
+/// A circuit of a shared prefix and `parts` parts of one shape, each
+/// part also synthesizable alone after the prefix (as PoRep's challenges).
+#[derive(Clone)]
+struct Prefixed {
+    prefix: Vec<Scalar>,
+    parts: Vec<Vec<Scalar>>,
+}
+
+impl Circuit<Scalar> for Prefixed {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        for v in &self.prefix {
+            let x = cs.alloc(|| "p", || Ok(*v))?;
+            cs.enforce(|| "p", |lc| lc + x, |lc| lc + CS::one(), |lc| lc + x);
+        }
+        for part in &self.parts {
+            cs.alloc_input(|| "in", || Ok(part[0]))?;
+            let vals: Vec<Scalar> = part.iter().map(|v| v.square()).collect();
+            if cs.is_witness_generator() {
+                // The bulk hooks, as neptune's Poseidon uses them.
+                cs.extend_aux(&vals[..vals.len() / 2]);
+                let rest = cs.allocate_empty_aux(vals.len() - vals.len() / 2);
+                rest.copy_from_slice(&vals[vals.len() / 2..]);
+            } else {
+                for v in vals {
+                    cs.alloc(|| "x", || Ok(v))?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Parts written in place (`WitnessPart`) give what sequential synthesis
+/// gives; a part whose prefix differs, that allocates more or less than
+/// its room, is refused by name.
+#[test]
+fn witness_parts_in_place_equal_sequential_synthesis() {
+    use cuzk_core::compiled::{synthesize_witness, WitnessCs, WitnessPart};
+    let mut rng = ChaCha20Rng::seed_from_u64(rand::random());
+    for (np, nparts, len) in [(0usize, 1usize, 1usize), (3, 4, 7), (5, 3, 64)] {
+        let c = Prefixed {
+            prefix: (0..np).map(|_| Scalar::random(&mut rng)).collect(),
+            parts: (0..nparts)
+                .map(|_| (0..len).map(|_| Scalar::random(&mut rng)).collect())
+                .collect(),
+        };
+        let whole = synthesize_witness(c.clone()).unwrap();
+        let prefix = synthesize_witness(Prefixed {
+            parts: Vec::new(),
+            ..c.clone()
+        })
+        .unwrap();
+        let (pi, pa) = (prefix.inputs.len(), prefix.aux.len());
+        let mut out = Witness {
+            inputs: whole.inputs[..pi].to_vec(),
+            aux: whole.aux[..pa].to_vec(),
+        };
+        out.inputs.resize(whole.inputs.len(), Scalar::ZERO);
+        out.aux.resize(whole.aux.len(), Scalar::ZERO);
+        let part = |k: usize| Prefixed {
+            parts: vec![c.parts[k].clone()],
+            ..c.clone()
+        };
+        let ins = out.inputs[pi..].chunks_mut(1);
+        let auxs = out.aux[pa..].chunks_mut(len);
+        for (k, (i, a)) in ins.zip(auxs).enumerate() {
+            let mut cs = WitnessPart::new(&prefix.inputs, &prefix.aux, i, a);
+            part(k).synthesize(&mut cs).unwrap();
+            cs.finish().unwrap();
+        }
+        assert_eq!(out, whole, "prefix {np}, {nparts} parts of {len}");
+
+        let (mut i, mut a) = (vec![Scalar::ZERO; 1], vec![Scalar::ZERO; len + 1]);
+        // The room exactly, then one aux short and one too many.
+        let mut cs = WitnessPart::new(&prefix.inputs, &prefix.aux, &mut i, &mut a[..len]);
+        part(0).synthesize(&mut cs).unwrap();
+        cs.finish().unwrap();
+        let mut cs = WitnessPart::new(&prefix.inputs, &prefix.aux, &mut i, &mut a[..len - 1]);
+        part(0).synthesize(&mut cs).unwrap();
+        let e = cs.finish().unwrap_err();
+        assert!(e.contains("more aux") || e.contains("does not fit"), "{e}");
+        let mut cs = WitnessPart::new(&prefix.inputs, &prefix.aux, &mut i, &mut a);
+        part(0).synthesize(&mut cs).unwrap();
+        let e = cs.finish().unwrap_err();
+        assert!(e.contains("the part's room make"), "{e}");
+        // A prefix that differs.
+        if np > 0 {
+            let mut other = prefix.aux.clone();
+            other[np - 1] += Scalar::ONE;
+            let mut cs = WitnessPart::new(&prefix.inputs, &other, &mut i, &mut a[..len]);
+            part(0).synthesize(&mut cs).unwrap();
+            let e = cs.finish().unwrap_err();
+            assert!(e.contains("differs from the shared prefix"), "{e}");
+        }
+        // The sequential system agrees with itself as the reference.
+        let mut w = WitnessCs::with_one();
+        c.clone().synthesize(&mut w).unwrap();
+        assert_eq!(w.into_witness(), whole);
+    }
 }

@@ -14,11 +14,13 @@
 //! sequentially.
 
 use crate::circuits::FilTree;
+use crate::porep_witness::{self, Commitments};
 use crate::{CircuitId, Error, Result};
 use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Scalar;
-use cuzk_core::compiled::{CompiledCircuit, CompiledOnce, Witness, WitnessCs};
+use cuzk_core::compiled::{CompiledCircuit, CompiledOnce, Witness, WitnessCs, WitnessPart};
 use cuzk_core::prover::Synthesized;
+use ff::Field;
 use filecoin_proofs::{DefaultPieceDomain, DefaultPieceHasher, DefaultTreeDomain};
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -58,9 +60,14 @@ pub(crate) trait PartitionCircuit: Circuit<Scalar> + Send + Sync + Sized {
         1
     }
     /// The witness, as sequential synthesis into a witness-only system
-    /// would give it.
-    fn witness(self) -> cuzk_core::Result<Witness> {
-        cuzk_core::compiled::synthesize_witness(self)
+    /// would give it. `inputs` and `aux` are the compiled system's counts
+    /// (the witness is checked against them afterwards), so that its
+    /// vectors are allocated once instead of growing by doubling.
+    fn witness(self, inputs: usize, aux: usize) -> cuzk_core::Result<Witness> {
+        let mut cs = WitnessCs::with_capacity(inputs, aux);
+        self.synthesize(&mut cs)
+            .map_err(|source| cuzk_core::Error::Synthesis { index: 0, source })?;
+        Ok(cs.into_witness())
     }
 }
 
@@ -137,7 +144,7 @@ pub(crate) fn synthesize_parts<C: PartitionCircuit>(
     let out: cuzk_core::Result<Vec<Synthesized>> = circuits
         .into_par_iter()
         .map(|c| {
-            let witness = c.witness()?;
+            let witness = c.witness(cc.num_inputs(), cc.num_aux())?;
             cc.check_witness(&witness)?;
             Ok(Synthesized::Witness {
                 compiled: cc.clone(),
@@ -247,49 +254,81 @@ impl<Tree: FilTree> PartitionCircuit for PorepPartition<Tree> {
 
     /// The circuit is a shared prefix (replica id and its bits, the
     /// commitments, comm_r = H(comm_c, comm_r_last)) followed by one
-    /// independent part per challenge. The prefix is generated once; each
-    /// challenge, on its own thread, as the circuit of that challenge alone,
-    /// whose own prefix (the same allocations) is then dropped.
-    fn witness(self) -> cuzk_core::Result<Witness> {
+    /// independent part per challenge, all of one size. The prefix is
+    /// generated once by the circuit itself; each challenge, on its own
+    /// thread, as the circuit of that challenge alone (by `porep_witness`:
+    /// the same values without the SHA-256 gadget's linear combinations),
+    /// written straight into its place in the witness (`WitnessPart`),
+    /// its own copy of the prefix checked against the shared one and
+    /// dropped. The part sizes come from the compiled system's counts
+    /// (`inputs`, `aux`); a part that does not fill its place exactly is
+    /// refused.
+    fn witness(self, inputs: usize, aux: usize) -> cuzk_core::Result<Witness> {
         let synth_err = |source| cuzk_core::Error::Synthesis { index: 0, source };
         let mut prefix = WitnessCs::with_one();
         self.synthesize_with(&mut prefix, Vec::new())
             .map_err(synth_err)?;
         let prefix = prefix.into_witness();
         let (pi, pa) = (prefix.inputs.len(), prefix.aux.len());
-        let parts: Vec<Witness> = self
-            .proofs
-            .par_iter()
-            .map(|p| {
-                let mut cs = WitnessCs::with_one();
-                self.synthesize_with(&mut cs, vec![p.clone()])
-                    .map_err(synth_err)?;
-                let w = cs.into_witness();
-                if w.inputs.get(..pi) != Some(&prefix.inputs[..])
-                    || w.aux.get(..pa) != Some(&prefix.aux[..])
-                {
-                    // The prefix must be the same allocations with the same
-                    // values in every part; anything else would misplace
-                    // the witness.
-                    return Err(cuzk_core::Error::InvalidCircuit {
-                        index: 0,
-                        what: "a PoRep challenge's circuit does not start with the \
-                               partition's shared prefix"
-                            .into(),
-                    });
-                }
-                Ok(w)
-            })
-            .collect::<cuzk_core::Result<_>>()?;
-        let mut out = prefix;
-        out.inputs
-            .reserve(parts.iter().map(|w| w.inputs.len() - pi).sum());
-        out.aux
-            .reserve(parts.iter().map(|w| w.aux.len() - pa).sum());
-        for w in parts {
-            out.inputs.extend_from_slice(&w.inputs[pi..]);
-            out.aux.extend_from_slice(&w.aux[pa..]);
+        let n = self.proofs.len();
+        let uneven =
+            n == 0 || inputs < pi || aux < pa || (inputs - pi) % n != 0 || (aux - pa) % n != 0;
+        if uneven {
+            return Err(cuzk_core::Error::InvalidCircuit {
+                index: 0,
+                what: format!(
+                    "the compiled system's {inputs} inputs and {aux} aux variables are not \
+                     the PoRep prefix's {pi} and {pa} plus {n} equal challenge parts"
+                ),
+            });
         }
-        Ok(out)
+        let (part_inputs, part_aux) = ((inputs - pi) / n, (aux - pa) / n);
+        let commitments = Commitments {
+            replica_id: self.replica_id,
+            comm_d: self.comm_d,
+            comm_r: self.comm_r,
+            comm_r_last: self.comm_r_last,
+            comm_c: self.comm_c,
+        };
+        let mut out_inputs = Vec::with_capacity(inputs);
+        out_inputs.extend_from_slice(&prefix.inputs);
+        out_inputs.resize(inputs, Scalar::ZERO);
+        // Zeroed on every core: the first touch of each page (the kernel's
+        // zeroing) is a large part of writing a witness of gigabytes.
+        let mut out_aux = Vec::with_capacity(aux);
+        out_aux.extend_from_slice(&prefix.aux);
+        out_aux.par_extend(rayon::iter::repeat_n(Scalar::ZERO, aux - pa));
+        let in_parts = split_parts(&mut out_inputs[pi..], n, part_inputs);
+        let aux_parts = split_parts(&mut out_aux[pa..], n, part_aux);
+        in_parts
+            .into_par_iter()
+            .zip(aux_parts)
+            .zip(self.proofs.par_iter())
+            .enumerate()
+            .try_for_each(|(k, ((inp, au), p))| {
+                let mut cs = WitnessPart::new(&prefix.inputs, &prefix.aux, inp, au);
+                porep_witness::stacked_witness(&mut cs, &commitments, std::slice::from_ref(p))
+                    .map_err(synth_err)?;
+                cs.finish()
+                    .map_err(|what| cuzk_core::Error::InvalidCircuit {
+                        index: 0,
+                        what: format!("PoRep challenge {k}'s witness: {what}"),
+                    })
+            })?;
+        Ok(Witness {
+            inputs: out_inputs,
+            aux: out_aux,
+        })
     }
+}
+
+/// `s` as `n` consecutive slices of `len` (`s` holds exactly that).
+fn split_parts(mut s: &mut [Scalar], n: usize, len: usize) -> Vec<&mut [Scalar]> {
+    let mut parts = Vec::with_capacity(n);
+    for _ in 0..n {
+        let (part, rest) = std::mem::take(&mut s).split_at_mut(len);
+        parts.push(part);
+        s = rest;
+    }
+    parts
 }

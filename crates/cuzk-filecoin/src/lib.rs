@@ -18,6 +18,8 @@
 //! - [`paramcache`]: the `FIL_PROOFS_PARAMETER_CACHE` directory.
 //! - [`prover`]: [`FilecoinProver`], proof requests and outputs.
 //! - [`porep`], [`post`], [`snap`]: the circuits of each proof.
+//! - `porep_witness`: PoRep's witness without the SHA-256 gadget's linear
+//!   combinations (the compiled path's).
 //! - [`partitions`]: per-partition synthesis, for the daemon.
 //! - [`daemon`]: the daemon's Filecoin circuit kinds and their priorities.
 //! - [`curio`]: Curio's `cuzk.v1.ProvingEngine` gRPC service on the daemon.
@@ -34,6 +36,7 @@ pub mod error;
 pub mod paramcache;
 pub mod partitions;
 pub mod porep;
+mod porep_witness;
 pub mod post;
 pub mod prover;
 pub mod snap;

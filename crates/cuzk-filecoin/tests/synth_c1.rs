@@ -184,6 +184,50 @@ fn tampered_synthetic_c1_is_refused() {
 
 /// At 2 KiB: the counts of a real C1 (partitions, challenges, columns,
 /// layers, parents, path lengths), from the real types' constants.
+/// The compiled path's PoRep witness (challenges in parallel, the labels'
+/// SHA-256 generated natively: crates/cuzk-filecoin/src/porep_witness)
+/// gives exactly full synthesis's assignment: at 2 KiB every partition, at
+/// 8 MiB the first (another seed, so other values and paths), a/b/c,
+/// inputs, aux and densities element by element.
+#[test]
+fn compiled_porep_witness_equals_full_synthesis() {
+    use cuzk_filecoin::partitions::{partition_count, synthesize_partitions};
+    for (rp, seed, partitions) in [(P2K, 11, usize::MAX), (P8M, 12, 1)] {
+        let s = synth(rp, seed);
+        let req = ProofRequest::PoRepC2(Box::new(s.output));
+        let n = partition_count(&req).unwrap().min(partitions);
+        for k in 0..n {
+            let t = Instant::now();
+            let full = synthesize_partitions(&[(&req, k)], SynthesisMode::Full).unwrap();
+            let tf = t.elapsed();
+            let t = Instant::now();
+            let comp = synthesize_partitions(&[(&req, k)], SynthesisMode::Compiled).unwrap();
+            let tc = t.elapsed();
+            let (f, c) = (&full[0], &comp[0]);
+            let what = format!("{rp:?} partition {k}");
+            assert_eq!(f.input_assignment, c.input_assignment, "{what}: inputs");
+            assert_eq!(
+                f.aux_assignment.len(),
+                c.aux_assignment.len(),
+                "{what}: aux"
+            );
+            if let Some(i) =
+                (0..f.aux_assignment.len()).find(|&i| f.aux_assignment[i] != c.aux_assignment[i])
+            {
+                panic!("{what}: aux {i} differs");
+            }
+            assert!(
+                f.a == c.a && f.b == c.b && f.c == c.c,
+                "{what}: a/b/c differ"
+            );
+            assert_eq!(f.a_aux_density, c.a_aux_density, "{what}: A density");
+            assert_eq!(f.b_input_density, c.b_input_density, "{what}: B inputs");
+            assert_eq!(f.b_aux_density, c.b_aux_density, "{what}: B density");
+            eprintln!("{what}: full {tf:.2?}, compiled {tc:.2?} (compile included first)");
+        }
+    }
+}
+
 #[test]
 fn synthetic_c1_has_the_structure_of_a_real_one() {
     use storage_proofs_core::drgraph::BASE_DEGREE;

@@ -27,7 +27,9 @@
 //! So one set of parameters serves every seed of a size, as one Filecoin
 //! parameter file serves every partition.
 
-use bellpepper_core::{Circuit, ConstraintSystem, LinearCombination, SynthesisError, Variable};
+use bellpepper_core::{
+    Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
+};
 use blstrs::Scalar;
 use ff::Field;
 use rand::{Rng, SeedableRng};
@@ -121,6 +123,62 @@ enum Kind {
     Square,
 }
 
+/// Variables kept for later rows. Rows pick operands at random from pools
+/// that span the whole circuit (no real circuit does: a SHA-256 round
+/// reads the words of the last few), so the pools' size decides whether
+/// the witness runs from cache or from memory. Synthesis that records
+/// constraints keeps each variable with its value (48 bytes); witness-only
+/// synthesis (`is_witness_generator`: `enforce` records nothing and calls
+/// no closure) keeps only values, a bit in a byte: at 2^24 the pools are
+/// ~30 MB instead of ~1 GB, and the witness, the shape and every random
+/// draw are unchanged.
+enum Pool {
+    Vars(Vec<Var>),
+    Bits(Vec<bool>),
+    Fields(Vec<Scalar>),
+}
+
+/// The variable a witness-only pool hands out: never read, since the
+/// constraints that name it are never formed.
+const UNRECORDED: Variable = Variable(Index::Aux(0));
+
+impl Pool {
+    fn new(witness_only: bool, bits: bool) -> Self {
+        match (witness_only, bits) {
+            (false, _) => Pool::Vars(Vec::new()),
+            (true, true) => Pool::Bits(Vec::new()),
+            (true, false) => Pool::Fields(Vec::new()),
+        }
+    }
+    fn len(&self) -> usize {
+        match self {
+            Pool::Vars(v) => v.len(),
+            Pool::Bits(v) => v.len(),
+            Pool::Fields(v) => v.len(),
+        }
+    }
+    fn get(&self, i: usize) -> Var {
+        match self {
+            Pool::Vars(v) => v[i],
+            Pool::Bits(v) => Var {
+                v: UNRECORDED,
+                val: bit_value(v[i]),
+            },
+            Pool::Fields(v) => Var {
+                v: UNRECORDED,
+                val: v[i],
+            },
+        }
+    }
+    fn push(&mut self, x: Var) {
+        match self {
+            Pool::Vars(v) => v.push(x),
+            Pool::Bits(v) => v.push(x.val == Scalar::ONE),
+            Pool::Fields(v) => v.push(x.val),
+        }
+    }
+}
+
 struct Builder {
     /// Shape decisions: row kinds, operands, coefficients.
     rng: ChaCha8Rng,
@@ -130,16 +188,16 @@ struct Builder {
     fresh_bits: VecDeque<Var>,
     fresh_fields: VecDeque<Var>,
     /// Variables that occur in B.
-    b_bits: Vec<Var>,
-    b_fields: Vec<Var>,
+    b_bits: Pool,
+    b_fields: Pool,
     /// Every bit and field value, for when the queues run dry.
-    all_bits: Vec<Var>,
-    all_fields: Vec<Var>,
+    all_bits: Pool,
+    all_fields: Pool,
 }
 
 impl Builder {
-    fn pick(rng: &mut ChaCha8Rng, pool: &[Var]) -> Var {
-        pool[rng.gen_range(0..pool.len())]
+    fn pick(rng: &mut ChaCha8Rng, pool: &Pool) -> Var {
+        pool.get(rng.gen_range(0..pool.len()))
     }
     fn a_bit(&mut self) -> Var {
         match self.fresh_bits.pop_front() {
@@ -193,15 +251,16 @@ impl Circuit<Scalar> for PorepLikeCircuit {
         }
         let rows = self.num_circuit_constraints();
         let inputs = self.public_inputs();
+        let witness_only = cs.is_witness_generator();
         let mut b = Builder {
             rng: self.rng(SHAPE_STREAM),
             wrng: self.rng(WITNESS_STREAM),
             fresh_bits: VecDeque::new(),
             fresh_fields: VecDeque::new(),
-            b_bits: Vec::new(),
-            b_fields: Vec::new(),
-            all_bits: Vec::new(),
-            all_fields: Vec::new(),
+            b_bits: Pool::new(witness_only, true),
+            b_fields: Pool::new(witness_only, false),
+            all_bits: Pool::new(witness_only, true),
+            all_fields: Pool::new(witness_only, false),
         };
         let mut done = 0usize;
 
