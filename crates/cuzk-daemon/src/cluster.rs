@@ -662,6 +662,17 @@ impl NodeInner {
     /// from the database, or read from the path a `Reference` names) and
     /// decoded by the kind once for all the partitions of the job claimed
     /// here, however many are claimed at once.
+    /// Free VRAM over this daemon's devices now, as the heartbeat reports
+    /// it and a claim weighs it (0 on the CPU backend).
+    fn free_vram(&self) -> u64 {
+        self.engine
+            .status()
+            .devices
+            .iter()
+            .map(|d| d.vram_free_bytes)
+            .sum()
+    }
+
     async fn input(&self, lease: &Lease) -> Result<Decoded, InputError> {
         let cell = {
             let mut cache = lock(&self.inputs);
@@ -754,6 +765,7 @@ async fn feeder(node: Arc<NodeInner>) {
             kinds: kinds.clone(),
             resident: node.resident_kinds(),
             max: permits.len() as u32,
+            free_vram_bytes: node.free_vram(),
         };
         let claimed = if lost || Instant::now() < reap_after {
             node.work.claim_pending(&req).await
@@ -1043,7 +1055,7 @@ async fn heartbeat(node: Arc<NodeInner>) {
         let report = NodeReport {
             kinds_supported: st.kinds.clone(),
             kinds_resident: node.resident_kinds(),
-            free_vram_bytes: st.devices.iter().map(|d| d.vram_free_bytes).sum(),
+            free_vram_bytes: node.free_vram(),
             queue_len: node.leased.load(Ordering::SeqCst) as u32,
             capacity: u32::try_from(node.max_claimed).unwrap_or(u32::MAX),
             partitions_proved: node.proved.load(Ordering::Relaxed),
