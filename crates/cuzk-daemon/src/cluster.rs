@@ -22,9 +22,14 @@
 //!   The partition's proof, public inputs and timings (or its error) are
 //!   stored under the lease's fencing token; the queue assembles the job
 //!   when its last partition arrives.
+//!   A job's input is fetched and decoded once per daemon, shared by the
+//!   partitions of it claimed here (a per-job cell in a small cache).
 //! - **Heartbeat**: kinds supported and resident, free VRAM, partitions
-//!   claimed and proved, its address and interval, every
-//!   `heartbeat_interval_s`.
+//!   claimed and proved, capacity (`max_claimed`), its address and
+//!   interval, every `heartbeat_interval_s`.
+//! - **Metrics**: this daemon's claims, results, leases, held reports and
+//!   the database's reachability ([`ClusterNode::metrics`]), appended to
+//!   its `/metrics` and `GetMetrics`.
 //! - **Retention**: every daemon deletes jobs finished more than
 //!   `retain_finished_s` ago, and forgets nodes silent that long, every
 //!   quarter of it (at most 10 minutes); concurrent sweeps split the rows.
