@@ -126,6 +126,7 @@ async fn run(url: &str, jobs: usize, partitions: u32, nodes: usize) -> serde_lik
                     kinds: vec!["porep-32g".into()],
                     resident: vec!["porep-32g".into()],
                     max: 1,
+                    free_vram_bytes: 0,
                 };
                 let mut local = Lat::default();
                 while done.load(Ordering::Relaxed) < total {
@@ -172,7 +173,12 @@ async fn run(url: &str, jobs: usize, partitions: u32, nodes: usize) -> serde_lik
     let c = admin(&db_url, "VACUUM ANALYZE").await;
     let size = |t: &str| format!("SELECT pg_total_relation_size('{t}')::bigint");
     let mut bytes = 0i64;
-    for t in ["cuzk_jobs", "cuzk_requests", "cuzk_partitions", "cuzk_partition_failures"] {
+    for t in [
+        "cuzk_jobs",
+        "cuzk_requests",
+        "cuzk_partitions",
+        "cuzk_partition_failures",
+    ] {
         bytes += c.query_one(&size(t), &[]).await.unwrap().get::<_, i64>(0);
     }
     let wal = wal_lsn(url).await - wal0;

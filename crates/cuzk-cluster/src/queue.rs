@@ -161,6 +161,12 @@ pub struct ClaimRequest {
     pub resident: Vec<String>,
     /// Partitions to claim at most (a batch).
     pub max: u32,
+    /// This node's free VRAM now (its heartbeat's figure): a partition of
+    /// a kind not resident here, which no alive holder with room takes, is
+    /// left for its first `placement_grace` to another alive node with
+    /// room that proves the kind and has more free VRAM, so parameters are
+    /// loaded where they fit best. 0 everywhere (CPU nodes): no effect.
+    pub free_vram_bytes: u64,
 }
 
 /// One claimed partition. `claim` is the fencing token: every report about
@@ -556,7 +562,9 @@ impl ClusterClient {
     /// has waited `placement_max_wait`), then oldest. A partition of a kind
     /// not resident here but resident on another node that is alive and
     /// has room (fewer leases than its heartbeat's capacity) is left to
-    /// that node for its first `placement_grace`. Residency reorders
+    /// that node for its first `placement_grace`; failing such a holder,
+    /// to another alive node with room that proves the kind and has more
+    /// free VRAM than this one (`ClaimRequest::free_vram_bytes`). Residency reorders
     /// only within the oldest `PLACEMENT_WINDOW` pending partitions (of
     /// the kinds asked for), which keeps a claim's cost flat in the backlog.
     pub async fn claim(&self, req: &ClaimRequest) -> Result<Vec<Lease>, ClusterError> {
@@ -581,6 +589,7 @@ impl ClusterClient {
         let missed = f64::from(crate::nodes::MISSED_HEARTBEATS);
         let max = i64::from(req.max);
         let window = (4 * max).max(PLACEMENT_WINDOW);
+        let free_vram = i64::try_from(req.free_vram_bytes).unwrap_or(i64::MAX);
         let lease_ttl = self.config().lease_ttl;
         db_op!(self, "claim", |c| {
             let tx = c.transaction().await?;
@@ -595,7 +604,10 @@ impl ClusterClient {
                     // Its leases are counted from the partitions, not its
                     // last report: a holder that just filled up holds
                     // nothing back. `busy` reads the leased rows' partial
-                    // index once (nodes x max_claimed rows).
+                    // index once (nodes x max_claimed rows). `roomier`:
+                    // kinds another alive node with room proves that has
+                    // more free VRAM than this one ($10): failing a hot
+                    // holder, it gets the first chance to load them.
                     "WITH win AS ( \
                        SELECT job_id, idx FROM cuzk_partitions \
                        WHERE state = 'pending' AND kind = ANY($2) \
@@ -604,20 +616,27 @@ impl ClusterClient {
                      busy AS ( \
                        SELECT lease_node, count(*) AS leases FROM cuzk_partitions \
                        WHERE state = 'leased' AND $8::float8 > 0 GROUP BY lease_node), \
-                     hot AS ( \
-                       SELECT DISTINCT unnest(n.kinds_resident) AS kind FROM cuzk_nodes n \
-                       LEFT JOIN busy b ON b.lease_node = n.node_id \
+                     alive AS ( \
+                       SELECT n.node_id, n.kinds_supported, n.kinds_resident, \
+                         n.free_vram_bytes, \
+                         (n.capacity = 0 OR coalesce(b.leases, 0) < n.capacity) AS room \
+                       FROM cuzk_nodes n LEFT JOIN busy b ON b.lease_node = n.node_id \
                        WHERE n.node_id <> $1 AND $8::float8 > 0 \
                          AND n.last_seen > now() - $9::float8 \
-                           * greatest(n.heartbeat_ms, 1000) * interval '1 millisecond' \
-                         AND (n.capacity = 0 OR coalesce(b.leases, 0) < n.capacity)), \
+                           * greatest(n.heartbeat_ms, 1000) * interval '1 millisecond'), \
+                     hot AS ( \
+                       SELECT DISTINCT unnest(kinds_resident) AS kind FROM alive WHERE room), \
+                     roomier AS ( \
+                       SELECT DISTINCT unnest(kinds_supported) AS kind FROM alive \
+                       WHERE room AND free_vram_bytes > $10), \
                      picked AS ( \
                        SELECT c.job_id, c.idx FROM cuzk_partitions c \
                        JOIN win ON c.job_id = win.job_id AND c.idx = win.idx \
                        WHERE c.state = 'pending' \
                          AND (c.kind = ANY($3) \
                            OR c.created_at < now() - $8::float8 * interval '1 second' \
-                           OR c.kind NOT IN (SELECT kind FROM hot)) \
+                           OR (c.kind NOT IN (SELECT kind FROM hot) \
+                             AND c.kind NOT IN (SELECT kind FROM roomier))) \
                        ORDER BY c.priority DESC, \
                          (c.kind = ANY($3) \
                           OR c.created_at < now() - $4::float8 * interval '1 second') DESC, \
@@ -641,6 +660,7 @@ impl ClusterClient {
                         &window,
                         &grace,
                         &missed,
+                        &free_vram,
                     ],
                 )
                 .await?;

@@ -28,6 +28,7 @@ fn claim_req(kinds: &[&str], resident: &[&str], max: u32) -> ClaimRequest {
         kinds: kinds.iter().map(|s| s.to_string()).collect(),
         resident: resident.iter().map(|s| s.to_string()).collect(),
         max,
+        free_vram_bytes: 0,
     }
 }
 
@@ -1349,4 +1350,65 @@ async fn a_large_input_is_stored_once_and_its_request_id_compared_by_digest() {
         )
         .await
         .is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn young_partitions_no_holder_takes_wait_for_a_node_with_more_free_vram() {
+    let db = TestDb::new().await;
+    let grace = |name: &str| {
+        let mut cfg = db.config(name);
+        cfg.placement_grace = Duration::from_secs(300);
+        ClusterClient::new(cfg).unwrap()
+    };
+    let (big, small) = (grace("big"), grace("small"));
+    small.migrate().await.unwrap();
+    let report = |kinds: &[&str], vram: u64, capacity: u32| NodeReport {
+        kinds_supported: kinds.iter().map(|k| k.to_string()).collect(),
+        free_vram_bytes: vram,
+        capacity,
+        heartbeat_interval: Duration::from_secs(10),
+        ..NodeReport::default()
+    };
+    let req = |vram: u64, max: u32| ClaimRequest {
+        free_vram_bytes: vram,
+        ..claim_req(&["k"], &[], max)
+    };
+    let parts = |l: &[Lease]| {
+        l.iter()
+            .map(|l| (l.job_id, l.partition))
+            .collect::<Vec<_>>()
+    };
+    big.heartbeat(&report(&["k"], 80 << 30, 1)).await.unwrap();
+    let j1 = small
+        .submit(&job("k", Priority::Normal, 2, Some("j1")))
+        .await
+        .unwrap()
+        .job_id;
+    // Resident nowhere; an alive node with room and more free VRAM proves
+    // it: left to that node.
+    assert!(small.claim(&req(24 << 30, 2)).await.unwrap().is_empty());
+    // That node, from its side, sees none roomier and takes one: full
+    // (capacity 1), it holds the other back no longer.
+    assert_eq!(
+        parts(&big.claim(&req(80 << 30, 1)).await.unwrap()),
+        [(j1, 0)]
+    );
+    assert_eq!(
+        parts(&small.claim(&req(24 << 30, 2)).await.unwrap()),
+        [(j1, 1)]
+    );
+    // A roomier node that does not prove the kind, or one with as much
+    // free VRAM (CPU nodes: 0 each), holds nothing back.
+    for (kinds, vram) in [(&["other"][..], 80 << 30), (&["k"][..], 24 << 30)] {
+        big.heartbeat(&report(kinds, vram, 4)).await.unwrap();
+        let j = small
+            .submit(&job("k", Priority::Normal, 1, None))
+            .await
+            .unwrap()
+            .job_id;
+        assert_eq!(
+            parts(&small.claim(&req(24 << 30, 2)).await.unwrap()),
+            [(j, 0)]
+        );
+    }
 }

@@ -22,9 +22,14 @@
 //!   The partition's proof, public inputs and timings (or its error) are
 //!   stored under the lease's fencing token; the queue assembles the job
 //!   when its last partition arrives.
+//!   A job's input is fetched and decoded once per daemon, shared by the
+//!   partitions of it claimed here (a per-job cell in a small cache).
 //! - **Heartbeat**: kinds supported and resident, free VRAM, partitions
-//!   claimed and proved, its address and interval, every
-//!   `heartbeat_interval_s`.
+//!   claimed and proved, capacity (`max_claimed`), its address and
+//!   interval, every `heartbeat_interval_s`.
+//! - **Metrics**: this daemon's claims, results, leases, held reports and
+//!   the database's reachability ([`ClusterNode::metrics`]), appended to
+//!   its `/metrics` and `GetMetrics`.
 //! - **Retention**: every daemon deletes jobs finished more than
 //!   `retain_finished_s` ago, and forgets nodes silent that long, every
 //!   quarter of it (at most 10 minutes); concurrent sweeps split the rows.
@@ -662,6 +667,17 @@ impl NodeInner {
     /// from the database, or read from the path a `Reference` names) and
     /// decoded by the kind once for all the partitions of the job claimed
     /// here, however many are claimed at once.
+    /// Free VRAM over this daemon's devices now, as the heartbeat reports
+    /// it and a claim weighs it (0 on the CPU backend).
+    fn free_vram(&self) -> u64 {
+        self.engine
+            .status()
+            .devices
+            .iter()
+            .map(|d| d.vram_free_bytes)
+            .sum()
+    }
+
     async fn input(&self, lease: &Lease) -> Result<Decoded, InputError> {
         let cell = {
             let mut cache = lock(&self.inputs);
@@ -754,6 +770,7 @@ async fn feeder(node: Arc<NodeInner>) {
             kinds: kinds.clone(),
             resident: node.resident_kinds(),
             max: permits.len() as u32,
+            free_vram_bytes: node.free_vram(),
         };
         let claimed = if lost || Instant::now() < reap_after {
             node.work.claim_pending(&req).await
@@ -1043,7 +1060,7 @@ async fn heartbeat(node: Arc<NodeInner>) {
         let report = NodeReport {
             kinds_supported: st.kinds.clone(),
             kinds_resident: node.resident_kinds(),
-            free_vram_bytes: st.devices.iter().map(|d| d.vram_free_bytes).sum(),
+            free_vram_bytes: node.free_vram(),
             queue_len: node.leased.load(Ordering::SeqCst) as u32,
             capacity: u32::try_from(node.max_claimed).unwrap_or(u32::MAX),
             partitions_proved: node.proved.load(Ordering::Relaxed),
