@@ -143,7 +143,7 @@ fn unix_ms() -> u64 {
 pub struct History {
     engine: Engine,
     interval: Duration,
-    ring: Arc<Mutex<Recorded>>,
+    recorded: Arc<Mutex<Recorded>>,
 }
 
 struct Recorded {
@@ -157,7 +157,7 @@ impl History {
         History {
             engine,
             interval,
-            ring: Arc::new(Mutex::new(Recorded {
+            recorded: Arc::new(Mutex::new(Recorded {
                 ring: Ring::new(capacity(interval)),
                 last_at: None,
             })),
@@ -165,7 +165,7 @@ impl History {
     }
 
     fn recorded(&self) -> std::sync::MutexGuard<'_, Recorded> {
-        self.ring.lock().unwrap_or_else(|e| e.into_inner())
+        self.recorded.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// A sample now, its busy fractions since the last one kept (at
