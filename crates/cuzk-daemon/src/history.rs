@@ -87,6 +87,9 @@ impl Sample {
 pub struct Ring {
     cap: usize,
     samples: VecDeque<Sample>,
+    /// Samples dropped to make room (once non-zero, the first sample kept
+    /// is no longer the first taken).
+    dropped: u64,
 }
 
 impl Ring {
@@ -95,11 +98,13 @@ impl Ring {
         Ring {
             cap,
             samples: VecDeque::with_capacity(cap),
+            dropped: 0,
         }
     }
     pub fn push(&mut self, s: Sample) {
         while self.samples.len() >= self.cap {
             self.samples.pop_front();
+            self.dropped += 1;
         }
         self.samples.push_back(s);
     }
@@ -114,6 +119,9 @@ impl Ring {
     }
     pub fn iter(&self) -> impl Iterator<Item = &Sample> {
         self.samples.iter()
+    }
+    pub fn dropped(&self) -> u64 {
+        self.dropped
     }
 }
 
@@ -135,7 +143,7 @@ fn unix_ms() -> u64 {
 pub struct History {
     engine: Engine,
     interval: Duration,
-    ring: Arc<Mutex<Recorded>>,
+    recorded: Arc<Mutex<Recorded>>,
 }
 
 struct Recorded {
@@ -149,7 +157,7 @@ impl History {
         History {
             engine,
             interval,
-            ring: Arc::new(Mutex::new(Recorded {
+            recorded: Arc::new(Mutex::new(Recorded {
                 ring: Ring::new(capacity(interval)),
                 last_at: None,
             })),
@@ -157,7 +165,7 @@ impl History {
     }
 
     fn recorded(&self) -> std::sync::MutexGuard<'_, Recorded> {
-        self.ring.lock().unwrap_or_else(|e| e.into_inner())
+        self.recorded.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// A sample now, its busy fractions since the last one kept (at
@@ -192,11 +200,14 @@ impl History {
         }
     }
 
-    /// The history as the page reads it: the ring's samples and one taken
-    /// now (so that the last point is current), column by column; what the
-    /// series are (workers, GPUs, tiers, priorities); the engine's status
-    /// now as `/status` shows it; and the newest jobs with their phases.
-    pub fn json(&self) -> Value {
+    /// The history as the page reads it: the ring's samples (those taken
+    /// after `since`, ms since the Unix epoch, when given: a page that has
+    /// the rest asks only for those) and one taken now (so that the last
+    /// point is current), column by column; the ring's oldest sample's time
+    /// and whether older ones were dropped; what the series are (workers,
+    /// GPUs, tiers, priorities); the engine's status now as `/status` shows
+    /// it; and the newest jobs with their phases.
+    pub fn json(&self, since: Option<u64>) -> Value {
         let status = self.engine.status();
         let live = self.sample(&status, Instant::now());
         let jobs: Vec<Value> = self
@@ -207,7 +218,11 @@ impl History {
             .collect();
         let recorded = self.recorded();
         let ring = &recorded.ring;
-        let samples: Vec<&Sample> = ring.iter().chain(std::iter::once(&live)).collect();
+        let samples: Vec<&Sample> = ring
+            .iter()
+            .filter(|s| since.is_none_or(|t| s.t_unix_ms > t))
+            .chain(std::iter::once(&live))
+            .collect();
         let col = |f: &dyn Fn(&Sample) -> Value| -> Value {
             Value::Array(samples.iter().map(|s| f(s)).collect())
         };
@@ -245,6 +260,8 @@ impl History {
             "interval_ms": self.interval.as_millis() as u64,
             "window_s": WINDOW.as_secs(),
             "capacity": ring.capacity(),
+            "first_t_unix_ms": ring.iter().next().map(|s| s.t_unix_ms),
+            "ring_dropped": ring.dropped(),
             "priorities": Priority::ALL.map(|p| p.name()),
             "workers": workers,
             "devices": devices,
@@ -334,5 +351,6 @@ mod tests {
         assert_eq!(r.len(), 3);
         let ts: Vec<u64> = r.iter().map(|s| s.t_unix_ms).collect();
         assert_eq!(ts, [2, 3, 4], "oldest dropped first");
+        assert_eq!(r.dropped(), 2);
     }
 }

@@ -67,11 +67,27 @@ async fn page() -> Response {
         .into_response()
 }
 
-async fn history_json(State(s): State<AppState>, h: HeaderMap) -> Response {
+/// `/status/history[?since=T]`: T in ms since the Unix epoch, the time of
+/// the last sample the page has.
+async fn history_json(State(s): State<AppState>, h: HeaderMap, uri: axum::http::Uri) -> Response {
     if let Some(r) = denied(&s, &h) {
         return r;
     }
-    axum::Json(s.history.json()).into_response()
+    let since = uri
+        .query()
+        .and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("since=")));
+    let since = match since.map(str::parse::<u64>) {
+        None => None,
+        Some(Ok(t)) => Some(t),
+        Some(Err(_)) => {
+            return (
+                StatusCode::BAD_REQUEST,
+                "since must be a time in ms since the Unix epoch\n",
+            )
+                .into_response()
+        }
+    };
+    axum::Json(s.history.json(since)).into_response()
 }
 
 fn denied(s: &AppState, h: &HeaderMap) -> Option<Response> {

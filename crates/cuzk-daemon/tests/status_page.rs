@@ -225,6 +225,10 @@ fn check_page(dom: &str, st: &serde_json::Value, jobs: usize) {
     assert_eq!(num(dom, "queue", "data-series"), 4.0);
     let samples = num(dom, "page", "data-samples");
     assert!(samples >= 3.0, "{samples} samples");
+    // It polled again and again, the later polls asking only for the new
+    // samples (?since=), and kept them in order, none twice.
+    assert!(num(dom, "page", "data-polls") >= 2.0);
+    assert_eq!(attr(dom, "page", "data-ordered"), "1");
     assert_eq!(num(dom, "queue", "data-points"), samples);
     assert_eq!(num(dom, "busy", "data-points"), samples);
     // The tiers held in memory and synthesis's reservation.
@@ -298,11 +302,37 @@ async fn the_status_page_plots_the_daemons_last_hour_on_the_cpu() {
     assert_eq!(h["jobs"].as_array().unwrap().len(), jobs.len());
     assert_eq!(h["jobs"][0]["id"], 5, "newest first");
     assert_eq!(h["samples"]["completed"][n - 1], 5);
+    assert_eq!(h["ring_dropped"], 0);
+    let t_of = |h: &serde_json::Value, i: usize| h["samples"]["t_unix_ms"][i].as_u64().unwrap();
+    assert_eq!(h["first_t_unix_ms"].as_u64(), Some(t_of(&h, 0)));
+    // ?since= the last sample of the ring: only the later ones, and one
+    // taken at the request.
+    let last_kept = t_of(&h, n - 2);
+    let (code, body) = http_get(
+        http,
+        &format!("/status/history?since={last_kept}"),
+        Some(TOKEN),
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+    let later: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let m = later["samples"]["t_unix_ms"].as_array().unwrap().len();
+    assert!(m >= 1 && m < n, "{m} samples after {last_kept}, {n} in all");
+    assert!((0..m).all(|i| t_of(&later, i) > last_kept));
+    assert_eq!(
+        later["samples"]["worker_busy"][1].as_array().unwrap().len(),
+        m
+    );
+    assert_eq!(later["first_t_unix_ms"], h["first_t_unix_ms"]);
+    let (code, _) = http_get(http, "/status/history?since=soon", Some(TOKEN)).await;
+    assert_eq!(code, 400);
 
     let st = status_json(http).await;
     let url = format!("http://{http}/#token={TOKEN}");
     let dom = dom(url.clone()).await;
     check_page(&dom, &st, jobs.len());
+    // Every sample the ring held before the page opened, and later ones.
+    assert!(num(&dom, "page", "data-samples") >= n as f64);
     assert_eq!(attr(&dom, "vram", "data-gpus"), "0");
     assert!(
         text(&dom, "vram-note").contains("no GPU"),
