@@ -35,7 +35,8 @@
 #           cuzk-<circuit>.r1cs (~10 GB at 32 GiB; COMPILED_IN_MEMORY=1 keeps
 #           it in memory only), every proof through verify_seal ->
 #           $WORK/logs/prove.json
-#   witness witness_bench: the PoRep witness alone (no parameters, no GPU)
+#   witness witness_bench: the PoRep witness alone (no parameters, no GPU;
+#           the compiled system read from, or written to, $PARAMS)
 #           of $GROUP (default 5) partitions at once on every core, then of
 #           one partition on one core (RAYON_NUM_THREADS=1) -> $WORK/logs/
 #           witness-*.json (bench/compiled-synthesis.md, issue 12/13)
@@ -197,10 +198,11 @@ stage_prove() {
 stage_witness() {
     local log="$logs/witness.log"
     : >"$log"
-    measured "$log" "$BIN/witness_bench" --sector-size "$SECTOR_SIZE" \
+    mkdir -p "$PARAMS"
+    measured "$log" "$BIN/witness_bench" --sector-size "$SECTOR_SIZE" --compiled-dir "$PARAMS" \
         --partitions "${GROUP:-5}" --repeat 2 --json "$logs/witness-all.json" || return 1
     RAYON_NUM_THREADS=1 measured "$log" "$BIN/witness_bench" --sector-size "$SECTOR_SIZE" \
-        --partitions 1 --repeat 1 --json "$logs/witness-1core.json" || return 1
+        --compiled-dir "$PARAMS" --partitions 1 --repeat 1 --json "$logs/witness-1core.json" || return 1
     echo "witness: $(grep -h 'us per constraint' "$log" | tr '\n' ' ')"
 }
 
