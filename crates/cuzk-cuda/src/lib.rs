@@ -23,7 +23,7 @@
 //!   `msm_g1_pinned` (points streamed from pinned memory).
 //! - The 0/1 path: `sum_selected_g1` / `sum_selected_g2` over a bit mask,
 //!   [`split_zero_one`] and `msm_g1_split` / `msm_g2_split`.
-//! - The compiled constraint system (src/spmv.rs): `upload_csr` /
+//! - The compiled constraint system (src/device/spmv.rs): `upload_csr` /
 //!   `csr_from_device` make a resident [`DeviceCsr`]; `spmv_device` (into
 //!   any output at a first row, for row blocks) and `abc_device` (a/b/c
 //!   padded to the NTT size) multiply it by a resident z; `select_device`

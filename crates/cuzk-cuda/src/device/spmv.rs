@@ -14,7 +14,15 @@
 //! A child module of `device` so that it shares the device's private
 //! allocation, launch and scan helpers instead of a second copy of them.
 
-use super::*;
+use blstrs::{G1Projective, G2Projective, Scalar};
+use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig};
+use ff::Field;
+
+use super::launch::cfg1d;
+use super::msm::{combine_windows, Ids};
+use super::{CudaDevice, DevicePoints, DeviceScalars, Group_, ScalarForm};
+use crate::error::{CudaError, Result};
+use crate::host::{self, FR_BYTES};
 
 /// Rows with more entries than this go to `spmv_long` (kernels/spmv.cuh's
 /// SPMV_LONG; the two must agree).
@@ -1019,7 +1027,7 @@ mod tests {
     /// The host's thresholds are the kernels' (one fact, two languages).
     #[test]
     fn constants_match_the_kernels() {
-        let cuh = include_str!("../kernels/spmv.cuh");
+        let cuh = include_str!("../../kernels/spmv.cuh");
         assert!(cuh.contains(&format!("#define SPMV_LONG {SPMV_LONG}\n")));
         assert!(cuh.contains(&format!("#define COMPACT_TILE {TILE}\n")));
     }

@@ -1,0 +1,330 @@
+//! The GPU: one CUDA context, one stream and the embedded kernel module,
+//! with the host API the prover builds on (NTT, G1/G2 MSM, the 0/1 path).
+//!
+//! Everything runs in order on one stream; temporaries are stream-ordered
+//! allocations freed when dropped. Kernel arguments are raw device pointers
+//! (u64), so the cudarc event tracking is switched off: with a single stream
+//! it has nothing to order and would cost two event records per launch.
+//!
+//! This file owns the context: opening the device, its streams, the loaded
+//! kernels and the typed errors. The host API is spread over one module per
+//! kernel header of kernels/ (`scan`, `ntt`, `msm`, `zero_one`,
+//! `fixed_base`, `spmv`), with device buffers in `buffers` and the launch
+//! helpers in `launch`; each adds its own `impl CudaDevice` block.
+
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::sys::CUfunction_attribute_enum;
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
+
+use crate::error::{CudaError, DriverFailure, Result};
+use crate::host::{self, ntt_pass_smem, NTT_SMEM_LOG};
+
+mod arith;
+mod buffers;
+mod fixed_base;
+mod launch;
+mod msm;
+mod ntt;
+mod scan;
+// The compiled constraint system's kernels (a/b/c, densities, the 0/1
+// split).
+mod spmv;
+mod zero_one;
+
+pub use buffers::{DevicePoints, DeviceScalars, ScalarForm};
+pub use ntt::{NttPass, MAX_NTT_LOG};
+pub use spmv::{compact_scratch_bytes, DeviceCsr, DeviceDensity, DeviceSplit, SPMV_LONG};
+
+use msm::DEFAULT_G1_INLINE;
+use ntt::{Twiddles, DEFAULT_NTT_PASS};
+
+static FATBIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cuzk.fatbin"));
+
+/// Which group an MSM runs in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Group_ {
+    G1,
+    G2,
+}
+
+impl Group_ {
+    fn affine_bytes(self) -> usize {
+        match self {
+            Group_::G1 => host::G1_AFFINE_BYTES,
+            Group_::G2 => host::G2_AFFINE_BYTES,
+        }
+    }
+    fn xyzz_bytes(self) -> usize {
+        match self {
+            Group_::G1 => host::G1_XYZZ_BYTES,
+            Group_::G2 => host::G2_XYZZ_BYTES,
+        }
+    }
+}
+
+struct Kernels {
+    ntt_powers: CudaFunction,
+    ntt_bitrev: CudaFunction,
+    /// Indexed by [`NttPass::index`].
+    ntt_pass: [CudaFunction; 4],
+    ntt_h_pointwise: CudaFunction,
+    scan_block: CudaFunction,
+    scan_add: CudaFunction,
+    msm_digits: CudaFunction,
+    msm_histogram: CudaFunction,
+    msm_scatter: CudaFunction,
+    msm_chunk_counts: CudaFunction,
+    msm_chunk_owner: CudaFunction,
+    /// G1, G2, then G1 with inlined Fq products ([`CudaDevice::msm_kernel`]).
+    msm_accumulate: [CudaFunction; 3],
+    msm_reduce: [CudaFunction; 3],
+    msm_bucket_reduce: [CudaFunction; 2],
+    sum_selected: [CudaFunction; 3],
+    fixed_base: [CudaFunction; 2],
+    to_affine: [CudaFunction; 2],
+    test_fr_ops: CudaFunction,
+    test_fq_ops: CudaFunction,
+    test_fq2_ops: CudaFunction,
+    test_fr_from_mont: CudaFunction,
+    test_g1_ops: CudaFunction,
+    test_g2_ops: CudaFunction,
+    bench_fq_mul: CudaFunction,
+    bench_fr_mul: CudaFunction,
+}
+
+/// An open GPU with the cuzk kernels loaded.
+pub struct CudaDevice {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    /// Host-to-device copies that overlap the main stream's kernels.
+    copy_stream: Arc<CudaStream>,
+    _module: Arc<CudaModule>,
+    k: Kernels,
+    spmv: spmv::SpmvKernels,
+    label: String,
+    name: String,
+    ordinal: usize,
+    twiddles: Mutex<Option<Twiddles>>,
+    ntt_pass: std::sync::atomic::AtomicU8,
+    /// Whether the G1 accumulation, reduction and 0/1 kernels are the
+    /// builds with inlined Fq products.
+    g1_inline: std::sync::atomic::AtomicBool,
+}
+
+impl CudaDevice {
+    /// Opens GPU `ordinal`. Where libcuda is missing or no GPU is present
+    /// this returns [`CudaError::NoGpu`] without touching the driver further.
+    pub fn open(ordinal: usize) -> Result<Self> {
+        // SAFETY: only probes whether the shared library can be loaded;
+        // cudarc panics on a missing libcuda if any other call comes first.
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return Err(CudaError::NoGpu {
+                reason: "libcuda is not installed on this machine".into(),
+            });
+        }
+        let count = CudaContext::device_count().map_err(|e| CudaError::NoGpu {
+            reason: format!("the CUDA driver reports no usable device: {e}"),
+        })?;
+        if ordinal >= count.max(0) as usize {
+            return Err(CudaError::NoGpu {
+                reason: format!("device {ordinal} requested, {count} present"),
+            });
+        }
+        let label = format!("{ordinal}");
+        let drv = |op: &'static str, e: DriverError| CudaError::Driver {
+            op,
+            kernel: "open",
+            size: 0,
+            device: label.clone(),
+            source: DriverFailure::Driver(e),
+        };
+        let ctx = CudaContext::new(ordinal).map_err(|e| drv("context creation", e))?;
+        // SAFETY: this type uses one stream only and orders all work on it.
+        unsafe { ctx.disable_event_tracking() };
+        let name = ctx.name().map_err(|e| drv("device name", e))?;
+        let label = format!("{ordinal} ({name})");
+        let drv = |op: &'static str, e: DriverError| CudaError::Driver {
+            op,
+            kernel: "open",
+            size: 0,
+            device: label.clone(),
+            source: DriverFailure::Driver(e),
+        };
+        let stream = ctx.new_stream().map_err(|e| drv("stream creation", e))?;
+        let copy_stream = ctx.new_stream().map_err(|e| drv("stream creation", e))?;
+        let module = ctx
+            .load_module(cudarc::nvrtc::Ptx::from_binary(FATBIN.to_vec()))
+            .map_err(|e| drv("loading the embedded fatbin", e))?;
+        let f = |name: &'static str| {
+            module
+                .load_function(name)
+                .map_err(|e| drv("kernel lookup", e))
+        };
+        let k = Kernels {
+            ntt_powers: f("ntt_powers")?,
+            ntt_bitrev: f("ntt_bitrev")?,
+            ntt_pass: [
+                f("ntt_pass_r1")?,
+                f("ntt_pass_r2")?,
+                f("ntt_pass_r3")?,
+                f("ntt_pass_r3x2")?,
+            ],
+            ntt_h_pointwise: f("ntt_h_pointwise")?,
+            scan_block: f("scan_block")?,
+            scan_add: f("scan_add")?,
+            msm_digits: f("msm_digits")?,
+            msm_histogram: f("msm_histogram")?,
+            msm_scatter: f("msm_scatter")?,
+            msm_chunk_counts: f("msm_chunk_counts")?,
+            msm_chunk_owner: f("msm_chunk_owner")?,
+            msm_accumulate: [
+                f("msm_accumulate_g1")?,
+                f("msm_accumulate_g2")?,
+                f("msm_accumulate_g1i")?,
+            ],
+            msm_reduce: [
+                f("msm_reduce_g1")?,
+                f("msm_reduce_g2")?,
+                f("msm_reduce_g1i")?,
+            ],
+            msm_bucket_reduce: [f("msm_bucket_reduce_g1")?, f("msm_bucket_reduce_g2")?],
+            sum_selected: [
+                f("sum_selected_g1")?,
+                f("sum_selected_g2")?,
+                f("sum_selected_g1i")?,
+            ],
+            fixed_base: [f("fixed_base_g1")?, f("fixed_base_g2")?],
+            to_affine: [f("to_affine_g1")?, f("to_affine_g2")?],
+            test_fr_ops: f("test_fr_ops")?,
+            test_fq_ops: f("test_fq_ops")?,
+            test_fq2_ops: f("test_fq2_ops")?,
+            test_fr_from_mont: f("test_fr_from_mont")?,
+            test_g1_ops: f("test_g1_ops")?,
+            test_g2_ops: f("test_g2_ops")?,
+            bench_fq_mul: f("bench_fq_mul")?,
+            bench_fr_mul: f("bench_fr_mul")?,
+        };
+        let spmv = spmv::SpmvKernels::load(&f)?;
+        for f in &k.ntt_pass {
+            f.set_attribute(
+                CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                ntt_pass_smem(NTT_SMEM_LOG) as i32,
+            )
+            .map_err(|e| drv("raising an NTT pass's shared memory limit", e))?;
+        }
+        keep_pool_memory(&ctx)
+            .map_err(|e| drv("setting the memory pool's release threshold", e))?;
+        Ok(CudaDevice {
+            ctx,
+            stream,
+            copy_stream,
+            _module: module,
+            k,
+            spmv,
+            label,
+            name,
+            ordinal,
+            twiddles: Mutex::new(None),
+            ntt_pass: std::sync::atomic::AtomicU8::new(DEFAULT_NTT_PASS as u8),
+            g1_inline: std::sync::atomic::AtomicBool::new(DEFAULT_G1_INLINE),
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    pub fn ordinal(&self) -> usize {
+        self.ordinal
+    }
+    /// (free, total) device memory in bytes.
+    pub fn memory(&self) -> Result<(usize, usize)> {
+        self.ctx
+            .mem_get_info()
+            .map_err(|e| self.err("mem_get_info", "memory", 0, e))
+    }
+
+    pub(super) fn err(
+        &self,
+        op: &'static str,
+        kernel: &'static str,
+        size: usize,
+        e: DriverError,
+    ) -> CudaError {
+        CudaError::Driver {
+            op,
+            kernel,
+            size,
+            device: self.label.clone(),
+            source: DriverFailure::Driver(e),
+        }
+    }
+
+    pub(super) fn bad(&self, kernel: &'static str, size: usize, what: String) -> CudaError {
+        CudaError::BadInput {
+            kernel,
+            what,
+            size,
+            device: self.label.clone(),
+        }
+    }
+
+    /// Waits for all queued work; kernel faults surface here.
+    pub fn synchronize(&self) -> Result<()> {
+        self.stream
+            .synchronize()
+            .map_err(|e| self.err("synchronize", "stream", 0, e))
+    }
+
+    pub(crate) fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+    pub(crate) fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+}
+
+/// Lets the default stream-ordered memory pool keep up to a quarter of the
+/// card's memory after a synchronisation. With the driver's default
+/// threshold (0) every synchronisation handed freed memory back to the
+/// system, so each MSM mapped its multi-GB temporaries afresh.
+fn keep_pool_memory(ctx: &Arc<CudaContext>) -> std::result::Result<(), DriverError> {
+    use cudarc::driver::sys;
+    let total = ctx.total_mem()? as u64;
+    ctx.bind_to_thread()?;
+    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+    // SAFETY: plain driver calls on this context's device; `pool` is an out
+    // parameter and the attribute value a u64, as the driver API specifies
+    // for CU_MEMPOOL_ATTR_RELEASE_THRESHOLD.
+    unsafe {
+        sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()).result()?;
+        let mut threshold: u64 = total / 4;
+        sys::cuMemPoolSetAttribute(
+            pool,
+            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+            (&mut threshold as *mut u64).cast(),
+        )
+        .result()?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// On CI (no libcuda, no GPU) opening must answer NoGpu, not panic; on
+    /// the GPU machine device 0 opens. An absurd ordinal is never a device.
+    #[test]
+    fn open_answers_instead_of_panicking() {
+        match CudaDevice::open(0) {
+            Ok(dev) => assert!(!dev.name().is_empty()),
+            Err(CudaError::NoGpu { reason }) => assert!(!reason.is_empty()),
+            Err(e) => panic!("unexpected error opening GPU 0: {e}"),
+        }
+        assert!(matches!(
+            CudaDevice::open(10_000),
+            Err(CudaError::NoGpu { .. })
+        ));
+    }
+}

@@ -1,0 +1,589 @@
+//! Pippenger MSM over G1 and G2 (kernels/msm.cuh): signed-digit windows,
+//! the counting sort of (window, bucket) entries, chunked XYZZ bucket sums
+//! and the per-window reduction, with the windows combined on the host.
+
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use cudarc::driver::{CudaSlice, CudaStream};
+use group::Group;
+
+use super::launch::cfg1d;
+use super::{CudaDevice, DevicePoints, DeviceScalars, Group_, ScalarForm};
+use crate::error::{CudaError, Result};
+use crate::host::{self, FR_BYTES};
+
+/// Threshold T of the chunked bucket sums: a thread adds at most T points
+/// before its partial sum moves to the next pass. With 32 (runs 1-4) the
+/// merge passes took 57 ms of a 2^26 G1 MSM (2.5e7 buckets averaging 32
+/// points, so most spilled into a second chunk); 64 halves the chunk sums
+/// and still launches 1.3e7 threads in the first pass.
+const CHUNK: u32 = 64;
+
+/// G1 MSM kernels with inlined Fq products: measured faster on the H200
+/// (run 9: 2^26 points in VRAM 695.7 ms against 758.8 ms out of line).
+pub(super) const DEFAULT_G1_INLINE: bool = true;
+
+/// Where an MSM's scalars are: a device address, their count and form.
+#[derive(Clone, Copy)]
+pub(super) struct ScalarsAt {
+    pub(super) ptr: u64,
+    pub(super) len: usize,
+    pub(super) montgomery: bool,
+}
+
+/// An indexed MSM's point ids: on the host (checked, then uploaded), or
+/// already on the device, written by a kernel that bounds them (the GPU
+/// 0/1 split's positions, below its length).
+#[derive(Clone, Copy)]
+pub(super) enum Ids<'a> {
+    Host(&'a [u32]),
+    Device { ptr: u64, len: usize },
+}
+
+impl CudaDevice {
+    /// Uses (or not) the G1 MSM kernels with inlined Fq products.
+    pub fn set_g1_inline(&self, inline: bool) {
+        self.g1_inline
+            .store(inline, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn g1_inline(&self) -> bool {
+        self.g1_inline.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Index into the accumulation, reduction and 0/1 kernel arrays.
+    pub(super) fn msm_kernel(&self, group: Group_) -> usize {
+        match group {
+            Group_::G1 if self.g1_inline() => 2,
+            Group_::G1 => 0,
+            Group_::G2 => 1,
+        }
+    }
+
+    /// sum s_i P_i over Montgomery scalars; points.len() >= scalars.len().
+    pub fn msm_g1(&self, points: &[G1Affine], scalars: &[Scalar]) -> Result<G1Projective> {
+        let n = scalars.len();
+        if points.len() < n {
+            return Err(self.bad(
+                "msm_g1",
+                n,
+                format!("{} points for {n} scalars", points.len()),
+            ));
+        }
+        let p = self.upload_g1(&points[..n])?;
+        let s = self.upload_scalars(scalars)?;
+        self.msm_g1_device(&p, &s, None)
+    }
+
+    pub fn msm_g2(&self, points: &[G2Affine], scalars: &[Scalar]) -> Result<G2Projective> {
+        let n = scalars.len();
+        if points.len() < n {
+            return Err(self.bad(
+                "msm_g2",
+                n,
+                format!("{} points for {n} scalars", points.len()),
+            ));
+        }
+        let p = self.upload_g2(&points[..n])?;
+        let s = self.upload_scalars(scalars)?;
+        self.msm_g2_device(&p, &s, None)
+    }
+
+    /// MSM over resident points; `ids` (if any) gives, for each scalar, the
+    /// index of its point (the indexed MSM of the split's non-0/1 part).
+    pub fn msm_g1_device(
+        &self,
+        points: &DevicePoints,
+        scalars: &DeviceScalars,
+        ids: Option<&[u32]>,
+    ) -> Result<G1Projective> {
+        let at = self.scalars_at(scalars);
+        let sums = self.msm_windows(Group_::G1, points, at, ids.map(Ids::Host), None, "msm_g1")?;
+        Ok(combine_windows(
+            sums.0.iter().map(|b| host::g1_from_xyzz(b)).collect(),
+            sums.1,
+        ))
+    }
+
+    pub fn msm_g2_device(
+        &self,
+        points: &DevicePoints,
+        scalars: &DeviceScalars,
+        ids: Option<&[u32]>,
+    ) -> Result<G2Projective> {
+        let at = self.scalars_at(scalars);
+        let sums = self.msm_windows(Group_::G2, points, at, ids.map(Ids::Host), None, "msm_g2")?;
+        Ok(combine_windows(
+            sums.0.iter().map(|b| host::g2_from_xyzz(b)).collect(),
+            sums.1,
+        ))
+    }
+
+    pub(super) fn scalars_at(&self, s: &DeviceScalars) -> ScalarsAt {
+        ScalarsAt {
+            ptr: self.p(&s.buf),
+            len: s.len,
+            montgomery: s.form == ScalarForm::Montgomery,
+        }
+    }
+
+    /// G1 MSM over `count` Montgomery-form scalars that already lie on the
+    /// device, starting at element `first` of `scalars` (a buffer another
+    /// stream of this context filled, e.g. H's coefficients straight from
+    /// the NTT), against `points[0..count]`. The caller makes sure the
+    /// buffer's writes have completed (a synchronisation or an event this
+    /// device's stream waited for) and that it outlives the call.
+    pub fn msm_g1_scalars_on_device(
+        &self,
+        points: &DevicePoints,
+        scalars: &CudaSlice<u8>,
+        first: usize,
+        count: usize,
+    ) -> Result<G1Projective> {
+        let kernel = "msm_g1";
+        let end = first
+            .checked_add(count)
+            .and_then(|e| e.checked_mul(FR_BYTES))
+            .filter(|&e| e <= scalars.len());
+        if end.is_none() {
+            return Err(self.bad(
+                kernel,
+                count,
+                format!(
+                    "scalars {first}..{first}+{count} past a buffer of {} bytes",
+                    scalars.len()
+                ),
+            ));
+        }
+        let at = ScalarsAt {
+            ptr: self.p(scalars) + (first * FR_BYTES) as u64,
+            len: count,
+            montgomery: true,
+        };
+        let sums = self.msm_windows(Group_::G1, points, at, None, None, kernel)?;
+        Ok(combine_windows(
+            sums.0.iter().map(|b| host::g1_from_xyzz(b)).collect(),
+            sums.1,
+        ))
+    }
+
+    /// G1 MSM with the points streamed from pinned host memory: the copy
+    /// runs on a second stream while the scalars are decomposed and sorted
+    /// (which needs no points); the bucket accumulation waits for it.
+    pub fn msm_g1_pinned(
+        &self,
+        src: &cudarc::driver::PinnedHostSlice<u8>,
+        n: usize,
+        scalars: &DeviceScalars,
+    ) -> Result<G1Projective> {
+        let kernel = "msm_g1_pinned";
+        let bytes = n * host::G1_AFFINE_BYTES;
+        if src.len() < bytes {
+            return Err(self.bad(kernel, n, format!("pinned buffer of {} bytes", src.len())));
+        }
+        let mut buf: CudaSlice<u8> = self.alloc(kernel, bytes)?;
+        let ev = |st: &CudaStream| {
+            st.record_event(None)
+                .map_err(|e| self.err("event", kernel, n, e))
+        };
+        // The copy stream waits for the allocation (stream-ordered on the
+        // main stream); the main stream later waits for the copy, and frees
+        // the buffer in its own order after the kernels that read it.
+        let allocated = ev(&self.stream)?;
+        self.copy_stream
+            .wait(&allocated)
+            .map_err(|e| self.err("stream wait", kernel, n, e))?;
+        let host = src
+            .as_slice()
+            .map_err(|e| self.err("pinned slice", kernel, n, e))?;
+        self.copy_stream
+            .memcpy_htod(&host[..bytes], &mut buf)
+            .map_err(|e| self.err("copy to device", kernel, n, e))?;
+        let copied = ev(&self.copy_stream)?;
+        let points = DevicePoints {
+            group: Group_::G1,
+            len: n,
+            buf,
+        };
+        let at = self.scalars_at(scalars);
+        let sums = self.msm_windows(Group_::G1, &points, at, None, Some(&copied), kernel)?;
+        Ok(combine_windows(
+            sums.0.iter().map(|b| host::g1_from_xyzz(b)).collect(),
+            sums.1,
+        ))
+    }
+
+    /// Runs the Pippenger kernels; returns each window's sum (XYZZ bytes)
+    /// and the window width. `points_ready` (if any) is waited for before
+    /// the first kernel that reads the points. The most its buffers hold
+    /// at once is stated by [`host::msm_scratch_bytes`], which callers
+    /// budget with: a change to the buffers here changes that function.
+    pub(super) fn msm_windows(
+        &self,
+        group: Group_,
+        points: &DevicePoints,
+        scalars: ScalarsAt,
+        ids: Option<Ids<'_>>,
+        points_ready: Option<&cudarc::driver::CudaEvent>,
+        kernel: &'static str,
+    ) -> Result<(Vec<Vec<u8>>, u32)> {
+        let m = scalars.len;
+        if points.group != group {
+            return Err(self.bad(kernel, m, "points of the other group".into()));
+        }
+        match ids {
+            Some(Ids::Device { len, .. }) => {
+                if len != m {
+                    return Err(self.bad(kernel, m, format!("{len} ids for {m} scalars")));
+                }
+            }
+            Some(Ids::Host(ids)) => {
+                if ids.len() != m {
+                    return Err(self.bad(kernel, m, format!("{} ids for {m} scalars", ids.len())));
+                }
+                if let Some(bad) = ids.iter().find(|&&i| i as usize >= points.len) {
+                    return Err(self.bad(
+                        kernel,
+                        m,
+                        format!("id {bad} past {} points", points.len),
+                    ));
+                }
+            }
+            None => {
+                if points.len < m {
+                    return Err(self.bad(
+                        kernel,
+                        m,
+                        format!("{} points for {m} scalars", points.len),
+                    ));
+                }
+            }
+        }
+        if points.len >= 1 << 31 {
+            return Err(CudaError::Unsupported {
+                kernel,
+                size: points.len,
+                limit: (1 << 31) - 1,
+                device: self.label.clone(),
+            });
+        }
+        if m == 0 {
+            if let Some(ev) = points_ready {
+                self.stream
+                    .wait(ev)
+                    .map_err(|e| self.err("stream wait", kernel, m, e))?;
+            }
+            return Ok((Vec::new(), 1));
+        }
+        let c = host::choose_window(m);
+        let w = host::num_windows(c);
+        if (w as u64) * (m as u64) >= 1 << 32 {
+            return Err(CudaError::Unsupported {
+                kernel,
+                size: m,
+                limit: ((1u64 << 32) / w as u64) as usize,
+                device: self.label.clone(),
+            });
+        }
+        let b = 1usize << (c - 1);
+        let s = w as usize * b;
+        let gi = (group == Group_::G2) as usize;
+        let mont = scalars.montgomery as u32;
+        let ids_buf = match ids {
+            Some(Ids::Host(v)) => Some(self.upload(kernel, v)?),
+            _ => None,
+        };
+        let ids_ptr = match ids {
+            Some(Ids::Device { ptr, .. }) => ptr,
+            _ => ids_buf.as_ref().map_or(0u64, |b| self.p(b)),
+        };
+        let sc = scalars.ptr;
+        let mut prof = PhaseTimer::new();
+        prof.mark(self, "setup")?;
+
+        // 1-2: counting sort of (window, bucket) entries, window by window.
+        let keys: CudaSlice<u32> = self.alloc(kernel, w as usize * m)?;
+        self.launch(
+            &self.k.msm_digits,
+            "msm_digits",
+            m,
+            cfg1d(m, 256),
+            &[&sc, &(m as u32), &mont, &c, &w, &self.p(&keys)],
+        )?;
+        let hist: CudaSlice<u32> = self.zeros(kernel, s)?;
+        for win in 0..w as u64 {
+            let kp = self.p(&keys) + 4 * win * m as u64;
+            let hp = self.p(&hist) + 4 * win * b as u64;
+            self.launch(
+                &self.k.msm_histogram,
+                "msm_histogram",
+                m,
+                cfg1d(m, 256),
+                &[&kp, &(m as u32), &hp],
+            )?;
+        }
+        let off0: CudaSlice<u32> = self.alloc(kernel, s + 1)?;
+        self.scan(&hist, &off0, s)?;
+        let mut cursor: CudaSlice<u32> = self.alloc(kernel, s)?;
+        self.stream
+            .memcpy_dtod(&off0.slice(0..s), &mut cursor)
+            .map_err(|e| self.err("copy", kernel, m, e))?;
+        let total_bound = w as usize * m;
+        let sorted: CudaSlice<u32> = self.alloc(kernel, total_bound)?;
+        for win in 0..w as u64 {
+            let kp = self.p(&keys) + 4 * win * m as u64;
+            let cp = self.p(&cursor) + 4 * win * b as u64;
+            self.launch(
+                &self.k.msm_scatter,
+                "msm_scatter",
+                m,
+                cfg1d(m, 256),
+                &[&kp, &ids_ptr, &(m as u32), &cp, &self.p(&sorted)],
+            )?;
+        }
+        drop((cursor, keys));
+        prof.mark(self, "sort")?;
+
+        // 3: chunked bucket sums, first pass from the affine points.
+        let (cnt1, off1, owner1, max1, bound1) = self.chunk_plan(&hist, s, total_bound, kernel)?;
+        let items1: CudaSlice<u8> = self.alloc(kernel, bound1 * group.xyzz_bytes())?;
+        if let Some(ev) = points_ready {
+            self.stream
+                .wait(ev)
+                .map_err(|e| self.err("stream wait", kernel, m, e))?;
+        }
+        self.launch(
+            &self.k.msm_accumulate[self.msm_kernel(group)],
+            "msm_accumulate",
+            m,
+            cfg1d(bound1, 128),
+            &[
+                &self.p(&points.buf),
+                &self.p(&sorted),
+                &self.p(&hist),
+                &self.p(&off0),
+                &self.p(&off1),
+                &self.p(&owner1),
+                &(s as u32),
+                &CHUNK,
+                &self.p(&items1),
+            ],
+        )?;
+        drop(owner1);
+        drop((sorted, hist, off0));
+        prof.mark(self, "accumulate")?;
+        let (items, cnt, off, _) =
+            self.reduce_segments(group, items1, cnt1, off1, s, max1, bound1, kernel)?;
+        prof.mark(self, "merge chunks")?;
+
+        // 4: per-window bucket reduction by G groups, then sum the groups.
+        // G is chosen for ~2^17 threads in all (the SMs' resident-thread
+        // capacity at this kernel's register use), keeping at least 16
+        // buckets per thread so the final k*T_g multiplication stays small
+        // beside the running sums.
+        let lg_g = {
+            let want = (1usize << 17)
+                .div_ceil(w as usize)
+                .next_power_of_two()
+                .trailing_zeros();
+            want.min(c - 1 - 4.min(c - 1))
+        };
+        let groups = 1usize << lg_g;
+        let parts: CudaSlice<u8> = self.alloc(kernel, w as usize * groups * group.xyzz_bytes())?;
+        self.launch(
+            &self.k.msm_bucket_reduce[gi],
+            "msm_bucket_reduce",
+            m,
+            cfg1d(w as usize * groups, 64),
+            &[
+                &self.p(&items),
+                &self.p(&cnt),
+                &self.p(&off),
+                &w,
+                &(b as u32),
+                &lg_g,
+                &self.p(&parts),
+            ],
+        )?;
+        drop((items, cnt, off));
+        prof.mark(self, "bucket reduce")?;
+        let wcnt = self.upload(kernel, &vec![groups as u32; w as usize])?;
+        let woff_host: Vec<u32> = (0..=w as usize).map(|i| (i * groups) as u32).collect();
+        let woff = self.upload(kernel, &woff_host)?;
+        let (sums, _, soff, _) = self.reduce_segments(
+            group,
+            parts,
+            wcnt,
+            woff,
+            w as usize,
+            groups,
+            w as usize * groups,
+            kernel,
+        )?;
+        // Each window holds exactly one item now, at soff[w] = w.
+        let _ = soff;
+        let bytes = self.download(kernel, &sums, w as usize * group.xyzz_bytes())?;
+        prof.mark(self, "window sums")?;
+        prof.report(&format!("{kernel} n={m} c={c}"));
+        Ok((
+            bytes
+                .chunks_exact(group.xyzz_bytes())
+                .map(|c| c.to_vec())
+                .collect(),
+            c,
+        ))
+    }
+
+    /// Chunks of at most CHUNK items over segments with `count` items:
+    /// (chunks per segment, their offsets, each chunk's segment, the largest
+    /// chunk count, the total chunk bound). Reads the maximum back (one
+    /// synchronisation) so that the caller runs only the passes it needs.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn chunk_plan(
+        &self,
+        count: &CudaSlice<u32>,
+        s: usize,
+        items_bound: usize,
+        kernel: &'static str,
+    ) -> Result<(CudaSlice<u32>, CudaSlice<u32>, CudaSlice<u32>, usize, usize)> {
+        let cnt: CudaSlice<u32> = self.alloc(kernel, s)?;
+        let maxbuf: CudaSlice<u32> = self.zeros(kernel, 1)?;
+        self.launch(
+            &self.k.msm_chunk_counts,
+            "msm_chunk_counts",
+            s,
+            cfg1d(s, 256),
+            &[
+                &self.p(count),
+                &(s as u32),
+                &CHUNK,
+                &self.p(&cnt),
+                &self.p(&maxbuf),
+            ],
+        )?;
+        let off: CudaSlice<u32> = self.alloc(kernel, s + 1)?;
+        self.scan(&cnt, &off, s)?;
+        let bound = items_bound / CHUNK as usize + s;
+        let owner: CudaSlice<u32> = self.alloc(kernel, bound)?;
+        self.launch(
+            &self.k.msm_chunk_owner,
+            "msm_chunk_owner",
+            s,
+            cfg1d(s, 256),
+            &[&self.p(&off), &(s as u32), &self.p(&owner)],
+        )?;
+        let max = self.download(kernel, &maxbuf, 1)?[0] as usize;
+        Ok((cnt, off, owner, max, bound))
+    }
+
+    /// Repeats the chunked reduction until every segment holds at most one
+    /// item. `max_count` is the largest segment's item count, `bound` bounds
+    /// the total.
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    pub(super) fn reduce_segments(
+        &self,
+        group: Group_,
+        mut items: CudaSlice<u8>,
+        mut cnt: CudaSlice<u32>,
+        mut off: CudaSlice<u32>,
+        s: usize,
+        mut max_count: usize,
+        mut bound: usize,
+        kernel: &'static str,
+    ) -> Result<(CudaSlice<u8>, CudaSlice<u32>, CudaSlice<u32>, usize)> {
+        while max_count > 1 {
+            let (cnt2, off2, owner2, max2, bound2) = self.chunk_plan(&cnt, s, bound, kernel)?;
+            let items2: CudaSlice<u8> = self.alloc(kernel, bound2 * group.xyzz_bytes())?;
+            self.launch(
+                &self.k.msm_reduce[self.msm_kernel(group)],
+                "msm_reduce",
+                bound,
+                cfg1d(bound2, 128),
+                &[
+                    &self.p(&items),
+                    &self.p(&cnt),
+                    &self.p(&off),
+                    &self.p(&off2),
+                    &self.p(&owner2),
+                    &(s as u32),
+                    &CHUNK,
+                    &self.p(&items2),
+                ],
+            )?;
+            items = items2;
+            cnt = cnt2;
+            off = off2;
+            bound = bound2;
+            max_count = max2;
+        }
+        Ok((items, cnt, off, bound))
+    }
+}
+
+/// Phase timer of the MSM, on when CUZK_MSM_PROFILE is set: synchronises
+/// after each phase and prints the times to stderr (for tuning only: the
+/// synchronisations cost a little).
+struct PhaseTimer {
+    on: bool,
+    last: std::time::Instant,
+    phases: Vec<(&'static str, f64)>,
+}
+
+impl PhaseTimer {
+    fn new() -> Self {
+        PhaseTimer {
+            on: std::env::var_os("CUZK_MSM_PROFILE").is_some(),
+            last: std::time::Instant::now(),
+            phases: Vec::new(),
+        }
+    }
+    fn mark(&mut self, dev: &CudaDevice, name: &'static str) -> Result<()> {
+        if self.on {
+            dev.synchronize()?;
+            let now = std::time::Instant::now();
+            self.phases
+                .push((name, (now - self.last).as_secs_f64() * 1e3));
+            self.last = now;
+        }
+        Ok(())
+    }
+    fn report(&self, what: &str) {
+        if self.on {
+            let parts: Vec<String> = self
+                .phases
+                .iter()
+                .map(|(n, t)| format!("{n} {t:.2}"))
+                .collect();
+            eprintln!("msm profile {what}: {} ms", parts.join(", "));
+        }
+    }
+}
+
+/// sum_w 2^(c w) S_w by Horner, on the host (W <= 64 windows).
+pub(super) fn combine_windows<G: Group>(sums: Vec<G>, c: u32) -> G {
+    let mut acc = G::identity();
+    for s in sums.into_iter().rev() {
+        for _ in 0..c {
+            acc = acc.double();
+        }
+        acc += s;
+    }
+    acc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_combine_by_horner() {
+        use group::Group;
+        let g = G1Projective::generator();
+        // sums S_0 = g, S_1 = 2g with c = 3: g + 8 * 2g = 17 g.
+        let got = combine_windows(vec![g, g.double()], 3);
+        assert_eq!(got, g * Scalar::from(17u64));
+        assert_eq!(
+            combine_windows::<G1Projective>(vec![], 5),
+            G1Projective::identity()
+        );
+    }
+}
