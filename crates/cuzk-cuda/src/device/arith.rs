@@ -4,10 +4,28 @@
 
 use cudarc::driver::CudaSlice;
 
-use super::launch::cfg1d;
+use super::launch::{cfg1d, typed_kernels, DevPtr};
 use super::{CudaDevice, Group_};
 use crate::error::Result;
 use crate::host::FR_BYTES;
+
+typed_kernels! {
+    /// `test_fr_ops`, `test_fq_ops`, `test_fq2_ops`: six results per pair.
+    FieldOps(a: DevPtr, b: DevPtr, out: DevPtr, n: u32);
+    /// `test_fr_from_mont`: out of Montgomery form.
+    FrFromMont(a: DevPtr, out: DevPtr, n: u32);
+    /// `test_g1_ops`, `test_g2_ops`: four results per pair of points.
+    CurveOps(p: DevPtr, q: DevPtr, ks: DevPtr, out: DevPtr, n: u32);
+    /// `bench_fq_mul`, `bench_fr_mul`: `iters` products per chain.
+    MulThroughput(data: DevPtr, iters: u32, variant: u32);
+}
+
+/// Threads per block of test_*_ops (field) and test_fr_from_mont.
+const FIELD_OPS_BLOCK: u32 = 128;
+/// Threads per block of test_g*_ops.
+const CURVE_OPS_BLOCK: u32 = 64;
+/// Threads per block of bench_*_mul.
+const MUL_THROUGHPUT_BLOCK: u32 = 256;
 
 impl CudaDevice {
     /// Runs test_{fr,fq,fq2}_ops: per element [a*b, a+b, a-b, a^2, -a,
@@ -22,12 +40,15 @@ impl CudaDevice {
         };
         let (da, db) = (self.upload("field_ops", a)?, self.upload("field_ops", b)?);
         let out: CudaSlice<u8> = self.alloc("field_ops", 6 * n * elem)?;
-        self.launch(
-            f,
+        f.launch(
+            self,
             "test_field_ops",
             n,
-            cfg1d(n, 128),
-            &[&self.p(&da), &self.p(&db), &self.p(&out), &(n as u32)],
+            cfg1d(n, FIELD_OPS_BLOCK),
+            self.p(&da),
+            self.p(&db),
+            self.p(&out),
+            n as u32,
         )?;
         self.download("field_ops", &out, 6 * n * elem)
     }
@@ -36,12 +57,14 @@ impl CudaDevice {
         let n = a.len() / FR_BYTES;
         let da = self.upload("fr_from_mont", a)?;
         let out: CudaSlice<u8> = self.alloc("fr_from_mont", a.len())?;
-        self.launch(
-            &self.k.test_fr_from_mont,
+        self.k.test_fr_from_mont.launch(
+            self,
             "test_fr_from_mont",
             n,
-            cfg1d(n, 128),
-            &[&self.p(&da), &self.p(&out), &(n as u32)],
+            cfg1d(n, FIELD_OPS_BLOCK),
+            self.p(&da),
+            self.p(&out),
+            n as u32,
         )?;
         self.download("fr_from_mont", &out, a.len())
     }
@@ -61,18 +84,16 @@ impl CudaDevice {
         } else {
             &self.k.test_g1_ops
         };
-        self.launch(
-            f,
+        f.launch(
+            self,
             "test_curve_ops",
             n,
-            cfg1d(n, 64),
-            &[
-                &self.p(&dp),
-                &self.p(&dq),
-                &self.p(&dk),
-                &self.p(&out),
-                &(n as u32),
-            ],
+            cfg1d(n, CURVE_OPS_BLOCK),
+            self.p(&dp),
+            self.p(&dq),
+            self.p(&dk),
+            self.p(&out),
+            n as u32,
         )?;
         self.download("curve_ops", &out, 4 * n * group.xyzz_bytes())
     }
@@ -108,12 +129,14 @@ impl CudaDevice {
         for rep in 0..4 {
             self.synchronize()?;
             let t = std::time::Instant::now();
-            self.launch(
-                f,
+            f.launch(
+                self,
                 "bench_mul",
                 threads,
-                cfg1d(threads, 256),
-                &[&self.p(&data), &iters, &variant],
+                cfg1d(threads, MUL_THROUGHPUT_BLOCK),
+                self.p(&data),
+                iters,
+                variant,
             )?;
             self.synchronize()?;
             if rep > 0 {

@@ -5,10 +5,24 @@
 use blstrs::{G1Affine, G2Affine, Scalar};
 use cudarc::driver::CudaSlice;
 
-use super::launch::cfg1d;
+use super::launch::{cfg1d, typed_kernels, DevPtr};
 use super::{CudaDevice, Group_};
 use crate::error::Result;
 use crate::host::{self, FR_BYTES};
+
+typed_kernels! {
+    /// `fixed_base_g1`, `_g2`: out[i] = scalars[i]·B in XYZZ, from B's
+    /// window table.
+    FixedBase(table: DevPtr, window: u32, windows: u32, scalars: DevPtr, out: DevPtr, n: u32);
+    /// `to_affine_g1`, `_g2`: XYZZ to affine, `per` points per inversion,
+    /// striding by the whole grid.
+    ToAffine(input: DevPtr, out: DevPtr, n: u32, per: u32);
+}
+
+/// Threads per block of fixed_base_*.
+const FIXED_BASE_BLOCK: u32 = 128;
+/// Threads per block of to_affine_*.
+const TO_AFFINE_BLOCK: u32 = 128;
 
 /// Points per fixed-base launch: 4 Mi points hold 2.2 GiB of G2 scratch
 /// (scalars, XYZZ and affine results), 1.3 GiB of G1.
@@ -165,32 +179,33 @@ impl CudaDevice {
                     &mut dscalars.slice_mut(0..m * FR_BYTES),
                 )
                 .map_err(|e| self.err("copy to device", kernel, m, e))?;
-            self.launch(
-                &self.k.fixed_base[gi],
+            self.k.fixed_base[gi].launch(
+                self,
                 kernel,
                 m,
-                cfg1d(m, 128),
-                &[
-                    &self.p(&dtable),
-                    &window,
-                    &windows,
-                    &self.p(&dscalars),
-                    &self.p(&xyzz),
-                    &(m as u32),
-                ],
+                cfg1d(m, FIXED_BASE_BLOCK),
+                self.p(&dtable),
+                window,
+                windows,
+                self.p(&dscalars),
+                self.p(&xyzz),
+                m as u32,
             )?;
             let threads = m.div_ceil(TO_AFFINE_PER as usize);
-            let cfg = cfg1d(threads, 128);
+            let cfg = cfg1d(threads, TO_AFFINE_BLOCK);
             // The kernel strides by the whole grid: size `per` from it so
             // that every point is covered.
             let grid = cfg.grid_dim.0 as usize * cfg.block_dim.0 as usize;
             let per = m.div_ceil(grid) as u32;
-            self.launch(
-                &self.k.to_affine[gi],
+            self.k.to_affine[gi].launch(
+                self,
                 "to_affine",
                 m,
                 cfg,
-                &[&self.p(&xyzz), &self.p(&affine), &(m as u32), &per],
+                self.p(&xyzz),
+                self.p(&affine),
+                m as u32,
+                per,
             )?;
             self.stream
                 .memcpy_dtoh(&affine.slice(0..m * ab), o)

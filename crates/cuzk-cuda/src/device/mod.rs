@@ -14,11 +14,10 @@
 
 use std::sync::{Arc, Mutex};
 
-use cudarc::driver::sys::CUfunction_attribute_enum;
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
+use cudarc::driver::{CudaContext, CudaModule, CudaStream, DriverError};
 
 use crate::error::{CudaError, DriverFailure, Result};
-use crate::host::{self, ntt_pass_smem, NTT_SMEM_LOG};
+use crate::host;
 
 mod arith;
 mod buffers;
@@ -63,34 +62,36 @@ impl Group_ {
     }
 }
 
+/// The production kernels, each a typed handle (`launch`) declared beside
+/// its host code.
 struct Kernels {
-    ntt_powers: CudaFunction,
-    ntt_bitrev: CudaFunction,
+    ntt_powers: ntt::NttPowers,
+    ntt_bitrev: ntt::NttBitrev,
     /// Indexed by [`NttPass::index`].
-    ntt_pass: [CudaFunction; 4],
-    ntt_h_pointwise: CudaFunction,
-    scan_block: CudaFunction,
-    scan_add: CudaFunction,
-    msm_digits: CudaFunction,
-    msm_histogram: CudaFunction,
-    msm_scatter: CudaFunction,
-    msm_chunk_counts: CudaFunction,
-    msm_chunk_owner: CudaFunction,
+    ntt_pass: [ntt::NttPassKernel; 4],
+    ntt_h_pointwise: ntt::NttHPointwise,
+    scan_block: scan::ScanBlock,
+    scan_add: scan::ScanAdd,
+    msm_digits: msm::MsmDigits,
+    msm_histogram: msm::MsmHistogram,
+    msm_scatter: msm::MsmScatter,
+    msm_chunk_counts: msm::MsmChunkCounts,
+    msm_chunk_owner: msm::MsmChunkOwner,
     /// G1, G2, then G1 with inlined Fq products ([`CudaDevice::msm_kernel`]).
-    msm_accumulate: [CudaFunction; 3],
-    msm_reduce: [CudaFunction; 3],
-    msm_bucket_reduce: [CudaFunction; 2],
-    sum_selected: [CudaFunction; 3],
-    fixed_base: [CudaFunction; 2],
-    to_affine: [CudaFunction; 2],
-    test_fr_ops: CudaFunction,
-    test_fq_ops: CudaFunction,
-    test_fq2_ops: CudaFunction,
-    test_fr_from_mont: CudaFunction,
-    test_g1_ops: CudaFunction,
-    test_g2_ops: CudaFunction,
-    bench_fq_mul: CudaFunction,
-    bench_fr_mul: CudaFunction,
+    msm_accumulate: [msm::MsmAccumulate; 3],
+    msm_reduce: [msm::MsmReduce; 3],
+    msm_bucket_reduce: [msm::MsmBucketReduce; 2],
+    sum_selected: [zero_one::SumSelected; 3],
+    fixed_base: [fixed_base::FixedBase; 2],
+    to_affine: [fixed_base::ToAffine; 2],
+    test_fr_ops: arith::FieldOps,
+    test_fq_ops: arith::FieldOps,
+    test_fq2_ops: arith::FieldOps,
+    test_fr_from_mont: arith::FrFromMont,
+    test_g1_ops: arith::CurveOps,
+    test_g2_ops: arith::CurveOps,
+    bench_fq_mul: arith::MulThroughput,
+    bench_fr_mul: arith::MulThroughput,
 }
 
 /// An open GPU with the cuzk kernels loaded.
@@ -162,56 +163,57 @@ impl CudaDevice {
                 .map_err(|e| drv("kernel lookup", e))
         };
         let k = Kernels {
-            ntt_powers: f("ntt_powers")?,
-            ntt_bitrev: f("ntt_bitrev")?,
-            ntt_pass: [
-                f("ntt_pass_r1")?,
-                f("ntt_pass_r2")?,
-                f("ntt_pass_r3")?,
-                f("ntt_pass_r3x2")?,
-            ],
-            ntt_h_pointwise: f("ntt_h_pointwise")?,
-            scan_block: f("scan_block")?,
-            scan_add: f("scan_add")?,
-            msm_digits: f("msm_digits")?,
-            msm_histogram: f("msm_histogram")?,
-            msm_scatter: f("msm_scatter")?,
-            msm_chunk_counts: f("msm_chunk_counts")?,
-            msm_chunk_owner: f("msm_chunk_owner")?,
+            ntt_powers: ntt::NttPowers::load(&f, "ntt_powers")?,
+            ntt_bitrev: ntt::NttBitrev::load(&f, "ntt_bitrev")?,
+            ntt_pass: ntt::NttPassKernel::load_passes(&f)?,
+            ntt_h_pointwise: ntt::NttHPointwise::load(&f, "ntt_h_pointwise")?,
+            scan_block: scan::ScanBlock::load(&f, "scan_block")?,
+            scan_add: scan::ScanAdd::load(&f, "scan_add")?,
+            msm_digits: msm::MsmDigits::load(&f, "msm_digits")?,
+            msm_histogram: msm::MsmHistogram::load(&f, "msm_histogram")?,
+            msm_scatter: msm::MsmScatter::load(&f, "msm_scatter")?,
+            msm_chunk_counts: msm::MsmChunkCounts::load(&f, "msm_chunk_counts")?,
+            msm_chunk_owner: msm::MsmChunkOwner::load(&f, "msm_chunk_owner")?,
             msm_accumulate: [
-                f("msm_accumulate_g1")?,
-                f("msm_accumulate_g2")?,
-                f("msm_accumulate_g1i")?,
+                msm::MsmAccumulate::load(&f, "msm_accumulate_g1")?,
+                msm::MsmAccumulate::load(&f, "msm_accumulate_g2")?,
+                msm::MsmAccumulate::load(&f, "msm_accumulate_g1i")?,
             ],
             msm_reduce: [
-                f("msm_reduce_g1")?,
-                f("msm_reduce_g2")?,
-                f("msm_reduce_g1i")?,
+                msm::MsmReduce::load(&f, "msm_reduce_g1")?,
+                msm::MsmReduce::load(&f, "msm_reduce_g2")?,
+                msm::MsmReduce::load(&f, "msm_reduce_g1i")?,
             ],
-            msm_bucket_reduce: [f("msm_bucket_reduce_g1")?, f("msm_bucket_reduce_g2")?],
+            msm_bucket_reduce: [
+                msm::MsmBucketReduce::load(&f, "msm_bucket_reduce_g1")?,
+                msm::MsmBucketReduce::load(&f, "msm_bucket_reduce_g2")?,
+            ],
             sum_selected: [
-                f("sum_selected_g1")?,
-                f("sum_selected_g2")?,
-                f("sum_selected_g1i")?,
+                zero_one::SumSelected::load(&f, "sum_selected_g1")?,
+                zero_one::SumSelected::load(&f, "sum_selected_g2")?,
+                zero_one::SumSelected::load(&f, "sum_selected_g1i")?,
             ],
-            fixed_base: [f("fixed_base_g1")?, f("fixed_base_g2")?],
-            to_affine: [f("to_affine_g1")?, f("to_affine_g2")?],
-            test_fr_ops: f("test_fr_ops")?,
-            test_fq_ops: f("test_fq_ops")?,
-            test_fq2_ops: f("test_fq2_ops")?,
-            test_fr_from_mont: f("test_fr_from_mont")?,
-            test_g1_ops: f("test_g1_ops")?,
-            test_g2_ops: f("test_g2_ops")?,
-            bench_fq_mul: f("bench_fq_mul")?,
-            bench_fr_mul: f("bench_fr_mul")?,
+            fixed_base: [
+                fixed_base::FixedBase::load(&f, "fixed_base_g1")?,
+                fixed_base::FixedBase::load(&f, "fixed_base_g2")?,
+            ],
+            to_affine: [
+                fixed_base::ToAffine::load(&f, "to_affine_g1")?,
+                fixed_base::ToAffine::load(&f, "to_affine_g2")?,
+            ],
+            test_fr_ops: arith::FieldOps::load(&f, "test_fr_ops")?,
+            test_fq_ops: arith::FieldOps::load(&f, "test_fq_ops")?,
+            test_fq2_ops: arith::FieldOps::load(&f, "test_fq2_ops")?,
+            test_fr_from_mont: arith::FrFromMont::load(&f, "test_fr_from_mont")?,
+            test_g1_ops: arith::CurveOps::load(&f, "test_g1_ops")?,
+            test_g2_ops: arith::CurveOps::load(&f, "test_g2_ops")?,
+            bench_fq_mul: arith::MulThroughput::load(&f, "bench_fq_mul")?,
+            bench_fr_mul: arith::MulThroughput::load(&f, "bench_fr_mul")?,
         };
         let spmv = spmv::SpmvKernels::load(&f)?;
-        for f in &k.ntt_pass {
-            f.set_attribute(
-                CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                ntt_pass_smem(NTT_SMEM_LOG) as i32,
-            )
-            .map_err(|e| drv("raising an NTT pass's shared memory limit", e))?;
+        for pass in &k.ntt_pass {
+            pass.raise_smem_limit()
+                .map_err(|e| drv("raising an NTT pass's shared memory limit", e))?;
         }
         keep_pool_memory(&ctx)
             .map_err(|e| drv("setting the memory pool's release threshold", e))?;
@@ -244,7 +246,7 @@ impl CudaDevice {
             .map_err(|e| self.err("mem_get_info", "memory", 0, e))
     }
 
-    pub(super) fn err(
+    fn err(
         &self,
         op: &'static str,
         kernel: &'static str,
@@ -260,7 +262,7 @@ impl CudaDevice {
         }
     }
 
-    pub(super) fn bad(&self, kernel: &'static str, size: usize, what: String) -> CudaError {
+    fn bad(&self, kernel: &'static str, size: usize, what: String) -> CudaError {
         CudaError::BadInput {
             kernel,
             what,

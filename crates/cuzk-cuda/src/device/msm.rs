@@ -6,10 +6,79 @@ use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use cudarc::driver::{CudaSlice, CudaStream};
 use group::Group;
 
-use super::launch::cfg1d;
+use super::launch::{cfg1d, typed_kernels, DevPtr};
 use super::{CudaDevice, DevicePoints, DeviceScalars, Group_, ScalarForm};
 use crate::error::{CudaError, Result};
 use crate::host::{self, FR_BYTES};
+
+typed_kernels! {
+    /// `msm_digits`: each scalar's signed c-bit digits, as sort keys
+    /// (window-major, W·n keys).
+    MsmDigits(scalars: DevPtr, n: u32, mont: u32, c: u32, windows: u32, keys: DevPtr);
+    /// `msm_histogram`: one window's bucket counts.
+    MsmHistogram(keys: DevPtr, n: u32, hist: DevPtr);
+    /// `msm_scatter`: one window's entries to their sorted places.
+    MsmScatter(keys: DevPtr, ids: DevPtr, n: u32, cursor: DevPtr, sorted: DevPtr);
+    /// `msm_chunk_counts`: chunks of at most `t` items per segment, and the
+    /// largest count.
+    MsmChunkCounts(count: DevPtr, s: u32, t: u32, out: DevPtr, max_out: DevPtr);
+    /// `msm_chunk_owner`: each chunk's segment.
+    MsmChunkOwner(chunk_off: DevPtr, s: u32, owner: DevPtr);
+    /// `msm_accumulate_g1`, `_g2`, `_g1i`: the chunked bucket sums from the
+    /// affine points.
+    MsmAccumulate(
+        points: DevPtr,
+        sorted: DevPtr,
+        seg_count: DevPtr,
+        seg_off: DevPtr,
+        chunk_off: DevPtr,
+        owner: DevPtr,
+        s: u32,
+        t: u32,
+        out: DevPtr,
+    );
+    /// `msm_reduce_g1`, `_g2`, `_g1i`: one more pass of chunked sums over
+    /// XYZZ items.
+    MsmReduce(
+        items: DevPtr,
+        seg_count: DevPtr,
+        seg_off: DevPtr,
+        chunk_off: DevPtr,
+        owner: DevPtr,
+        s: u32,
+        t: u32,
+        out: DevPtr,
+    );
+    /// `msm_bucket_reduce_g1`, `_g2`: each window's buckets, weighted, in
+    /// 2^lg_groups groups.
+    MsmBucketReduce(
+        items: DevPtr,
+        count: DevPtr,
+        off: DevPtr,
+        windows: u32,
+        buckets: u32,
+        lg_groups: u32,
+        out: DevPtr,
+    );
+}
+
+/// Threads per block of msm_digits.
+const MSM_DIGITS_BLOCK: u32 = 256;
+/// Threads per block of msm_histogram.
+const MSM_HISTOGRAM_BLOCK: u32 = 256;
+/// Threads per block of msm_scatter.
+const MSM_SCATTER_BLOCK: u32 = 256;
+/// Threads per block of msm_chunk_counts (at most 1024: its block maximum
+/// goes through 32 warps' shared slots).
+const MSM_CHUNK_COUNTS_BLOCK: u32 = 256;
+/// Threads per block of msm_chunk_owner.
+const MSM_CHUNK_OWNER_BLOCK: u32 = 256;
+/// Threads per block of msm_accumulate_*.
+const MSM_ACCUMULATE_BLOCK: u32 = 128;
+/// Threads per block of msm_reduce_* (the 0/1 path's reduction too).
+const MSM_REDUCE_BLOCK: u32 = 128;
+/// Threads per block of msm_bucket_reduce_*.
+const MSM_BUCKET_REDUCE_BLOCK: u32 = 64;
 
 /// Threshold T of the chunked bucket sums: a thread adds at most T points
 /// before its partial sum moves to the next pass. With 32 (runs 1-4) the
@@ -302,23 +371,30 @@ impl CudaDevice {
 
         // 1-2: counting sort of (window, bucket) entries, window by window.
         let keys: CudaSlice<u32> = self.alloc(kernel, w as usize * m)?;
-        self.launch(
-            &self.k.msm_digits,
+        self.k.msm_digits.launch(
+            self,
             "msm_digits",
             m,
-            cfg1d(m, 256),
-            &[&sc, &(m as u32), &mont, &c, &w, &self.p(&keys)],
+            cfg1d(m, MSM_DIGITS_BLOCK),
+            sc,
+            m as u32,
+            mont,
+            c,
+            w,
+            self.p(&keys),
         )?;
         let hist: CudaSlice<u32> = self.zeros(kernel, s)?;
         for win in 0..w as u64 {
             let kp = self.p(&keys) + 4 * win * m as u64;
             let hp = self.p(&hist) + 4 * win * b as u64;
-            self.launch(
-                &self.k.msm_histogram,
+            self.k.msm_histogram.launch(
+                self,
                 "msm_histogram",
                 m,
-                cfg1d(m, 256),
-                &[&kp, &(m as u32), &hp],
+                cfg1d(m, MSM_HISTOGRAM_BLOCK),
+                kp,
+                m as u32,
+                hp,
             )?;
         }
         let off0: CudaSlice<u32> = self.alloc(kernel, s + 1)?;
@@ -332,12 +408,16 @@ impl CudaDevice {
         for win in 0..w as u64 {
             let kp = self.p(&keys) + 4 * win * m as u64;
             let cp = self.p(&cursor) + 4 * win * b as u64;
-            self.launch(
-                &self.k.msm_scatter,
+            self.k.msm_scatter.launch(
+                self,
                 "msm_scatter",
                 m,
-                cfg1d(m, 256),
-                &[&kp, &ids_ptr, &(m as u32), &cp, &self.p(&sorted)],
+                cfg1d(m, MSM_SCATTER_BLOCK),
+                kp,
+                ids_ptr,
+                m as u32,
+                cp,
+                self.p(&sorted),
             )?;
         }
         drop((cursor, keys));
@@ -351,22 +431,20 @@ impl CudaDevice {
                 .wait(ev)
                 .map_err(|e| self.err("stream wait", kernel, m, e))?;
         }
-        self.launch(
-            &self.k.msm_accumulate[self.msm_kernel(group)],
+        self.k.msm_accumulate[self.msm_kernel(group)].launch(
+            self,
             "msm_accumulate",
             m,
-            cfg1d(bound1, 128),
-            &[
-                &self.p(&points.buf),
-                &self.p(&sorted),
-                &self.p(&hist),
-                &self.p(&off0),
-                &self.p(&off1),
-                &self.p(&owner1),
-                &(s as u32),
-                &CHUNK,
-                &self.p(&items1),
-            ],
+            cfg1d(bound1, MSM_ACCUMULATE_BLOCK),
+            self.p(&points.buf),
+            self.p(&sorted),
+            self.p(&hist),
+            self.p(&off0),
+            self.p(&off1),
+            self.p(&owner1),
+            s as u32,
+            CHUNK,
+            self.p(&items1),
         )?;
         drop(owner1);
         drop((sorted, hist, off0));
@@ -389,20 +467,18 @@ impl CudaDevice {
         };
         let groups = 1usize << lg_g;
         let parts: CudaSlice<u8> = self.alloc(kernel, w as usize * groups * group.xyzz_bytes())?;
-        self.launch(
-            &self.k.msm_bucket_reduce[gi],
+        self.k.msm_bucket_reduce[gi].launch(
+            self,
             "msm_bucket_reduce",
             m,
-            cfg1d(w as usize * groups, 64),
-            &[
-                &self.p(&items),
-                &self.p(&cnt),
-                &self.p(&off),
-                &w,
-                &(b as u32),
-                &lg_g,
-                &self.p(&parts),
-            ],
+            cfg1d(w as usize * groups, MSM_BUCKET_REDUCE_BLOCK),
+            self.p(&items),
+            self.p(&cnt),
+            self.p(&off),
+            w,
+            b as u32,
+            lg_g,
+            self.p(&parts),
         )?;
         drop((items, cnt, off));
         prof.mark(self, "bucket reduce")?;
@@ -447,29 +523,29 @@ impl CudaDevice {
     ) -> Result<(CudaSlice<u32>, CudaSlice<u32>, CudaSlice<u32>, usize, usize)> {
         let cnt: CudaSlice<u32> = self.alloc(kernel, s)?;
         let maxbuf: CudaSlice<u32> = self.zeros(kernel, 1)?;
-        self.launch(
-            &self.k.msm_chunk_counts,
+        self.k.msm_chunk_counts.launch(
+            self,
             "msm_chunk_counts",
             s,
-            cfg1d(s, 256),
-            &[
-                &self.p(count),
-                &(s as u32),
-                &CHUNK,
-                &self.p(&cnt),
-                &self.p(&maxbuf),
-            ],
+            cfg1d(s, MSM_CHUNK_COUNTS_BLOCK),
+            self.p(count),
+            s as u32,
+            CHUNK,
+            self.p(&cnt),
+            self.p(&maxbuf),
         )?;
         let off: CudaSlice<u32> = self.alloc(kernel, s + 1)?;
         self.scan(&cnt, &off, s)?;
         let bound = items_bound / CHUNK as usize + s;
         let owner: CudaSlice<u32> = self.alloc(kernel, bound)?;
-        self.launch(
-            &self.k.msm_chunk_owner,
+        self.k.msm_chunk_owner.launch(
+            self,
             "msm_chunk_owner",
             s,
-            cfg1d(s, 256),
-            &[&self.p(&off), &(s as u32), &self.p(&owner)],
+            cfg1d(s, MSM_CHUNK_OWNER_BLOCK),
+            self.p(&off),
+            s as u32,
+            self.p(&owner),
         )?;
         let max = self.download(kernel, &maxbuf, 1)?[0] as usize;
         Ok((cnt, off, owner, max, bound))
@@ -493,21 +569,19 @@ impl CudaDevice {
         while max_count > 1 {
             let (cnt2, off2, owner2, max2, bound2) = self.chunk_plan(&cnt, s, bound, kernel)?;
             let items2: CudaSlice<u8> = self.alloc(kernel, bound2 * group.xyzz_bytes())?;
-            self.launch(
-                &self.k.msm_reduce[self.msm_kernel(group)],
+            self.k.msm_reduce[self.msm_kernel(group)].launch(
+                self,
                 "msm_reduce",
                 bound,
-                cfg1d(bound2, 128),
-                &[
-                    &self.p(&items),
-                    &self.p(&cnt),
-                    &self.p(&off),
-                    &self.p(&off2),
-                    &self.p(&owner2),
-                    &(s as u32),
-                    &CHUNK,
-                    &self.p(&items2),
-                ],
+                cfg1d(bound2, MSM_REDUCE_BLOCK),
+                self.p(&items),
+                self.p(&cnt),
+                self.p(&off),
+                self.p(&off2),
+                self.p(&owner2),
+                s as u32,
+                CHUNK,
+                self.p(&items2),
             )?;
             items = items2;
             cnt = cnt2;

@@ -2,16 +2,72 @@
 //! kernels, the bit reversal, the coset transforms and H's pointwise step.
 
 use blstrs::Scalar;
-use cudarc::driver::{CudaSlice, LaunchConfig};
+use cudarc::driver::sys::CUfunction_attribute_enum;
+use cudarc::driver::{CudaSlice, DriverError, LaunchConfig};
 use ff::{Field, PrimeField};
 
-use super::launch::cfg1d;
+use super::launch::{cfg1d, typed_kernels, DevPtr, Lookup};
 use super::CudaDevice;
 use crate::error::{CudaError, Result};
-use crate::host::{self, ntt_pass_smem, NttKind, FR_BYTES};
+use crate::host::{self, ntt_pass_smem, NttKind, FR_BYTES, NTT_SMEM_LOG};
 
 /// Largest NTT: 2^28 elements (8 GiB of Fr).
 pub const MAX_NTT_LOG: u32 = 28;
+
+typed_kernels! {
+    /// `ntt_powers`: out[i] = lo[i mod 2^lo_bits] * hi[i >> lo_bits].
+    NttPowers(out: DevPtr, count: u32, lo: DevPtr, hi: DevPtr, lo_bits: u32);
+    /// `ntt_bitrev`: the in-place bit reversal, with the optional scaling
+    /// by the power tables (`scale` 0: none, 1: before, 2: after).
+    NttBitrev(d: DevPtr, lg: u32, lo: DevPtr, hi: DevPtr, lo_bits: u32, scale: u32);
+    /// `ntt_pass_r1`, `_r2`, `_r3`, `_r3x2`: `k` stages from stage `s0` in
+    /// shared memory ([`NttPass`] picks the build).
+    NttPassKernel(
+        d: DevPtr,
+        tw: DevPtr,
+        lg: u32,
+        s0: u32,
+        k: u32,
+        lgl: u32,
+        dif: u32,
+        plo: DevPtr,
+        phi: DevPtr,
+        plo_bits: u32,
+        scale: u32,
+    );
+    /// `ntt_h_pointwise`: a[i] = (a[i] b[i] - c[i]) * z_inv[0].
+    NttHPointwise(a: DevPtr, b: DevPtr, c: DevPtr, n: u32, z_inv: DevPtr);
+}
+
+/// Threads per block of ntt_powers.
+const NTT_POWERS_BLOCK: u32 = 256;
+/// Threads per block of ntt_bitrev.
+const NTT_BITREV_BLOCK: u32 = 256;
+/// Threads per block of ntt_h_pointwise.
+const NTT_H_POINTWISE_BLOCK: u32 = 256;
+// The pass kernels' blocks are sized per pass (`host::ntt_pass_threads`,
+// at most their `__launch_bounds__(256)`).
+
+impl NttPassKernel {
+    /// The four builds, indexed by [`NttPass::index`].
+    pub(super) fn load_passes(f: &Lookup<'_>) -> Result<[Self; 4]> {
+        Ok([
+            Self::load(f, "ntt_pass_r1")?,
+            Self::load(f, "ntt_pass_r2")?,
+            Self::load(f, "ntt_pass_r3")?,
+            Self::load(f, "ntt_pass_r3x2")?,
+        ])
+    }
+
+    /// Lets the pass use the dynamic shared memory of the largest pass
+    /// (`host::ntt_pass_smem(NTT_SMEM_LOG)`, above the driver's default).
+    pub(super) fn raise_smem_limit(&self) -> std::result::Result<(), DriverError> {
+        self.0.set_attribute(
+            CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            ntt_pass_smem(NTT_SMEM_LOG) as i32,
+        )
+    }
+}
 
 /// The NTT pass kernel: stages per register round (R) and, for R = 3, the
 /// build that keeps two blocks per SM resident (at most 128 registers).
@@ -100,18 +156,16 @@ impl CudaDevice {
             let count = (1usize << lg) / 2;
             let (lo, hi, lo_bits) = self.power_tables(w, Scalar::ONE, lg)?;
             let buf: CudaSlice<u8> = self.alloc("ntt twiddles", count.max(1) * FR_BYTES)?;
-            self.launch(
-                &self.k.ntt_powers,
+            self.k.ntt_powers.launch(
+                self,
                 "ntt_powers",
                 count,
-                cfg1d(count, 256),
-                &[
-                    &self.p(&buf),
-                    &(count as u32),
-                    &self.p(&lo),
-                    &self.p(&hi),
-                    &lo_bits,
-                ],
+                cfg1d(count, NTT_POWERS_BLOCK),
+                self.p(&buf),
+                count as u32,
+                self.p(&lo),
+                self.p(&hi),
+                lo_bits,
             )?;
             *cache = Some(Twiddles { lg, buf });
         }
@@ -190,24 +244,22 @@ impl CudaDevice {
                     shared_mem_bytes: ntt_pass_smem(log_e),
                 };
                 let scale_here = u32::from(scale.is_some() && s0 == 0 && !dif);
-                self.launch(
-                    kernel,
+                kernel.launch(
+                    self,
                     "ntt_pass",
                     n,
                     cfg,
-                    &[
-                        &d,
-                        &tw,
-                        &lg,
-                        &s0,
-                        &k,
-                        &lgl,
-                        &u32::from(dif),
-                        &plo,
-                        &phi,
-                        &plo_bits,
-                        &scale_here,
-                    ],
+                    d,
+                    tw,
+                    lg,
+                    s0,
+                    k,
+                    lgl,
+                    u32::from(dif),
+                    plo,
+                    phi,
+                    plo_bits,
+                    scale_here,
                 )?;
             }
             Ok(())
@@ -287,12 +339,17 @@ impl CudaDevice {
             Some((lo, hi, bits)) => (self.p(lo), self.p(hi), bits, if after { 2u32 } else { 1 }),
             None => (0, 0, 0, 0),
         };
-        self.launch(
-            &self.k.ntt_bitrev,
+        self.k.ntt_bitrev.launch(
+            self,
             "ntt_bitrev",
             n,
-            cfg1d(n, 256),
-            &[&d, &lg, &lo, &hi, &lo_bits, &mode],
+            cfg1d(n, NTT_BITREV_BLOCK),
+            d,
+            lg,
+            lo,
+            hi,
+            lo_bits,
+            mode,
         )
     }
 
@@ -348,18 +405,16 @@ impl CudaDevice {
             .invert()
             .expect("g^n != 1: g is not a root of unity of this order");
         let zb = self.upload("ntt_h_pointwise", host::scalars_as_bytes(&[z_inv]))?;
-        self.launch(
-            &self.k.ntt_h_pointwise,
+        self.k.ntt_h_pointwise.launch(
+            self,
             "ntt_h_pointwise",
             n,
-            cfg1d(n, 256),
-            &[
-                &self.p(a),
-                &self.p(b),
-                &self.p(c),
-                &(n as u32),
-                &self.p(&zb),
-            ],
+            cfg1d(n, NTT_H_POINTWISE_BLOCK),
+            self.p(a),
+            self.p(b),
+            self.p(c),
+            n as u32,
+            self.p(&zb),
         )
     }
 

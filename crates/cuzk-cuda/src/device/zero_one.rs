@@ -5,10 +5,26 @@
 use blstrs::{G1Projective, G2Projective, Scalar};
 use cudarc::driver::CudaSlice;
 
-use super::launch::cfg1d;
+use super::launch::{cfg1d, typed_kernels, DevPtr};
 use super::{CudaDevice, DevicePoints, Group_};
 use crate::error::Result;
 use crate::host;
+
+typed_kernels! {
+    /// `sum_selected_g1`, `_g2`, `_g1i`: each thread's sum of the points
+    /// selected in its `words` mask words.
+    SumSelected(
+        points: DevPtr,
+        mask: DevPtr,
+        n_words: u32,
+        words: u32,
+        out: DevPtr,
+        nthreads: u32,
+    );
+}
+
+/// Threads per block of sum_selected_*.
+const SUM_SELECTED_BLOCK: u32 = 128;
 
 impl CudaDevice {
     /// Sum of the points whose bit is set in `mask` (bit i of word i/32);
@@ -69,19 +85,17 @@ impl CudaDevice {
         let n_words = n.div_ceil(32);
         let threads = n_words.div_ceil(WORDS as usize);
         let parts: CudaSlice<u8> = self.alloc(kernel, threads * group.xyzz_bytes())?;
-        self.launch(
-            &self.k.sum_selected[self.msm_kernel(group)],
+        self.k.sum_selected[self.msm_kernel(group)].launch(
+            self,
             kernel,
             n,
-            cfg1d(threads, 128),
-            &[
-                &self.p(&points.buf),
-                &mask,
-                &(n_words as u32),
-                &WORDS,
-                &self.p(&parts),
-                &(threads as u32),
-            ],
+            cfg1d(threads, SUM_SELECTED_BLOCK),
+            self.p(&points.buf),
+            mask,
+            n_words as u32,
+            WORDS,
+            self.p(&parts),
+            threads as u32,
         )?;
         let cnt = self.upload(kernel, &[threads as u32])?;
         let off = self.upload(kernel, &[0u32, threads as u32])?;
