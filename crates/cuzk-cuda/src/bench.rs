@@ -25,7 +25,7 @@ use serde::Serialize;
 #[cfg(feature = "cuda")]
 use crate::checks::{random_g1, random_g2, random_scalars};
 #[cfg(feature = "cuda")]
-use crate::device::CudaDevice;
+use crate::device::{ArithKernels, CudaDevice};
 use crate::error::{CudaError, Result};
 #[cfg(feature = "cuda")]
 use crate::host::{self, NttKind};
@@ -171,14 +171,15 @@ fn card(dev: &CudaDevice) -> Result<Card> {
             })
     })?;
     let copy_gb_s = 2.0 * bytes as f64 / (ms * 1e-3) / 1e9;
+    let arith = ArithKernels::load(dev)?;
     let fq_mul_per_s = [
-        dev.mul_throughput(true, 0, sms)?,
-        dev.mul_throughput(true, 1, sms)?,
-        dev.mul_throughput(true, 2, sms)?,
+        arith.mul_throughput(true, 0, sms)?,
+        arith.mul_throughput(true, 1, sms)?,
+        arith.mul_throughput(true, 2, sms)?,
     ];
     let fr_mul_per_s = [
-        dev.mul_throughput(false, 0, sms)?,
-        dev.mul_throughput(false, 1, sms)?,
+        arith.mul_throughput(false, 0, sms)?,
+        arith.mul_throughput(false, 1, sms)?,
     ];
     Ok(Card {
         name: dev.name().to_string(),

@@ -16,7 +16,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
-use crate::device::{CudaDevice, DeviceCsr, DeviceScalars, NttPass, SPMV_LONG};
+use crate::device::{ArithKernels, CudaDevice, DeviceCsr, DeviceScalars, NttPass, SPMV_LONG};
 use crate::host::{self, NttKind};
 
 type CaseResult = std::result::Result<(), String>;
@@ -186,8 +186,8 @@ fn field_ops_check<T: Copy + PartialEq + std::fmt::Debug>(
 ) -> CaseResult {
     let a: Vec<u8> = xs.iter().flat_map(&to_bytes).collect();
     let b: Vec<u8> = ys.iter().flat_map(&to_bytes).collect();
-    let out = dev
-        .field_ops_raw(which, &a, &b, elem)
+    let out = ArithKernels::load(dev)
+        .and_then(|k| k.field_ops_raw(which, &a, &b, elem))
         .map_err(|e| e.to_string())?;
     for (i, (x, y)) in xs.iter().zip(ys).enumerate() {
         let [m, a, s, q, ng] = ops(x, y);
@@ -512,8 +512,8 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
             random_scalars(1000, rng.gen()),
             &[Scalar::ZERO, Scalar::ONE, -Scalar::ONE],
         );
-        let out = dev
-            .fr_from_mont_raw(host::scalars_as_bytes(&xs))
+        let out = ArithKernels::load(dev)
+            .and_then(|k| k.fr_from_mont_raw(host::scalars_as_bytes(&xs)))
             .map_err(|e| e.to_string())?;
         for (i, x) in xs.iter().enumerate() {
             ensure(out[32 * i..32 * i + 32] == x.to_bytes_le(), || {
@@ -571,8 +571,10 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
         ks[5] = 0;
         ks[6] = 1;
         ks[7] = 2;
-        let out = dev
-            .curve_ops_raw(false, host::g1_as_bytes(&p), host::g1_as_bytes(&q), &ks)
+        let out = ArithKernels::load(dev)
+            .and_then(|k| {
+                k.curve_ops_raw(false, host::g1_as_bytes(&p), host::g1_as_bytes(&q), &ks)
+            })
             .map_err(|e| e.to_string())?;
         let sz = host::G1_XYZZ_BYTES;
         for i in 0..n {
@@ -603,8 +605,10 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
         let mut ks: Vec<u32> = (0..n).map(|_| rng.gen_range(0..1 << 20)).collect();
         ks[5] = 0;
         ks[6] = 1;
-        let out = dev
-            .curve_ops_raw(true, host::g2_as_bytes(&p), host::g2_as_bytes(&q), &ks)
+        let out = ArithKernels::load(dev)
+            .and_then(|k| {
+                k.curve_ops_raw(true, host::g2_as_bytes(&p), host::g2_as_bytes(&q), &ks)
+            })
             .map_err(|e| e.to_string())?;
         let sz = host::G2_XYZZ_BYTES;
         for i in 0..n {

@@ -36,7 +36,9 @@
 //! Errors are [`CudaError`] values naming the kernel, the size and the
 //! device. The GPU checks (`checks`, run by scripts/gpu-test.sh) and the
 //! benchmarks (`bench`, `cuzk bench-kernels`) are part of the crate;
-//! measured figures are in bench/gpu-kernels.md.
+//! measured figures are in bench/gpu-kernels.md. The arithmetic kernels
+//! only they run are compiled from kernels/tests.cu into a second fatbin,
+//! which they load themselves; the production fatbin does not carry them.
 
 pub mod error;
 pub mod host;

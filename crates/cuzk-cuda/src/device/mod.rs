@@ -9,8 +9,10 @@
 //! This file owns the context: opening the device, its streams, the loaded
 //! kernels and the typed errors. The host API is spread over one module per
 //! kernel header of kernels/ (`scan`, `ntt`, `msm`, `zero_one`,
-//! `fixed_base`, `spmv`), with device buffers in `buffers` and the launch
-//! helpers in `launch`; each adds its own `impl CudaDevice` block.
+//! `fixed_base`, `spmv`), with device buffers in `buffers` and the typed
+//! launchers in `launch`; each adds its own `impl CudaDevice` block. The
+//! arithmetic kernels of the checks and benchmarks (`arith`) are a module
+//! and a fatbin of their own, loaded only by those.
 
 use std::sync::{Arc, Mutex};
 
@@ -31,6 +33,7 @@ mod scan;
 mod spmv;
 mod zero_one;
 
+pub(crate) use arith::ArithKernels;
 pub use buffers::{DevicePoints, DeviceScalars, ScalarForm};
 pub use ntt::{NttPass, MAX_NTT_LOG};
 pub use spmv::{compact_scratch_bytes, DeviceCsr, DeviceDensity, DeviceSplit, SPMV_LONG};
@@ -84,14 +87,6 @@ struct Kernels {
     sum_selected: [zero_one::SumSelected; 3],
     fixed_base: [fixed_base::FixedBase; 2],
     to_affine: [fixed_base::ToAffine; 2],
-    test_fr_ops: arith::FieldOps,
-    test_fq_ops: arith::FieldOps,
-    test_fq2_ops: arith::FieldOps,
-    test_fr_from_mont: arith::FrFromMont,
-    test_g1_ops: arith::CurveOps,
-    test_g2_ops: arith::CurveOps,
-    bench_fq_mul: arith::MulThroughput,
-    bench_fr_mul: arith::MulThroughput,
 }
 
 /// An open GPU with the cuzk kernels loaded.
@@ -201,14 +196,6 @@ impl CudaDevice {
                 fixed_base::ToAffine::load(&f, "to_affine_g1")?,
                 fixed_base::ToAffine::load(&f, "to_affine_g2")?,
             ],
-            test_fr_ops: arith::FieldOps::load(&f, "test_fr_ops")?,
-            test_fq_ops: arith::FieldOps::load(&f, "test_fq_ops")?,
-            test_fq2_ops: arith::FieldOps::load(&f, "test_fq2_ops")?,
-            test_fr_from_mont: arith::FrFromMont::load(&f, "test_fr_from_mont")?,
-            test_g1_ops: arith::CurveOps::load(&f, "test_g1_ops")?,
-            test_g2_ops: arith::CurveOps::load(&f, "test_g2_ops")?,
-            bench_fq_mul: arith::MulThroughput::load(&f, "bench_fq_mul")?,
-            bench_fr_mul: arith::MulThroughput::load(&f, "bench_fr_mul")?,
         };
         let spmv = spmv::SpmvKernels::load(&f)?;
         for pass in &k.ntt_pass {
