@@ -245,7 +245,7 @@ DEV void sum_selected(const Affine<F>* points, const uint32_t* mask, uint32_t n_
 MSM_KERNELS(g1, Fq)
 MSM_KERNELS(g2, Fq2)
 // G1 with inlined Fq products, for the kernels dominated by one addition
-// per step (device.rs picks g1 or g1i by measurement; the bucket reduction,
+// per step (src/device/msm.rs picks g1 or g1i by measurement; the bucket reduction,
 // two additions and a small multiple per step, spills when inlined: 255
 // registers and 756 bytes of spill stores on sm_90).
 extern "C" __global__ void msm_accumulate_g1i(const Affine<FqI>* points, const uint32_t* sorted,

@@ -18,13 +18,18 @@ static TEST_FATBIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cuzk_tests
 
 typed_kernels! {
     /// `test_fr_ops`, `test_fq_ops`, `test_fq2_ops`: six results per pair.
-    FieldOps(a: DevPtr, b: DevPtr, out: DevPtr, n: u32);
+    FieldOps["test_fr_ops", "test_fq_ops", "test_fq2_ops"](
+        a: DevPtr,
+        b: DevPtr,
+        out: DevPtr,
+        n: u32,
+    );
     /// `test_fr_from_mont`: out of Montgomery form.
-    FrFromMont(a: DevPtr, out: DevPtr, n: u32);
+    FrFromMont["test_fr_from_mont"](a: DevPtr, out: DevPtr, n: u32);
     /// `test_g1_ops`, `test_g2_ops`: four results per pair of points.
-    CurveOps(p: DevPtr, q: DevPtr, ks: DevPtr, out: DevPtr, n: u32);
+    CurveOps["test_g1_ops", "test_g2_ops"](p: DevPtr, q: DevPtr, ks: DevPtr, out: DevPtr, n: u32);
     /// `bench_fq_mul`, `bench_fr_mul`: `iters` products per chain.
-    MulThroughput(data: DevPtr, iters: u32, variant: u32);
+    MulThroughput["bench_fq_mul", "bench_fr_mul"](data: DevPtr, iters: u32, variant: u32);
 }
 
 /// Threads per block of test_*_ops (field) and test_fr_from_mont.
@@ -62,16 +67,19 @@ impl<'d> ArithKernels<'d> {
                 .load_function(name)
                 .map_err(|e| dev.err("kernel lookup", kernel, 0, e))
         };
+        let [fr_ops, fq_ops, fq2_ops] = FieldOps::load_all(&f)?;
+        let [g1_ops, g2_ops] = CurveOps::load_all(&f)?;
+        let [fq_mul, fr_mul] = MulThroughput::load_all(&f)?;
         Ok(ArithKernels {
             dev,
-            fr_ops: FieldOps::load(&f, "test_fr_ops")?,
-            fq_ops: FieldOps::load(&f, "test_fq_ops")?,
-            fq2_ops: FieldOps::load(&f, "test_fq2_ops")?,
-            fr_from_mont: FrFromMont::load(&f, "test_fr_from_mont")?,
-            g1_ops: CurveOps::load(&f, "test_g1_ops")?,
-            g2_ops: CurveOps::load(&f, "test_g2_ops")?,
-            fq_mul: MulThroughput::load(&f, "bench_fq_mul")?,
-            fr_mul: MulThroughput::load(&f, "bench_fr_mul")?,
+            fr_ops,
+            fq_ops,
+            fq2_ops,
+            fr_from_mont: FrFromMont::load(&f)?,
+            g1_ops,
+            g2_ops,
+            fq_mul,
+            fr_mul,
             _module: module,
         })
     }

@@ -13,10 +13,17 @@ use crate::host::{self, FR_BYTES};
 typed_kernels! {
     /// `fixed_base_g1`, `_g2`: out[i] = scalars[i]·B in XYZZ, from B's
     /// window table.
-    FixedBase(table: DevPtr, window: u32, windows: u32, scalars: DevPtr, out: DevPtr, n: u32);
+    FixedBase["fixed_base_g1", "fixed_base_g2"](
+        table: DevPtr,
+        window: u32,
+        windows: u32,
+        scalars: DevPtr,
+        out: DevPtr,
+        n: u32,
+    );
     /// `to_affine_g1`, `_g2`: XYZZ to affine, `per` points per inversion,
     /// striding by the whole grid.
-    ToAffine(input: DevPtr, out: DevPtr, n: u32, per: u32);
+    ToAffine["to_affine_g1", "to_affine_g2"](input: DevPtr, out: DevPtr, n: u32, per: u32);
 }
 
 /// Threads per block of fixed_base_*.

@@ -158,44 +158,23 @@ impl CudaDevice {
                 .map_err(|e| drv("kernel lookup", e))
         };
         let k = Kernels {
-            ntt_powers: ntt::NttPowers::load(&f, "ntt_powers")?,
-            ntt_bitrev: ntt::NttBitrev::load(&f, "ntt_bitrev")?,
-            ntt_pass: ntt::NttPassKernel::load_passes(&f)?,
-            ntt_h_pointwise: ntt::NttHPointwise::load(&f, "ntt_h_pointwise")?,
-            scan_block: scan::ScanBlock::load(&f, "scan_block")?,
-            scan_add: scan::ScanAdd::load(&f, "scan_add")?,
-            msm_digits: msm::MsmDigits::load(&f, "msm_digits")?,
-            msm_histogram: msm::MsmHistogram::load(&f, "msm_histogram")?,
-            msm_scatter: msm::MsmScatter::load(&f, "msm_scatter")?,
-            msm_chunk_counts: msm::MsmChunkCounts::load(&f, "msm_chunk_counts")?,
-            msm_chunk_owner: msm::MsmChunkOwner::load(&f, "msm_chunk_owner")?,
-            msm_accumulate: [
-                msm::MsmAccumulate::load(&f, "msm_accumulate_g1")?,
-                msm::MsmAccumulate::load(&f, "msm_accumulate_g2")?,
-                msm::MsmAccumulate::load(&f, "msm_accumulate_g1i")?,
-            ],
-            msm_reduce: [
-                msm::MsmReduce::load(&f, "msm_reduce_g1")?,
-                msm::MsmReduce::load(&f, "msm_reduce_g2")?,
-                msm::MsmReduce::load(&f, "msm_reduce_g1i")?,
-            ],
-            msm_bucket_reduce: [
-                msm::MsmBucketReduce::load(&f, "msm_bucket_reduce_g1")?,
-                msm::MsmBucketReduce::load(&f, "msm_bucket_reduce_g2")?,
-            ],
-            sum_selected: [
-                zero_one::SumSelected::load(&f, "sum_selected_g1")?,
-                zero_one::SumSelected::load(&f, "sum_selected_g2")?,
-                zero_one::SumSelected::load(&f, "sum_selected_g1i")?,
-            ],
-            fixed_base: [
-                fixed_base::FixedBase::load(&f, "fixed_base_g1")?,
-                fixed_base::FixedBase::load(&f, "fixed_base_g2")?,
-            ],
-            to_affine: [
-                fixed_base::ToAffine::load(&f, "to_affine_g1")?,
-                fixed_base::ToAffine::load(&f, "to_affine_g2")?,
-            ],
+            ntt_powers: ntt::NttPowers::load(&f)?,
+            ntt_bitrev: ntt::NttBitrev::load(&f)?,
+            ntt_pass: ntt::NttPassKernel::load_all(&f)?,
+            ntt_h_pointwise: ntt::NttHPointwise::load(&f)?,
+            scan_block: scan::ScanBlock::load(&f)?,
+            scan_add: scan::ScanAdd::load(&f)?,
+            msm_digits: msm::MsmDigits::load(&f)?,
+            msm_histogram: msm::MsmHistogram::load(&f)?,
+            msm_scatter: msm::MsmScatter::load(&f)?,
+            msm_chunk_counts: msm::MsmChunkCounts::load(&f)?,
+            msm_chunk_owner: msm::MsmChunkOwner::load(&f)?,
+            msm_accumulate: msm::MsmAccumulate::load_all(&f)?,
+            msm_reduce: msm::MsmReduce::load_all(&f)?,
+            msm_bucket_reduce: msm::MsmBucketReduce::load_all(&f)?,
+            sum_selected: zero_one::SumSelected::load_all(&f)?,
+            fixed_base: fixed_base::FixedBase::load_all(&f)?,
+            to_affine: fixed_base::ToAffine::load_all(&f)?,
         };
         let spmv = spmv::SpmvKernels::load(&f)?;
         for pass in &k.ntt_pass {
@@ -300,7 +279,77 @@ fn keep_pool_memory(ctx: &Arc<CudaContext>) -> std::result::Result<(), DriverErr
 
 #[cfg(test)]
 mod tests {
+    use super::launch::check_signatures;
     use super::*;
+
+    /// Every launcher's parameter list is its kernel's, in the header that
+    /// defines it.
+    #[test]
+    fn launchers_match_the_kernels() {
+        use super::{arith::*, fixed_base::*, msm::*, ntt::*, scan::*, spmv::*, zero_one::*};
+        let table = [
+            (
+                include_str!("../../kernels/scan.cuh"),
+                vec![ScanBlock::SIGNATURE, ScanAdd::SIGNATURE],
+            ),
+            (
+                include_str!("../../kernels/ntt.cuh"),
+                vec![
+                    NttPowers::SIGNATURE,
+                    NttBitrev::SIGNATURE,
+                    NttPassKernel::SIGNATURE,
+                    NttHPointwise::SIGNATURE,
+                ],
+            ),
+            (
+                include_str!("../../kernels/msm.cuh"),
+                vec![
+                    MsmDigits::SIGNATURE,
+                    MsmHistogram::SIGNATURE,
+                    MsmScatter::SIGNATURE,
+                    MsmChunkCounts::SIGNATURE,
+                    MsmChunkOwner::SIGNATURE,
+                    MsmAccumulate::SIGNATURE,
+                    MsmReduce::SIGNATURE,
+                    MsmBucketReduce::SIGNATURE,
+                    SumSelected::SIGNATURE,
+                ],
+            ),
+            (
+                include_str!("../../kernels/fixed.cuh"),
+                vec![FixedBase::SIGNATURE, ToAffine::SIGNATURE],
+            ),
+            (
+                include_str!("../../kernels/spmv.cuh"),
+                vec![
+                    SpmvProducts::SIGNATURE,
+                    SpmvShort::SIGNATURE,
+                    SpmvLong::SIGNATURE,
+                    CsrCheck::SIGNATURE,
+                    CsrProdCount::SIGNATURE,
+                    CsrProdWrite::SIGNATURE,
+                    CsrLongCount::SIGNATURE,
+                    CsrLongWrite::SIGNATURE,
+                    SelectCount::SIGNATURE,
+                    SelectWrite::SIGNATURE,
+                    SplitCount::SIGNATURE,
+                    SplitWrite::SIGNATURE,
+                ],
+            ),
+            (
+                include_str!("../../kernels/tests.cu"),
+                vec![
+                    FieldOps::SIGNATURE,
+                    FrFromMont::SIGNATURE,
+                    CurveOps::SIGNATURE,
+                    MulThroughput::SIGNATURE,
+                ],
+            ),
+        ];
+        for (source, signatures) in table {
+            check_signatures(source, &signatures);
+        }
+    }
 
     /// On CI (no libcuda, no GPU) opening must answer NoGpu, not panic; on
     /// the GPU machine device 0 opens. An absurd ordinal is never a device.

@@ -14,19 +14,19 @@ use crate::host::{self, FR_BYTES};
 typed_kernels! {
     /// `msm_digits`: each scalar's signed c-bit digits, as sort keys
     /// (window-major, W·n keys).
-    MsmDigits(scalars: DevPtr, n: u32, mont: u32, c: u32, windows: u32, keys: DevPtr);
+    MsmDigits["msm_digits"](scalars: DevPtr, n: u32, mont: u32, c: u32, windows: u32, keys: DevPtr);
     /// `msm_histogram`: one window's bucket counts.
-    MsmHistogram(keys: DevPtr, n: u32, hist: DevPtr);
+    MsmHistogram["msm_histogram"](keys: DevPtr, n: u32, hist: DevPtr);
     /// `msm_scatter`: one window's entries to their sorted places.
-    MsmScatter(keys: DevPtr, ids: DevPtr, n: u32, cursor: DevPtr, sorted: DevPtr);
+    MsmScatter["msm_scatter"](keys: DevPtr, ids: DevPtr, n: u32, cursor: DevPtr, sorted: DevPtr);
     /// `msm_chunk_counts`: chunks of at most `t` items per segment, and the
     /// largest count.
-    MsmChunkCounts(count: DevPtr, s: u32, t: u32, out: DevPtr, max_out: DevPtr);
+    MsmChunkCounts["msm_chunk_counts"](count: DevPtr, s: u32, t: u32, out: DevPtr, max_out: DevPtr);
     /// `msm_chunk_owner`: each chunk's segment.
-    MsmChunkOwner(chunk_off: DevPtr, s: u32, owner: DevPtr);
+    MsmChunkOwner["msm_chunk_owner"](chunk_off: DevPtr, s: u32, owner: DevPtr);
     /// `msm_accumulate_g1`, `_g2`, `_g1i`: the chunked bucket sums from the
     /// affine points.
-    MsmAccumulate(
+    MsmAccumulate["msm_accumulate_g1", "msm_accumulate_g2", "msm_accumulate_g1i"](
         points: DevPtr,
         sorted: DevPtr,
         seg_count: DevPtr,
@@ -39,7 +39,7 @@ typed_kernels! {
     );
     /// `msm_reduce_g1`, `_g2`, `_g1i`: one more pass of chunked sums over
     /// XYZZ items.
-    MsmReduce(
+    MsmReduce["msm_reduce_g1", "msm_reduce_g2", "msm_reduce_g1i"](
         items: DevPtr,
         seg_count: DevPtr,
         seg_off: DevPtr,
@@ -51,7 +51,7 @@ typed_kernels! {
     );
     /// `msm_bucket_reduce_g1`, `_g2`: each window's buckets, weighted, in
     /// 2^lg_groups groups.
-    MsmBucketReduce(
+    MsmBucketReduce["msm_bucket_reduce_g1", "msm_bucket_reduce_g2"](
         items: DevPtr,
         count: DevPtr,
         off: DevPtr,

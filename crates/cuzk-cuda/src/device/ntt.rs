@@ -6,7 +6,7 @@ use cudarc::driver::sys::CUfunction_attribute_enum;
 use cudarc::driver::{CudaSlice, DriverError, LaunchConfig};
 use ff::{Field, PrimeField};
 
-use super::launch::{cfg1d, typed_kernels, DevPtr, Lookup};
+use super::launch::{cfg1d, typed_kernels, DevPtr};
 use super::CudaDevice;
 use crate::error::{CudaError, Result};
 use crate::host::{self, ntt_pass_smem, NttKind, FR_BYTES, NTT_SMEM_LOG};
@@ -16,13 +16,13 @@ pub const MAX_NTT_LOG: u32 = 28;
 
 typed_kernels! {
     /// `ntt_powers`: out[i] = lo[i mod 2^lo_bits] * hi[i >> lo_bits].
-    NttPowers(out: DevPtr, count: u32, lo: DevPtr, hi: DevPtr, lo_bits: u32);
+    NttPowers["ntt_powers"](out: DevPtr, count: u32, lo: DevPtr, hi: DevPtr, lo_bits: u32);
     /// `ntt_bitrev`: the in-place bit reversal, with the optional scaling
     /// by the power tables (`scale` 0: none, 1: before, 2: after).
-    NttBitrev(d: DevPtr, lg: u32, lo: DevPtr, hi: DevPtr, lo_bits: u32, scale: u32);
+    NttBitrev["ntt_bitrev"](d: DevPtr, lg: u32, lo: DevPtr, hi: DevPtr, lo_bits: u32, scale: u32);
     /// `ntt_pass_r1`, `_r2`, `_r3`, `_r3x2`: `k` stages from stage `s0` in
     /// shared memory ([`NttPass`] picks the build).
-    NttPassKernel(
+    NttPassKernel["ntt_pass_r1", "ntt_pass_r2", "ntt_pass_r3", "ntt_pass_r3x2"](
         d: DevPtr,
         tw: DevPtr,
         lg: u32,
@@ -36,7 +36,7 @@ typed_kernels! {
         scale: u32,
     );
     /// `ntt_h_pointwise`: a[i] = (a[i] b[i] - c[i]) * z_inv[0].
-    NttHPointwise(a: DevPtr, b: DevPtr, c: DevPtr, n: u32, z_inv: DevPtr);
+    NttHPointwise["ntt_h_pointwise"](a: DevPtr, b: DevPtr, c: DevPtr, n: u32, z_inv: DevPtr);
 }
 
 /// Threads per block of ntt_powers.
@@ -49,16 +49,6 @@ const NTT_H_POINTWISE_BLOCK: u32 = 256;
 // at most their `__launch_bounds__(256)`).
 
 impl NttPassKernel {
-    /// The four builds, indexed by [`NttPass::index`].
-    pub(super) fn load_passes(f: &Lookup<'_>) -> Result<[Self; 4]> {
-        Ok([
-            Self::load(f, "ntt_pass_r1")?,
-            Self::load(f, "ntt_pass_r2")?,
-            Self::load(f, "ntt_pass_r3")?,
-            Self::load(f, "ntt_pass_r3x2")?,
-        ])
-    }
-
     /// Lets the pass use the dynamic shared memory of the largest pass
     /// (`host::ntt_pass_smem(NTT_SMEM_LOG)`, above the driver's default).
     pub(super) fn raise_smem_limit(&self) -> std::result::Result<(), DriverError> {

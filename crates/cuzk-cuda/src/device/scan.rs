@@ -10,10 +10,10 @@ use crate::error::Result;
 typed_kernels! {
     /// `scan_block`: the exclusive scan of each block of [`SCAN_BLOCK`]
     /// inputs, and each block's total.
-    ScanBlock(input: DevPtr, out: DevPtr, n: u32, block_sums: DevPtr);
+    ScanBlock["scan_block"](input: DevPtr, out: DevPtr, n: u32, block_sums: DevPtr);
     /// `scan_add`: adds each block's offset back, and copies the total to
     /// out[n].
-    ScanAdd(out: DevPtr, n: u32, offsets: DevPtr, total: DevPtr);
+    ScanAdd["scan_add"](out: DevPtr, n: u32, offsets: DevPtr, total: DevPtr);
 }
 
 /// Threads per block of scan_block, which scans one block's worth of
@@ -38,21 +38,12 @@ impl CudaDevice {
             block_dim: (SCAN_BLOCK, 1, 1),
             shared_mem_bytes: 0,
         };
-        if blocks == 1 {
-            // The block total lands straight in out[n].
-            let total_ptr = self.p(out) + 4 * n as u64;
-            self.k.scan_block.launch(
-                self,
-                "scan_block",
-                n,
-                cfg,
-                self.p(input),
-                self.p(out),
-                n as u32,
-                total_ptr,
-            )?;
-            return Ok(());
-        }
+        // With one block its total lands straight in out[n].
+        let block_sums = if blocks == 1 {
+            self.p(out) + 4 * n as u64
+        } else {
+            self.p(&sums)
+        };
         self.k.scan_block.launch(
             self,
             "scan_block",
@@ -61,8 +52,11 @@ impl CudaDevice {
             self.p(input),
             self.p(out),
             n as u32,
-            self.p(&sums),
+            block_sums,
         )?;
+        if blocks == 1 {
+            return Ok(());
+        }
         let sums_scanned: CudaSlice<u32> = self.alloc("scan", blocks + 1)?;
         self.scan(&sums, &sums_scanned, blocks)?;
         let total_ptr = self.p(&sums_scanned) + 4 * blocks as u64;

@@ -35,9 +35,16 @@ const MAX_LEN: usize = u32::MAX as usize - 2 * TILE;
 
 typed_kernels! {
     /// `spmv_products`: the short rows' products table[coef]·z[col].
-    SpmvProducts(pcol: DevPtr, pcoef: DevPtr, count: u32, table: DevPtr, z: DevPtr, prod: DevPtr);
+    SpmvProducts["spmv_products"](
+        pcol: DevPtr,
+        pcoef: DevPtr,
+        count: u32,
+        table: DevPtr,
+        z: DevPtr,
+        prod: DevPtr,
+    );
     /// `spmv_short`: one thread per row of at most [`SPMV_LONG`] entries.
-    SpmvShort(
+    SpmvShort["spmv_short"](
         row_start: DevPtr,
         cols: DevPtr,
         coef: DevPtr,
@@ -48,7 +55,7 @@ typed_kernels! {
         rows: u32,
     );
     /// `spmv_long`: one block of [`SPMV_LONG_BLOCK`] threads per long row.
-    SpmvLong(
+    SpmvLong["spmv_long"](
         row_start: DevPtr,
         cols: DevPtr,
         coef: DevPtr,
@@ -59,11 +66,18 @@ typed_kernels! {
         count: u32,
     );
     /// `csr_check`: max col + 1, max coef + 1 and the count of bad rows.
-    CsrCheck(row_start: DevPtr, rows: u32, cols: DevPtr, coef: DevPtr, nnz: u64, stats: DevPtr);
+    CsrCheck["csr_check"](
+        row_start: DevPtr,
+        rows: u32,
+        cols: DevPtr,
+        coef: DevPtr,
+        nnz: u64,
+        stats: DevPtr,
+    );
     /// `csr_prod_count`: each short row's product entries.
-    CsrProdCount(row_start: DevPtr, rows: u32, coef: DevPtr, pcount: DevPtr);
+    CsrProdCount["csr_prod_count"](row_start: DevPtr, rows: u32, coef: DevPtr, pcount: DevPtr);
     /// `csr_prod_write`: the short rows' product entries.
-    CsrProdWrite(
+    CsrProdWrite["csr_prod_write"](
         row_start: DevPtr,
         rows: u32,
         cols: DevPtr,
@@ -73,13 +87,19 @@ typed_kernels! {
         pcoef: DevPtr,
     );
     /// `csr_long_count`: each tile's long rows.
-    CsrLongCount(row_start: DevPtr, rows: u32, tile_counts: DevPtr);
+    CsrLongCount["csr_long_count"](row_start: DevPtr, rows: u32, tile_counts: DevPtr);
     /// `csr_long_write`: the long rows, in order.
-    CsrLongWrite(row_start: DevPtr, rows: u32, tile_offsets: DevPtr, out: DevPtr);
+    CsrLongWrite["csr_long_write"](row_start: DevPtr, rows: u32, tile_offsets: DevPtr, out: DevPtr);
     /// `select_count`: each tile's selected elements of z.
-    SelectCount(n: u32, num_inputs: u32, in_flags: DevPtr, aux_flags: DevPtr, tile_counts: DevPtr);
+    SelectCount["select_count"](
+        n: u32,
+        num_inputs: u32,
+        in_flags: DevPtr,
+        aux_flags: DevPtr,
+        tile_counts: DevPtr,
+    );
     /// `select_write`: the selected elements of z, in order.
-    SelectWrite(
+    SelectWrite["select_write"](
         z: DevPtr,
         n: u32,
         num_inputs: u32,
@@ -90,9 +110,21 @@ typed_kernels! {
     );
     /// `split_count`: the ones mask, each tile's other scalars and the ones'
     /// total.
-    SplitCount(s: DevPtr, n: u32, ones: DevPtr, tile_counts: DevPtr, ones_total: DevPtr);
+    SplitCount["split_count"](
+        s: DevPtr,
+        n: u32,
+        ones: DevPtr,
+        tile_counts: DevPtr,
+        ones_total: DevPtr,
+    );
     /// `split_write`: the other scalars and their ids, in order.
-    SplitWrite(s: DevPtr, n: u32, tile_offsets: DevPtr, rest_ids: DevPtr, rest: DevPtr);
+    SplitWrite["split_write"](
+        s: DevPtr,
+        n: u32,
+        tile_offsets: DevPtr,
+        rest_ids: DevPtr,
+        rest: DevPtr,
+    );
 }
 
 /// Threads per block of spmv_long (SPMV_LONG_BLOCK, its
@@ -123,18 +155,18 @@ pub(super) struct SpmvKernels {
 impl SpmvKernels {
     pub(super) fn load(f: &Lookup<'_>) -> Result<Self> {
         Ok(SpmvKernels {
-            spmv_products: SpmvProducts::load(f, "spmv_products")?,
-            spmv_short: SpmvShort::load(f, "spmv_short")?,
-            spmv_long: SpmvLong::load(f, "spmv_long")?,
-            csr_check: CsrCheck::load(f, "csr_check")?,
-            csr_prod_count: CsrProdCount::load(f, "csr_prod_count")?,
-            csr_prod_write: CsrProdWrite::load(f, "csr_prod_write")?,
-            csr_long_count: CsrLongCount::load(f, "csr_long_count")?,
-            csr_long_write: CsrLongWrite::load(f, "csr_long_write")?,
-            select_count: SelectCount::load(f, "select_count")?,
-            select_write: SelectWrite::load(f, "select_write")?,
-            split_count: SplitCount::load(f, "split_count")?,
-            split_write: SplitWrite::load(f, "split_write")?,
+            spmv_products: SpmvProducts::load(f)?,
+            spmv_short: SpmvShort::load(f)?,
+            spmv_long: SpmvLong::load(f)?,
+            csr_check: CsrCheck::load(f)?,
+            csr_prod_count: CsrProdCount::load(f)?,
+            csr_prod_write: CsrProdWrite::load(f)?,
+            csr_long_count: CsrLongCount::load(f)?,
+            csr_long_write: CsrLongWrite::load(f)?,
+            select_count: SelectCount::load(f)?,
+            select_write: SelectWrite::load(f)?,
+            split_count: SplitCount::load(f)?,
+            split_write: SplitWrite::load(f)?,
         })
     }
 }
@@ -1079,6 +1111,7 @@ fn tile_cfg(tiles: usize) -> LaunchConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
     use crate::checks::{random_csr, ref_spmv, HostCsr, BENCH_SHAPE, CHECK_SHAPE};
     use rand::SeedableRng;
 

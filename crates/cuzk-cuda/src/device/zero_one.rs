@@ -13,7 +13,7 @@ use crate::host;
 typed_kernels! {
     /// `sum_selected_g1`, `_g2`, `_g1i`: each thread's sum of the points
     /// selected in its `words` mask words.
-    SumSelected(
+    SumSelected["sum_selected_g1", "sum_selected_g2", "sum_selected_g1i"](
         points: DevPtr,
         mask: DevPtr,
         n_words: u32,
