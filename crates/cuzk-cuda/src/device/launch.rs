@@ -39,7 +39,7 @@ pub(super) type Lookup<'a> = dyn Fn(&'static str) -> Result<CudaFunction> + 'a;
 /// `Name["symbol", ...](param: Type, ...);` with the kernel's parameters in
 /// order, as its `extern "C"` signature has them (a pointer is a
 /// [`DevPtr`], `uint32_t` a `u32`, `uint64_t` a `u64`; the tests compare
-/// the two, see [`check_signatures`]). One handle type serves every build
+/// the two, see `check_signatures`). One handle type serves every build
 /// of a family that shares the signature (G1 / G2 / G1 inlined): with one
 /// symbol the handle has `load`, with several `load_all`, one handle per
 /// symbol in the order given.
