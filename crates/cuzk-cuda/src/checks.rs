@@ -572,9 +572,7 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
         ks[6] = 1;
         ks[7] = 2;
         let out = ArithKernels::load(dev)
-            .and_then(|k| {
-                k.curve_ops_raw(false, host::g1_as_bytes(&p), host::g1_as_bytes(&q), &ks)
-            })
+            .and_then(|k| k.curve_ops_raw(false, host::g1_as_bytes(&p), host::g1_as_bytes(&q), &ks))
             .map_err(|e| e.to_string())?;
         let sz = host::G1_XYZZ_BYTES;
         for i in 0..n {
@@ -606,9 +604,7 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
         ks[5] = 0;
         ks[6] = 1;
         let out = ArithKernels::load(dev)
-            .and_then(|k| {
-                k.curve_ops_raw(true, host::g2_as_bytes(&p), host::g2_as_bytes(&q), &ks)
-            })
+            .and_then(|k| k.curve_ops_raw(true, host::g2_as_bytes(&p), host::g2_as_bytes(&q), &ks))
             .map_err(|e| e.to_string())?;
         let sz = host::G2_XYZZ_BYTES;
         for i in 0..n {
