@@ -1,0 +1,64 @@
+//! Subgroup checks of parameter points on this backend's GPU: the points
+//! (decoded on the host, already known to lie on the curve) go up in
+//! pieces through two pinned staging buffers into one device chunk, and
+//! cuzk-cuda's subgroup kernels tally the points outside. The device
+//! memory is one grant from the device's budget (the chunk and the
+//! kernels' scratch), taken like a partition's: waited for in the queue,
+//! never beside it. A child module of `backend`, sharing its slots,
+//! budget and pinned pool.
+
+use super::*;
+use cuzk_cuda::SUBGROUP_SCRATCH_BYTES;
+
+/// Points per piece: 2^22 G1 points are 384 MiB (G2 768 MiB) of device
+/// chunk and as much in each of the two pinned buffers. At the predicted
+/// ~1.8e7 G1 points/s a piece is a quarter of a second of kernel time, far
+/// above the per-piece cost (a launch, an event, a 2-word read-back), and
+/// the memory held stays bounded whatever the section's size.
+pub const SUBGROUP_PIECE_POINTS: usize = 1 << 22;
+
+impl CudaBackend {
+    /// Device bytes a subgroup check of `points` points holds: one piece
+    /// of points and the kernels' scratch.
+    pub fn subgroup_check_bytes(g2: bool, points: usize) -> u64 {
+        let size = if g2 { G2 } else { G1 };
+        points.min(SUBGROUP_PIECE_POINTS) as u64 * size + SUBGROUP_SCRATCH_BYTES as u64
+    }
+
+    /// The index of the first point outside the prime-order subgroup among
+    /// `raw`, the bytes of `g2` (else G1) affine points as blstrs holds
+    /// them (Montgomery limbs; [`g1_as_bytes`] / [`g2_as_bytes`]); None
+    /// when every point is inside. Waits for its grant like a partition.
+    pub fn subgroup_first_outside(&self, g2: bool, raw: &[u8]) -> Result<Option<usize>> {
+        let size = if g2 { G2 } else { G1 } as usize;
+        let n = raw.len() / size;
+        if n == 0 {
+            return Ok(None);
+        }
+        let per = n.min(SUBGROUP_PIECE_POINTS);
+        let slot = self.acquire_slot();
+        let grant = self
+            .budget
+            .grant_waiting(Self::subgroup_check_bytes(g2, n), "a subgroup check")?;
+        let _chunk_bytes = grant
+            .budget()
+            .reserve((per * size) as u64, "subgroup check points")?;
+        let chunk = slot.dev.alloc_points(g2, per)?;
+        let pinned = (self.pinned.take(per * size), self.pinned.take(per * size));
+        let report = match pinned {
+            (Ok(mut a), Ok(mut b)) => {
+                let a = a.bytes_mut().map_err(|e| self.drv("pinned slice", e))?;
+                let b = b.bytes_mut().map_err(|e| self.drv("pinned slice", e))?;
+                slot.dev.subgroup_check_staged(&chunk, raw, [a, b])?
+            }
+            // The host refused to page-lock that much: pageable staging
+            // (the driver stages those copies itself, at a lower rate).
+            _ => {
+                let (mut a, mut b) = (vec![0u8; per * size], vec![0u8; per * size]);
+                slot.dev
+                    .subgroup_check_staged(&chunk, raw, [&mut a, &mut b])?
+            }
+        };
+        Ok(report.first_outside)
+    }
+}
