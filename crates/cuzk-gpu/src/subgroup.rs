@@ -32,15 +32,13 @@ mod imp {
     impl GpuSubgroupChecker {
         /// Checks on these backends' GPUs (at least one).
         pub fn new(backends: Vec<Arc<CudaBackend>>) -> Option<Self> {
-            let first = backends.first()?;
-            let gpu = first
-                .memory_info()
-                .map(|(name, _, _)| name)
-                .unwrap_or_else(|_| "?".into());
+            // The budget's label names the GPU ("0 (NVIDIA H200)") without
+            // a driver call (which would wait for a worker slot).
+            let first = backends.first()?.budget().device();
             let name = if backends.len() == 1 {
-                format!("cuda ({gpu})")
+                format!("cuda:{first}")
             } else {
-                format!("cuda ({} GPUs, {gpu})", backends.len())
+                format!("cuda:{first} and {} more GPUs", backends.len() - 1)
             };
             Some(GpuSubgroupChecker {
                 backends,

@@ -18,8 +18,8 @@ use cuzk_cuda::SUBGROUP_SCRATCH_BYTES;
 pub const SUBGROUP_PIECE_POINTS: usize = 1 << 22;
 
 impl CudaBackend {
-    /// Device bytes a subgroup check of `points` points holds: one piece
-    /// of points and the kernels' scratch.
+    /// Device bytes a subgroup check of `points` points holds at most: one
+    /// piece of points and the kernels' scratch.
     pub fn subgroup_check_bytes(g2: bool, points: usize) -> u64 {
         let size = if g2 { G2 } else { G1 };
         points.min(SUBGROUP_PIECE_POINTS) as u64 * size + SUBGROUP_SCRATCH_BYTES as u64
@@ -30,16 +30,33 @@ impl CudaBackend {
     /// them (Montgomery limbs; [`g1_as_bytes`] / [`g2_as_bytes`]); None
     /// when every point is inside. Waits for its grant like a partition.
     pub fn subgroup_first_outside(&self, g2: bool, raw: &[u8]) -> Result<Option<usize>> {
+        self.subgroup_first_outside_in(g2, raw, SUBGROUP_PIECE_POINTS)
+    }
+
+    /// [`Self::subgroup_first_outside`] in pieces of at most `piece`
+    /// points (smaller still where the budget is smaller than a piece).
+    pub fn subgroup_first_outside_in(
+        &self,
+        g2: bool,
+        raw: &[u8],
+        piece: usize,
+    ) -> Result<Option<usize>> {
         let size = if g2 { G2 } else { G1 } as usize;
         let n = raw.len() / size;
         if n == 0 {
             return Ok(None);
         }
-        let per = n.min(SUBGROUP_PIECE_POINTS);
-        let slot = self.acquire_slot();
-        let grant = self
+        // A piece fits the whole budget (else the grant could never come);
+        // at least one point, whose grant then names the shortfall.
+        let room = self
             .budget
-            .grant_waiting(Self::subgroup_check_bytes(g2, n), "a subgroup check")?;
+            .capacity()
+            .saturating_sub(SUBGROUP_SCRATCH_BYTES as u64)
+            / size as u64;
+        let per = n.min(piece.max(1)).min((room as usize).max(1));
+        let bytes = (per * size + SUBGROUP_SCRATCH_BYTES) as u64;
+        let slot = self.acquire_slot();
+        let grant = self.budget.grant_waiting(bytes, "a subgroup check")?;
         let _chunk_bytes = grant
             .budget()
             .reserve((per * size) as u64, "subgroup check points")?;
