@@ -17,6 +17,11 @@ use cuzk_cuda::SUBGROUP_SCRATCH_BYTES;
 /// the memory held stays bounded whatever the section's size.
 pub const SUBGROUP_PIECE_POINTS: usize = 1 << 22;
 
+/// Device bytes a check takes without waiting for more when that much is
+/// free: 64 MiB hold 2^19 G1 points (30 ms of kernel), still far above the
+/// per-piece cost.
+const SUBGROUP_MIN_ROOM: u64 = 64 << 20;
+
 impl CudaBackend {
     /// Device bytes a subgroup check of `points` points holds at most: one
     /// piece of points and the kernels' scratch.
@@ -46,11 +51,16 @@ impl CudaBackend {
         if n == 0 {
             return Ok(None);
         }
-        // A piece fits the whole budget (else the grant could never come);
-        // at least one point, whose grant then names the shortfall.
+        // A piece fits what is free now where that is at least
+        // SUBGROUP_MIN_ROOM (smaller pieces rather than a wait behind
+        // partitions), and never more than the whole budget (else the
+        // grant could never come); at least one point, whose grant then
+        // names the shortfall.
         let room = self
             .budget
-            .capacity()
+            .available()
+            .max(SUBGROUP_MIN_ROOM)
+            .min(self.budget.capacity())
             .saturating_sub(SUBGROUP_SCRATCH_BYTES as u64)
             / size as u64;
         let per = n.min(piece.max(1)).min((room as usize).max(1));
