@@ -1681,7 +1681,7 @@ fn subgroup_checks(r: &mut Runner<'_>) {
                     outside,
                     n.min(3),
                     G1Affine::identity(),
-                    |rng, k| g1_outside(rng, k),
+                    g1_outside,
                 );
                 for &p in &bad {
                     ensure(!bool::from(points[p].is_torsion_free()), || {
@@ -1718,7 +1718,7 @@ fn subgroup_checks(r: &mut Runner<'_>) {
                     outside,
                     n.min(3),
                     G2Affine::identity(),
-                    |rng, k| g2_outside(rng, k),
+                    g2_outside,
                 );
                 for &p in &bad {
                     ensure(!bool::from(points[p].is_torsion_free()), || {
@@ -1791,7 +1791,7 @@ fn subgroup_checks(r: &mut Runner<'_>) {
                     outside,
                     n.min(2),
                     G2Affine::identity(),
-                    |rng, k| g2_outside(rng, k),
+                    g2_outside,
                 );
                 (host::g2_as_bytes(&p).to_vec(), bad)
             } else {
@@ -1801,7 +1801,7 @@ fn subgroup_checks(r: &mut Runner<'_>) {
                     outside,
                     n.min(2),
                     G1Affine::identity(),
-                    |rng, k| g1_outside(rng, k),
+                    g1_outside,
                 );
                 (host::g1_as_bytes(&p).to_vec(), bad)
             };

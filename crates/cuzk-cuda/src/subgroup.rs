@@ -382,7 +382,7 @@ mod tests {
             let inside = G1Projective::random(&mut rng).to_affine();
             let outside = g1_outside(&mut rng, i);
             for (p, want) in [(inside, true), (outside, false)] {
-                assert_eq!(bool::from(p.is_on_curve()), true);
+                assert!(bool::from(p.is_on_curve()));
                 assert_eq!(bool::from(p.is_torsion_free()), want, "blstrs, case {i}");
                 assert_eq!(g1_times_r_is_identity(&p), want, "[r]P, case {i}");
                 assert_eq!(g1_in_subgroup(&p), want, "G1 test, case {i}");
@@ -390,7 +390,7 @@ mod tests {
             let inside = G2Projective::random(&mut rng).to_affine();
             let outside = g2_outside(&mut rng, i);
             for (p, want) in [(inside, true), (outside, false)] {
-                assert_eq!(bool::from(p.is_on_curve()), true);
+                assert!(bool::from(p.is_on_curve()));
                 assert_eq!(bool::from(p.is_torsion_free()), want, "blstrs, case {i}");
                 assert_eq!(g2_times_r_is_identity(&p), want, "[r]P, case {i}");
                 assert_eq!(g2_in_subgroup(&p), want, "G2 test, case {i}");

@@ -207,7 +207,7 @@ fn main() -> std::process::ExitCode {
             random_g1(n, s),
             bad,
             G1Affine::identity(),
-            |r, k| g1_outside(r, k),
+            g1_outside,
         );
         let want1 = reference_g1(&g1);
         r.case(
@@ -226,7 +226,7 @@ fn main() -> std::process::ExitCode {
                 random_g2(n, s),
                 bad,
                 G2Affine::identity(),
-                |r, k| g2_outside(r, k),
+                g2_outside,
             );
             let want2 = reference_g2(&g2);
             r.case(
@@ -258,7 +258,7 @@ fn main() -> std::process::ExitCode {
             random_g1(200_000, seed ^ 8),
             5,
             G1Affine::identity(),
-            |r, k| g1_outside(r, k),
+            g1_outside,
         );
         let want = reference_g1(&g1);
         let got = small
