@@ -5,6 +5,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use cuzk_core::circuits::PorepLikeCircuit;
 use cuzk_core::params::{MappedParameters, Section};
+use cuzk_core::subgroup::SubgroupChecker;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -76,6 +77,11 @@ pub struct InfoArgs {
     /// Decode every point and check curve and subgroup membership.
     #[arg(long)]
     pub check: bool,
+    /// Where --check's subgroup checks run (the points are decoded and
+    /// checked to lie on the curve on every core either way): the GPU
+    /// where one is usable (auto), or as asked.
+    #[arg(long, value_enum, default_value_t = common::BackendArg::Auto)]
+    pub backend: common::BackendArg,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -205,9 +211,14 @@ fn gen(args: GenArgs) -> Result<()> {
 /// memory stays bounded whatever the file's size.
 const CHECK_STEP: usize = 1 << 20;
 
-/// Every point of the file on the curve and in the subgroup (in parallel,
-/// a step at a time), with progress on stderr unless quiet.
-fn check_points(mapped: &MappedParameters, progress: bool) -> Result<()> {
+/// Every point of the file on the curve (decoded on every core, a step at
+/// a time) and in the subgroup (by `checker`), with progress on stderr
+/// unless quiet.
+fn check_points(
+    mapped: &MappedParameters,
+    checker: &dyn SubgroupChecker,
+    progress: bool,
+) -> Result<()> {
     use std::io::{IsTerminal, Write};
     let sections = [Section::H, Section::L, Section::A, Section::BG1, Section::BG2];
     let total: usize = sections.iter().map(|&s| mapped.len(s)).sum();
@@ -220,9 +231,9 @@ fn check_points(mapped: &MappedParameters, progress: bool) -> Result<()> {
         while at < len {
             let end = (at + CHECK_STEP).min(len);
             if s == Section::BG2 {
-                mapped.g2(at..end, true)?;
+                mapped.g2_with(at..end, Some(checker))?;
             } else {
-                mapped.g1(s, at..end, true)?;
+                mapped.g1_with(s, at..end, Some(checker))?;
             }
             done += end - at;
             at = end;
@@ -255,9 +266,10 @@ fn info(args: InfoArgs) -> Result<()> {
     let mapped = MappedParameters::open(&args.file)?;
     let open = start.elapsed();
     let check = if args.check {
+        let checker = common::select_subgroup_checker(args.backend, args.json)?;
         let t = Instant::now();
-        check_points(&mapped, !args.json)?;
-        Some(t.elapsed())
+        check_points(&mapped, checker.as_ref(), !args.json)?;
+        Some((t.elapsed(), checker.name()))
     } else {
         None
     };
@@ -279,9 +291,10 @@ fn info(args: InfoArgs) -> Result<()> {
         for (name, s) in sections {
             obj[name] = serde_json::json!(mapped.len(s));
         }
-        if let Some(c) = check {
+        if let Some((c, by)) = &check {
             obj["checked"] = serde_json::json!(true);
-            obj["check_ms"] = serde_json::json!(ms(c));
+            obj["check_ms"] = serde_json::json!(ms(*c));
+            obj["checked_by"] = serde_json::json!(by);
         }
         println!("{obj}");
     } else {
@@ -301,8 +314,8 @@ fn info(args: InfoArgs) -> Result<()> {
                 .trailing_zeros()
         );
         match check {
-            Some(c) => println!(
-                "  all points on the curve and in the subgroup (checked in {:.2} s)",
+            Some((c, by)) => println!(
+                "  all points on the curve and in the subgroup (checked in {:.2} s, subgroup by {by})",
                 c.as_secs_f64()
             ),
             None => println!("  points not checked (use --check)"),

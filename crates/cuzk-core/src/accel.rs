@@ -1,6 +1,7 @@
 //! The accelerator seam: which devices exist, the prover each of the
-//! daemon's workers uses, what parameters each device holds resident, and
-//! where generated parameters get their fixed-base multiplications done.
+//! daemon's workers uses, what parameters each device holds resident,
+//! where generated parameters get their fixed-base multiplications done,
+//! and where loaded parameters get their subgroup checks.
 //!
 //! The backend owns each device's VRAM: what is resident there is what
 //! [`DeviceBackend::resident_params`] says (the GPU backend evicts unused
@@ -16,6 +17,7 @@
 use crate::generator::FixedBaseEngine;
 use crate::params::Parameters;
 use crate::prover::{CpuBackend, ProverBackend};
+use crate::subgroup::SubgroupChecker;
 use std::sync::Arc;
 
 pub type DeviceError = Box<dyn std::error::Error + Send + Sync>;
@@ -115,6 +117,12 @@ pub trait DeviceBackend: Send + Sync + 'static {
     /// have their fixed-base multiplications done: a GPU's engine, or
     /// None for the CPU.
     fn fixed_base_engine(&self) -> Option<Arc<dyn FixedBaseEngine + Send + Sync>> {
+        None
+    }
+    /// Where the subgroup checks of parameter points run when the daemon
+    /// checks a parameter file: a GPU's checker, or None for the CPU's
+    /// ([`crate::subgroup::CpuSubgroupChecker`]).
+    fn subgroup_checker(&self) -> Option<Arc<dyn SubgroupChecker>> {
         None
     }
 }

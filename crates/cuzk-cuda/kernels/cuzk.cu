@@ -7,6 +7,7 @@
 #include "msm.cuh"
 #include "fixed.cuh"
 #include "spmv.cuh"
+#include "subgroup.cuh"
 
 // ---------------------------------------------------------------- scan (u32)
 // Exclusive scan in blocks of 1024: out[i] = sum in[block start .. i),

@@ -28,6 +28,11 @@ static FATBIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cuzk.fatbin"));
 mod spmv;
 pub use spmv::{compact_scratch_bytes, DeviceCsr, DeviceDensity, DeviceSplit, SPMV_LONG};
 
+// Subgroup checks of parameter points: a child module for the same reason.
+#[path = "subgroup_dev.rs"]
+mod subgroup_dev;
+pub use subgroup_dev::{SubgroupReport, SUBGROUP_MAX_POINTS, SUBGROUP_SCRATCH_BYTES};
+
 /// Largest NTT: 2^28 elements (8 GiB of Fr).
 pub const MAX_NTT_LOG: u32 = 28;
 /// Threshold T of the chunked bucket sums: a thread adds at most T points
@@ -223,6 +228,7 @@ pub struct CudaDevice {
     _module: Arc<CudaModule>,
     k: Kernels,
     spmv: spmv::SpmvKernels,
+    subgroup: subgroup_dev::SubgroupKernels,
     label: String,
     name: String,
     ordinal: usize,
@@ -342,6 +348,7 @@ impl CudaDevice {
             bench_fr_mul: f("bench_fr_mul")?,
         };
         let spmv = spmv::SpmvKernels::load(&f)?;
+        let subgroup = subgroup_dev::SubgroupKernels::load(&f)?;
         for f in &k.ntt_pass {
             f.set_attribute(
                 CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -358,6 +365,7 @@ impl CudaDevice {
             _module: module,
             k,
             spmv,
+            subgroup,
             label,
             name,
             ordinal,

@@ -60,6 +60,8 @@ use crate::split::{split_zero_one_into, split_zero_one_par};
 use crate::GpuConfig;
 
 mod compiled;
+mod subgroup;
+pub use subgroup::SUBGROUP_PIECE_POINTS;
 
 /// What one partition did: its plan, phase times and memory.
 #[derive(Clone, Debug, serde::Serialize)]
