@@ -74,6 +74,9 @@ impl CurioService {
         let priority = req.priority;
         let (circuit, input, decoded) = match job_input(req) {
             Ok(v) => v,
+            // Not the request's fault: the daemon could not serialise what
+            // it decoded.
+            Err(e @ Error::Encode { .. }) => return Err(Status::internal(e.to_string())),
             Err(e) => {
                 self.engine.note_rejected();
                 return Err(Status::invalid_argument(e.to_string()));
@@ -442,7 +445,7 @@ pub fn job_input(
     let bytes = if self_describing {
         req.vanilla_proof
     } else {
-        encode_request(&proof)
+        encode_request(&proof)?
     };
     Ok((circuit, bytes, job_input_of(proof)?))
 }

@@ -323,7 +323,10 @@ mod tests {
         let mut want = Vec::new();
         mem.write(&mut want).unwrap();
         let got = std::fs::read(&g.files.params).unwrap();
-        assert!(got == want, "streamed .params differs from the in-memory one");
+        assert!(
+            got == want,
+            "streamed .params differs from the in-memory one"
+        );
         assert_eq!(g.params_bytes, want.len() as u64);
         assert_eq!(g.domain_size, mem.h.len() + 1);
         assert_eq!(VerifyingKey::read_file(&g.files.vk, true).unwrap(), mem.vk);
