@@ -298,7 +298,7 @@ fn engine_status(e: EngineError) -> Status {
         EngineError::ClientLimit { .. } => Status::resource_exhausted(msg),
         EngineError::ShuttingDown => Status::unavailable(msg),
         EngineError::UnknownJob(_) => Status::not_found(msg),
-        EngineError::Params(_) => Status::failed_precondition(msg),
+        EngineError::Params(_) | EngineError::NoGpuFits(_) => Status::failed_precondition(msg),
     }
 }
 

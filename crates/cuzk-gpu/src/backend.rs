@@ -48,11 +48,13 @@ use group::Group;
 use rayon::prelude::*;
 
 use crate::budget::{BudgetError, Grant, Reservation, Try, VramBudget, MAX_WAIT};
-use crate::residency::{ResidencyTable, ResidentInfo};
-use std::sync::Weak;
 use crate::error::{GpuError, Result};
 use crate::pinned::{HostRegistration, PinnedPool};
-use crate::plan::{self, BaseStaging, HStaging, PartitionSizes, StagingPlan, G1_POINT, G2_POINT};
+use crate::plan::{
+    self, BaseStaging, Footprint, HStaging, PartitionSizes, StagingPlan, G1_POINT, G2_POINT,
+};
+use crate::residency::{ResidencyTable, ResidentInfo};
+use std::sync::Weak;
 
 const G1: u64 = G1_POINT;
 const G2: u64 = G2_POINT;
@@ -484,14 +486,12 @@ impl CudaBackend {
 
     /// The plan a partition of `sizes` gets with the whole budget to
     /// itself, or the error naming both sizes when it fits no plan: such a
-    /// partition is the only kind that fails here, so a scheduler can
-    /// refuse its job when it is submitted.
-    pub fn best_plan(&self, sizes: &PartitionSizes) -> Result<StagingPlan> {
-        plan::plan(sizes, self.budget.capacity(), 0).map_err(|source| GpuError::Plan {
-            device: self.label.clone(),
-            index: 0,
-            source,
-        })
+    /// partition is the only kind that fails here (`admit` plans with the
+    /// same capacity when others' sets are in the way), so the daemon
+    /// refuses its job when it is submitted
+    /// ([`cuzk_core::accel::DeviceBackend::check_fits`]).
+    pub fn best_plan(&self, sizes: &PartitionSizes) -> Result<StagingPlan, plan::PlanError> {
+        plan::plan(sizes, self.budget.capacity(), 0)
     }
 
     /// How many times a parameter set was uploaded to stay resident (a
@@ -1781,7 +1781,9 @@ impl ProverBackend for CudaBackend {
             .into_core()
         };
         for (index, w) in witnesses.into_iter().enumerate() {
-            let r = catch_unwind(AssertUnwindSafe(|| self.prove_witness(params, cc, &w, index)));
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                self.prove_witness(params, cc, &w, index)
+            }));
             let done = match r {
                 Ok(r) => r.map_err(GpuError::into_core)?,
                 Err(p) => return Err(panicked(index, p)),
@@ -1793,8 +1795,9 @@ impl ProverBackend for CudaBackend {
                     let pa = cc.assign(w)?;
                     sum.abc += clock.elapsed();
                     check_shape(params, &pa, index)?;
-                    let r =
-                        catch_unwind(AssertUnwindSafe(|| self.prove_partition(params, &pa, index)));
+                    let r = catch_unwind(AssertUnwindSafe(|| {
+                        self.prove_partition(params, &pa, index)
+                    }));
                     match r {
                         Ok(r) => r.map_err(GpuError::into_core)?,
                         Err(p) => return Err(panicked(index, p)),
