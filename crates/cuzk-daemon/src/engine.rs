@@ -1,7 +1,8 @@
 //! The proving engine: job records, the pipeline that turns queued
 //! batches into synthesized chunks, and the workers that prove them.
 //!
-//! Flow: `submit` decodes the input and queues the job in the
+//! Flow: `submit` refuses a job whose partitions fit no plan on any GPU
+//! ([`crate::fit`]), decodes the input and queues the job in the
 //! [`Scheduler`]. One dispatcher task pops batches in priority order,
 //! leases their parameters and splits them into chunks of up to
 //! `max_batch_size` partitions (one backend call each); it *opens* the
@@ -13,7 +14,8 @@
 //! different jobs' chunks are synthesized side by side. A chunk whose
 //! partitions are all synthesized joins the ready queue (priority, then
 //! age); workers (`gpu_workers_per_device` per GPU, or `cpu_workers`) take
-//! from it whenever they are free, prove, and (with `verify_proofs`) have
+//! from it whenever they are free (a GPU's workers passing over chunks
+//! that fit only another GPU in service), prove, and (with `verify_proofs`) have
 //! the proofs checked against the verifying key before the job completes.
 //!
 //! Slots = workers + `synthesis_concurrency` + `synthesis_lookahead` bound

@@ -71,8 +71,12 @@ pub fn check(
 /// file's length and modification time stay the same.
 #[derive(Default)]
 pub struct SizesByFile {
-    known: Mutex<HashMap<std::path::PathBuf, (u64, Option<SystemTime>, PartitionSizes)>>,
+    known: Mutex<HashMap<std::path::PathBuf, (FileStamp, PartitionSizes)>>,
 }
+
+/// A file's length and modification time: a file replaced since is read
+/// again.
+type FileStamp = (u64, Option<SystemTime>);
 
 impl SizesByFile {
     /// The partition sizes of the parameter file at `path`; None when it
@@ -80,17 +84,17 @@ impl SizesByFile {
     /// why, later).
     pub fn of(&self, path: &Path) -> Option<PartitionSizes> {
         let meta = std::fs::metadata(path).ok()?;
-        let stamp = (meta.len(), meta.modified().ok());
+        let stamp: FileStamp = (meta.len(), meta.modified().ok());
         let lock = || self.known.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(&(len, modified, sizes)) = lock().get(path) {
-            if (len, modified) == stamp {
+        if let Some(&(known, sizes)) = lock().get(path) {
+            if known == stamp {
                 return Some(sizes);
             }
         }
         // Maps the file and reads its verifying key and section headers
         // (outside the lock: other kinds' submissions do not wait).
         let sizes = PartitionSizes::of_layout(&MappedParameters::open(path).ok()?.layout);
-        lock().insert(path.to_path_buf(), (stamp.0, stamp.1, sizes));
+        lock().insert(path.to_path_buf(), (stamp, sizes));
         Some(sizes)
     }
 }

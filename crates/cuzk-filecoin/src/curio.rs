@@ -16,6 +16,9 @@
 //! then reports the shared queue's partitions in `queues`; the GPUs,
 //! parameters and counters stay this daemon's.
 
+// tonic::Status is large, but it is what every handler returns.
+#![allow(clippy::result_large_err)]
+
 use crate::circuits::{CircuitId, ProofKind, REGISTERED_SECTOR_SIZES};
 use crate::daemon::{default_priority, encode_request, job_input_of, kind_name};
 use crate::prover::ProofRequest;
@@ -322,7 +325,7 @@ fn await_response(job_id: &str, v: &proto::AwaitProofResponse) -> pb::AwaitProof
         proto::JobState::Cancelled => S::Cancelled,
         _ => S::Timeout,
     };
-    let t = v.timings.clone().unwrap_or_default();
+    let t = v.timings.unwrap_or_default();
     pb::AwaitProofResponse {
         job_id: job_id.to_owned(),
         status: status as i32,
@@ -439,7 +442,7 @@ pub fn commitment_from_cid(b: &[u8], codec: u64, what: &str) -> Result<[u8; 32],
 /// bytes once, beside one decoded copy.
 pub fn job_input(
     req: pb::SubmitProofRequest,
-) -> Result<(CircuitId, Vec<u8>, (cuzk_daemon::kinds::JobInput, usize)), Error> {
+) -> Result<(CircuitId, Vec<u8>, DecodedInput), Error> {
     let (proof, self_describing) = decode_submission(&req)?;
     let circuit = proof.circuit();
     let bytes = if self_describing {
@@ -449,6 +452,9 @@ pub fn job_input(
     };
     Ok((circuit, bytes, job_input_of(proof)?))
 }
+
+/// A job input as the kind's `decode_input` gives it, and its partitions.
+pub type DecodedInput = (cuzk_daemon::kinds::JobInput, usize);
 
 /// The proof request a Curio submission describes.
 pub fn request_of(req: &pb::SubmitProofRequest) -> Result<ProofRequest, Error> {
