@@ -319,7 +319,16 @@ pub fn prove_assignments<R: RngCore>(
         check_shape(params, pa, i)?;
     }
     let (msms, timings) = backend.compute(params, assignments)?;
-    finish(backend, params, msms, assignments.len(), "circuits", timings, start, rng)
+    finish(
+        backend,
+        params,
+        msms,
+        assignments.len(),
+        "circuits",
+        timings,
+        start,
+        rng,
+    )
 }
 
 /// The proofs from a backend's MSM results (one per circuit asked for,
@@ -372,7 +381,16 @@ pub fn prove_witnesses<R: RngCore>(
     }
     let count = witnesses.len();
     let (msms, timings) = backend.compute_compiled(params, compiled, witnesses)?;
-    finish(backend, params, msms, count, "witnesses", timings, start, rng)
+    finish(
+        backend,
+        params,
+        msms,
+        count,
+        "witnesses",
+        timings,
+        start,
+        rng,
+    )
 }
 
 /// One partition ready to prove: full synthesis's assignment, or the

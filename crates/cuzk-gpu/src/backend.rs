@@ -50,7 +50,9 @@ use rayon::prelude::*;
 use crate::budget::{BudgetError, Grant, Reservation, Try, VramBudget, MAX_WAIT};
 use crate::error::{GpuError, Result};
 use crate::pinned::{HostRegistration, PinnedPool};
-use crate::plan::{self, BaseStaging, HStaging, PartitionSizes, StagingPlan, G1_POINT, G2_POINT};
+use crate::plan::{
+    self, BaseStaging, Footprint, HStaging, PartitionSizes, StagingPlan, G1_POINT, G2_POINT,
+};
 use crate::residency::{ResidencyTable, ResidentInfo};
 use std::sync::Weak;
 
@@ -538,14 +540,12 @@ impl CudaBackend {
 
     /// The plan a partition of `sizes` gets with the whole budget to
     /// itself, or the error naming both sizes when it fits no plan: such a
-    /// partition is the only kind that fails here, so a scheduler can
-    /// refuse its job when it is submitted.
-    pub fn best_plan(&self, sizes: &PartitionSizes) -> Result<StagingPlan> {
-        plan::plan(sizes, self.budget.capacity(), 0).map_err(|source| GpuError::Plan {
-            device: self.label.clone(),
-            index: 0,
-            source,
-        })
+    /// partition is the only kind that fails here (`admit` plans with the
+    /// same capacity when others' sets are in the way), so the daemon
+    /// refuses its job when it is submitted
+    /// ([`cuzk_core::accel::DeviceBackend::check_fits`]).
+    pub fn best_plan(&self, sizes: &PartitionSizes) -> Result<StagingPlan, plan::PlanError> {
+        plan::plan(sizes, self.budget.capacity(), 0)
     }
 
     /// How many times a parameter set was uploaded to stay resident (a

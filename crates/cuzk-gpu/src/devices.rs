@@ -6,7 +6,9 @@
 //! The daemon drives it; this crate does not know the daemon.
 
 use crate::{CudaBackend, GpuConfig, GpuError};
-use cuzk_core::accel::{DeviceBackend, DeviceError, DeviceInfo, ResidentParams};
+use cuzk_core::accel::{
+    DeviceBackend, DeviceError, DeviceInfo, NoPlanFits, PartitionSizes, ResidentParams,
+};
 use cuzk_core::generator::FixedBaseEngine;
 use cuzk_core::params::Parameters;
 use cuzk_core::prover::{CpuBackend, ProverBackend};
@@ -144,6 +146,20 @@ impl DeviceBackend for GpuDevices {
             .get(device as usize)
             .ok_or_else(|| format!("no GPU {device}"))?;
         Ok(b.probe()?)
+    }
+    /// The device's planner with its whole budget ([`CudaBackend::best_plan`]):
+    /// the same arithmetic that admits a partition when it is proved, so a
+    /// partition accepted here is never refused by the planner later
+    /// (unless the budget shrinks meanwhile: other processes took memory).
+    fn check_fits(&self, device: u32, sizes: &PartitionSizes) -> Result<(), NoPlanFits> {
+        let Some(b) = self.backends.get(device as usize) else {
+            return Ok(());
+        };
+        b.best_plan(sizes).map(|_| ()).map_err(|e| NoPlanFits {
+            device,
+            needed: e.needed,
+            capacity: e.available,
+        })
     }
     fn set_resident_cap(&self, cap: Option<u64>) {
         for b in &self.backends {

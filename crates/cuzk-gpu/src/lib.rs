@@ -46,7 +46,7 @@ pub use error::{GpuError, Result};
 pub use paramgen::select_fixed_base;
 #[cfg(feature = "cuda")]
 pub use paramgen::GpuFixedBase;
-pub use plan::{BaseStaging, HStaging, PartitionSizes, StagingPlan};
+pub use plan::{BaseStaging, Footprint, HStaging, PartitionSizes, StagingPlan};
 pub use residency::{ResidencyError, ResidencyTable, ResidentInfo};
 pub use subgroup::select_subgroup_checker;
 #[cfg(feature = "cuda")]

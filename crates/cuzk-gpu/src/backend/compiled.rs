@@ -321,8 +321,7 @@ impl CudaBackend {
         let params_fit_cap = relock(&self.resident)
             .cap()
             .is_none_or(|cap| sizes.params_bytes() <= cap);
-        if !params_fit_cap || working + sizes.params_bytes() + dc.bytes() > self.budget.capacity()
-        {
+        if !params_fit_cap || working + sizes.params_bytes() + dc.bytes() > self.budget.capacity() {
             return Ok(None);
         }
         let _in_flight = self.budget.enter_partition();
