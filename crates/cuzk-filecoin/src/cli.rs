@@ -189,9 +189,15 @@ impl ProgressPrinter {
                 aux,
                 entries,
                 domain,
+                compiled,
             } => eprintln!(
-                "[{at:7.1} s] synthesized: {constraints} constraints (domain {domain}), \
-                 {inputs} inputs, {aux} aux, {entries} matrix entries"
+                "[{at:7.1} s] {}: {constraints} constraints (domain {domain}), \
+                 {inputs} inputs, {aux} aux, {entries} matrix entries",
+                if *compiled {
+                    "constraints from the compiled system"
+                } else {
+                    "synthesized"
+                }
             ),
             GenerationEvent::Scalars {
                 g1_points,
