@@ -748,6 +748,9 @@ pub struct GenerationTimings {
     /// Lagrange basis at tau (powers and an inverse NTT), the column
     /// evaluations and the query scalars.
     pub scalars: Duration,
+    /// Of `scalars`: the column evaluations and the query scalars made
+    /// from them (what reads the matrices; the rest is the Lagrange basis).
+    pub evaluation: Duration,
     /// Fixed-base multiplications in G1 (h, l, ic, a, b_g1), tables included.
     pub g1: Duration,
     /// Fixed-base multiplications in G2 (b_g2).
@@ -1127,6 +1130,7 @@ fn generate_from(
     let z_over_delta = (tau.pow_vartime([n as u64]) - Scalar::ONE) * delta_inv;
     domain::ifft(&mut lagrange);
 
+    let evaluation = Instant::now();
     // One matrix at a time, folded into ext = beta·A + alpha·B + C as it
     // comes: at most three vectors of one scalar per variable are held
     // (ext, the matrix's evaluations, its nonzero ones), not four. Field
@@ -1158,6 +1162,7 @@ fn generate_from(
     }
 
     timings.scalars = phase.elapsed();
+    timings.evaluation = evaluation.elapsed();
     let g1_count = (n - 1) + l_scalars.len() + ic_scalars.len() + a_scalars.len() + b_scalars.len();
     progress(&GenerationEvent::Scalars {
         g1_points: g1_count,
