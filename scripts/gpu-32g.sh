@@ -31,13 +31,17 @@
 #           files of killed runs removed first)
 #   prove   porep_c2_bench --c1 $WORK/c1.json: all partitions, 1 warm-up
 #           (parameter load, compile) and $REPEAT timed runs, compiled
-#           synthesis with the compiled system in memory only, every proof
-#           through verify_seal -> $WORK/logs/prove.json
-#   witness witness_bench: the PoRep witness alone (no parameters, no GPU)
+#           synthesis, the compiled system written to $PARAMS as
+#           cuzk-<circuit>.r1cs (~10 GB at 32 GiB; COMPILED_IN_MEMORY=1 keeps
+#           it in memory only), every proof through verify_seal ->
+#           $WORK/logs/prove.json
+#   witness witness_bench: the PoRep witness alone (no parameters, no GPU;
+#           the compiled system read from, or written to, $PARAMS)
 #           of $GROUP (default 5) partitions at once on every core, then of
 #           one partition on one core (RAYON_NUM_THREADS=1) -> $WORK/logs/
 #           witness-*.json (bench/compiled-synthesis.md, issue 12/13)
-#   daemon  `cuzk daemon` (CUDA) over $PARAMS, then `cuzk bench batch --kind
+#   daemon  `cuzk daemon` (CUDA) over $PARAMS (mapping the prove stage's
+#           compiled file instead of compiling again), then `cuzk bench batch --kind
 #           porep-32g --input $WORK/c1.json`: 1 proof to warm up (parameter
 #           load, compile), then $DAEMON_COUNT (3) at once, every proof
 #           verified by the daemon -> $WORK/logs/daemon-*.json, status and
@@ -184,7 +188,7 @@ stage_prove() {
     snapshot "$log" before
     measured "$log" "$BIN/porep_c2_bench" --backend "$BACKEND" --sector-size "$SECTOR_SIZE" \
         --c1 "$WORK/c1.json" --params "$PARAMS" --repeat "$REPEAT" --warmup 1 --cuzk-only \
-        --synthesis compiled --compiled-in-memory ${GROUP:+--partition-group "$GROUP"} \
+        --synthesis compiled ${COMPILED_IN_MEMORY:+--compiled-in-memory} ${GROUP:+--partition-group "$GROUP"} \
         --json "$logs/prove.json" || return 1
     touch "$WORK/prove.done"
     snapshot "$log" after
@@ -194,10 +198,11 @@ stage_prove() {
 stage_witness() {
     local log="$logs/witness.log"
     : >"$log"
-    measured "$log" "$BIN/witness_bench" --sector-size "$SECTOR_SIZE" \
+    mkdir -p "$PARAMS"
+    measured "$log" "$BIN/witness_bench" --sector-size "$SECTOR_SIZE" --compiled-dir "$PARAMS" \
         --partitions "${GROUP:-5}" --repeat 2 --json "$logs/witness-all.json" || return 1
     RAYON_NUM_THREADS=1 measured "$log" "$BIN/witness_bench" --sector-size "$SECTOR_SIZE" \
-        --partitions 1 --repeat 1 --json "$logs/witness-1core.json" || return 1
+        --compiled-dir "$PARAMS" --partitions 1 --repeat 1 --json "$logs/witness-1core.json" || return 1
     echo "witness: $(grep -h 'us per constraint' "$log" | tr '\n' ' ')"
 }
 

@@ -7,8 +7,11 @@
 //! cargo build --release -p cuzk-filecoin --example witness_bench
 //! RAYON_NUM_THREADS=1 target/release/examples/witness_bench \
 //!     [--sector-size 2KiB|8MiB|512MiB|32GiB] [--seed S] [--partitions K]
-//!     [--repeat N] [--check] [--json FILE]
+//!     [--repeat N] [--check] [--compiled-dir DIR] [--json FILE]
 //! ```
+//! `--compiled-dir DIR` reads the compiled system from its file in DIR
+//! (`cuzk-<circuit id>.r1cs`, as the daemon and `porep_c2_bench` keep it
+//! beside the parameters), or compiles and writes it there.
 //! `--partitions K` synthesizes partitions 0..K in one call (as the daemon
 //! batches them; default 1). The first call compiles the circuit and is not
 //! timed. `--check` compares the compiled mode's assignment (witness, then
@@ -17,7 +20,7 @@
 //! one thread (`RAYON_NUM_THREADS=1`) it is the cost of the code itself.
 
 use cuzk_core::prover::Synthesized;
-use cuzk_filecoin::partitions::{synthesize_partition_parts, synthesize_partitions};
+use cuzk_filecoin::partitions::{synthesize_partition_parts_in, synthesize_partitions};
 use cuzk_filecoin::synth_c1::{self, SynthSpec};
 use cuzk_filecoin::{ProofRequest, SynthesisMode};
 use std::time::{Duration, Instant};
@@ -28,6 +31,7 @@ struct Args {
     partitions: usize,
     repeat: usize,
     check: bool,
+    compiled_dir: Option<std::path::PathBuf>,
     json: Option<std::path::PathBuf>,
 }
 
@@ -38,6 +42,7 @@ fn args() -> Result<Args, String> {
         partitions: 1,
         repeat: 3,
         check: false,
+        compiled_dir: None,
         json: None,
     };
     let mut it = std::env::args().skip(1);
@@ -54,6 +59,7 @@ fn args() -> Result<Args, String> {
             "--repeat" => a.repeat = num(value()?, "--repeat")?.max(1) as usize,
             "--check" => a.check = true,
             "--json" => a.json = Some(value()?.into()),
+            "--compiled-dir" => a.compiled_dir = Some(value()?.into()),
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -93,8 +99,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     let t = Instant::now();
-    let first = synthesize_partition_parts(&parts, SynthesisMode::Compiled)?;
-    eprintln!("first call (compiles the circuit): {:.2?}", t.elapsed());
+    let dir = a.compiled_dir.as_deref();
+    let first = synthesize_partition_parts_in(&parts, SynthesisMode::Compiled, dir)?;
+    eprintln!(
+        "first call ({} the circuit): {:.2?}",
+        match dir {
+            Some(d) => format!("compiles, or maps from {},", d.display()),
+            None => "compiles".into(),
+        },
+        t.elapsed()
+    );
     let Some(Synthesized::Witness { compiled, .. }) = first.first() else {
         return Err("compiled mode did not give a witness".into());
     };
@@ -105,7 +119,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut times = Vec::with_capacity(a.repeat);
     for _ in 0..a.repeat {
         let t = Instant::now();
-        let out = synthesize_partition_parts(&parts, SynthesisMode::Compiled)?;
+        let out = synthesize_partition_parts_in(&parts, SynthesisMode::Compiled, dir)?;
         times.push(t.elapsed());
         drop(out);
     }

@@ -11,7 +11,7 @@
 //! concatenates their proofs in order, which is filecoin-proofs' format.
 
 use crate::circuits::{CircuitId, ProofKind, REGISTERED_SECTOR_SIZES};
-use crate::partitions::{synthesize_partition_parts, synthesize_partitions, verifier_inputs};
+use crate::partitions::{synthesize_partition_parts_in, synthesize_partitions_in, verifier_inputs};
 use crate::prover::ProofRequest;
 use crate::{cli, porep, post, snap, Error, Result};
 use base64::Engine as _;
@@ -20,7 +20,7 @@ use cuzk_core::prover::Synthesized;
 use cuzk_core::synthesis::ProvingAssignment;
 use cuzk_daemon::kinds::{CircuitKind, JobInput, KindError};
 use cuzk_daemon::Priority;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// WinningPoSt must finish within its epoch; WindowPoSt within its
@@ -64,6 +64,10 @@ pub struct FilecoinKind {
     params_id: String,
     generate: bool,
     synthesis: crate::SynthesisMode,
+    /// Where the compiled constraint system is kept as a file (the
+    /// daemon's parameter directory); `None`: compiled in memory by each
+    /// process.
+    compiled_dir: Option<PathBuf>,
 }
 
 impl FilecoinKind {
@@ -121,12 +125,22 @@ impl FilecoinKind {
             params_id,
             generate,
             synthesis: crate::SynthesisMode::default(),
+            compiled_dir: None,
         })
     }
 
     /// How partitions are synthesized (compiled by default).
     pub fn with_synthesis(mut self, mode: crate::SynthesisMode) -> Self {
         self.synthesis = mode;
+        self
+    }
+
+    /// Keep the compiled constraint system in `dir` as
+    /// `cuzk-<circuit id>.r1cs`: read (mapped, checksums checked) when it
+    /// is there, else compiled on first use and written there, so a
+    /// restarted daemon does not compile again.
+    pub fn with_compiled_dir(mut self, dir: &Path) -> Self {
+        self.compiled_dir = Some(dir.to_path_buf());
         self
     }
 
@@ -153,7 +167,8 @@ impl FilecoinKind {
     }
 
     /// The four kinds for each sector size, their parameter files linked
-    /// in `dir` where needed (see [`FilecoinKind::link_params`]).
+    /// in `dir` where needed (see [`FilecoinKind::link_params`]) and their
+    /// compiled systems kept there (see [`FilecoinKind::with_compiled_dir`]).
     pub fn all(
         sector_sizes: &[u64],
         generate: bool,
@@ -177,8 +192,9 @@ impl FilecoinKind {
                 ProofKind::WindowPost,
                 ProofKind::SnapDeals,
             ] {
-                let k =
-                    Self::new(CircuitId::current(kind, size)?, generate)?.with_synthesis(synthesis);
+                let k = Self::new(CircuitId::current(kind, size)?, generate)?
+                    .with_synthesis(synthesis)
+                    .with_compiled_dir(dir);
                 k.link_params(dir)?;
                 kinds.push(Arc::new(k));
             }
@@ -369,7 +385,8 @@ impl CircuitKind for FilecoinKind {
         parts: &[(JobInput, usize)],
     ) -> std::result::Result<Vec<ProvingAssignment>, KindError> {
         let reqs = self.requests(parts)?;
-        synthesize_partitions(&reqs, self.synthesis).map_err(|e| self.kind_error(e))
+        synthesize_partitions_in(&reqs, self.synthesis, self.compiled_dir.as_deref())
+            .map_err(|e| self.kind_error(e))
     }
 
     /// In compiled mode the partitions' witnesses, whose a/b/c the backend
@@ -380,7 +397,8 @@ impl CircuitKind for FilecoinKind {
         parts: &[(JobInput, usize)],
     ) -> std::result::Result<Vec<Synthesized>, KindError> {
         let reqs = self.requests(parts)?;
-        synthesize_partition_parts(&reqs, self.synthesis).map_err(|e| self.kind_error(e))
+        synthesize_partition_parts_in(&reqs, self.synthesis, self.compiled_dir.as_deref())
+            .map_err(|e| self.kind_error(e))
     }
 
     fn host_bytes_per_partition(&self) -> u64 {

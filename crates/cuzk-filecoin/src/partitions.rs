@@ -10,6 +10,7 @@ use crate::{porep, post, snap, CircuitId, Error, Result};
 use cuzk_core::prover::Synthesized;
 use cuzk_core::{ProvingAssignment, Scalar};
 use rayon::prelude::*;
+use std::path::Path;
 
 /// The partitions of a request; errors for any request filecoin-proofs
 /// would refuse.
@@ -45,7 +46,17 @@ pub fn synthesize_partitions(
     parts: &[(&ProofRequest, usize)],
     mode: SynthesisMode,
 ) -> Result<Vec<ProvingAssignment>> {
-    synthesize_partition_parts(parts, mode)?
+    synthesize_partitions_in(parts, mode, None)
+}
+
+/// [`synthesize_partitions`] with the compiled system kept in
+/// `compiled_dir` (see [`synthesize_partition_parts_in`]).
+pub fn synthesize_partitions_in(
+    parts: &[(&ProofRequest, usize)],
+    mode: SynthesisMode,
+    compiled_dir: Option<&Path>,
+) -> Result<Vec<ProvingAssignment>> {
+    synthesize_partition_parts_in(parts, mode, compiled_dir)?
         .into_par_iter()
         .map(|s| match s {
             Synthesized::Assignment(pa) => Ok(pa),
@@ -60,6 +71,21 @@ pub fn synthesize_partitions(
 pub fn synthesize_partition_parts(
     parts: &[(&ProofRequest, usize)],
     mode: SynthesisMode,
+) -> Result<Vec<Synthesized>> {
+    synthesize_partition_parts_in(parts, mode, None)
+}
+
+/// [`synthesize_partition_parts`], reading the circuit's compiled system
+/// from its file in `compiled_dir` (`cuzk-<circuit id>.r1cs`, see
+/// [`crate::compiled::compiled_path`]) or, on the process's first use of
+/// the circuit, compiling it and writing that file there, so that the next
+/// process maps it instead of compiling (a 32 GiB PoRep's compile is about
+/// 100 s on one core; opening its 10 GB file a few seconds). With `None`
+/// the system is compiled in memory once per process.
+pub fn synthesize_partition_parts_in(
+    parts: &[(&ProofRequest, usize)],
+    mode: SynthesisMode,
+    compiled_dir: Option<&Path>,
 ) -> Result<Vec<Synthesized>> {
     let Some((first, _)) = parts.first() else {
         return Ok(Vec::new());
@@ -79,11 +105,15 @@ pub fn synthesize_partition_parts(
     }
     let size = circuit.sector_size();
     match first {
-        ProofRequest::PoRepC2(_) => with_tree_shape!(size, synth_porep, parts, mode),
-        ProofRequest::WinningPost { .. } | ProofRequest::WindowPost { .. } => {
-            with_tree_shape!(size, synth_post, parts, mode)
+        ProofRequest::PoRepC2(_) => {
+            with_tree_shape!(size, synth_porep, parts, mode, compiled_dir)
         }
-        ProofRequest::SnapDeals { .. } => with_tree_shape!(size, synth_snap, parts, mode),
+        ProofRequest::WinningPost { .. } | ProofRequest::WindowPost { .. } => {
+            with_tree_shape!(size, synth_post, parts, mode, compiled_dir)
+        }
+        ProofRequest::SnapDeals { .. } => {
+            with_tree_shape!(size, synth_snap, parts, mode, compiled_dir)
+        }
     }
 }
 
@@ -94,8 +124,9 @@ fn mixed() -> Error {
 fn synth_porep<Tree: FilTree>(
     parts: &[(&ProofRequest, usize)],
     mode: SynthesisMode,
+    dir: Option<&Path>,
 ) -> Result<Vec<Synthesized>> {
-    synth_typed::<Tree, _>(parts, mode, |r| match r {
+    synth_typed::<Tree, _>(parts, mode, dir, |r| match r {
         ProofRequest::PoRepC2(c1) => porep::c2_circuits::<Tree>(c1),
         _ => Err(mixed()),
     })
@@ -104,15 +135,21 @@ fn synth_porep<Tree: FilTree>(
 fn synth_post<Tree: FilTree>(
     parts: &[(&ProofRequest, usize)],
     mode: SynthesisMode,
+    dir: Option<&Path>,
 ) -> Result<Vec<Synthesized>> {
-    synth_typed::<Tree, _>(parts, mode, |r| post::post_circuits::<Tree>(&post_args(r)?))
+    synth_typed::<Tree, _>(parts, mode, dir, |r| {
+        post::post_circuits::<Tree>(&post_args(r)?)
+    })
 }
 
 fn synth_snap<Tree: FilTree>(
     parts: &[(&ProofRequest, usize)],
     mode: SynthesisMode,
+    dir: Option<&Path>,
 ) -> Result<Vec<Synthesized>> {
-    synth_typed::<Tree, _>(parts, mode, |r| snap::snap_circuits::<Tree>(&snap_args(r)?))
+    synth_typed::<Tree, _>(parts, mode, dir, |r| {
+        snap::snap_circuits::<Tree>(&snap_args(r)?)
+    })
 }
 
 /// Build each distinct request's circuits once, take the wanted
@@ -120,6 +157,7 @@ fn synth_snap<Tree: FilTree>(
 fn synth_typed<Tree: FilTree, C>(
     parts: &[(&ProofRequest, usize)],
     mode: SynthesisMode,
+    dir: Option<&Path>,
     build: impl Fn(&ProofRequest) -> Result<ProofCircuits<C>>,
 ) -> Result<Vec<Synthesized>>
 where
@@ -153,7 +191,7 @@ where
     let Some((first, _)) = parts.first() else {
         return Ok(Vec::new());
     };
-    crate::compiled::synthesize_parts(first.circuit(), circuits, mode, None)
+    crate::compiled::synthesize_parts(first.circuit(), circuits, mode, dir)
 }
 
 fn post_args(req: &ProofRequest) -> Result<post::PostArgs<'_>> {

@@ -398,7 +398,10 @@ impl FilecoinProver {
         C: crate::compiled::PartitionCircuit,
     {
         let partitions = circuits.len();
-        let group = self.partition_group.unwrap_or(partitions).clamp(1, partitions.max(1));
+        let group = self
+            .partition_group
+            .unwrap_or(partitions)
+            .clamp(1, partitions.max(1));
         let threads = rayon::current_num_threads().max(1);
         let parts = circuits.first().map_or(1, |c| c.parallel_parts().max(1));
         let synth_at_once = (3 * threads).div_ceil(parts).max(2).min(group);
@@ -414,7 +417,8 @@ impl FilecoinProver {
         let held = Slots::new(group);
         let synthesizing = Slots::new(synth_at_once);
         let start = Instant::now();
-        let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<Vec<cuzk_core::prover::Synthesized>>)>();
+        let (tx, rx) =
+            std::sync::mpsc::channel::<(usize, Result<Vec<cuzk_core::prover::Synthesized>>)>();
         let mut proofs: Vec<Option<cuzk_core::Proof>> = (0..partitions).map(|_| None).collect();
         let mut timings = PhaseTimings::default();
         let mut first_error: Option<Error> = None;
@@ -588,12 +592,7 @@ mod tests {
             let y = cs.alloc_input(|| "y", || Ok(Toy::y(self.x)))?;
             cs.enforce(|| "x2", |lc| lc + xv, |lc| lc + xv, |lc| lc + x2);
             cs.enforce(|| "x3", |lc| lc + x2, |lc| lc + xv, |lc| lc + x3);
-            cs.enforce(
-                || "y",
-                |lc| lc + x3 + xv,
-                |lc| lc + CS::one(),
-                |lc| lc + y,
-            );
+            cs.enforce(|| "y", |lc| lc + x3 + xv, |lc| lc + CS::one(), |lc| lc + y);
             Ok(())
         }
     }
@@ -610,7 +609,8 @@ mod tests {
             cuzk_core::generator::generate_random_parameters(Toy { x: 1, fail: false }, &mut rng)
                 .unwrap();
         let pvk = cuzk_core::verifier::prepare_verifying_key(&params.vk);
-        let circuit = CircuitId::PoRep(filecoin_proofs_api::RegisteredSealProof::StackedDrg2KiBV1_1);
+        let circuit =
+            CircuitId::PoRep(filecoin_proofs_api::RegisteredSealProof::StackedDrg2KiBV1_1);
         let loaded = LoadedParameters {
             circuit,
             files: crate::paramcache::CircuitFiles {
@@ -661,14 +661,22 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         for group in [1, 2, 6] {
             let (prover, loaded) = toy_prover(dir.path(), group);
-            let circuits = (0..6).map(|i| Toy { x: i + 2, fail: i == 3 }).collect();
+            let circuits = (0..6)
+                .map(|i| Toy {
+                    x: i + 2,
+                    fail: i == 3,
+                })
+                .collect();
             let r = prover.synthesize_and_prove(
                 loaded.circuit,
                 circuits,
                 &loaded,
                 &mut rand::rngs::OsRng,
             );
-            assert!(r.is_err(), "group {group}: a failed partition must fail the proof");
+            assert!(
+                r.is_err(),
+                "group {group}: a failed partition must fail the proof"
+            );
         }
     }
 
