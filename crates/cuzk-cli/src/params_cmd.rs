@@ -330,13 +330,7 @@ const CHECK_STEP: usize = 1 << 20;
 /// a step at a time), with progress on stderr unless quiet.
 fn check_points(mapped: &MappedParameters, progress: bool) -> Result<()> {
     use std::io::{IsTerminal, Write};
-    let sections = [
-        Section::H,
-        Section::L,
-        Section::A,
-        Section::BG1,
-        Section::BG2,
-    ];
+    let sections = [Section::H, Section::L, Section::A, Section::BG1, Section::BG2];
     let total: usize = sections.iter().map(|&s| mapped.len(s)).sum();
     let tty = std::io::stderr().is_terminal();
     let start = Instant::now();

@@ -308,6 +308,24 @@ impl CircuitId {
         }
     }
 
+    /// [`CircuitId::generate_parameters_on`] from the circuit's compiled
+    /// system (see [`CircuitId::generate_parameters_compiled_into`]).
+    pub fn generate_parameters_compiled_on<R: rand_core::RngCore>(
+        &self,
+        compiled: &CompiledCircuit,
+        engine: &dyn FixedBaseEngine,
+        rng: &mut R,
+    ) -> Result<cuzk_core::Parameters> {
+        let mut sink = cuzk_core::params::ParamsCollector::new();
+        self.generate_parameters_compiled_into(compiled, engine, rng, &mut sink, &|_| {})?;
+        sink.finish().map_err(|e| {
+            Error::from(cuzk_core::Error::Backend {
+                backend: "parameter sink",
+                source: Box::new(e),
+            })
+        })
+    }
+
     /// [`CircuitId::generate_parameters_into`] from the circuit's compiled
     /// system (no synthesis; see
     /// `cuzk_core::generator::generate_parameters_compiled_into`): the
