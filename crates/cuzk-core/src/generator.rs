@@ -451,8 +451,8 @@ fn eval_compiled_par(
             .for_each(|(p, (lists, local))| {
                 lists.iter_mut().for_each(Vec::clear);
                 let a = (r0 + p * per).min(r1);
-                for r in a..(a + per).min(r1) {
-                    let l = &lagrange[r];
+                let end = (a + per).min(r1);
+                for (r, l) in lagrange.iter().enumerate().take(end).skip(a) {
                     for k in m.row(r) {
                         let (col, coef) = (m.cols[k], m.coefs[k]);
                         if (col as usize) < local_inputs {
@@ -1584,7 +1584,7 @@ mod tests {
         for _ in 0..rows {
             let len = rng.next_u32() % 7;
             for _ in 0..len {
-                let col = if rng.next_u32() % 4 == 0 {
+                let col = if rng.next_u32().is_multiple_of(4) {
                     hot
                 } else {
                     rng.next_u32() % vars as u32

@@ -301,7 +301,7 @@ impl CircuitId {
     pub fn compile_blank(&self) -> Result<CompiledCircuit> {
         let id = self.cache_identifier()?;
         match self.with_blank(BlankUse::Compile(&id))? {
-            BlankOut::Compiled(cc) => Ok(cc),
+            BlankOut::Compiled(cc) => Ok(*cc),
             BlankOut::Generated(_) => Err(Error::InvalidInput(
                 "the blank circuit gave parameters where its compiled system was asked for".into(),
             )),
@@ -380,7 +380,7 @@ enum BlankUse<'a> {
 
 enum BlankOut {
     Generated(GenerationTimings),
-    Compiled(CompiledCircuit),
+    Compiled(Box<CompiledCircuit>),
 }
 
 fn short_size(sector_size: u64) -> String {
@@ -425,9 +425,9 @@ where
                 )?,
             ))
         }
-        BlankUse::Compile(id) => Ok(BlankOut::Compiled(cuzk_core::compiled::compile(
+        BlankUse::Compile(id) => Ok(BlankOut::Compiled(Box::new(cuzk_core::compiled::compile(
             circuit, id,
-        )?)),
+        )?))),
     }
 }
 

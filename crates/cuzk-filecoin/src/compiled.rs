@@ -354,8 +354,11 @@ impl<Tree: FilTree> PartitionCircuit for PorepPartition<Tree> {
         let prefix = prefix.into_witness();
         let (pi, pa) = (prefix.inputs.len(), prefix.aux.len());
         let n = self.proofs.len();
-        let uneven =
-            n == 0 || inputs < pi || aux < pa || (inputs - pi) % n != 0 || (aux - pa) % n != 0;
+        let uneven = n == 0
+            || inputs < pi
+            || aux < pa
+            || !(inputs - pi).is_multiple_of(n)
+            || !(aux - pa).is_multiple_of(n);
         if uneven {
             return Err(cuzk_core::Error::InvalidCircuit {
                 index: 0,
