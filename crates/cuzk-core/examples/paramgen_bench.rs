@@ -13,7 +13,10 @@
 //! generator: not parameters, but the constraint and scalar phases are
 //! timed alike at sizes whose multiplications would take hours here).
 //!
-//!     cargo run --release -p cuzk-core --example paramgen_bench -- 16 18 20 [--repeat 3] [--mode both|full|compiled] [--engine cpu|none]
+//! The compiled files go to a temporary directory, or to `--dir DIR`,
+//! where they are kept and, on the next run, mapped without compiling.
+//!
+//!     cargo run --release -p cuzk-core --example paramgen_bench -- 16 18 20 [--repeat 3] [--mode both|full|compiled] [--engine cpu|none] [--dir DIR]
 //!
 //! Prints a table and then one JSON line per size.
 
@@ -86,6 +89,15 @@ fn secs(d: std::time::Duration) -> f64 {
     d.as_secs_f64()
 }
 
+/// Seconds for JSON: `null` where not measured (NaN).
+fn json_secs(s: f64) -> String {
+    if s.is_nan() {
+        "null".into()
+    } else {
+        format!("{s:.3}")
+    }
+}
+
 /// The process's peak resident memory (VmHWM), in MiB.
 fn peak_mib() -> f64 {
     std::fs::read_to_string("/proc/self/status")
@@ -154,6 +166,7 @@ fn main() {
     let mut repeat = 3usize;
     let mut mode = "both".to_string();
     let mut engine_name = "cpu".to_string();
+    let mut keep_dir = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -165,6 +178,7 @@ fn main() {
             }
             "--mode" => mode = args.next().expect("--mode both|full|compiled"),
             "--engine" => engine_name = args.next().expect("--engine cpu|none"),
+            "--dir" => keep_dir = Some(std::path::PathBuf::from(args.next().expect("--dir DIR"))),
             s => sizes.push(s.parse::<u32>().expect("a log size")),
         }
     }
@@ -183,7 +197,8 @@ fn main() {
         e => panic!("--engine {e}: cpu or none"),
     };
     let repeat = repeat.max(1);
-    let dir = tempfile::tempdir().expect("a temporary directory");
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let dir = keep_dir.unwrap_or_else(|| tmp.path().to_path_buf());
     println!(
         "{:>4} {:>6} {:>9} {:>11} {:>9} {:>8} {:>8} {:>8} {:>10} {:>8}",
         "log",
@@ -199,13 +214,18 @@ fn main() {
     );
     for log in sizes {
         let id = format!("porep-like-{log}");
-        let path = dir.path().join(format!("{id}.r1cs"));
-        let t = Instant::now();
-        let cc = compiled::compile(PorepLikeCircuit::new(log, 0), &id).expect("compile");
-        let compile_s = secs(t.elapsed());
-        cc.write_file(&path).expect("write the compiled file");
+        let path = dir.join(format!("{id}.r1cs"));
+        // Compiled once unless the file is in --dir already (then this
+        // process's peak memory is generation's alone); not at all for
+        // --mode full.
+        let mut compile_s = f64::NAN;
+        if do_comp && !path.exists() {
+            let t = Instant::now();
+            let cc = compiled::compile(PorepLikeCircuit::new(log, 0), &id).expect("compile");
+            compile_s = secs(t.elapsed());
+            cc.write_file(&path).expect("write the compiled file");
+        }
         let r1cs_mb = std::fs::metadata(&path).map_or(0, |m| m.len()) as f64 / 1e6;
-        drop(cc);
         let waste =
             ToxicWaste::random(&mut rand_chacha::ChaCha20Rng::seed_from_u64(u64::from(log)));
         let mut results = Vec::new();
@@ -255,7 +275,7 @@ fn main() {
                 "{{\"log\":{log},\"mode\":\"{}\",\"engine\":\"{}\",\"repeat\":{repeat},\
                  \"total_s\":{:.3},\"constraints_s\":{:.3},\"scalars_s\":{:.3},\
                  \"evaluation_s\":{:.3},\"g1_s\":{:.3},\"g2_s\":{:.3},\
-                 \"compile_s\":{compile_s:.3},\"r1cs_mb\":{r1cs_mb:.1},\"params_crc32\":{},\
+                 \"compile_s\":{},\"r1cs_mb\":{r1cs_mb:.1},\"params_crc32\":{},\
                  \"params_bytes\":{},\"threads\":{},\"peak_mib\":{:.0}}}",
                 r.mode,
                 engine.name(),
@@ -265,6 +285,7 @@ fn main() {
                 r.evaluation,
                 r.g1,
                 r.g2,
+                json_secs(compile_s),
                 r.crc.0,
                 r.crc.1,
                 rayon::current_num_threads(),
