@@ -319,7 +319,11 @@ impl CudaDevice {
                 f("msm_accumulate_g2")?,
                 f("msm_accumulate_g1i")?,
             ],
-            msm_reduce: [f("msm_reduce_g1")?, f("msm_reduce_g2")?, f("msm_reduce_g1i")?],
+            msm_reduce: [
+                f("msm_reduce_g1")?,
+                f("msm_reduce_g2")?,
+                f("msm_reduce_g1i")?,
+            ],
             msm_bucket_reduce: [f("msm_bucket_reduce_g1")?, f("msm_bucket_reduce_g2")?],
             sum_selected: [
                 f("sum_selected_g1")?,
@@ -759,8 +763,7 @@ impl CudaDevice {
         let n = 1usize << lg;
         let d = self.p(data);
         let n_inv = Scalar::from(n as u64).invert().expect("n is nonzero in Fr");
-        let (lo, hi, lo_bits) =
-            self.power_tables(Scalar::MULTIPLICATIVE_GENERATOR, n_inv, lg)?;
+        let (lo, hi, lo_bits) = self.power_tables(Scalar::MULTIPLICATIVE_GENERATOR, n_inv, lg)?;
         self.ntt_run_passes(d, lg, true, None)?;
         self.ntt_run_passes(d, lg, false, Some((&lo, &hi, lo_bits)))
     }
@@ -1574,13 +1577,7 @@ impl CudaDevice {
         scalars: &[Scalar],
         out: &mut [G1Affine],
     ) -> Result<()> {
-        self.fixed_base(
-            Group_::G1,
-            host::g1_as_bytes(table),
-            window,
-            scalars,
-            host::g1_as_bytes_mut(out),
-        )
+        self.fixed_base_g1_in(table, window, scalars, out, FIXED_BASE_CHUNK)
     }
     pub fn fixed_base_g2(
         &self,
@@ -1589,20 +1586,78 @@ impl CudaDevice {
         scalars: &[Scalar],
         out: &mut [G2Affine],
     ) -> Result<()> {
+        self.fixed_base_g2_in(table, window, scalars, out, FIXED_BASE_CHUNK)
+    }
+    /// [`Self::fixed_base_g1`] in chunks of at most `chunk` points (at
+    /// least 1), so that its device memory is
+    /// [`Self::fixed_base_bytes`]`(false, table.len(), chunk)`.
+    pub fn fixed_base_g1_in(
+        &self,
+        table: &[G1Affine],
+        window: u32,
+        scalars: &[Scalar],
+        out: &mut [G1Affine],
+        chunk: usize,
+    ) -> Result<()> {
+        self.fixed_base(
+            Group_::G1,
+            host::g1_as_bytes(table),
+            window,
+            scalars,
+            host::g1_as_bytes_mut(out),
+            chunk,
+        )
+    }
+    /// [`Self::fixed_base_g2`] in chunks of at most `chunk` points.
+    pub fn fixed_base_g2_in(
+        &self,
+        table: &[G2Affine],
+        window: u32,
+        scalars: &[Scalar],
+        out: &mut [G2Affine],
+        chunk: usize,
+    ) -> Result<()> {
         self.fixed_base(
             Group_::G2,
             host::g2_as_bytes(table),
             window,
             scalars,
             host::g2_as_bytes_mut(out),
+            chunk,
         )
     }
 
     /// Device bytes one fixed-base chunk holds besides its table: scalars,
     /// XYZZ results and affine results.
     pub fn fixed_base_scratch_bytes(g2: bool, points: usize) -> usize {
+        points.min(FIXED_BASE_CHUNK) * Self::fixed_base_bytes_per_point(g2)
+    }
+
+    /// Device bytes per point of a fixed-base chunk (scalar, XYZZ result,
+    /// affine result).
+    pub fn fixed_base_bytes_per_point(g2: bool) -> usize {
         let group = if g2 { Group_::G2 } else { Group_::G1 };
-        points.min(FIXED_BASE_CHUNK) * (FR_BYTES + group.xyzz_bytes() + group.affine_bytes())
+        FR_BYTES + group.xyzz_bytes() + group.affine_bytes()
+    }
+
+    /// Every device byte a fixed-base call over `points` points with a
+    /// table of `table_points` points allocates at once when it runs in
+    /// chunks of at most `chunk` points: the table and one chunk's scratch
+    /// (the allocations of [`Self::fixed_base_g1_in`] and `_g2_in`).
+    pub fn fixed_base_bytes(g2: bool, table_points: usize, points: usize, chunk: usize) -> usize {
+        let group = if g2 { Group_::G2 } else { Group_::G1 };
+        let chunk = points.min(chunk.clamp(1, FIXED_BASE_CHUNK));
+        table_points * group.affine_bytes() + chunk * Self::fixed_base_bytes_per_point(g2)
+    }
+
+    /// The largest chunk (at most the default of 2^22 points, at least 1)
+    /// whose [`Self::fixed_base_bytes`] fit `room` bytes; None when not even
+    /// one point does.
+    pub fn fixed_base_chunk_for(g2: bool, table_points: usize, room: usize) -> Option<usize> {
+        let group = if g2 { Group_::G2 } else { Group_::G1 };
+        let left = room.checked_sub(table_points * group.affine_bytes())?;
+        let chunk = (left / Self::fixed_base_bytes_per_point(g2)).min(FIXED_BASE_CHUNK);
+        (chunk >= 1).then_some(chunk)
     }
 
     fn fixed_base(
@@ -1612,6 +1667,7 @@ impl CudaDevice {
         window: u32,
         scalars: &[Scalar],
         out: &mut [u8],
+        max_chunk: usize,
     ) -> Result<()> {
         let kernel = "fixed_base";
         let n = scalars.len();
@@ -1642,7 +1698,9 @@ impl CudaDevice {
         }
         let gi = (group == Group_::G2) as usize;
         let dtable = self.upload(kernel, table)?;
-        let chunk = n.min(FIXED_BASE_CHUNK);
+        // Device memory: the table and one chunk's scalars, XYZZ and affine
+        // results, as `fixed_base_bytes` states.
+        let chunk = n.min(max_chunk.clamp(1, FIXED_BASE_CHUNK));
         let xyzz: CudaSlice<u8> = self.alloc(kernel, chunk * group.xyzz_bytes())?;
         let affine: CudaSlice<u8> = self.alloc(kernel, chunk * group.affine_bytes())?;
         let mut dscalars: CudaSlice<u8> = self.alloc(kernel, chunk * FR_BYTES)?;
@@ -1928,6 +1986,39 @@ impl Arg for u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The chunk picked for a room is the largest whose stated bytes fit
+    /// it; a room below the table and one point gives none.
+    #[test]
+    fn fixed_base_chunks_fit_their_room() {
+        for g2 in [false, true] {
+            let per = CudaDevice::fixed_base_bytes_per_point(g2);
+            let table = 1000;
+            let t_bytes = CudaDevice::fixed_base_bytes(g2, table, 0, 1);
+            assert_eq!(CudaDevice::fixed_base_chunk_for(g2, table, t_bytes), None);
+            assert_eq!(
+                CudaDevice::fixed_base_chunk_for(g2, table, t_bytes + per - 1),
+                None
+            );
+            for room in [t_bytes + per, t_bytes + 7 * per + 3, 1 << 30, 1 << 40] {
+                let c = CudaDevice::fixed_base_chunk_for(g2, table, room).unwrap();
+                assert!(c >= 1 && c <= FIXED_BASE_CHUNK);
+                let n = 1 << 30;
+                assert!(
+                    CudaDevice::fixed_base_bytes(g2, table, n, c) <= room,
+                    "{room}"
+                );
+                if c < FIXED_BASE_CHUNK {
+                    assert!(CudaDevice::fixed_base_bytes(g2, table, n, c + 1) > room);
+                }
+            }
+            // Fewer points than the chunk: only those points' scratch.
+            assert_eq!(
+                CudaDevice::fixed_base_bytes(g2, table, 5, 1 << 20),
+                t_bytes + 5 * per
+            );
+        }
+    }
 
     /// On CI (no libcuda, no GPU) opening must answer NoGpu, not panic; on
     /// the GPU machine device 0 opens. An absurd ordinal is never a device.

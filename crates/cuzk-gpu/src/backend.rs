@@ -48,11 +48,11 @@ use group::Group;
 use rayon::prelude::*;
 
 use crate::budget::{BudgetError, Grant, Reservation, Try, VramBudget, MAX_WAIT};
-use crate::residency::{ResidencyTable, ResidentInfo};
-use std::sync::Weak;
 use crate::error::{GpuError, Result};
 use crate::pinned::{HostRegistration, PinnedPool};
 use crate::plan::{self, BaseStaging, HStaging, PartitionSizes, StagingPlan, G1_POINT, G2_POINT};
+use crate::residency::{ResidencyTable, ResidentInfo};
+use std::sync::Weak;
 
 const G1: u64 = G1_POINT;
 const G2: u64 = G2_POINT;
@@ -436,6 +436,10 @@ impl CudaBackend {
     pub fn budget(&self) -> &VramBudget {
         &self.budget
     }
+    /// The CUDA ordinal of this backend's device.
+    pub fn device_ordinal(&self) -> usize {
+        self.config.device
+    }
     /// Worker slots (partitions that can run at once on this device).
     pub fn workers(&self) -> usize {
         self.slots.len()
@@ -480,6 +484,54 @@ impl CudaBackend {
         self.budget.notify();
         *relock(&self.mirror) = None;
         relock(&self.prep_pool).clear();
+    }
+
+    /// A grant of `bytes` of this device's budget for work that is not a
+    /// partition (parameter generation's fixed-base scratch), so that it
+    /// is counted with the partitions' memory instead of beside it: waits
+    /// in the budget's queue like a partition, making room by evicting
+    /// unused resident parameter sets and compiled systems, least recently
+    /// used first. Fails at once when `bytes` exceed the whole budget, and
+    /// after `MAX_WAIT`.
+    pub fn grant_outside(&self, bytes: u64, what: &'static str) -> Result<Grant> {
+        let exhausted = || {
+            GpuError::Budget(BudgetError::Exhausted {
+                device: self.label.clone(),
+                what,
+                bytes,
+                available: self.budget.available(),
+                capacity: self.budget.capacity(),
+                reserved: self.budget.reserved(),
+            })
+        };
+        if bytes > self.budget.capacity() {
+            return Err(exhausted());
+        }
+        self.budget.wait_in_queue(MAX_WAIT, exhausted, || {
+            let _planning = relock(&self.planning);
+            if bytes > self.budget.available() {
+                let mut table = relock(&self.resident);
+                let shortfall = bytes - self.budget.available();
+                if let Some(victims) = table.victims(shortfall, None) {
+                    if let Err(e) = self.evict_locked(&mut table, &victims) {
+                        return Try::Fail(e);
+                    }
+                } else {
+                    drop(table);
+                    if !self.drop_unused_compiled() {
+                        // Partitions in flight hold the rest: wait for them.
+                        return Try::Wait;
+                    }
+                }
+            }
+            if bytes > self.budget.available() {
+                return Try::Wait;
+            }
+            match self.budget.grant(bytes, what) {
+                Ok(g) => Try::Done(g),
+                Err(_) => Try::Wait,
+            }
+        })
     }
 
     /// The plan a partition of `sizes` gets with the whole budget to
@@ -1781,7 +1833,9 @@ impl ProverBackend for CudaBackend {
             .into_core()
         };
         for (index, w) in witnesses.into_iter().enumerate() {
-            let r = catch_unwind(AssertUnwindSafe(|| self.prove_witness(params, cc, &w, index)));
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                self.prove_witness(params, cc, &w, index)
+            }));
             let done = match r {
                 Ok(r) => r.map_err(GpuError::into_core)?,
                 Err(p) => return Err(panicked(index, p)),
@@ -1793,8 +1847,9 @@ impl ProverBackend for CudaBackend {
                     let pa = cc.assign(w)?;
                     sum.abc += clock.elapsed();
                     check_shape(params, &pa, index)?;
-                    let r =
-                        catch_unwind(AssertUnwindSafe(|| self.prove_partition(params, &pa, index)));
+                    let r = catch_unwind(AssertUnwindSafe(|| {
+                        self.prove_partition(params, &pa, index)
+                    }));
                     match r {
                         Ok(r) => r.map_err(GpuError::into_core)?,
                         Err(p) => return Err(panicked(index, p)),

@@ -151,7 +151,10 @@ impl DeviceBackend for GpuDevices {
     }
     fn fixed_base_engine(&self) -> Option<Arc<dyn FixedBaseEngine + Send + Sync>> {
         let e = self.fixed_base.get_or_init(|| {
-            crate::GpuFixedBase::open(0)
+            // Under GPU 0's budget, so generation waits for room like a
+            // partition instead of allocating beside what the budget has
+            // promised.
+            crate::GpuFixedBase::for_prover(self.backends[0].clone())
                 .map_err(|e| eprintln!("cuzk daemon: parameter generation stays on the CPU: {e}"))
                 .ok()
                 .map(Arc::new)

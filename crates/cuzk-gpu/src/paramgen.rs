@@ -14,12 +14,14 @@ pub use imp::GpuFixedBase;
 
 #[cfg(feature = "cuda")]
 mod imp {
-    use crate::{GpuError, Result};
+    use crate::budget::Grant;
+    use crate::{CudaBackend, GpuError, Result};
     use cuzk_core::generator::{FixedBaseEngine, FixedBaseTable};
     use cuzk_core::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
     use cuzk_cuda::CudaDevice;
     use group::prime::PrimeCurveAffine;
     use rayon::prelude::*;
+    use std::sync::Arc;
 
     /// An output vector for the device to fill, initialised on every core:
     /// at 2^27 a query is 12 GiB, which one thread takes seconds to write.
@@ -31,19 +33,65 @@ mod imp {
 
     /// Fixed-base multiplications on one GPU. Its device memory is the
     /// table (≤ 16 MiB) and one chunk of scratch (≤ 2.2 GiB for G2, see
-    /// [`CudaDevice::fixed_base_scratch_bytes`]), taken from the driver's
-    /// pool for the call and given back after it.
+    /// [`CudaDevice::fixed_base_bytes`]), taken from the driver's pool for
+    /// the call and given back after it. Opened for a prover
+    /// ([`GpuFixedBase::for_prover`], as the daemon does), those bytes are
+    /// a grant of the prover's VRAM budget, with chunks small enough to fit
+    /// it: parameter generation then waits for room like a partition and
+    /// never takes memory the budget has promised to one.
     pub struct GpuFixedBase {
         dev: CudaDevice,
+        prover: Option<Arc<CudaBackend>>,
     }
 
     impl GpuFixedBase {
         pub fn open(ordinal: usize) -> Result<Self> {
             let dev = CudaDevice::open(ordinal).map_err(GpuError::from)?;
-            Ok(GpuFixedBase { dev })
+            Ok(GpuFixedBase { dev, prover: None })
+        }
+        /// On `prover`'s device, under its VRAM budget.
+        pub fn for_prover(prover: Arc<CudaBackend>) -> Result<Self> {
+            let dev = CudaDevice::open(prover.device_ordinal()).map_err(GpuError::from)?;
+            Ok(GpuFixedBase {
+                dev,
+                prover: Some(prover),
+            })
         }
         pub fn device(&self) -> &CudaDevice {
             &self.dev
+        }
+
+        /// The chunk for `points` multiplications with a table of
+        /// `table_points`, and the grant that covers them when under a
+        /// prover's budget: chunks of at most half the budget's capacity,
+        /// so partitions keep room beside a long generation.
+        fn budgeted(
+            &self,
+            g2: bool,
+            table_points: usize,
+            points: usize,
+        ) -> cuzk_core::Result<(usize, Option<Grant>)> {
+            let Some(p) = &self.prover else {
+                return Ok((usize::MAX, None));
+            };
+            let room = (p.budget().capacity() / 2) as usize;
+            let chunk = CudaDevice::fixed_base_chunk_for(g2, table_points, room)
+                .or_else(|| {
+                    CudaDevice::fixed_base_chunk_for(
+                        g2,
+                        table_points,
+                        p.budget().capacity() as usize,
+                    )
+                })
+                .unwrap_or(1);
+            let bytes = CudaDevice::fixed_base_bytes(g2, table_points, points, chunk) as u64;
+            let grant = p
+                .grant_outside(bytes, "parameter generation's fixed-base table and chunk")
+                .map_err(|e| cuzk_core::Error::Backend {
+                    backend: "cuda",
+                    source: Box::new(e),
+                })?;
+            Ok((chunk, Some(grant)))
         }
     }
 
@@ -63,9 +111,16 @@ mod imp {
             table: &FixedBaseTable<G1Projective>,
             scalars: &[Scalar],
         ) -> cuzk_core::Result<Vec<G1Affine>> {
+            let (chunk, _grant) = self.budgeted(false, table.points().len(), scalars.len())?;
             let mut out = output(scalars.len(), G1Affine::identity());
             self.dev
-                .fixed_base_g1(table.points(), table.window() as u32, scalars, &mut out)
+                .fixed_base_g1_in(
+                    table.points(),
+                    table.window() as u32,
+                    scalars,
+                    &mut out,
+                    chunk,
+                )
                 .map_err(core_err)?;
             Ok(out)
         }
@@ -74,9 +129,16 @@ mod imp {
             table: &FixedBaseTable<G2Projective>,
             scalars: &[Scalar],
         ) -> cuzk_core::Result<Vec<G2Affine>> {
+            let (chunk, _grant) = self.budgeted(true, table.points().len(), scalars.len())?;
             let mut out = output(scalars.len(), G2Affine::identity());
             self.dev
-                .fixed_base_g2(table.points(), table.window() as u32, scalars, &mut out)
+                .fixed_base_g2_in(
+                    table.points(),
+                    table.window() as u32,
+                    scalars,
+                    &mut out,
+                    chunk,
+                )
                 .map_err(core_err)?;
             Ok(out)
         }
