@@ -387,15 +387,20 @@ impl CircuitKind for PorepLikeKind {
         // parameters for the whole kind.
         let mut rng = rand_chacha::ChaCha20Rng::from_entropy();
         let waste = cuzk_core::generator::ToxicWaste::random(&mut rng);
-        let circuit = PorepLikeCircuit::new(self.log_size, 0);
-        Some(
-            cuzk_core::generator::generate_parameters_with(circuit, &waste, engine)
-                .map(|(p, _)| p)
-                .map_err(|source| KindError::Core {
-                    kind: self.name.clone(),
-                    source,
-                }),
-        )
+        // With compiled synthesis, from the kind's compiled system (which
+        // its proofs use next): no synthesis of the circuit, the same
+        // parameters.
+        let generated = match self.compiled_system() {
+            Err(e) => return Some(Err(e)),
+            Ok(Some(cc)) => {
+                cuzk_core::generator::generate_parameters_compiled_with(&cc, &waste, engine)
+            }
+            Ok(None) => {
+                let circuit = PorepLikeCircuit::new(self.log_size, 0);
+                cuzk_core::generator::generate_parameters_with(circuit, &waste, engine)
+            }
+        };
+        Some(generated.map(|(p, _)| p).map_err(|e| self.core(e)))
     }
 }
 

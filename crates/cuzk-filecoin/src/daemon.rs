@@ -465,17 +465,31 @@ impl CircuitKind for FilecoinKind {
         if !self.generate {
             return None;
         }
-        Some(
-            self.circuit
-                .generate_parameters_on(engine, &mut rand::rngs::OsRng)
-                .map_err(|e| match e {
-                    Error::Core(source) => KindError::Core {
-                        kind: self.name.clone(),
-                        source,
-                    },
-                    other => self.malformed(other),
-                }),
-        )
+        // In compiled mode from the kind's compiled system (mapped from, or
+        // kept in, the parameter directory, where its proofs find it): no
+        // synthesis of the circuit, the same parameters.
+        let generated = match self.synthesis {
+            crate::SynthesisMode::Full => self
+                .circuit
+                .generate_parameters_on(engine, &mut rand::rngs::OsRng),
+            crate::SynthesisMode::Compiled => {
+                crate::compiled::compiled_blank(self.circuit, self.compiled_dir.as_deref())
+                    .and_then(|(cc, _)| {
+                        self.circuit.generate_parameters_compiled_on(
+                            &cc,
+                            engine,
+                            &mut rand::rngs::OsRng,
+                        )
+                    })
+            }
+        };
+        Some(generated.map_err(|e| match e {
+            Error::Core(source) => KindError::Core {
+                kind: self.name.clone(),
+                source,
+            },
+            other => self.malformed(other),
+        }))
     }
 }
 
