@@ -54,5 +54,5 @@ pub use params::{MappedParameters, Parameters, VerifyingKey};
 pub use proof::Proof;
 pub use prover::{CpuBackend, MsmResults, ProofRandomness, ProverBackend};
 pub use synthesis::ProvingAssignment;
-pub use timing::PhaseTimings;
+pub use timing::{Phase, PhaseSpan, PhaseTimings, SpanOn};
 pub use verifier::PreparedVerifyingKey;

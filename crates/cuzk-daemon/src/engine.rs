@@ -57,7 +57,7 @@ use cuzk_core::proof::Proof;
 use cuzk_core::prover::ProverBackend;
 use cuzk_core::prover::Synthesized;
 use cuzk_core::verifier::PreparedVerifyingKey;
-use cuzk_core::Scalar;
+use cuzk_core::{Scalar, SpanOn};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -2133,28 +2133,33 @@ async fn worker(
                 dur: gpu,
                 args,
             });
-            // The backend's phase totals as children of the call, laid out
-            // one after another (they may overlap on the device; this shows
-            // their shares), when they fit inside it.
+            // Each partition's phases as the backend timed them: on the
+            // worker's row (the stream the call used, under the call) and
+            // the host preparation on the row beside it.
             if let Some(ph) = &phases {
-                let parts: Vec<(&'static str, Duration)> = ph
-                    .phases()
-                    .into_iter()
-                    .filter(|(n, d)| !matches!(*n, "synthesis" | "total") && !d.is_zero())
-                    .collect();
-                let sum: Duration = parts.iter().map(|p| p.1).sum();
-                if sum <= gpu {
-                    let mut at = t;
-                    for (name, d) in parts {
-                        st.timeline.push(TraceEvent {
-                            name,
-                            lane,
-                            start: at,
-                            dur: d,
-                            args: serde_json::json!({"laid_out": "in sequence from the backend's phase totals"}),
-                        });
-                        at += d;
-                    }
+                for sp in &ph.spans {
+                    let (lane, stream) = match sp.on {
+                        SpanOn::Caller { stream } => (lane, stream),
+                        SpanOn::Beside { stream } => (
+                            Lane::Prep {
+                                worker: index as u32,
+                                device,
+                            },
+                            stream,
+                        ),
+                    };
+                    let (job, part) = chunk.parts.get(sp.partition).copied().unzip();
+                    st.timeline.push(TraceEvent {
+                        name: sp.phase.name(),
+                        lane,
+                        start: sp.start,
+                        dur: sp.dur,
+                        args: serde_json::json!({
+                            "job": job,
+                            "partition": part,
+                            "stream": stream,
+                        }),
+                    });
                 }
             }
         }
