@@ -168,6 +168,21 @@ pub fn select_fixed_base(
     Ok(engine)
 }
 
+/// Where `params info --check`'s subgroup checks run for `--backend`; with
+/// `auto` and no usable GPU the reason for the CPU goes to stderr unless
+/// quiet.
+pub fn select_subgroup_checker(
+    choice: BackendArg,
+    quiet: bool,
+) -> Result<Box<dyn cuzk_core::subgroup::SubgroupChecker>> {
+    let (checker, why) = cuzk_gpu::select_subgroup_checker(choice.into(), 0)
+        .context("opening the GPU for the subgroup checks")?;
+    if let (Some(why), false) = (why, quiet) {
+        eprintln!("backend auto: {why}");
+    }
+    Ok(checker)
+}
+
 /// Open the chosen backend; with `auto` on a machine without a usable GPU
 /// the reason for falling back to the CPU goes to stderr unless quiet.
 pub fn select_backend(choice: BackendArg, quiet: bool) -> Result<cuzk_gpu::Selection> {

@@ -5,6 +5,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use cuzk_core::circuits::PorepLikeCircuit;
 use cuzk_core::params::{MappedParameters, Section};
+use cuzk_core::subgroup::SubgroupChecker;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -55,6 +56,13 @@ pub struct GenArgs {
     /// With --filecoin: replace files that are already there.
     #[arg(long, requires = "filecoin")]
     pub force: bool,
+    /// Where the constraints come from: `compiled` (the circuit's compiled
+    /// system: mapped from its `.r1cs` file beside the parameters, else
+    /// compiled once and kept there, where proofs map it) or `full` (a
+    /// synthesis of the circuit, as bellperson does). The parameters are
+    /// the same either way.
+    #[arg(long, value_enum, default_value_t = common::SynthesisArg::Compiled)]
+    pub synthesis: common::SynthesisArg,
     /// Where the fixed-base multiplications (nearly all of the work) run:
     /// the GPU where one is usable (auto), or as asked. The parameters are
     /// the same either way.
@@ -76,6 +84,11 @@ pub struct InfoArgs {
     /// Decode every point and check curve and subgroup membership.
     #[arg(long)]
     pub check: bool,
+    /// Where --check's subgroup checks run (the points are decoded and
+    /// checked to lie on the curve on every core either way): the GPU
+    /// where one is usable (auto), or as asked.
+    #[arg(long, value_enum, default_value_t = common::BackendArg::Auto)]
+    pub backend: common::BackendArg,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -95,6 +108,10 @@ fn gen_filecoin(args: &GenArgs, kind: cuzk_filecoin::ProofKind, sector_size: u64
         param_cache: args.param_cache.clone(),
         seed: None,
         force: args.force,
+        synthesis: match args.synthesis {
+            common::SynthesisArg::Full => cuzk_filecoin::SynthesisMode::Full,
+            common::SynthesisArg::Compiled => cuzk_filecoin::SynthesisMode::Compiled,
+        },
     };
     // A bad size is refused before anything is announced or started.
     cuzk_filecoin::CircuitId::current(kind, sector_size)
@@ -121,16 +138,37 @@ fn gen_filecoin(args: &GenArgs, kind: cuzk_filecoin::ProofKind, sector_size: u64
                 "params": g.files.params, "vk": g.files.vk,
                 "domain_size": g.domain_size, "public_inputs": g.public_inputs,
                 "params_bytes": g.params_bytes, "generate_ms": ms(g.generation),
+                "synthesis": args.synthesis.name(),
+                "compiled": g.compiled.as_ref().map(|c| serde_json::json!({
+                    "file": c.path,
+                    "made": c.origin == cuzk_filecoin::compiled::CompiledOrigin::Compiled,
+                    "ms": ms(c.elapsed), "bytes": c.bytes,
+                })),
             })
         ),
-        (Some(g), false) => println!(
-            "wrote {} ({} bytes, domain {}, {} public inputs) in {:.2} s",
-            g.files.params.display(),
-            g.params_bytes,
-            g.domain_size,
-            g.public_inputs,
-            g.generation.as_secs_f64()
-        ),
+        (Some(g), false) => {
+            let constraints = match &g.compiled {
+                Some(c) => format!(
+                    "; constraints {} {} in {:.2} s",
+                    match c.origin {
+                        cuzk_filecoin::compiled::CompiledOrigin::Compiled => "compiled into",
+                        cuzk_filecoin::compiled::CompiledOrigin::File => "mapped from",
+                        cuzk_filecoin::compiled::CompiledOrigin::Memory => "in memory, kept as",
+                    },
+                    c.path.display(),
+                    c.elapsed.as_secs_f64()
+                ),
+                None => "; constraints synthesized".into(),
+            };
+            println!(
+                "wrote {} ({} bytes, domain {}, {} public inputs) in {:.2} s{constraints}",
+                g.files.params.display(),
+                g.params_bytes,
+                g.domain_size,
+                g.public_inputs,
+                g.generation.as_secs_f64()
+            )
+        }
     }
     Ok(())
 }
@@ -157,9 +195,24 @@ fn gen(args: GenArgs) -> Result<()> {
     let start = Instant::now();
     let circuit = PorepLikeCircuit::new(args.log_size, args.seed);
     let waste = cuzk_core::generator::ToxicWaste::random(&mut rand::rngs::OsRng);
-    let (params, timings) =
-        cuzk_core::generator::generate_parameters_with(circuit, &waste, engine.as_ref())
-            .context("generating parameters")?;
+    let (params, timings, compiled) = match args.synthesis {
+        common::SynthesisArg::Full => {
+            let (p, t) =
+                cuzk_core::generator::generate_parameters_with(circuit, &waste, engine.as_ref())
+                    .context("generating parameters")?;
+            (p, t, None)
+        }
+        common::SynthesisArg::Compiled => {
+            let used = compiled_beside(&out, args.log_size, args.json)?;
+            let (p, t) = cuzk_core::generator::generate_parameters_compiled_with(
+                &used.compiled,
+                &waste,
+                engine.as_ref(),
+            )
+            .context("generating parameters from the compiled system")?;
+            (p, t, Some(used))
+        }
+    };
     let generate = start.elapsed();
     let t = Instant::now();
     // Both written through a temporary sibling and renamed (cuzk-core).
@@ -175,7 +228,13 @@ fn gen(args: GenArgs) -> Result<()> {
                 "file": out, "vk": args.vk, "log_size": args.log_size, "seed": args.seed,
                 "generate_ms": ms(generate), "write_ms": ms(write),
                 "engine": timings.engine,
+                "synthesis": args.synthesis.name(),
+                "compiled": compiled.as_ref().map(|c| serde_json::json!({
+                    "file": c.path, "made": c.made, "ms": ms(c.elapsed),
+                    "bytes": c.compiled.matrix_bytes(),
+                })),
                 "phases_ms": {
+                    "compiled": compiled.as_ref().map(|c| ms(c.elapsed)),
                     "synthesis": ms(timings.synthesis), "scalars": ms(timings.scalars),
                     "g1": ms(timings.g1), "g2": ms(timings.g2),
                 },
@@ -184,13 +243,25 @@ fn gen(args: GenArgs) -> Result<()> {
             })
         );
     } else {
+        let constraints = match &compiled {
+            Some(c) => format!(
+                "constraints {} {} in {:.2}",
+                if c.made {
+                    "compiled into"
+                } else {
+                    "mapped from"
+                },
+                c.path.display(),
+                c.elapsed.as_secs_f64()
+            ),
+            None => format!("synthesis {:.2}", timings.synthesis.as_secs_f64()),
+        };
         println!(
-            "wrote {} in {:.2} s (generation {:.2} s on {}: synthesis {:.2}, scalars {:.2}, G1 {:.2}, G2 {:.2}; write {:.2} s)",
+            "wrote {} in {:.2} s (generation {:.2} s on {}: {constraints}, scalars {:.2}, G1 {:.2}, G2 {:.2}; write {:.2} s)",
             out.display(),
             (generate + write).as_secs_f64(),
             generate.as_secs_f64(),
             timings.engine,
-            timings.synthesis.as_secs_f64(),
             timings.scalars.as_secs_f64(),
             timings.g1.as_secs_f64(),
             timings.g2.as_secs_f64(),
@@ -200,14 +271,75 @@ fn gen(args: GenArgs) -> Result<()> {
     Ok(())
 }
 
+/// The compiled system parameter generation read the constraints from.
+struct CompiledBeside {
+    compiled: cuzk_core::compiled::CompiledCircuit,
+    path: PathBuf,
+    /// Compiled now (else mapped from the file).
+    made: bool,
+    elapsed: std::time::Duration,
+}
+
+/// The porep-like circuit's compiled system beside the parameters
+/// (`X.params` → `X.r1cs`, the demo cache's and the daemon's naming):
+/// mapped when the file is there and was made for this size, else
+/// compiled and written there (replacing a file of another size or a
+/// damaged one, as the parameters beside it are being replaced), so that a
+/// later proof maps it. A file that cannot be written costs the next proof
+/// a compile, and is said, not fatal.
+fn compiled_beside(out: &std::path::Path, log_size: u32, quiet: bool) -> Result<CompiledBeside> {
+    use cuzk_core::compiled::{self, CompiledCircuit};
+    let start = Instant::now();
+    let path = out.with_extension("r1cs");
+    let id = common::porep_like_id(log_size);
+    if path.exists() {
+        match CompiledCircuit::open(&path, Some(&id)) {
+            Ok(compiled) => {
+                return Ok(CompiledBeside {
+                    compiled,
+                    path,
+                    made: false,
+                    elapsed: start.elapsed(),
+                })
+            }
+            Err(e) if !quiet => eprintln!("{e}: compiling the circuit again"),
+            Err(_) => {}
+        }
+    }
+    if !quiet {
+        eprintln!(
+            "compiling porep-like 2^{log_size}'s constraints once (kept in {}) ...",
+            path.display()
+        );
+    }
+    let compiled = compiled::compile(PorepLikeCircuit::new(log_size, 0), &id)
+        .context("compiling the circuit")?;
+    if let Err(e) = compiled.write_file(&path) {
+        if !quiet {
+            eprintln!("could not keep the compiled circuit ({e}); a proof will compile it again");
+        }
+    }
+    Ok(CompiledBeside {
+        compiled,
+        path,
+        made: true,
+        elapsed: start.elapsed(),
+    })
+}
+
 /// Points decoded and checked per step of `params info --check`: a few
 /// hundred MB of points, so that progress moves every second or so and
 /// memory stays bounded whatever the file's size.
 const CHECK_STEP: usize = 1 << 20;
 
-/// Every point of the file on the curve and in the subgroup (in parallel,
-/// a step at a time), with progress on stderr unless quiet.
-fn check_points(mapped: &MappedParameters, progress: bool) -> Result<()> {
+/// Every point of the file on the curve (decoded on every core, a step at
+/// a time) and in the subgroup (by `checker`), with progress on stderr
+/// unless quiet.
+fn check_points(
+    mapped: &MappedParameters,
+    checker: &dyn SubgroupChecker,
+    progress: bool,
+) -> Result<()> {
     use std::io::{IsTerminal, Write};
     let sections = [Section::H, Section::L, Section::A, Section::BG1, Section::BG2];
     let total: usize = sections.iter().map(|&s| mapped.len(s)).sum();
@@ -220,9 +352,9 @@ fn check_points(mapped: &MappedParameters, progress: bool) -> Result<()> {
         while at < len {
             let end = (at + CHECK_STEP).min(len);
             if s == Section::BG2 {
-                mapped.g2(at..end, true)?;
+                mapped.g2_with(at..end, Some(checker))?;
             } else {
-                mapped.g1(s, at..end, true)?;
+                mapped.g1_with(s, at..end, Some(checker))?;
             }
             done += end - at;
             at = end;
@@ -255,9 +387,10 @@ fn info(args: InfoArgs) -> Result<()> {
     let mapped = MappedParameters::open(&args.file)?;
     let open = start.elapsed();
     let check = if args.check {
+        let checker = common::select_subgroup_checker(args.backend, args.json)?;
         let t = Instant::now();
-        check_points(&mapped, !args.json)?;
-        Some(t.elapsed())
+        check_points(&mapped, checker.as_ref(), !args.json)?;
+        Some((t.elapsed(), checker.name()))
     } else {
         None
     };
@@ -279,9 +412,10 @@ fn info(args: InfoArgs) -> Result<()> {
         for (name, s) in sections {
             obj[name] = serde_json::json!(mapped.len(s));
         }
-        if let Some(c) = check {
+        if let Some((c, by)) = &check {
             obj["checked"] = serde_json::json!(true);
-            obj["check_ms"] = serde_json::json!(ms(c));
+            obj["check_ms"] = serde_json::json!(ms(*c));
+            obj["checked_by"] = serde_json::json!(by);
         }
         println!("{obj}");
     } else {
@@ -301,8 +435,8 @@ fn info(args: InfoArgs) -> Result<()> {
                 .trailing_zeros()
         );
         match check {
-            Some(c) => println!(
-                "  all points on the curve and in the subgroup (checked in {:.2} s)",
+            Some((c, by)) => println!(
+                "  all points on the curve and in the subgroup (checked in {:.2} s, subgroup by {by})",
                 c.as_secs_f64()
             ),
             None => println!("  points not checked (use --check)"),

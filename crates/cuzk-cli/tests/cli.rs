@@ -236,6 +236,71 @@ fn params_gen_info_and_bad_files() {
     assert!(!stderr(&o).contains("generating"), "{}", stderr(&o));
 }
 
+/// `params gen` reads the constraints from the compiled system by
+/// default and keeps it beside the parameters (`X.r1cs`): a second run
+/// maps it, a run for another size replaces it, `--synthesis full` needs
+/// none, and the demo then proves with the parameters and the compiled
+/// system from its cache without compiling.
+#[test]
+fn params_gen_keeps_the_compiled_system_for_proofs() {
+    let dir = tempfile::tempdir().unwrap();
+    let params = dir.path().join("porep-like-8.params");
+    let r1cs = dir.path().join("porep-like-8.r1cs");
+    let gen = |log: &str, extra: &[&str]| {
+        let mut args = vec![
+            "params",
+            "gen",
+            "--log-size",
+            log,
+            "--out",
+            params.to_str().unwrap(),
+            "--backend",
+            "cpu",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let o = cuzk(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_str::<serde_json::Value>(stdout(&o).trim()).unwrap()
+    };
+    let made = |v: &serde_json::Value| v["compiled"]["made"].as_bool();
+    // Another size's system first, then this size's replaces it.
+    let v = gen("7", &[]);
+    assert_eq!(v["synthesis"], serde_json::json!("compiled"));
+    assert_eq!(made(&v), Some(true), "{v}");
+    assert_eq!(v["compiled"]["file"].as_str(), r1cs.to_str(), "{v}");
+    let v = gen("8", &[]);
+    assert_eq!(
+        made(&v),
+        Some(true),
+        "another size's system is replaced: {v}"
+    );
+    let v = gen("8", &[]);
+    assert_eq!(made(&v), Some(false), "the kept system is mapped: {v}");
+    assert_eq!(v["h"], serde_json::json!(255));
+    let v = gen("8", &["--synthesis", "full"]);
+    assert_eq!(v["synthesis"], serde_json::json!("full"));
+    assert!(v["compiled"].is_null(), "{v}");
+
+    let o = cuzk(&[
+        "demo",
+        "--log-size",
+        "8",
+        "--backend",
+        "cpu",
+        "--cache-dir",
+        dir.path().to_str().unwrap(),
+    ]);
+    // Exit 0: proved and verified (1 would be a proof that did not verify).
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("loading parameters"), "{}", stderr(&o));
+    assert!(
+        !stderr(&o).contains("compiling"),
+        "the demo compiled again: {}",
+        stderr(&o)
+    );
+}
+
 #[test]
 fn corrupt_cached_params_are_reported_not_used() {
     let dir = tempfile::tempdir().unwrap();
@@ -291,6 +356,18 @@ fn filecoin_params_gen_and_local_prove_dispatch() {
     // The file is a well-formed parameter file that `params info` reads.
     let o = cuzk(&["params", "info", params.to_str().unwrap(), "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
+    // The constraints came from the compiled system, kept beside the
+    // parameters under the name proofs map.
+    assert_eq!(v["synthesis"], serde_json::json!("compiled"));
+    let r1cs = std::path::PathBuf::from(v["compiled"]["file"].as_str().unwrap());
+    assert_eq!(r1cs.parent(), Some(cache.as_path()));
+    assert!(r1cs.is_file(), "{}", r1cs.display());
+    assert!(r1cs
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .starts_with("cuzk-proof-of-spacetime-fallback-"));
     // A second run keeps the files.
     let v: serde_json::Value = serde_json::from_str(stdout(&gen(&[])).trim()).unwrap();
     assert_eq!(v["generated"], serde_json::json!(false));

@@ -1,6 +1,7 @@
 //! The accelerator seam: which devices exist, the prover each of the
-//! daemon's workers uses, what parameters each device holds resident, and
-//! where generated parameters get their fixed-base multiplications done.
+//! daemon's workers uses, what parameters each device holds resident,
+//! where generated parameters get their fixed-base multiplications done,
+//! and where loaded parameters get their subgroup checks.
 //!
 //! The backend owns each device's VRAM: what is resident there is what
 //! [`DeviceBackend::resident_params`] says (the GPU backend evicts unused
@@ -8,14 +9,21 @@
 //! and the daemon's parameter manager asks instead of keeping its own
 //! account.
 //!
+//! A partition that fits no plan on a device even with the device's whole
+//! memory to itself is the one failure memory can cause
+//! ([`DeviceBackend::check_fits`]); the daemon asks before it proves, with
+//! the partition's [`PartitionSizes`], so that such a job is refused when it
+//! is submitted rather than failed when proving starts.
+//!
 //! Implemented by cuzk-gpu's `GpuDevices` (one CUDA backend per GPU) and,
 //! here, by [`CpuDevices`], which has no devices: the VRAM tier stays empty
 //! and status says that no GPU backend is present. The daemon (cuzk-daemon)
 //! drives it; neither implementation knows the daemon.
 
 use crate::generator::FixedBaseEngine;
-use crate::params::Parameters;
+use crate::params::{Parameters, ParamsLayout, Section};
 use crate::prover::{CpuBackend, ProverBackend};
+use crate::subgroup::SubgroupChecker;
 use std::sync::Arc;
 
 pub type DeviceError = Box<dyn std::error::Error + Send + Sync>;
@@ -46,6 +54,78 @@ pub struct ResidentParams {
     pub in_use: u32,
     /// Milliseconds since it was last used.
     pub idle_ms: u64,
+}
+
+/// What decides a partition's device memory: its evaluation domain and the
+/// points of the parameters' queries it multiplies. Parameters fix all of
+/// it (h has one point fewer than the domain), so it is known from a
+/// parameter file's section headers before anything is loaded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PartitionSizes {
+    /// The evaluation domain (a/b/c padded to this power of two).
+    pub domain: usize,
+    /// Points of the A, B (G1 and G2 alike), L and H queries.
+    pub a: usize,
+    pub b: usize,
+    pub l: usize,
+    pub h: usize,
+}
+
+impl PartitionSizes {
+    /// The sizes of a partition proved with `params`.
+    pub fn of_params(params: &Parameters) -> Self {
+        PartitionSizes {
+            domain: params.h.len() + 1,
+            a: params.a.len(),
+            b: params.b_g1.len(),
+            l: params.l.len(),
+            h: params.h.len(),
+        }
+    }
+
+    /// The sizes of a partition proved with the parameter file laid out as
+    /// `layout` (its section headers: nothing decoded).
+    pub fn of_layout(layout: &ParamsLayout) -> Self {
+        let count = |s: Section| {
+            layout
+                .sections
+                .iter()
+                .find(|(section, _, _)| *section == s)
+                .map_or(0, |&(_, _, n)| n)
+        };
+        PartitionSizes {
+            domain: count(Section::H) + 1,
+            a: count(Section::A),
+            b: count(Section::BG1),
+            l: count(Section::L),
+            h: count(Section::H),
+        }
+    }
+}
+
+impl std::fmt::Display for PartitionSizes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "domain {}, query points a {}, b {}, l {}, h {}",
+            self.domain, self.a, self.b, self.l, self.h
+        )
+    }
+}
+
+/// A partition that fits no plan on `device`, even with the device's whole
+/// budget to itself: it can never be proved there.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "gpu {device}: the least any plan needs at once is {needed} bytes, the device's budget \
+     is {capacity} bytes"
+)]
+pub struct NoPlanFits {
+    pub device: u32,
+    /// The least device memory any plan of the partition holds at once.
+    pub needed: u64,
+    /// The device's whole budget.
+    pub capacity: u64,
 }
 
 pub trait DeviceBackend: Send + Sync + 'static {
@@ -111,10 +191,26 @@ pub trait DeviceBackend: Send + Sync + 'static {
     fn probe(&self, device: u32) -> Result<(), DeviceError> {
         Err(format!("backend {} cannot probe gpu {device}", self.name()).into())
     }
+    /// Whether a partition of `sizes` fits `device` on some plan with the
+    /// device's whole budget to itself. A partition that does can always
+    /// be proved there (it waits for memory others hold, or takes a
+    /// smaller plan); one that does not never can, so the engine refuses
+    /// its job before proving, naming the sizes. Answered from the
+    /// backend's own planner (no allocation); by default every partition
+    /// fits (no device budget).
+    fn check_fits(&self, _device: u32, _sizes: &PartitionSizes) -> Result<(), NoPlanFits> {
+        Ok(())
+    }
     /// Where parameters the daemon generates (kinds with a generator)
     /// have their fixed-base multiplications done: a GPU's engine, or
     /// None for the CPU.
     fn fixed_base_engine(&self) -> Option<Arc<dyn FixedBaseEngine + Send + Sync>> {
+        None
+    }
+    /// Where the subgroup checks of parameter points run when the daemon
+    /// checks a parameter file: a GPU's checker, or None for the CPU's
+    /// ([`crate::subgroup::CpuSubgroupChecker`]).
+    fn subgroup_checker(&self) -> Option<Arc<dyn SubgroupChecker>> {
         None
     }
 }
@@ -145,4 +241,33 @@ impl DeviceBackend for CpuDevices {
         Err(format!("the CPU backend has no device {device} to hold parameters {id}").into())
     }
     fn release_params(&self, _device: u32, _id: &str) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The sizes read from a file's headers equal those of the decoded
+    /// parameters, and the domain is h's points plus one.
+    #[test]
+    fn sizes_from_headers_match_the_parameters() {
+        use crate::circuits::PorepLikeCircuit;
+        let mut rng = <rand_chacha::ChaCha20Rng as rand::SeedableRng>::seed_from_u64(7);
+        let params =
+            crate::generator::generate_random_parameters(PorepLikeCircuit::new(6, 0), &mut rng)
+                .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.params");
+        params.write_file(&path).unwrap();
+        let mapped = crate::params::MappedParameters::open(&path).unwrap();
+        let from_file = PartitionSizes::of_layout(&mapped.layout);
+        let from_params = PartitionSizes::of_params(&params);
+        assert_eq!(from_file, from_params);
+        assert_eq!(from_params.domain, 1 << 6);
+        assert_eq!(from_params.h, (1 << 6) - 1);
+        assert_eq!(from_params.l, params.l.len());
+        assert!(from_params.a > 0 && from_params.b > 0);
+        let shown = from_params.to_string();
+        assert!(shown.contains("domain 64"), "{shown}");
+    }
 }

@@ -7,6 +7,12 @@
 //! points at infinity (variables absent from that column) filtered out, and
 //! an error for an aux variable that occurs in no constraint.
 //!
+//! The constraint matrices come from a synthesis of the circuit
+//! ([`generate_parameters_into`]) or from its compiled constraint system
+//! ([`generate_parameters_compiled_into`], which runs no circuit code: the
+//! compiled rows already hold the input constraints); the parameters are
+//! the same bytes either way.
+//!
 //! Speed comes from fixed-base tables: every query point is a multiple of
 //! one of two bases (g1, g2), so each is a sum of 17 to 22 precomputed
 //! affine points with no doublings. Where those multiples are computed is a
@@ -14,6 +20,7 @@
 //! inversion per chunk); cuzk-gpu's runs them on a GPU from the same tables,
 //! with the same results bit for bit.
 
+use crate::compiled::{CompiledCircuit, SparseMatrix, COEF_MINUS_ONE, COEF_ONE};
 use crate::params::{Parameters, ParamsCollector, ParamsSink, Section, VerifyingKey};
 use crate::{domain, msm, Error, Result};
 use bellpepper_core::{
@@ -153,14 +160,14 @@ impl ConstraintSystem<Scalar> for KeypairAssembly {
     }
 }
 
-/// Evaluations of a matrix's columns at tau: Σ_rows coeff·L_row(tau), for
-/// inputs and aux variables.
+/// Evaluations of a recorded matrix's columns at tau: Σ_rows coeff·L_row(tau)
+/// for every variable, inputs first, then aux.
 fn eval_columns(
     entries: &[Entry],
     lagrange: &[Scalar],
     num_inputs: usize,
     num_aux: usize,
-) -> (Vec<Scalar>, Vec<Scalar>) {
+) -> Vec<Scalar> {
     if entries.len() < PARALLEL_EVAL_MIN || u32::try_from(entries.len()).is_err() {
         return eval_columns_serial(entries, lagrange, num_inputs, num_aux);
     }
@@ -177,18 +184,17 @@ fn eval_columns_serial(
     lagrange: &[Scalar],
     num_inputs: usize,
     num_aux: usize,
-) -> (Vec<Scalar>, Vec<Scalar>) {
-    let mut inputs = vec![Scalar::ZERO; num_inputs];
-    let mut aux = vec![Scalar::ZERO; num_aux];
+) -> Vec<Scalar> {
+    let mut all = vec![Scalar::ZERO; num_inputs + num_aux];
     for e in entries {
         let t = e.coeff * lagrange[e.row as usize];
         if e.input {
-            inputs[e.var as usize] += t;
+            all[e.var as usize] += t;
         } else {
-            aux[e.var as usize] += t;
+            all[num_inputs + e.var as usize] += t;
         }
     }
-    (inputs, aux)
+    all
 }
 
 /// The same sums on every core: the variables (inputs, then aux) are cut
@@ -201,7 +207,7 @@ fn eval_columns_par(
     lagrange: &[Scalar],
     num_inputs: usize,
     num_aux: usize,
-) -> (Vec<Scalar>, Vec<Scalar>) {
+) -> Vec<Scalar> {
     let total = num_inputs + num_aux;
     let ranges = (rayon::current_num_threads() * 4).clamp(1, total.max(1));
     let width = total.div_ceil(ranges).max(1);
@@ -235,8 +241,259 @@ fn eval_columns_par(
             }
         }
     });
-    let aux = all.split_off(num_inputs);
-    (all, aux)
+    all
+}
+
+// ---------------------------------------------------------------------------
+// Column evaluations from a compiled system's rows.
+
+/// One of a compiled system's matrices, in compressed sparse rows (see
+/// [`crate::compiled::SparseMatrix`]), with its coefficient table.
+#[derive(Clone, Copy)]
+struct CsrMatrix<'a> {
+    row_start: &'a [u64],
+    cols: &'a [u32],
+    coefs: &'a [u32],
+    table: &'a [Scalar],
+}
+
+impl<'a> CsrMatrix<'a> {
+    fn of(m: &'a SparseMatrix, table: &'a [Scalar]) -> Self {
+        CsrMatrix {
+            row_start: m.row_start(),
+            cols: m.cols(),
+            coefs: m.coefs(),
+            table,
+        }
+    }
+    fn rows(&self) -> usize {
+        self.row_start.len().saturating_sub(1)
+    }
+    fn row(&self, r: usize) -> std::ops::Range<usize> {
+        self.row_start[r] as usize..self.row_start[r + 1] as usize
+    }
+    /// `*dst += coefficient(coef) · l`, the ±1 coefficients (most of a real
+    /// circuit's) without a multiplication. Exactly the field's
+    /// `coeff · l` either way.
+    #[inline]
+    fn add_term(&self, dst: &mut Scalar, coef: u32, l: &Scalar) {
+        match coef {
+            COEF_ONE => *dst += l,
+            COEF_MINUS_ONE => *dst -= l,
+            c => *dst += self.table[c as usize] * l,
+        }
+    }
+}
+
+/// Entries per block of rows in [`eval_compiled_par`]: its scratch is 12
+/// bytes an entry, so 96 MiB (about twice that in vector slack) whatever
+/// the matrix's size; at 32 GiB (about 300 M entries a matrix) that is
+/// some 40 blocks, each two parallel passes, whose barriers cost nothing
+/// beside the 2^23 entries' work.
+const COMPILED_BLOCK_ENTRIES: usize = 1 << 23;
+/// Inputs up to this many are summed by each task into a private vector
+/// and added up at the end: the constant one's column is in a large share
+/// of the rows (every boolean constraint has it), and as part of one range
+/// of the shared output it would be one task's work. 4096 inputs are 128
+/// KiB a task.
+const LOCAL_INPUTS_MAX: usize = 1 << 12;
+/// Column buckets for balancing the ranges: the ranges are cut at bucket
+/// edges so that each holds about the same number of entries.
+const BALANCE_BUCKETS: usize = 1 << 16;
+
+/// A compiled matrix's column evaluations at tau (Σ over each column's
+/// entries of coefficient · L_row(tau)) for all `vars` variables.
+fn eval_compiled(
+    m: CsrMatrix<'_>,
+    lagrange: &[Scalar],
+    num_inputs: usize,
+    vars: usize,
+) -> Vec<Scalar> {
+    if m.cols.len() < PARALLEL_EVAL_MIN {
+        return eval_compiled_serial(m, lagrange, vars);
+    }
+    let local = if num_inputs <= LOCAL_INPUTS_MAX {
+        num_inputs
+    } else {
+        0
+    };
+    // Four ranges per thread, balanced by entry counts, for rayon to
+    // steal among. More (finer ranges, whose part of the output stays in
+    // cache) measured no better at 2^20 on the loaded 2-core machine:
+    // 64 to 1024 ranges were 0–50% slower than 8 (the first pass then
+    // scatters into that many lists).
+    let ranges = 4 * rayon::current_num_threads();
+    eval_compiled_par(m, lagrange, vars, local, COMPILED_BLOCK_ENTRIES, ranges)
+}
+
+/// The reference: row by row on one thread.
+fn eval_compiled_serial(m: CsrMatrix<'_>, lagrange: &[Scalar], vars: usize) -> Vec<Scalar> {
+    let mut out = vec![Scalar::ZERO; vars];
+    for (r, l) in lagrange.iter().enumerate().take(m.rows()) {
+        for k in m.row(r) {
+            m.add_term(&mut out[m.cols[k] as usize], m.coefs[k], l);
+        }
+    }
+    out
+}
+
+/// An entry routed to the range of columns it adds to.
+#[derive(Clone, Copy)]
+struct Routed {
+    col: u32,
+    row: u32,
+    coef: u32,
+}
+
+/// How columns `first..vars` are cut into ranges of about equal entry
+/// counts: `bounds[r]..bounds[r + 1]` is range r, cut at bucket edges
+/// (`col >> shift`), and `bucket_range[b]` the range of bucket b.
+struct ColumnRanges {
+    bounds: Vec<usize>,
+    shift: u32,
+    bucket_range: Vec<u32>,
+}
+
+impl ColumnRanges {
+    fn new(cols: &[u32], first: usize, vars: usize, ranges: usize) -> Self {
+        let mut shift = 0u32;
+        while (vars >> shift) >= BALANCE_BUCKETS {
+            shift += 1;
+        }
+        let buckets = (vars >> shift) + 1;
+        let hist = cols
+            .par_chunks(1 << 16)
+            .fold(
+                || vec![0u64; buckets],
+                |mut h, chunk| {
+                    for &c in chunk {
+                        if c as usize >= first {
+                            h[(c >> shift) as usize] += 1;
+                        }
+                    }
+                    h
+                },
+            )
+            .reduce(
+                || vec![0u64; buckets],
+                |mut a, b| {
+                    a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
+                    a
+                },
+            );
+        let total: u64 = hist.iter().sum();
+        let ranges = ranges.max(1) as u64;
+        let mut bounds = vec![first];
+        let mut bucket_range = vec![0u32; buckets];
+        let mut seen = 0u64;
+        for (b, &h) in hist.iter().enumerate() {
+            let edge = (b << shift).max(first);
+            // A new range starts at this bucket once the entries before it
+            // pass the next share of the total.
+            let k = bounds.len() as u64;
+            // (Without entries, one range: not one per bucket.)
+            let due = total > 0 && seen * ranges >= k * total;
+            if due && edge > *bounds.last().unwrap_or(&first) && edge < vars {
+                bounds.push(edge);
+            }
+            bucket_range[b] = (bounds.len() - 1) as u32;
+            seen += h;
+        }
+        bounds.push(vars.max(first));
+        ColumnRanges {
+            bounds,
+            shift,
+            bucket_range,
+        }
+    }
+    fn count(&self) -> usize {
+        self.bounds.len() - 1
+    }
+    #[inline]
+    fn of(&self, col: u32) -> usize {
+        self.bucket_range[(col >> self.shift) as usize] as usize
+    }
+}
+
+/// The same sums on every core, in blocks of rows of about `block`
+/// entries: each block's rows are cut into pieces, each piece (one task)
+/// routes its entries to the range of columns they add to (entries of the
+/// first `local_inputs` columns it sums into its own vector instead), then
+/// each range (one task) adds its entries into its own part of the
+/// output (`ranges` of them, about equal in entries). No atomics, no
+/// locks, and scratch bounded by the block, not the matrix. Field addition is exact: the order of the terms does not
+/// change a sum, so the result is the serial one.
+fn eval_compiled_par(
+    m: CsrMatrix<'_>,
+    lagrange: &[Scalar],
+    vars: usize,
+    local_inputs: usize,
+    block: usize,
+    ranges: usize,
+) -> Vec<Scalar> {
+    let threads = rayon::current_num_threads();
+    let ranges = ColumnRanges::new(m.cols, local_inputs, vars, ranges);
+    let pieces = 4 * threads;
+    let mut out = vec![Scalar::ZERO; vars];
+    let mut routed: Vec<Vec<Vec<Routed>>> = vec![vec![Vec::new(); ranges.count()]; pieces];
+    let mut locals: Vec<Vec<Scalar>> = vec![vec![Scalar::ZERO; local_inputs]; pieces];
+    let rows = m.rows();
+    let mut r0 = 0;
+    while r0 < rows {
+        // Rows r0..r1 with about `block` entries (one row at least).
+        let target = m.row_start[r0].saturating_add(block as u64);
+        let r1 = (m.row_start.partition_point(|&s| s <= target) - 1).clamp(r0 + 1, rows);
+        let per = (r1 - r0).div_ceil(pieces);
+        routed
+            .par_iter_mut()
+            .zip(locals.par_iter_mut())
+            .enumerate()
+            .for_each(|(p, (lists, local))| {
+                lists.iter_mut().for_each(Vec::clear);
+                let a = (r0 + p * per).min(r1);
+                let end = (a + per).min(r1);
+                for (r, l) in lagrange.iter().enumerate().take(end).skip(a) {
+                    for k in m.row(r) {
+                        let (col, coef) = (m.cols[k], m.coefs[k]);
+                        if (col as usize) < local_inputs {
+                            m.add_term(&mut local[col as usize], coef, l);
+                        } else {
+                            lists[ranges.of(col)].push(Routed {
+                                col,
+                                row: r as u32,
+                                coef,
+                            });
+                        }
+                    }
+                }
+            });
+        let mut parts = Vec::with_capacity(ranges.count());
+        let mut rest = &mut out[local_inputs..];
+        for w in ranges.bounds.windows(2) {
+            let (part, tail) = std::mem::take(&mut rest).split_at_mut(w[1] - w[0]);
+            parts.push(part);
+            rest = tail;
+        }
+        parts.into_par_iter().enumerate().for_each(|(r, dst)| {
+            let base = ranges.bounds[r];
+            for lists in &routed {
+                for e in &lists[r] {
+                    m.add_term(
+                        &mut dst[e.col as usize - base],
+                        e.coef,
+                        &lagrange[e.row as usize],
+                    );
+                }
+            }
+        });
+        r0 = r1;
+    }
+    for local in &locals {
+        for (o, v) in out.iter_mut().zip(local) {
+            *o += v;
+        }
+    }
+    out
 }
 
 /// Window widths the fixed-base tables may use, in bits. With signed
@@ -497,11 +754,16 @@ impl ToxicWaste {
 pub struct GenerationTimings {
     /// Which [`FixedBaseEngine`] ran the multiplications.
     pub engine: String,
-    /// Synthesising the circuit's constraint matrices.
+    /// Synthesising the circuit's constraint matrices (next to nothing
+    /// when they come from a compiled system, whose compiling or opening
+    /// is the caller's).
     pub synthesis: Duration,
     /// Lagrange basis at tau (powers and an inverse NTT), the column
     /// evaluations and the query scalars.
     pub scalars: Duration,
+    /// Of `scalars`: the column evaluations and the query scalars made
+    /// from them (what reads the matrices; the rest is the Lagrange basis).
+    pub evaluation: Duration,
     /// Fixed-base multiplications in G1 (h, l, ic, a, b_g1), tables included.
     pub g1: Duration,
     /// Fixed-base multiplications in G2 (b_g2).
@@ -562,14 +824,16 @@ pub fn generate_parameters_with<C: Circuit<Scalar>>(
 /// takes minutes: synthesis, the scalars, then each query).
 #[derive(Clone, Debug)]
 pub enum GenerationEvent<'a> {
-    /// The constraint matrices are built.
+    /// The constraint matrices are ready: synthesized, or (`compiled`)
+    /// a compiled system's, which no synthesis was needed for.
     Synthesized {
         constraints: usize,
         inputs: usize,
         aux: usize,
-        /// Nonzero entries of A, B and C together.
+        /// Entries of A, B and C together.
         entries: usize,
         domain: usize,
+        compiled: bool,
     },
     /// The query scalars are computed; the multiplications begin.
     Scalars { g1_points: usize, g2_points: usize },
@@ -671,6 +935,111 @@ pub fn generate_parameters_into<C: Circuit<Scalar>>(
     )
 }
 
+/// [`generate_parameters_into`] from the circuit's compiled constraint
+/// system instead of a synthesis: the QAP is evaluated at tau from the
+/// compiled matrices (which hold the input constraints too), with no
+/// circuit code run. The parameters are byte for byte those of
+/// [`generate_parameters_into`] for the circuit `compiled` was compiled
+/// from and the same toxic waste (tested). Memory: the matrices (mapped,
+/// where the system was opened from a file: 8 bytes an entry), the
+/// Lagrange basis and three vectors of one scalar per variable at the
+/// peak, no copy of the matrices.
+pub fn generate_parameters_compiled_into(
+    compiled: &CompiledCircuit,
+    waste: &ToxicWaste,
+    engine: &dyn FixedBaseEngine,
+    sink: &mut dyn ParamsSink,
+    progress: &dyn Fn(&GenerationEvent),
+) -> Result<GenerationTimings> {
+    generate_from(
+        Qap::Compiled(compiled),
+        waste,
+        engine,
+        sink,
+        progress,
+        (STREAM_RUN_G1, STREAM_RUN_G2),
+        Instant::now(),
+    )
+}
+
+/// [`generate_parameters_compiled_into`] collected in memory (for tests
+/// and small circuits), like [`generate_parameters_with`].
+pub fn generate_parameters_compiled_with(
+    compiled: &CompiledCircuit,
+    waste: &ToxicWaste,
+    engine: &dyn FixedBaseEngine,
+) -> Result<(Parameters, GenerationTimings)> {
+    let mut sink = ParamsCollector::new();
+    let timings = generate_parameters_compiled_into(compiled, waste, engine, &mut sink, &|_| {})?;
+    let params = sink.finish().map_err(sink_err)?;
+    Ok((params, timings))
+}
+
+/// The QAP's matrices as parameter generation reads them: recorded by a
+/// synthesis here, or a compiled system's.
+enum Qap<'a> {
+    Recorded(KeypairAssembly),
+    Compiled(&'a CompiledCircuit),
+}
+
+/// Which of the QAP's matrices.
+#[derive(Clone, Copy)]
+enum Matrix {
+    A,
+    B,
+    C,
+}
+
+impl Qap<'_> {
+    fn num_inputs(&self) -> usize {
+        match self {
+            Qap::Recorded(cs) => cs.num_inputs,
+            Qap::Compiled(cc) => cc.num_inputs(),
+        }
+    }
+    fn num_aux(&self) -> usize {
+        match self {
+            Qap::Recorded(cs) => cs.num_aux,
+            Qap::Compiled(cc) => cc.num_aux(),
+        }
+    }
+    /// Constraints, the input constraints included.
+    fn num_constraints(&self) -> usize {
+        match self {
+            Qap::Recorded(cs) => cs.num_constraints,
+            Qap::Compiled(cc) => cc.num_constraints(),
+        }
+    }
+    fn entries(&self) -> usize {
+        match self {
+            Qap::Recorded(cs) => cs.at.len() + cs.bt.len() + cs.ct.len(),
+            Qap::Compiled(cc) => cc.a.nnz() + cc.b.nnz() + cc.c.nnz(),
+        }
+    }
+    /// The matrix's column evaluations at tau, inputs then aux.
+    fn eval(&self, which: Matrix, lagrange: &[Scalar]) -> Vec<Scalar> {
+        let (ni, na) = (self.num_inputs(), self.num_aux());
+        match self {
+            Qap::Recorded(cs) => {
+                let entries = match which {
+                    Matrix::A => &cs.at,
+                    Matrix::B => &cs.bt,
+                    Matrix::C => &cs.ct,
+                };
+                eval_columns(entries, lagrange, ni, na)
+            }
+            Qap::Compiled(cc) => {
+                let m = match which {
+                    Matrix::A => &cc.a,
+                    Matrix::B => &cc.b,
+                    Matrix::C => &cc.c,
+                };
+                eval_compiled(CsrMatrix::of(m, cc.coefficients()), lagrange, ni, ni + na)
+            }
+        }
+    }
+}
+
 /// [`generate_parameters_into`] with runs of the given sizes (G1, G2):
 /// tests cut small queries into many runs.
 fn generate_in_runs<C: Circuit<Scalar>>(
@@ -679,7 +1048,44 @@ fn generate_in_runs<C: Circuit<Scalar>>(
     engine: &dyn FixedBaseEngine,
     sink: &mut dyn ParamsSink,
     progress: &dyn Fn(&GenerationEvent),
+    runs: (usize, usize),
+) -> Result<GenerationTimings> {
+    let start = Instant::now();
+    let synth_err = |source| Error::Synthesis { index: 0, source };
+    let mut cs = KeypairAssembly::default();
+    cs.alloc_input(|| "one", || Ok(Scalar::ONE))
+        .map_err(synth_err)?;
+    circuit.synthesize(&mut cs).map_err(synth_err)?;
+    for i in 0..cs.num_inputs {
+        cs.enforce(|| "", |lc| lc + Variable(Index::Input(i)), |lc| lc, |lc| lc);
+    }
+    if cs.too_large {
+        return Err(Error::TooLarge {
+            constraints: cs.num_constraints,
+            max_log: domain::MAX_LOG_DOMAIN - 1,
+        });
+    }
+    generate_from(
+        Qap::Recorded(cs),
+        waste,
+        engine,
+        sink,
+        progress,
+        runs,
+        start,
+    )
+}
+
+/// The generation common to both sources of the matrices; `start` is when
+/// the caller began (the synthesis, for recorded matrices).
+fn generate_from(
+    qap: Qap<'_>,
+    waste: &ToxicWaste,
+    engine: &dyn FixedBaseEngine,
+    sink: &mut dyn ParamsSink,
+    progress: &dyn Fn(&GenerationEvent),
     (run_g1, run_g2): (usize, usize),
+    start: Instant,
 ) -> Result<GenerationTimings> {
     let ToxicWaste {
         g1,
@@ -694,30 +1100,24 @@ fn generate_in_runs<C: Circuit<Scalar>>(
         engine: engine.name(),
         ..Default::default()
     };
-    let start = Instant::now();
     let synth_err = |source| Error::Synthesis { index: 0, source };
-    let mut cs = KeypairAssembly::default();
-    cs.alloc_input(|| "one", || Ok(Scalar::ONE))
-        .map_err(synth_err)?;
-    circuit.synthesize(&mut cs).map_err(synth_err)?;
-    for i in 0..cs.num_inputs {
-        cs.enforce(|| "", |lc| lc + Variable(Index::Input(i)), |lc| lc, |lc| lc);
-    }
-    let log = domain::log_domain_size(cs.num_constraints);
-    if cs.too_large || log >= domain::MAX_LOG_DOMAIN {
+    let (num_constraints, ni, na) = (qap.num_constraints(), qap.num_inputs(), qap.num_aux());
+    let log = domain::log_domain_size(num_constraints);
+    if log >= domain::MAX_LOG_DOMAIN {
         return Err(Error::TooLarge {
-            constraints: cs.num_constraints,
+            constraints: num_constraints,
             max_log: domain::MAX_LOG_DOMAIN - 1,
         });
     }
     let n = 1usize << log;
     timings.synthesis = start.elapsed();
     progress(&GenerationEvent::Synthesized {
-        constraints: cs.num_constraints,
-        inputs: cs.num_inputs,
-        aux: cs.num_aux,
-        entries: cs.at.len() + cs.bt.len() + cs.ct.len(),
+        constraints: num_constraints,
+        inputs: ni,
+        aux: na,
+        entries: qap.entries(),
         domain: n,
+        compiled: matches!(qap, Qap::Compiled(_)),
     });
     let phase = Instant::now();
 
@@ -743,47 +1143,39 @@ fn generate_in_runs<C: Circuit<Scalar>>(
     let z_over_delta = (tau.pow_vartime([n as u64]) - Scalar::ONE) * delta_inv;
     domain::ifft(&mut lagrange);
 
-    let (ni, na) = (cs.num_inputs, cs.num_aux);
-    let ((at, bt), ct) = rayon::join(
-        || {
-            rayon::join(
-                || eval_columns(&cs.at, &lagrange, ni, na),
-                || eval_columns(&cs.bt, &lagrange, ni, na),
-            )
-        },
-        || eval_columns(&cs.ct, &lagrange, ni, na),
-    );
-    drop(cs);
-    drop(lagrange);
-    let (at_in, at_aux) = at;
-    let (bt_in, bt_aux) = bt;
-    let (ct_in, ct_aux) = ct;
-
-    // (beta·A + alpha·B + C) / gamma for inputs (ic), / delta for aux (l).
-    let ext = |a: &[Scalar], b: &[Scalar], c: &[Scalar], inv: Scalar| -> Vec<Scalar> {
-        a.par_iter()
-            .zip(b)
-            .zip(c)
-            .map(|((a, b), c)| (beta * a + alpha * b + c) * inv)
-            .collect()
-    };
-    let ic_scalars = ext(&at_in, &bt_in, &ct_in, gamma_inv);
-    let l_scalars = ext(&at_aux, &bt_aux, &ct_aux, delta_inv);
-    drop((ct_in, ct_aux));
-    if l_scalars.par_iter().any(|s| bool::from(s.is_zero())) {
-        return Err(synth_err(SynthesisError::UnconstrainedVariable));
-    }
-    // A and B queries hold only the variables that occur in that column.
-    let nonzero = |x: Vec<Scalar>, y: Vec<Scalar>| -> Vec<Scalar> {
-        x.into_iter()
-            .chain(y)
+    let evaluation = Instant::now();
+    // One matrix at a time, folded into ext = beta·A + alpha·B + C as it
+    // comes: at most three vectors of one scalar per variable are held
+    // (ext, the matrix's evaluations, its nonzero ones), not four. Field
+    // arithmetic is exact, so the order of the sums changes nothing.
+    let mut ext = qap.eval(Matrix::C, &lagrange);
+    // The A and B queries hold only the variables that occur in that
+    // column (nonzero evaluation), inputs then aux.
+    let mut fold = |which: Matrix, factor: Scalar| -> Vec<Scalar> {
+        let evals = qap.eval(which, &lagrange);
+        ext.par_iter_mut()
+            .zip(&evals)
+            .for_each(|(e, x)| *e += factor * x);
+        evals
+            .into_iter()
             .filter(|s| !bool::from(s.is_zero()))
             .collect()
     };
-    let a_scalars = nonzero(at_in, at_aux);
-    let b_scalars = nonzero(bt_in, bt_aux);
+    let a_scalars = fold(Matrix::A, beta);
+    let b_scalars = fold(Matrix::B, alpha);
+    drop(qap);
+    drop(lagrange);
+    // ext / gamma for inputs (ic), / delta for aux (l).
+    let mut l_scalars = ext.split_off(ni);
+    let mut ic_scalars = ext;
+    ic_scalars.par_iter_mut().for_each(|s| *s *= gamma_inv);
+    l_scalars.par_iter_mut().for_each(|s| *s *= delta_inv);
+    if l_scalars.par_iter().any(|s| bool::from(s.is_zero())) {
+        return Err(synth_err(SynthesisError::UnconstrainedVariable));
+    }
 
     timings.scalars = phase.elapsed();
+    timings.evaluation = evaluation.elapsed();
     let g1_count = (n - 1) + l_scalars.len() + ic_scalars.len() + a_scalars.len() + b_scalars.len();
     progress(&GenerationEvent::Scalars {
         g1_points: g1_count,
@@ -1174,5 +1566,102 @@ mod tests {
             let b = eval_columns_par(&entries, &lagrange, ni, na);
             assert_eq!(a, b, "{ni} inputs, {na} aux, {n} entries");
         }
+    }
+
+    /// Random compressed rows over `vars` variables: rows of 0 to 6
+    /// entries, a share of them in one hot column (`hot`, the constant
+    /// one's in real circuits), coefficients ±1 (indices 0, 1) or from the
+    /// table.
+    fn random_csr(
+        rng: &mut ChaCha20Rng,
+        rows: usize,
+        vars: usize,
+        hot: u32,
+        table: usize,
+    ) -> (Vec<u64>, Vec<u32>, Vec<u32>) {
+        let mut row_start = vec![0u64];
+        let (mut cols, mut coefs) = (Vec::new(), Vec::new());
+        for _ in 0..rows {
+            let len = rng.next_u32() % 7;
+            for _ in 0..len {
+                let col = if rng.next_u32().is_multiple_of(4) {
+                    hot
+                } else {
+                    rng.next_u32() % vars as u32
+                };
+                cols.push(col);
+                coefs.push(match rng.next_u32() % 3 {
+                    0 => COEF_ONE,
+                    1 => COEF_MINUS_ONE,
+                    _ => rng.next_u32() % table as u32,
+                });
+            }
+            row_start.push(cols.len() as u64);
+        }
+        (row_start, cols, coefs)
+    }
+
+    /// The blocked, routed column sums of a compiled matrix equal the
+    /// row-by-row ones: one block and many (down to a row each), inputs
+    /// summed privately or through the ranges, a hot input or aux column,
+    /// no aux at all, unused columns, empty rows.
+    #[test]
+    fn compiled_column_sums_equal_the_serial_ones() {
+        let mut rng = ChaCha20Rng::seed_from_u64(rand::random());
+        let mut table = vec![Scalar::ONE, -Scalar::ONE];
+        table.extend((0..30).map(|_| Scalar::random(&mut rng)));
+        let lagrange: Vec<Scalar> = (0..3000).map(|_| Scalar::random(&mut rng)).collect();
+        // (rows, inputs, vars, hot column)
+        for (rows, ni, vars, hot) in [
+            (3000usize, 1usize, 2000usize, 0u32),
+            (3000, 3, 3, 0),
+            (2500, 300, 5000, 1234),
+            (3000, 5000, 5200, 4),
+            (1, 1, 1, 0),
+            (0, 1, 10, 0),
+            (2000, 2, 70_000, 0),
+        ] {
+            let (row_start, cols, coefs) = random_csr(&mut rng, rows, vars, hot, table.len());
+            let m = CsrMatrix {
+                row_start: &row_start,
+                cols: &cols,
+                coefs: &coefs,
+                table: &table,
+            };
+            let want = eval_compiled_serial(m, &lagrange, vars);
+            for local in [0, ni.min(LOCAL_INPUTS_MAX)] {
+                for (block, ranges) in [(1usize, 8usize), (7, 3), (1000, 1), (1 << 30, 8), (5, 64)]
+                {
+                    let got = eval_compiled_par(m, &lagrange, vars, local, block, ranges);
+                    assert!(
+                        got == want,
+                        "{rows} rows, {ni} inputs, {vars} vars, local {local}, block {block}, \
+                         {ranges} ranges"
+                    );
+                }
+            }
+        }
+    }
+
+    /// The ranges cover the columns past the inputs exactly, in order,
+    /// each bucket in one range.
+    #[test]
+    fn column_ranges_partition_the_columns() {
+        let mut rng = ChaCha20Rng::seed_from_u64(5);
+        for (vars, first, ranges) in [(10usize, 0usize, 8usize), (200_000, 7, 16), (5, 5, 4)] {
+            let cols: Vec<u32> = (0..50_000).map(|_| rng.next_u32() % vars as u32).collect();
+            let r = ColumnRanges::new(&cols, first, vars, ranges);
+            assert_eq!(r.bounds.first(), Some(&first));
+            assert_eq!(r.bounds.last(), Some(&vars));
+            assert!(r.bounds.windows(2).all(|w| w[0] <= w[1]));
+            assert!(r.count() <= ranges + 1, "{} ranges", r.count());
+            for c in first..vars {
+                let k = r.of(c as u32);
+                assert!(r.bounds[k] <= c && c < r.bounds[k + 1], "column {c}");
+            }
+        }
+        // No entries past the inputs: one range, not one per bucket.
+        let r = ColumnRanges::new(&[0, 0, 1], 2, 100_000, 8);
+        assert_eq!(r.count(), 1);
     }
 }

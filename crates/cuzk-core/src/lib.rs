@@ -14,6 +14,8 @@
 //! - [`domain`]: the radix-2 NTT over Fr and the H polynomial.
 //! - [`msm`]: blst's Pippenger with the 0/1 scalars split off.
 //! - [`params`]: bellperson/Filecoin `.params` and `.vk` files, memory-mapped.
+//! - [`subgroup`]: the subgroup check of decoded parameter points, behind
+//!   a seam (the CPU's here, a GPU's in cuzk-gpu).
 //! - [`prover`]: the backend seam, the CPU backend, proof assembly.
 //! - [`accel`]: the accelerator seam a daemon drives: devices, each
 //!   worker's prover, resident parameters, fixed-base generation.
@@ -40,6 +42,7 @@ pub mod msm;
 pub mod params;
 pub mod proof;
 pub mod prover;
+pub mod subgroup;
 pub mod synthesis;
 pub mod testing;
 pub mod timing;
@@ -51,5 +54,5 @@ pub use params::{MappedParameters, Parameters, VerifyingKey};
 pub use proof::Proof;
 pub use prover::{CpuBackend, MsmResults, ProofRandomness, ProverBackend};
 pub use synthesis::ProvingAssignment;
-pub use timing::PhaseTimings;
+pub use timing::{Phase, PhaseSpan, PhaseTimings, SpanOn};
 pub use verifier::PreparedVerifyingKey;

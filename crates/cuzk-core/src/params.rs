@@ -11,8 +11,11 @@
 //! and in the subgroup) while query points are checked only on request
 //! (they are always checked to lie on the curve); the point at infinity is
 //! rejected everywhere except in delta, which is rejected too (an identity
-//! delta makes proofs forgeable).
+//! delta makes proofs forgeable). Query points are decoded with the curve
+//! check only; their subgroup check, when asked for, is a
+//! [`SubgroupChecker`]'s (the CPU's, or a GPU's), one section at a time.
 
+use crate::subgroup::{CpuSubgroupChecker, SubgroupChecker};
 use crate::{Error, Result};
 use blstrs::{G1Affine, G2Affine};
 use group::prime::PrimeCurveAffine;
@@ -398,6 +401,74 @@ fn decode_slice<T: Send + Sync + Copy + Default>(
     Ok(out)
 }
 
+/// The subgroup check of a decoded run of points by `checker`: a point
+/// outside is an error naming the file, the section, the point's index and
+/// its file offset.
+fn check_subgroup<T>(
+    points: &[T],
+    size: usize,
+    checker: &dyn SubgroupChecker,
+    first_outside: fn(&dyn SubgroupChecker, &[T]) -> Result<Option<usize>>,
+    path: &Path,
+    span: Span,
+) -> Result<()> {
+    match first_outside(checker, points)? {
+        None => Ok(()),
+        Some(i) => Err(format_err(
+            path,
+            format!(
+                "{} point {} at offset {}: on the curve but not in the prime-order subgroup \
+                 (checked by {})",
+                span.section,
+                span.first + i,
+                span.offset + (i * size) as u64,
+                checker.name()
+            ),
+        )),
+    }
+}
+
+fn g1_outside(c: &dyn SubgroupChecker, p: &[G1Affine]) -> Result<Option<usize>> {
+    c.first_outside_g1(p)
+}
+
+fn g2_outside(c: &dyn SubgroupChecker, p: &[G2Affine]) -> Result<Option<usize>> {
+    c.first_outside_g2(p)
+}
+
+/// Decodes a run of G1 points (curve check) and, with a checker, checks
+/// their subgroup.
+fn decode_g1_run(
+    raw: &[u8],
+    checker: Option<&dyn SubgroupChecker>,
+    path: &Path,
+    span: Span,
+) -> Result<Vec<G1Affine>> {
+    let points = decode_g1_slice(raw, Check::Curve, path, span)?;
+    if let Some(c) = checker {
+        check_subgroup(&points, G1_UNCOMPRESSED, c, g1_outside, path, span)?;
+    }
+    Ok(points)
+}
+
+fn decode_g2_run(
+    raw: &[u8],
+    checker: Option<&dyn SubgroupChecker>,
+    path: &Path,
+    span: Span,
+) -> Result<Vec<G2Affine>> {
+    let points = decode_g2_slice(raw, Check::Curve, path, span)?;
+    if let Some(c) = checker {
+        check_subgroup(&points, G2_UNCOMPRESSED, c, g2_outside, path, span)?;
+    }
+    Ok(points)
+}
+
+/// The CPU checker when `checked`, else none.
+fn cpu_if(checked: bool) -> Option<&'static dyn SubgroupChecker> {
+    checked.then_some(&CpuSubgroupChecker as &dyn SubgroupChecker)
+}
+
 /// Fully decoded parameters, in memory.
 #[derive(Clone, Debug)]
 pub struct Parameters {
@@ -434,8 +505,17 @@ impl Parameters {
     }
     /// Decode parameters held in memory; `path` only names them in errors.
     pub fn read_bytes(bytes: &[u8], path: &Path, checked: bool) -> Result<Self> {
+        Self::read_bytes_with(bytes, path, cpu_if(checked))
+    }
+    /// [`Self::read_bytes`] with the query points' subgroup checked by
+    /// `checker` (None: not checked).
+    pub fn read_bytes_with(
+        bytes: &[u8],
+        path: &Path,
+        checker: Option<&dyn SubgroupChecker>,
+    ) -> Result<Self> {
         let (vk, layout) = parse_layout(bytes, path)?;
-        load_from(bytes, &vk, &layout, path, checked)
+        load_from(bytes, &vk, &layout, path, checker)
     }
 }
 
@@ -788,14 +868,16 @@ fn load_from(
     vk: &VerifyingKey,
     layout: &ParamsLayout,
     path: &Path,
-    checked: bool,
+    checker: Option<&dyn SubgroupChecker>,
 ) -> Result<Parameters> {
-    let check = if checked { Check::Full } else { Check::Curve };
+    // Sections decode in parallel; each is checked as soon as it is
+    // decoded, so a GPU checker works on one while the cores decode the
+    // next.
     let g1 = |s: Section| {
         let off = layout.sections[s.index()].1;
-        decode_g1_slice(
+        decode_g1_run(
             section_bytes(bytes, layout, s),
-            check,
+            checker,
             path,
             Span {
                 section: s.name(),
@@ -818,9 +900,9 @@ fn load_from(
                                 || {
                                     let s = Section::BG2;
                                     let off = layout.sections[s.index()].1;
-                                    decode_g2_slice(
+                                    decode_g2_run(
                                         section_bytes(bytes, layout, s),
-                                        check,
+                                        checker,
                                         path,
                                         Span {
                                             section: s.name(),
@@ -891,12 +973,23 @@ impl MappedParameters {
         }
         Ok(())
     }
-    /// Decode a range of a G1 section (h, l, a or b_g1).
+    /// Decode a range of a G1 section (h, l, a or b_g1); `checked`: with
+    /// the subgroup checked on the CPU.
     pub fn g1(
         &self,
         section: Section,
         range: Range<usize>,
         checked: bool,
+    ) -> Result<Vec<G1Affine>> {
+        self.g1_with(section, range, cpu_if(checked))
+    }
+    /// [`Self::g1`] with the subgroup checked by `checker` (None: not
+    /// checked).
+    pub fn g1_with(
+        &self,
+        section: Section,
+        range: Range<usize>,
+        checker: Option<&dyn SubgroupChecker>,
     ) -> Result<Vec<G1Affine>> {
         if section == Section::BG2 {
             return Err(Error::ShapeMismatch {
@@ -908,10 +1001,9 @@ impl MappedParameters {
         let size = G1_UNCOMPRESSED;
         let raw = &self.raw(section)[range.start * size..range.end * size];
         let off = self.layout.sections[section.index()].1 + (range.start * size) as u64;
-        let check = if checked { Check::Full } else { Check::Curve };
-        decode_g1_slice(
+        decode_g1_run(
             raw,
-            check,
+            checker,
             &self.path,
             Span {
                 section: section.name(),
@@ -920,16 +1012,24 @@ impl MappedParameters {
             },
         )
     }
-    /// Decode a range of b_g2.
+    /// Decode a range of b_g2; `checked`: with the subgroup checked on the
+    /// CPU.
     pub fn g2(&self, range: Range<usize>, checked: bool) -> Result<Vec<G2Affine>> {
+        self.g2_with(range, cpu_if(checked))
+    }
+    /// [`Self::g2`] with the subgroup checked by `checker`.
+    pub fn g2_with(
+        &self,
+        range: Range<usize>,
+        checker: Option<&dyn SubgroupChecker>,
+    ) -> Result<Vec<G2Affine>> {
         self.check_range(Section::BG2, &range)?;
         let size = G2_UNCOMPRESSED;
         let raw = &self.raw(Section::BG2)[range.start * size..range.end * size];
         let off = self.layout.sections[Section::BG2.index()].1 + (range.start * size) as u64;
-        let check = if checked { Check::Full } else { Check::Curve };
-        decode_g2_slice(
+        decode_g2_run(
             raw,
-            check,
+            checker,
             &self.path,
             Span {
                 section: "b_g2",
@@ -943,8 +1043,15 @@ impl MappedParameters {
     pub fn raw(&self, section: Section) -> &[u8] {
         section_bytes(&self.mmap, &self.layout, section)
     }
+    /// Decode every section; `checked`: with the subgroup checked on the
+    /// CPU.
     pub fn load(&self, checked: bool) -> Result<Parameters> {
-        load_from(&self.mmap, &self.vk, &self.layout, &self.path, checked)
+        self.load_with(cpu_if(checked))
+    }
+    /// Decode every section, each checked by `checker` once decoded (None:
+    /// the curve check only).
+    pub fn load_with(&self, checker: Option<&dyn SubgroupChecker>) -> Result<Parameters> {
+        load_from(&self.mmap, &self.vk, &self.layout, &self.path, checker)
     }
 }
 

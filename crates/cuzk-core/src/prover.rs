@@ -12,7 +12,7 @@ use crate::compiled::{CompiledCircuit, Witness};
 use crate::params::Parameters;
 use crate::proof::Proof;
 use crate::synthesis::ProvingAssignment;
-use crate::timing::PhaseTimings;
+use crate::timing::{Phase, PhaseTimings, SpanOn};
 use crate::{domain, msm, synthesis, Error, Result};
 use blstrs::{G1Projective, G2Projective, Scalar};
 use ff::Field;
@@ -77,11 +77,16 @@ pub trait ProverBackend: Send + Sync {
     ) -> Result<(Vec<MsmResults>, PhaseTimings)> {
         let mut out = Vec::with_capacity(witnesses.len());
         let mut sum = PhaseTimings::default();
-        for w in witnesses {
+        for (i, w) in witnesses.into_iter().enumerate() {
             let clock = Instant::now();
             let pa = compiled.assign(w)?;
-            sum.abc += clock.elapsed();
-            let (mut r, t) = self.compute(params, std::slice::from_ref(&pa))?;
+            sum.at(SpanOn::default(), i);
+            sum.end(Phase::Abc, clock);
+            let (mut r, mut t) = self.compute(params, std::slice::from_ref(&pa))?;
+            // Its spans are of the call's partition i, not of a call of one.
+            for s in &mut t.spans {
+                s.partition = i;
+            }
             sum.add(&t);
             out.append(&mut r);
         }
@@ -102,34 +107,35 @@ impl CpuBackend {
         index: usize,
         t: &mut PhaseTimings,
     ) -> Result<MsmResults> {
+        t.at(SpanOn::default(), index);
         let clock = Instant::now();
         let h_coeffs = domain::compute_h_from_slices(&pa.a, &pa.b, &pa.c).map_err(|e| match e {
             Error::InvalidCircuit { what, .. } => Error::InvalidCircuit { index, what },
             e => e,
         })?;
-        t.h_ntt += clock.elapsed();
+        t.end(Phase::HNtt, clock);
 
         let clock = Instant::now();
         let h = msm::msm_g1(&params.h, &h_coeffs);
         drop(h_coeffs);
-        t.msm_h += clock.elapsed();
+        t.end(Phase::MsmH, clock);
 
         let clock = Instant::now();
         let l = msm::msm_g1(&params.l, &pa.aux_assignment);
-        t.msm_l += clock.elapsed();
+        t.end(Phase::MsmL, clock);
 
         let clock = Instant::now();
         let a_g1 = msm::msm_g1(&params.a, &pa.a_query_scalars());
-        t.msm_a += clock.elapsed();
+        t.end(Phase::MsmA, clock);
 
         let b_scalars = pa.b_query_scalars();
         let clock = Instant::now();
         let b_g1 = msm::msm_g1(&params.b_g1, &b_scalars);
-        t.msm_b_g1 += clock.elapsed();
+        t.end(Phase::MsmBG1, clock);
 
         let clock = Instant::now();
         let b_g2 = msm::msm_g2(&params.b_g2, &b_scalars);
-        t.msm_b_g2 += clock.elapsed();
+        t.end(Phase::MsmBG2, clock);
 
         Ok(MsmResults {
             a_g1,
@@ -319,7 +325,16 @@ pub fn prove_assignments<R: RngCore>(
         check_shape(params, pa, i)?;
     }
     let (msms, timings) = backend.compute(params, assignments)?;
-    finish(backend, params, msms, assignments.len(), "circuits", timings, start, rng)
+    finish(
+        backend,
+        params,
+        msms,
+        assignments.len(),
+        "circuits",
+        timings,
+        start,
+        rng,
+    )
 }
 
 /// The proofs from a backend's MSM results (one per circuit asked for,
@@ -372,7 +387,16 @@ pub fn prove_witnesses<R: RngCore>(
     }
     let count = witnesses.len();
     let (msms, timings) = backend.compute_compiled(params, compiled, witnesses)?;
-    finish(backend, params, msms, count, "witnesses", timings, start, rng)
+    finish(
+        backend,
+        params,
+        msms,
+        count,
+        "witnesses",
+        timings,
+        start,
+        rng,
+    )
 }
 
 /// One partition ready to prove: full synthesis's assignment, or the

@@ -1,7 +1,73 @@
 //! Per-phase wall-clock timings of one proving call.
 
 use serde::Serialize;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// A phase of a proving call, one of [`PhaseTimings`]' fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Abc,
+    Upload,
+    HNtt,
+    MsmA,
+    MsmBG1,
+    MsmBG2,
+    MsmL,
+    MsmH,
+    Readback,
+    /// Density selection and the 0/1 splits, on the thread beside the
+    /// stream (no field: it overlaps the phases above).
+    HostPrep,
+}
+
+impl Phase {
+    /// The name the timings and the trace use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Abc => "abc",
+            Phase::Upload => "upload",
+            Phase::HNtt => "h_ntt",
+            Phase::MsmA => "msm_a",
+            Phase::MsmBG1 => "msm_b_g1",
+            Phase::MsmBG2 => "msm_b_g2",
+            Phase::MsmL => "msm_l",
+            Phase::MsmH => "msm_h",
+            Phase::Readback => "readback",
+            Phase::HostPrep => "host_prep",
+        }
+    }
+}
+
+/// Where a span ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpanOn {
+    /// The calling thread (the daemon's worker). On a GPU it issues the
+    /// copies and kernels of the backend's stream `stream` in order and
+    /// waits for them, so this is that stream's timeline; None where no
+    /// stream is involved (the CPU backend, work on the host).
+    Caller { stream: Option<u32> },
+    /// The host-preparation thread beside the caller.
+    Beside { stream: Option<u32> },
+}
+
+impl Default for SpanOn {
+    fn default() -> Self {
+        SpanOn::Caller { stream: None }
+    }
+}
+
+/// One phase as it happened: when it started and how long it took, for a
+/// timeline (the daemon's Chrome trace). Spans on one lane may nest (an
+/// MSM's upload inside the MSM).
+#[derive(Clone, Debug)]
+pub struct PhaseSpan {
+    pub phase: Phase,
+    pub on: SpanOn,
+    /// The partition's index within the call.
+    pub partition: usize,
+    pub start: Instant,
+    pub dur: Duration,
+}
 
 /// Wall-clock time of each proving phase. Phases a backend does not have
 /// (the CPU has no upload) stay zero. Serialized as milliseconds.
@@ -31,6 +97,13 @@ pub struct PhaseTimings {
     pub readback: Duration,
     #[serde(serialize_with = "ms")]
     pub total: Duration,
+    /// Each phase as it happened, in the order recorded (not serialized:
+    /// the fields above are the totals).
+    #[serde(skip)]
+    pub spans: Vec<PhaseSpan>,
+    /// Where the next spans run, and their partition ([`Self::at`]).
+    #[serde(skip)]
+    context: (SpanOn, usize),
 }
 
 fn ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -51,6 +124,62 @@ impl PhaseTimings {
         self.msm_l += t.msm_l;
         self.msm_h += t.msm_h;
         self.readback += t.readback;
+        self.spans.extend(t.spans.iter().cloned());
+    }
+
+    /// The total of `phase` (None for the host preparation, which has no
+    /// field).
+    fn slot(&mut self, phase: Phase) -> Option<&mut Duration> {
+        Some(match phase {
+            Phase::Abc => &mut self.abc,
+            Phase::Upload => &mut self.upload,
+            Phase::HNtt => &mut self.h_ntt,
+            Phase::MsmA => &mut self.msm_a,
+            Phase::MsmBG1 => &mut self.msm_b_g1,
+            Phase::MsmBG2 => &mut self.msm_b_g2,
+            Phase::MsmL => &mut self.msm_l,
+            Phase::MsmH => &mut self.msm_h,
+            Phase::Readback => &mut self.readback,
+            Phase::HostPrep => return None,
+        })
+    }
+
+    /// Where the spans recorded next run, and for which partition of the
+    /// call (set when a partition starts on a stream).
+    pub fn at(&mut self, on: SpanOn, partition: usize) {
+        self.context = (on, partition);
+    }
+
+    /// Ends `phase`, started at `start`: adds its time to the phase's
+    /// total and records its span where [`at`](Self::at) said. Returns
+    /// the time.
+    pub fn end(&mut self, phase: Phase, start: Instant) -> Duration {
+        let dur = start.elapsed();
+        self.add_span(phase, start, dur);
+        dur
+    }
+
+    /// Records `dur` of `phase` from `start` (a step measured elsewhere,
+    /// or a part of a longer one): adds it to the phase's total and
+    /// records its span where [`at`](Self::at) said; the host preparation
+    /// goes on the lane beside that stream.
+    pub fn add_span(&mut self, phase: Phase, start: Instant, dur: Duration) {
+        if let Some(total) = self.slot(phase) {
+            *total += dur;
+        }
+        let (mut on, partition) = self.context;
+        if phase == Phase::HostPrep {
+            if let SpanOn::Caller { stream } = on {
+                on = SpanOn::Beside { stream };
+            }
+        }
+        self.spans.push(PhaseSpan {
+            phase,
+            on,
+            partition,
+            start,
+            dur,
+        });
     }
 
     /// The phases in display order, with their names.

@@ -10,3 +10,4 @@
 #include "fixed.cuh"
 #include "spmv.cuh"
 #include "scan.cuh"
+#include "subgroup.cuh"

@@ -3,8 +3,11 @@
 //! host memory, G2 MSM at 2^24, the 0/1 path at 2^26 with half the scalars
 //! one, NTT at 2^24 and 2^27, and the compiled constraint system's kernels
 //! (`--filter spmv`: M·z at 2^20/2^24/2^27 rows, density selection and the
-//! 0/1 split at 2^27). Each row carries the work it must do, the
-//! floor that work gives on this card, and the measured gap.
+//! 0/1 split at 2^27), and the subgroup checks of parameter points
+//! (`--filter subgroup`: G1 at 2^24 and G2 at 2^22 resident, G1 at 2^24
+//! streamed from host memory as the parameter loader does). Each row
+//! carries the work it must do, the floor that work gives on this card,
+//! and the measured gap.
 //!
 //! Floors. Arithmetic: one Montgomery product of n 32-bit limbs needs at
 //! least 2n^2 multiply-adds for a*b and 2n^2 for m*p (lo and hi halves), so
@@ -456,11 +459,122 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
         dev.release_ntt_tables();
     }
 
+    // ---- Subgroup checks of parameter points.
+    if want("subgroup") {
+        subgroup_rows(dev, &card, opts, &want, &mut push)?;
+    }
+
     // ---- The compiled constraint system: a/b/c, densities, the 0/1 split.
     if want("spmv") {
         spmv_rows(dev, &card, opts, &want, &mut push)?;
     }
     Ok(BenchReport { card, rows })
+}
+
+#[cfg(feature = "cuda")]
+/// The subgroup checks: G1 at 2^24 and G2 at 2^22 points resident (the
+/// kernels alone), and G1 at 2^24 streamed from host memory through two
+/// pinned 2^22-point staging buffers into a 2^22-point device chunk (the
+/// parameter loader's path). Compute floor: the Fq products of each test
+/// (crate::subgroup); memory floor: the points read once. Prints points
+/// per second beside each row.
+fn subgroup_rows(
+    dev: &CudaDevice,
+    card: &Card,
+    opts: &BenchOptions,
+    want: &dyn Fn(&str) -> bool,
+    push: &mut dyn FnMut(BenchRow),
+) -> Result<()> {
+    use crate::subgroup::{G1_FQ_PRODUCTS, G2_FQ_PRODUCTS};
+    let sz = |lg: u32| lg.saturating_sub(opts.shrink);
+    let drv = |op: &'static str, e: cudarc::driver::DriverError| CudaError::Driver {
+        op,
+        kernel: "bench subgroup",
+        size: 0,
+        device: card.name.clone(),
+        source: e.into(),
+    };
+    let mut report = |r: BenchRow, n: usize| {
+        eprintln!(
+            "{:<28} {:.3e} points/s ({:.1} ns a point)",
+            r.name,
+            n as f64 / (r.median_ms * 1e-3),
+            r.median_ms * 1e6 / n as f64
+        );
+        push(r);
+    };
+    if want("subgroup_g1") {
+        let lg = sz(24);
+        let n = 1usize << lg;
+        eprintln!("generating 2^{lg} G1 points ...");
+        let points = random_g1(n, opts.seed ^ 5);
+        let muls = n as f64 * G1_FQ_PRODUCTS as f64;
+        let work = format!("{n} points x {G1_FQ_PRODUCTS} Fq mul = {muls:.3e} Fq mul");
+        let dp = dev.upload_g1(&points)?;
+        let t = time_it(dev, opts.reps, || {
+            let r = dev.subgroup_check_device(&dp)?;
+            assert_eq!(r.outside, 0, "random G1 points are in the subgroup");
+            Ok(())
+        })?;
+        let r = row(
+            card,
+            "subgroup_g1 vram",
+            lg,
+            work.clone(),
+            muls * FQ_MUL_IMAD,
+            n as f64 * 96.0,
+            t,
+        );
+        report(r, n);
+        drop(dp);
+        let chunk_n = n.min(1 << sz(22));
+        let chunk = dev.alloc_points(false, chunk_n)?;
+        let mut s0 = dev.alloc_pinned(chunk_n * 96)?;
+        let mut s1 = dev.alloc_pinned(chunk_n * 96)?;
+        let raw = host::g1_as_bytes(&points);
+        let t = time_it(dev, opts.reps, || {
+            let a = s0.as_mut_slice().map_err(|e| drv("pinned slice", e))?;
+            let b = s1.as_mut_slice().map_err(|e| drv("pinned slice", e))?;
+            let r = dev.subgroup_check_staged(&chunk, raw, [a, b])?;
+            assert_eq!(r.outside, 0, "random G1 points are in the subgroup");
+            Ok(())
+        })?;
+        let r = row(
+            card,
+            "subgroup_g1 from host",
+            lg,
+            work,
+            muls * FQ_MUL_IMAD,
+            n as f64 * 96.0,
+            t,
+        );
+        report(r, n);
+    }
+    if want("subgroup_g2") {
+        let lg = sz(22);
+        let n = 1usize << lg;
+        eprintln!("generating 2^{lg} G2 points ...");
+        let points = random_g2(n, opts.seed ^ 6);
+        let muls = n as f64 * G2_FQ_PRODUCTS as f64;
+        let work = format!("{n} points x {G2_FQ_PRODUCTS} Fq mul = {muls:.3e} Fq mul");
+        let dp = dev.upload_g2(&points)?;
+        let t = time_it(dev, opts.reps, || {
+            let r = dev.subgroup_check_device(&dp)?;
+            assert_eq!(r.outside, 0, "random G2 points are in the subgroup");
+            Ok(())
+        })?;
+        let r = row(
+            card,
+            "subgroup_g2 vram",
+            lg,
+            work,
+            muls * FQ_MUL_IMAD,
+            n as f64 * 192.0,
+            t,
+        );
+        report(r, n);
+    }
+    Ok(())
 }
 
 #[cfg(feature = "cuda")]

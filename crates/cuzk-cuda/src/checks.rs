@@ -937,6 +937,7 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
     );
     let _ = G1Projective::generator().to_affine();
     spmv_checks(&mut r);
+    subgroup_checks(&mut r);
     Summary {
         passed: r.passed,
         failed: r.failed,
@@ -1604,4 +1605,239 @@ fn spmv_checks(r: &mut Runner) {
             "split of the B query differs".into()
         })
     });
+}
+
+// ------------------------------------------------------- subgroup checks
+
+/// `n` random subgroup points with `outside` points outside the subgroup
+/// (random curve points, small-order points, sums of both) and `inf`
+/// points at infinity at random distinct positions; returns the points and
+/// the sorted positions of those outside.
+fn subgroup_input<A: Copy>(
+    rng: &mut ChaCha8Rng,
+    mut points: Vec<A>,
+    outside: usize,
+    inf: usize,
+    identity: A,
+    make_outside: impl Fn(&mut ChaCha8Rng, u32) -> A,
+) -> (Vec<A>, Vec<usize>) {
+    let n = points.len();
+    let mut pos: Vec<usize> = Vec::new();
+    let want = (outside + inf).min(n);
+    while pos.len() < want {
+        let p = rng.gen_range(0..n);
+        if !pos.contains(&p) {
+            pos.push(p);
+        }
+    }
+    let (bad, infs) = pos.split_at(outside.min(want));
+    for (k, &p) in bad.iter().enumerate() {
+        points[p] = make_outside(rng, k as u32);
+    }
+    for &p in infs {
+        points[p] = identity;
+    }
+    let mut bad = bad.to_vec();
+    bad.sort_unstable();
+    (points, bad)
+}
+
+fn expect_report(got: crate::SubgroupReport, n: usize, bad: &[usize], what: &str) -> CaseResult {
+    let want = crate::SubgroupReport {
+        checked: n,
+        outside: bad.len(),
+        first_outside: bad.first().copied(),
+    };
+    ensure(got == want, || {
+        format!("{what}: got {got:?}, want {want:?}")
+    })
+}
+
+fn subgroup_checks(r: &mut Runner<'_>) {
+    use crate::subgroup::{g1_in_subgroup, g1_outside, g2_in_subgroup, g2_outside};
+    let mut g1_sizes: Vec<(usize, usize)> = vec![
+        (0, 0),
+        (1, 0),
+        (1, 1),
+        (2, 1),
+        (3, 2),
+        (7, 3),
+        (100, 10),
+        (1000, 37),
+        ((1 << 16) + 3, 100),
+        ((1 << 22) + 1, 200),
+    ];
+    if r.opts.large {
+        g1_sizes.push(((1 << 24) - 3, 300));
+    }
+    for (n, outside) in g1_sizes {
+        r.case(
+            &format!("subgroup/g1 {n} points, {outside} outside"),
+            |dev, rng| {
+                let seed = rng.gen();
+                let (points, bad) = subgroup_input(
+                    rng,
+                    random_g1(n, seed),
+                    outside,
+                    n.min(3),
+                    G1Affine::identity(),
+                    g1_outside,
+                );
+                for &p in &bad {
+                    ensure(!bool::from(points[p].is_torsion_free()), || {
+                        format!("test input {p} is in the subgroup")
+                    })?;
+                }
+                let got = dev.subgroup_check_g1(&points).map_err(|e| e.to_string())?;
+                expect_report(got, n, &bad, "whole upload")
+            },
+        );
+    }
+    let mut g2_sizes: Vec<(usize, usize)> = vec![
+        (0, 0),
+        (1, 0),
+        (1, 1),
+        (3, 2),
+        (7, 3),
+        (100, 10),
+        (1000, 37),
+        ((1 << 16) + 3, 50),
+        ((1 << 20) + 7, 60),
+    ];
+    if r.opts.large {
+        g2_sizes.push(((1 << 22) + 1, 100));
+    }
+    for (n, outside) in g2_sizes {
+        r.case(
+            &format!("subgroup/g2 {n} points, {outside} outside"),
+            |dev, rng| {
+                let seed = rng.gen();
+                let (points, bad) = subgroup_input(
+                    rng,
+                    random_g2(n, seed),
+                    outside,
+                    n.min(3),
+                    G2Affine::identity(),
+                    g2_outside,
+                );
+                for &p in &bad {
+                    ensure(!bool::from(points[p].is_torsion_free()), || {
+                        format!("test input {p} is in the subgroup")
+                    })?;
+                }
+                let got = dev.subgroup_check_g2(&points).map_err(|e| e.to_string())?;
+                expect_report(got, n, &bad, "whole upload")
+            },
+        );
+    }
+    // One point at a time, each answer against blstrs and the CPU model.
+    r.case("subgroup/g1 and g2 point by point vs blstrs", |dev, rng| {
+        for k in 0..60u32 {
+            let p = if k % 2 == 0 {
+                g1_outside(rng, k / 2)
+            } else {
+                G1Projective::random(&mut *rng).to_affine()
+            };
+            let want = bool::from(p.is_torsion_free());
+            ensure(g1_in_subgroup(&p) == want, || {
+                format!("model disagrees on G1 case {k}")
+            })?;
+            let got = dev.subgroup_check_g1(&[p]).map_err(|e| e.to_string())?;
+            ensure((got.outside == 0) == want, || {
+                format!("G1 case {k}: {got:?}, blstrs {want}")
+            })?;
+            let q = if k % 2 == 0 {
+                g2_outside(rng, k / 2)
+            } else {
+                G2Projective::random(&mut *rng).to_affine()
+            };
+            let want = bool::from(q.is_torsion_free());
+            ensure(g2_in_subgroup(&q) == want, || {
+                format!("model disagrees on G2 case {k}")
+            })?;
+            let got = dev.subgroup_check_g2(&[q]).map_err(|e| e.to_string())?;
+            ensure((got.outside == 0) == want, || {
+                format!("G2 case {k}: {got:?}, blstrs {want}")
+            })?;
+        }
+        Ok(())
+    });
+    // Streamed through two staging buffers (one pinned, one pageable) of
+    // different sizes into a smaller device chunk: many pieces, the last
+    // one short.
+    for (g2, n, chunk, st0, st1) in [
+        (false, 0usize, 10usize, 10usize, 10usize),
+        (false, 10_007, 1000, 777, 1000),
+        (false, (1 << 20) + 3, 1 << 18, 1 << 18, (1 << 18) + 5),
+        (true, 5003, 600, 600, 512),
+        (true, (1 << 18) + 1, 1 << 16, 1 << 16, 1 << 16),
+    ] {
+        let name = format!(
+            "subgroup/{} {n} points staged through {st0} and {st1} into {chunk}",
+            if g2 { "g2" } else { "g1" }
+        );
+        r.case(&name, |dev, rng| {
+            let size = if g2 {
+                host::G2_AFFINE_BYTES
+            } else {
+                host::G1_AFFINE_BYTES
+            };
+            let outside = (n / 1000).max(n.min(1)).min(40);
+            let seed = rng.gen();
+            let (raw, bad) = if g2 {
+                let (p, bad) = subgroup_input(
+                    rng,
+                    random_g2(n, seed),
+                    outside,
+                    n.min(2),
+                    G2Affine::identity(),
+                    g2_outside,
+                );
+                (host::g2_as_bytes(&p).to_vec(), bad)
+            } else {
+                let (p, bad) = subgroup_input(
+                    rng,
+                    random_g1(n, seed),
+                    outside,
+                    n.min(2),
+                    G1Affine::identity(),
+                    g1_outside,
+                );
+                (host::g1_as_bytes(&p).to_vec(), bad)
+            };
+            let dchunk = dev.alloc_points(g2, chunk).map_err(|e| e.to_string())?;
+            let mut pinned = dev.alloc_pinned(st0 * size).map_err(|e| e.to_string())?;
+            let pinned = pinned.as_mut_slice().map_err(|e| e.to_string())?;
+            let mut pageable = vec![0u8; st1 * size];
+            let got = dev
+                .subgroup_check_staged(&dchunk, &raw, [pinned, &mut pageable])
+                .map_err(|e| e.to_string())?;
+            expect_report(got, n, &bad, "staged")
+        });
+    }
+    r.case(
+        "subgroup/staged refuses partial points and empty chunks",
+        |dev, _rng| {
+            let chunk = dev.alloc_points(false, 4).map_err(|e| e.to_string())?;
+            let (mut a, mut b) = (vec![0u8; 960], vec![0u8; 960]);
+            let raw = vec![0u8; 95];
+            ensure(
+                dev.subgroup_check_staged(&chunk, &raw, [&mut a, &mut b])
+                    .is_err(),
+                || "accepted 95 bytes of G1 points".into(),
+            )?;
+            let raw = vec![0u8; 96];
+            let (mut a, mut small) = (vec![0u8; 960], vec![0u8; 50]);
+            ensure(
+                dev.subgroup_check_staged(&chunk, &raw, [&mut a, &mut small])
+                    .is_err(),
+                || "accepted a staging buffer that holds no point".into(),
+            )?;
+            // All zeros: points at infinity, in the subgroup.
+            let got = dev
+                .subgroup_check_staged(&chunk, &vec![0u8; 96 * 9], [&mut a, &mut b])
+                .map_err(|e| e.to_string())?;
+            expect_report(got, 9, &[], "nine points at infinity")
+        },
+    );
 }

@@ -32,6 +32,13 @@
 //!   `msm_g1_split_device` / `msm_g2_split_device` take without a trip
 //!   through the host. Each states the device bytes it allocates
 //!   (`*_bytes`).
+//! - Subgroup checks (src/device/subgroup.rs, kernels/subgroup.cuh):
+//!   `subgroup_check_g1` / `subgroup_check_g2` (host slices),
+//!   `subgroup_check_device` (resident points) and `subgroup_check_staged`
+//!   (points streamed through caller-owned staging into a caller-owned
+//!   chunk) report how many points lie outside the prime-order subgroup
+//!   and the first of them; [`subgroup`] is the same arithmetic on the CPU
+//!   and owns the constants.
 //!
 //! Errors are [`CudaError`] values naming the kernel, the size and the
 //! device. The GPU checks (`checks`, run by scripts/gpu-test.sh) and the
@@ -48,7 +55,8 @@ mod device;
 #[cfg(feature = "cuda")]
 pub use device::{
     compact_scratch_bytes, CudaDevice, DeviceCsr, DeviceDensity, DevicePoints, DeviceScalars,
-    DeviceSplit, NttPass, ScalarForm, MAX_NTT_LOG, SPMV_LONG,
+    DeviceSplit, NttPass, ScalarForm, SubgroupReport, MAX_NTT_LOG, SPMV_LONG, SUBGROUP_MAX_POINTS,
+    SUBGROUP_SCRATCH_BYTES,
 };
 
 #[cfg(not(feature = "cuda"))]
@@ -59,6 +67,7 @@ pub use nogpu::CudaDevice;
 pub mod bench;
 #[cfg(feature = "cuda")]
 pub mod checks;
+pub mod subgroup;
 
 pub use error::{CudaError, Result};
 pub use host::{split_zero_one, NttKind, ZeroOneSplit};

@@ -391,7 +391,10 @@ pub fn inputs_path(proof: &std::path::Path) -> PathBuf {
 /// per line, a blank line between partitions. `le` is the protocol's
 /// encoding: 32-byte little-endian scalars, partitions concatenated.
 pub fn inputs_text(le: &[u8], partitions: usize) -> anyhow::Result<String> {
-    if le.len() % 32 != 0 || partitions == 0 || (le.len() / 32) % partitions != 0 {
+    if !le.len().is_multiple_of(32)
+        || partitions == 0
+        || !(le.len() / 32).is_multiple_of(partitions)
+    {
         bail!(
             "{} bytes of public inputs do not split into {partitions} partition(s) of 32-byte scalars",
             le.len()

@@ -733,7 +733,10 @@ mod tests {
         // A 125 GiB host: 62.5 GiB for decoded parameters (a 32 GiB
         // PoRep's 47 GB fit), the rest less the margin for synthesis.
         let pinned = default_pinned_budget(Some(125 * G));
-        assert_eq!(default_host_budget(125 * G, 2 * G, pinned), 125 * G - 2 * G - pinned);
+        assert_eq!(
+            default_host_budget(125 * G, 2 * G, pinned),
+            125 * G - 2 * G - pinned
+        );
         // A pinned budget above half the RAM takes at most half from it.
         assert_eq!(default_host_budget(100 * G, 2 * G, u64::MAX), 48 * G);
         // Never zero.
@@ -788,7 +791,10 @@ mod tests {
             xdg_runtime_dir: Some("/run/user/0".into()),
             ..root
         };
-        assert_eq!(root_session.socket(), Path::new("/run/user/0/cuzk/cuzk.sock"));
+        assert_eq!(
+            root_session.socket(),
+            Path::new("/run/user/0/cuzk/cuzk.sock")
+        );
         // Never relative to the working directory.
         let bare = DefaultPaths::default();
         assert!(bare.socket().is_absolute() && bare.params_dir().is_absolute());
@@ -862,7 +868,10 @@ mod tests {
         let cfg: DaemonConfig =
             toml::from_str(include_str!("../../../contrib/cuzk-gpu.toml")).unwrap();
         cfg.validate().unwrap();
-        assert_eq!(cfg.server.unix_socket.as_deref(), Some(Path::new(SYSTEM_SOCKET)));
+        assert_eq!(
+            cfg.server.unix_socket.as_deref(),
+            Some(Path::new(SYSTEM_SOCKET))
+        );
         assert_eq!(cfg.params.dir, Path::new("/var/lib/cuzk/params"));
     }
 
@@ -899,12 +908,12 @@ mod tests {
                 fields.insert((s.clone(), k));
             }
         }
-        assert!(
-            missing.is_empty(),
-            "cuzk.example.toml lacks {missing:?}"
-        );
+        assert!(missing.is_empty(), "cuzk.example.toml lacks {missing:?}");
         let unknown: Vec<_> = listed.difference(&fields).collect();
-        assert!(unknown.is_empty(), "cuzk.example.toml names unknown keys {unknown:?}");
+        assert!(
+            unknown.is_empty(),
+            "cuzk.example.toml names unknown keys {unknown:?}"
+        );
     }
 
     #[test]

@@ -3,4 +3,6 @@
 //! the daemon's names. cuzk-gpu implements it for GPUs (`GpuDevices`);
 //! [`CpuDevices`] is the CPU's, with no devices.
 
-pub use cuzk_core::accel::{CpuDevices, DeviceBackend, DeviceError, DeviceInfo, ResidentParams};
+pub use cuzk_core::accel::{
+    CpuDevices, DeviceBackend, DeviceError, DeviceInfo, NoPlanFits, PartitionSizes, ResidentParams,
+};

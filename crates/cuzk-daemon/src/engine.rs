@@ -1,7 +1,8 @@
 //! The proving engine: job records, the pipeline that turns queued
 //! batches into synthesized chunks, and the workers that prove them.
 //!
-//! Flow: `submit` decodes the input and queues the job in the
+//! Flow: `submit` refuses a job whose partitions fit no plan on any GPU
+//! ([`crate::fit`]), decodes the input and queues the job in the
 //! [`Scheduler`]. One dispatcher task pops batches in priority order,
 //! leases their parameters and splits them into chunks of up to
 //! `max_batch_size` partitions (one backend call each); it *opens* the
@@ -13,7 +14,8 @@
 //! different jobs' chunks are synthesized side by side. A chunk whose
 //! partitions are all synthesized joins the ready queue (priority, then
 //! age); workers (`gpu_workers_per_device` per GPU, or `cpu_workers`) take
-//! from it whenever they are free, prove, and (with `verify_proofs`) have
+//! from it whenever they are free (a GPU's workers passing over chunks
+//! that fit only another GPU in service), prove, and (with `verify_proofs`) have
 //! the proofs checked against the verifying key before the job completes.
 //!
 //! Slots = workers + `synthesis_concurrency` + `synthesis_lookahead` bound
@@ -45,7 +47,7 @@
 
 use crate::budget::{HostBudget, HostReservation};
 use crate::config::{EngineConfig, ShutdownMode};
-use crate::devices::{DeviceBackend, DeviceInfo};
+use crate::devices::{DeviceBackend, DeviceInfo, PartitionSizes};
 use crate::kinds::{CircuitKind, JobInput, KindError, KindRegistry};
 use crate::params::{ParamManager, ParamsError, ParamsLease, ParamsStatus, TierUsage};
 use crate::scheduler::{pick_for_worker, Batch, JobId, Priority, QueuedJob, Scheduler};
@@ -55,7 +57,7 @@ use cuzk_core::proof::Proof;
 use cuzk_core::prover::ProverBackend;
 use cuzk_core::prover::Synthesized;
 use cuzk_core::verifier::PreparedVerifyingKey;
-use cuzk_core::Scalar;
+use cuzk_core::{Scalar, SpanOn};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -79,6 +81,9 @@ pub enum EngineError {
     UnknownJob(JobId),
     #[error(transparent)]
     Params(#[from] ParamsError),
+    /// Its partitions fit no plan on any GPU in service.
+    #[error(transparent)]
+    NoGpuFits(#[from] crate::fit::NoGpuFits),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -465,6 +470,9 @@ struct Inner {
     /// Signalled whenever a job finishes.
     job_done: Notify,
     workers: usize,
+    /// Partition sizes read from parameter files' headers, to refuse at
+    /// submission what fits on no GPU.
+    sizes: crate::fit::SizesByFile,
 }
 
 /// A handle on the running engine.
@@ -570,6 +578,7 @@ impl Engine {
             pvks: Mutex::new(HashMap::new()),
             job_done: Notify::new(),
             workers,
+            sizes: crate::fit::SizesByFile::default(),
             cfg,
         });
         let mut tasks = vec![tokio::spawn(dispatcher(inner.clone()))];
@@ -674,6 +683,13 @@ impl Engine {
             }
         }
         let kind = self.inner.registry.get(&req.kind)?;
+        if only.is_none() {
+            // Before decoding (tens of MB for a PoRep): what fits no GPU
+            // is refused whatever its input. (A cluster node's claimed
+            // partitions are checked when their parameters are leased: the
+            // job was accepted for the whole cluster.)
+            self.inner.refuse_unfit_kind(&*kind)?;
+        }
         let fingerprint = fingerprint(&req.kind, &req.input);
         let (input, partitions) = match decoded {
             Some(d) => d,
@@ -1185,6 +1201,47 @@ impl Inner {
         self.job_done.notify_waiters();
     }
 
+    /// Whether GPU `d`'s workers take `chunk`: its partitions fit a plan
+    /// there, or they fit on no other GPU in service (then this one
+    /// proves or fails them, as it would without the check). Asked of the
+    /// backend's planner at each pick (arithmetic, no allocation), so a
+    /// budget that changed is seen.
+    fn provable_on(&self, st: &State, chunk: &Chunk, d: u32) -> bool {
+        let sizes = PartitionSizes::of_params(&chunk.lease.params);
+        self.devices.check_fits(d, &sizes).is_ok()
+            || !st.health.iter().any(|h| {
+                h.healthy && h.index != d && self.devices.check_fits(h.index, &sizes).is_ok()
+            })
+    }
+
+    /// GPUs in service now (empty without GPUs).
+    fn in_service(&self) -> Vec<u32> {
+        let st = self.lock();
+        st.health
+            .iter()
+            .filter(|h| h.healthy)
+            .map(|h| h.index)
+            .collect()
+    }
+
+    /// Refuses a kind whose partitions fit no plan on any GPU in service,
+    /// when its parameter file exists to say their sizes (see
+    /// [`crate::fit`]); Ok otherwise.
+    fn refuse_unfit_kind(&self, kind: &dyn CircuitKind) -> Result<(), crate::fit::NoGpuFits> {
+        if !self.devices.gpu_present() {
+            return Ok(());
+        }
+        let Some(sizes) = self
+            .params
+            .path_of(kind.params_id())
+            .ok()
+            .and_then(|path| self.sizes.of(&path))
+        else {
+            return Ok(());
+        };
+        crate::fit::check(&*self.devices, &self.in_service(), kind.name(), &sizes)
+    }
+
     fn fail_jobs(&self, ids: &[JobId], error: &dyn std::fmt::Display) {
         let mut st = self.lock();
         for &id in ids {
@@ -1279,11 +1336,11 @@ impl Inner {
         }
         drop(st);
         self.dispatch_wake.notify_one();
-        if none_left {
-            // Workers of GPUs out of service wait in take_chunk; they now
-            // take what is left to fail it.
-            self.worker_wake.notify_waiters();
-        }
+        // Workers wait in take_chunk for chunks they may take: with no GPU
+        // left, those of GPUs out of service take what is left to fail it;
+        // otherwise a GPU in service may now be the only one left that a
+        // ready chunk fits (see `provable_on`).
+        self.worker_wake.notify_waiters();
     }
 
     /// Probe GPU `device`, out of service; return it to service when the
@@ -1419,6 +1476,15 @@ async fn split_batch(inner: &Arc<Inner>, batch: Batch) {
         Ok(l) => Arc::new(l),
         Err(e) => return inner.fail_jobs(&batch.jobs, &e),
     };
+    // Parameters generated since submission (or claimed from the cluster's
+    // queue) are checked here, before anything is synthesized.
+    if inner.devices.gpu_present() {
+        let sizes = PartitionSizes::of_params(&lease.params);
+        let fit = crate::fit::check(&*inner.devices, &inner.in_service(), kind.name(), &sizes);
+        if let Err(e) = fit {
+            return inner.fail_jobs(&batch.jobs, &e);
+        }
+    }
     let per_part = kind.host_bytes_per_partition().max(1);
     // A chunk never asks for more than the whole budget when fewer
     // partitions would fit: one partition that does not fit is refused
@@ -1866,6 +1932,7 @@ async fn take_chunk(inner: &Arc<Inner>, device: Option<u32>) -> Option<Chunk> {
                     st.ready.iter().map(|c| (c.priority, c.params_id.as_str())),
                     device,
                     |id, d| params.is_resident(id, d),
+                    |i| device.is_none_or(|d| inner.provable_on(&st, &st.ready[i], d)),
                 );
                 if let Some(i) = pick {
                     return Some(st.ready.remove(i));
@@ -2066,28 +2133,33 @@ async fn worker(
                 dur: gpu,
                 args,
             });
-            // The backend's phase totals as children of the call, laid out
-            // one after another (they may overlap on the device; this shows
-            // their shares), when they fit inside it.
+            // Each partition's phases as the backend timed them: on the
+            // worker's row (the stream the call used, under the call) and
+            // the host preparation on the row beside it.
             if let Some(ph) = &phases {
-                let parts: Vec<(&'static str, Duration)> = ph
-                    .phases()
-                    .into_iter()
-                    .filter(|(n, d)| !matches!(*n, "synthesis" | "total") && !d.is_zero())
-                    .collect();
-                let sum: Duration = parts.iter().map(|p| p.1).sum();
-                if sum <= gpu {
-                    let mut at = t;
-                    for (name, d) in parts {
-                        st.timeline.push(TraceEvent {
-                            name,
-                            lane,
-                            start: at,
-                            dur: d,
-                            args: serde_json::json!({"laid_out": "in sequence from the backend's phase totals"}),
-                        });
-                        at += d;
-                    }
+                for sp in &ph.spans {
+                    let (lane, stream) = match sp.on {
+                        SpanOn::Caller { stream } => (lane, stream),
+                        SpanOn::Beside { stream } => (
+                            Lane::Prep {
+                                worker: index as u32,
+                                device,
+                            },
+                            stream,
+                        ),
+                    };
+                    let (job, part) = chunk.parts.get(sp.partition).copied().unzip();
+                    st.timeline.push(TraceEvent {
+                        name: sp.phase.name(),
+                        lane,
+                        start: sp.start,
+                        dur: sp.dur,
+                        args: serde_json::json!({
+                            "job": job,
+                            "partition": part,
+                            "stream": stream,
+                        }),
+                    });
                 }
             }
         }

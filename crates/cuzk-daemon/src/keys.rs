@@ -19,13 +19,15 @@ pub struct KeyServiceImpl {
 
 /// The hook that adds the key service to a daemon's routes.
 pub fn service_hook() -> ServiceHook {
-    Arc::new(|engine: &Engine, _cluster, rb: &mut tonic::service::RoutesBuilder| {
-        rb.add_service(proto::key_service_server::KeyServiceServer::new(
-            KeyServiceImpl {
-                engine: engine.clone(),
-            },
-        ));
-    })
+    Arc::new(
+        |engine: &Engine, _cluster, rb: &mut tonic::service::RoutesBuilder| {
+            rb.add_service(proto::key_service_server::KeyServiceServer::new(
+                KeyServiceImpl {
+                    engine: engine.clone(),
+                },
+            ));
+        },
+    )
 }
 
 #[tonic::async_trait]

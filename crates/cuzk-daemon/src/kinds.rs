@@ -180,15 +180,12 @@ impl KindRegistry {
         self.kinds.insert(kind.name().to_owned(), kind);
     }
     pub fn get(&self, name: &str) -> Result<Arc<dyn CircuitKind>, KindError> {
-        self.kinds
-            .get(name)
-            .cloned()
-            .ok_or_else(|| {
-                KindError::Unknown(UnknownKind {
-                    name: name.chars().take(64).collect(),
-                    known: self.names(),
-                })
+        self.kinds.get(name).cloned().ok_or_else(|| {
+            KindError::Unknown(UnknownKind {
+                name: name.chars().take(64).collect(),
+                known: self.names(),
             })
+        })
     }
     /// The kinds' names in [`kind_order`] (sizes ascending).
     pub fn names(&self) -> Vec<String> {
@@ -390,15 +387,20 @@ impl CircuitKind for PorepLikeKind {
         // parameters for the whole kind.
         let mut rng = rand_chacha::ChaCha20Rng::from_entropy();
         let waste = cuzk_core::generator::ToxicWaste::random(&mut rng);
-        let circuit = PorepLikeCircuit::new(self.log_size, 0);
-        Some(
-            cuzk_core::generator::generate_parameters_with(circuit, &waste, engine)
-                .map(|(p, _)| p)
-                .map_err(|source| KindError::Core {
-                    kind: self.name.clone(),
-                    source,
-                }),
-        )
+        // With compiled synthesis, from the kind's compiled system (which
+        // its proofs use next): no synthesis of the circuit, the same
+        // parameters.
+        let generated = match self.compiled_system() {
+            Err(e) => return Some(Err(e)),
+            Ok(Some(cc)) => {
+                cuzk_core::generator::generate_parameters_compiled_with(&cc, &waste, engine)
+            }
+            Ok(None) => {
+                let circuit = PorepLikeCircuit::new(self.log_size, 0);
+                cuzk_core::generator::generate_parameters_with(circuit, &waste, engine)
+            }
+        };
+        Some(generated.map(|(p, _)| p).map_err(|e| self.core(e)))
     }
 }
 
@@ -499,15 +501,31 @@ mod tests {
     #[test]
     fn kinds_sort_by_size() {
         let mut v = vec![
-            "wpost-32g", "porep-64g", "porep-2k", "porep-512m", "porep-32g", "porep-8m",
-            "porep-like-20", "porep-like-6", "porep-like-10", "a",
+            "wpost-32g",
+            "porep-64g",
+            "porep-2k",
+            "porep-512m",
+            "porep-32g",
+            "porep-8m",
+            "porep-like-20",
+            "porep-like-6",
+            "porep-like-10",
+            "a",
         ];
         v.sort_by(|a, b| kind_order(a, b));
         assert_eq!(
             v,
             [
-                "a", "porep-2k", "porep-8m", "porep-512m", "porep-32g", "porep-64g",
-                "porep-like-6", "porep-like-10", "porep-like-20", "wpost-32g",
+                "a",
+                "porep-2k",
+                "porep-8m",
+                "porep-512m",
+                "porep-32g",
+                "porep-64g",
+                "porep-like-6",
+                "porep-like-10",
+                "porep-like-20",
+                "wpost-32g",
             ]
         );
     }

@@ -6,7 +6,8 @@
 //! - [`scheduler`]: priority classes, FIFO, batch collector, worker affinity.
 //! - [`params`]: the tiered parameter manager (VRAM, pinned RAM, mapped, disk).
 //! - [`budget`]: the host-memory budget for synthesis.
-//! - [`devices`]: the hardware seam (CPU implementation here).
+//! - [`devices`]: the hardware seam (CPU implementation here); [`fit`]:
+//!   refusing at submission a job whose partitions fit no GPU.
 //! - [`engine`]: jobs, the synthesis/proving pipeline, and the [`Engine`]
 //!   handle front ends wrap.
 //! - [`service`], [`server`], [`http`]: the gRPC service, listeners and
@@ -28,6 +29,7 @@ pub mod commands;
 pub mod config;
 pub mod devices;
 pub mod engine;
+pub mod fit;
 pub mod history;
 pub mod http;
 pub mod keys;

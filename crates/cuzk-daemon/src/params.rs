@@ -18,8 +18,11 @@
 //! configured directory, by ids that kinds supply and that are checked to
 //! be plain file names; nothing a request carries becomes a path.
 //!
-//! Point checks (`[params] check_points`: every point in the subgroup,
-//! decoded in parallel on every core) are paid once per file: a checked
+//! Point checks (`[params] check_points`: every point in the subgroup;
+//! decoded on every core with the on-curve check, then each section's
+//! subgroup check on the GPUs where the backend has them,
+//! [`DeviceBackend::subgroup_checker`], else on every core) are paid once
+//! per file: a checked
 //! file gets a record beside it, `<id>.params.checked`, keyed by its size,
 //! modification time and a SHA-256 of its head, tail and sampled points
 //! ([`check_record`]); a file whose record matches is loaded with the
@@ -29,6 +32,7 @@
 use crate::devices::DeviceBackend;
 use crate::kinds::{CircuitKind, KindError};
 use cuzk_core::params::{MappedParameters, Parameters, Section};
+use cuzk_core::subgroup::{CpuSubgroupChecker, SubgroupChecker};
 use cuzk_core::{G1Affine, G2Affine};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -307,6 +311,7 @@ impl ParamManager {
         self.reserve_pinned(&id, bytes).await?;
         let check_points = self.check_points;
         let m2 = mapped.clone();
+        let devices = self.devices.clone();
         let loaded = tokio::task::spawn_blocking(move || {
             let record = check_record(&m2.path);
             let checked_before = record.as_ref().is_some_and(|r| {
@@ -314,10 +319,18 @@ impl ParamManager {
             });
             let check = check_points && !checked_before;
             let t = Instant::now();
-            if check {
-                tracing::info!(path = %m2.path.display(), "checking every point of the parameters (once per file)");
+            // The GPUs' subgroup checker where the backend has one, else
+            // every core's.
+            let gpu = if check { devices.subgroup_checker() } else { None };
+            let checker: Option<&dyn SubgroupChecker> = match (&gpu, check) {
+                (Some(g), _) => Some(g.as_ref()),
+                (None, true) => Some(&CpuSubgroupChecker),
+                (None, false) => None,
+            };
+            if let Some(c) = checker {
+                tracing::info!(path = %m2.path.display(), checker = %c.name(), "checking every point of the parameters (once per file)");
             }
-            let p = m2.load(check)?;
+            let p = m2.load_with(checker)?;
             if check {
                 tracing::info!(path = %m2.path.display(), seconds = t.elapsed().as_secs_f64(), "points checked");
             }

@@ -235,25 +235,31 @@ impl Scheduler {
 
 /// Which of the ready chunks a free worker on `device` takes: among those
 /// of the head's priority, the first whose parameters the device already
-/// holds; otherwise the head. Never lets a lower class pass a higher one.
+/// holds; otherwise the head. Never lets a lower class pass a higher one,
+/// except past chunks this device cannot prove (`provable` false: their
+/// partitions fit no plan on it, and another GPU in service takes them).
 pub fn pick_for_worker<'a>(
     ready: impl Iterator<Item = (Priority, &'a str)>,
     device: Option<u32>,
     resident: impl Fn(&str, u32) -> bool,
+    provable: impl Fn(usize) -> bool,
 ) -> Option<usize> {
-    let mut head: Option<Priority> = None;
+    let mut head: Option<(Priority, usize)> = None;
     for (i, (p, params)) in ready.enumerate() {
-        let hp = *head.get_or_insert(p);
+        if !provable(i) {
+            continue;
+        }
+        let (hp, _) = *head.get_or_insert((p, i));
         if p != hp {
             break;
         }
         match device {
             Some(d) if resident(params, d) => return Some(i),
             Some(_) => {}
-            None => return Some(0),
+            None => return Some(i),
         }
     }
-    head.map(|_| 0)
+    head.map(|(_, i)| i)
 }
 
 #[cfg(test)]
@@ -380,19 +386,43 @@ mod tests {
             (Priority::Normal, "p3"),
         ];
         let res = |held: &'static [&'static str]| move |p: &str, _d: u32| held.contains(&p);
+        let all = |_: usize| true;
         assert_eq!(
-            pick_for_worker(ready.iter().copied(), Some(0), res(&["p2"])),
+            pick_for_worker(ready.iter().copied(), Some(0), res(&["p2"]), all),
             Some(1)
         );
         // p3 is resident but NORMAL must not pass the HIGH head.
         assert_eq!(
-            pick_for_worker(ready.iter().copied(), Some(0), res(&["p3"])),
+            pick_for_worker(ready.iter().copied(), Some(0), res(&["p3"]), all),
             Some(0)
         );
         assert_eq!(
-            pick_for_worker(ready.iter().copied(), None, res(&["p2"])),
+            pick_for_worker(ready.iter().copied(), None, res(&["p2"]), all),
             Some(0)
         );
-        assert_eq!(pick_for_worker(std::iter::empty(), Some(0), res(&[])), None);
+        // Chunks this device cannot prove are passed over, whatever their
+        // class: the head is the first it can prove.
+        let not = |skip: &'static [usize]| move |i: usize| !skip.contains(&i);
+        assert_eq!(
+            pick_for_worker(ready.iter().copied(), Some(0), res(&[]), not(&[0])),
+            Some(1)
+        );
+        assert_eq!(
+            pick_for_worker(ready.iter().copied(), Some(0), res(&["p3"]), not(&[0, 1])),
+            Some(2)
+        );
+        assert_eq!(
+            pick_for_worker(
+                ready.iter().copied(),
+                Some(0),
+                res(&["p1"]),
+                not(&[0, 1, 2])
+            ),
+            None
+        );
+        assert_eq!(
+            pick_for_worker(std::iter::empty(), Some(0), res(&[]), all),
+            None
+        );
     }
 }

@@ -66,7 +66,9 @@ pub fn status_of(e: EngineError) -> Status {
         EngineError::ClientLimit { .. } => Status::resource_exhausted(msg),
         EngineError::ShuttingDown => Status::unavailable(msg),
         EngineError::UnknownJob(_) => Status::not_found(msg),
-        EngineError::Kind(_) | EngineError::Params(_) => Status::failed_precondition(msg),
+        EngineError::Kind(_) | EngineError::Params(_) | EngineError::NoGpuFits(_) => {
+            Status::failed_precondition(msg)
+        }
     }
 }
 

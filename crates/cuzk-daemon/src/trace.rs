@@ -20,11 +20,19 @@ pub enum Lane {
     Queue { job: u64 },
     /// One of the `synthesis_concurrency` synthesis slots.
     Synthesis { slot: u32 },
-    /// A proving worker, on a GPU or (None) the CPU.
+    /// A proving worker, on a GPU or (None) the CPU: its calls and, under
+    /// them, the phases of each partition as they happened on the stream
+    /// the call used.
     Worker { worker: u32, device: Option<u32> },
+    /// The host preparation (densities, 0/1 splits) that a worker's
+    /// partition runs beside its stream.
+    Prep { worker: u32, device: Option<u32> },
     /// Proof verification after a worker's chunk.
     Verify { worker: u32 },
 }
+
+/// The thread ids of the host-preparation rows, after the workers'.
+const PREP_TID: u64 = 1000;
 
 impl Lane {
     /// Chrome trace (pid, tid): one process per device / the CPU's roles.
@@ -41,15 +49,29 @@ impl Lane {
                 worker,
                 device: Some(d),
             } => (100 + d as u64, worker as u64),
+            // Beside its worker, in the same process.
+            Lane::Prep {
+                worker,
+                device: None,
+            } => (3, PREP_TID + worker as u64),
+            Lane::Prep {
+                worker,
+                device: Some(d),
+            } => (100 + d as u64, PREP_TID + worker as u64),
         }
     }
     fn process_name(self) -> String {
         match self {
             Lane::Queue { .. } => "queue (per job)".into(),
             Lane::Synthesis { .. } => "synthesis (cpu)".into(),
-            Lane::Worker { device: None, .. } => "cpu prover".into(),
+            Lane::Worker { device: None, .. } | Lane::Prep { device: None, .. } => {
+                "cpu prover".into()
+            }
             Lane::Verify { .. } => "verification (cpu)".into(),
             Lane::Worker {
+                device: Some(d), ..
+            }
+            | Lane::Prep {
                 device: Some(d), ..
             } => format!("gpu {d}"),
         }
@@ -59,6 +81,7 @@ impl Lane {
             Lane::Queue { job } => format!("job {job}"),
             Lane::Synthesis { slot } => format!("slot {slot}"),
             Lane::Worker { worker, .. } | Lane::Verify { worker } => format!("worker {worker}"),
+            Lane::Prep { worker, .. } => format!("worker {worker} host prep"),
         }
     }
 }

@@ -190,7 +190,10 @@ fn daemon_process_serves_client_commands_and_stops_on_sigterm() {
     let (ok, text) = cuzk(&sock, &["status"]);
     // A table for people: units, "unlimited", no raw u64::MAX.
     assert!(ok && text.contains("backend   cpu"), "{text}");
-    assert!(text.contains("unlimited") && !text.contains("18446744073709551615"), "{text}");
+    assert!(
+        text.contains("unlimited") && !text.contains("18446744073709551615"),
+        "{text}"
+    );
 
     // bench batch: every proof verified by the daemon, the run's timeline
     // written as a Chrome trace.

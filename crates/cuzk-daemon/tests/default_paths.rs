@@ -72,7 +72,10 @@ fn daemon_and_clients_share_the_default_paths() {
     }
     {
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(runtime.join("cuzk")).unwrap().permissions().mode();
+        let mode = std::fs::metadata(runtime.join("cuzk"))
+            .unwrap()
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o777, 0o700, "socket directory mode {mode:o}");
     }
     assert!(root.join("data/cuzk/params").is_dir());
@@ -107,7 +110,10 @@ fn daemon_and_clients_share_the_default_paths() {
     assert!(st.success());
     let start = Instant::now();
     while reap.0.try_wait().unwrap().is_none() {
-        assert!(start.elapsed() < Duration::from_secs(60), "no exit after SIGTERM");
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no exit after SIGTERM"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     let mut stdout = String::new();

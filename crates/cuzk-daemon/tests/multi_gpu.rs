@@ -7,7 +7,9 @@
 //! job at once and leaves the device in service; each device's VRAM and residency are its own;
 //! status (gRPC, HTTP, `cuzk status`) lists both devices and their health;
 //! a lost device that passes a probe is used again, one that keeps failing
-//! its probes stays out.
+//! its probes stays out; a job whose partitions fit no device is refused at
+//! submission (or, parameters generated after it, before synthesis) naming
+//! the sizes, and one that fits one device is proved there.
 
 mod common;
 
@@ -15,7 +17,9 @@ use common::*;
 use cuzk_core::params::Parameters;
 use cuzk_core::prover::{CpuBackend, MsmResults, ProverBackend};
 use cuzk_core::{PhaseTimings, ProvingAssignment};
-use cuzk_daemon::devices::{DeviceBackend, DeviceError, DeviceInfo, ResidentParams};
+use cuzk_daemon::devices::{
+    DeviceBackend, DeviceError, DeviceInfo, NoPlanFits, PartitionSizes, ResidentParams,
+};
 use cuzk_daemon::proto::{self, Priority as P};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -221,6 +225,20 @@ impl DeviceBackend for Backend {
         }
         d.resident.lock().unwrap().insert(id.to_owned(), bytes);
         Ok(bytes)
+    }
+    /// The fake's least plan streams the bases (as the CUDA backend's
+    /// can) and holds the domain's scalars, 32 bytes each.
+    fn check_fits(&self, device: u32, sizes: &PartitionSizes) -> Result<(), NoPlanFits> {
+        let d = &self.0.devices[device as usize];
+        let needed = sizes.domain as u64 * 32;
+        if needed > d.vram_total {
+            return Err(NoPlanFits {
+                device,
+                needed,
+                capacity: d.vram_total,
+            });
+        }
+        Ok(())
     }
     fn is_device_lost(&self, _device: u32, error: &cuzk_core::Error) -> bool {
         match error {
@@ -488,10 +506,10 @@ async fn a_partition_out_of_retries_fails_its_job() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn each_device_has_its_own_memory_and_residency() {
-    // Device 1 has too little memory to keep the parameters: it proves
-    // (its prover stages them itself) but holds nothing, while device 0
+    // Device 1 has too little memory to keep the parameters (6048 bytes):
+    // it proves (its prover streams them) but holds nothing, while device 0
     // holds them; status counts them once, on device 0.
-    let gpus = FakeGpus::new(&[8 * GIB, 1024]);
+    let gpus = FakeGpus::new(&[8 * GIB, 4096]);
     gpus.hold(0, Hold::AllStarted);
     gpus.hold(1, Hold::AllStarted);
     let t = start(&gpus, 2).await;
@@ -501,7 +519,7 @@ async fn each_device_has_its_own_memory_and_residency() {
     assert!(gpus.proved(0) > 0 && gpus.proved(1) > 0);
     let st = status(&mut c).await;
     let per = gpus.devices[0].resident_bytes();
-    assert!(per > 1024);
+    assert!(per > 4096);
     assert_eq!(gpus.devices[1].resident_bytes(), 0);
     let p6 = st.params.iter().find(|p| p.id == "porep-like-6").unwrap();
     assert_eq!(p6.devices, vec![0]);
@@ -511,7 +529,7 @@ async fn each_device_has_its_own_memory_and_residency() {
         (d0.vram_total_bytes, d0.vram_free_bytes),
         (8 * GIB, 8 * GIB - per)
     );
-    assert_eq!((d1.vram_total_bytes, d1.vram_free_bytes), (1024, 1024));
+    assert_eq!((d1.vram_total_bytes, d1.vram_free_bytes), (4096, 4096));
     // Evicting on device 0 leaves device 1 as it was, and the set leaves
     // the VRAM tier.
     Backend(gpus.clone()).release_params(0, "porep-like-6");
@@ -698,4 +716,124 @@ async fn status_has_each_devices_busy_fraction() {
     let cells: Vec<&str> = row.split_whitespace().rev().take(2).collect();
     assert_eq!(cells, ["0%", "0%"], "{row}");
     t.stop().await;
+}
+
+/// Writes porep-like-`log`'s parameters where the daemon looks for them
+/// (as it would generate them), so that submissions can read their sizes.
+fn write_params(t: &TestDaemon, log: u32) {
+    use cuzk_daemon::kinds::CircuitKind;
+    let path = t.params_path(log);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    cuzk_daemon::kinds::PorepLikeKind::new(log, 16)
+        .generate_params()
+        .expect("porep-like generates parameters")
+        .unwrap()
+        .write_file(&path)
+        .unwrap();
+}
+
+fn calls(gpus: &FakeGpus) -> usize {
+    gpus.devices
+        .iter()
+        .map(|d| d.calls.load(Ordering::SeqCst))
+        .sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_job_that_fits_no_device_is_refused_at_submission() {
+    // porep-like-6's domain is 64 scalars: 2048 bytes in the fake's least
+    // plan.
+    let gpus = FakeGpus::new(&[1024, 2047]);
+    let t = start(&gpus, 2).await;
+    write_params(&t, 6);
+    let mut c = t.unix().await;
+    let e = c
+        .submit_proof(req(6, 1, 3, P::Normal))
+        .await
+        .expect_err("refused at submission");
+    assert_eq!(e.code(), tonic::Code::FailedPrecondition, "{e:?}");
+    let msg = e.message();
+    for part in [
+        "kind porep-like-6",
+        "domain 64",
+        "h 63",
+        "fits no plan on any GPU",
+        "gpu 0: the least any plan needs at once is 2048 bytes, the device's budget is 1024 bytes",
+        "gpu 1: the least any plan needs at once is 2048 bytes, the device's budget is 2047 bytes",
+        "engine.gpu_vram_limit",
+    ] {
+        assert!(msg.contains(part), "{part:?} not in {msg:?}");
+    }
+    let st = status(&mut c).await;
+    assert_eq!(st.counters.as_ref().unwrap().rejected, 1);
+    assert_eq!(st.counters.as_ref().unwrap().submitted, 0);
+    assert_eq!(calls(&gpus), 0, "nothing reached a device");
+    assert!(st.params.is_empty(), "nothing was loaded: {:?}", st.params);
+    t.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_job_that_fits_one_device_is_proved_there() {
+    // Exactly what the partition needs on device 1; device 0 is too small.
+    let gpus = FakeGpus::new(&[1024, 2048]);
+    let t = start(&gpus, 2).await;
+    write_params(&t, 6);
+    let mut c = t.unix().await;
+    let r = prove_log6(&mut c, 4, 3).await;
+    check_proofs(&t.pvk(6), 6, 4, 3, &r);
+    assert_eq!(gpus.proved(0), 0, "device 0 fits nothing");
+    assert_eq!(gpus.proved(1), 3);
+    t.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn parameters_generated_after_submission_are_checked_before_synthesis() {
+    // No parameter file yet: the submission cannot know the sizes; the
+    // daemon generates the parameters when it leases them, then refuses
+    // the job before synthesizing or proving anything.
+    let gpus = FakeGpus::new(&[1024, 1024]);
+    let t = start(&gpus, 2).await;
+    let mut c = t.unix().await;
+    let id = c
+        .submit_proof(req(6, 1, 3, P::Normal))
+        .await
+        .unwrap()
+        .into_inner()
+        .job_id;
+    let r = await_done(&mut c, id).await;
+    assert_eq!(r.state, proto::JobState::Failed as i32, "{r:?}");
+    assert!(
+        r.error
+            .contains("kind porep-like-6: a partition (domain 64")
+            && r.error
+                .contains("gpu 1: the least any plan needs at once is 2048 bytes"),
+        "{}",
+        r.error
+    );
+    assert_eq!(calls(&gpus), 0, "nothing reached a device");
+    let synthesis_ms = r.timings.as_ref().map_or(0.0, |t| t.synthesis_ms);
+    assert_eq!(synthesis_ms, 0.0, "nothing was synthesized");
+    let st = status(&mut c).await;
+    assert_eq!(st.counters.as_ref().unwrap().failed, 1);
+    // The next submission knows the sizes from the file now.
+    let e = c
+        .submit_proof(req(6, 2, 1, P::Normal))
+        .await
+        .expect_err("refused at submission");
+    assert_eq!(e.code(), tonic::Code::FailedPrecondition, "{e:?}");
+    t.stop().await;
+}
+
+async fn prove_log6(
+    c: &mut cuzk_daemon::client::DaemonClient,
+    seed: u64,
+    partitions: u32,
+) -> proto::AwaitProofResponse {
+    let id = c
+        .submit_proof(req(6, seed, partitions, P::Normal))
+        .await
+        .unwrap()
+        .into_inner()
+        .job_id;
+    await_done(c, id).await
 }

@@ -474,6 +474,41 @@ async fn the_timeline_exports_as_a_chrome_trace_of_what_happened() {
         .sum();
     assert_eq!(parts, 6, "every partition proved once");
     assert!(proves.iter().all(|e| e["args"]["phases_ms"].is_object()));
+    // Each partition's phases as they happened, on its worker's row and
+    // inside the call that proved it.
+    for phase in ["h_ntt", "msm_h", "msm_l", "msm_a", "msm_b_g1", "msm_b_g2"] {
+        let spans = x_events(&v, phase);
+        assert_eq!(spans.len(), 6, "one {phase} per partition");
+        let mut seen: Vec<(u64, u64)> = spans
+            .iter()
+            .map(|e| {
+                let call = proves
+                    .iter()
+                    .find(|p| {
+                        p["pid"] == e["pid"]
+                            && p["tid"] == e["tid"]
+                            && p["args"]["partitions"]
+                                .as_array()
+                                .unwrap()
+                                .contains(&serde_json::json!([e["args"]["job"], e["args"]["partition"]]))
+                    })
+                    .unwrap_or_else(|| panic!("{phase} {e} is on no call's row"));
+                let (ts, dur) = (e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap());
+                let (pts, pdur) = (call["ts"].as_f64().unwrap(), call["dur"].as_f64().unwrap());
+                assert!(
+                    ts + 1.0 >= pts && ts + dur <= pts + pdur + 1.0,
+                    "{phase} {e} outside its call {call}"
+                );
+                (
+                    e["args"]["job"].as_u64().unwrap(),
+                    e["args"]["partition"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        seen.sort();
+        seen.dedup();
+        assert_eq!(seen.len(), 6, "{phase}: every partition once");
+    }
     let verified: u64 = x_events(&v, "verify")
         .iter()
         .map(|e| e["args"]["valid"].as_u64().unwrap())

@@ -8,6 +8,7 @@
 //! generation) come from each `CompoundProof::blank_circuit`.
 
 use crate::{Error, Result};
+use cuzk_core::compiled::CompiledCircuit;
 use cuzk_core::generator::{FixedBaseEngine, GenerationEvent, GenerationTimings};
 use filecoin_proofs::constants::{
     SECTOR_SIZE_2_KIB, SECTOR_SIZE_32_GIB, SECTOR_SIZE_512_MIB, SECTOR_SIZE_64_GIB,
@@ -269,7 +270,10 @@ impl CircuitId {
 
     /// [`CircuitId::generate_parameters_on`] handing each query to `sink` as
     /// it is computed (a `.params` file written as it goes: the 32 GiB
-    /// PoRep's 47 GiB never held at once), with progress events.
+    /// PoRep's 47 GiB never held at once), with progress events. The
+    /// blank circuit is synthesized for its constraints;
+    /// [`CircuitId::generate_parameters_compiled_into`] reads them from the
+    /// compiled system instead.
     pub fn generate_parameters_into<R: rand_core::RngCore>(
         &self,
         engine: &dyn FixedBaseEngine,
@@ -277,16 +281,84 @@ impl CircuitId {
         sink: &mut dyn cuzk_core::params::ParamsSink,
         progress: &dyn Fn(&GenerationEvent),
     ) -> Result<cuzk_core::generator::GenerationTimings> {
-        let size = self.sector_size();
         let to = ParamsTarget {
             engine,
             sink,
             progress,
         };
+        match self.with_blank(BlankUse::Generate(to, rng))? {
+            BlankOut::Generated(t) => Ok(t),
+            BlankOut::Compiled(_) => Err(Error::InvalidInput(
+                "the blank circuit was compiled where parameters were asked for".into(),
+            )),
+        }
+    }
+
+    /// The constraint system of the circuit parameters are generated from
+    /// (filecoin-proofs' blank circuit), compiled, under the circuit's
+    /// cache identifier: the system proofs of this circuit are assigned
+    /// with (`crate::compiled`), which has the same constraints.
+    pub fn compile_blank(&self) -> Result<CompiledCircuit> {
+        let id = self.cache_identifier()?;
+        match self.with_blank(BlankUse::Compile(&id))? {
+            BlankOut::Compiled(cc) => Ok(*cc),
+            BlankOut::Generated(_) => Err(Error::InvalidInput(
+                "the blank circuit gave parameters where its compiled system was asked for".into(),
+            )),
+        }
+    }
+
+    /// [`CircuitId::generate_parameters_on`] from the circuit's compiled
+    /// system (see [`CircuitId::generate_parameters_compiled_into`]).
+    pub fn generate_parameters_compiled_on<R: rand_core::RngCore>(
+        &self,
+        compiled: &CompiledCircuit,
+        engine: &dyn FixedBaseEngine,
+        rng: &mut R,
+    ) -> Result<cuzk_core::Parameters> {
+        let mut sink = cuzk_core::params::ParamsCollector::new();
+        self.generate_parameters_compiled_into(compiled, engine, rng, &mut sink, &|_| {})?;
+        sink.finish().map_err(|e| {
+            Error::from(cuzk_core::Error::Backend {
+                backend: "parameter sink",
+                source: Box::new(e),
+            })
+        })
+    }
+
+    /// [`CircuitId::generate_parameters_into`] from the circuit's compiled
+    /// system (no synthesis; see
+    /// `cuzk_core::generator::generate_parameters_compiled_into`): the
+    /// same bytes for the same randomness. `compiled` must be this
+    /// circuit's (its id, the cache identifier, is checked).
+    pub fn generate_parameters_compiled_into<R: rand_core::RngCore>(
+        &self,
+        compiled: &CompiledCircuit,
+        engine: &dyn FixedBaseEngine,
+        rng: &mut R,
+        sink: &mut dyn cuzk_core::params::ParamsSink,
+        progress: &dyn Fn(&GenerationEvent),
+    ) -> Result<GenerationTimings> {
+        let id = self.cache_identifier()?;
+        if compiled.circuit_id != id {
+            return Err(Error::InvalidInput(format!(
+                "the compiled system of {:?} was given to generate the parameters of {self} ({id})",
+                compiled.circuit_id
+            )));
+        }
+        let waste = cuzk_core::generator::ToxicWaste::random(rng);
+        Ok(cuzk_core::generator::generate_parameters_compiled_into(
+            compiled, &waste, engine, sink, progress,
+        )?)
+    }
+
+    /// Build the blank circuit of this circuit's tree shape and use it.
+    fn with_blank(&self, what: BlankUse<'_>) -> Result<BlankOut> {
+        let size = self.sector_size();
         match *self {
-            CircuitId::PoRep(p) => with_tree_shape!(size, porep_params, p, to, rng),
-            CircuitId::PoSt(p) => with_tree_shape!(size, post_params, p, to, rng),
-            CircuitId::SnapDeals(p) => with_tree_shape!(size, snap_params, p, to, rng),
+            CircuitId::PoRep(p) => with_tree_shape!(size, porep_blank, p, what),
+            CircuitId::PoSt(p) => with_tree_shape!(size, post_blank, p, what),
+            CircuitId::SnapDeals(p) => with_tree_shape!(size, snap_blank, p, what),
         }
     }
 }
@@ -296,6 +368,19 @@ struct ParamsTarget<'a> {
     engine: &'a dyn FixedBaseEngine,
     sink: &'a mut dyn cuzk_core::params::ParamsSink,
     progress: &'a dyn Fn(&GenerationEvent),
+}
+
+/// What a blank circuit is built for.
+enum BlankUse<'a> {
+    /// Parameters, drawing the toxic waste from the generator.
+    Generate(ParamsTarget<'a>, &'a mut dyn rand_core::RngCore),
+    /// Its compiled system, under this circuit id.
+    Compile(&'a str),
+}
+
+enum BlankOut {
+    Generated(GenerationTimings),
+    Compiled(Box<CompiledCircuit>),
 }
 
 fn short_size(sector_size: u64) -> String {
@@ -323,26 +408,30 @@ pub fn parse_sector_size(s: &str) -> Result<u64> {
     n.checked_mul(1 << shift).ok_or_else(bad)
 }
 
-fn generate<C, R>(circuit: C, to: ParamsTarget<'_>, rng: &mut R) -> Result<GenerationTimings>
+fn use_blank<C>(circuit: C, what: BlankUse<'_>) -> Result<BlankOut>
 where
     C: bellpepper_core::Circuit<blstrs::Scalar>,
-    R: rand_core::RngCore,
 {
-    let waste = cuzk_core::generator::ToxicWaste::random(rng);
-    Ok(cuzk_core::generator::generate_parameters_into(
-        circuit,
-        &waste,
-        to.engine,
-        to.sink,
-        to.progress,
-    )?)
+    match what {
+        BlankUse::Generate(to, mut rng) => {
+            let waste = cuzk_core::generator::ToxicWaste::random(&mut rng);
+            Ok(BlankOut::Generated(
+                cuzk_core::generator::generate_parameters_into(
+                    circuit,
+                    &waste,
+                    to.engine,
+                    to.sink,
+                    to.progress,
+                )?,
+            ))
+        }
+        BlankUse::Compile(id) => Ok(BlankOut::Compiled(Box::new(cuzk_core::compiled::compile(
+            circuit, id,
+        )?))),
+    }
 }
 
-fn porep_params<Tree: FilTree>(
-    p: RegisteredSealProof,
-    to: ParamsTarget<'_>,
-    rng: &mut dyn rand_core::RngCore,
-) -> Result<GenerationTimings> {
+fn porep_blank<Tree: FilTree>(p: RegisteredSealProof, what: BlankUse<'_>) -> Result<BlankOut> {
     let config = p.as_v1_config();
     let pp = filecoin_proofs::parameters::public_params::<Tree>(&config)
         .map_err(|e| Error::filecoin(format!("public parameters of {p:?}"), e))?;
@@ -350,15 +439,10 @@ fn porep_params<Tree: FilTree>(
         StackedDrg<'_, Tree, DefaultPieceHasher>,
         _,
     >>::blank_circuit(&pp);
-    let mut rng = rng;
-    generate(circuit, to, &mut rng)
+    use_blank(circuit, what)
 }
 
-fn post_params<Tree: FilTree>(
-    p: RegisteredPoStProof,
-    to: ParamsTarget<'_>,
-    rng: &mut dyn rand_core::RngCore,
-) -> Result<GenerationTimings> {
+fn post_blank<Tree: FilTree>(p: RegisteredPoStProof, what: BlankUse<'_>) -> Result<BlankOut> {
     let config = p.as_v1_config();
     let pp = match config.typ {
         filecoin_proofs::PoStType::Winning => {
@@ -373,8 +457,7 @@ fn post_params<Tree: FilTree>(
         FallbackPoSt<'_, Tree>,
         FallbackPoStCircuit<Tree>,
     >>::blank_circuit(&pp);
-    let mut rng = rng;
-    generate(circuit, to, &mut rng)
+    use_blank(circuit, what)
 }
 
 fn snap_identifier<Tree: FilTree>(p: RegisteredUpdateProof) -> Result<String> {
@@ -386,18 +469,13 @@ fn snap_identifier<Tree: FilTree>(p: RegisteredUpdateProof) -> Result<String> {
     >>::cache_identifier(&pp))
 }
 
-fn snap_params<Tree: FilTree>(
-    p: RegisteredUpdateProof,
-    to: ParamsTarget<'_>,
-    rng: &mut dyn rand_core::RngCore,
-) -> Result<GenerationTimings> {
+fn snap_blank<Tree: FilTree>(p: RegisteredUpdateProof, what: BlankUse<'_>) -> Result<BlankOut> {
     let pp = storage_proofs_update::PublicParams::from_sector_size(u64::from(p.sector_size()));
     let circuit = <EmptySectorUpdateCompound<Tree> as CompoundProof<
         EmptySectorUpdate<Tree>,
         EmptySectorUpdateCircuit<Tree>,
     >>::blank_circuit(&pp);
-    let mut rng = rng;
-    generate(circuit, to, &mut rng)
+    use_blank(circuit, what)
 }
 
 #[cfg(test)]

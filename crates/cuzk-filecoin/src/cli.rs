@@ -117,6 +117,14 @@ pub struct FilecoinParamsGenArgs {
     /// Replace files that are already there.
     #[arg(long)]
     pub force: bool,
+
+    /// Where the constraints come from: `compiled` (the circuit's compiled
+    /// system, mapped from `cuzk-<identifier>.r1cs` in the parameter
+    /// directory, else compiled once and kept there for proofs to map) or
+    /// `full` (a synthesis of the circuit, as bellperson does). The same
+    /// parameters either way.
+    #[arg(long, value_enum, default_value_t = crate::SynthesisMode::Compiled)]
+    pub synthesis: crate::SynthesisMode,
 }
 
 fn cache_of(dir: &Option<PathBuf>) -> ParamCache {
@@ -144,15 +152,27 @@ pub fn params_gen_on(
     }
     let progress = ProgressPrinter::new();
     let report = |e: &GenerationEvent| progress.event(e);
-    let generated = match args.seed {
-        Some(seed) => cache.generate_with_progress(
-            circuit,
-            engine,
-            &mut rand_chacha::ChaCha20Rng::seed_from_u64(seed),
-            &report,
-        ),
-        None => cache.generate_with_progress(circuit, engine, &mut rand::rngs::OsRng, &report),
-    }?;
+    let mut rng: Box<dyn rand_core::RngCore> = match args.seed {
+        Some(seed) => Box::new(rand_chacha::ChaCha20Rng::seed_from_u64(seed)),
+        None => Box::new(rand::rngs::OsRng),
+    };
+    let generated = match args.synthesis {
+        crate::SynthesisMode::Full => {
+            cache.generate_with_progress(circuit, engine, &mut rng, &report)?
+        }
+        crate::SynthesisMode::Compiled => {
+            let path = crate::compiled::compiled_path(cache.dir(), circuit)?;
+            if path.exists() {
+                progress.note(&format!("mapping the constraints from {}", path.display()));
+            } else {
+                progress.note(&format!(
+                    "compiling the circuit's constraints once (kept as {}) ...",
+                    path.display()
+                ));
+            }
+            cache.generate_compiled_with_progress(circuit, engine, &mut rng, &report)?
+        }
+    };
     Ok(Some(generated))
 }
 
@@ -180,6 +200,12 @@ impl ProgressPrinter {
             last: std::cell::Cell::new(None),
         }
     }
+    /// A line of its own, timed like the events.
+    pub fn note(&self, what: &str) {
+        let at = self.start.elapsed().as_secs_f64();
+        eprintln!("[{at:7.1} s] {what}");
+    }
+
     pub fn event(&self, e: &GenerationEvent) {
         let at = self.start.elapsed().as_secs_f64();
         match e {
@@ -189,9 +215,15 @@ impl ProgressPrinter {
                 aux,
                 entries,
                 domain,
+                compiled,
             } => eprintln!(
-                "[{at:7.1} s] synthesized: {constraints} constraints (domain {domain}), \
-                 {inputs} inputs, {aux} aux, {entries} matrix entries"
+                "[{at:7.1} s] {}: {constraints} constraints (domain {domain}), \
+                 {inputs} inputs, {aux} aux, {entries} matrix entries",
+                if *compiled {
+                    "constraints from the compiled system"
+                } else {
+                    "synthesized"
+                }
             ),
             GenerationEvent::Scalars {
                 g1_points,

@@ -91,33 +91,116 @@ pub(crate) fn compiled_for<C: PartitionCircuit>(
     sample: &C,
     dir: Option<&Path>,
 ) -> Result<Arc<CompiledCircuit>> {
+    let id = circuit.cache_identifier()?;
+    let (cc, _) = compiled_with(circuit, dir, false, || {
+        cuzk_core::compiled::compile(sample.shape_sample(), &id).map_err(Error::from)
+    })?;
+    Ok(cc)
+}
+
+/// Where a circuit's compiled system came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompiledOrigin {
+    /// Already in this process.
+    Memory,
+    /// Mapped from its file in the parameter directory.
+    File,
+    /// Compiled now (and written to its file, where a directory was given
+    /// and the file could be written).
+    Compiled,
+}
+
+/// The compiled system of `circuit` for parameter generation: this
+/// process's, else its file in `dir` (`compiled_path`), else compiled from
+/// the blank circuit parameters are made from (the same constraints as
+/// every proof's) and written there, so that a later proof maps it instead
+/// of compiling. A file that is there but cannot be used (damaged, made
+/// for another circuit) is compiled again and replaced, as the parameters
+/// beside it are being made again: that is logged, not refused.
+pub fn compiled_blank(
+    circuit: CircuitId,
+    dir: Option<&Path>,
+) -> Result<(Arc<CompiledCircuit>, CompiledOrigin)> {
+    compiled_with(circuit, dir, true, || circuit.compile_blank())
+}
+
+/// The registry's system of `circuit`, else its file in `dir`, else
+/// `compile()` (written to the file). With `for_params` (parameter
+/// generation, which makes the files of that directory), a file that does
+/// not open is compiled again and replaced instead of refused, and a
+/// system this process already holds is written to the directory where
+/// its file is absent.
+fn compiled_with(
+    circuit: CircuitId,
+    dir: Option<&Path>,
+    for_params: bool,
+    compile: impl FnOnce() -> Result<CompiledCircuit>,
+) -> Result<(Arc<CompiledCircuit>, CompiledOrigin)> {
     let once = {
         let mut r = registry().lock().unwrap_or_else(|e| e.into_inner());
         r.entry(circuit).or_default().clone()
     };
     let id = circuit.cache_identifier()?;
     let path = dir.map(|d| compiled_path(d, circuit)).transpose()?;
-    let cc = once.get_or_compile(|| {
-        let Some(path) = path else {
-            return cuzk_core::compiled::compile(sample.shape_sample(), &id);
+    let mut origin = CompiledOrigin::Memory;
+    // An error of this crate's from `compile` (the circuit's public
+    // parameters), kept typed: `get_or_compile` passes cuzk-core's only.
+    let mut own_error = None;
+    let got = once.get_or_compile(|| {
+        let make = |origin: &mut CompiledOrigin| -> cuzk_core::Result<CompiledCircuit> {
+            *origin = CompiledOrigin::Compiled;
+            let start = std::time::Instant::now();
+            let cc = compile().map_err(|e| match e {
+                Error::Core(c) => c,
+                other => {
+                    let what = other.to_string();
+                    own_error = Some(other);
+                    cuzk_core::Error::InvalidCircuit { index: 0, what }
+                }
+            })?;
+            tracing::info!(
+                circuit = %circuit,
+                seconds = start.elapsed().as_secs_f64(),
+                bytes = cc.matrix_bytes(),
+                "compiled the circuit's constraints"
+            );
+            Ok(cc)
+        };
+        let Some(path) = &path else {
+            return make(&mut origin);
         };
         if path.exists() {
-            return CompiledCircuit::open(&path, Some(&id));
+            match CompiledCircuit::open(path, Some(&id)) {
+                Ok(cc) => {
+                    origin = CompiledOrigin::File;
+                    return Ok(cc);
+                }
+                Err(e) if for_params => {
+                    tracing::warn!(file = %path.display(), error = %e, "compiling the circuit again to replace its compiled file");
+                }
+                Err(e) => return Err(e),
+            }
         }
-        let start = std::time::Instant::now();
-        let cc = cuzk_core::compiled::compile(sample.shape_sample(), &id)?;
-        tracing::info!(
-            circuit = %circuit,
-            seconds = start.elapsed().as_secs_f64(),
-            bytes = cc.matrix_bytes(),
-            "compiled the circuit's constraints"
-        );
-        if let Err(e) = cc.write_file(&path) {
+        let cc = make(&mut origin)?;
+        if let Err(e) = cc.write_file(path) {
             tracing::warn!(file = %path.display(), error = %e, "could not keep the compiled circuit");
         }
         Ok(cc)
-    })?;
-    Ok(cc)
+    });
+    match (got, own_error) {
+        (Ok(cc), _) => {
+            if let (CompiledOrigin::Memory, true, Some(path)) = (origin, for_params, &path) {
+                if !path.exists() {
+                    if let Err(e) = cc.write_file(path) {
+                        tracing::warn!(file = %path.display(), error = %e, "could not keep the compiled circuit");
+                    }
+                }
+            }
+            Ok((cc, origin))
+        }
+        (Err(_), Some(own)) => Err(own),
+        (Err(e), None) => Err(e.into()),
+    }
 }
 
 /// Synthesize partitions of one circuit for the backend's compiled path:
@@ -271,8 +354,11 @@ impl<Tree: FilTree> PartitionCircuit for PorepPartition<Tree> {
         let prefix = prefix.into_witness();
         let (pi, pa) = (prefix.inputs.len(), prefix.aux.len());
         let n = self.proofs.len();
-        let uneven =
-            n == 0 || inputs < pi || aux < pa || (inputs - pi) % n != 0 || (aux - pa) % n != 0;
+        let uneven = n == 0
+            || inputs < pi
+            || aux < pa
+            || !(inputs - pi).is_multiple_of(n)
+            || !(aux - pa).is_multiple_of(n);
         if uneven {
             return Err(cuzk_core::Error::InvalidCircuit {
                 index: 0,

@@ -16,6 +16,9 @@
 //! then reports the shared queue's partitions in `queues`; the GPUs,
 //! parameters and counters stay this daemon's.
 
+// tonic::Status is large, but it is what every handler returns.
+#![allow(clippy::result_large_err)]
+
 use crate::circuits::{CircuitId, ProofKind, REGISTERED_SECTOR_SIZES};
 use crate::daemon::{default_priority, encode_request, job_input_of, kind_name};
 use crate::prover::ProofRequest;
@@ -74,6 +77,9 @@ impl CurioService {
         let priority = req.priority;
         let (circuit, input, decoded) = match job_input(req) {
             Ok(v) => v,
+            // Not the request's fault: the daemon could not serialise what
+            // it decoded.
+            Err(e @ Error::Encode { .. }) => return Err(Status::internal(e.to_string())),
             Err(e) => {
                 self.engine.note_rejected();
                 return Err(Status::invalid_argument(e.to_string()));
@@ -295,7 +301,7 @@ fn engine_status(e: EngineError) -> Status {
         EngineError::ClientLimit { .. } => Status::resource_exhausted(msg),
         EngineError::ShuttingDown => Status::unavailable(msg),
         EngineError::UnknownJob(_) => Status::not_found(msg),
-        EngineError::Params(_) => Status::failed_precondition(msg),
+        EngineError::Params(_) | EngineError::NoGpuFits(_) => Status::failed_precondition(msg),
     }
 }
 
@@ -319,7 +325,7 @@ fn await_response(job_id: &str, v: &proto::AwaitProofResponse) -> pb::AwaitProof
         proto::JobState::Cancelled => S::Cancelled,
         _ => S::Timeout,
     };
-    let t = v.timings.clone().unwrap_or_default();
+    let t = v.timings.unwrap_or_default();
     pb::AwaitProofResponse {
         job_id: job_id.to_owned(),
         status: status as i32,
@@ -436,16 +442,19 @@ pub fn commitment_from_cid(b: &[u8], codec: u64, what: &str) -> Result<[u8; 32],
 /// bytes once, beside one decoded copy.
 pub fn job_input(
     req: pb::SubmitProofRequest,
-) -> Result<(CircuitId, Vec<u8>, (cuzk_daemon::kinds::JobInput, usize)), Error> {
+) -> Result<(CircuitId, Vec<u8>, DecodedInput), Error> {
     let (proof, self_describing) = decode_submission(&req)?;
     let circuit = proof.circuit();
     let bytes = if self_describing {
         req.vanilla_proof
     } else {
-        encode_request(&proof)
+        encode_request(&proof)?
     };
     Ok((circuit, bytes, job_input_of(proof)?))
 }
+
+/// A job input as the kind's `decode_input` gives it, and its partitions.
+pub type DecodedInput = (cuzk_daemon::kinds::JobInput, usize);
 
 /// The proof request a Curio submission describes.
 pub fn request_of(req: &pb::SubmitProofRequest) -> Result<ProofRequest, Error> {

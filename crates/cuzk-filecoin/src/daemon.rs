@@ -280,36 +280,56 @@ fn unb64(v: &[String]) -> Result<Vec<Vec<u8>>> {
         .collect()
 }
 
-/// A job input for the daemon's Filecoin kinds.
-pub fn encode_request(req: &ProofRequest) -> Vec<u8> {
-    // Serializing these plain structs cannot fail (no maps with non-string
-    // keys, no failing Serialize impls).
-    let json = match req {
+/// A job input for the daemon's Filecoin kinds: the bytes that name a job
+/// (its request id's input hash) and that cluster mode stores in the
+/// database. A request that cannot be serialised is an error, never an
+/// empty input (which would name, and store, a job that proves nothing).
+pub fn encode_request(req: &ProofRequest) -> Result<Vec<u8>> {
+    let encoded = match req {
         ProofRequest::PoRepC2(c1) => serde_json::to_vec(c1),
-        ProofRequest::WinningPost { .. } | ProofRequest::WindowPost { .. } => {
-            let a = req.post_args().expect("a PoSt request has PoSt arguments");
-            serde_json::to_vec(&PostInput {
-                registered_proof: a.registered as u64,
-                randomness: hex(a.randomness),
-                prover_id: hex(&a.prover_id),
-                vanilla_proofs: b64(a.vanilla_proofs),
-                partition: a.partition,
-            })
-        }
-        ProofRequest::SnapDeals { .. } => {
-            let a = req
-                .snap_args()
-                .expect("a SnapDeals request has SnapDeals arguments");
-            serde_json::to_vec(&SnapInput {
-                registered_proof: a.registered as u64,
-                vanilla_proofs: b64(a.vanilla_proofs),
-                comm_r_old: hex(&a.comm_r_old),
-                comm_r_new: hex(&a.comm_r_new),
-                comm_d_new: hex(&a.comm_d_new),
-            })
-        }
+        ProofRequest::WinningPost {
+            registered_proof,
+            randomness,
+            prover_id,
+            vanilla_proofs,
+        } => serde_json::to_vec(&PostInput {
+            registered_proof: *registered_proof as u64,
+            randomness: hex(randomness),
+            prover_id: hex(prover_id),
+            vanilla_proofs: b64(vanilla_proofs),
+            partition: None,
+        }),
+        ProofRequest::WindowPost {
+            registered_proof,
+            randomness,
+            prover_id,
+            vanilla_proofs,
+            partition,
+        } => serde_json::to_vec(&PostInput {
+            registered_proof: *registered_proof as u64,
+            randomness: hex(randomness),
+            prover_id: hex(prover_id),
+            vanilla_proofs: b64(vanilla_proofs),
+            partition: *partition,
+        }),
+        ProofRequest::SnapDeals {
+            registered_proof,
+            vanilla_proofs,
+            comm_r_old,
+            comm_r_new,
+            comm_d_new,
+        } => serde_json::to_vec(&SnapInput {
+            registered_proof: *registered_proof as u64,
+            vanilla_proofs: b64(vanilla_proofs),
+            comm_r_old: hex(comm_r_old),
+            comm_r_new: hex(comm_r_new),
+            comm_d_new: hex(comm_d_new),
+        }),
     };
-    json.unwrap_or_default()
+    encoded.map_err(|source| Error::Encode {
+        what: format!("the {} job input", req.circuit()),
+        source,
+    })
 }
 
 /// Read a job input of `kind` (see [`encode_request`]).
@@ -445,17 +465,31 @@ impl CircuitKind for FilecoinKind {
         if !self.generate {
             return None;
         }
-        Some(
-            self.circuit
-                .generate_parameters_on(engine, &mut rand::rngs::OsRng)
-                .map_err(|e| match e {
-                    Error::Core(source) => KindError::Core {
-                        kind: self.name.clone(),
-                        source,
-                    },
-                    other => self.malformed(other),
-                }),
-        )
+        // In compiled mode from the kind's compiled system (mapped from, or
+        // kept in, the parameter directory, where its proofs find it): no
+        // synthesis of the circuit, the same parameters.
+        let generated = match self.synthesis {
+            crate::SynthesisMode::Full => self
+                .circuit
+                .generate_parameters_on(engine, &mut rand::rngs::OsRng),
+            crate::SynthesisMode::Compiled => {
+                crate::compiled::compiled_blank(self.circuit, self.compiled_dir.as_deref())
+                    .and_then(|(cc, _)| {
+                        self.circuit.generate_parameters_compiled_on(
+                            &cc,
+                            engine,
+                            &mut rand::rngs::OsRng,
+                        )
+                    })
+            }
+        };
+        Some(generated.map_err(|e| match e {
+            Error::Core(source) => KindError::Core {
+                kind: self.name.clone(),
+                source,
+            },
+            other => self.malformed(other),
+        }))
     }
 }
 
@@ -581,7 +615,15 @@ mod tests {
             vanilla_proofs: vec![vec![1, 2, 3], vec![]],
             partition: Some(3),
         };
-        let back = decode_request(ProofKind::WindowPost, &encode_request(&req)).unwrap();
+        let back = decode_request(ProofKind::WindowPost, &encode_request(&req).unwrap()).unwrap();
+        assert_eq!(format!("{back:?}"), format!("{req:?}"));
+        let req = ProofRequest::WinningPost {
+            registered_proof: filecoin_proofs_api::RegisteredPoStProof::StackedDrgWinning32GiBV1,
+            randomness: [6; 32],
+            prover_id: [7; 32],
+            vanilla_proofs: vec![vec![8; 5]],
+        };
+        let back = decode_request(ProofKind::WinningPost, &encode_request(&req).unwrap()).unwrap();
         assert_eq!(format!("{back:?}"), format!("{req:?}"));
         let req = ProofRequest::SnapDeals {
             registered_proof: filecoin_proofs_api::RegisteredUpdateProof::StackedDrg32GiBV1,
@@ -590,7 +632,7 @@ mod tests {
             comm_r_new: [4; 32],
             comm_d_new: [5; 32],
         };
-        let back = decode_request(ProofKind::SnapDeals, &encode_request(&req)).unwrap();
+        let back = decode_request(ProofKind::SnapDeals, &encode_request(&req).unwrap()).unwrap();
         assert_eq!(format!("{back:?}"), format!("{req:?}"));
     }
 }

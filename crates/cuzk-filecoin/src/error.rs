@@ -33,6 +33,14 @@ pub enum Error {
     #[error("cannot decode {what}: {detail}")]
     Decode { what: String, detail: String },
 
+    /// A request could not be serialised into a job's input bytes.
+    #[error("cannot encode {what}: {source}")]
+    Encode {
+        what: String,
+        #[source]
+        source: serde_json::Error,
+    },
+
     /// An input decoded but is not acceptable (wrong length, zero
     /// commitment, wrong number of proofs, ...).
     #[error("invalid input: {0}")]

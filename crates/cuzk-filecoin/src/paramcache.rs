@@ -13,6 +13,7 @@
 //! filecoin-proofs' own in-process caches.
 
 use crate::circuits::CircuitId;
+use crate::compiled::{compiled_blank, compiled_path, CompiledOrigin};
 use crate::{Error, Result};
 use cuzk_core::generator::GenerationEvent;
 use cuzk_core::params::{ParamsFileSink, ParamsSink, Section};
@@ -49,6 +50,20 @@ pub struct Generated {
     pub public_inputs: usize,
     pub generation: Duration,
     pub params_bytes: u64,
+    /// Where the constraints came from when they were a compiled system's
+    /// (None: a synthesis of the circuit).
+    pub compiled: Option<CompiledUse>,
+}
+
+/// The compiled system parameter generation read the constraints from.
+#[derive(Clone, Debug)]
+pub struct CompiledUse {
+    /// Its file beside the parameters (`crate::compiled::compiled_path`).
+    pub path: PathBuf,
+    pub origin: CompiledOrigin,
+    /// Opening or compiling it (included in [`Generated::generation`]).
+    pub elapsed: Duration,
+    pub bytes: usize,
 }
 
 /// Parameters of one circuit, decoded and ready to prove and verify with.
@@ -135,6 +150,52 @@ impl ParamCache {
         rng: &mut R,
         progress: &dyn Fn(&GenerationEvent),
     ) -> Result<Generated> {
+        self.generate_files(circuit, &mut |sink| {
+            circuit.generate_parameters_into(engine, rng, sink, progress)
+        })
+    }
+
+    /// [`ParamCache::generate_with_progress`] from the circuit's compiled
+    /// constraint system instead of a synthesis of the circuit: the same
+    /// files for the same randomness, without the synthesis (73 s of one
+    /// core at 32 GiB). The system is this process's, else mapped from its
+    /// file in this directory (`cuzk-<identifier>.r1cs`, which proofs map
+    /// too), else compiled and kept there (`crate::compiled::compiled_blank`),
+    /// so that a later proof maps it instead of compiling.
+    pub fn generate_compiled_with_progress<R: rand_core::RngCore>(
+        &self,
+        circuit: CircuitId,
+        engine: &dyn cuzk_core::generator::FixedBaseEngine,
+        rng: &mut R,
+        progress: &dyn Fn(&GenerationEvent),
+    ) -> Result<Generated> {
+        let start = Instant::now();
+        std::fs::create_dir_all(&self.dir).map_err(|e| Error::io(&self.dir, e))?;
+        let path = compiled_path(&self.dir, circuit)?;
+        let (compiled, origin) = compiled_blank(circuit, Some(&self.dir))?;
+        let used = CompiledUse {
+            path,
+            origin,
+            elapsed: start.elapsed(),
+            bytes: compiled.matrix_bytes(),
+        };
+        let mut g = self.generate_files(circuit, &mut |sink| {
+            circuit.generate_parameters_compiled_into(&compiled, engine, rng, sink, progress)
+        })?;
+        g.generation = start.elapsed();
+        g.compiled = Some(used);
+        Ok(g)
+    }
+
+    /// Write the circuit's `.params` (what `generate` hands its sink),
+    /// `.vk` and `.meta`.
+    fn generate_files(
+        &self,
+        circuit: CircuitId,
+        generate: &mut dyn FnMut(
+            &mut dyn ParamsSink,
+        ) -> Result<cuzk_core::generator::GenerationTimings>,
+    ) -> Result<Generated> {
         let files = self.files(circuit)?;
         std::fs::create_dir_all(&self.dir).map_err(|e| Error::io(&self.dir, e))?;
         let start = Instant::now();
@@ -146,7 +207,7 @@ impl ParamCache {
                 vk: None,
                 h_len: 0,
             };
-            circuit.generate_parameters_into(engine, rng, &mut sink, progress)?;
+            generate(&mut sink)?;
             sink.inner
                 .finish()
                 .and_then(|w| w.into_inner().map_err(|e| e.into_error()))
@@ -180,6 +241,7 @@ impl ParamCache {
             files,
             generation,
             params_bytes,
+            compiled: None,
         })
     }
 
@@ -340,6 +402,58 @@ mod tests {
         names.sort();
         assert_eq!(names.len(), 3, "{names:?}");
         assert!(names.iter().all(|n| !n.contains(".tmp")), "{names:?}");
+    }
+
+    /// From the compiled system: the same `.params` and `.vk` bytes as
+    /// from a synthesis of the blank circuit for the same randomness; the
+    /// system is kept as `cuzk-<identifier>.r1cs` beside them (what a proof
+    /// maps), opens under the circuit's id and fits the parameters
+    /// (WinningPoSt 2 KiB: a small real circuit).
+    #[test]
+    fn parameters_from_the_compiled_system_equal_the_synthesized_ones() {
+        use rand::SeedableRng;
+        let id = CircuitId::current(ProofKind::WinningPost, 2048).unwrap();
+        let engine = cuzk_core::generator::CpuFixedBase;
+        let rng = || rand_chacha::ChaCha20Rng::seed_from_u64(17);
+        let full_dir = tempfile::tempdir().unwrap();
+        let full = ParamCache::new(full_dir.path())
+            .generate_with_progress(id, &engine, &mut rng(), &|_| {})
+            .unwrap();
+        assert!(full.compiled.is_none());
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ParamCache::new(dir.path());
+        let comp = cache
+            .generate_compiled_with_progress(id, &engine, &mut rng(), &|_| {})
+            .unwrap();
+        let read = |p: &Path| std::fs::read(p).unwrap();
+        assert!(
+            read(&comp.files.params) == read(&full.files.params),
+            "the .params differ"
+        );
+        assert_eq!(read(&comp.files.vk), read(&full.files.vk));
+        let used = comp.compiled.expect("the compiled system's use");
+        assert_eq!(used.path, compiled_path(dir.path(), id).unwrap());
+        let opened = cuzk_core::compiled::CompiledCircuit::open(
+            &used.path,
+            Some(&id.cache_identifier().unwrap()),
+        )
+        .unwrap();
+        opened
+            .check_params(&cache.load(id).unwrap().params)
+            .unwrap();
+
+        // Another directory, with the system already in this process: it
+        // is taken from memory and its file written there too.
+        let other = tempfile::tempdir().unwrap();
+        let again = ParamCache::new(other.path())
+            .generate_compiled_with_progress(id, &engine, &mut rng(), &|_| {})
+            .unwrap();
+        assert_eq!(
+            again.compiled.map(|c| c.origin),
+            Some(CompiledOrigin::Memory)
+        );
+        assert!(compiled_path(other.path(), id).unwrap().is_file());
+        assert!(read(&again.files.params) == read(&full.files.params));
     }
 
     #[test]

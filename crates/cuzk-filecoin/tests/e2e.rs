@@ -110,6 +110,7 @@ fn ensure_params(f: &Fixture, circuit: CircuitId) {
         param_cache: Some(f.params.dir().to_path_buf()),
         seed: Some(circuit.sector_size() ^ 0xc0ffee),
         force: false,
+        synthesis: cuzk_filecoin::SynthesisMode::Compiled,
     };
     if let Some(g) = cuzk_filecoin::cli::params_gen(&args).unwrap() {
         assert_eq!(g.files, f.params.files(circuit).unwrap());

@@ -327,6 +327,7 @@ fn cuzk_proves_a_synthetic_c1_that_verify_seal_accepts() {
         param_cache: Some(dir.clone()),
         seed: Some(circuit.sector_size() ^ 0xc0ffee),
         force: false,
+        synthesis: SynthesisMode::Compiled,
     };
     if cuzk_filecoin::cli::params_gen(&args).unwrap().is_some() {
         eprintln!("generated {circuit} parameters in {:.2?}", t.elapsed());

@@ -44,6 +44,7 @@ use std::time::{Duration, Instant};
 use bellperson::groth16 as bp;
 use blstrs::{Bls12, Scalar};
 use cuzk_core::circuits::PorepLikeCircuit;
+use cuzk_core::compiled::{compile, CompiledCircuit, Witness};
 use cuzk_core::generator::{
     generate_parameters_with, generate_random_parameters, CpuFixedBase, FixedBaseEngine,
     GenerationTimings, ToxicWaste,
@@ -51,12 +52,11 @@ use cuzk_core::generator::{
 use cuzk_core::prover::{
     assemble_proof, create_proof_batch, CpuBackend, MsmResults, ProofRandomness, ProverBackend,
 };
-use cuzk_core::compiled::{compile, CompiledCircuit, Witness};
 use cuzk_core::synthesis::synthesize_batch;
 use cuzk_core::testing::LayoutCircuit;
 use cuzk_core::verifier::{prepare_verifying_key, verify_proof};
 use cuzk_core::{Parameters, Proof, ProvingAssignment};
-use cuzk_gpu::plan::{self, PartitionSizes};
+use cuzk_gpu::plan::{self, Footprint, PartitionSizes};
 use cuzk_gpu::{
     select_backend_with, BackendChoice, BaseStaging, BudgetConfig, CudaBackend, GpuConfig,
     GpuFixedBase, HStaging, PartitionReport, StagingPlan,
@@ -508,7 +508,12 @@ fn two_sets_resident(t: &mut Tally) {
     let (wb, _) = CpuBackend.compute(&pb, &bb).expect("cpu");
     let r = (|| {
         let gpu = open(GpuConfig::default())?;
-        for (p, b, w) in [(&pa, &ba, &wa), (&pb, &bb, &wb), (&pa, &ba, &wa), (&pb, &bb, &wb)] {
+        for (p, b, w) in [
+            (&pa, &ba, &wa),
+            (&pb, &bb, &wb),
+            (&pa, &ba, &wa),
+            (&pb, &bb, &wb),
+        ] {
             same(&compute(&gpu, p, b)?, w)?;
         }
         let res = gpu.resident();
@@ -539,7 +544,10 @@ fn two_sets_resident(t: &mut Tally) {
         );
         Ok(())
     })();
-    t.check(&format!("two parameter sets resident at once (2^{la}, 2^{lb})"), r);
+    t.check(
+        &format!("two parameter sets resident at once (2^{la}, 2^{lb})"),
+        r,
+    );
     let r = (|| {
         // A cap with room for the larger set (2^16) and its working set
         // but not for both sets beside either working set: proving 2^16,
@@ -550,7 +558,10 @@ fn two_sets_resident(t: &mut Tally) {
         let (wx, wy) = (wb.clone(), CpuBackend.compute(&py, &by).expect("cpu").0);
         let work = |p: &Parameters, b: &ProvingAssignment| {
             let s = sizes_of(p, b);
-            (s.params_bytes(), s.h_bytes(HStaging::AllResident).max(s.max_msm_scratch()))
+            (
+                s.params_bytes(),
+                s.h_bytes(HStaging::AllResident).max(s.max_msm_scratch()),
+            )
         };
         let ((sx, kx), (sy, ky)) = (work(&px, &bx[0]), work(&py, &by[0]));
         let cap = (sx + kx).max(sy + ky);
@@ -636,7 +647,11 @@ fn concurrent_under_cap(t: &mut Tally, cap_mib: u64) {
                 .map(|h| h.join().unwrap_or_else(|_| Err("worker panicked".into())))
                 .collect::<Vec<_>>()
         });
-        let done: usize = results.into_iter().collect::<Result<Vec<_>, _>>()?.iter().sum();
+        let done: usize = results
+            .into_iter()
+            .collect::<Result<Vec<_>, _>>()?
+            .iter()
+            .sum();
         let b = gpu.budget();
         if done != 12 || b.peak() > cap || b.transient() != 0 || b.queued() != 0 {
             return Err(format!(
@@ -675,7 +690,9 @@ fn compiled_of<C: bellpepper_core::Circuit<Scalar> + Clone + Send>(
     id: &str,
 ) -> Result<(CompiledCircuit, Vec<Witness>), String> {
     let cc = compile(circuits[0].clone(), id).map_err(|e| e.to_string())?;
-    let w = cc.witness_batch(circuits.to_vec()).map_err(|e| e.to_string())?;
+    let w = cc
+        .witness_batch(circuits.to_vec())
+        .map_err(|e| e.to_string())?;
     Ok((cc, w))
 }
 
@@ -704,7 +721,10 @@ fn compiled_checks(t: &mut Tally) {
     for (log, seeds) in [(10u32, 40..43u64), (13, 43..45)] {
         let r = (|| {
             let params = params_for(log);
-            let circuits: Vec<_> = seeds.clone().map(|s| PorepLikeCircuit::new(log, s)).collect();
+            let circuits: Vec<_> = seeds
+                .clone()
+                .map(|s| PorepLikeCircuit::new(log, s))
+                .collect();
             let (cc, w) = compiled_of(&circuits, "porep-like")?;
             let (want, _) = CpuBackend
                 .compute(&params, &synthesize_batch(circuits).expect("synthesis"))
@@ -713,7 +733,9 @@ fn compiled_checks(t: &mut Tally) {
             same(&compute_compiled(&gpu, &params, &cc, &w)?, &want)?;
             let (dev, all) = on_device(&gpu);
             if dev != all {
-                return Err(format!("{dev} of {all} partitions formed a/b/c on the device"));
+                return Err(format!(
+                    "{dev} of {all} partitions formed a/b/c on the device"
+                ));
             }
             // Again, with the system resident: no second upload.
             let uploads = gpu.parameter_uploads();
@@ -730,7 +752,9 @@ fn compiled_checks(t: &mut Tally) {
     }
     for (inputs, rows) in [(1usize, 3usize), (5, 3001), (37, 20_011)] {
         let r = (|| {
-            let circuits: Vec<_> = (0..2).map(|s| LayoutCircuit::new(inputs, rows, s)).collect();
+            let circuits: Vec<_> = (0..2)
+                .map(|s| LayoutCircuit::new(inputs, rows, s))
+                .collect();
             let mut rng = ChaCha20Rng::seed_from_u64(rows as u64);
             let params = generate_random_parameters(circuits[0].clone(), &mut rng)
                 .map_err(|e| e.to_string())?;
@@ -849,7 +873,10 @@ fn compiled_bench(logs: &[u32], reps: usize, out: &mut Vec<Value>, t: &mut Tally
         };
         drop(engine);
         let Ok((cc, w, compile_s, witness_s)) = prep.join() else {
-            t.check(&format!("compiled bench 2^{log}: compile"), Err("panicked".into()));
+            t.check(
+                &format!("compiled bench 2^{log}: compile"),
+                Err("panicked".into()),
+            );
             return;
         };
         println!(
@@ -876,7 +903,9 @@ fn compiled_bench(logs: &[u32], reps: usize, out: &mut Vec<Value>, t: &mut Tally
             }
         };
         t.check(
-            &format!("compiled bench 2^{log}: proof from the device path verifies, wrong input rejected"),
+            &format!(
+                "compiled bench 2^{log}: proof from the device path verifies, wrong input rejected"
+            ),
             verifies(&params, &pa, &first[0]),
         );
         let (dev, _) = on_device(&gpu);

@@ -40,7 +40,7 @@ use cudarc::driver::{
 };
 use cuzk_core::domain::log_domain_size;
 use cuzk_core::prover::{check_shape, MsmResults, ProverBackend};
-use cuzk_core::{Parameters, PhaseTimings, ProvingAssignment};
+use cuzk_core::{Parameters, Phase, PhaseTimings, ProvingAssignment, SpanOn};
 use cuzk_cuda::host::{g1_as_bytes, g2_as_bytes, scalars_as_bytes, scalars_as_bytes_mut, NttKind};
 use cuzk_cuda::{CudaDevice, DevicePoints, ZeroOneSplit};
 use ff::{Field, PrimeField};
@@ -50,7 +50,9 @@ use rayon::prelude::*;
 use crate::budget::{BudgetError, Grant, Reservation, Try, VramBudget, MAX_WAIT};
 use crate::error::{GpuError, Result};
 use crate::pinned::{HostRegistration, PinnedPool};
-use crate::plan::{self, BaseStaging, HStaging, PartitionSizes, StagingPlan, G1_POINT, G2_POINT};
+use crate::plan::{
+    self, BaseStaging, Footprint, HStaging, PartitionSizes, StagingPlan, G1_POINT, G2_POINT,
+};
 use crate::residency::{ResidencyTable, ResidentInfo};
 use std::sync::Weak;
 
@@ -60,6 +62,8 @@ use crate::split::{split_zero_one_into, split_zero_one_par};
 use crate::GpuConfig;
 
 mod compiled;
+mod subgroup;
+pub use subgroup::SUBGROUP_PIECE_POINTS;
 
 /// What one partition did: its plan, phase times and memory.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -210,6 +214,8 @@ fn params_bytes(params: &Parameters) -> u64 {
 struct Slot {
     dev: CudaDevice,
     stream: Arc<CudaStream>,
+    /// The slot's place in `slots`: its stream's index in the timeline.
+    index: u32,
 }
 
 /// What a partition works with: its slot's device and stream, its grant's
@@ -405,9 +411,9 @@ impl CudaBackend {
         // cudarc's per-buffer events have nothing to add.
         unsafe { ctx.disable_event_tracking() };
         let mut slots = Vec::with_capacity(devs.len());
-        for dev in devs {
+        for (index, dev) in (0u32..).zip(devs) {
             let stream = ctx.new_stream().map_err(|e| drv("stream creation", e))?;
-            slots.push(Mutex::new(Slot { dev, stream }));
+            slots.push(Mutex::new(Slot { dev, stream, index }));
         }
         let pinned = PinnedPool::new(ctx.clone(), config.max_pinned_cache as usize);
         let mut me = CudaBackend {
@@ -536,14 +542,12 @@ impl CudaBackend {
 
     /// The plan a partition of `sizes` gets with the whole budget to
     /// itself, or the error naming both sizes when it fits no plan: such a
-    /// partition is the only kind that fails here, so a scheduler can
-    /// refuse its job when it is submitted.
-    pub fn best_plan(&self, sizes: &PartitionSizes) -> Result<StagingPlan> {
-        plan::plan(sizes, self.budget.capacity(), 0).map_err(|source| GpuError::Plan {
-            device: self.label.clone(),
-            index: 0,
-            source,
-        })
+    /// partition is the only kind that fails here (`admit` plans with the
+    /// same capacity when others' sets are in the way), so the daemon
+    /// refuses its job when it is submitted
+    /// ([`cuzk_core::accel::DeviceBackend::check_fits`]).
+    pub fn best_plan(&self, sizes: &PartitionSizes) -> Result<StagingPlan, plan::PlanError> {
+        plan::plan(sizes, self.budget.capacity(), 0)
     }
 
     /// How many times a parameter set was uploaded to stay resident (a
@@ -1037,7 +1041,7 @@ impl CudaBackend {
             drop(table);
             let clock = Instant::now();
             let bases = Arc::new(self.upload_bases(slot, params)?);
-            t.upload += clock.elapsed();
+            t.end(Phase::Upload, clock);
             relock(&self.resident).insert(id, bases.reservation.bytes(), bases.clone());
             own = Some(bases);
         }
@@ -1089,13 +1093,19 @@ impl CudaBackend {
                 let clock = Instant::now();
                 host_prep(pa, &mut prep_buffers);
                 let r = prep_buffers;
-                (r, clock.elapsed())
+                (r, clock, clock.elapsed())
             })
             .map_err(|source| GpuError::Thread {
                 device: self.label.clone(),
                 source,
             })?;
         let slot = self.acquire_slot();
+        t.at(
+            SpanOn::Caller {
+                stream: Some(slot.index),
+            },
+            index,
+        );
         let _in_flight = self.budget.enter_partition();
         let admitted = self.admit(&slot, params, &sizes, index, None, &mut t)?;
         let plan = admitted.plan;
@@ -1112,7 +1122,7 @@ impl CudaBackend {
             _ => {
                 let clock = Instant::now();
                 let m = self.mirror_of(params);
-                t.upload += clock.elapsed();
+                t.end(Phase::Upload, clock);
                 m
             }
         };
@@ -1127,7 +1137,7 @@ impl CudaBackend {
             (HCoeffs::Device { mut buf, _held }, BaseStaging::Chunked { h_points: 0, .. }) => {
                 let clock = Instant::now();
                 let v = w.read_back(&mut buf, sizes.domain)?;
-                t.readback += clock.elapsed();
+                t.end(Phase::Readback, clock);
                 drop((buf, _held));
                 HCoeffs::Host(v)
             }
@@ -1153,7 +1163,7 @@ impl CudaBackend {
             let clock = Instant::now();
             let pinned = part.and_then(|m| m.bytes(g1_as_bytes(host)));
             let sum = w.msm_g1(host, pinned, resident, scalars, split, &plan, t)?;
-            Ok::<_, GpuError>((sum, clock.elapsed()))
+            Ok::<_, GpuError>((sum, clock))
         };
         let (h, took) = match &h_coeffs {
             HCoeffs::Host(v) => msm_g1(
@@ -1177,15 +1187,16 @@ impl CudaBackend {
                     &plan,
                     &mut t,
                 )?;
-                (sum, clock.elapsed())
+                (sum, clock)
             }
         };
-        t.msm_h += took;
+        t.end(Phase::MsmH, took);
         drop(h_coeffs);
         let clock = Instant::now();
-        let (prep, host_prep) = prep_thread
+        let (prep, prep_start, host_prep) = prep_thread
             .join()
             .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        t.add_span(Phase::HostPrep, prep_start, host_prep);
         let prep_wait = clock.elapsed();
         let (l, took) = msm_g1(
             &params.l,
@@ -1195,7 +1206,7 @@ impl CudaBackend {
             Some(&prep.l_split),
             &mut t,
         )?;
-        t.msm_l += took;
+        t.end(Phase::MsmL, took);
         let (a_g1, took) = msm_g1(
             &params.a,
             mirror.map(|m| &m.a),
@@ -1204,7 +1215,7 @@ impl CudaBackend {
             Some(&prep.a_split),
             &mut t,
         )?;
-        t.msm_a += took;
+        t.end(Phase::MsmA, took);
         let (b_g1, took) = msm_g1(
             &params.b_g1,
             mirror.map(|m| &m.b_g1),
@@ -1213,7 +1224,7 @@ impl CudaBackend {
             Some(&prep.b_split),
             &mut t,
         )?;
-        t.msm_b_g1 += took;
+        t.end(Phase::MsmBG1, took);
         let clock = Instant::now();
         let b_g2 = w.msm_g2(
             &params.b_g2,
@@ -1224,7 +1235,7 @@ impl CudaBackend {
             &plan,
             &mut t,
         )?;
-        t.msm_b_g2 += clock.elapsed();
+        t.end(Phase::MsmBG2, clock);
         if self.config.reuse_host_buffers {
             // At most one set per partition in flight (one per worker).
             relock(&self.prep_pool).push(prep);
@@ -1417,8 +1428,12 @@ impl Worker<'_> {
         self.dev.release_ntt_tables();
         // The host time of the uploads; H's remaining wall time is what
         // the transforms added after them.
-        t.upload += uploaded;
-        t.h_ntt += clock.elapsed().saturating_sub(uploaded);
+        t.add_span(Phase::Upload, clock, uploaded);
+        t.add_span(
+            Phase::HNtt,
+            clock + uploaded,
+            clock.elapsed().saturating_sub(uploaded),
+        );
         reservation.shrink_to(n as u64 * plan::FR, "H coefficients (for the H MSM)");
         Ok((
             HCoeffs::Device {
@@ -1469,7 +1484,7 @@ impl Worker<'_> {
             HStaging::Host => {
                 let clock = Instant::now();
                 let h = cuzk_core::domain::compute_h_from_slices(&pa.a, &pa.b, &pa.c)?;
-                t.h_ntt += clock.elapsed();
+                t.end(Phase::HNtt, clock);
                 Ok((HCoeffs::Host(h), false))
             }
             HStaging::AllResident => {
@@ -1482,14 +1497,14 @@ impl Worker<'_> {
                 for v in [&pa.a, &pa.b, &pa.c] {
                     let clock = Instant::now();
                     let mut buf = self.stage(v, n)?;
-                    t.upload += clock.elapsed();
+                    t.end(Phase::Upload, clock);
                     let clock = Instant::now();
                     self.dev.evals_to_coset_device(buf.get(), log)?;
                     self.dev.synchronize()?;
-                    t.h_ntt += clock.elapsed();
+                    t.end(Phase::HNtt, clock);
                     let clock = Instant::now();
                     evals.push(self.read_back(&mut buf, n)?);
-                    t.readback += clock.elapsed();
+                    t.end(Phase::Readback, clock);
                 }
                 let clock = Instant::now();
                 let c = evals.pop().expect("three vectors");
@@ -1506,10 +1521,10 @@ impl Worker<'_> {
                 self.dev.ntt_device(buf.get(), log, NttKind::CosetInverse)?;
                 self.dev.synchronize()?;
                 self.dev.release_ntt_tables();
-                t.h_ntt += clock.elapsed();
+                t.end(Phase::HNtt, clock);
                 let clock = Instant::now();
                 let h = self.read_back(&mut buf, n)?;
-                t.readback += clock.elapsed();
+                t.end(Phase::Readback, clock);
                 Ok((HCoeffs::Host(h), false))
             }
         }
@@ -1630,7 +1645,7 @@ impl Worker<'_> {
                 .map_err(|e| self.drv("event (streamed bases)", e))
         };
         let mut arrived = upload(&bufs[0], 0, chunk)?;
-        t.upload += clock.elapsed();
+        t.end(Phase::Upload, clock);
         let mut acc = G::identity();
         for (k, lo) in (0..m).step_by(chunk).enumerate() {
             let hi = (lo + chunk).min(m);
@@ -1642,7 +1657,7 @@ impl Worker<'_> {
             } else {
                 None
             };
-            t.upload += clock.elapsed();
+            t.end(Phase::Upload, clock);
             self.dev.wait_event(&arrived)?;
             let points = &mut bufs[k % 2];
             let sized = points.set_len(hi - lo);
@@ -1845,7 +1860,8 @@ impl ProverBackend for CudaBackend {
                 None => {
                     let clock = Instant::now();
                     let pa = cc.assign(w)?;
-                    sum.abc += clock.elapsed();
+                    sum.at(SpanOn::default(), index);
+                    sum.end(Phase::Abc, clock);
                     check_shape(params, &pa, index)?;
                     let r = catch_unwind(AssertUnwindSafe(|| {
                         self.prove_partition(params, &pa, index)

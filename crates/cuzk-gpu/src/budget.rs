@@ -181,7 +181,10 @@ impl VramBudget {
     /// exactly those bytes for one partition's steps.
     pub fn grant(&self, bytes: u64, what: &'static str) -> Result<Grant, BudgetError> {
         let held = self.take(bytes, what, true)?;
-        let device = format!("{} (a partition's grant of {bytes} bytes)", lock(&self.state).device);
+        let device = format!(
+            "{} (a partition's grant of {bytes} bytes)",
+            lock(&self.state).device
+        );
         let config = BudgetConfig {
             safety_margin: 0,
             vram_limit: Some(bytes),
@@ -775,7 +778,9 @@ mod tests {
         // fit once it is done would wait; this one never can, so it fails
         // now, naming both sizes.
         let other = b.grant(GIB / 2, "other").unwrap();
-        let e = b.grant_waiting(2 * GIB, "H bases and MSM scratch").unwrap_err();
+        let e = b
+            .grant_waiting(2 * GIB, "H bases and MSM scratch")
+            .unwrap_err();
         match &e {
             BudgetError::Exhausted {
                 what,
@@ -783,12 +788,18 @@ mod tests {
                 capacity,
                 ..
             } => {
-                assert_eq!((*what, *bytes, *capacity), ("H bases and MSM scratch", 2 * GIB, GIB));
+                assert_eq!(
+                    (*what, *bytes, *capacity),
+                    ("H bases and MSM scratch", 2 * GIB, GIB)
+                );
             }
             other => panic!("{other:?}"),
         }
         let msg = e.to_string();
-        assert!(msg.contains(&(2 * GIB).to_string()) && msg.contains(&GIB.to_string()), "{msg}");
+        assert!(
+            msg.contains(&(2 * GIB).to_string()) && msg.contains(&GIB.to_string()),
+            "{msg}"
+        );
         assert_eq!(b.queued(), 0);
         drop(other);
         assert_eq!(b.reserved(), 0);
@@ -830,7 +841,10 @@ mod tests {
             assert_eq!((l.bytes(), sm.bytes()), (GIB / 2, GIB / 16));
             // The large grant came first: the small one was granted beside
             // it, never before it.
-            assert!(l_seen >= GIB / 2 && l_seen <= GIB / 2 + GIB / 16, "{l_seen}");
+            assert!(
+                l_seen >= GIB / 2 && l_seen <= GIB / 2 + GIB / 16,
+                "{l_seen}"
+            );
             assert_eq!(s_seen, GIB / 2 + GIB / 16);
         });
         assert_eq!(b.reserved(), 0);
@@ -863,7 +877,10 @@ mod tests {
         let b = budget(8 * GIB, Some(GIB));
         let _hold = b.grant(GIB, "in flight").unwrap();
         let e = b.grant_waiting_for(GIB, "waiter", Duration::from_millis(10));
-        assert!(matches!(e, Err(BudgetError::Exhausted { what: "waiter", .. })));
+        assert!(matches!(
+            e,
+            Err(BudgetError::Exhausted { what: "waiter", .. })
+        ));
         assert_eq!(b.queued(), 0, "the ticket left the queue");
     }
 }

@@ -1,15 +1,18 @@
 //! A machine's GPUs behind cuzk-core's accelerator seam
 //! ([`cuzk_core::accel::DeviceBackend`]): one [`CudaBackend`] per GPU, each
 //! with its VRAM budget and its residency table (the one account of what
-//! each device holds), and GPU 0's fixed-base engine for parameters the
-//! daemon generates. The daemon drives it; this crate does not know the
-//! daemon.
+//! each device holds), GPU 0's fixed-base engine for parameters the
+//! daemon generates, and the subgroup checker for parameters it loads.
+//! The daemon drives it; this crate does not know the daemon.
 
 use crate::{CudaBackend, GpuConfig, GpuError};
-use cuzk_core::accel::{DeviceBackend, DeviceError, DeviceInfo, ResidentParams};
+use cuzk_core::accel::{
+    DeviceBackend, DeviceError, DeviceInfo, NoPlanFits, PartitionSizes, ResidentParams,
+};
 use cuzk_core::generator::FixedBaseEngine;
 use cuzk_core::params::Parameters;
 use cuzk_core::prover::{CpuBackend, ProverBackend};
+use cuzk_core::subgroup::SubgroupChecker;
 use std::sync::{Arc, OnceLock};
 
 /// Opening one of the machine's GPUs failed.
@@ -144,6 +147,20 @@ impl DeviceBackend for GpuDevices {
             .ok_or_else(|| format!("no GPU {device}"))?;
         Ok(b.probe()?)
     }
+    /// The device's planner with its whole budget ([`CudaBackend::best_plan`]):
+    /// the same arithmetic that admits a partition when it is proved, so a
+    /// partition accepted here is never refused by the planner later
+    /// (unless the budget shrinks meanwhile: other processes took memory).
+    fn check_fits(&self, device: u32, sizes: &PartitionSizes) -> Result<(), NoPlanFits> {
+        let Some(b) = self.backends.get(device as usize) else {
+            return Ok(());
+        };
+        b.best_plan(sizes).map(|_| ()).map_err(|e| NoPlanFits {
+            device,
+            needed: e.needed,
+            capacity: e.available,
+        })
+    }
     fn set_resident_cap(&self, cap: Option<u64>) {
         for b in &self.backends {
             b.set_resident_cap(cap);
@@ -161,5 +178,11 @@ impl DeviceBackend for GpuDevices {
         });
         e.clone()
             .map(|e| e as Arc<dyn FixedBaseEngine + Send + Sync>)
+    }
+    /// Every GPU, in turn per section: each check takes a grant from its
+    /// GPU's budget like a partition.
+    fn subgroup_checker(&self) -> Option<Arc<dyn SubgroupChecker>> {
+        crate::GpuSubgroupChecker::new(self.backends.clone())
+            .map(|c| Arc::new(c) as Arc<dyn SubgroupChecker>)
     }
 }

@@ -8,7 +8,8 @@
 //! staged on the device, and backend selection ([`select_backend`]). It owns
 //! no kernels (cuzk-cuda does) and no protocol maths (cuzk-core does).
 //! [`paramgen`] runs parameter generation's fixed-base multiplications on
-//! a GPU ([`select_fixed_base`]).
+//! a GPU ([`select_fixed_base`]); [`subgroup`] checks parameter points'
+//! subgroup membership on the GPUs ([`select_subgroup_checker`]).
 //!
 //! Without the `cuda` feature the crate builds anywhere: the budget and the
 //! plans stay testable and [`BackendChoice::Cuda`] answers
@@ -30,10 +31,11 @@ pub mod devices;
 #[cfg(feature = "cuda")]
 pub mod pinned;
 pub mod split;
+pub mod subgroup;
 #[cfg(feature = "cuda")]
 pub mod upload;
 #[cfg(feature = "cuda")]
-pub use backend::{CudaBackend, PartitionReport};
+pub use backend::{CudaBackend, PartitionReport, SUBGROUP_PIECE_POINTS};
 #[cfg(feature = "cuda")]
 pub use devices::GpuDevices;
 
@@ -44,8 +46,11 @@ pub use error::{GpuError, Result};
 pub use paramgen::select_fixed_base;
 #[cfg(feature = "cuda")]
 pub use paramgen::GpuFixedBase;
-pub use plan::{BaseStaging, HStaging, PartitionSizes, StagingPlan};
+pub use plan::{BaseStaging, Footprint, HStaging, PartitionSizes, StagingPlan};
 pub use residency::{ResidencyError, ResidencyTable, ResidentInfo};
+pub use subgroup::select_subgroup_checker;
+#[cfg(feature = "cuda")]
+pub use subgroup::GpuSubgroupChecker;
 
 use cuzk_core::prover::{CpuBackend, ProverBackend};
 use std::sync::Arc;

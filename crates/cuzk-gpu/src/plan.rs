@@ -29,17 +29,9 @@ pub const G2_POINT: u64 = 192;
 /// (window sums, readback) dominate and the card is too full to be useful.
 pub const MIN_CHUNK_POINTS: usize = 1 << 10;
 
-/// The sizes of one partition that decide its memory use.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PartitionSizes {
-    /// The evaluation domain (a/b/c padded to this power of two).
-    pub domain: usize,
-    /// Points of the A, B (G1 and G2), L and H queries.
-    pub a: usize,
-    pub b: usize,
-    pub l: usize,
-    pub h: usize,
-}
+/// The sizes of one partition that decide its memory use: the type of the
+/// device seam, which the daemon reads from a parameter file's headers.
+pub use cuzk_core::accel::PartitionSizes;
 
 /// Where H is computed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,14 +77,37 @@ pub struct PlanError {
     pub needed: u64,
 }
 
-impl PartitionSizes {
+/// What a partition of these sizes holds on the device, step by step, as
+/// this crate and cuzk-cuda allocate it.
+pub trait Footprint {
     /// Bytes of the five base vectors.
-    pub fn params_bytes(&self) -> u64 {
+    fn params_bytes(&self) -> u64;
+    /// Device bytes the H step holds at its peak under `h`.
+    fn h_bytes(&self, h: HStaging) -> u64;
+    /// The largest MSM's scratch.
+    fn max_msm_scratch(&self) -> u64;
+    /// The largest bases-plus-scratch of one MSM (the per-MSM upload's peak).
+    fn max_msm_with_bases(&self) -> u64;
+}
+
+/// The five MSMs of a partition: (scalars, in G2).
+fn msms(s: &PartitionSizes) -> [(usize, bool); 5] {
+    [
+        (s.a, false),
+        (s.b, false),
+        (s.b, true),
+        (s.l, false),
+        (s.h, false),
+    ]
+}
+
+impl Footprint for PartitionSizes {
+    /// Bytes of the five base vectors.
+    fn params_bytes(&self) -> u64 {
         (self.a + self.b + self.l + self.h) as u64 * G1_POINT + self.b as u64 * G2_POINT
     }
 
-    /// Device bytes the H step holds at its peak under `h`.
-    pub fn h_bytes(&self, h: HStaging) -> u64 {
+    fn h_bytes(&self, h: HStaging) -> u64 {
         let n = self.domain as u64;
         // The twiddle table cuzk-cuda caches and the power tables of a
         // coset step, as cuzk-cuda states them.
@@ -104,28 +119,16 @@ impl PartitionSizes {
         }
     }
 
-    fn msms(&self) -> [(usize, bool); 5] {
-        [
-            (self.a, false),
-            (self.b, false),
-            (self.b, true),
-            (self.l, false),
-            (self.h, false),
-        ]
-    }
-
-    /// The largest MSM's scratch.
-    pub fn max_msm_scratch(&self) -> u64 {
-        self.msms()
+    fn max_msm_scratch(&self) -> u64 {
+        msms(self)
             .iter()
             .map(|&(m, g2)| msm_scratch(m, g2))
             .max()
             .unwrap_or(0)
     }
 
-    /// The largest bases-plus-scratch of one MSM (the per-MSM upload's peak).
-    pub fn max_msm_with_bases(&self) -> u64 {
-        self.msms()
+    fn max_msm_with_bases(&self) -> u64 {
+        msms(self)
             .iter()
             .map(|&(m, g2)| msm_scratch(m, g2) + m as u64 * if g2 { G2_POINT } else { G1_POINT })
             .max()

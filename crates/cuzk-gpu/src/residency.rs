@@ -167,7 +167,11 @@ impl<T> ResidencyTable<T> {
             return (false, None);
         };
         let old = self.find(to).map(|j| self.entries.remove(j).value);
-        let i = if old.is_some() { self.find(from).unwrap_or(i) } else { i };
+        let i = if old.is_some() {
+            self.find(from).unwrap_or(i)
+        } else {
+            i
+        };
         self.entries[i].id = to.to_owned();
         (true, old)
     }
@@ -283,7 +287,10 @@ impl<T> ResidencyTable<T> {
         }
         if let Some(cap) = self.cap {
             if bytes > cap {
-                return Err(too_large(cap, "cap on resident parameters ([params] vram_budget)"));
+                return Err(too_large(
+                    cap,
+                    "cap on resident parameters ([params] vram_budget)",
+                ));
             }
         }
         // What replacing an entry of the same id frees counts as free.
@@ -418,7 +425,10 @@ mod tests {
         // Once the partition is done, "old" may go.
         drop(pin);
         let gone = t.make_room("x", 600 * MIB, 124 * MIB, None).unwrap();
-        assert_eq!(gone.iter().map(|g| g.0.as_str()).collect::<Vec<_>>(), ["old"]);
+        assert_eq!(
+            gone.iter().map(|g| g.0.as_str()).collect::<Vec<_>>(),
+            ["old"]
+        );
         assert_eq!(ids(&t), ["new"]);
     }
 
@@ -439,7 +449,9 @@ mod tests {
     #[test]
     fn a_set_larger_than_the_budget_is_refused_with_its_size() {
         let mut t = ResidencyTable::<&str>::new();
-        let e = t.admit("porep-32g", 44 * GIB, 16 * GIB, 16 * GIB).unwrap_err();
+        let e = t
+            .admit("porep-32g", 44 * GIB, 16 * GIB, 16 * GIB)
+            .unwrap_err();
         assert_eq!(
             e,
             ResidencyError::TooLarge {

@@ -31,12 +31,15 @@ mod scan;
 // The compiled constraint system's kernels (a/b/c, densities, the 0/1
 // split).
 mod spmv;
+// Subgroup checks of parameter points.
+mod subgroup;
 mod zero_one;
 
 pub(crate) use arith::ArithKernels;
 pub use buffers::{DevicePoints, DeviceScalars, ScalarForm};
 pub use ntt::{NttPass, MAX_NTT_LOG};
 pub use spmv::{compact_scratch_bytes, DeviceCsr, DeviceDensity, DeviceSplit, SPMV_LONG};
+pub use subgroup::{SubgroupReport, SUBGROUP_MAX_POINTS, SUBGROUP_SCRATCH_BYTES};
 
 use msm::DEFAULT_G1_INLINE;
 use ntt::{Twiddles, DEFAULT_NTT_PASS};
@@ -98,6 +101,7 @@ pub struct CudaDevice {
     _module: Arc<CudaModule>,
     k: Kernels,
     spmv: spmv::SpmvKernels,
+    subgroup: subgroup::SubgroupKernels,
     label: String,
     name: String,
     ordinal: usize,
@@ -177,6 +181,7 @@ impl CudaDevice {
             to_affine: fixed_base::ToAffine::load_all(&f)?,
         };
         let spmv = spmv::SpmvKernels::load(&f)?;
+        let subgroup = subgroup::SubgroupKernels::load(&f)?;
         for pass in &k.ntt_pass {
             pass.raise_smem_limit()
                 .map_err(|e| drv("raising an NTT pass's shared memory limit", e))?;
@@ -190,6 +195,7 @@ impl CudaDevice {
             _module: module,
             k,
             spmv,
+            subgroup,
             label,
             name,
             ordinal,
@@ -286,7 +292,9 @@ mod tests {
     /// defines it.
     #[test]
     fn launchers_match_the_kernels() {
-        use super::{arith::*, fixed_base::*, msm::*, ntt::*, scan::*, spmv::*, zero_one::*};
+        use super::{
+            arith::*, fixed_base::*, msm::*, ntt::*, scan::*, spmv::*, subgroup::*, zero_one::*,
+        };
         let table = [
             (
                 include_str!("../../kernels/scan.cuh"),
@@ -335,6 +343,10 @@ mod tests {
                     SplitCount::SIGNATURE,
                     SplitWrite::SIGNATURE,
                 ],
+            ),
+            (
+                include_str!("../../kernels/subgroup.cuh"),
+                vec![SubgroupG1::SIGNATURE, SubgroupG2::SIGNATURE],
             ),
             (
                 include_str!("../../kernels/tests.cu"),

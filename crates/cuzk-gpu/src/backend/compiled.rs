@@ -314,6 +314,12 @@ impl CudaBackend {
             return Ok(None);
         }
         let slot = self.acquire_slot();
+        t.at(
+            SpanOn::Caller {
+                stream: Some(slot.index),
+            },
+            index,
+        );
         let Some(dc) = self.device_compiled(&slot, cc)? else {
             return Ok(None);
         };
@@ -321,8 +327,7 @@ impl CudaBackend {
         let params_fit_cap = relock(&self.resident)
             .cap()
             .is_none_or(|cap| sizes.params_bytes() <= cap);
-        if !params_fit_cap || working + sizes.params_bytes() + dc.bytes() > self.budget.capacity()
-        {
+        if !params_fit_cap || working + sizes.params_bytes() + dc.bytes() > self.budget.capacity() {
             return Ok(None);
         }
         let _in_flight = self.budget.enter_partition();
@@ -340,7 +345,7 @@ impl CudaBackend {
         let _z_held = grant.reserve(z_len as u64 * plan::FR, "z (the witness)")?;
         let clock = Instant::now();
         let (z, pinned) = self.upload_witness(&slot, w)?;
-        t.upload += clock.elapsed();
+        t.end(Phase::Upload, clock);
 
         // a/b/c into the H step.
         let n = sizes.domain;
@@ -354,7 +359,7 @@ impl CudaBackend {
         let [mats_a, mats_b, mats_c] = &dc.mats;
         let [mut a, mut b, mut c] = dev.abc_device([mats_a, mats_b, mats_c], &dc.table, &z, n)?;
         dev.synchronize()?;
-        t.abc += clock.elapsed();
+        t.end(Phase::Abc, clock);
         let clock = Instant::now();
         for v in [&mut a, &mut b, &mut c] {
             dev.evals_to_coset_device(v, log)?;
@@ -364,7 +369,7 @@ impl CudaBackend {
         dev.ntt_device(&mut a, log, NttKind::CosetInverse)?;
         dev.synchronize()?;
         dev.release_ntt_tables();
-        t.h_ntt += clock.elapsed();
+        t.end(Phase::HNtt, clock);
         h_held.shrink_to(n as u64 * plan::FR, "H coefficients (for the H MSM)");
 
         let clock = Instant::now();
@@ -382,7 +387,7 @@ impl CudaBackend {
         };
         drop(a);
         drop(h_held);
-        t.msm_h += clock.elapsed();
+        t.end(Phase::MsmH, clock);
 
         // L over the aux part of z, in place.
         let clock = Instant::now();
@@ -399,7 +404,7 @@ impl CudaBackend {
                 dev.msm_g1_split_device(&bases.l, &sp)?
             }
         };
-        t.msm_l += clock.elapsed();
+        t.end(Phase::MsmL, clock);
 
         // The A query: every input, the A-dense aux.
         let clock = Instant::now();
@@ -416,7 +421,7 @@ impl CudaBackend {
             drop(q);
             dev.msm_g1_split_device(&bases.a, &sp)?
         };
-        t.msm_a += clock.elapsed();
+        t.end(Phase::MsmA, clock);
 
         // The B query, for G1 and G2 from one split.
         let clock = Instant::now();
@@ -432,12 +437,12 @@ impl CudaBackend {
         drop(q);
         drop(z);
         let b_g1 = dev.msm_g1_split_device(&bases.b_g1, &sp)?;
-        t.msm_b_g1 += clock.elapsed();
+        t.end(Phase::MsmBG1, clock);
         let clock = Instant::now();
         let b_g2 = dev.msm_g2_split_device(&bases.b_g2, &sp)?;
         drop(sp);
         dev.synchronize()?;
-        t.msm_b_g2 += clock.elapsed();
+        t.end(Phase::MsmBG2, clock);
 
         let pool_high = self.pool_high_and_reset()?;
         t.total = start.elapsed();
