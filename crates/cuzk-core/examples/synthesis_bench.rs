@@ -6,6 +6,7 @@
 //! - compiled = witness + products, checked equal to full synthesis once,
 //! - `parallel`: `jobs` witnesses generated at once (one partition per
 //!   core, as the daemon runs them), reported per partition,
+//!
 //! and the one-off compile time and the compiled system's size.
 //!
 //!     cargo run --release -p cuzk-core --example synthesis_bench -- 16 20 [--repeat 3] [--jobs N]

@@ -434,7 +434,9 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
         let muls = (n as f64 / 2.0) * lg as f64;
         for pass in passes {
             dev.set_ntt_pass(pass);
-            let runs: [(&str, f64, &dyn Fn(&mut _) -> Result<()>); 3] = [
+            // (name, transforms per run, the run)
+            type Run<'a, B> = (&'a str, f64, &'a dyn Fn(&mut B) -> Result<()>);
+            let runs: [Run<'_, _>; 3] = [
                 ("forward", 1.0, &|b| dev.ntt_device(b, lg, NttKind::Forward)),
                 ("inverse", 1.0, &|b| dev.ntt_device(b, lg, NttKind::Inverse)),
                 ("evals->coset", 2.0, &|b| dev.evals_to_coset_device(b, lg)),

@@ -2010,7 +2010,7 @@ mod tests {
             );
             for room in [t_bytes + per, t_bytes + 7 * per + 3, 1 << 30, 1 << 40] {
                 let c = CudaDevice::fixed_base_chunk_for(g2, table, room).unwrap();
-                assert!(c >= 1 && c <= FIXED_BASE_CHUNK);
+                assert!((1..=FIXED_BASE_CHUNK).contains(&c));
                 let n = 1 << 30;
                 assert!(
                     CudaDevice::fixed_base_bytes(g2, table, n, c) <= room,

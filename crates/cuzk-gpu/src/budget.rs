@@ -842,7 +842,7 @@ mod tests {
             // The large grant came first: the small one was granted beside
             // it, never before it.
             assert!(
-                l_seen >= GIB / 2 && l_seen <= GIB / 2 + GIB / 16,
+                (GIB / 2..=GIB / 2 + GIB / 16).contains(&l_seen),
                 "{l_seen}"
             );
             assert_eq!(s_seen, GIB / 2 + GIB / 16);
