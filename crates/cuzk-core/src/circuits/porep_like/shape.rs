@@ -18,10 +18,10 @@
 //! Memory, per row of the domain (MIX weights: 63% `and`/`xor` with two
 //! operands, 23% `bit` with none, 4% `pack` with 17 and 16 coefficients, 8%
 //! `mul` with two, 2% `square` with one): a kind byte, 8.5 bytes of u32
-//! operands and 20.5 bytes of coefficients, about 30 bytes (measured 30.0 at
-//! 2^20: [`Shape::bytes`]): ~0.5 GB at 2^24, ~4 GB at 2^27. At most
-//! [`CACHED_SHAPES`] sizes are kept, and none above
-//! [`MAX_CACHED_LOG_SIZE`] (those stream as before).
+//! operands and 20.5 bytes of coefficients, about 30 bytes (measured by
+//! [`Shape::bytes`]: 30.0 at 2^16 and 2^22, 29.9 at 2^20): ~0.5 GB at
+//! 2^24, ~4 GB at 2^27. At most [`CACHED_SHAPES`] sizes are kept, and none
+//! above [`MAX_CACHED_LOG_SIZE`] (those stream as before).
 
 use super::WITNESS_STREAM;
 use super::{bit_value, Kind, PorepLikeCircuit, MIX, PACK_WIDTH, SHAPE_STREAM, UNRECORDED};
@@ -275,7 +275,7 @@ impl Bits {
     }
     #[inline(always)]
     fn push(&mut self, b: bool) {
-        if self.len % 64 == 0 {
+        if self.len.is_multiple_of(64) {
             self.words.push(0);
         }
         if let Some(w) = self.words.last_mut() {
