@@ -341,7 +341,13 @@ fn check_points(
     progress: bool,
 ) -> Result<()> {
     use std::io::{IsTerminal, Write};
-    let sections = [Section::H, Section::L, Section::A, Section::BG1, Section::BG2];
+    let sections = [
+        Section::H,
+        Section::L,
+        Section::A,
+        Section::BG1,
+        Section::BG2,
+    ];
     let total: usize = sections.iter().map(|&s| mapped.len(s)).sum();
     let tty = std::io::stderr().is_terminal();
     let start = Instant::now();

@@ -48,11 +48,18 @@ fn demo_proves_and_verify_accepts_only_the_right_statement() {
     assert!(v["timings_ms"].get("total").is_none(), "{v}");
     assert!(v["total_ms"].as_f64().is_some(), "{v}");
     assert!(
-        v["out"]["proof"].as_str().unwrap().ends_with("out/proof.bin"),
+        v["out"]["proof"]
+            .as_str()
+            .unwrap()
+            .ends_with("out/proof.bin"),
         "{v}"
     );
     // The cache holds the daemon's names, the key beside the parameters.
-    for f in ["porep-like-9.params", "porep-like-9.vk", "porep-like-9.r1cs"] {
+    for f in [
+        "porep-like-9.params",
+        "porep-like-9.vk",
+        "porep-like-9.r1cs",
+    ] {
         assert!(dir.path().join("cache").join(f).exists(), "{f}");
     }
     for phase in [
@@ -200,7 +207,11 @@ fn params_gen_info_and_bad_files() {
             stderr(&o)
         );
     }
-    assert!(stdout(&o).contains("all points on the curve"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("all points on the curve"),
+        "{}",
+        stdout(&o)
+    );
 
     let bytes = std::fs::read(&params).unwrap();
     let trunc = dir.path().join("truncated.params");
@@ -316,11 +327,7 @@ fn corrupt_cached_params_are_reported_not_used() {
         cache.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("porep-like-9.params"),
-        "{}",
-        stderr(&o)
-    );
+    assert!(stderr(&o).contains("porep-like-9.params"), "{}", stderr(&o));
 }
 
 #[test]

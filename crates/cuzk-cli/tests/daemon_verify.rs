@@ -63,7 +63,10 @@ fn a_daemon_proof_verifies_with_the_served_key() {
     );
     let start = Instant::now();
     while !sock.exists() {
-        assert!(start.elapsed() < Duration::from_secs(120), "daemon did not start");
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "daemon did not start"
+        );
         assert!(reap.0.try_wait().unwrap().is_none(), "daemon exited early");
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -71,10 +74,20 @@ fn a_daemon_proof_verifies_with_the_served_key() {
 
     // An output path that cannot be written is refused before the proof.
     let o = cuzk(&[
-        "prove", "--kind", "porep-like-6", "--out", "/nonexistent/x.bin", "--daemon", &target,
+        "prove",
+        "--kind",
+        "porep-like-6",
+        "--out",
+        "/nonexistent/x.bin",
+        "--daemon",
+        &target,
     ]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o.stderr).contains("/nonexistent does not exist"), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("/nonexistent does not exist"),
+        "{}",
+        text(&o.stderr)
+    );
     let o = cuzk(&["status", "--json", "--daemon", &target]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     let st: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -83,8 +96,18 @@ fn a_daemon_proof_verifies_with_the_served_key() {
     // A proof of two partitions, with its inputs beside it.
     let proof = dir.path().join("proof.bin");
     let o = cuzk(&[
-        "prove", "--kind", "porep-like-6", "--seed", "5", "--partitions", "2", "--out", p(&proof),
-        "--daemon", &target, "--json",
+        "prove",
+        "--kind",
+        "porep-like-6",
+        "--seed",
+        "5",
+        "--partitions",
+        "2",
+        "--out",
+        p(&proof),
+        "--daemon",
+        &target,
+        "--json",
     ]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -95,7 +118,15 @@ fn a_daemon_proof_verifies_with_the_served_key() {
 
     // The key beside the generated parameters, and the served one, agree.
     let served = dir.path().join("served.vk");
-    let o = cuzk(&["vk", "--kind", "porep-like-6", "-o", p(&served), "--daemon", &target]);
+    let o = cuzk(&[
+        "vk",
+        "--kind",
+        "porep-like-6",
+        "-o",
+        p(&served),
+        "--daemon",
+        &target,
+    ]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     let beside = std::fs::read(params.join("porep-like-6.vk")).unwrap();
     assert_eq!(std::fs::read(&served).unwrap(), beside);
@@ -109,10 +140,26 @@ fn a_daemon_proof_verifies_with_the_served_key() {
         cuzk(&a)
     };
     let o = verify(&["--vk", p(&served)], &inputs);
-    assert_eq!(o.status.code(), Some(0), "{}{}", text(&o.stdout), text(&o.stderr));
-    assert!(text(&o.stdout).contains("2 proof(s): verified"), "{}", text(&o.stdout));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+    assert!(
+        text(&o.stdout).contains("2 proof(s): verified"),
+        "{}",
+        text(&o.stdout)
+    );
     let o = verify(&["--kind", "porep-like-6", "--daemon", &target], &inputs);
-    assert_eq!(o.status.code(), Some(0), "{}{}", text(&o.stdout), text(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
 
     // A changed statement does not verify (exit 1).
     let text_inputs = std::fs::read_to_string(&inputs).unwrap();
@@ -121,12 +168,22 @@ fn a_daemon_proof_verifies_with_the_served_key() {
     let wrong = dir.path().join("wrong.inputs");
     std::fs::write(&wrong, lines.join("\n")).unwrap();
     let o = verify(&["--kind", "porep-like-6", "--daemon", &target], &wrong);
-    assert_eq!(o.status.code(), Some(1), "{}{}", text(&o.stdout), text(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
 
     // An unknown kind is refused with the kinds there are.
     let o = verify(&["--kind", "porep-like-7", "--daemon", &target], &inputs);
     assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o.stderr).contains("porep-like-6"), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("porep-like-6"),
+        "{}",
+        text(&o.stderr)
+    );
 
     let st = Command::new("kill")
         .args(["-TERM", &reap.0.id().to_string()])
@@ -135,7 +192,10 @@ fn a_daemon_proof_verifies_with_the_served_key() {
     assert!(st.success());
     let start = Instant::now();
     while reap.0.try_wait().unwrap().is_none() {
-        assert!(start.elapsed() < Duration::from_secs(60), "no exit after SIGTERM");
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no exit after SIGTERM"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }

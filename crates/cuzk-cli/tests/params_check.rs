@@ -79,7 +79,10 @@ fn params_info_check_names_its_checker_and_the_point_outside() {
         assert_eq!(o.status.code(), Some(2), "{backend}: {}", text(&o.stdout));
         let e = text(&o.stderr);
         let want = format!("b_g1 point 3 at offset {off}");
-        assert!(e.contains(&want) && e.contains("subgroup"), "{backend}: {e}");
+        assert!(
+            e.contains(&want) && e.contains("subgroup"),
+            "{backend}: {e}"
+        );
         assert!(e.contains("bad.params"), "{e}");
     }
     // Without --check the file opens (its points are only read on demand).

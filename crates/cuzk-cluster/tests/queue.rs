@@ -696,7 +696,7 @@ async fn run_node(c: Arc<ClusterClient>, seed: u64, tally: Arc<Tally>, stop: Arc
         }
         for l in &leases {
             // One partition in ten fails on its first claim.
-            let fail_first = (l.job_id as u64 * 31 + u64::from(l.partition)) % 10 == 0;
+            let fail_first = (l.job_id as u64 * 31 + u64::from(l.partition)).is_multiple_of(10);
             let r = if fail_first && l.failures == 0 {
                 match c.fail(&l.key(), "injected", FailMode::Retry).await {
                     Ok(FailOutcome::Requeued { .. }) => {

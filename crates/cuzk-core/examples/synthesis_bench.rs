@@ -1,17 +1,20 @@
 //! Synthesis of porep-like circuits, full against compiled: the median of
 //! `repeat` runs per size of
 //! - full synthesis (constraints built and evaluated, as bellperson does),
-//! - witness-only synthesis (enforce records nothing),
+//! - witness-only synthesis (enforce records nothing; the median, and the
+//!   first run alone, which for porep-like also records the size's shape),
 //! - the sparse products a/b/c = A·z, B·z, C·z (every core),
 //! - compiled = witness + products, checked equal to full synthesis once,
 //! - `parallel`: `jobs` witnesses generated at once (one partition per
 //!   core, as the daemon runs them), reported per partition,
+//!
 //! and the one-off compile time and the compiled system's size.
 //!
 //!     cargo run --release -p cuzk-core --example synthesis_bench -- 16 20 [--repeat 3] [--jobs N]
 //!
 //! Prints a table and then one JSON line per size.
 
+use cuzk_core::circuits::porep_like;
 use cuzk_core::circuits::PorepLikeCircuit;
 use cuzk_core::compiled;
 use cuzk_core::synthesis;
@@ -49,10 +52,11 @@ fn main() {
     }
     let repeat = repeat.max(1);
     println!(
-        "{:>4} {:>10} {:>10} {:>10} {:>10} {:>10} {:>12} {:>10} {:>9} {:>9}",
+        "{:>4} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>12} {:>10} {:>9} {:>9}",
         "log",
         "full ms",
         "witness",
+        "1st wit",
         "products",
         "compiled",
         "ratio",
@@ -106,15 +110,17 @@ fn main() {
         }
         let par_prod = ms(t);
         let per_part = (par_wit + par_prod) / jobs as f64;
+        let wit_first = wit[0];
         let (f, w, p, c) = (median(full), median(wit), median(prod), median(comp));
         let mb = cc.matrix_bytes() as f64 / 1e6;
         println!(
-            "{log:>4} {f:>10.1} {w:>10.1} {p:>10.1} {c:>10.1} {:>10.3} {per_part:>12.1} {:>10.3} {compile_ms:>9.0} {mb:>9.1}",
+            "{log:>4} {f:>10.1} {w:>10.1} {wit_first:>10.1} {p:>10.1} {c:>10.1} {:>10.3} {per_part:>12.1} {:>10.3} {compile_ms:>9.0} {mb:>9.1}",
             c / f,
             per_part / f
         );
         println!(
-            "{{\"log\":{log},\"repeat\":{repeat},\"jobs\":{jobs},\"full_ms\":{f:.3},\"witness_ms\":{w:.3},\"products_ms\":{p:.3},\"compiled_ms\":{c:.3},\"compiled_over_full\":{:.4},\"parallel_per_partition_ms\":{per_part:.3},\"parallel_over_full\":{:.4},\"compile_ms\":{compile_ms:.1},\"matrix_bytes\":{},\"constraints\":{},\"nnz\":[{},{},{}],\"coefficients\":{}}}",
+            "{{\"log\":{log},\"repeat\":{repeat},\"jobs\":{jobs},\"full_ms\":{f:.3},\"witness_ms\":{w:.3},\"witness_first_ms\":{wit_first:.3},\"shape_cache_bytes\":{},\"products_ms\":{p:.3},\"compiled_ms\":{c:.3},\"compiled_over_full\":{:.4},\"parallel_per_partition_ms\":{per_part:.3},\"parallel_over_full\":{:.4},\"compile_ms\":{compile_ms:.1},\"matrix_bytes\":{},\"constraints\":{},\"nnz\":[{},{},{}],\"coefficients\":{}}}",
+            porep_like::cached_shape_bytes(log).unwrap_or(0),
             c / f,
             per_part / f,
             cc.matrix_bytes(),

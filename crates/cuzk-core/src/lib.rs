@@ -28,7 +28,8 @@
 //! Unsafe code is denied crate-wide. The exceptions, each with its
 //! `// SAFETY:` note: the file mapping in [`params::MappedParameters::open`],
 //! and the slice casts in [`msm`] that hand blstrs' points to blst without
-//! copying them (guarded by compile-time layout assertions).
+//! copying them (guarded by compile-time layout assertions), and the cache
+//! prefetch hints in porep-like's witness replay.
 
 #![deny(unsafe_code)]
 

@@ -487,10 +487,9 @@ async fn the_timeline_exports_as_a_chrome_trace_of_what_happened() {
                     .find(|p| {
                         p["pid"] == e["pid"]
                             && p["tid"] == e["tid"]
-                            && p["args"]["partitions"]
-                                .as_array()
-                                .unwrap()
-                                .contains(&serde_json::json!([e["args"]["job"], e["args"]["partition"]]))
+                            && p["args"]["partitions"].as_array().unwrap().contains(
+                                &serde_json::json!([e["args"]["job"], e["args"]["partition"]]),
+                            )
                     })
                     .unwrap_or_else(|| panic!("{phase} {e} is on no call's row"));
                 let (ts, dur) = (e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap());

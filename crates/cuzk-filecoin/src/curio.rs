@@ -440,9 +440,7 @@ pub fn commitment_from_cid(b: &[u8], codec: u64, what: &str) -> Result<[u8; 32],
 /// (filecoin-proofs-api JSON, Curio's wrapper) is passed on as it came
 /// rather than re-encoded, so that a C1 of tens of megabytes is held as
 /// bytes once, beside one decoded copy.
-pub fn job_input(
-    req: pb::SubmitProofRequest,
-) -> Result<(CircuitId, Vec<u8>, DecodedInput), Error> {
+pub fn job_input(req: pb::SubmitProofRequest) -> Result<(CircuitId, Vec<u8>, DecodedInput), Error> {
     let (proof, self_describing) = decode_submission(&req)?;
     let circuit = proof.circuit();
     let bytes = if self_describing {

@@ -271,6 +271,19 @@ pub fn post_proof_from_u64(v: u64) -> Result<RegisteredPoStProof> {
         })
 }
 
+/// WindowPoSt's sectors are generated in parallel through bellpepper's
+/// `extend` (storage-proofs splits them when the system is extensible);
+/// the witness-only system is.
+impl<Tree: FilTree> crate::compiled::PartitionCircuit for FallbackPoStCircuit<Tree> {
+    fn shape_sample(&self) -> Self {
+        self.clone()
+    }
+
+    fn parallel_parts(&self) -> usize {
+        self.sectors.len()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -290,18 +303,5 @@ mod tests {
             RegisteredPoStProof::StackedDrgWindow32GiBV1_2
         );
         assert!(post_proof_from_u64(15).is_err());
-    }
-}
-
-/// WindowPoSt's sectors are generated in parallel through bellpepper's
-/// `extend` (storage-proofs splits them when the system is extensible);
-/// the witness-only system is.
-impl<Tree: FilTree> crate::compiled::PartitionCircuit for FallbackPoStCircuit<Tree> {
-    fn shape_sample(&self) -> Self {
-        self.clone()
-    }
-
-    fn parallel_parts(&self) -> usize {
-        self.sectors.len()
     }
 }

@@ -38,9 +38,9 @@ fn the_compiled_system_is_written_beside_the_parameters_and_reads_back() {
     let id = circuit.cache_identifier().unwrap();
     let opened = CompiledCircuit::open(&path, Some(&id)).unwrap();
     assert_eq!(opened.shape(), compiled.shape());
-    let err = CompiledCircuit::open(&path, Some("another-circuit"))
-        .err()
-        .expect("a file for another circuit must be refused");
+    let Err(err) = CompiledCircuit::open(&path, Some("another-circuit")) else {
+        panic!("a file for another circuit must be refused");
+    };
     assert!(
         err.to_string().contains(&path.display().to_string()),
         "{err}"
@@ -57,9 +57,9 @@ fn the_compiled_system_is_written_beside_the_parameters_and_reads_back() {
     // A truncated file is refused by name, not proved from.
     let bytes = std::fs::read(&path).unwrap();
     std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
-    let err = CompiledCircuit::open(&path, Some(&id))
-        .err()
-        .expect("a truncated file must be refused");
+    let Err(err) = CompiledCircuit::open(&path, Some(&id)) else {
+        panic!("a truncated file must be refused");
+    };
     assert!(
         err.to_string().contains(&path.display().to_string()),
         "{err}"

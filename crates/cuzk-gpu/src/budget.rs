@@ -841,10 +841,7 @@ mod tests {
             assert_eq!((l.bytes(), sm.bytes()), (GIB / 2, GIB / 16));
             // The large grant came first: the small one was granted beside
             // it, never before it.
-            assert!(
-                l_seen >= GIB / 2 && l_seen <= GIB / 2 + GIB / 16,
-                "{l_seen}"
-            );
+            assert!((GIB / 2..=GIB / 2 + GIB / 16).contains(&l_seen), "{l_seen}");
             assert_eq!(s_seen, GIB / 2 + GIB / 16);
         });
         assert_eq!(b.reserved(), 0);

@@ -36,6 +36,9 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
 
+mod shape;
+pub use shape::{CACHED_SHAPES, MAX_CACHED_LOG_SIZE};
+
 pub const DEFAULT_LOG_SIZE: u32 = 16;
 pub const MIN_LOG_SIZE: u32 = 2;
 /// 2^30 constraints is past any Filecoin circuit and keeps row counts in u32.
@@ -93,6 +96,13 @@ impl PorepLikeCircuit {
             .map(|_| Scalar::random(&mut rng))
             .collect()
     }
+}
+
+/// Bytes of `log_size`'s recorded shape (recording it if it is not
+/// cached), or `None` for sizes whose shape is not cached.
+pub fn cached_shape_bytes(log_size: u32) -> Option<usize> {
+    let shape = shape::cached(log_size)?;
+    shape.get().map(shape::Shape::bytes)
 }
 
 /// A variable and its value.
@@ -242,6 +252,21 @@ fn bit_value(b: bool) -> Scalar {
     }
 }
 
+/// The kind a roll in `0..100` picks from [`MIX`].
+fn roll_kind(mut roll: u32) -> Kind {
+    MIX.iter()
+        .find(|(_, w)| {
+            if roll < *w {
+                true
+            } else {
+                roll -= w;
+                false
+            }
+        })
+        .map(|m| m.0)
+        .unwrap_or(Kind::And)
+}
+
 impl Circuit<Scalar> for PorepLikeCircuit {
     fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
         if !(MIN_LOG_SIZE..=MAX_LOG_SIZE).contains(&self.log_size) {
@@ -249,122 +274,129 @@ impl Circuit<Scalar> for PorepLikeCircuit {
             // constraints; the largest is a sanity bound.
             return Err(SynthesisError::PolynomialDegreeTooLarge);
         }
-        let rows = self.num_circuit_constraints();
-        let inputs = self.public_inputs();
-        let witness_only = cs.is_witness_generator();
-        let mut b = Builder {
-            rng: self.rng(SHAPE_STREAM),
-            wrng: self.rng(WITNESS_STREAM),
-            fresh_bits: VecDeque::new(),
-            fresh_fields: VecDeque::new(),
-            b_bits: Pool::new(witness_only, true),
-            b_fields: Pool::new(witness_only, false),
-            all_bits: Pool::new(witness_only, true),
-            all_fields: Pool::new(witness_only, false),
-        };
-        let mut done = 0usize;
-
-        // Public inputs: each copied into an aux value (x·1 = input), which
-        // then feeds the body like any field value.
-        for (i, x) in inputs.iter().enumerate() {
-            let input = cs.alloc_input(|| format!("input {i}"), || Ok(*x))?;
-            let copy = alloc(cs, *x)?;
-            cs.enforce(|| "", |l| l + copy.v, |l| l + CS::one(), |l| l + input);
-            b.new_field(copy, true);
-            done += 1;
-        }
-        // Seed the pools so every kind has operands from the first row.
-        while done < rows && (b.b_bits.len() < 2 || b.all_bits.len() < 2) {
-            let bit = alloc(cs, bit_value(b.wrng.gen()))?;
-            cs.enforce(|| "", |l| l + bit.v, |l| l + bit.v, |l| l + bit.v);
-            b.b_bits.push(bit);
-            b.new_bit(bit, false);
-            done += 1;
-        }
-        if done < rows {
-            // One B-pool field value, so `mul` always has a right operand.
-            let v = b.a_field();
-            let sq = alloc(cs, v.val.square())?;
-            cs.enforce(|| "", |l| l + v.v, |l| l + v.v, |l| l + sq.v);
-            b.b_fields.push(v);
-            b.new_field(sq, true);
-            done += 1;
-        }
-
-        let total: u32 = MIX.iter().map(|m| m.1).sum();
-        while done < rows {
-            let mut roll = b.rng.gen_range(0..total);
-            let kind = MIX
-                .iter()
-                .find(|(_, w)| {
-                    if roll < *w {
-                        true
-                    } else {
-                        roll -= w;
-                        false
-                    }
-                })
-                .map(|m| m.0)
-                .unwrap_or(Kind::And);
-            match kind {
-                Kind::And => {
-                    let x = b.a_bit();
-                    let y = Builder::pick(&mut b.rng, &b.b_bits);
-                    let z = alloc(cs, x.val * y.val)?;
-                    cs.enforce(|| "and", |l| l + x.v, |l| l + y.v, |l| l + z.v);
-                    b.new_bit(z, true);
-                }
-                Kind::Xor => {
-                    let x = b.a_bit();
-                    let y = Builder::pick(&mut b.rng, &b.b_bits);
-                    let z = alloc(cs, x.val + y.val - x.val.double() * y.val)?;
-                    cs.enforce(
-                        || "xor",
-                        |l| l + x.v + x.v,
-                        |l| l + y.v,
-                        |l| l + x.v + y.v - z.v,
-                    );
-                    b.new_bit(z, true);
-                }
-                Kind::Bit => {
-                    let bit = alloc(cs, bit_value(b.wrng.gen()))?;
-                    cs.enforce(|| "bool", |l| l + bit.v, |l| l + bit.v, |l| l + bit.v);
-                    b.b_bits.push(bit);
-                    b.new_bit(bit, false);
-                }
-                Kind::Pack => {
-                    // State plus a mix of bits, as a Poseidon round adds
-                    // its input to the state.
-                    let state = b.a_field();
-                    let mut sum = lc(state);
-                    let mut val = state.val;
-                    for _ in 0..PACK_WIDTH {
-                        let x = b.a_bit();
-                        let c = Scalar::random(&mut b.rng);
-                        sum = sum + (c, x.v);
-                        val += c * x.val;
-                    }
-                    let v = alloc(cs, val)?;
-                    cs.enforce(|| "pack", |_| sum, |l| l + CS::one(), |l| l + v.v);
-                    b.new_field(v, true);
-                }
-                Kind::Mul => {
-                    let x = b.a_field();
-                    let y = Builder::pick(&mut b.rng, &b.b_fields);
-                    let z = alloc(cs, x.val * y.val)?;
-                    cs.enforce(|| "mul", |l| l + x.v, |l| l + y.v, |l| l + z.v);
-                    b.new_field(z, true);
-                }
-                Kind::Square => {
-                    let x = b.a_field();
-                    let z = alloc(cs, x.val.square())?;
-                    cs.enforce(|| "square", |_| lc(x), |_| lc(x), |l| l + z.v);
-                    b.b_fields.push(x);
-                    b.new_field(z, true);
+        // Witness-only synthesis replays the size's recorded shape (the
+        // same witness without the shape's draws); synthesis that records
+        // constraints, and sizes too large to cache, draw it as they go.
+        if cs.is_witness_generator() {
+            if let Some(shape) = shape::cached(self.log_size) {
+                if let Some(shape) = shape.get() {
+                    return shape::synthesize_witness(&self, shape, cs);
                 }
             }
-            done += 1;
         }
-        Ok(())
+        synthesize_streaming(self, cs)
     }
+}
+
+/// porep-like drawing its shape as it goes: the definition of the shape
+/// (which [`shape::Shape::record`] reproduces) and of the witness.
+fn synthesize_streaming<CS: ConstraintSystem<Scalar>>(
+    c: PorepLikeCircuit,
+    cs: &mut CS,
+) -> Result<(), SynthesisError> {
+    let rows = c.num_circuit_constraints();
+    let inputs = c.public_inputs();
+    let witness_only = cs.is_witness_generator();
+    let mut b = Builder {
+        rng: c.rng(SHAPE_STREAM),
+        wrng: c.rng(WITNESS_STREAM),
+        fresh_bits: VecDeque::new(),
+        fresh_fields: VecDeque::new(),
+        b_bits: Pool::new(witness_only, true),
+        b_fields: Pool::new(witness_only, false),
+        all_bits: Pool::new(witness_only, true),
+        all_fields: Pool::new(witness_only, false),
+    };
+    let mut done = 0usize;
+
+    // Public inputs: each copied into an aux value (x·1 = input), which
+    // then feeds the body like any field value.
+    for (i, x) in inputs.iter().enumerate() {
+        let input = cs.alloc_input(|| format!("input {i}"), || Ok(*x))?;
+        let copy = alloc(cs, *x)?;
+        cs.enforce(|| "", |l| l + copy.v, |l| l + CS::one(), |l| l + input);
+        b.new_field(copy, true);
+        done += 1;
+    }
+    // Seed the pools so every kind has operands from the first row.
+    while done < rows && (b.b_bits.len() < 2 || b.all_bits.len() < 2) {
+        let bit = alloc(cs, bit_value(b.wrng.gen()))?;
+        cs.enforce(|| "", |l| l + bit.v, |l| l + bit.v, |l| l + bit.v);
+        b.b_bits.push(bit);
+        b.new_bit(bit, false);
+        done += 1;
+    }
+    if done < rows {
+        // One B-pool field value, so `mul` always has a right operand.
+        let v = b.a_field();
+        let sq = alloc(cs, v.val.square())?;
+        cs.enforce(|| "", |l| l + v.v, |l| l + v.v, |l| l + sq.v);
+        b.b_fields.push(v);
+        b.new_field(sq, true);
+        done += 1;
+    }
+
+    let total: u32 = MIX.iter().map(|m| m.1).sum();
+    while done < rows {
+        let kind = roll_kind(b.rng.gen_range(0..total));
+        match kind {
+            Kind::And => {
+                let x = b.a_bit();
+                let y = Builder::pick(&mut b.rng, &b.b_bits);
+                let z = alloc(cs, x.val * y.val)?;
+                cs.enforce(|| "and", |l| l + x.v, |l| l + y.v, |l| l + z.v);
+                b.new_bit(z, true);
+            }
+            Kind::Xor => {
+                let x = b.a_bit();
+                let y = Builder::pick(&mut b.rng, &b.b_bits);
+                let z = alloc(cs, x.val + y.val - x.val.double() * y.val)?;
+                cs.enforce(
+                    || "xor",
+                    |l| l + x.v + x.v,
+                    |l| l + y.v,
+                    |l| l + x.v + y.v - z.v,
+                );
+                b.new_bit(z, true);
+            }
+            Kind::Bit => {
+                let bit = alloc(cs, bit_value(b.wrng.gen()))?;
+                cs.enforce(|| "bool", |l| l + bit.v, |l| l + bit.v, |l| l + bit.v);
+                b.b_bits.push(bit);
+                b.new_bit(bit, false);
+            }
+            Kind::Pack => {
+                // State plus a mix of bits, as a Poseidon round adds
+                // its input to the state.
+                let state = b.a_field();
+                let mut sum = lc(state);
+                let mut val = state.val;
+                for _ in 0..PACK_WIDTH {
+                    let x = b.a_bit();
+                    let c = Scalar::random(&mut b.rng);
+                    sum = sum + (c, x.v);
+                    val += c * x.val;
+                }
+                let v = alloc(cs, val)?;
+                cs.enforce(|| "pack", |_| sum, |l| l + CS::one(), |l| l + v.v);
+                b.new_field(v, true);
+            }
+            Kind::Mul => {
+                let x = b.a_field();
+                let y = Builder::pick(&mut b.rng, &b.b_fields);
+                let z = alloc(cs, x.val * y.val)?;
+                cs.enforce(|| "mul", |l| l + x.v, |l| l + y.v, |l| l + z.v);
+                b.new_field(z, true);
+            }
+            Kind::Square => {
+                let x = b.a_field();
+                let z = alloc(cs, x.val.square())?;
+                cs.enforce(|| "square", |_| lc(x), |_| lc(x), |l| l + z.v);
+                b.b_fields.push(x);
+                b.new_field(z, true);
+            }
+        }
+        done += 1;
+    }
+    Ok(())
 }

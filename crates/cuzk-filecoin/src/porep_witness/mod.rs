@@ -52,6 +52,9 @@ pub(crate) struct Commitments {
 /// The circuit's form of a vanilla proof (storage-proofs' `Proof<Tree, G>`
 /// of its private `params` module): the type is named by inference from
 /// `StackedCircuit::synthesize`, which takes a vector of them.
+// The parameter's type is that function's signature, spelled out for the
+// inference: a type alias would only move it.
+#[allow(clippy::type_complexity)]
 fn circuit_proof<CS, A, B, P, V: Into<P>>(
     _synthesize: fn(
         CS,

@@ -187,9 +187,10 @@ impl Word {
         let n = 64 - max.leading_zeros() as usize;
         let mut bits = [Bit::Const(false); 32];
         for i in 0..n {
+            // Every bit of the sum is allocated; the low 32 are the word.
             let b = aux.bit((sum >> i) & 1 == 1);
-            if i < 32 {
-                bits[i] = b;
+            if let Some(slot) = bits.get_mut(i) {
+                *slot = b;
             }
         }
         Word {
@@ -301,11 +302,11 @@ fn compress(aux: &mut Aux, input: &[Bit], current: &[Word; 8]) -> [Word; 8] {
 /// bellperson's `sha256::sha256`: the digest's 256 bits, big-endian per
 /// word as the gadget returns them.
 pub(crate) fn sha256(aux: &mut Aux, input: &[Bit]) -> Vec<Bit> {
-    assert!(input.len() % 8 == 0);
+    assert!(input.len().is_multiple_of(8));
     let mut padded = input.to_vec();
     let plen = padded.len() as u64;
     padded.push(Bit::Const(true));
-    while (padded.len() + 64) % 512 != 0 {
+    while !(padded.len() + 64).is_multiple_of(512) {
         padded.push(Bit::Const(false));
     }
     for i in (0..64).rev() {
