@@ -1480,7 +1480,13 @@ fn spmv_checks(r: &mut Runner) {
 
     // z from two host vectors, and the split of its aux part in place (the
     // L MSM's scalars), at offsets that cut mask words in the middle.
-    for (inputs, aux) in [(1usize, 0usize), (1, 1), (3, 31), (5, 1000), (37, (1 << 16) + 3)] {
+    for (inputs, aux) in [
+        (1usize, 0usize),
+        (1, 1),
+        (3, 31),
+        (5, 1000),
+        (37, (1 << 16) + 3),
+    ] {
         r.case(
             &format!("spmv/upload z and split its aux {inputs}+{aux}"),
             |dev, rng| {
@@ -1498,9 +1504,10 @@ fn spmv_checks(r: &mut Runner) {
                 ensure(got == host::split_zero_one(&za), || {
                     "split of the aux range differs from the host split".into()
                 })?;
-                ensure(dev.split_zero_one_range(&dz, inputs, aux + 1).is_err(), || {
-                    "accepted a range past the end".into()
-                })
+                ensure(
+                    dev.split_zero_one_range(&dz, inputs, aux + 1).is_err(),
+                    || "accepted a range past the end".into(),
+                )
             },
         );
     }
