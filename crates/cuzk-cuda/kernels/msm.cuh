@@ -265,3 +265,23 @@ extern "C" __global__ void sum_selected_g1i(const Affine<FqI>* points, const uin
                                             uint32_t nthreads) {
     sum_selected<FqI>(points, mask, n_words, words, out, nthreads);
 }
+// G2's accumulation under a register cap, so that 3 or 4 blocks of 128
+// threads share an SM instead of 2 (204 registers uncapped): run 10's ncu
+// found msm_accumulate_g2 latency-bound (11.6% occupancy, 38% of issue
+// slots used). sm_90 ptxas: o3 168 registers, 228 bytes of spill stores in
+// g2_add_affine; o4 128 registers, 1720 bytes. src/device/msm.rs picks the
+// build by measurement.
+extern "C" __global__ void __launch_bounds__(128, 3)
+    msm_accumulate_g2o3(const Affine<Fq2>* points, const uint32_t* sorted,
+                        const uint32_t* seg_count, const uint32_t* seg_off,
+                        const uint32_t* chunk_off, const uint32_t* owner, uint32_t S, uint32_t T,
+                        Xyzz<Fq2>* out) {
+    accumulate_affine<Fq2>(points, sorted, seg_count, seg_off, chunk_off, owner, S, T, out);
+}
+extern "C" __global__ void __launch_bounds__(128, 4)
+    msm_accumulate_g2o4(const Affine<Fq2>* points, const uint32_t* sorted,
+                        const uint32_t* seg_count, const uint32_t* seg_off,
+                        const uint32_t* chunk_off, const uint32_t* owner, uint32_t S, uint32_t T,
+                        Xyzz<Fq2>* out) {
+    accumulate_affine<Fq2>(points, sorted, seg_count, seg_off, chunk_off, owner, S, T, out);
+}

@@ -396,18 +396,35 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
         let (work, imad) = msm_work(n, true);
         let dp = dev.upload_g2(&points)?;
         let ds = dev.upload_scalars(&scalars)?;
-        let t = time_it(dev, opts.reps, || {
-            dev.msm_g2_device(&dp, &ds, None).map(|_| ())
-        })?;
-        push(row(
-            &card,
-            "msm_g2 vram",
-            lg,
-            work,
-            imad,
-            n as f64 * (192.0 + 32.0),
-            t,
-        ));
+        // The default build of the accumulation first, then the others.
+        let default = dev.g2_accumulate_blocks();
+        let mut builds = vec![default];
+        builds.extend(
+            crate::device::G2_ACCUMULATE_BLOCKS
+                .iter()
+                .filter(|&&b| b != default),
+        );
+        for blocks in builds {
+            dev.set_g2_accumulate_blocks(blocks);
+            let t = time_it(dev, opts.reps, || {
+                dev.msm_g2_device(&dp, &ds, None).map(|_| ())
+            })?;
+            let name = if blocks == default {
+                "msm_g2 vram".to_string()
+            } else {
+                format!("msm_g2 vram o{blocks}")
+            };
+            push(row(
+                &card,
+                &name,
+                lg,
+                work.clone(),
+                imad,
+                n as f64 * (192.0 + 32.0),
+                t,
+            ));
+        }
+        dev.set_g2_accumulate_blocks(default);
     }
 
     // ---- NTT, resident.

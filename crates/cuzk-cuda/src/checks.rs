@@ -371,12 +371,31 @@ fn sum_selected_g1_both(
     Ok(sums[0])
 }
 
+/// The G2 MSM with each build of its accumulation (2, 3 and 4 blocks per
+/// SM), each against blstrs; the device's setting is restored afterwards.
 fn check_msm_g2(dev: &CudaDevice, points: &[G2Affine], scalars: &[Scalar]) -> CaseResult {
     let want = ref_msm_g2(points, scalars);
-    let got = dev.msm_g2(points, scalars).map_err(|e| e.to_string())?;
-    ensure(got == want, || {
-        format!("msm_g2 of {} points differs from blstrs", points.len())
-    })
+    let restore = dev.g2_accumulate_blocks();
+    let mut result = Ok(());
+    for blocks in crate::device::G2_ACCUMULATE_BLOCKS {
+        assert!(dev.set_g2_accumulate_blocks(blocks));
+        result = dev
+            .msm_g2(points, scalars)
+            .map_err(|e| format!("{blocks} blocks per SM: {e}"))
+            .and_then(|got| {
+                ensure(got == want, || {
+                    format!(
+                        "msm_g2 of {} points ({blocks} blocks per SM) differs from blstrs",
+                        points.len()
+                    )
+                })
+            });
+        if result.is_err() {
+            break;
+        }
+    }
+    dev.set_g2_accumulate_blocks(restore);
+    result
 }
 
 fn random_mask(rng: &mut ChaCha8Rng, n: usize, p: f64) -> Vec<u32> {

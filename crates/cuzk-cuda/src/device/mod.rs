@@ -37,11 +37,12 @@ mod zero_one;
 
 pub(crate) use arith::ArithKernels;
 pub use buffers::{DevicePoints, DeviceScalars, ScalarForm};
+pub use msm::G2_ACCUMULATE_BLOCKS;
 pub use ntt::{NttPass, MAX_NTT_LOG};
 pub use spmv::{compact_scratch_bytes, DeviceCsr, DeviceDensity, DeviceSplit, SPMV_LONG};
 pub use subgroup::{SubgroupReport, SUBGROUP_MAX_POINTS, SUBGROUP_SCRATCH_BYTES};
 
-use msm::DEFAULT_G1_INLINE;
+use msm::{DEFAULT_G1_INLINE, DEFAULT_G2_ACCUMULATE_BLOCKS};
 use ntt::{Twiddles, DEFAULT_NTT_PASS};
 
 static FATBIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cuzk.fatbin"));
@@ -84,7 +85,7 @@ struct Kernels {
     msm_chunk_counts: msm::MsmChunkCounts,
     msm_chunk_owner: msm::MsmChunkOwner,
     /// G1, G2, then G1 with inlined Fq products ([`CudaDevice::msm_kernel`]).
-    msm_accumulate: [msm::MsmAccumulate; 3],
+    msm_accumulate: [msm::MsmAccumulate; 5],
     msm_reduce: [msm::MsmReduce; 3],
     msm_bucket_reduce: [msm::MsmBucketReduce; 2],
     sum_selected: [zero_one::SumSelected; 3],
@@ -110,6 +111,8 @@ pub struct CudaDevice {
     /// Whether the G1 accumulation, reduction and 0/1 kernels are the
     /// builds with inlined Fq products.
     g1_inline: std::sync::atomic::AtomicBool,
+    /// Blocks per SM of the G2 accumulation build in use (2, 3 or 4).
+    g2_accumulate_blocks: std::sync::atomic::AtomicU32,
 }
 
 impl CudaDevice {
@@ -202,6 +205,7 @@ impl CudaDevice {
             twiddles: Mutex::new(None),
             ntt_pass: std::sync::atomic::AtomicU8::new(DEFAULT_NTT_PASS as u8),
             g1_inline: std::sync::atomic::AtomicBool::new(DEFAULT_G1_INLINE),
+            g2_accumulate_blocks: std::sync::atomic::AtomicU32::new(DEFAULT_G2_ACCUMULATE_BLOCKS),
         })
     }
 

@@ -24,9 +24,16 @@ typed_kernels! {
     MsmChunkCounts["msm_chunk_counts"](count: DevPtr, s: u32, t: u32, out: DevPtr, max_out: DevPtr);
     /// `msm_chunk_owner`: each chunk's segment.
     MsmChunkOwner["msm_chunk_owner"](chunk_off: DevPtr, s: u32, owner: DevPtr);
-    /// `msm_accumulate_g1`, `_g2`, `_g1i`: the chunked bucket sums from the
-    /// affine points.
-    MsmAccumulate["msm_accumulate_g1", "msm_accumulate_g2", "msm_accumulate_g1i"](
+    /// `msm_accumulate_g1`, `_g2`, `_g1i`, and G2 under register caps for 3
+    /// and 4 blocks per SM (`_g2o3`, `_g2o4`): the chunked bucket sums from
+    /// the affine points.
+    MsmAccumulate[
+        "msm_accumulate_g1",
+        "msm_accumulate_g2",
+        "msm_accumulate_g1i",
+        "msm_accumulate_g2o3",
+        "msm_accumulate_g2o4",
+    ](
         points: DevPtr,
         sorted: DevPtr,
         seg_count: DevPtr,
@@ -91,6 +98,13 @@ const CHUNK: u32 = 64;
 /// (run 9: 2^26 points in VRAM 695.7 ms against 758.8 ms out of line).
 pub(super) const DEFAULT_G1_INLINE: bool = true;
 
+/// Blocks of `MSM_ACCUMULATE_BLOCK` threads that the G2 accumulation's
+/// register cap leaves room for on one SM: 2 (uncapped, 204 registers on
+/// sm_90), 3 or 4. Kept at 2 until the H200 measures the others.
+pub(super) const DEFAULT_G2_ACCUMULATE_BLOCKS: u32 = 2;
+/// The builds of the G2 accumulation, by blocks per SM.
+pub const G2_ACCUMULATE_BLOCKS: [u32; 3] = [2, 3, 4];
+
 /// Where an MSM's scalars are: a device address, their count and form.
 #[derive(Clone, Copy)]
 pub(super) struct ScalarsAt {
@@ -117,6 +131,32 @@ impl CudaDevice {
 
     pub fn g1_inline(&self) -> bool {
         self.g1_inline.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Uses the G2 accumulation built for `blocks` blocks per SM (one of
+    /// [`G2_ACCUMULATE_BLOCKS`]); returns false, changing nothing, for
+    /// another count.
+    pub fn set_g2_accumulate_blocks(&self, blocks: u32) -> bool {
+        if !G2_ACCUMULATE_BLOCKS.contains(&blocks) {
+            return false;
+        }
+        self.g2_accumulate_blocks
+            .store(blocks, std::sync::atomic::Ordering::Relaxed);
+        true
+    }
+
+    pub fn g2_accumulate_blocks(&self) -> u32 {
+        self.g2_accumulate_blocks
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Index into the accumulation kernels.
+    fn accumulate_kernel(&self, group: Group_) -> usize {
+        match (group, self.g2_accumulate_blocks()) {
+            (Group_::G2, 3) => 3,
+            (Group_::G2, 4) => 4,
+            _ => self.msm_kernel(group),
+        }
     }
 
     /// Index into the accumulation, reduction and 0/1 kernel arrays.
@@ -431,7 +471,7 @@ impl CudaDevice {
                 .wait(ev)
                 .map_err(|e| self.err("stream wait", kernel, m, e))?;
         }
-        self.k.msm_accumulate[self.msm_kernel(group)].launch(
+        self.k.msm_accumulate[self.accumulate_kernel(group)].launch(
             self,
             "msm_accumulate",
             m,
