@@ -214,6 +214,16 @@ fn msm_work(n: usize, g2: bool) -> (String, f64) {
     )
 }
 
+/// How the MSM's chunk order is named in the rows.
+#[cfg(feature = "cuda")]
+fn chunk_order_name(on: bool) -> &'static str {
+    if on {
+        "chunks-by-length"
+    } else {
+        "chunks-in-order"
+    }
+}
+
 /// How a G1 kernel build is named in the rows.
 #[cfg(feature = "cuda")]
 fn g1_build(inline: bool) -> &'static str {
@@ -321,6 +331,15 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
                     push(row(&card, &name, lg, work.clone(), imad, mem, t));
                 }
                 dev.set_g1_inline(default);
+                // The default kernels with the other chunk order.
+                let order = dev.msm_chunk_order();
+                dev.set_msm_chunk_order(!order);
+                let t = time_it(dev, opts.reps, || {
+                    dev.msm_g1_device(&dp, &ds, None).map(|_| ())
+                })?;
+                dev.set_msm_chunk_order(order);
+                let name = format!("msm_g1 vram {}", chunk_order_name(!order));
+                push(row(&card, &name, lg, work.clone(), imad, mem, t));
             }
             if want("msm_g1 pinned") {
                 let ds = dev.upload_scalars(&scalars[..n])?;
@@ -425,6 +444,21 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
             ));
         }
         dev.set_g2_accumulate_blocks(default);
+        let order = dev.msm_chunk_order();
+        dev.set_msm_chunk_order(!order);
+        let t = time_it(dev, opts.reps, || {
+            dev.msm_g2_device(&dp, &ds, None).map(|_| ())
+        })?;
+        dev.set_msm_chunk_order(order);
+        push(row(
+            &card,
+            &format!("msm_g2 vram {}", chunk_order_name(!order)),
+            lg,
+            work,
+            imad,
+            n as f64 * (192.0 + 32.0),
+            t,
+        ));
     }
 
     // ---- NTT, resident.

@@ -345,12 +345,33 @@ fn with_each_g1_build<T>(
     result.map(|()| out)
 }
 
+/// `f` with the MSM's chunks in order of length and in plain order; the
+/// device's setting is restored afterwards.
+fn with_each_chunk_order(
+    dev: &CudaDevice,
+    mut f: impl FnMut() -> Result<(), String>,
+) -> Result<(), String> {
+    let restore = dev.msm_chunk_order();
+    let mut result = Ok(());
+    for (on, name) in [(true, "chunks by length"), (false, "chunks in order")] {
+        dev.set_msm_chunk_order(on);
+        if let Err(e) = f() {
+            result = Err(format!("{name}: {e}"));
+            break;
+        }
+    }
+    dev.set_msm_chunk_order(restore);
+    result
+}
+
 fn check_msm_g1(dev: &CudaDevice, points: &[G1Affine], scalars: &[Scalar]) -> CaseResult {
     let want = ref_msm_g1(points, scalars);
     with_each_g1_build(dev, |_| {
-        let got = dev.msm_g1(points, scalars).map_err(|e| e.to_string())?;
-        ensure(got == want, || {
-            format!("msm_g1 of {} points differs from blstrs", points.len())
+        with_each_chunk_order(dev, || {
+            let got = dev.msm_g1(points, scalars).map_err(|e| e.to_string())?;
+            ensure(got == want, || {
+                format!("msm_g1 of {} points differs from blstrs", points.len())
+            })
         })
     })
     .map(|_| ())
@@ -372,24 +393,24 @@ fn sum_selected_g1_both(
 }
 
 /// The G2 MSM with each build of its accumulation (2, 3 and 4 blocks per
-/// SM), each against blstrs; the device's setting is restored afterwards.
+/// SM) and each chunk order, each against blstrs; the device's setting is restored afterwards.
 fn check_msm_g2(dev: &CudaDevice, points: &[G2Affine], scalars: &[Scalar]) -> CaseResult {
     let want = ref_msm_g2(points, scalars);
     let restore = dev.g2_accumulate_blocks();
     let mut result = Ok(());
     for blocks in crate::device::G2_ACCUMULATE_BLOCKS {
         assert!(dev.set_g2_accumulate_blocks(blocks));
-        result = dev
-            .msm_g2(points, scalars)
-            .map_err(|e| format!("{blocks} blocks per SM: {e}"))
-            .and_then(|got| {
-                ensure(got == want, || {
-                    format!(
-                        "msm_g2 of {} points ({blocks} blocks per SM) differs from blstrs",
-                        points.len()
-                    )
-                })
-            });
+        result = with_each_chunk_order(dev, || {
+            let got = dev
+                .msm_g2(points, scalars)
+                .map_err(|e| format!("{blocks} blocks per SM: {e}"))?;
+            ensure(got == want, || {
+                format!(
+                    "msm_g2 of {} points ({blocks} blocks per SM) differs from blstrs",
+                    points.len()
+                )
+            })
+        });
         if result.is_err() {
             break;
         }

@@ -42,7 +42,7 @@ pub use ntt::{NttPass, MAX_NTT_LOG};
 pub use spmv::{compact_scratch_bytes, DeviceCsr, DeviceDensity, DeviceSplit, SPMV_LONG};
 pub use subgroup::{SubgroupReport, SUBGROUP_MAX_POINTS, SUBGROUP_SCRATCH_BYTES};
 
-use msm::{DEFAULT_G1_INLINE, DEFAULT_G2_ACCUMULATE_BLOCKS};
+use msm::{DEFAULT_CHUNK_ORDER, DEFAULT_G1_INLINE, DEFAULT_G2_ACCUMULATE_BLOCKS};
 use ntt::{Twiddles, DEFAULT_NTT_PASS};
 
 static FATBIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cuzk.fatbin"));
@@ -84,7 +84,10 @@ struct Kernels {
     msm_scatter: msm::MsmScatter,
     msm_chunk_counts: msm::MsmChunkCounts,
     msm_chunk_owner: msm::MsmChunkOwner,
-    /// G1, G2, then G1 with inlined Fq products ([`CudaDevice::msm_kernel`]).
+    msm_chunk_len_hist: msm::MsmChunkLenHist,
+    msm_chunk_order: msm::MsmChunkOrder,
+    /// G1, G2, G1 with inlined Fq products ([`CudaDevice::msm_kernel`]),
+    /// then G2 under register caps for 3 and 4 blocks per SM.
     msm_accumulate: [msm::MsmAccumulate; 5],
     msm_reduce: [msm::MsmReduce; 3],
     msm_bucket_reduce: [msm::MsmBucketReduce; 2],
@@ -113,6 +116,8 @@ pub struct CudaDevice {
     g1_inline: std::sync::atomic::AtomicBool,
     /// Blocks per SM of the G2 accumulation build in use (2, 3 or 4).
     g2_accumulate_blocks: std::sync::atomic::AtomicU32,
+    /// Whether the MSM's first bucket sums take their chunks longest first.
+    chunk_order: std::sync::atomic::AtomicBool,
 }
 
 impl CudaDevice {
@@ -176,6 +181,8 @@ impl CudaDevice {
             msm_scatter: msm::MsmScatter::load(&f)?,
             msm_chunk_counts: msm::MsmChunkCounts::load(&f)?,
             msm_chunk_owner: msm::MsmChunkOwner::load(&f)?,
+            msm_chunk_len_hist: msm::MsmChunkLenHist::load(&f)?,
+            msm_chunk_order: msm::MsmChunkOrder::load(&f)?,
             msm_accumulate: msm::MsmAccumulate::load_all(&f)?,
             msm_reduce: msm::MsmReduce::load_all(&f)?,
             msm_bucket_reduce: msm::MsmBucketReduce::load_all(&f)?,
@@ -206,6 +213,7 @@ impl CudaDevice {
             ntt_pass: std::sync::atomic::AtomicU8::new(DEFAULT_NTT_PASS as u8),
             g1_inline: std::sync::atomic::AtomicBool::new(DEFAULT_G1_INLINE),
             g2_accumulate_blocks: std::sync::atomic::AtomicU32::new(DEFAULT_G2_ACCUMULATE_BLOCKS),
+            chunk_order: std::sync::atomic::AtomicBool::new(DEFAULT_CHUNK_ORDER),
         })
     }
 
@@ -321,6 +329,8 @@ mod tests {
                     MsmScatter::SIGNATURE,
                     MsmChunkCounts::SIGNATURE,
                     MsmChunkOwner::SIGNATURE,
+                    MsmChunkLenHist::SIGNATURE,
+                    MsmChunkOrder::SIGNATURE,
                     MsmAccumulate::SIGNATURE,
                     MsmReduce::SIGNATURE,
                     MsmBucketReduce::SIGNATURE,

@@ -24,6 +24,25 @@ typed_kernels! {
     MsmChunkCounts["msm_chunk_counts"](count: DevPtr, s: u32, t: u32, out: DevPtr, max_out: DevPtr);
     /// `msm_chunk_owner`: each chunk's segment.
     MsmChunkOwner["msm_chunk_owner"](chunk_off: DevPtr, s: u32, owner: DevPtr);
+    /// `msm_chunk_len_hist`: each tile's chunks counted by length.
+    MsmChunkLenHist["msm_chunk_len_hist"](
+        seg_count: DevPtr,
+        chunk_off: DevPtr,
+        owner: DevPtr,
+        s: u32,
+        t: u32,
+        tile_hist: DevPtr,
+    );
+    /// `msm_chunk_order`: chunk ids, longest chunks first.
+    MsmChunkOrder["msm_chunk_order"](
+        seg_count: DevPtr,
+        chunk_off: DevPtr,
+        owner: DevPtr,
+        s: u32,
+        t: u32,
+        tile_off: DevPtr,
+        order: DevPtr,
+    );
     /// `msm_accumulate_g1`, `_g2`, `_g1i`, and G2 under register caps for 3
     /// and 4 blocks per SM (`_g2o3`, `_g2o4`): the chunked bucket sums from
     /// the affine points.
@@ -42,6 +61,7 @@ typed_kernels! {
         owner: DevPtr,
         s: u32,
         t: u32,
+        order: DevPtr,
         out: DevPtr,
     );
     /// `msm_reduce_g1`, `_g2`, `_g1i`: one more pass of chunked sums over
@@ -80,6 +100,15 @@ const MSM_SCATTER_BLOCK: u32 = 256;
 const MSM_CHUNK_COUNTS_BLOCK: u32 = 256;
 /// Threads per block of msm_chunk_owner.
 const MSM_CHUNK_OWNER_BLOCK: u32 = 256;
+/// Threads per block of msm_chunk_len_hist and msm_chunk_order: their
+/// `__launch_bounds__` (CHUNK_ORDER_BLOCK in kernels/msm.cuh).
+const MSM_CHUNK_ORDER_BLOCK: u32 = 256;
+/// Chunks per block of msm_chunk_len_hist and msm_chunk_order
+/// (CHUNK_ORDER_TILE: 4 per thread).
+const MSM_CHUNK_ORDER_TILE: usize = 1024;
+/// The most chunk lengths the order kernels' shared counters hold
+/// (CHUNK_ORDER_MAX_T); [`CHUNK`] must not exceed it.
+const MSM_CHUNK_ORDER_MAX_T: u32 = 64;
 /// Threads per block of msm_accumulate_*.
 const MSM_ACCUMULATE_BLOCK: u32 = 128;
 /// Threads per block of msm_reduce_* (the 0/1 path's reduction too).
@@ -93,6 +122,11 @@ const MSM_BUCKET_REDUCE_BLOCK: u32 = 64;
 /// points, so most spilled into a second chunk); 64 halves the chunk sums
 /// and still launches 1.3e7 threads in the first pass.
 const CHUNK: u32 = 64;
+const _: () = assert!(CHUNK <= MSM_CHUNK_ORDER_MAX_T);
+
+/// Whether the first bucket sums take their chunks longest first (a warp
+/// then sums chunks of one length instead of waiting on its longest).
+pub(super) const DEFAULT_CHUNK_ORDER: bool = true;
 
 /// G1 MSM kernels with inlined Fq products: measured faster on the H200
 /// (run 9: 2^26 points in VRAM 695.7 ms against 758.8 ms out of line).
@@ -148,6 +182,69 @@ impl CudaDevice {
     pub fn g2_accumulate_blocks(&self) -> u32 {
         self.g2_accumulate_blocks
             .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Orders (or not) the first bucket sums' chunks longest first.
+    pub fn set_msm_chunk_order(&self, on: bool) {
+        self.chunk_order
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn msm_chunk_order(&self) -> bool {
+        self.chunk_order.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Chunk ids of a chunk plan (`cnt` items per segment, `off` the
+    /// segments' first chunks, `owner` each chunk's segment, at most
+    /// `bound` chunks), longest chunks first: a counting sort on the
+    /// length, tile by tile.
+    fn chunk_order(
+        &self,
+        count: &CudaSlice<u32>,
+        off: &CudaSlice<u32>,
+        owner: &CudaSlice<u32>,
+        s: usize,
+        bound: usize,
+        kernel: &'static str,
+    ) -> Result<CudaSlice<u32>> {
+        let tiles = bound.div_ceil(MSM_CHUNK_ORDER_TILE).max(1);
+        let cfg = cudarc::driver::LaunchConfig {
+            grid_dim: (tiles as u32, 1, 1),
+            block_dim: (MSM_CHUNK_ORDER_BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let cells = CHUNK as usize * tiles;
+        let tile_hist: CudaSlice<u32> = self.alloc(kernel, cells)?;
+        self.k.msm_chunk_len_hist.launch(
+            self,
+            "msm_chunk_len_hist",
+            bound,
+            cfg,
+            self.p(count),
+            self.p(off),
+            self.p(owner),
+            s as u32,
+            CHUNK,
+            self.p(&tile_hist),
+        )?;
+        let tile_off: CudaSlice<u32> = self.alloc(kernel, cells + 1)?;
+        self.scan(&tile_hist, &tile_off, cells)?;
+        drop(tile_hist);
+        let order: CudaSlice<u32> = self.alloc(kernel, bound)?;
+        self.k.msm_chunk_order.launch(
+            self,
+            "msm_chunk_order",
+            bound,
+            cfg,
+            self.p(count),
+            self.p(off),
+            self.p(owner),
+            s as u32,
+            CHUNK,
+            self.p(&tile_off),
+            self.p(&order),
+        )?;
+        Ok(order)
     }
 
     /// Index into the accumulation kernels.
@@ -471,6 +568,13 @@ impl CudaDevice {
                 .wait(ev)
                 .map_err(|e| self.err("stream wait", kernel, m, e))?;
         }
+        let order = if self.msm_chunk_order() {
+            let o = self.chunk_order(&hist, &off1, &owner1, s, bound1, kernel)?;
+            prof.mark(self, "chunk order")?;
+            Some(o)
+        } else {
+            None
+        };
         self.k.msm_accumulate[self.accumulate_kernel(group)].launch(
             self,
             "msm_accumulate",
@@ -484,9 +588,10 @@ impl CudaDevice {
             self.p(&owner1),
             s as u32,
             CHUNK,
+            order.as_ref().map_or(0, |o| self.p(o)),
             self.p(&items1),
         )?;
-        drop(owner1);
+        drop((owner1, order));
         drop((sorted, hist, off0));
         prof.mark(self, "accumulate")?;
         let (items, cnt, off, _) =
