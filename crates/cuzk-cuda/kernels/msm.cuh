@@ -333,7 +333,7 @@ extern "C" __global__ void sum_selected_g1i(const Affine<FqI>* points, const uin
 // found msm_accumulate_g2 latency-bound (11.6% occupancy, 38% of issue
 // slots used). sm_90 ptxas: o3 168 registers, 228 bytes of spill stores in
 // g2_add_affine; o4 128 registers, 1720 bytes. src/device/msm.rs picks the
-// build by measurement.
+// build by measurement (o3 since run 12: -3% once warps stopped diverging).
 extern "C" __global__ void __launch_bounds__(128, 3)
     msm_accumulate_g2o3(const Affine<Fq2>* points, const uint32_t* sorted,
                         const uint32_t* seg_count, const uint32_t* seg_off,

@@ -125,7 +125,9 @@ const CHUNK: u32 = 64;
 const _: () = assert!(CHUNK <= MSM_CHUNK_ORDER_MAX_T);
 
 /// Whether the first bucket sums take their chunks longest first (a warp
-/// then sums chunks of one length instead of waiting on its longest).
+/// then sums chunks of one length instead of waiting on its longest). H200
+/// (run 12): G1 2^26 702.96 -> 550.77 ms, G1 2^24 182.90 -> 140.99, G2
+/// 2^24 690.65 -> 515.85; the sort itself 33 us at 2^22.
 pub(super) const DEFAULT_CHUNK_ORDER: bool = true;
 
 /// G1 MSM kernels with inlined Fq products: measured faster on the H200
@@ -134,8 +136,10 @@ pub(super) const DEFAULT_G1_INLINE: bool = true;
 
 /// Blocks of `MSM_ACCUMULATE_BLOCK` threads that the G2 accumulation's
 /// register cap leaves room for on one SM: 2 (uncapped, 204 registers on
-/// sm_90), 3 or 4. Kept at 2 until the H200 measures the others.
-pub(super) const DEFAULT_G2_ACCUMULATE_BLOCKS: u32 = 2;
+/// sm_90), 3 (168) or 4 (128, with spills). H200, G2 MSM 2^24 with chunks
+/// by length (bench/gpu-kernels.md run 12): 515.9 / **498.9** / 521.0 ms;
+/// with chunks in order (run 11) 3 blocks gained nothing (681 / 683 / 710).
+pub(super) const DEFAULT_G2_ACCUMULATE_BLOCKS: u32 = 3;
 /// The builds of the G2 accumulation, by blocks per SM.
 pub const G2_ACCUMULATE_BLOCKS: [u32; 3] = [2, 3, 4];
 
