@@ -1,5 +1,6 @@
-//! Compiles kernels/cuzk.cu into one fatbin embedded in the crate, only when
-//! the `cuda` feature is on.
+//! Compiles kernels/cuzk.cu into the fatbin embedded in the crate, and
+//! kernels/tests.cu (the arithmetic kernels of the GPU checks and the
+//! benchmarks) into a second one, only when the `cuda` feature is on.
 //!
 //! nvcc is taken from `$NVCC`, else from `PATH`, else from the repository's
 //! `.cuda/` virtual environment that scripts/install-nvcc.sh creates. The
@@ -55,8 +56,23 @@ fn main() {
         )
     });
     let archs = env::var("CUZK_CUDA_ARCHS").unwrap_or_else(|_| DEFAULT_ARCHS.to_string());
-    let fatbin = out_dir.join("cuzk.fatbin");
-    let mut cmd = Command::new(&nvcc);
+    // The production kernels, and apart from them the arithmetic kernels
+    // that only the GPU checks and the benchmarks load.
+    for (source, fatbin) in [
+        ("cuzk.cu", "cuzk.fatbin"),
+        ("tests.cu", "cuzk_tests.fatbin"),
+    ] {
+        compile(
+            &nvcc,
+            &manifest_dir.join("kernels").join(source),
+            &out_dir.join(fatbin),
+            &archs,
+        );
+    }
+}
+
+fn compile(nvcc: &Path, source: &Path, fatbin: &Path, archs: &str) {
+    let mut cmd = Command::new(nvcc);
     cmd.arg("--fatbin")
         .arg("-O3")
         .arg("-std=c++17")
@@ -64,8 +80,8 @@ fn main() {
         .arg("--threads")
         .arg("0")
         .arg("-o")
-        .arg(&fatbin)
-        .arg(manifest_dir.join("kernels/cuzk.cu"));
+        .arg(fatbin)
+        .arg(source);
     for a in archs.split(',').map(str::trim).filter(|a| !a.is_empty()) {
         cmd.arg(format!("-gencode=arch=compute_{a},code=sm_{a}"));
     }
@@ -76,6 +92,9 @@ fn main() {
         .status()
         .unwrap_or_else(|e| panic!("could not run {}: {e}", nvcc.display()));
     if !status.success() {
-        panic!("nvcc failed ({status}) compiling kernels/cuzk.cu for archs {archs}");
+        panic!(
+            "nvcc failed ({status}) compiling {} for archs {archs}",
+            source.display()
+        );
     }
 }

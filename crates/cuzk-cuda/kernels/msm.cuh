@@ -136,6 +136,62 @@ DEV bool chunk_range(uint32_t j, const uint32_t* seg_count, const uint32_t* seg_
     return true;
 }
 
+// Chunks in order of decreasing length, so that the 32 threads of a warp
+// sum chunks of one length: in chunk order a warp ran as long as its
+// longest chunk (bucket counts vary around their mean), and ncu measured
+// 23.3 of 32 threads active on average in msm_accumulate_g2 (run 11). A
+// counting sort on the length, tile by tile: msm_chunk_len_hist counts each
+// tile's chunks per length into tile_hist[(T - len) * tiles + tile]; the
+// exclusive scan of that array gives each (length, tile) its first place;
+// msm_chunk_order places each chunk id there. Both kernels find a chunk's
+// length the same way, so the places are a permutation of 0 .. chunks.
+#define CHUNK_ORDER_BLOCK 256
+#define CHUNK_ORDER_PER_THREAD 4
+#define CHUNK_ORDER_TILE (CHUNK_ORDER_BLOCK * CHUNK_ORDER_PER_THREAD)
+#define CHUNK_ORDER_MAX_T 64
+
+DEV uint32_t chunk_len(uint32_t j, const uint32_t* seg_count, const uint32_t* chunk_off,
+                       const uint32_t* owner, uint32_t T) {
+    uint32_t s = owner[j];
+    uint32_t k = j - chunk_off[s];
+    return min(T, seg_count[s] - k * T);
+}
+
+extern "C" __global__ void __launch_bounds__(CHUNK_ORDER_BLOCK)
+    msm_chunk_len_hist(const uint32_t* seg_count, const uint32_t* chunk_off,
+                       const uint32_t* owner, uint32_t S, uint32_t T, uint32_t* tile_hist) {
+    __shared__ uint32_t hist[CHUNK_ORDER_MAX_T];
+    for (uint32_t b = threadIdx.x; b < T; b += blockDim.x) hist[b] = 0;
+    __syncthreads();
+    uint32_t chunks = chunk_off[S];
+    uint32_t base = blockIdx.x * CHUNK_ORDER_TILE;
+    for (uint32_t r = 0; r < CHUNK_ORDER_PER_THREAD; r++) {
+        uint32_t j = base + r * CHUNK_ORDER_BLOCK + threadIdx.x;
+        if (j < chunks) atomicAdd(&hist[T - chunk_len(j, seg_count, chunk_off, owner, T)], 1u);
+    }
+    __syncthreads();
+    for (uint32_t b = threadIdx.x; b < T; b += blockDim.x)
+        tile_hist[b * gridDim.x + blockIdx.x] = hist[b];
+}
+
+extern "C" __global__ void __launch_bounds__(CHUNK_ORDER_BLOCK)
+    msm_chunk_order(const uint32_t* seg_count, const uint32_t* chunk_off, const uint32_t* owner,
+                    uint32_t S, uint32_t T, const uint32_t* tile_off, uint32_t* order) {
+    __shared__ uint32_t cursor[CHUNK_ORDER_MAX_T];
+    for (uint32_t b = threadIdx.x; b < T; b += blockDim.x)
+        cursor[b] = tile_off[b * gridDim.x + blockIdx.x];
+    __syncthreads();
+    uint32_t chunks = chunk_off[S];
+    uint32_t base = blockIdx.x * CHUNK_ORDER_TILE;
+    for (uint32_t r = 0; r < CHUNK_ORDER_PER_THREAD; r++) {
+        uint32_t j = base + r * CHUNK_ORDER_BLOCK + threadIdx.x;
+        if (j < chunks) {
+            uint32_t b = T - chunk_len(j, seg_count, chunk_off, owner, T);
+            order[atomicAdd(&cursor[b], 1u)] = j;
+        }
+    }
+}
+
 // One chunk of the sorted list summed with mixed additions. (Loading the
 // next point before the current addition, run 4, raised the registers and
 // made this kernel 16% slower at 2^20..2^26; the plain loop is kept.)
@@ -143,8 +199,13 @@ template <class F>
 DEV void accumulate_affine(const Affine<F>* points, const uint32_t* sorted,
                            const uint32_t* seg_count, const uint32_t* seg_off,
                            const uint32_t* chunk_off, const uint32_t* owner, uint32_t S,
-                           uint32_t T, Xyzz<F>* out) {
+                           uint32_t T, const uint32_t* order, Xyzz<F>* out) {
     uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+    // With `order`, thread i sums chunk order[i] (every chunk once).
+    if (order) {
+        if (j >= chunk_off[S]) return;
+        j = order[j];
+    }
     uint32_t start, end;
     if (!chunk_range(j, seg_count, seg_off, chunk_off, owner, S, T, start, end)) return;
     Xyzz<F> acc = Xyzz<F>::inf();
@@ -221,8 +282,9 @@ DEV void sum_selected(const Affine<F>* points, const uint32_t* mask, uint32_t n_
                                                   const uint32_t* seg_off,                       \
                                                   const uint32_t* chunk_off,                     \
                                                   const uint32_t* owner, uint32_t S, uint32_t T, \
-                                                  Xyzz<F>* out) {                                \
-        accumulate_affine<F>(points, sorted, seg_count, seg_off, chunk_off, owner, S, T, out);   \
+                                                  const uint32_t* order, Xyzz<F>* out) {         \
+        accumulate_affine<F>(points, sorted, seg_count, seg_off, chunk_off, owner, S, T, order,  \
+                             out);                                                               \
     }                                                                                            \
     extern "C" __global__ void msm_reduce_##G(const Xyzz<F>* items, const uint32_t* seg_count,  \
                                               const uint32_t* seg_off,                           \
@@ -245,14 +307,15 @@ DEV void sum_selected(const Affine<F>* points, const uint32_t* mask, uint32_t n_
 MSM_KERNELS(g1, Fq)
 MSM_KERNELS(g2, Fq2)
 // G1 with inlined Fq products, for the kernels dominated by one addition
-// per step (device.rs picks g1 or g1i by measurement; the bucket reduction,
+// per step (src/device/msm.rs picks g1 or g1i by measurement; the bucket reduction,
 // two additions and a small multiple per step, spills when inlined: 255
 // registers and 756 bytes of spill stores on sm_90).
 extern "C" __global__ void msm_accumulate_g1i(const Affine<FqI>* points, const uint32_t* sorted,
                                               const uint32_t* seg_count, const uint32_t* seg_off,
                                               const uint32_t* chunk_off, const uint32_t* owner,
-                                              uint32_t S, uint32_t T, Xyzz<FqI>* out) {
-    accumulate_affine<FqI>(points, sorted, seg_count, seg_off, chunk_off, owner, S, T, out);
+                                              uint32_t S, uint32_t T, const uint32_t* order,
+                                              Xyzz<FqI>* out) {
+    accumulate_affine<FqI>(points, sorted, seg_count, seg_off, chunk_off, owner, S, T, order, out);
 }
 extern "C" __global__ void msm_reduce_g1i(const Xyzz<FqI>* items, const uint32_t* seg_count,
                                           const uint32_t* seg_off, const uint32_t* chunk_off,
@@ -264,4 +327,24 @@ extern "C" __global__ void sum_selected_g1i(const Affine<FqI>* points, const uin
                                             uint32_t n_words, uint32_t words, Xyzz<FqI>* out,
                                             uint32_t nthreads) {
     sum_selected<FqI>(points, mask, n_words, words, out, nthreads);
+}
+// G2's accumulation under a register cap, so that 3 or 4 blocks of 128
+// threads share an SM instead of 2 (204 registers uncapped): run 10's ncu
+// found msm_accumulate_g2 latency-bound (11.6% occupancy, 38% of issue
+// slots used). sm_90 ptxas: o3 168 registers, 228 bytes of spill stores in
+// g2_add_affine; o4 128 registers, 1720 bytes. src/device/msm.rs picks the
+// build by measurement (o3 since run 12: -3% once warps stopped diverging).
+extern "C" __global__ void __launch_bounds__(128, 3)
+    msm_accumulate_g2o3(const Affine<Fq2>* points, const uint32_t* sorted,
+                        const uint32_t* seg_count, const uint32_t* seg_off,
+                        const uint32_t* chunk_off, const uint32_t* owner, uint32_t S, uint32_t T,
+                        const uint32_t* order, Xyzz<Fq2>* out) {
+    accumulate_affine<Fq2>(points, sorted, seg_count, seg_off, chunk_off, owner, S, T, order, out);
+}
+extern "C" __global__ void __launch_bounds__(128, 4)
+    msm_accumulate_g2o4(const Affine<Fq2>* points, const uint32_t* sorted,
+                        const uint32_t* seg_count, const uint32_t* seg_off,
+                        const uint32_t* chunk_off, const uint32_t* owner, uint32_t S, uint32_t T,
+                        const uint32_t* order, Xyzz<Fq2>* out) {
+    accumulate_affine<Fq2>(points, sorted, seg_count, seg_off, chunk_off, owner, S, T, order, out);
 }

@@ -200,7 +200,7 @@ DEV void ntt_pass_body(Fr* d, const Fr* __restrict__ tw, uint32_t lg, uint32_t s
 
 // The pass kernels, one per round size R (and R = 3 capped at 128 registers
 // so that two blocks of 256 threads stay resident per SM); the host picks one
-// (device.rs, NttPass) by measurement.
+// (src/device/ntt.rs, NttPass) by measurement.
 #define NTT_PASS(NAME, R, MIN_BLOCKS)                                                          \
     extern "C" __global__ void __launch_bounds__(256, MIN_BLOCKS)                              \
         NAME(Fr* d, const Fr* tw, uint32_t lg, uint32_t s0, uint32_t k, uint32_t lgL,          \

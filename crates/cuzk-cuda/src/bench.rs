@@ -28,7 +28,7 @@ use serde::Serialize;
 #[cfg(feature = "cuda")]
 use crate::checks::{random_g1, random_g2, random_scalars};
 #[cfg(feature = "cuda")]
-use crate::device::CudaDevice;
+use crate::device::{ArithKernels, CudaDevice};
 use crate::error::{CudaError, Result};
 #[cfg(feature = "cuda")]
 use crate::host::{self, NttKind};
@@ -174,14 +174,15 @@ fn card(dev: &CudaDevice) -> Result<Card> {
             })
     })?;
     let copy_gb_s = 2.0 * bytes as f64 / (ms * 1e-3) / 1e9;
+    let arith = ArithKernels::load(dev)?;
     let fq_mul_per_s = [
-        dev.mul_throughput(true, 0, sms)?,
-        dev.mul_throughput(true, 1, sms)?,
-        dev.mul_throughput(true, 2, sms)?,
+        arith.mul_throughput(true, 0, sms)?,
+        arith.mul_throughput(true, 1, sms)?,
+        arith.mul_throughput(true, 2, sms)?,
     ];
     let fr_mul_per_s = [
-        dev.mul_throughput(false, 0, sms)?,
-        dev.mul_throughput(false, 1, sms)?,
+        arith.mul_throughput(false, 0, sms)?,
+        arith.mul_throughput(false, 1, sms)?,
     ];
     Ok(Card {
         name: dev.name().to_string(),
@@ -211,6 +212,16 @@ fn msm_work(n: usize, g2: bool) -> (String, f64) {
         ),
         muls * FQ_MUL_IMAD,
     )
+}
+
+/// How the MSM's chunk order is named in the rows.
+#[cfg(feature = "cuda")]
+fn chunk_order_name(on: bool) -> &'static str {
+    if on {
+        "chunks-by-length"
+    } else {
+        "chunks-in-order"
+    }
 }
 
 /// How a G1 kernel build is named in the rows.
@@ -320,6 +331,15 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
                     push(row(&card, &name, lg, work.clone(), imad, mem, t));
                 }
                 dev.set_g1_inline(default);
+                // The default kernels with the other chunk order.
+                let order = dev.msm_chunk_order();
+                dev.set_msm_chunk_order(!order);
+                let t = time_it(dev, opts.reps, || {
+                    dev.msm_g1_device(&dp, &ds, None).map(|_| ())
+                })?;
+                dev.set_msm_chunk_order(order);
+                let name = format!("msm_g1 vram {}", chunk_order_name(!order));
+                push(row(&card, &name, lg, work.clone(), imad, mem, t));
             }
             if want("msm_g1 pinned") {
                 let ds = dev.upload_scalars(&scalars[..n])?;
@@ -395,12 +415,44 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
         let (work, imad) = msm_work(n, true);
         let dp = dev.upload_g2(&points)?;
         let ds = dev.upload_scalars(&scalars)?;
+        // The default build of the accumulation first, then the others.
+        let default = dev.g2_accumulate_blocks();
+        let mut builds = vec![default];
+        builds.extend(
+            crate::device::G2_ACCUMULATE_BLOCKS
+                .iter()
+                .filter(|&&b| b != default),
+        );
+        for blocks in builds {
+            dev.set_g2_accumulate_blocks(blocks);
+            let t = time_it(dev, opts.reps, || {
+                dev.msm_g2_device(&dp, &ds, None).map(|_| ())
+            })?;
+            let name = if blocks == default {
+                "msm_g2 vram".to_string()
+            } else {
+                format!("msm_g2 vram o{blocks}")
+            };
+            push(row(
+                &card,
+                &name,
+                lg,
+                work.clone(),
+                imad,
+                n as f64 * (192.0 + 32.0),
+                t,
+            ));
+        }
+        dev.set_g2_accumulate_blocks(default);
+        let order = dev.msm_chunk_order();
+        dev.set_msm_chunk_order(!order);
         let t = time_it(dev, opts.reps, || {
             dev.msm_g2_device(&dp, &ds, None).map(|_| ())
         })?;
+        dev.set_msm_chunk_order(order);
         push(row(
             &card,
-            "msm_g2 vram",
+            &format!("msm_g2 vram {}", chunk_order_name(!order)),
             lg,
             work,
             imad,

@@ -16,7 +16,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
-use crate::device::{CudaDevice, DeviceCsr, DeviceScalars, NttPass, SPMV_LONG};
+use crate::device::{ArithKernels, CudaDevice, DeviceCsr, DeviceScalars, NttPass, SPMV_LONG};
 use crate::host::{self, NttKind};
 
 type CaseResult = std::result::Result<(), String>;
@@ -186,8 +186,8 @@ fn field_ops_check<T: Copy + PartialEq + std::fmt::Debug>(
 ) -> CaseResult {
     let a: Vec<u8> = xs.iter().flat_map(&to_bytes).collect();
     let b: Vec<u8> = ys.iter().flat_map(&to_bytes).collect();
-    let out = dev
-        .field_ops_raw(which, &a, &b, elem)
+    let out = ArithKernels::load(dev)
+        .and_then(|k| k.field_ops_raw(which, &a, &b, elem))
         .map_err(|e| e.to_string())?;
     for (i, (x, y)) in xs.iter().zip(ys).enumerate() {
         let [m, a, s, q, ng] = ops(x, y);
@@ -345,12 +345,33 @@ fn with_each_g1_build<T>(
     result.map(|()| out)
 }
 
+/// `f` with the MSM's chunks in order of length and in plain order; the
+/// device's setting is restored afterwards.
+fn with_each_chunk_order(
+    dev: &CudaDevice,
+    mut f: impl FnMut() -> Result<(), String>,
+) -> Result<(), String> {
+    let restore = dev.msm_chunk_order();
+    let mut result = Ok(());
+    for (on, name) in [(true, "chunks by length"), (false, "chunks in order")] {
+        dev.set_msm_chunk_order(on);
+        if let Err(e) = f() {
+            result = Err(format!("{name}: {e}"));
+            break;
+        }
+    }
+    dev.set_msm_chunk_order(restore);
+    result
+}
+
 fn check_msm_g1(dev: &CudaDevice, points: &[G1Affine], scalars: &[Scalar]) -> CaseResult {
     let want = ref_msm_g1(points, scalars);
     with_each_g1_build(dev, |_| {
-        let got = dev.msm_g1(points, scalars).map_err(|e| e.to_string())?;
-        ensure(got == want, || {
-            format!("msm_g1 of {} points differs from blstrs", points.len())
+        with_each_chunk_order(dev, || {
+            let got = dev.msm_g1(points, scalars).map_err(|e| e.to_string())?;
+            ensure(got == want, || {
+                format!("msm_g1 of {} points differs from blstrs", points.len())
+            })
         })
     })
     .map(|_| ())
@@ -371,12 +392,31 @@ fn sum_selected_g1_both(
     Ok(sums[0])
 }
 
+/// The G2 MSM with each build of its accumulation (2, 3 and 4 blocks per
+/// SM) and each chunk order, each against blstrs; the device's setting is restored afterwards.
 fn check_msm_g2(dev: &CudaDevice, points: &[G2Affine], scalars: &[Scalar]) -> CaseResult {
     let want = ref_msm_g2(points, scalars);
-    let got = dev.msm_g2(points, scalars).map_err(|e| e.to_string())?;
-    ensure(got == want, || {
-        format!("msm_g2 of {} points differs from blstrs", points.len())
-    })
+    let restore = dev.g2_accumulate_blocks();
+    let mut result = Ok(());
+    for blocks in crate::device::G2_ACCUMULATE_BLOCKS {
+        assert!(dev.set_g2_accumulate_blocks(blocks));
+        result = with_each_chunk_order(dev, || {
+            let got = dev
+                .msm_g2(points, scalars)
+                .map_err(|e| format!("{blocks} blocks per SM: {e}"))?;
+            ensure(got == want, || {
+                format!(
+                    "msm_g2 of {} points ({blocks} blocks per SM) differs from blstrs",
+                    points.len()
+                )
+            })
+        });
+        if result.is_err() {
+            break;
+        }
+    }
+    dev.set_g2_accumulate_blocks(restore);
+    result
 }
 
 fn random_mask(rng: &mut ChaCha8Rng, n: usize, p: f64) -> Vec<u32> {
@@ -512,8 +552,8 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
             random_scalars(1000, rng.gen()),
             &[Scalar::ZERO, Scalar::ONE, -Scalar::ONE],
         );
-        let out = dev
-            .fr_from_mont_raw(host::scalars_as_bytes(&xs))
+        let out = ArithKernels::load(dev)
+            .and_then(|k| k.fr_from_mont_raw(host::scalars_as_bytes(&xs)))
             .map_err(|e| e.to_string())?;
         for (i, x) in xs.iter().enumerate() {
             ensure(out[32 * i..32 * i + 32] == x.to_bytes_le(), || {
@@ -571,8 +611,8 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
         ks[5] = 0;
         ks[6] = 1;
         ks[7] = 2;
-        let out = dev
-            .curve_ops_raw(false, host::g1_as_bytes(&p), host::g1_as_bytes(&q), &ks)
+        let out = ArithKernels::load(dev)
+            .and_then(|k| k.curve_ops_raw(false, host::g1_as_bytes(&p), host::g1_as_bytes(&q), &ks))
             .map_err(|e| e.to_string())?;
         let sz = host::G1_XYZZ_BYTES;
         for i in 0..n {
@@ -603,8 +643,8 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
         let mut ks: Vec<u32> = (0..n).map(|_| rng.gen_range(0..1 << 20)).collect();
         ks[5] = 0;
         ks[6] = 1;
-        let out = dev
-            .curve_ops_raw(true, host::g2_as_bytes(&p), host::g2_as_bytes(&q), &ks)
+        let out = ArithKernels::load(dev)
+            .and_then(|k| k.curve_ops_raw(true, host::g2_as_bytes(&p), host::g2_as_bytes(&q), &ks))
             .map_err(|e| e.to_string())?;
         let sz = host::G2_XYZZ_BYTES;
         for i in 0..n {
@@ -1480,7 +1520,13 @@ fn spmv_checks(r: &mut Runner) {
 
     // z from two host vectors, and the split of its aux part in place (the
     // L MSM's scalars), at offsets that cut mask words in the middle.
-    for (inputs, aux) in [(1usize, 0usize), (1, 1), (3, 31), (5, 1000), (37, (1 << 16) + 3)] {
+    for (inputs, aux) in [
+        (1usize, 0usize),
+        (1, 1),
+        (3, 31),
+        (5, 1000),
+        (37, (1 << 16) + 3),
+    ] {
         r.case(
             &format!("spmv/upload z and split its aux {inputs}+{aux}"),
             |dev, rng| {
@@ -1498,9 +1544,10 @@ fn spmv_checks(r: &mut Runner) {
                 ensure(got == host::split_zero_one(&za), || {
                     "split of the aux range differs from the host split".into()
                 })?;
-                ensure(dev.split_zero_one_range(&dz, inputs, aux + 1).is_err(), || {
-                    "accepted a range past the end".into()
-                })
+                ensure(
+                    dev.split_zero_one_range(&dz, inputs, aux + 1).is_err(),
+                    || "accepted a range past the end".into(),
+                )
             },
         );
     }

@@ -174,7 +174,7 @@ pub fn choose_window(n: usize) -> u32 {
 const MSM_SCRATCH_SLACK: u64 = 32 << 20;
 
 /// Peak device bytes one MSM of `m` scalars allocates (bases excluded), as
-/// `CudaDevice`'s MSM allocates them (device.rs, `msm_windows` and the
+/// `CudaDevice`'s MSM allocates them (src/device/msm.rs, `msm_windows` and the
 /// 0/1 split): the uploaded scalars, ids and 0/1 mask of the split, then the
 /// largest of the sort phase (keys and sorted entries, W·m u32 each, with
 /// histogram, offsets and cursor of S = W·2^(c−1) buckets), the
@@ -461,7 +461,11 @@ mod tests {
                         for c in 0..1usize << i {
                             let jm = jm_low | (c << j);
                             let texp = ((jm << s0) | (lo_base + lo_off)) << shift;
-                            let w = if dif { tw[(half - texp) % half] } else { tw[texp] };
+                            let w = if dif {
+                                tw[(half - texp) % half]
+                            } else {
+                                tw[texp]
+                            };
                             for hi in 0..1usize << (size - 1 - i) {
                                 let t0 = (hi << (i + 1)) | c;
                                 let t1 = t0 | (1 << i);
@@ -512,7 +516,11 @@ mod tests {
     fn bitrev_in_place(d: &mut [Scalar]) {
         let lg = d.len().trailing_zeros();
         for i in 0..d.len() {
-            let r = if lg == 0 { 0 } else { i.reverse_bits() >> (usize::BITS - lg) };
+            let r = if lg == 0 {
+                0
+            } else {
+                i.reverse_bits() >> (usize::BITS - lg)
+            };
             if i < r {
                 d.swap(i, r);
             }
@@ -570,7 +578,10 @@ mod tests {
             let mut s = 0;
             for &(s0, k) in &plan {
                 assert_eq!(s0, s, "2^{lg}: passes are contiguous");
-                assert!(k >= 1 && k + ntt_pass_lgl(s0) <= NTT_SMEM_LOG, "2^{lg}: pass fits");
+                assert!(
+                    k >= 1 && k + ntt_pass_lgl(s0) <= NTT_SMEM_LOG,
+                    "2^{lg}: pass fits"
+                );
                 s += k;
             }
             assert_eq!(s, lg, "2^{lg}: every stage once");

@@ -23,7 +23,7 @@
 //!   `msm_g1_pinned` (points streamed from pinned memory).
 //! - The 0/1 path: `sum_selected_g1` / `sum_selected_g2` over a bit mask,
 //!   [`split_zero_one`] and `msm_g1_split` / `msm_g2_split`.
-//! - The compiled constraint system (src/spmv.rs): `upload_csr` /
+//! - The compiled constraint system (src/device/spmv.rs): `upload_csr` /
 //!   `csr_from_device` make a resident [`DeviceCsr`]; `spmv_device` (into
 //!   any output at a first row, for row blocks) and `abc_device` (a/b/c
 //!   padded to the NTT size) multiply it by a resident z; `select_device`
@@ -32,7 +32,7 @@
 //!   `msm_g1_split_device` / `msm_g2_split_device` take without a trip
 //!   through the host. Each states the device bytes it allocates
 //!   (`*_bytes`).
-//! - Subgroup checks (src/subgroup_dev.rs, kernels/subgroup.cuh):
+//! - Subgroup checks (src/device/subgroup.rs, kernels/subgroup.cuh):
 //!   `subgroup_check_g1` / `subgroup_check_g2` (host slices),
 //!   `subgroup_check_device` (resident points) and `subgroup_check_staged`
 //!   (points streamed through caller-owned staging into a caller-owned
@@ -43,7 +43,9 @@
 //! Errors are [`CudaError`] values naming the kernel, the size and the
 //! device. The GPU checks (`checks`, run by scripts/gpu-test.sh) and the
 //! benchmarks (`bench`, `cuzk bench-kernels`) are part of the crate;
-//! measured figures are in bench/gpu-kernels.md.
+//! measured figures are in bench/gpu-kernels.md. The arithmetic kernels
+//! only they run are compiled from kernels/tests.cu into a second fatbin,
+//! which they load themselves; the production fatbin does not carry them.
 
 pub mod error;
 pub mod host;

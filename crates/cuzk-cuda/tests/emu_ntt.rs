@@ -1,5 +1,5 @@
 //! The NTT kernels' CUDA source run on the CPU (emu/cuda_emu.h) with the
-//! launches device.rs makes, against the reference NTT: the kernels' index
+//! launches src/device/ntt.rs makes, against the reference NTT: the kernels' index
 //! arithmetic, rounds, shared-memory layout and barriers are checked in CI,
 //! where no GPU is. Needs a C++20 compiler (`$CXX`, else `c++`); the
 //! arithmetic is field.cuh's portable form, so PTX is not covered (the GPU
@@ -106,7 +106,7 @@ impl Launches {
     }
 }
 
-/// device.rs's power tables: lo[j] = c*base^j (j < 2^ceil(lg/2)),
+/// src/device/ntt.rs's power tables: lo[j] = c*base^j (j < 2^ceil(lg/2)),
 /// hi[j] = base^(j*2^lo_bits).
 fn power_tables(l: &mut Launches, base: Scalar, c: Scalar, lg: u32) -> (u32, u32, u32) {
     let lo_bits = lg.div_ceil(2);
@@ -124,7 +124,7 @@ fn cfg1d(n: usize) -> (u32, u32) {
     (n.div_ceil(256).max(1) as u32, 256)
 }
 
-/// The twiddle table device.rs builds: ntt_powers from power tables of w.
+/// The twiddle table src/device/ntt.rs builds: ntt_powers from power tables of w.
 fn twiddles(l: &mut Launches, lg: u32) -> u32 {
     let count = (1usize << lg) / 2;
     let (lo, hi, bits) = power_tables(l, host::root_of_unity(lg), Scalar::ONE, lg);
@@ -135,12 +135,26 @@ fn twiddles(l: &mut Launches, lg: u32) -> u32 {
         g,
         b,
         0,
-        vec![Arg::Buf(tw), Arg::U32(count as u32), Arg::Buf(lo), Arg::Buf(hi), Arg::U32(bits)],
+        vec![
+            Arg::Buf(tw),
+            Arg::U32(count as u32),
+            Arg::Buf(lo),
+            Arg::Buf(hi),
+            Arg::U32(bits),
+        ],
     );
     tw
 }
 
-fn passes(l: &mut Launches, kernel: u32, radix: u32, lg: u32, tw: u32, dif: bool, scale: Option<(u32, u32, u32)>) {
+fn passes(
+    l: &mut Launches,
+    kernel: u32,
+    radix: u32,
+    lg: u32,
+    tw: u32,
+    dif: bool,
+    scale: Option<(u32, u32, u32)>,
+) {
     let mut plan = host::ntt_pass_plan(lg);
     if dif {
         plan.reverse();
@@ -186,11 +200,18 @@ fn bitrev(l: &mut Launches, lg: u32, scale: Option<(u32, u32, u32)>, after: bool
         g,
         b,
         0,
-        vec![Arg::Buf(0), Arg::U32(lg), lo, hi, Arg::U32(bits), Arg::U32(mode)],
+        vec![
+            Arg::Buf(0),
+            Arg::U32(lg),
+            lo,
+            hi,
+            Arg::U32(bits),
+            Arg::U32(mode),
+        ],
     );
 }
 
-/// `kind` as device.rs's ntt_device runs it, or (None) evals_to_coset.
+/// `kind` as src/device/ntt.rs's ntt_device runs it, or (None) evals_to_coset.
 fn emulate(x: &[Scalar], kind: Option<NttKind>, kernel: u32, radix: u32) -> Vec<Scalar> {
     let n = x.len();
     let lg = n.trailing_zeros();

@@ -14,7 +14,15 @@
 //! A child module of `device` so that it shares the device's private
 //! allocation, launch and scan helpers instead of a second copy of them.
 
-use super::*;
+use blstrs::{G1Projective, G2Projective, Scalar};
+use cudarc::driver::{CudaSlice, LaunchConfig};
+use ff::Field;
+
+use super::launch::{cfg1d, typed_kernels, DevPtr, Lookup};
+use super::msm::{combine_windows, Ids};
+use super::{CudaDevice, DevicePoints, DeviceScalars, Group_, ScalarForm};
+use crate::error::{CudaError, Result};
+use crate::host::{self, FR_BYTES};
 
 /// Rows with more entries than this go to `spmv_long` (kernels/spmv.cuh's
 /// SPMV_LONG; the two must agree).
@@ -25,36 +33,140 @@ const TILE: usize = 1024;
 /// indices are u32, and the last tile's threads must not wrap.
 const MAX_LEN: usize = u32::MAX as usize - 2 * TILE;
 
+typed_kernels! {
+    /// `spmv_products`: the short rows' products table[coef]·z[col].
+    SpmvProducts["spmv_products"](
+        pcol: DevPtr,
+        pcoef: DevPtr,
+        count: u32,
+        table: DevPtr,
+        z: DevPtr,
+        prod: DevPtr,
+    );
+    /// `spmv_short`: one thread per row of at most [`SPMV_LONG`] entries.
+    SpmvShort["spmv_short"](
+        row_start: DevPtr,
+        cols: DevPtr,
+        coef: DevPtr,
+        prow_start: DevPtr,
+        prod: DevPtr,
+        z: DevPtr,
+        out: DevPtr,
+        rows: u32,
+    );
+    /// `spmv_long`: one block of [`SPMV_LONG_BLOCK`] threads per long row.
+    SpmvLong["spmv_long"](
+        row_start: DevPtr,
+        cols: DevPtr,
+        coef: DevPtr,
+        table: DevPtr,
+        z: DevPtr,
+        out: DevPtr,
+        long_rows: DevPtr,
+        count: u32,
+    );
+    /// `csr_check`: max col + 1, max coef + 1 and the count of bad rows.
+    CsrCheck["csr_check"](
+        row_start: DevPtr,
+        rows: u32,
+        cols: DevPtr,
+        coef: DevPtr,
+        nnz: u64,
+        stats: DevPtr,
+    );
+    /// `csr_prod_count`: each short row's product entries.
+    CsrProdCount["csr_prod_count"](row_start: DevPtr, rows: u32, coef: DevPtr, pcount: DevPtr);
+    /// `csr_prod_write`: the short rows' product entries.
+    CsrProdWrite["csr_prod_write"](
+        row_start: DevPtr,
+        rows: u32,
+        cols: DevPtr,
+        coef: DevPtr,
+        prow_start: DevPtr,
+        pcol: DevPtr,
+        pcoef: DevPtr,
+    );
+    /// `csr_long_count`: each tile's long rows.
+    CsrLongCount["csr_long_count"](row_start: DevPtr, rows: u32, tile_counts: DevPtr);
+    /// `csr_long_write`: the long rows, in order.
+    CsrLongWrite["csr_long_write"](row_start: DevPtr, rows: u32, tile_offsets: DevPtr, out: DevPtr);
+    /// `select_count`: each tile's selected elements of z.
+    SelectCount["select_count"](
+        n: u32,
+        num_inputs: u32,
+        in_flags: DevPtr,
+        aux_flags: DevPtr,
+        tile_counts: DevPtr,
+    );
+    /// `select_write`: the selected elements of z, in order.
+    SelectWrite["select_write"](
+        z: DevPtr,
+        n: u32,
+        num_inputs: u32,
+        in_flags: DevPtr,
+        aux_flags: DevPtr,
+        tile_offsets: DevPtr,
+        out: DevPtr,
+    );
+    /// `split_count`: the ones mask, each tile's other scalars and the ones'
+    /// total.
+    SplitCount["split_count"](
+        s: DevPtr,
+        n: u32,
+        ones: DevPtr,
+        tile_counts: DevPtr,
+        ones_total: DevPtr,
+    );
+    /// `split_write`: the other scalars and their ids, in order.
+    SplitWrite["split_write"](
+        s: DevPtr,
+        n: u32,
+        tile_offsets: DevPtr,
+        rest_ids: DevPtr,
+        rest: DevPtr,
+    );
+}
+
+/// Threads per block of spmv_long (SPMV_LONG_BLOCK, its
+/// `__launch_bounds__`; the kernel's loop strides by it).
+const SPMV_LONG_BLOCK: u32 = 256;
+/// Threads per block of spmv_products and spmv_short (their
+/// `__launch_bounds__(256)`).
+const SPMV_ROWS_BLOCK: u32 = 256;
+/// Threads per block of csr_check (its grid strides, at most 65536
+/// blocks), csr_prod_count and csr_prod_write.
+const CSR_BLOCK: u32 = 256;
+
 pub(super) struct SpmvKernels {
-    spmv_products: CudaFunction,
-    spmv_short: CudaFunction,
-    spmv_long: CudaFunction,
-    csr_check: CudaFunction,
-    csr_prod_count: CudaFunction,
-    csr_prod_write: CudaFunction,
-    csr_long_count: CudaFunction,
-    csr_long_write: CudaFunction,
-    select_count: CudaFunction,
-    select_write: CudaFunction,
-    split_count: CudaFunction,
-    split_write: CudaFunction,
+    spmv_products: SpmvProducts,
+    spmv_short: SpmvShort,
+    spmv_long: SpmvLong,
+    csr_check: CsrCheck,
+    csr_prod_count: CsrProdCount,
+    csr_prod_write: CsrProdWrite,
+    csr_long_count: CsrLongCount,
+    csr_long_write: CsrLongWrite,
+    select_count: SelectCount,
+    select_write: SelectWrite,
+    split_count: SplitCount,
+    split_write: SplitWrite,
 }
 
 impl SpmvKernels {
-    pub(super) fn load(f: &dyn Fn(&'static str) -> Result<CudaFunction>) -> Result<Self> {
+    pub(super) fn load(f: &Lookup<'_>) -> Result<Self> {
         Ok(SpmvKernels {
-            spmv_products: f("spmv_products")?,
-            spmv_short: f("spmv_short")?,
-            spmv_long: f("spmv_long")?,
-            csr_check: f("csr_check")?,
-            csr_prod_count: f("csr_prod_count")?,
-            csr_prod_write: f("csr_prod_write")?,
-            csr_long_count: f("csr_long_count")?,
-            csr_long_write: f("csr_long_write")?,
-            select_count: f("select_count")?,
-            select_write: f("select_write")?,
-            split_count: f("split_count")?,
-            split_write: f("split_write")?,
+            spmv_products: SpmvProducts::load(f)?,
+            spmv_short: SpmvShort::load(f)?,
+            spmv_long: SpmvLong::load(f)?,
+            csr_check: CsrCheck::load(f)?,
+            csr_prod_count: CsrProdCount::load(f)?,
+            csr_prod_write: CsrProdWrite::load(f)?,
+            csr_long_count: CsrLongCount::load(f)?,
+            csr_long_write: CsrLongWrite::load(f)?,
+            select_count: SelectCount::load(f)?,
+            select_write: SelectWrite::load(f)?,
+            split_count: SplitCount::load(f)?,
+            split_write: SplitWrite::load(f)?,
         })
     }
 }
@@ -314,24 +426,22 @@ impl CudaDevice {
         // Checks: max col + 1, max coef + 1, bad rows / indices.
         let stats: CudaSlice<u32> = self.zeros(kernel, 4)?;
         let work = rows.max(nnz);
-        let blocks = work.div_ceil(256).clamp(1, 65_536);
-        self.launch(
-            &self.spmv.csr_check,
+        let blocks = work.div_ceil(CSR_BLOCK as usize).clamp(1, 65_536);
+        self.spmv.csr_check.launch(
+            self,
             "csr_check",
             work,
             LaunchConfig {
                 grid_dim: (blocks as u32, 1, 1),
-                block_dim: (256, 1, 1),
+                block_dim: (CSR_BLOCK, 1, 1),
                 shared_mem_bytes: 0,
             },
-            &[
-                &self.p(&row_start),
-                &(rows as u32),
-                &self.p(&cols),
-                &self.p(&coef),
-                &(nnz as u64),
-                &self.p(&stats),
-            ],
+            self.p(&row_start),
+            rows as u32,
+            self.p(&cols),
+            self.p(&coef),
+            nnz as u64,
+            self.p(&stats),
         )?;
         let st = self.download(kernel, &stats, 3)?;
         if st[2] != 0 {
@@ -350,17 +460,15 @@ impl CudaDevice {
         let products = if rows == 0 {
             0
         } else {
-            self.launch(
-                &self.spmv.csr_prod_count,
+            self.spmv.csr_prod_count.launch(
+                self,
                 "csr_prod_count",
                 rows,
-                cfg1d(rows, 256),
-                &[
-                    &self.p(&row_start),
-                    &(rows as u32),
-                    &self.p(&coef),
-                    &self.p(&pcount),
-                ],
+                cfg1d(rows, CSR_BLOCK),
+                self.p(&row_start),
+                rows as u32,
+                self.p(&coef),
+                self.p(&pcount),
             )?;
             self.scan(&pcount, &prow_start, rows)?;
             let mut total = [0u32; 1];
@@ -373,20 +481,18 @@ impl CudaDevice {
         let pcol: CudaSlice<u32> = self.alloc("csr_prod_write", products)?;
         let pcoef: CudaSlice<u32> = self.alloc("csr_prod_write", products)?;
         if products > 0 {
-            self.launch(
-                &self.spmv.csr_prod_write,
+            self.spmv.csr_prod_write.launch(
+                self,
                 "csr_prod_write",
                 rows,
-                cfg1d(rows, 256),
-                &[
-                    &self.p(&row_start),
-                    &(rows as u32),
-                    &self.p(&cols),
-                    &self.p(&coef),
-                    &self.p(&prow_start),
-                    &self.p(&pcol),
-                    &self.p(&pcoef),
-                ],
+                cfg1d(rows, CSR_BLOCK),
+                self.p(&row_start),
+                rows as u32,
+                self.p(&cols),
+                self.p(&coef),
+                self.p(&prow_start),
+                self.p(&pcol),
+                self.p(&pcoef),
             )?;
         }
         // The long rows, in order.
@@ -394,27 +500,27 @@ impl CudaDevice {
             "csr_long",
             rows,
             |counts, tiles| {
-                self.launch(
-                    &self.spmv.csr_long_count,
+                self.spmv.csr_long_count.launch(
+                    self,
                     "csr_long_count",
                     rows,
                     tile_cfg(tiles),
-                    &[&self.p(&row_start), &(rows as u32), &self.p(counts)],
+                    self.p(&row_start),
+                    rows as u32,
+                    self.p(counts),
                 )
             },
             |offsets, tiles, total| {
                 let out: CudaSlice<u32> = self.alloc("csr_long_write", total)?;
-                self.launch(
-                    &self.spmv.csr_long_write,
+                self.spmv.csr_long_write.launch(
+                    self,
                     "csr_long_write",
                     rows,
                     tile_cfg(tiles),
-                    &[
-                        &self.p(&row_start),
-                        &(rows as u32),
-                        &self.p(offsets),
-                        &self.p(&out),
-                    ],
+                    self.p(&row_start),
+                    rows as u32,
+                    self.p(offsets),
+                    self.p(&out),
                 )?;
                 Ok(out)
             },
@@ -531,19 +637,17 @@ impl CudaDevice {
         // ordered) when this returns.
         let prod: Option<CudaSlice<u8>> = if m.products > 0 {
             let prod: CudaSlice<u8> = self.alloc("spmv_products", m.products * FR_BYTES)?;
-            self.launch(
-                &self.spmv.spmv_products,
+            self.spmv.spmv_products.launch(
+                self,
                 "spmv_products",
                 m.products,
-                cfg1d(m.products, 256),
-                &[
-                    &self.p(&m.pcol),
-                    &self.p(&m.pcoef),
-                    &(m.products as u32),
-                    &self.p(&table.buf),
-                    &self.p(&z.buf),
-                    &self.p(&prod),
-                ],
+                cfg1d(m.products, SPMV_ROWS_BLOCK),
+                self.p(&m.pcol),
+                self.p(&m.pcoef),
+                m.products as u32,
+                self.p(&table.buf),
+                self.p(&z.buf),
+                self.p(&prod),
             )?;
             Some(prod)
         } else {
@@ -551,43 +655,39 @@ impl CudaDevice {
         };
         // Null when there are no products: every row's range is empty.
         let prod_ptr = prod.as_ref().map_or(0u64, |p| self.p(p));
-        self.launch(
-            &self.spmv.spmv_short,
+        self.spmv.spmv_short.launch(
+            self,
             "spmv_short",
             m.rows,
-            cfg1d(m.rows, 256),
-            &[
-                &self.p(&m.row_start),
-                &self.p(&m.cols),
-                &self.p(&m.coef),
-                &self.p(&m.prow_start),
-                &prod_ptr,
-                &self.p(&z.buf),
-                &out_ptr,
-                &(m.rows as u32),
-            ],
+            cfg1d(m.rows, SPMV_ROWS_BLOCK),
+            self.p(&m.row_start),
+            self.p(&m.cols),
+            self.p(&m.coef),
+            self.p(&m.prow_start),
+            prod_ptr,
+            self.p(&z.buf),
+            out_ptr,
+            m.rows as u32,
         )?;
         if m.long_count > 0 {
             let count = m.long_count as u32;
-            self.launch(
-                &self.spmv.spmv_long,
+            self.spmv.spmv_long.launch(
+                self,
                 "spmv_long",
                 m.long_count,
                 LaunchConfig {
                     grid_dim: (count, 1, 1),
-                    block_dim: (256, 1, 1),
+                    block_dim: (SPMV_LONG_BLOCK, 1, 1),
                     shared_mem_bytes: 0,
                 },
-                &[
-                    &self.p(&m.row_start),
-                    &self.p(&m.cols),
-                    &self.p(&m.coef),
-                    &self.p(&table.buf),
-                    &self.p(&z.buf),
-                    &out_ptr,
-                    &self.p(&m.long_rows),
-                    &count,
-                ],
+                self.p(&m.row_start),
+                self.p(&m.cols),
+                self.p(&m.coef),
+                self.p(&table.buf),
+                self.p(&z.buf),
+                out_ptr,
+                self.p(&m.long_rows),
+                count,
             )?;
         }
         drop(prod);
@@ -761,30 +861,32 @@ impl CudaDevice {
             kernel,
             n,
             |counts, tiles| {
-                self.launch(
-                    &self.spmv.select_count,
+                self.spmv.select_count.launch(
+                    self,
                     "select_count",
                     n,
                     tile_cfg(tiles),
-                    &[&(n as u32), &(num_inputs as u32), &ip, &ap, &self.p(counts)],
+                    n as u32,
+                    num_inputs as u32,
+                    ip,
+                    ap,
+                    self.p(counts),
                 )
             },
             |offsets, tiles, total| {
                 let out: CudaSlice<u8> = self.alloc("select_write", total * FR_BYTES)?;
-                self.launch(
-                    &self.spmv.select_write,
+                self.spmv.select_write.launch(
+                    self,
                     "select_write",
                     n,
                     tile_cfg(tiles),
-                    &[
-                        &self.p(&z.buf),
-                        &(n as u32),
-                        &(num_inputs as u32),
-                        &ip,
-                        &ap,
-                        &self.p(offsets),
-                        &self.p(&out),
-                    ],
+                    self.p(&z.buf),
+                    n as u32,
+                    num_inputs as u32,
+                    ip,
+                    ap,
+                    self.p(offsets),
+                    self.p(&out),
                 )?;
                 Ok(out)
             },
@@ -866,35 +968,31 @@ impl CudaDevice {
             kernel,
             n,
             |counts, tiles| {
-                self.launch(
-                    &self.spmv.split_count,
+                self.spmv.split_count.launch(
+                    self,
                     "split_count",
                     n,
                     tile_cfg(tiles),
-                    &[
-                        &sp,
-                        &(n as u32),
-                        &self.p(&ones),
-                        &self.p(counts),
-                        &self.p(&ones_total),
-                    ],
+                    sp,
+                    n as u32,
+                    self.p(&ones),
+                    self.p(counts),
+                    self.p(&ones_total),
                 )
             },
             |offsets, tiles, total| {
                 let ids: CudaSlice<u32> = self.alloc("split_write", total)?;
                 let rest: CudaSlice<u8> = self.alloc("split_write", total * FR_BYTES)?;
-                self.launch(
-                    &self.spmv.split_write,
+                self.spmv.split_write.launch(
+                    self,
                     "split_write",
                     n,
                     tile_cfg(tiles),
-                    &[
-                        &sp,
-                        &(n as u32),
-                        &self.p(offsets),
-                        &self.p(&ids),
-                        &self.p(&rest),
-                    ],
+                    sp,
+                    n as u32,
+                    self.p(offsets),
+                    self.p(&ids),
+                    self.p(&rest),
                 )?;
                 Ok((ids, rest))
             },
@@ -1013,15 +1111,17 @@ fn tile_cfg(tiles: usize) -> LaunchConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
     use crate::checks::{random_csr, ref_spmv, HostCsr, BENCH_SHAPE, CHECK_SHAPE};
     use rand::SeedableRng;
 
     /// The host's thresholds are the kernels' (one fact, two languages).
     #[test]
     fn constants_match_the_kernels() {
-        let cuh = include_str!("../kernels/spmv.cuh");
+        let cuh = include_str!("../../kernels/spmv.cuh");
         assert!(cuh.contains(&format!("#define SPMV_LONG {SPMV_LONG}\n")));
         assert!(cuh.contains(&format!("#define COMPACT_TILE {TILE}\n")));
+        assert!(cuh.contains(&format!("#define SPMV_LONG_BLOCK {SPMV_LONG_BLOCK}\n")));
     }
 
     /// The checks' generator gives well-formed matrices with every row

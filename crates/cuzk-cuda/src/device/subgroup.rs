@@ -15,9 +15,12 @@
 //! A child module of `device`, sharing its private allocation and launch
 //! helpers.
 
+use super::launch::{cfg1d, typed_kernels, DevPtr, Lookup};
 use super::*;
 use crate::subgroup::{constants, X_ABS, X_SQUARED};
+use blstrs::{G1Affine, G2Affine};
 use cudarc::driver::result;
+use cudarc::driver::CudaSlice;
 use rayon::prelude::*;
 
 /// Device bytes a check allocates besides the points: the constants (β,
@@ -44,16 +47,39 @@ pub struct SubgroupReport {
     pub first_outside: Option<usize>,
 }
 
+typed_kernels! {
+    /// `subgroup_g1`: counts the points outside the subgroup (out[0]) and
+    /// keeps the least index among them (out[1]); x² split into two words.
+    SubgroupG1["subgroup_g1"](
+        points: DevPtr,
+        n: u32,
+        base: u32,
+        beta: DevPtr,
+        x2_lo: u64,
+        x2_hi: u64,
+        out: DevPtr,
+    );
+    /// `subgroup_g2`: the same tally, from ψ's coefficients and |x|.
+    SubgroupG2["subgroup_g2"](
+        points: DevPtr,
+        n: u32,
+        base: u32,
+        psi: DevPtr,
+        x_abs: u64,
+        out: DevPtr,
+    );
+}
+
 pub(super) struct SubgroupKernels {
-    g1: CudaFunction,
-    g2: CudaFunction,
+    g1: SubgroupG1,
+    g2: SubgroupG2,
 }
 
 impl SubgroupKernels {
-    pub(super) fn load(f: &dyn Fn(&'static str) -> Result<CudaFunction>) -> Result<Self> {
+    pub(super) fn load(f: &Lookup<'_>) -> Result<Self> {
         Ok(SubgroupKernels {
-            g1: f("subgroup_g1")?,
-            g2: f("subgroup_g2")?,
+            g1: SubgroupG1::load(f)?,
+            g2: SubgroupG2::load(f)?,
         })
     }
 }
@@ -94,34 +120,30 @@ impl CudaDevice {
         let cfg = cfg1d(n, SUBGROUP_BLOCK);
         let (n32, base32) = (n as u32, base as u32);
         match t.group {
-            Group_::G1 => self.launch(
-                &self.subgroup.g1,
+            Group_::G1 => self.subgroup.g1.launch(
+                self,
                 "subgroup_g1",
                 n,
                 cfg,
-                &[
-                    &points,
-                    &n32,
-                    &base32,
-                    &self.p(&t.consts),
-                    &lo,
-                    &hi,
-                    &self.p(&t.out),
-                ],
+                points,
+                n32,
+                base32,
+                self.p(&t.consts),
+                lo,
+                hi,
+                self.p(&t.out),
             ),
-            Group_::G2 => self.launch(
-                &self.subgroup.g2,
+            Group_::G2 => self.subgroup.g2.launch(
+                self,
                 "subgroup_g2",
                 n,
                 cfg,
-                &[
-                    &points,
-                    &n32,
-                    &base32,
-                    &self.p(&t.consts),
-                    &X_ABS,
-                    &self.p(&t.out),
-                ],
+                points,
+                n32,
+                base32,
+                self.p(&t.consts),
+                X_ABS,
+                self.p(&t.out),
             ),
         }
     }

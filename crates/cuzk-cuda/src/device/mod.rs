@@ -1,0 +1,394 @@
+//! The GPU: one CUDA context, one stream and the embedded kernel module,
+//! with the host API the prover builds on (NTT, G1/G2 MSM, the 0/1 path).
+//!
+//! Everything runs in order on one stream; temporaries are stream-ordered
+//! allocations freed when dropped. Kernel arguments are raw device pointers
+//! (u64), so the cudarc event tracking is switched off: with a single stream
+//! it has nothing to order and would cost two event records per launch.
+//!
+//! This file owns the context: opening the device, its streams, the loaded
+//! kernels and the typed errors. The host API is spread over one module per
+//! kernel header of kernels/ (`scan`, `ntt`, `msm`, `zero_one`,
+//! `fixed_base`, `spmv`), with device buffers in `buffers` and the typed
+//! launchers in `launch`; each adds its own `impl CudaDevice` block. The
+//! arithmetic kernels of the checks and benchmarks (`arith`) are a module
+//! and a fatbin of their own, loaded only by those.
+
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::{CudaContext, CudaModule, CudaStream, DriverError};
+
+use crate::error::{CudaError, DriverFailure, Result};
+use crate::host;
+
+mod arith;
+mod buffers;
+mod fixed_base;
+mod launch;
+mod msm;
+mod ntt;
+mod scan;
+// The compiled constraint system's kernels (a/b/c, densities, the 0/1
+// split).
+mod spmv;
+// Subgroup checks of parameter points.
+mod subgroup;
+mod zero_one;
+
+pub(crate) use arith::ArithKernels;
+pub use buffers::{DevicePoints, DeviceScalars, ScalarForm};
+pub use msm::G2_ACCUMULATE_BLOCKS;
+pub use ntt::{NttPass, MAX_NTT_LOG};
+pub use spmv::{compact_scratch_bytes, DeviceCsr, DeviceDensity, DeviceSplit, SPMV_LONG};
+pub use subgroup::{SubgroupReport, SUBGROUP_MAX_POINTS, SUBGROUP_SCRATCH_BYTES};
+
+use msm::{DEFAULT_CHUNK_ORDER, DEFAULT_G1_INLINE, DEFAULT_G2_ACCUMULATE_BLOCKS};
+use ntt::{Twiddles, DEFAULT_NTT_PASS};
+
+static FATBIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cuzk.fatbin"));
+
+/// Which group an MSM runs in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Group_ {
+    G1,
+    G2,
+}
+
+impl Group_ {
+    fn affine_bytes(self) -> usize {
+        match self {
+            Group_::G1 => host::G1_AFFINE_BYTES,
+            Group_::G2 => host::G2_AFFINE_BYTES,
+        }
+    }
+    fn xyzz_bytes(self) -> usize {
+        match self {
+            Group_::G1 => host::G1_XYZZ_BYTES,
+            Group_::G2 => host::G2_XYZZ_BYTES,
+        }
+    }
+}
+
+/// The production kernels, each a typed handle (`launch`) declared beside
+/// its host code.
+struct Kernels {
+    ntt_powers: ntt::NttPowers,
+    ntt_bitrev: ntt::NttBitrev,
+    /// Indexed by [`NttPass::index`].
+    ntt_pass: [ntt::NttPassKernel; 4],
+    ntt_h_pointwise: ntt::NttHPointwise,
+    scan_block: scan::ScanBlock,
+    scan_add: scan::ScanAdd,
+    msm_digits: msm::MsmDigits,
+    msm_histogram: msm::MsmHistogram,
+    msm_scatter: msm::MsmScatter,
+    msm_chunk_counts: msm::MsmChunkCounts,
+    msm_chunk_owner: msm::MsmChunkOwner,
+    msm_chunk_len_hist: msm::MsmChunkLenHist,
+    msm_chunk_order: msm::MsmChunkOrder,
+    /// G1, G2, G1 with inlined Fq products ([`CudaDevice::msm_kernel`]),
+    /// then G2 under register caps for 3 and 4 blocks per SM.
+    msm_accumulate: [msm::MsmAccumulate; 5],
+    msm_reduce: [msm::MsmReduce; 3],
+    msm_bucket_reduce: [msm::MsmBucketReduce; 2],
+    sum_selected: [zero_one::SumSelected; 3],
+    fixed_base: [fixed_base::FixedBase; 2],
+    to_affine: [fixed_base::ToAffine; 2],
+}
+
+/// An open GPU with the cuzk kernels loaded.
+pub struct CudaDevice {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    /// Host-to-device copies that overlap the main stream's kernels.
+    copy_stream: Arc<CudaStream>,
+    _module: Arc<CudaModule>,
+    k: Kernels,
+    spmv: spmv::SpmvKernels,
+    subgroup: subgroup::SubgroupKernels,
+    label: String,
+    name: String,
+    ordinal: usize,
+    twiddles: Mutex<Option<Twiddles>>,
+    ntt_pass: std::sync::atomic::AtomicU8,
+    /// Whether the G1 accumulation, reduction and 0/1 kernels are the
+    /// builds with inlined Fq products.
+    g1_inline: std::sync::atomic::AtomicBool,
+    /// Blocks per SM of the G2 accumulation build in use (2, 3 or 4).
+    g2_accumulate_blocks: std::sync::atomic::AtomicU32,
+    /// Whether the MSM's first bucket sums take their chunks longest first.
+    chunk_order: std::sync::atomic::AtomicBool,
+}
+
+impl CudaDevice {
+    /// Opens GPU `ordinal`. Where libcuda is missing or no GPU is present
+    /// this returns [`CudaError::NoGpu`] without touching the driver further.
+    pub fn open(ordinal: usize) -> Result<Self> {
+        // SAFETY: only probes whether the shared library can be loaded;
+        // cudarc panics on a missing libcuda if any other call comes first.
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return Err(CudaError::NoGpu {
+                reason: "libcuda is not installed on this machine".into(),
+            });
+        }
+        let count = CudaContext::device_count().map_err(|e| CudaError::NoGpu {
+            reason: format!("the CUDA driver reports no usable device: {e}"),
+        })?;
+        if ordinal >= count.max(0) as usize {
+            return Err(CudaError::NoGpu {
+                reason: format!("device {ordinal} requested, {count} present"),
+            });
+        }
+        let label = format!("{ordinal}");
+        let drv = |op: &'static str, e: DriverError| CudaError::Driver {
+            op,
+            kernel: "open",
+            size: 0,
+            device: label.clone(),
+            source: DriverFailure::Driver(e),
+        };
+        let ctx = CudaContext::new(ordinal).map_err(|e| drv("context creation", e))?;
+        // SAFETY: this type uses one stream only and orders all work on it.
+        unsafe { ctx.disable_event_tracking() };
+        let name = ctx.name().map_err(|e| drv("device name", e))?;
+        let label = format!("{ordinal} ({name})");
+        let drv = |op: &'static str, e: DriverError| CudaError::Driver {
+            op,
+            kernel: "open",
+            size: 0,
+            device: label.clone(),
+            source: DriverFailure::Driver(e),
+        };
+        let stream = ctx.new_stream().map_err(|e| drv("stream creation", e))?;
+        let copy_stream = ctx.new_stream().map_err(|e| drv("stream creation", e))?;
+        let module = ctx
+            .load_module(cudarc::nvrtc::Ptx::from_binary(FATBIN.to_vec()))
+            .map_err(|e| drv("loading the embedded fatbin", e))?;
+        let f = |name: &'static str| {
+            module
+                .load_function(name)
+                .map_err(|e| drv("kernel lookup", e))
+        };
+        let k = Kernels {
+            ntt_powers: ntt::NttPowers::load(&f)?,
+            ntt_bitrev: ntt::NttBitrev::load(&f)?,
+            ntt_pass: ntt::NttPassKernel::load_all(&f)?,
+            ntt_h_pointwise: ntt::NttHPointwise::load(&f)?,
+            scan_block: scan::ScanBlock::load(&f)?,
+            scan_add: scan::ScanAdd::load(&f)?,
+            msm_digits: msm::MsmDigits::load(&f)?,
+            msm_histogram: msm::MsmHistogram::load(&f)?,
+            msm_scatter: msm::MsmScatter::load(&f)?,
+            msm_chunk_counts: msm::MsmChunkCounts::load(&f)?,
+            msm_chunk_owner: msm::MsmChunkOwner::load(&f)?,
+            msm_chunk_len_hist: msm::MsmChunkLenHist::load(&f)?,
+            msm_chunk_order: msm::MsmChunkOrder::load(&f)?,
+            msm_accumulate: msm::MsmAccumulate::load_all(&f)?,
+            msm_reduce: msm::MsmReduce::load_all(&f)?,
+            msm_bucket_reduce: msm::MsmBucketReduce::load_all(&f)?,
+            sum_selected: zero_one::SumSelected::load_all(&f)?,
+            fixed_base: fixed_base::FixedBase::load_all(&f)?,
+            to_affine: fixed_base::ToAffine::load_all(&f)?,
+        };
+        let spmv = spmv::SpmvKernels::load(&f)?;
+        let subgroup = subgroup::SubgroupKernels::load(&f)?;
+        for pass in &k.ntt_pass {
+            pass.raise_smem_limit()
+                .map_err(|e| drv("raising an NTT pass's shared memory limit", e))?;
+        }
+        keep_pool_memory(&ctx)
+            .map_err(|e| drv("setting the memory pool's release threshold", e))?;
+        Ok(CudaDevice {
+            ctx,
+            stream,
+            copy_stream,
+            _module: module,
+            k,
+            spmv,
+            subgroup,
+            label,
+            name,
+            ordinal,
+            twiddles: Mutex::new(None),
+            ntt_pass: std::sync::atomic::AtomicU8::new(DEFAULT_NTT_PASS as u8),
+            g1_inline: std::sync::atomic::AtomicBool::new(DEFAULT_G1_INLINE),
+            g2_accumulate_blocks: std::sync::atomic::AtomicU32::new(DEFAULT_G2_ACCUMULATE_BLOCKS),
+            chunk_order: std::sync::atomic::AtomicBool::new(DEFAULT_CHUNK_ORDER),
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    pub fn ordinal(&self) -> usize {
+        self.ordinal
+    }
+    /// (free, total) device memory in bytes.
+    pub fn memory(&self) -> Result<(usize, usize)> {
+        self.ctx
+            .mem_get_info()
+            .map_err(|e| self.err("mem_get_info", "memory", 0, e))
+    }
+
+    fn err(
+        &self,
+        op: &'static str,
+        kernel: &'static str,
+        size: usize,
+        e: DriverError,
+    ) -> CudaError {
+        CudaError::Driver {
+            op,
+            kernel,
+            size,
+            device: self.label.clone(),
+            source: DriverFailure::Driver(e),
+        }
+    }
+
+    fn bad(&self, kernel: &'static str, size: usize, what: String) -> CudaError {
+        CudaError::BadInput {
+            kernel,
+            what,
+            size,
+            device: self.label.clone(),
+        }
+    }
+
+    /// Waits for all queued work; kernel faults surface here.
+    pub fn synchronize(&self) -> Result<()> {
+        self.stream
+            .synchronize()
+            .map_err(|e| self.err("synchronize", "stream", 0, e))
+    }
+
+    pub(crate) fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+    pub(crate) fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+}
+
+/// Lets the default stream-ordered memory pool keep up to a quarter of the
+/// card's memory after a synchronisation. With the driver's default
+/// threshold (0) every synchronisation handed freed memory back to the
+/// system, so each MSM mapped its multi-GB temporaries afresh.
+fn keep_pool_memory(ctx: &Arc<CudaContext>) -> std::result::Result<(), DriverError> {
+    use cudarc::driver::sys;
+    let total = ctx.total_mem()? as u64;
+    ctx.bind_to_thread()?;
+    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+    // SAFETY: plain driver calls on this context's device; `pool` is an out
+    // parameter and the attribute value a u64, as the driver API specifies
+    // for CU_MEMPOOL_ATTR_RELEASE_THRESHOLD.
+    unsafe {
+        sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()).result()?;
+        let mut threshold: u64 = total / 4;
+        sys::cuMemPoolSetAttribute(
+            pool,
+            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+            (&mut threshold as *mut u64).cast(),
+        )
+        .result()?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::launch::check_signatures;
+    use super::*;
+
+    /// Every launcher's parameter list is its kernel's, in the header that
+    /// defines it.
+    #[test]
+    fn launchers_match_the_kernels() {
+        use super::{
+            arith::*, fixed_base::*, msm::*, ntt::*, scan::*, spmv::*, subgroup::*, zero_one::*,
+        };
+        let table = [
+            (
+                include_str!("../../kernels/scan.cuh"),
+                vec![ScanBlock::SIGNATURE, ScanAdd::SIGNATURE],
+            ),
+            (
+                include_str!("../../kernels/ntt.cuh"),
+                vec![
+                    NttPowers::SIGNATURE,
+                    NttBitrev::SIGNATURE,
+                    NttPassKernel::SIGNATURE,
+                    NttHPointwise::SIGNATURE,
+                ],
+            ),
+            (
+                include_str!("../../kernels/msm.cuh"),
+                vec![
+                    MsmDigits::SIGNATURE,
+                    MsmHistogram::SIGNATURE,
+                    MsmScatter::SIGNATURE,
+                    MsmChunkCounts::SIGNATURE,
+                    MsmChunkOwner::SIGNATURE,
+                    MsmChunkLenHist::SIGNATURE,
+                    MsmChunkOrder::SIGNATURE,
+                    MsmAccumulate::SIGNATURE,
+                    MsmReduce::SIGNATURE,
+                    MsmBucketReduce::SIGNATURE,
+                    SumSelected::SIGNATURE,
+                ],
+            ),
+            (
+                include_str!("../../kernels/fixed.cuh"),
+                vec![FixedBase::SIGNATURE, ToAffine::SIGNATURE],
+            ),
+            (
+                include_str!("../../kernels/spmv.cuh"),
+                vec![
+                    SpmvProducts::SIGNATURE,
+                    SpmvShort::SIGNATURE,
+                    SpmvLong::SIGNATURE,
+                    CsrCheck::SIGNATURE,
+                    CsrProdCount::SIGNATURE,
+                    CsrProdWrite::SIGNATURE,
+                    CsrLongCount::SIGNATURE,
+                    CsrLongWrite::SIGNATURE,
+                    SelectCount::SIGNATURE,
+                    SelectWrite::SIGNATURE,
+                    SplitCount::SIGNATURE,
+                    SplitWrite::SIGNATURE,
+                ],
+            ),
+            (
+                include_str!("../../kernels/subgroup.cuh"),
+                vec![SubgroupG1::SIGNATURE, SubgroupG2::SIGNATURE],
+            ),
+            (
+                include_str!("../../kernels/tests.cu"),
+                vec![
+                    FieldOps::SIGNATURE,
+                    FrFromMont::SIGNATURE,
+                    CurveOps::SIGNATURE,
+                    MulThroughput::SIGNATURE,
+                ],
+            ),
+        ];
+        for (source, signatures) in table {
+            check_signatures(source, &signatures);
+        }
+    }
+
+    /// On CI (no libcuda, no GPU) opening must answer NoGpu, not panic; on
+    /// the GPU machine device 0 opens. An absurd ordinal is never a device.
+    #[test]
+    fn open_answers_instead_of_panicking() {
+        match CudaDevice::open(0) {
+            Ok(dev) => assert!(!dev.name().is_empty()),
+            Err(CudaError::NoGpu { reason }) => assert!(!reason.is_empty()),
+            Err(e) => panic!("unexpected error opening GPU 0: {e}"),
+        }
+        assert!(matches!(
+            CudaDevice::open(10_000),
+            Err(CudaError::NoGpu { .. })
+        ));
+    }
+}

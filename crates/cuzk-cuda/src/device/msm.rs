@@ -1,0 +1,812 @@
+//! Pippenger MSM over G1 and G2 (kernels/msm.cuh): signed-digit windows,
+//! the counting sort of (window, bucket) entries, chunked XYZZ bucket sums
+//! and the per-window reduction, with the windows combined on the host.
+
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use cudarc::driver::{CudaSlice, CudaStream};
+use group::Group;
+
+use super::launch::{cfg1d, typed_kernels, DevPtr};
+use super::{CudaDevice, DevicePoints, DeviceScalars, Group_, ScalarForm};
+use crate::error::{CudaError, Result};
+use crate::host::{self, FR_BYTES};
+
+typed_kernels! {
+    /// `msm_digits`: each scalar's signed c-bit digits, as sort keys
+    /// (window-major, W·n keys).
+    MsmDigits["msm_digits"](scalars: DevPtr, n: u32, mont: u32, c: u32, windows: u32, keys: DevPtr);
+    /// `msm_histogram`: one window's bucket counts.
+    MsmHistogram["msm_histogram"](keys: DevPtr, n: u32, hist: DevPtr);
+    /// `msm_scatter`: one window's entries to their sorted places.
+    MsmScatter["msm_scatter"](keys: DevPtr, ids: DevPtr, n: u32, cursor: DevPtr, sorted: DevPtr);
+    /// `msm_chunk_counts`: chunks of at most `t` items per segment, and the
+    /// largest count.
+    MsmChunkCounts["msm_chunk_counts"](count: DevPtr, s: u32, t: u32, out: DevPtr, max_out: DevPtr);
+    /// `msm_chunk_owner`: each chunk's segment.
+    MsmChunkOwner["msm_chunk_owner"](chunk_off: DevPtr, s: u32, owner: DevPtr);
+    /// `msm_chunk_len_hist`: each tile's chunks counted by length.
+    MsmChunkLenHist["msm_chunk_len_hist"](
+        seg_count: DevPtr,
+        chunk_off: DevPtr,
+        owner: DevPtr,
+        s: u32,
+        t: u32,
+        tile_hist: DevPtr,
+    );
+    /// `msm_chunk_order`: chunk ids, longest chunks first.
+    MsmChunkOrder["msm_chunk_order"](
+        seg_count: DevPtr,
+        chunk_off: DevPtr,
+        owner: DevPtr,
+        s: u32,
+        t: u32,
+        tile_off: DevPtr,
+        order: DevPtr,
+    );
+    /// `msm_accumulate_g1`, `_g2`, `_g1i`, and G2 under register caps for 3
+    /// and 4 blocks per SM (`_g2o3`, `_g2o4`): the chunked bucket sums from
+    /// the affine points.
+    MsmAccumulate[
+        "msm_accumulate_g1",
+        "msm_accumulate_g2",
+        "msm_accumulate_g1i",
+        "msm_accumulate_g2o3",
+        "msm_accumulate_g2o4",
+    ](
+        points: DevPtr,
+        sorted: DevPtr,
+        seg_count: DevPtr,
+        seg_off: DevPtr,
+        chunk_off: DevPtr,
+        owner: DevPtr,
+        s: u32,
+        t: u32,
+        order: DevPtr,
+        out: DevPtr,
+    );
+    /// `msm_reduce_g1`, `_g2`, `_g1i`: one more pass of chunked sums over
+    /// XYZZ items.
+    MsmReduce["msm_reduce_g1", "msm_reduce_g2", "msm_reduce_g1i"](
+        items: DevPtr,
+        seg_count: DevPtr,
+        seg_off: DevPtr,
+        chunk_off: DevPtr,
+        owner: DevPtr,
+        s: u32,
+        t: u32,
+        out: DevPtr,
+    );
+    /// `msm_bucket_reduce_g1`, `_g2`: each window's buckets, weighted, in
+    /// 2^lg_groups groups.
+    MsmBucketReduce["msm_bucket_reduce_g1", "msm_bucket_reduce_g2"](
+        items: DevPtr,
+        count: DevPtr,
+        off: DevPtr,
+        windows: u32,
+        buckets: u32,
+        lg_groups: u32,
+        out: DevPtr,
+    );
+}
+
+/// Threads per block of msm_digits.
+const MSM_DIGITS_BLOCK: u32 = 256;
+/// Threads per block of msm_histogram.
+const MSM_HISTOGRAM_BLOCK: u32 = 256;
+/// Threads per block of msm_scatter.
+const MSM_SCATTER_BLOCK: u32 = 256;
+/// Threads per block of msm_chunk_counts (at most 1024: its block maximum
+/// goes through 32 warps' shared slots).
+const MSM_CHUNK_COUNTS_BLOCK: u32 = 256;
+/// Threads per block of msm_chunk_owner.
+const MSM_CHUNK_OWNER_BLOCK: u32 = 256;
+/// Threads per block of msm_chunk_len_hist and msm_chunk_order: their
+/// `__launch_bounds__` (CHUNK_ORDER_BLOCK in kernels/msm.cuh).
+const MSM_CHUNK_ORDER_BLOCK: u32 = 256;
+/// Chunks per block of msm_chunk_len_hist and msm_chunk_order
+/// (CHUNK_ORDER_TILE: 4 per thread).
+const MSM_CHUNK_ORDER_TILE: usize = 1024;
+/// The most chunk lengths the order kernels' shared counters hold
+/// (CHUNK_ORDER_MAX_T); [`CHUNK`] must not exceed it.
+const MSM_CHUNK_ORDER_MAX_T: u32 = 64;
+/// Threads per block of msm_accumulate_*.
+const MSM_ACCUMULATE_BLOCK: u32 = 128;
+/// Threads per block of msm_reduce_* (the 0/1 path's reduction too).
+const MSM_REDUCE_BLOCK: u32 = 128;
+/// Threads per block of msm_bucket_reduce_*.
+const MSM_BUCKET_REDUCE_BLOCK: u32 = 64;
+
+/// Threshold T of the chunked bucket sums: a thread adds at most T points
+/// before its partial sum moves to the next pass. With 32 (runs 1-4) the
+/// merge passes took 57 ms of a 2^26 G1 MSM (2.5e7 buckets averaging 32
+/// points, so most spilled into a second chunk); 64 halves the chunk sums
+/// and still launches 1.3e7 threads in the first pass.
+const CHUNK: u32 = 64;
+const _: () = assert!(CHUNK <= MSM_CHUNK_ORDER_MAX_T);
+
+/// Whether the first bucket sums take their chunks longest first (a warp
+/// then sums chunks of one length instead of waiting on its longest). H200
+/// (run 12): G1 2^26 702.96 -> 550.77 ms, G1 2^24 182.90 -> 140.99, G2
+/// 2^24 690.65 -> 515.85; the sort itself 33 us at 2^22.
+pub(super) const DEFAULT_CHUNK_ORDER: bool = true;
+
+/// G1 MSM kernels with inlined Fq products: measured faster on the H200
+/// (run 9: 2^26 points in VRAM 695.7 ms against 758.8 ms out of line).
+pub(super) const DEFAULT_G1_INLINE: bool = true;
+
+/// Blocks of `MSM_ACCUMULATE_BLOCK` threads that the G2 accumulation's
+/// register cap leaves room for on one SM: 2 (uncapped, 204 registers on
+/// sm_90), 3 (168) or 4 (128, with spills). H200, G2 MSM 2^24 with chunks
+/// by length (bench/gpu-kernels.md run 12): 515.9 / **498.9** / 521.0 ms;
+/// with chunks in order (run 11) 3 blocks gained nothing (681 / 683 / 710).
+pub(super) const DEFAULT_G2_ACCUMULATE_BLOCKS: u32 = 3;
+/// The builds of the G2 accumulation, by blocks per SM.
+pub const G2_ACCUMULATE_BLOCKS: [u32; 3] = [2, 3, 4];
+
+/// Where an MSM's scalars are: a device address, their count and form.
+#[derive(Clone, Copy)]
+pub(super) struct ScalarsAt {
+    pub(super) ptr: u64,
+    pub(super) len: usize,
+    pub(super) montgomery: bool,
+}
+
+/// An indexed MSM's point ids: on the host (checked, then uploaded), or
+/// already on the device, written by a kernel that bounds them (the GPU
+/// 0/1 split's positions, below its length).
+#[derive(Clone, Copy)]
+pub(super) enum Ids<'a> {
+    Host(&'a [u32]),
+    Device { ptr: u64, len: usize },
+}
+
+impl CudaDevice {
+    /// Uses (or not) the G1 MSM kernels with inlined Fq products.
+    pub fn set_g1_inline(&self, inline: bool) {
+        self.g1_inline
+            .store(inline, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn g1_inline(&self) -> bool {
+        self.g1_inline.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Uses the G2 accumulation built for `blocks` blocks per SM (one of
+    /// [`G2_ACCUMULATE_BLOCKS`]); returns false, changing nothing, for
+    /// another count.
+    pub fn set_g2_accumulate_blocks(&self, blocks: u32) -> bool {
+        if !G2_ACCUMULATE_BLOCKS.contains(&blocks) {
+            return false;
+        }
+        self.g2_accumulate_blocks
+            .store(blocks, std::sync::atomic::Ordering::Relaxed);
+        true
+    }
+
+    pub fn g2_accumulate_blocks(&self) -> u32 {
+        self.g2_accumulate_blocks
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Orders (or not) the first bucket sums' chunks longest first.
+    pub fn set_msm_chunk_order(&self, on: bool) {
+        self.chunk_order
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn msm_chunk_order(&self) -> bool {
+        self.chunk_order.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Chunk ids of a chunk plan (`cnt` items per segment, `off` the
+    /// segments' first chunks, `owner` each chunk's segment, at most
+    /// `bound` chunks), longest chunks first: a counting sort on the
+    /// length, tile by tile.
+    fn chunk_order(
+        &self,
+        count: &CudaSlice<u32>,
+        off: &CudaSlice<u32>,
+        owner: &CudaSlice<u32>,
+        s: usize,
+        bound: usize,
+        kernel: &'static str,
+    ) -> Result<CudaSlice<u32>> {
+        let tiles = bound.div_ceil(MSM_CHUNK_ORDER_TILE).max(1);
+        let cfg = cudarc::driver::LaunchConfig {
+            grid_dim: (tiles as u32, 1, 1),
+            block_dim: (MSM_CHUNK_ORDER_BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let cells = CHUNK as usize * tiles;
+        let tile_hist: CudaSlice<u32> = self.alloc(kernel, cells)?;
+        self.k.msm_chunk_len_hist.launch(
+            self,
+            "msm_chunk_len_hist",
+            bound,
+            cfg,
+            self.p(count),
+            self.p(off),
+            self.p(owner),
+            s as u32,
+            CHUNK,
+            self.p(&tile_hist),
+        )?;
+        let tile_off: CudaSlice<u32> = self.alloc(kernel, cells + 1)?;
+        self.scan(&tile_hist, &tile_off, cells)?;
+        drop(tile_hist);
+        let order: CudaSlice<u32> = self.alloc(kernel, bound)?;
+        self.k.msm_chunk_order.launch(
+            self,
+            "msm_chunk_order",
+            bound,
+            cfg,
+            self.p(count),
+            self.p(off),
+            self.p(owner),
+            s as u32,
+            CHUNK,
+            self.p(&tile_off),
+            self.p(&order),
+        )?;
+        Ok(order)
+    }
+
+    /// Index into the accumulation kernels.
+    fn accumulate_kernel(&self, group: Group_) -> usize {
+        match (group, self.g2_accumulate_blocks()) {
+            (Group_::G2, 3) => 3,
+            (Group_::G2, 4) => 4,
+            _ => self.msm_kernel(group),
+        }
+    }
+
+    /// Index into the accumulation, reduction and 0/1 kernel arrays.
+    pub(super) fn msm_kernel(&self, group: Group_) -> usize {
+        match group {
+            Group_::G1 if self.g1_inline() => 2,
+            Group_::G1 => 0,
+            Group_::G2 => 1,
+        }
+    }
+
+    /// sum s_i P_i over Montgomery scalars; points.len() >= scalars.len().
+    pub fn msm_g1(&self, points: &[G1Affine], scalars: &[Scalar]) -> Result<G1Projective> {
+        let n = scalars.len();
+        if points.len() < n {
+            return Err(self.bad(
+                "msm_g1",
+                n,
+                format!("{} points for {n} scalars", points.len()),
+            ));
+        }
+        let p = self.upload_g1(&points[..n])?;
+        let s = self.upload_scalars(scalars)?;
+        self.msm_g1_device(&p, &s, None)
+    }
+
+    pub fn msm_g2(&self, points: &[G2Affine], scalars: &[Scalar]) -> Result<G2Projective> {
+        let n = scalars.len();
+        if points.len() < n {
+            return Err(self.bad(
+                "msm_g2",
+                n,
+                format!("{} points for {n} scalars", points.len()),
+            ));
+        }
+        let p = self.upload_g2(&points[..n])?;
+        let s = self.upload_scalars(scalars)?;
+        self.msm_g2_device(&p, &s, None)
+    }
+
+    /// MSM over resident points; `ids` (if any) gives, for each scalar, the
+    /// index of its point (the indexed MSM of the split's non-0/1 part).
+    pub fn msm_g1_device(
+        &self,
+        points: &DevicePoints,
+        scalars: &DeviceScalars,
+        ids: Option<&[u32]>,
+    ) -> Result<G1Projective> {
+        let at = self.scalars_at(scalars);
+        let sums = self.msm_windows(Group_::G1, points, at, ids.map(Ids::Host), None, "msm_g1")?;
+        Ok(combine_windows(
+            sums.0.iter().map(|b| host::g1_from_xyzz(b)).collect(),
+            sums.1,
+        ))
+    }
+
+    pub fn msm_g2_device(
+        &self,
+        points: &DevicePoints,
+        scalars: &DeviceScalars,
+        ids: Option<&[u32]>,
+    ) -> Result<G2Projective> {
+        let at = self.scalars_at(scalars);
+        let sums = self.msm_windows(Group_::G2, points, at, ids.map(Ids::Host), None, "msm_g2")?;
+        Ok(combine_windows(
+            sums.0.iter().map(|b| host::g2_from_xyzz(b)).collect(),
+            sums.1,
+        ))
+    }
+
+    pub(super) fn scalars_at(&self, s: &DeviceScalars) -> ScalarsAt {
+        ScalarsAt {
+            ptr: self.p(&s.buf),
+            len: s.len,
+            montgomery: s.form == ScalarForm::Montgomery,
+        }
+    }
+
+    /// G1 MSM over `count` Montgomery-form scalars that already lie on the
+    /// device, starting at element `first` of `scalars` (a buffer another
+    /// stream of this context filled, e.g. H's coefficients straight from
+    /// the NTT), against `points[0..count]`. The caller makes sure the
+    /// buffer's writes have completed (a synchronisation or an event this
+    /// device's stream waited for) and that it outlives the call.
+    pub fn msm_g1_scalars_on_device(
+        &self,
+        points: &DevicePoints,
+        scalars: &CudaSlice<u8>,
+        first: usize,
+        count: usize,
+    ) -> Result<G1Projective> {
+        let kernel = "msm_g1";
+        let end = first
+            .checked_add(count)
+            .and_then(|e| e.checked_mul(FR_BYTES))
+            .filter(|&e| e <= scalars.len());
+        if end.is_none() {
+            return Err(self.bad(
+                kernel,
+                count,
+                format!(
+                    "scalars {first}..{first}+{count} past a buffer of {} bytes",
+                    scalars.len()
+                ),
+            ));
+        }
+        let at = ScalarsAt {
+            ptr: self.p(scalars) + (first * FR_BYTES) as u64,
+            len: count,
+            montgomery: true,
+        };
+        let sums = self.msm_windows(Group_::G1, points, at, None, None, kernel)?;
+        Ok(combine_windows(
+            sums.0.iter().map(|b| host::g1_from_xyzz(b)).collect(),
+            sums.1,
+        ))
+    }
+
+    /// G1 MSM with the points streamed from pinned host memory: the copy
+    /// runs on a second stream while the scalars are decomposed and sorted
+    /// (which needs no points); the bucket accumulation waits for it.
+    pub fn msm_g1_pinned(
+        &self,
+        src: &cudarc::driver::PinnedHostSlice<u8>,
+        n: usize,
+        scalars: &DeviceScalars,
+    ) -> Result<G1Projective> {
+        let kernel = "msm_g1_pinned";
+        let bytes = n * host::G1_AFFINE_BYTES;
+        if src.len() < bytes {
+            return Err(self.bad(kernel, n, format!("pinned buffer of {} bytes", src.len())));
+        }
+        let mut buf: CudaSlice<u8> = self.alloc(kernel, bytes)?;
+        let ev = |st: &CudaStream| {
+            st.record_event(None)
+                .map_err(|e| self.err("event", kernel, n, e))
+        };
+        // The copy stream waits for the allocation (stream-ordered on the
+        // main stream); the main stream later waits for the copy, and frees
+        // the buffer in its own order after the kernels that read it.
+        let allocated = ev(&self.stream)?;
+        self.copy_stream
+            .wait(&allocated)
+            .map_err(|e| self.err("stream wait", kernel, n, e))?;
+        let host = src
+            .as_slice()
+            .map_err(|e| self.err("pinned slice", kernel, n, e))?;
+        self.copy_stream
+            .memcpy_htod(&host[..bytes], &mut buf)
+            .map_err(|e| self.err("copy to device", kernel, n, e))?;
+        let copied = ev(&self.copy_stream)?;
+        let points = DevicePoints {
+            group: Group_::G1,
+            len: n,
+            buf,
+        };
+        let at = self.scalars_at(scalars);
+        let sums = self.msm_windows(Group_::G1, &points, at, None, Some(&copied), kernel)?;
+        Ok(combine_windows(
+            sums.0.iter().map(|b| host::g1_from_xyzz(b)).collect(),
+            sums.1,
+        ))
+    }
+
+    /// Runs the Pippenger kernels; returns each window's sum (XYZZ bytes)
+    /// and the window width. `points_ready` (if any) is waited for before
+    /// the first kernel that reads the points. The most its buffers hold
+    /// at once is stated by [`host::msm_scratch_bytes`], which callers
+    /// budget with: a change to the buffers here changes that function.
+    pub(super) fn msm_windows(
+        &self,
+        group: Group_,
+        points: &DevicePoints,
+        scalars: ScalarsAt,
+        ids: Option<Ids<'_>>,
+        points_ready: Option<&cudarc::driver::CudaEvent>,
+        kernel: &'static str,
+    ) -> Result<(Vec<Vec<u8>>, u32)> {
+        let m = scalars.len;
+        if points.group != group {
+            return Err(self.bad(kernel, m, "points of the other group".into()));
+        }
+        match ids {
+            Some(Ids::Device { len, .. }) => {
+                if len != m {
+                    return Err(self.bad(kernel, m, format!("{len} ids for {m} scalars")));
+                }
+            }
+            Some(Ids::Host(ids)) => {
+                if ids.len() != m {
+                    return Err(self.bad(kernel, m, format!("{} ids for {m} scalars", ids.len())));
+                }
+                if let Some(bad) = ids.iter().find(|&&i| i as usize >= points.len) {
+                    return Err(self.bad(
+                        kernel,
+                        m,
+                        format!("id {bad} past {} points", points.len),
+                    ));
+                }
+            }
+            None => {
+                if points.len < m {
+                    return Err(self.bad(
+                        kernel,
+                        m,
+                        format!("{} points for {m} scalars", points.len),
+                    ));
+                }
+            }
+        }
+        if points.len >= 1 << 31 {
+            return Err(CudaError::Unsupported {
+                kernel,
+                size: points.len,
+                limit: (1 << 31) - 1,
+                device: self.label.clone(),
+            });
+        }
+        if m == 0 {
+            if let Some(ev) = points_ready {
+                self.stream
+                    .wait(ev)
+                    .map_err(|e| self.err("stream wait", kernel, m, e))?;
+            }
+            return Ok((Vec::new(), 1));
+        }
+        let c = host::choose_window(m);
+        let w = host::num_windows(c);
+        if (w as u64) * (m as u64) >= 1 << 32 {
+            return Err(CudaError::Unsupported {
+                kernel,
+                size: m,
+                limit: ((1u64 << 32) / w as u64) as usize,
+                device: self.label.clone(),
+            });
+        }
+        let b = 1usize << (c - 1);
+        let s = w as usize * b;
+        let gi = (group == Group_::G2) as usize;
+        let mont = scalars.montgomery as u32;
+        let ids_buf = match ids {
+            Some(Ids::Host(v)) => Some(self.upload(kernel, v)?),
+            _ => None,
+        };
+        let ids_ptr = match ids {
+            Some(Ids::Device { ptr, .. }) => ptr,
+            _ => ids_buf.as_ref().map_or(0u64, |b| self.p(b)),
+        };
+        let sc = scalars.ptr;
+        let mut prof = PhaseTimer::new();
+        prof.mark(self, "setup")?;
+
+        // 1-2: counting sort of (window, bucket) entries, window by window.
+        let keys: CudaSlice<u32> = self.alloc(kernel, w as usize * m)?;
+        self.k.msm_digits.launch(
+            self,
+            "msm_digits",
+            m,
+            cfg1d(m, MSM_DIGITS_BLOCK),
+            sc,
+            m as u32,
+            mont,
+            c,
+            w,
+            self.p(&keys),
+        )?;
+        let hist: CudaSlice<u32> = self.zeros(kernel, s)?;
+        for win in 0..w as u64 {
+            let kp = self.p(&keys) + 4 * win * m as u64;
+            let hp = self.p(&hist) + 4 * win * b as u64;
+            self.k.msm_histogram.launch(
+                self,
+                "msm_histogram",
+                m,
+                cfg1d(m, MSM_HISTOGRAM_BLOCK),
+                kp,
+                m as u32,
+                hp,
+            )?;
+        }
+        let off0: CudaSlice<u32> = self.alloc(kernel, s + 1)?;
+        self.scan(&hist, &off0, s)?;
+        let mut cursor: CudaSlice<u32> = self.alloc(kernel, s)?;
+        self.stream
+            .memcpy_dtod(&off0.slice(0..s), &mut cursor)
+            .map_err(|e| self.err("copy", kernel, m, e))?;
+        let total_bound = w as usize * m;
+        let sorted: CudaSlice<u32> = self.alloc(kernel, total_bound)?;
+        for win in 0..w as u64 {
+            let kp = self.p(&keys) + 4 * win * m as u64;
+            let cp = self.p(&cursor) + 4 * win * b as u64;
+            self.k.msm_scatter.launch(
+                self,
+                "msm_scatter",
+                m,
+                cfg1d(m, MSM_SCATTER_BLOCK),
+                kp,
+                ids_ptr,
+                m as u32,
+                cp,
+                self.p(&sorted),
+            )?;
+        }
+        drop((cursor, keys));
+        prof.mark(self, "sort")?;
+
+        // 3: chunked bucket sums, first pass from the affine points.
+        let (cnt1, off1, owner1, max1, bound1) = self.chunk_plan(&hist, s, total_bound, kernel)?;
+        let items1: CudaSlice<u8> = self.alloc(kernel, bound1 * group.xyzz_bytes())?;
+        if let Some(ev) = points_ready {
+            self.stream
+                .wait(ev)
+                .map_err(|e| self.err("stream wait", kernel, m, e))?;
+        }
+        let order = if self.msm_chunk_order() {
+            let o = self.chunk_order(&hist, &off1, &owner1, s, bound1, kernel)?;
+            prof.mark(self, "chunk order")?;
+            Some(o)
+        } else {
+            None
+        };
+        self.k.msm_accumulate[self.accumulate_kernel(group)].launch(
+            self,
+            "msm_accumulate",
+            m,
+            cfg1d(bound1, MSM_ACCUMULATE_BLOCK),
+            self.p(&points.buf),
+            self.p(&sorted),
+            self.p(&hist),
+            self.p(&off0),
+            self.p(&off1),
+            self.p(&owner1),
+            s as u32,
+            CHUNK,
+            order.as_ref().map_or(0, |o| self.p(o)),
+            self.p(&items1),
+        )?;
+        drop((owner1, order));
+        drop((sorted, hist, off0));
+        prof.mark(self, "accumulate")?;
+        let (items, cnt, off, _) =
+            self.reduce_segments(group, items1, cnt1, off1, s, max1, bound1, kernel)?;
+        prof.mark(self, "merge chunks")?;
+
+        // 4: per-window bucket reduction by G groups, then sum the groups.
+        // G is chosen for ~2^17 threads in all (the SMs' resident-thread
+        // capacity at this kernel's register use), keeping at least 16
+        // buckets per thread so the final k*T_g multiplication stays small
+        // beside the running sums.
+        let lg_g = {
+            let want = (1usize << 17)
+                .div_ceil(w as usize)
+                .next_power_of_two()
+                .trailing_zeros();
+            want.min(c - 1 - 4.min(c - 1))
+        };
+        let groups = 1usize << lg_g;
+        let parts: CudaSlice<u8> = self.alloc(kernel, w as usize * groups * group.xyzz_bytes())?;
+        self.k.msm_bucket_reduce[gi].launch(
+            self,
+            "msm_bucket_reduce",
+            m,
+            cfg1d(w as usize * groups, MSM_BUCKET_REDUCE_BLOCK),
+            self.p(&items),
+            self.p(&cnt),
+            self.p(&off),
+            w,
+            b as u32,
+            lg_g,
+            self.p(&parts),
+        )?;
+        drop((items, cnt, off));
+        prof.mark(self, "bucket reduce")?;
+        let wcnt = self.upload(kernel, &vec![groups as u32; w as usize])?;
+        let woff_host: Vec<u32> = (0..=w as usize).map(|i| (i * groups) as u32).collect();
+        let woff = self.upload(kernel, &woff_host)?;
+        let (sums, _, soff, _) = self.reduce_segments(
+            group,
+            parts,
+            wcnt,
+            woff,
+            w as usize,
+            groups,
+            w as usize * groups,
+            kernel,
+        )?;
+        // Each window holds exactly one item now, at soff[w] = w.
+        let _ = soff;
+        let bytes = self.download(kernel, &sums, w as usize * group.xyzz_bytes())?;
+        prof.mark(self, "window sums")?;
+        prof.report(&format!("{kernel} n={m} c={c}"));
+        Ok((
+            bytes
+                .chunks_exact(group.xyzz_bytes())
+                .map(|c| c.to_vec())
+                .collect(),
+            c,
+        ))
+    }
+
+    /// Chunks of at most CHUNK items over segments with `count` items:
+    /// (chunks per segment, their offsets, each chunk's segment, the largest
+    /// chunk count, the total chunk bound). Reads the maximum back (one
+    /// synchronisation) so that the caller runs only the passes it needs.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn chunk_plan(
+        &self,
+        count: &CudaSlice<u32>,
+        s: usize,
+        items_bound: usize,
+        kernel: &'static str,
+    ) -> Result<(CudaSlice<u32>, CudaSlice<u32>, CudaSlice<u32>, usize, usize)> {
+        let cnt: CudaSlice<u32> = self.alloc(kernel, s)?;
+        let maxbuf: CudaSlice<u32> = self.zeros(kernel, 1)?;
+        self.k.msm_chunk_counts.launch(
+            self,
+            "msm_chunk_counts",
+            s,
+            cfg1d(s, MSM_CHUNK_COUNTS_BLOCK),
+            self.p(count),
+            s as u32,
+            CHUNK,
+            self.p(&cnt),
+            self.p(&maxbuf),
+        )?;
+        let off: CudaSlice<u32> = self.alloc(kernel, s + 1)?;
+        self.scan(&cnt, &off, s)?;
+        let bound = items_bound / CHUNK as usize + s;
+        let owner: CudaSlice<u32> = self.alloc(kernel, bound)?;
+        self.k.msm_chunk_owner.launch(
+            self,
+            "msm_chunk_owner",
+            s,
+            cfg1d(s, MSM_CHUNK_OWNER_BLOCK),
+            self.p(&off),
+            s as u32,
+            self.p(&owner),
+        )?;
+        let max = self.download(kernel, &maxbuf, 1)?[0] as usize;
+        Ok((cnt, off, owner, max, bound))
+    }
+
+    /// Repeats the chunked reduction until every segment holds at most one
+    /// item. `max_count` is the largest segment's item count, `bound` bounds
+    /// the total.
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    pub(super) fn reduce_segments(
+        &self,
+        group: Group_,
+        mut items: CudaSlice<u8>,
+        mut cnt: CudaSlice<u32>,
+        mut off: CudaSlice<u32>,
+        s: usize,
+        mut max_count: usize,
+        mut bound: usize,
+        kernel: &'static str,
+    ) -> Result<(CudaSlice<u8>, CudaSlice<u32>, CudaSlice<u32>, usize)> {
+        while max_count > 1 {
+            let (cnt2, off2, owner2, max2, bound2) = self.chunk_plan(&cnt, s, bound, kernel)?;
+            let items2: CudaSlice<u8> = self.alloc(kernel, bound2 * group.xyzz_bytes())?;
+            self.k.msm_reduce[self.msm_kernel(group)].launch(
+                self,
+                "msm_reduce",
+                bound,
+                cfg1d(bound2, MSM_REDUCE_BLOCK),
+                self.p(&items),
+                self.p(&cnt),
+                self.p(&off),
+                self.p(&off2),
+                self.p(&owner2),
+                s as u32,
+                CHUNK,
+                self.p(&items2),
+            )?;
+            items = items2;
+            cnt = cnt2;
+            off = off2;
+            bound = bound2;
+            max_count = max2;
+        }
+        Ok((items, cnt, off, bound))
+    }
+}
+
+/// Phase timer of the MSM, on when CUZK_MSM_PROFILE is set: synchronises
+/// after each phase and prints the times to stderr (for tuning only: the
+/// synchronisations cost a little).
+struct PhaseTimer {
+    on: bool,
+    last: std::time::Instant,
+    phases: Vec<(&'static str, f64)>,
+}
+
+impl PhaseTimer {
+    fn new() -> Self {
+        PhaseTimer {
+            on: std::env::var_os("CUZK_MSM_PROFILE").is_some(),
+            last: std::time::Instant::now(),
+            phases: Vec::new(),
+        }
+    }
+    fn mark(&mut self, dev: &CudaDevice, name: &'static str) -> Result<()> {
+        if self.on {
+            dev.synchronize()?;
+            let now = std::time::Instant::now();
+            self.phases
+                .push((name, (now - self.last).as_secs_f64() * 1e3));
+            self.last = now;
+        }
+        Ok(())
+    }
+    fn report(&self, what: &str) {
+        if self.on {
+            let parts: Vec<String> = self
+                .phases
+                .iter()
+                .map(|(n, t)| format!("{n} {t:.2}"))
+                .collect();
+            eprintln!("msm profile {what}: {} ms", parts.join(", "));
+        }
+    }
+}
+
+/// sum_w 2^(c w) S_w by Horner, on the host (W <= 64 windows).
+pub(super) fn combine_windows<G: Group>(sums: Vec<G>, c: u32) -> G {
+    let mut acc = G::identity();
+    for s in sums.into_iter().rev() {
+        for _ in 0..c {
+            acc = acc.double();
+        }
+        acc += s;
+    }
+    acc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_combine_by_horner() {
+        use group::Group;
+        let g = G1Projective::generator();
+        // sums S_0 = g, S_1 = 2g with c = 3: g + 8 * 2g = 17 g.
+        let got = combine_windows(vec![g, g.double()], 3);
+        assert_eq!(got, g * Scalar::from(17u64));
+        assert_eq!(
+            combine_windows::<G1Projective>(vec![], 5),
+            G1Projective::identity()
+        );
+    }
+}

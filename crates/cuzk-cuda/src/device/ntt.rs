@@ -1,0 +1,443 @@
+//! NTT over Fr (kernels/ntt.cuh): twiddle and power tables, the pass
+//! kernels, the bit reversal, the coset transforms and H's pointwise step.
+
+use blstrs::Scalar;
+use cudarc::driver::sys::CUfunction_attribute_enum;
+use cudarc::driver::{CudaSlice, DriverError, LaunchConfig};
+use ff::{Field, PrimeField};
+
+use super::launch::{cfg1d, typed_kernels, DevPtr};
+use super::CudaDevice;
+use crate::error::{CudaError, Result};
+use crate::host::{self, ntt_pass_smem, NttKind, FR_BYTES, NTT_SMEM_LOG};
+
+/// Largest NTT: 2^28 elements (8 GiB of Fr).
+pub const MAX_NTT_LOG: u32 = 28;
+
+typed_kernels! {
+    /// `ntt_powers`: out[i] = lo[i mod 2^lo_bits] * hi[i >> lo_bits].
+    NttPowers["ntt_powers"](out: DevPtr, count: u32, lo: DevPtr, hi: DevPtr, lo_bits: u32);
+    /// `ntt_bitrev`: the in-place bit reversal, with the optional scaling
+    /// by the power tables (`scale` 0: none, 1: before, 2: after).
+    NttBitrev["ntt_bitrev"](d: DevPtr, lg: u32, lo: DevPtr, hi: DevPtr, lo_bits: u32, scale: u32);
+    /// `ntt_pass_r1`, `_r2`, `_r3`, `_r3x2`: `k` stages from stage `s0` in
+    /// shared memory ([`NttPass`] picks the build).
+    NttPassKernel["ntt_pass_r1", "ntt_pass_r2", "ntt_pass_r3", "ntt_pass_r3x2"](
+        d: DevPtr,
+        tw: DevPtr,
+        lg: u32,
+        s0: u32,
+        k: u32,
+        lgl: u32,
+        dif: u32,
+        plo: DevPtr,
+        phi: DevPtr,
+        plo_bits: u32,
+        scale: u32,
+    );
+    /// `ntt_h_pointwise`: a[i] = (a[i] b[i] - c[i]) * z_inv[0].
+    NttHPointwise["ntt_h_pointwise"](a: DevPtr, b: DevPtr, c: DevPtr, n: u32, z_inv: DevPtr);
+}
+
+/// Threads per block of ntt_powers.
+const NTT_POWERS_BLOCK: u32 = 256;
+/// Threads per block of ntt_bitrev.
+const NTT_BITREV_BLOCK: u32 = 256;
+/// Threads per block of ntt_h_pointwise.
+const NTT_H_POINTWISE_BLOCK: u32 = 256;
+// The pass kernels' blocks are sized per pass (`host::ntt_pass_threads`,
+// at most their `__launch_bounds__(256)`).
+
+impl NttPassKernel {
+    /// Lets the pass use the dynamic shared memory of the largest pass
+    /// (`host::ntt_pass_smem(NTT_SMEM_LOG)`, above the driver's default).
+    pub(super) fn raise_smem_limit(&self) -> std::result::Result<(), DriverError> {
+        self.0.set_attribute(
+            CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            ntt_pass_smem(NTT_SMEM_LOG) as i32,
+        )
+    }
+}
+
+/// The NTT pass kernel: stages per register round (R) and, for R = 3, the
+/// build that keeps two blocks per SM resident (at most 128 registers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NttPass {
+    R1,
+    R2,
+    R3,
+    R3TwoBlocks,
+}
+
+impl NttPass {
+    pub const ALL: [NttPass; 4] = [NttPass::R1, NttPass::R2, NttPass::R3, NttPass::R3TwoBlocks];
+    /// Stages per register round.
+    pub fn radix_log(self) -> u32 {
+        match self {
+            NttPass::R1 => 1,
+            NttPass::R2 => 2,
+            NttPass::R3 | NttPass::R3TwoBlocks => 3,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            NttPass::R1 => "r1",
+            NttPass::R2 => "r2",
+            NttPass::R3 => "r3",
+            NttPass::R3TwoBlocks => "r3x2",
+        }
+    }
+    pub(super) fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// The pass used unless a benchmark picks another: R3 in two blocks per SM
+/// (128 registers), the fastest of the four on the H200 (bench/gpu-kernels.md,
+/// run 9: forward 2^27 50.7 ms against r2 56.2, r1 56.9, r3 71.9 ms).
+pub(super) const DEFAULT_NTT_PASS: NttPass = NttPass::R3TwoBlocks;
+
+/// One NTT twiddle table kept between calls: tw[i] = w^i, i < n/2, for the
+/// forward root w (the inverse transforms read it too: w^-e = -w^(n/2-e)).
+pub(super) struct Twiddles {
+    lg: u32,
+    buf: CudaSlice<u8>,
+}
+
+impl CudaDevice {
+    /// Tables lo[j] = c*base^j (j < 2^lo_bits), hi[j] = base^(j*2^lo_bits),
+    /// covering exponents below 2^lg.
+    fn power_tables(
+        &self,
+        base: Scalar,
+        c: Scalar,
+        lg: u32,
+    ) -> Result<(CudaSlice<u8>, CudaSlice<u8>, u32)> {
+        let lo_bits = lg.div_ceil(2);
+        let hi_bits = lg - lo_bits;
+        let mut lo = Vec::with_capacity(1 << lo_bits);
+        let mut p = c;
+        for _ in 0..(1u32 << lo_bits) {
+            lo.push(p);
+            p *= base;
+        }
+        let step = base.pow_vartime([1u64 << lo_bits]);
+        let mut hi = Vec::with_capacity(1 << hi_bits);
+        let mut p = Scalar::ONE;
+        for _ in 0..(1u32 << hi_bits) {
+            hi.push(p);
+            p *= step;
+        }
+        Ok((
+            self.upload("ntt tables", host::scalars_as_bytes(&lo))?,
+            self.upload("ntt tables", host::scalars_as_bytes(&hi))?,
+            lo_bits,
+        ))
+    }
+
+    // The twiddle table and the power tables are what
+    // [`host::ntt_scratch_bytes`] states: keep the two in step.
+    fn with_twiddles<R>(&self, lg: u32, f: impl FnOnce(u64) -> Result<R>) -> Result<R> {
+        let mut cache = self.twiddles.lock().unwrap_or_else(|p| p.into_inner());
+        let hit = matches!(&*cache, Some(t) if t.lg == lg);
+        if !hit {
+            *cache = None; // free the old table first: at 2^28 it is 4 GiB
+            let w = host::root_of_unity(lg);
+            let count = (1usize << lg) / 2;
+            let (lo, hi, lo_bits) = self.power_tables(w, Scalar::ONE, lg)?;
+            let buf: CudaSlice<u8> = self.alloc("ntt twiddles", count.max(1) * FR_BYTES)?;
+            self.k.ntt_powers.launch(
+                self,
+                "ntt_powers",
+                count,
+                cfg1d(count, NTT_POWERS_BLOCK),
+                self.p(&buf),
+                count as u32,
+                self.p(&lo),
+                self.p(&hi),
+                lo_bits,
+            )?;
+            *cache = Some(Twiddles { lg, buf });
+        }
+        let t = cache.as_ref().expect("filled above");
+        f(self.p(&t.buf))
+    }
+
+    /// Drops the cached twiddle table (up to 4 GiB at 2^28).
+    pub fn release_ntt_tables(&self) {
+        *self.twiddles.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    /// Picks the NTT pass kernel (benchmarks compare them; the default is
+    /// [`DEFAULT_NTT_PASS`]).
+    pub fn set_ntt_pass(&self, pass: NttPass) {
+        self.ntt_pass
+            .store(pass as u8, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn ntt_pass(&self) -> NttPass {
+        NttPass::ALL[self.ntt_pass.load(std::sync::atomic::Ordering::Relaxed) as usize]
+    }
+
+    fn check_ntt_buffer(&self, data: &CudaSlice<u8>, lg: u32) -> Result<()> {
+        if lg > MAX_NTT_LOG {
+            return Err(CudaError::Unsupported {
+                kernel: "ntt",
+                size: 1 << lg,
+                limit: 1 << MAX_NTT_LOG,
+                device: self.label.clone(),
+            });
+        }
+        let n = 1usize << lg;
+        if data.len() < n * FR_BYTES {
+            return Err(self.bad(
+                "ntt",
+                n,
+                format!(
+                    "buffer of {} bytes holds fewer than 2^{lg} elements",
+                    data.len()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Runs the passes: DIT (bit-reversed in, natural out) bottom up, or DIF
+    /// (natural in, bit-reversed out, inverse root) top down. `scale`: the
+    /// DIT's first pass multiplies element p by c*base^bitrev(p) on load.
+    fn ntt_run_passes(
+        &self,
+        d: u64,
+        lg: u32,
+        dif: bool,
+        scale: Option<(&CudaSlice<u8>, &CudaSlice<u8>, u32)>,
+    ) -> Result<()> {
+        let n = 1usize << lg;
+        let pass = self.ntt_pass();
+        let kernel = &self.k.ntt_pass[pass.index()];
+        let mut passes = host::ntt_pass_plan(lg);
+        if dif {
+            passes.reverse();
+        }
+        let (plo, phi, plo_bits) = match scale {
+            Some((lo, hi, bits)) => (self.p(lo), self.p(hi), bits),
+            None => (0, 0, 0),
+        };
+        self.with_twiddles(lg, |tw| {
+            for &(s0, k) in &passes {
+                let lgl = host::ntt_pass_lgl(s0);
+                let log_e = k + lgl;
+                let threads = host::ntt_pass_threads(log_e, k, pass.radix_log());
+                let cfg = LaunchConfig {
+                    grid_dim: (1u32 << (lg - log_e), 1, 1),
+                    block_dim: (threads, 1, 1),
+                    shared_mem_bytes: ntt_pass_smem(log_e),
+                };
+                let scale_here = u32::from(scale.is_some() && s0 == 0 && !dif);
+                kernel.launch(
+                    self,
+                    "ntt_pass",
+                    n,
+                    cfg,
+                    d,
+                    tw,
+                    lg,
+                    s0,
+                    k,
+                    lgl,
+                    u32::from(dif),
+                    plo,
+                    phi,
+                    plo_bits,
+                    scale_here,
+                )?;
+            }
+            Ok(())
+        })
+    }
+
+    /// NTT of `n = 2^lg` Fr elements already on the device at `data`,
+    /// natural order in and out.
+    pub fn ntt_device(&self, data: &mut CudaSlice<u8>, lg: u32, kind: NttKind) -> Result<()> {
+        self.check_ntt_buffer(data, lg)?;
+        let n = 1usize << lg;
+        let d = self.p(data);
+        let g = Scalar::MULTIPLICATIVE_GENERATOR;
+        match kind {
+            NttKind::Forward | NttKind::CosetForward => {
+                // Bit reversal (with the coset scaling x_i *= g^i fused in),
+                // then DIT.
+                if kind == NttKind::CosetForward {
+                    let (lo, hi, lo_bits) = self.power_tables(g, Scalar::ONE, lg)?;
+                    self.bitrev(d, lg, Some((&lo, &hi, lo_bits)), false)?;
+                } else {
+                    self.bitrev(d, lg, None, false)?;
+                }
+                if lg > 0 {
+                    self.ntt_run_passes(d, lg, false, None)?;
+                }
+            }
+            NttKind::Inverse | NttKind::CosetInverse => {
+                // DIF, then the bit reversal with x_j *= n^-1 (g^-j) fused
+                // in (j the element's place after the permutation).
+                if lg > 0 {
+                    self.ntt_run_passes(d, lg, true, None)?;
+                }
+                let n_inv = Scalar::from(n as u64).invert().expect("n is nonzero in Fr");
+                let base = if kind == NttKind::CosetInverse {
+                    g.invert().expect("g is nonzero")
+                } else {
+                    Scalar::ONE
+                };
+                let (lo, hi, lo_bits) = self.power_tables(base, n_inv, lg)?;
+                self.bitrev(d, lg, Some((&lo, &hi, lo_bits)), true)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Evaluations on the domain to evaluations on the coset g<w>, natural
+    /// order in and out: the same result as [`NttKind::Inverse`] followed by
+    /// [`NttKind::CosetForward`], with no permutation (DIF leaves the
+    /// coefficients bit-reversed, the DIT reads them so) and the scaling by
+    /// n^-1 g^i fused into the DIT's first pass.
+    pub fn evals_to_coset_device(&self, data: &mut CudaSlice<u8>, lg: u32) -> Result<()> {
+        self.check_ntt_buffer(data, lg)?;
+        if lg == 0 {
+            // One element: its own coefficient and coset value.
+            return Ok(());
+        }
+        let n = 1usize << lg;
+        let d = self.p(data);
+        let n_inv = Scalar::from(n as u64).invert().expect("n is nonzero in Fr");
+        let (lo, hi, lo_bits) = self.power_tables(Scalar::MULTIPLICATIVE_GENERATOR, n_inv, lg)?;
+        self.ntt_run_passes(d, lg, true, None)?;
+        self.ntt_run_passes(d, lg, false, Some((&lo, &hi, lo_bits)))
+    }
+
+    /// In-place bit reversal; with tables, the scaling by c*base^i of each
+    /// element's place before (`after` false) or after the permutation.
+    fn bitrev(
+        &self,
+        d: u64,
+        lg: u32,
+        scale: Option<(&CudaSlice<u8>, &CudaSlice<u8>, u32)>,
+        after: bool,
+    ) -> Result<()> {
+        let n = 1usize << lg;
+        let (lo, hi, lo_bits, mode) = match scale {
+            Some((lo, hi, bits)) => (self.p(lo), self.p(hi), bits, if after { 2u32 } else { 1 }),
+            None => (0, 0, 0, 0),
+        };
+        self.k.ntt_bitrev.launch(
+            self,
+            "ntt_bitrev",
+            n,
+            cfg1d(n, NTT_BITREV_BLOCK),
+            d,
+            lg,
+            lo,
+            hi,
+            lo_bits,
+            mode,
+        )
+    }
+
+    /// NTT of host data in place (length a power of two, at most 2^28).
+    pub fn ntt(&self, values: &mut [Scalar], kind: NttKind) -> Result<()> {
+        let n = values.len();
+        if !n.is_power_of_two() {
+            return Err(self.bad("ntt", n, "length is not a power of two".into()));
+        }
+        let lg = n.trailing_zeros();
+        let mut buf = self.upload("ntt", host::scalars_as_bytes(values))?;
+        self.ntt_device(&mut buf, lg, kind)?;
+        self.stream
+            .memcpy_dtoh(&buf, host::scalars_as_bytes_mut(values))
+            .map_err(|e| self.err("copy to host", "ntt", n, e))?;
+        Ok(())
+    }
+
+    /// [`CudaDevice::evals_to_coset_device`] of host data in place (length a
+    /// power of two, at most 2^28).
+    pub fn evals_to_coset(&self, values: &mut [Scalar]) -> Result<()> {
+        let n = values.len();
+        if !n.is_power_of_two() {
+            return Err(self.bad("ntt", n, "length is not a power of two".into()));
+        }
+        let lg = n.trailing_zeros();
+        let mut buf = self.upload("ntt", host::scalars_as_bytes(values))?;
+        self.evals_to_coset_device(&mut buf, lg)?;
+        self.stream
+            .memcpy_dtoh(&buf, host::scalars_as_bytes_mut(values))
+            .map_err(|e| self.err("copy to host", "ntt", n, e))?;
+        Ok(())
+    }
+
+    /// H's pointwise step on the coset: a_i = (a_i b_i - c_i) / Z, with
+    /// Z = g^n - 1 the vanishing polynomial's value on the coset `g<w>`.
+    pub fn h_pointwise_device(
+        &self,
+        a: &mut CudaSlice<u8>,
+        b: &CudaSlice<u8>,
+        c: &CudaSlice<u8>,
+        n: usize,
+    ) -> Result<()> {
+        if a.len() < n * FR_BYTES || b.len() < n * FR_BYTES || c.len() < n * FR_BYTES {
+            return Err(self.bad(
+                "ntt_h_pointwise",
+                n,
+                "a buffer holds fewer than n elements".into(),
+            ));
+        }
+        let z = Scalar::MULTIPLICATIVE_GENERATOR.pow_vartime([n as u64]) - Scalar::ONE;
+        let z_inv = z
+            .invert()
+            .expect("g^n != 1: g is not a root of unity of this order");
+        let zb = self.upload("ntt_h_pointwise", host::scalars_as_bytes(&[z_inv]))?;
+        self.k.ntt_h_pointwise.launch(
+            self,
+            "ntt_h_pointwise",
+            n,
+            cfg1d(n, NTT_H_POINTWISE_BLOCK),
+            self.p(a),
+            self.p(b),
+            self.p(c),
+            n as u32,
+            self.p(&zb),
+        )
+    }
+
+    /// The whole H computation of Groth16 on the GPU: a, b, c are the
+    /// evaluations (zero-padded to n = 2^lg); returns the n coefficients of
+    /// (a*b - c)/Z computed through the coset, as bellperson does.
+    pub fn compute_h(&self, a: &[Scalar], b: &[Scalar], c: &[Scalar]) -> Result<Vec<Scalar>> {
+        let m = a.len().max(b.len()).max(c.len());
+        let n = m.next_power_of_two().max(1);
+        let lg = n.trailing_zeros();
+        let pad = |v: &[Scalar]| -> Result<CudaSlice<u8>> {
+            let mut buf: CudaSlice<u8> = self.zeros("compute_h", n * FR_BYTES)?;
+            if !v.is_empty() {
+                self.stream
+                    .memcpy_htod(
+                        host::scalars_as_bytes(v),
+                        &mut buf.slice_mut(0..v.len() * FR_BYTES),
+                    )
+                    .map_err(|e| self.err("copy to device", "compute_h", n, e))?;
+            }
+            Ok(buf)
+        };
+        let mut bufs = [pad(a)?, pad(b)?, pad(c)?];
+        for buf in bufs.iter_mut() {
+            self.evals_to_coset_device(buf, lg)?;
+        }
+        let [mut ha, hb, hc] = bufs;
+        self.h_pointwise_device(&mut ha, &hb, &hc, n)?;
+        self.ntt_device(&mut ha, lg, NttKind::CosetInverse)?;
+        let mut out = vec![Scalar::ZERO; n];
+        self.stream
+            .memcpy_dtoh(&ha, host::scalars_as_bytes_mut(&mut out))
+            .map_err(|e| self.err("copy to host", "compute_h", n, e))?;
+        Ok(out)
+    }
+}
