@@ -77,8 +77,9 @@ fn main() {
             let f = synthesis::synthesize(PorepLikeCircuit::new(log, seed)).expect("full");
             full.push(ms(t));
             let t0 = Instant::now();
-            let w =
-                compiled::synthesize_witness(PorepLikeCircuit::new(log, seed)).expect("witness");
+            let w = cc
+                .witness(PorepLikeCircuit::new(log, seed))
+                .expect("witness");
             wit.push(ms(t0));
             let t1 = Instant::now();
             let pa = cc.assign(w).expect("assign");
@@ -99,7 +100,7 @@ fn main() {
         let ws: Vec<_> = (0..jobs)
             .into_par_iter()
             .map(|j| {
-                compiled::synthesize_witness(PorepLikeCircuit::new(log, 5000 + j as u64))
+                cc.witness(PorepLikeCircuit::new(log, 5000 + j as u64))
                     .expect("witness")
             })
             .collect();

@@ -338,11 +338,24 @@ impl CompiledCircuit {
         circuits
             .into_par_iter()
             .map(|c| {
-                let w = synthesize_witness(c)?;
+                let w = self.witness(c)?;
                 self.check_witness(&w)?;
                 Ok(w)
             })
             .collect()
+    }
+
+    /// The witness of `circuit`, its vectors reserved at this system's
+    /// sizes up front: grown by doubling instead, a 2^24 witness was
+    /// copied ~24 times and its memory remapped as it grew, which several
+    /// witnesses growing at once in one process serialize on. Not checked
+    /// against this system ([`CompiledCircuit::check_witness`] does that).
+    pub fn witness<C: Circuit<Scalar>>(&self, circuit: C) -> Result<Witness> {
+        let mut cs = WitnessCs::with_capacity(self.num_inputs, self.num_aux);
+        circuit
+            .synthesize(&mut cs)
+            .map_err(|source| Error::Synthesis { index: 0, source })?;
+        Ok(cs.into_witness())
     }
 }
 
@@ -963,7 +976,9 @@ impl ConstraintSystem<Scalar> for WitnessPart<'_> {
     }
 }
 
-/// The witness of `circuit`: its synthesis with nothing but the values kept.
+/// The witness of `circuit`: its synthesis with nothing but the values kept
+/// (its vectors grown as it allocates; [`CompiledCircuit::witness`]
+/// reserves them at a compiled system's sizes).
 pub fn synthesize_witness<C: Circuit<Scalar>>(circuit: C) -> Result<Witness> {
     let mut cs = WitnessCs::with_one();
     circuit

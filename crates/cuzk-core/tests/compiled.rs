@@ -544,3 +544,21 @@ fn witness_parts_in_place_equal_sequential_synthesis() {
         assert_eq!(w.into_witness(), whole);
     }
 }
+
+#[test]
+fn witness_reserved_at_the_compiled_sizes_equals_the_grown_one() {
+    for log in [4u32, 9, 12] {
+        let cc = compiled::compile(PorepLikeCircuit::new(log, 0), "porep-like").unwrap();
+        let grown = compiled::synthesize_witness(PorepLikeCircuit::new(log, 5)).unwrap();
+        let reserved = cc.witness(PorepLikeCircuit::new(log, 5)).unwrap();
+        assert_eq!(reserved.inputs, grown.inputs, "2^{log}");
+        assert_eq!(reserved.aux, grown.aux, "2^{log}");
+        // Reserved once, never grown.
+        assert_eq!(reserved.aux.capacity(), cc.num_aux(), "2^{log}");
+        assert_eq!(reserved.inputs.capacity(), cc.num_inputs(), "2^{log}");
+        cc.check_witness(&reserved).unwrap();
+        // A circuit of another size still yields a witness, which the check refuses.
+        let other = cc.witness(PorepLikeCircuit::new(log + 1, 5)).unwrap();
+        assert!(cc.check_witness(&other).is_err());
+    }
+}
