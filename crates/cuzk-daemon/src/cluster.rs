@@ -540,7 +540,7 @@ impl ClusterNode {
         let partitions = u32::try_from(partitions).map_err(|_| {
             EngineError::Kind(KindError::MalformedInput {
                 kind: req.kind.clone(),
-                what: format!("{partitions} partitions"),
+                source: format!("{partitions} partitions").into(),
             })
         })?;
         let s = self

@@ -706,7 +706,7 @@ impl Engine {
                 if v.is_empty() || v.last().is_some_and(|&p| p >= partitions) {
                     return Err(EngineError::Kind(KindError::MalformedInput {
                         kind: req.kind.clone(),
-                        what: format!("partitions {list:?} of a job of {partitions}"),
+                        source: format!("partitions {list:?} of a job of {partitions}").into(),
                     }));
                 }
                 v

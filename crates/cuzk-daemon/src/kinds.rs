@@ -20,8 +20,15 @@ pub type JobInput = Arc<dyn Any + Send + Sync>;
 pub enum KindError {
     #[error("{0}")]
     Unknown(UnknownKind),
-    #[error("kind {kind}: malformed input: {what}")]
-    MalformedInput { kind: String, what: String },
+    /// A job's input that the kind cannot read. `source` is the kind's own
+    /// error where it has one (a Filecoin kind's names the part of the
+    /// request), else a sentence.
+    #[error("kind {kind}: malformed input: {source}")]
+    MalformedInput {
+        kind: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
+    },
     #[error("kind {kind}: {source}")]
     Core {
         kind: String,
@@ -271,7 +278,7 @@ impl PorepLikeKind {
                 let input = input.downcast_ref::<PorepLikeInput>().ok_or_else(|| {
                     KindError::MalformedInput {
                         kind: self.name.clone(),
-                        what: "input of another kind".into(),
+                        source: "input of another kind".into(),
                     }
                 })?;
                 Ok(input.circuit(self.log_size, *p))
@@ -308,7 +315,7 @@ impl CircuitKind for PorepLikeKind {
     fn decode_input(&self, input: &[u8]) -> Result<(JobInput, usize), KindError> {
         let malformed = |what: String| KindError::MalformedInput {
             kind: self.name.clone(),
-            what,
+            source: what.into(),
         };
         let (seed, partitions) = match input.len() {
             8 | 12 => {

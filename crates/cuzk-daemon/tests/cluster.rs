@@ -95,7 +95,7 @@ impl CircuitKind for Big {
             .checked_sub(BIG_PAD)
             .ok_or_else(|| KindError::MalformedInput {
                 kind: "big-8".into(),
-                what: format!("{} bytes, fewer than the padding", input.len()),
+                source: format!("{} bytes, fewer than the padding", input.len()).into(),
             })?;
         self.0.decode_input(&input[..head])
     }

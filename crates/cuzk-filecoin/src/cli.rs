@@ -8,7 +8,7 @@
 use crate::circuits::{parse_sector_size, CircuitId, ProofKind};
 use crate::paramcache::{Generated, ParamCache};
 use crate::prover::{FilecoinProver, ProofOutput, ProofRequest};
-use crate::{porep, post, snap, Error, Result};
+use crate::{porep, post, snap, Error, InputPart, Result};
 use cuzk_core::generator::GenerationEvent;
 use cuzk_core::ProverBackend;
 use rand::SeedableRng;
@@ -269,37 +269,16 @@ pub fn prove(args: &FilecoinProveArgs, backend: Arc<dyn ProverBackend>) -> Resul
 }
 
 /// An input error with the file it came from: the C1 file, or the k-th
-/// `--vanilla` file for "vanilla proof k" (one proof per file).
+/// `--vanilla` file for vanilla proof k (one proof per file).
 fn name_input_file(e: Error, args: &FilecoinProveArgs) -> Error {
-    let file_of = |what: &str| -> Option<PathBuf> {
-        if let Some(rest) = what.strip_prefix("vanilla proof ") {
-            let k: usize = rest.split(' ').next()?.parse().ok()?;
-            return args.vanilla.get(k).cloned();
-        }
-        let c1 = [
-            "C1 output",
-            "the Phase1Out",
-            "the SealCommitPhase1Output",
-            "filecoin-proofs SealCommitPhase1Output",
-        ];
-        if c1.iter().any(|p| what.starts_with(p)) {
-            return args.c1.clone();
-        }
-        None
+    let file = match e.input_part() {
+        Some(InputPart::C1Output) => args.c1.clone(),
+        Some(InputPart::VanillaProof(k)) => args.vanilla.get(k).cloned(),
+        Some(InputPart::JobInput) | None => None,
     };
-    match e {
-        Error::Decode { what, detail } => match file_of(&what) {
-            Some(f) => Error::Decode {
-                what: format!("{what} in {}", f.display()),
-                detail,
-            },
-            None => Error::Decode { what, detail },
-        },
-        Error::InvalidInput(m) => match file_of(&m) {
-            Some(f) => Error::InvalidInput(format!("{}: {m}", f.display())),
-            None => Error::InvalidInput(m),
-        },
-        e => e,
+    match file {
+        Some(f) => e.in_file(f),
+        None => e,
     }
 }
 
@@ -484,27 +463,43 @@ mod tests {
         .unwrap() else {
             panic!("not prove")
         };
-        let decode = |what: &str| Error::Decode {
-            what: what.into(),
-            detail: "eof".into(),
-        };
-        let shown = |e: Error| name_input_file(e, &a).to_string();
+        let decode = |part: InputPart, form: &str| Error::decode(part, form, "eof".to_string());
+        let named = |e: Error| name_input_file(e, &a);
+        let e = named(decode(
+            InputPart::VanillaProof(1),
+            "bincode FallbackPoStSectorProof",
+        ));
+        assert!(
+            matches!(&e, Error::Decode { part: InputPart::VanillaProof(1), file: Some(f), .. }
+                if f == Path::new("v1.bin")),
+            "{e:?}"
+        );
         assert_eq!(
-            shown(decode("vanilla proof 1 (bincode FallbackPoStSectorProof)")),
+            e.to_string(),
             "cannot decode vanilla proof 1 (bincode FallbackPoStSectorProof) in v1.bin: eof"
         );
+        let e = named(Error::InvalidPart {
+            part: InputPart::VanillaProof(0),
+            file: None,
+            reason: "proves no sector".into(),
+        });
         assert_eq!(
-            shown(Error::InvalidInput(
-                "vanilla proof 0 proves no sector".into()
-            )),
-            "invalid input: v0.bin: vanilla proof 0 proves no sector"
+            e.to_string(),
+            "invalid vanilla proof 0 in v0.bin: proves no sector"
         );
         // No such file (index past the list, no C1 given): unchanged.
+        let e = named(decode(InputPart::VanillaProof(2), "x"));
+        assert!(matches!(&e, Error::Decode { file: None, .. }), "{e:?}");
+        assert_eq!(e.to_string(), "cannot decode vanilla proof 2 (x): eof");
         assert_eq!(
-            shown(decode("vanilla proof 2 (x)")),
-            "cannot decode vanilla proof 2 (x): eof"
+            named(decode(InputPart::C1Output, "JSON")).to_string(),
+            "cannot decode C1 output (JSON): eof"
         );
-        assert_eq!(shown(decode("C1 output")), "cannot decode C1 output: eof");
+        // Other errors pass through as they are.
+        assert!(matches!(
+            named(Error::InvalidInput("x".into())),
+            Error::InvalidInput(_)
+        ));
     }
 
     #[test]

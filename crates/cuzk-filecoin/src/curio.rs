@@ -22,7 +22,7 @@
 use crate::circuits::{CircuitId, ProofKind, REGISTERED_SECTOR_SIZES};
 use crate::daemon::{default_priority, encode_request, job_input_of, kind_name};
 use crate::prover::ProofRequest;
-use crate::{cli, porep, post, snap, Error};
+use crate::{cli, porep, post, snap, Error, InputPart};
 use base64::Engine as _;
 use cuzk_daemon::cluster::{ClusterModeError, ClusterNode};
 use cuzk_daemon::engine::{EngineError, JobState};
@@ -372,9 +372,8 @@ fn vanilla_list(bytes: &[u8]) -> Result<Vec<Vec<u8>>, Error> {
                 .map(|(i, s)| {
                     base64::engine::general_purpose::STANDARD
                         .decode(s)
-                        .map_err(|e| Error::Decode {
-                            what: format!("vanilla proof {i} of the JSON list (base64)"),
-                            detail: e.to_string(),
+                        .map_err(|e| {
+                            Error::decode(InputPart::VanillaProof(i), "base64, in the JSON list", e)
                         })
                 })
                 .collect();

@@ -13,7 +13,7 @@
 use crate::circuits::{CircuitId, ProofKind, REGISTERED_SECTOR_SIZES};
 use crate::partitions::{synthesize_partition_parts_in, synthesize_partitions_in, verifier_inputs};
 use crate::prover::ProofRequest;
-use crate::{cli, porep, post, snap, Error, Result};
+use crate::{cli, porep, post, snap, Error, InputPart, Result};
 use base64::Engine as _;
 use cuzk_core::params::Parameters;
 use cuzk_core::prover::Synthesized;
@@ -84,7 +84,7 @@ impl FilecoinKind {
                     .map(|req| (&req.request, *k))
                     .ok_or_else(|| KindError::MalformedInput {
                         kind: self.name.clone(),
-                        what: "input of another kind".into(),
+                        source: "input of another kind".into(),
                     })
             })
             .collect()
@@ -216,9 +216,11 @@ impl FilecoinKind {
     }
 
     fn malformed(&self, e: Error) -> KindError {
+        // The typed error itself, so that a caller can ask it which part
+        // of the request was bad (Error::input_part).
         KindError::MalformedInput {
             kind: self.name.clone(),
-            what: e.to_string(),
+            source: Box::new(e),
         }
     }
 }
@@ -272,10 +274,7 @@ fn unb64(v: &[String]) -> Result<Vec<Vec<u8>>> {
         .map(|(i, s)| {
             base64::engine::general_purpose::STANDARD
                 .decode(s)
-                .map_err(|e| Error::Decode {
-                    what: format!("vanilla proof {i} (base64)"),
-                    detail: e.to_string(),
-                })
+                .map_err(|e| Error::decode(InputPart::VanillaProof(i), "base64", e))
         })
         .collect()
 }
@@ -334,10 +333,7 @@ pub fn encode_request(req: &ProofRequest) -> Result<Vec<u8>> {
 
 /// Read a job input of `kind` (see [`encode_request`]).
 pub fn decode_request(kind: ProofKind, input: &[u8]) -> Result<ProofRequest> {
-    let json = |what: &str, e: serde_json::Error| Error::Decode {
-        what: what.into(),
-        detail: e.to_string(),
-    };
+    let json = |what: &str, e: serde_json::Error| Error::decode(InputPart::JobInput, what, e);
     Ok(match kind {
         ProofKind::Porep => ProofRequest::PoRepC2(Box::new(porep::decode_c1(input, None)?.output)),
         ProofKind::WinningPost | ProofKind::WindowPost => {
@@ -586,6 +582,34 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_bad_vanilla_proof_is_named_through_the_kind_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let kinds = FilecoinKind::all(&[2048], false, dir.path()).unwrap();
+        let kind = kinds
+            .iter()
+            .find(|k| {
+                k.name() == kind_name(CircuitId::current(ProofKind::WindowPost, 2048).unwrap())
+            })
+            .expect("a WindowPoSt kind");
+        let input = serde_json::json!({
+            "registered_proof": filecoin_proofs_api::RegisteredPoStProof::StackedDrgWindow2KiBV1_2 as u64,
+            "randomness": "00".repeat(32),
+            "prover_id": "00".repeat(32),
+            "vanilla_proofs": ["AAAA", "not base64!"],
+            "partition": 0,
+        });
+        let Err(KindError::MalformedInput { source, .. }) =
+            kind.decode_input(input.to_string().as_bytes())
+        else {
+            panic!("a bad vanilla proof accepted");
+        };
+        let e = source
+            .downcast_ref::<Error>()
+            .expect("the Filecoin error itself");
+        assert_eq!(e.input_part(), Some(InputPart::VanillaProof(1)), "{e}");
     }
 
     /// An aliased kind finds the production files through links.

@@ -29,9 +29,26 @@ pub enum Error {
         source: anyhow::Error,
     },
 
-    /// An input (C1 output, vanilla proof) could not be decoded.
-    #[error("cannot decode {what}: {detail}")]
-    Decode { what: String, detail: String },
+    /// A part of a request (its C1 output, a vanilla proof, a daemon job's
+    /// input) could not be decoded as `form`. `file` names the file it was
+    /// read from, where a front end knows it.
+    #[error("cannot decode {part} ({form}){}: {source}", in_file(file))]
+    Decode {
+        part: InputPart,
+        form: String,
+        file: Option<PathBuf>,
+        #[source]
+        source: BoxError,
+    },
+
+    /// A part of a request decoded but cannot be proved (a vanilla proof of
+    /// no sector, ...).
+    #[error("invalid {part}{}: {reason}", in_file(file))]
+    InvalidPart {
+        part: InputPart,
+        file: Option<PathBuf>,
+        reason: String,
+    },
 
     /// A request could not be serialised into a job's input bytes.
     #[error("cannot encode {what}: {source}")]
@@ -72,7 +89,84 @@ pub enum Error {
     ParametersMismatch { path: PathBuf, what: String },
 }
 
+/// The error a decoder gave (serde_json, bincode, base64), or a sentence
+/// where several attempts failed.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// The part of a proof request an input error concerns, so that a front end
+/// names the file or field it came from without reading the message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputPart {
+    /// The C1 output of a PoRep request.
+    C1Output,
+    /// Vanilla proof `k` (from 0) of a PoSt or SnapDeals request.
+    VanillaProof(usize),
+    /// A daemon job's input bytes (a request as the daemon stores it).
+    JobInput,
+}
+
+impl std::fmt::Display for InputPart {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            InputPart::C1Output => f.write_str("C1 output"),
+            InputPart::VanillaProof(k) => write!(f, "vanilla proof {k}"),
+            InputPart::JobInput => f.write_str("job input"),
+        }
+    }
+}
+
+fn in_file(file: &Option<PathBuf>) -> String {
+    match file {
+        Some(f) => format!(" in {}", f.display()),
+        None => String::new(),
+    }
+}
+
 impl Error {
+    /// `part` could not be decoded as `form`.
+    pub(crate) fn decode(
+        part: InputPart,
+        form: impl Into<String>,
+        source: impl Into<BoxError>,
+    ) -> Self {
+        Error::Decode {
+            part,
+            form: form.into(),
+            file: None,
+            source: source.into(),
+        }
+    }
+
+    /// The part of the request this error concerns, if it is an input error
+    /// about one part.
+    pub fn input_part(&self) -> Option<InputPart> {
+        match self {
+            Error::Decode { part, .. } | Error::InvalidPart { part, .. } => Some(*part),
+            _ => None,
+        }
+    }
+
+    /// This error with the file its part was read from (input errors about
+    /// one part; any other error is returned as it is).
+    pub fn in_file(self, path: PathBuf) -> Self {
+        match self {
+            Error::Decode {
+                part, form, source, ..
+            } => Error::Decode {
+                part,
+                form,
+                file: Some(path),
+                source,
+            },
+            Error::InvalidPart { part, reason, .. } => Error::InvalidPart {
+                part,
+                file: Some(path),
+                reason,
+            },
+            e => e,
+        }
+    }
+
     pub(crate) fn filecoin(step: impl Into<String>, source: anyhow::Error) -> Self {
         Error::Filecoin {
             step: step.into(),

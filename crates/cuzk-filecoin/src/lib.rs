@@ -44,7 +44,7 @@ pub mod synth_c1;
 
 pub use circuits::{CircuitId, ProofKind};
 pub use compiled::SynthesisMode;
-pub use error::{Error, Result};
+pub use error::{BoxError, Error, InputPart, Result};
 pub use paramcache::{CircuitFiles, LoadedParameters, ParamCache};
 pub use prover::{FilecoinProver, ProofOutput, ProofRequest};
 

@@ -14,7 +14,7 @@
 use crate::circuits::{with_tree_shape, FilTree, ProofKind};
 use crate::compiled::PorepPartition;
 use crate::prover::{guarded, FilecoinProver, ProofCircuits, ProofOutput};
-use crate::{CircuitId, Error, Result};
+use crate::{CircuitId, Error, InputPart, Result};
 use base64::Engine as _;
 use filecoin_proofs::{
     as_safe_commitment, DefaultPieceDomain, DefaultPieceHasher, DefaultTreeDomain, PoRepConfig,
@@ -70,15 +70,20 @@ pub fn decode_c1(bytes: &[u8], registered_proof: Option<RegisteredSealProof>) ->
         Ok(w) => {
             let inner = base64::engine::general_purpose::STANDARD
                 .decode(w.phase1_out.as_bytes())
-                .map_err(|e| Error::Decode {
-                    what: "the Phase1Out (base64) of a Curio C1 file".into(),
-                    detail: e.to_string(),
+                .map_err(|e| {
+                    Error::decode(
+                        InputPart::C1Output,
+                        "the Phase1Out (base64) of a Curio C1 file",
+                        e,
+                    )
                 })?;
-            let output: SealCommitPhase1Output =
-                serde_json::from_slice(&inner).map_err(|e| Error::Decode {
-                    what: "the SealCommitPhase1Output inside a Curio C1 file".into(),
-                    detail: e.to_string(),
-                })?;
+            let output: SealCommitPhase1Output = serde_json::from_slice(&inner).map_err(|e| {
+                Error::decode(
+                    InputPart::C1Output,
+                    "the SealCommitPhase1Output inside a Curio C1 file",
+                    e,
+                )
+            })?;
             if u64::from(output.registered_proof.sector_size()) != w.sector_size {
                 return Err(Error::InvalidInput(format!(
                     "Curio C1 file says SectorSize {} but its output is {:?}",
@@ -90,17 +95,21 @@ pub fn decode_c1(bytes: &[u8], registered_proof: Option<RegisteredSealProof>) ->
         Err(e) => e,
     };
     let Some(rp) = registered_proof else {
-        return Err(Error::Decode {
-            what: "C1 output".into(),
-            detail: format!(
+        return Err(Error::decode(
+            InputPart::C1Output,
+            "filecoin-proofs-api JSON or a Curio C1 file",
+            format!(
                 "not filecoin-proofs-api JSON ({api_err}) nor a Curio C1 file ({curio_err}); \
                  filecoin-proofs' own SealCommitPhase1Output needs the registered proof named"
             ),
-        });
+        ));
     };
-    let raw = |e: serde_json::Error| Error::Decode {
-        what: format!("filecoin-proofs SealCommitPhase1Output for {rp:?}"),
-        detail: e.to_string(),
+    let raw = |e: serde_json::Error| {
+        Error::decode(
+            InputPart::C1Output,
+            format!("filecoin-proofs SealCommitPhase1Output for {rp:?}"),
+            e,
+        )
     };
     // filecoin-proofs' form: the same fields, the vanilla proofs untagged.
     macro_rules! raw_as {
@@ -376,16 +385,28 @@ mod tests {
     #[test]
     fn garbage_c1_is_a_decode_error() {
         for bytes in [&b""[..], b"{}", b"[1,2,3]", b"{\"Phase1Out\": 5}"] {
-            assert!(matches!(decode_c1(bytes, None), Err(Error::Decode { .. })));
+            assert!(matches!(
+                decode_c1(bytes, None),
+                Err(Error::Decode {
+                    part: InputPart::C1Output,
+                    ..
+                })
+            ));
             assert!(matches!(
                 decode_c1(bytes, Some(RegisteredSealProof::StackedDrg2KiBV1_1)),
-                Err(Error::Decode { .. })
+                Err(Error::Decode {
+                    part: InputPart::C1Output,
+                    ..
+                })
             ));
         }
         let bad_b64 = br#"{"SectorNum": 1, "Phase1Out": "!!!", "SectorSize": 2048}"#;
         assert!(matches!(
             decode_c1(bad_b64, None),
-            Err(Error::Decode { .. })
+            Err(Error::Decode {
+                part: InputPart::C1Output,
+                ..
+            })
         ));
     }
 }

@@ -7,7 +7,7 @@
 
 use crate::circuits::{with_tree_shape, FilTree};
 use crate::prover::{guarded, FilecoinProver, ProofCircuits, ProofOutput};
-use crate::{CircuitId, Error, Result};
+use crate::{CircuitId, Error, InputPart, Result};
 use filecoin_proofs::{
     as_safe_commitment, DefaultTreeDomain, FallbackPoStSectorProof, PoStConfig, PoStType,
 };
@@ -90,19 +90,20 @@ pub(crate) fn post_circuits<Tree: FilTree>(
     let mut sectors: Vec<FallbackPoStSectorProof<Tree>> =
         Vec::with_capacity(a.vanilla_proofs.len());
     for (i, bytes) in a.vanilla_proofs.iter().enumerate() {
-        let p: FallbackPoStSectorProof<Tree> =
-            bincode::deserialize(bytes).map_err(|e| Error::Decode {
-                what: format!(
-                    "vanilla proof {i} (bincode FallbackPoStSectorProof) for {:?}",
-                    a.registered
-                ),
-                detail: e.to_string(),
-            })?;
+        let p: FallbackPoStSectorProof<Tree> = bincode::deserialize(bytes).map_err(|e| {
+            Error::decode(
+                InputPart::VanillaProof(i),
+                format!("bincode FallbackPoStSectorProof for {:?}", a.registered),
+                e,
+            )
+        })?;
         // filecoin-proofs indexes the first inclusion proof of each sector.
         if p.vanilla_proof.sectors.is_empty() {
-            return Err(Error::InvalidInput(format!(
-                "vanilla proof {i} proves no sector"
-            )));
+            return Err(Error::InvalidPart {
+                part: InputPart::VanillaProof(i),
+                file: None,
+                reason: "proves no sector".into(),
+            });
         }
         sectors.push(p);
     }

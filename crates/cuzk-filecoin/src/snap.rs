@@ -5,7 +5,7 @@
 
 use crate::circuits::{with_tree_shape, FilTree};
 use crate::prover::{guarded, FilecoinProver, ProofCircuits, ProofOutput};
-use crate::{CircuitId, Error, Result};
+use crate::{CircuitId, Error, InputPart, Result};
 use filecoin_hashers::Domain;
 use filecoin_proofs::{DefaultPieceDomain, SectorUpdateConfig};
 use filecoin_proofs_api::RegisteredUpdateProof;
@@ -64,12 +64,12 @@ pub(crate) fn snap_circuits<Tree: FilTree>(
     }
     let mut proofs: Vec<PartitionProof<Tree>> = Vec::with_capacity(partitions);
     for (i, bytes) in a.vanilla_proofs.iter().enumerate() {
-        proofs.push(bincode::deserialize(bytes).map_err(|e| Error::Decode {
-            what: format!(
-                "vanilla proof {i} (bincode PartitionProof) for {:?}",
-                a.registered
-            ),
-            detail: e.to_string(),
+        proofs.push(bincode::deserialize(bytes).map_err(|e| {
+            Error::decode(
+                InputPart::VanillaProof(i),
+                format!("bincode PartitionProof for {:?}", a.registered),
+                e,
+            )
         })?);
     }
     let public_inputs = storage_proofs_update::PublicInputs {

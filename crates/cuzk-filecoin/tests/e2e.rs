@@ -396,7 +396,13 @@ fn winning_post_verifies_with_filecoin_proofs() {
         vanilla_proofs: vec![vanilla[..vanilla.len() / 2].to_vec()],
     });
     assert!(
-        matches!(err, Err(cuzk_filecoin::Error::Decode { .. })),
+        matches!(
+            err,
+            Err(cuzk_filecoin::Error::Decode {
+                part: cuzk_filecoin::InputPart::VanillaProof(0),
+                ..
+            })
+        ),
         "{err:?}"
     );
     let err = f.prover.prove(&ProofRequest::WinningPost {
