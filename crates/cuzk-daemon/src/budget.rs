@@ -13,17 +13,26 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
 
 #[derive(Debug, thiserror::Error)]
-#[error("{what} needs {needed} bytes of host memory; the whole budget is {budget}")]
+#[error(
+    "{what} needs {needed} bytes of host memory; the whole budget is {budget}{}",
+    if *resident > 0 { format!(", of which {resident} are held for the kinds' compiled systems and shapes") } else { String::new() }
+)]
 pub struct BudgetTooSmall {
     pub what: String,
     pub needed: u64,
     pub budget: u64,
+    /// Bytes of the budget held for the kinds' resident memory.
+    pub resident: u64,
 }
 
 #[derive(Debug)]
 pub struct HostBudget {
     budget: u64,
     used: Mutex<u64>,
+    /// Held apart for memory that lives as long as the daemon (the kinds'
+    /// compiled systems and shapes): not reserved by partitions, not
+    /// counted in [`HostBudget::used`].
+    resident: std::sync::atomic::AtomicU64,
     freed: Notify,
 }
 
@@ -32,6 +41,7 @@ impl HostBudget {
         Arc::new(Self {
             budget,
             used: Mutex::new(0),
+            resident: std::sync::atomic::AtomicU64::new(0),
             freed: Notify::new(),
         })
     }
@@ -49,11 +59,26 @@ impl HostBudget {
     pub fn used(&self) -> u64 {
         *self.used.lock().unwrap_or_else(|e| e.into_inner())
     }
+    /// Bytes held apart for resident memory ([`HostBudget::hold_resident`]).
+    pub fn resident(&self) -> u64 {
+        self.resident.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    /// What partitions may reserve: the budget less the resident bytes.
+    pub fn available(&self) -> u64 {
+        self.budget.saturating_sub(self.resident())
+    }
+    /// Holds `bytes` (at most the whole budget) apart for memory that lives
+    /// as long as the daemon, replacing what was held before.
+    pub fn hold_resident(&self, bytes: u64) {
+        self.resident
+            .store(bytes.min(self.budget), std::sync::atomic::Ordering::Relaxed);
+        self.freed.notify_waiters();
+    }
 
     /// Take `bytes` without waiting, if they fit now.
     pub fn try_reserve(self: &Arc<Self>, bytes: u64) -> Option<HostReservation> {
         let mut used = self.used.lock().unwrap_or_else(|e| e.into_inner());
-        if *used + bytes <= self.budget {
+        if *used + bytes <= self.available() {
             *used += bytes;
             Some(HostReservation {
                 budget: self.clone(),
@@ -70,11 +95,12 @@ impl HostBudget {
         bytes: u64,
         what: &str,
     ) -> Result<HostReservation, BudgetTooSmall> {
-        if bytes > self.budget {
+        if bytes > self.available() {
             return Err(BudgetTooSmall {
                 what: what.to_owned(),
                 needed: bytes,
                 budget: self.budget,
+                resident: self.resident(),
             });
         }
         loop {
@@ -172,5 +198,25 @@ mod tests {
             50
         );
         assert_eq!(b.used(), 0);
+    }
+
+    #[tokio::test]
+    async fn resident_bytes_come_off_what_partitions_may_reserve() {
+        let b = HostBudget::new(100);
+        b.hold_resident(70);
+        assert_eq!((b.resident(), b.available(), b.used()), (70, 30, 0));
+        assert!(b.try_reserve(31).is_none());
+        let r = b.try_reserve(30).unwrap();
+        assert_eq!(b.used(), 30);
+        drop(r);
+        // What fits the budget but not beside the resident bytes never fits.
+        let e = b.reserve(40, "a chunk").await.unwrap_err();
+        assert_eq!((e.needed, e.budget, e.resident), (40, 100, 70));
+        assert!(e.to_string().contains("70 are held"), "{e}");
+        // Held at most the whole budget; a new hold replaces the old.
+        b.hold_resident(500);
+        assert_eq!(b.available(), 0);
+        b.hold_resident(0);
+        assert!(b.reserve(100, "all").await.is_ok());
     }
 }

@@ -668,6 +668,7 @@ pub fn status_json(s: &proto::GetStatusResponse) -> Value {
         "workers": s.workers,
         "host_reserved_bytes": s.host_reserved_bytes,
         "host_budget_bytes": s.host_budget_bytes,
+        "host_resident_bytes": s.host_resident_bytes,
         "counters": {"submitted": c.submitted, "deduplicated": c.deduplicated, "completed": c.completed, "failed": c.failed, "cancelled": c.cancelled, "rejected": c.rejected, "batches": c.batches, "circuits_proved": c.circuits_proved, "proofs_verified": c.proofs_verified, "verification_failures": c.verification_failures},
         "kinds": s.kinds,
         "cluster": s.cluster.as_ref().map(cluster_json),
@@ -779,9 +780,16 @@ pub fn status_text(v: &Value) -> String {
     );
     let _ = writeln!(
         o,
-        "host      {} reserved for synthesis of {}",
+        "host      {} reserved for synthesis of {}{}",
         b(&v["host_reserved_bytes"]),
-        b(&v["host_budget_bytes"])
+        b(&v["host_budget_bytes"]),
+        match v["host_resident_bytes"].as_u64() {
+            Some(r) if r > 0 => format!(
+                " ({} held for compiled systems and shapes)",
+                b(&v["host_resident_bytes"])
+            ),
+            _ => String::new(),
+        }
     );
     let table = |o: &mut String, title: &str, head: &[&str], rows: Vec<Vec<String>>| {
         if rows.is_empty() {

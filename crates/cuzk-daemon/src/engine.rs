@@ -276,6 +276,9 @@ pub struct EngineStatus {
     pub phase_sums: PhaseSums,
     pub host_reserved_bytes: u64,
     pub host_budget_bytes: u64,
+    /// Of the budget, bytes held for the kinds' compiled systems and
+    /// shapes ([`CircuitKind::resident_host_bytes`]).
+    pub host_resident_bytes: u64,
     pub kinds: Vec<String>,
     pub workers: usize,
     pub shutting_down: bool,
@@ -482,6 +485,47 @@ pub struct Engine {
     tasks: Arc<Mutex<Vec<tokio::task::JoinHandle<()>>>>,
 }
 
+/// Holds the served kinds' resident host memory (compiled constraint
+/// systems, porep-like's recorded shapes: [`CircuitKind::resident_host_bytes`])
+/// against the host budget for the engine's life, so that the partitions
+/// the budget lets into flight fit beside them. It always leaves room for
+/// one partition of the largest kind: a budget too small for both is
+/// logged, and then partitions can overrun it by what it could not hold.
+fn hold_resident(registry: &KindRegistry, host: &HostBudget) {
+    let kinds: Vec<_> = registry
+        .names()
+        .iter()
+        .filter_map(|n| registry.get(n).ok())
+        .collect();
+    let want: u64 = kinds.iter().map(|k| k.resident_host_bytes()).sum();
+    if want == 0 {
+        return;
+    }
+    let largest = kinds
+        .iter()
+        .map(|k| k.host_bytes_per_partition())
+        .max()
+        .unwrap_or(0);
+    let held = want.min(host.budget().saturating_sub(largest));
+    if held < want {
+        tracing::warn!(
+            resident_bytes = want,
+            held_bytes = held,
+            budget_bytes = host.budget(),
+            "the kinds' compiled systems and shapes need {want} bytes of host memory; \
+             the host budget ({} bytes) holds {held} of them and leaves one partition's room; \
+             raise host_memory_budget or serve fewer kinds",
+            host.budget()
+        );
+    } else {
+        tracing::info!(
+            resident_bytes = want,
+            "host budget: {want} bytes held for the kinds' compiled systems and shapes"
+        );
+    }
+    host.hold_resident(held);
+}
+
 impl Engine {
     /// Start the dispatcher and workers on the current tokio runtime.
     pub fn start(
@@ -540,6 +584,7 @@ impl Engine {
             synthesis,
             worker_devices.clone(),
         );
+        hold_resident(&registry, &host);
         let inner = Arc::new(Inner {
             max_queued_per_client,
             registry,
@@ -965,6 +1010,7 @@ impl Engine {
             phase_sums: st.sums.clone(),
             host_reserved_bytes: self.inner.host.used(),
             host_budget_bytes: self.inner.host.budget(),
+            host_resident_bytes: self.inner.host.resident(),
             kinds: self.inner.registry.names(),
             workers: self.inner.workers,
             shutting_down: st.shutting_down,
@@ -1489,7 +1535,7 @@ async fn split_batch(inner: &Arc<Inner>, batch: Batch) {
     // A chunk never asks for more than the whole budget when fewer
     // partitions would fit: one partition that does not fit is refused
     // (with its size), several that fit only apart are proved apart.
-    let fit = (inner.host.budget() / per_part).max(1);
+    let fit = (inner.host.available() / per_part).max(1);
     let size = (inner.cfg.max_batch_size.max(1) as u64).min(fit) as usize;
     let mut st = inner.lock();
     let mut parts: Vec<Part> = Vec::new();

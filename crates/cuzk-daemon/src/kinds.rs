@@ -137,6 +137,14 @@ pub trait CircuitKind: Send + Sync + 'static {
     /// Estimated peak host memory of one synthesized partition while it
     /// waits and is proved (a/b/c, assignments, the H computation).
     fn host_bytes_per_partition(&self) -> u64;
+    /// Host memory the kind keeps for as long as the daemon serves it,
+    /// shared by all its jobs (a compiled constraint system, porep-like's
+    /// recorded shape), made on first use. The engine holds it against the
+    /// host budget from its start, so that partitions in flight and these
+    /// together stay within the budget.
+    fn resident_host_bytes(&self) -> u64 {
+        0
+    }
     /// The public inputs a verifier derives for `partition` of `input`
     /// from the request alone; each proof is checked against them before
     /// its job completes. None: the synthesized circuit's own, which is
@@ -378,6 +386,16 @@ impl CircuitKind for PorepLikeKind {
         // H is computed (6·2^log), plus the aux and input assignments
         // (about 2^log). Rounded up to 8 scalars per constraint.
         (1u64 << self.log_size) * 32 * 8
+    }
+    fn resident_host_bytes(&self) -> u64 {
+        if self.compiled.is_none() {
+            return 0;
+        }
+        // The compiled system's matrices, 77.7 bytes per row measured at
+        // 2^24 (1,302,830,208 bytes, synthesis_bench on the H200,
+        // 2026-12-03), and the shape that witness-only synthesis replays.
+        (78u64 << self.log_size)
+            + cuzk_core::circuits::porep_like::shape_bytes_estimate(self.log_size)
     }
     fn generates_params(&self) -> bool {
         true

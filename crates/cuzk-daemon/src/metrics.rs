@@ -162,13 +162,17 @@ pub fn render(s: &EngineStatus) -> String {
     metric(
         "cuzk_host_memory_bytes",
         "gauge",
-        "Host memory reserved for synthesis, and its budget.",
+        "Host memory reserved for synthesis, its budget, and the part of it held for compiled systems and shapes.",
         &[
             (
                 "{kind=\"reserved\"}".to_string(),
                 s.host_reserved_bytes as f64,
             ),
             ("{kind=\"budget\"}".to_string(), s.host_budget_bytes as f64),
+            (
+                "{kind=\"resident\"}".to_string(),
+                s.host_resident_bytes as f64,
+            ),
         ],
     );
     let mut tier = Vec::new();

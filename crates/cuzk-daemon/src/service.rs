@@ -304,6 +304,7 @@ impl proto::proof_service_server::ProofService for ProofServiceImpl {
             }),
             host_reserved_bytes: s.host_reserved_bytes,
             host_budget_bytes: s.host_budget_bytes,
+            host_resident_bytes: s.host_resident_bytes,
             kinds: s.kinds.clone(),
             workers: s.workers as u32,
             shutting_down: s.shutting_down,

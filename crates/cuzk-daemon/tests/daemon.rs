@@ -1075,6 +1075,46 @@ async fn shutdown_in_cancel_mode_cancels_what_is_left() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_kinds_compiled_systems_and_shapes_are_held_from_the_host_budget() {
+    let want: u64 = [6, 8, 10]
+        .iter()
+        .map(|&l| PorepLikeKind::new(l, 1).resident_host_bytes())
+        .sum();
+    let per10 = PorepLikeKind::new(10, 1).host_bytes_per_partition();
+    assert!(want > 0);
+    // Room for both: all of it is held, apart from what partitions reserve.
+    for (budget, held) in [(want + 4 * per10, want), (want / 2 + per10, want / 2)] {
+        let t = TestDaemon::start(|c| {
+            c.engine.host_memory_budget = Some(cuzk_daemon::config::ByteSize(budget));
+        })
+        .await;
+        let mut c = t.unix().await;
+        let s = status(&mut c).await;
+        assert_eq!(
+            (
+                s.host_budget_bytes,
+                s.host_resident_bytes,
+                s.host_reserved_bytes
+            ),
+            (budget, held, 0)
+        );
+        // A job of the largest kind still proves in what is left (with a
+        // budget too small for both, one partition at a time).
+        let id = c
+            .submit_proof(req(10, 3, 2, P::Normal))
+            .await
+            .unwrap()
+            .into_inner()
+            .job_id;
+        let r = await_done(&mut c, id).await;
+        check_proofs(&t.pvk(10), 10, 3, 2, &r);
+        let s = status(&mut c).await;
+        assert_eq!((s.host_resident_bytes, s.host_reserved_bytes), (held, 0));
+        t.stop().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn host_budget_makes_jobs_wait_and_refuses_what_never_fits() {
     use cuzk_daemon::kinds::CircuitKind;
     let per8 = PorepLikeKind::new(8, 1).host_bytes_per_partition();

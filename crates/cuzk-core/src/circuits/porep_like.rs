@@ -98,6 +98,20 @@ impl PorepLikeCircuit {
     }
 }
 
+/// Host bytes per row of a recorded shape (measured by
+/// [`cached_shape_bytes`]: 30.0 at 2^16 and 2^22, 29.9 at 2^20).
+pub const SHAPE_BYTES_PER_ROW: u64 = 30;
+
+/// What `log_size`'s recorded shape will take once witness-only synthesis
+/// has recorded it, without recording it; 0 for sizes whose shape is not
+/// cached (they stream).
+pub fn shape_bytes_estimate(log_size: u32) -> u64 {
+    if log_size > shape::MAX_CACHED_LOG_SIZE {
+        return 0;
+    }
+    SHAPE_BYTES_PER_ROW << log_size
+}
+
 /// Bytes of `log_size`'s recorded shape (recording it if it is not
 /// cached), or `None` for sizes whose shape is not cached.
 pub fn cached_shape_bytes(log_size: u32) -> Option<usize> {
