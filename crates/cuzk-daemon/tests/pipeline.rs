@@ -245,16 +245,22 @@ async fn partitions_of_one_job_and_chunks_of_many_are_synthesized_side_by_side()
 async fn a_small_host_budget_makes_reservations_wait_and_all_finish() {
     let gauge = Arc::new(Gauge::default());
     let per = 1u64 << 20;
+    // What the porep-like kinds keep resident is held from the budget.
+    let resident: u64 = [6, 8, 10]
+        .iter()
+        .map(|&l| PorepLikeKind::new(l, 1).resident_host_bytes())
+        .sum();
     let t = start_gauged(&gauge, per, |c| {
         c.engine.synthesis_concurrency = 4;
         c.engine.max_batch_size = 1;
         c.engine.synthesis_lookahead = 4;
-        // Two partitions' memory: two syntheses at a time, whatever the
-        // concurrency setting.
-        c.engine.host_memory_budget = Some(cuzk_daemon::config::ByteSize(2 * per));
+        // Two partitions' memory beside the resident bytes: two syntheses
+        // at a time, whatever the concurrency setting.
+        c.engine.host_memory_budget = Some(cuzk_daemon::config::ByteSize(2 * per + resident));
     })
     .await;
     let mut c = t.unix().await;
+    assert_eq!(status(&mut c).await.host_resident_bytes, resident);
     preload6(&mut c).await;
     gauge.reset(2, false);
     let mut ids = Vec::new();
