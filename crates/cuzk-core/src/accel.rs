@@ -159,6 +159,13 @@ pub trait DeviceBackend: Send + Sync + 'static {
     ) -> Result<u64, DeviceError>;
     /// Free what `upload_params` made resident (once no partition uses it).
     fn release_params(&self, device: u32, id: &str);
+    /// Whether every device's prover keeps parameters resident and decodes
+    /// them as it uploads them ([`ProverBackend::keeps_parameters_resident`]):
+    /// the daemon then hands them parameters left in their mapped file
+    /// instead of decoding whole files into host memory. By default no.
+    fn keeps_parameters_resident(&self) -> bool {
+        false
+    }
     /// The parameter sets resident on `device` now, as its owner knows
     /// them; empty for a backend without VRAM.
     fn resident_params(&self, _device: u32) -> Vec<ResidentParams> {

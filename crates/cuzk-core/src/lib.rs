@@ -14,6 +14,7 @@
 //! - [`domain`]: the radix-2 NTT over Fr and the H polynomial.
 //! - [`msm`]: blst's Pippenger with the 0/1 scalars split off.
 //! - [`params`]: bellperson/Filecoin `.params` and `.vk` files, memory-mapped.
+//! - [`points`]: a query vector, decoded in memory or left in its mapped file.
 //! - [`subgroup`]: the subgroup check of decoded parameter points, behind
 //!   a seam (the CPU's here, a GPU's in cuzk-gpu).
 //! - [`prover`]: the backend seam, the CPU backend, proof assembly.
@@ -41,6 +42,7 @@ pub mod error;
 pub mod generator;
 pub mod msm;
 pub mod params;
+pub mod points;
 pub mod proof;
 pub mod prover;
 pub mod subgroup;
@@ -52,6 +54,7 @@ pub mod verifier;
 pub use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 pub use error::{Error, Result};
 pub use params::{MappedParameters, Parameters, VerifyingKey};
+pub use points::Points;
 pub use proof::Proof;
 pub use prover::{CpuBackend, MsmResults, ProofRandomness, ProverBackend};
 pub use synthesis::ProvingAssignment;

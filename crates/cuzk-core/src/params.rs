@@ -15,6 +15,7 @@
 //! check only; their subgroup check, when asked for, is a
 //! [`SubgroupChecker`]'s (the CPU's, or a GPU's), one section at a time.
 
+use crate::points::Points;
 use crate::subgroup::{CpuSubgroupChecker, SubgroupChecker};
 use crate::{Error, Result};
 use blstrs::{G1Affine, G2Affine};
@@ -376,8 +377,23 @@ fn decode_slice<T: Send + Sync + Copy + Default>(
     span: Span,
     dec: fn(&[u8], Check) -> std::result::Result<T, &'static str>,
 ) -> Result<Vec<T>> {
-    let count = raw.len() / size;
-    let mut out = vec![T::default(); count];
+    let mut out = vec![T::default(); raw.len() / size];
+    decode_slice_into(raw, &mut out, size, check, path, span, dec)?;
+    Ok(out)
+}
+
+/// [`decode_slice`] into `out`, which holds exactly `raw.len() / size`
+/// points (a caller's buffer: pinned staging, a run of a larger vector).
+fn decode_slice_into<T: Send + Sync>(
+    raw: &[u8],
+    out: &mut [T],
+    size: usize,
+    check: Check,
+    path: &Path,
+    span: Span,
+    dec: fn(&[u8], Check) -> std::result::Result<T, &'static str>,
+) -> Result<()> {
+    debug_assert_eq!(out.len() * size, raw.len());
     out.par_chunks_mut(DECODE_CHUNK)
         .zip(raw.par_chunks(DECODE_CHUNK * size))
         .enumerate()
@@ -397,8 +413,7 @@ fn decode_slice<T: Send + Sync + Copy + Default>(
                 })?;
             }
             Ok(())
-        })?;
-    Ok(out)
+        })
 }
 
 /// The subgroup check of a decoded run of points by `checker`: a point
@@ -469,19 +484,59 @@ fn cpu_if(checked: bool) -> Option<&'static dyn SubgroupChecker> {
     checked.then_some(&CpuSubgroupChecker as &dyn SubgroupChecker)
 }
 
-/// Fully decoded parameters, in memory.
+/// Groth16 parameters: the verifying key, decoded, and the five query
+/// vectors, each decoded in host memory or left in a mapped file
+/// ([`Points`]; [`Self::mapped`]).
 #[derive(Clone, Debug)]
 pub struct Parameters {
     pub vk: VerifyingKey,
-    pub h: Arc<Vec<G1Affine>>,
-    pub l: Arc<Vec<G1Affine>>,
-    pub a: Arc<Vec<G1Affine>>,
-    pub b_g1: Arc<Vec<G1Affine>>,
-    pub b_g2: Arc<Vec<G2Affine>>,
+    pub h: Points<G1Affine>,
+    pub l: Points<G1Affine>,
+    pub a: Points<G1Affine>,
+    pub b_g1: Points<G1Affine>,
+    pub b_g2: Points<G2Affine>,
 }
 
+/// Points written or copied per run when a section is streamed (96 MB of
+/// G1).
+const RUN_POINTS: usize = 1 << 20;
+
 impl Parameters {
+    /// The parameters of a mapped file with their points left in it: only
+    /// the verifying key is decoded (when the file was opened); the query
+    /// points are decoded as they are read, so a prover that uploads them
+    /// to a device never holds them whole in host memory.
+    pub fn mapped(file: Arc<MappedParameters>) -> Result<Self> {
+        Ok(Parameters {
+            vk: file.vk.clone(),
+            h: Points::mapped(file.clone(), Section::H)?,
+            l: Points::mapped(file.clone(), Section::L)?,
+            a: Points::mapped(file.clone(), Section::A)?,
+            b_g1: Points::mapped(file.clone(), Section::BG1)?,
+            b_g2: Points::mapped(file, Section::BG2)?,
+        })
+    }
+    /// Whether any query vector is read from a mapped file.
+    pub fn is_mapped(&self) -> bool {
+        self.h.file().is_some()
+            || self.l.file().is_some()
+            || self.a.file().is_some()
+            || self.b_g1.file().is_some()
+            || self.b_g2.file().is_some()
+    }
+    /// The same parameters with every vector decoded in host memory.
+    pub fn to_decoded(&self) -> Result<Self> {
+        Ok(Parameters {
+            vk: self.vk.clone(),
+            h: self.h.to_decoded()?,
+            l: self.l.to_decoded()?,
+            a: self.a.to_decoded()?,
+            b_g1: self.b_g1.to_decoded()?,
+            b_g2: self.b_g2.to_decoded()?,
+        })
+    }
     pub fn write<W: std::io::Write>(&self, w: W) -> std::io::Result<()> {
+        let io = |e: Error| std::io::Error::other(e.to_string());
         let mut out = ParamsWriter::new(w, &self.vk)?;
         for (section, v) in [
             (Section::H, &self.h),
@@ -490,10 +545,17 @@ impl Parameters {
             (Section::BG1, &self.b_g1),
         ] {
             out.begin(section, v.len())?;
-            out.g1(v)?;
+            for lo in (0..v.len()).step_by(RUN_POINTS) {
+                let hi = (lo + RUN_POINTS).min(v.len());
+                out.g1(&v.read_range(lo..hi).map_err(io)?)?;
+            }
         }
-        out.begin(Section::BG2, self.b_g2.len())?;
-        out.g2(&self.b_g2)?;
+        let v = &self.b_g2;
+        out.begin(Section::BG2, v.len())?;
+        for lo in (0..v.len()).step_by(RUN_POINTS) {
+            let hi = (lo + RUN_POINTS).min(v.len());
+            out.g2(&v.read_range(lo..hi).map_err(io)?)?;
+        }
         out.finish().map(|_| ())
     }
     pub fn write_file(&self, path: &Path) -> Result<()> {
@@ -722,11 +784,11 @@ impl ParamsCollector {
         let [h, l, a, b_g1] = self.g1;
         Ok(Parameters {
             vk,
-            h: Arc::new(h),
-            l: Arc::new(l),
-            a: Arc::new(a),
-            b_g1: Arc::new(b_g1),
-            b_g2: Arc::new(self.b_g2),
+            h: h.into(),
+            l: l.into(),
+            a: a.into(),
+            b_g1: b_g1.into(),
+            b_g2: self.b_g2.into(),
         })
     }
 }
@@ -920,11 +982,11 @@ fn load_from(
     );
     Ok(Parameters {
         vk: vk.clone(),
-        h: Arc::new(h?),
-        l: Arc::new(l?),
-        a: Arc::new(a?),
-        b_g1: Arc::new(b_g1?),
-        b_g2: Arc::new(b_g2?),
+        h: h?.into(),
+        l: l?.into(),
+        a: a?.into(),
+        b_g1: b_g1?.into(),
+        b_g2: b_g2?.into(),
     })
 }
 
@@ -1038,10 +1100,84 @@ impl MappedParameters {
             },
         )
     }
+    /// Decodes `out.len()` points of G1 section `section` from its point
+    /// `first` into `out` (the curve check only, as parameters are proved
+    /// with), in parallel: a backend streaming a section to a device
+    /// decodes it a buffer at a time instead of holding it whole.
+    pub fn g1_into(&self, section: Section, first: usize, out: &mut [G1Affine]) -> Result<()> {
+        let range = first..first.saturating_add(out.len());
+        let raw = self.run_bytes(section, false, &range)?;
+        decode_slice_into(
+            raw,
+            out,
+            G1_UNCOMPRESSED,
+            Check::Curve,
+            &self.path,
+            self.span(section, first),
+            decode_g1,
+        )
+    }
+    /// [`Self::g1_into`] for b_g2.
+    pub fn g2_into(&self, first: usize, out: &mut [G2Affine]) -> Result<()> {
+        let range = first..first.saturating_add(out.len());
+        let raw = self.run_bytes(Section::BG2, true, &range)?;
+        decode_slice_into(
+            raw,
+            out,
+            G2_UNCOMPRESSED,
+            Check::Curve,
+            &self.path,
+            self.span(Section::BG2, first),
+            decode_g2,
+        )
+    }
+    /// The bytes of points `range` of `section`, checked to be of the
+    /// group asked for and inside the section.
+    fn run_bytes(&self, section: Section, g2: bool, range: &Range<usize>) -> Result<&[u8]> {
+        if (section == Section::BG2) != g2 {
+            return Err(Error::ShapeMismatch {
+                index: 0,
+                what: format!(
+                    "{}: section {} is not a {} section",
+                    self.path.display(),
+                    section.name(),
+                    if g2 { "G2" } else { "G1" }
+                ),
+            });
+        }
+        self.check_range(section, range)?;
+        let size = section.point_size();
+        Ok(&self.raw(section)[range.start * size..range.end * size])
+    }
+    fn span(&self, section: Section, first: usize) -> Span<'static> {
+        Span {
+            section: section.name(),
+            first,
+            offset: self.layout.sections[section.index()].1 + (first * section.point_size()) as u64,
+        }
+    }
     /// The raw bytes of a section (uncompressed points), for backends that
     /// decode on the device.
     pub fn raw(&self, section: Section) -> &[u8] {
         section_bytes(&self.mmap, &self.layout, section)
+    }
+    /// Decodes every point with the curve check and checks its subgroup
+    /// with `checker`, a run at a time, keeping nothing: the check of a
+    /// file whose points stay in it ([`Parameters::mapped`]) without
+    /// holding it decoded.
+    pub fn check_points(&self, checker: &dyn SubgroupChecker) -> Result<()> {
+        for section in Section::ALL {
+            let n = self.len(section);
+            for lo in (0..n).step_by(RUN_POINTS) {
+                let range = lo..(lo + RUN_POINTS).min(n);
+                if section == Section::BG2 {
+                    self.g2_with(range, Some(checker))?;
+                } else {
+                    self.g1_with(section, range, Some(checker))?;
+                }
+            }
+        }
+        Ok(())
     }
     /// Decode every section; `checked`: with the subgroup checked on the
     /// CPU.

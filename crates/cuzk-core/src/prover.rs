@@ -54,6 +54,14 @@ impl ProofRandomness {
 /// What a backend (CPU, CUDA) implements.
 pub trait ProverBackend: Send + Sync {
     fn name(&self) -> &'static str;
+    /// Whether the backend reads each parameter point once, to keep the
+    /// set resident on its device: then callers hand it parameters left in
+    /// their mapped file ([`Parameters::mapped`]), which it decodes as it
+    /// uploads them, instead of decoding the whole file into host memory
+    /// first. The CPU backend reads every point for every proof: false.
+    fn keeps_parameters_resident(&self) -> bool {
+        false
+    }
     /// H and the five MSMs for every assignment, with the time each phase
     /// took (summed over the batch). All assignments share `params`.
     fn compute(
@@ -100,6 +108,8 @@ pub struct CpuBackend;
 
 impl CpuBackend {
     /// H and the MSMs of one circuit, adding each phase's time to `t`.
+    /// Mapped parameters are decoded a vector at a time, for the MSM that
+    /// reads it (and dropped after it).
     fn compute_one(
         &self,
         params: &Parameters,
@@ -116,25 +126,25 @@ impl CpuBackend {
         t.end(Phase::HNtt, clock);
 
         let clock = Instant::now();
-        let h = msm::msm_g1(&params.h, &h_coeffs);
+        let h = msm::msm_g1(&params.h.read()?, &h_coeffs);
         drop(h_coeffs);
         t.end(Phase::MsmH, clock);
 
         let clock = Instant::now();
-        let l = msm::msm_g1(&params.l, &pa.aux_assignment);
+        let l = msm::msm_g1(&params.l.read()?, &pa.aux_assignment);
         t.end(Phase::MsmL, clock);
 
         let clock = Instant::now();
-        let a_g1 = msm::msm_g1(&params.a, &pa.a_query_scalars());
+        let a_g1 = msm::msm_g1(&params.a.read()?, &pa.a_query_scalars());
         t.end(Phase::MsmA, clock);
 
         let b_scalars = pa.b_query_scalars();
         let clock = Instant::now();
-        let b_g1 = msm::msm_g1(&params.b_g1, &b_scalars);
+        let b_g1 = msm::msm_g1(&params.b_g1.read()?, &b_scalars);
         t.end(Phase::MsmBG1, clock);
 
         let clock = Instant::now();
-        let b_g2 = msm::msm_g2(&params.b_g2, &b_scalars);
+        let b_g2 = msm::msm_g2(&params.b_g2.read()?, &b_scalars);
         t.end(Phase::MsmBG2, clock);
 
         Ok(MsmResults {

@@ -17,7 +17,6 @@ use ff::{Field, PrimeField};
 use group::prime::PrimeCurveAffine;
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
-use std::sync::Arc;
 
 fn satisfied(pa: &ProvingAssignment) -> bool {
     pa.a.iter()
@@ -335,9 +334,9 @@ fn prover_rejects_mismatched_and_unusable_parameters() {
     assert!(matches!(r, Err(Error::InvalidParameters(_))), "{r:?}");
     // A query vector one point short.
     let mut short = params.clone();
-    let mut l = (*short.l).clone();
+    let mut l = short.l.in_memory().unwrap().to_vec();
     l.pop();
-    short.l = Arc::new(l);
+    short.l = l.into();
     let r = prove_assignments(&CpuBackend, &short, std::slice::from_ref(&ok), &mut rng);
     assert!(matches!(r, Err(Error::ShapeMismatch { .. })), "{r:?}");
     // And the good path still proves.

@@ -76,12 +76,16 @@ fn round_trip_and_mapped_sections() {
     ] {
         assert_eq!(m.len(s), v.len());
         assert_eq!(m.raw(s).len(), v.len() * G1_UNCOMPRESSED);
-        assert_eq!(&m.g1(s, 0..v.len(), true).unwrap(), v.as_ref());
+        let v = v.in_memory().unwrap();
+        assert_eq!(&m.g1(s, 0..v.len(), true).unwrap(), v);
         let mid = v.len() / 2;
         assert_eq!(m.g1(s, mid..v.len(), false).unwrap(), v[mid..].to_vec());
         assert!(m.g1(s, 0..v.len() + 1, false).is_err());
     }
-    assert_eq!(&m.g2(0..p.b_g2.len(), true).unwrap(), p.b_g2.as_ref());
+    assert_eq!(
+        &m.g2(0..p.b_g2.len(), true).unwrap(),
+        p.b_g2.in_memory().unwrap()
+    );
     assert!(m.g1(Section::BG2, 0..1, true).is_err());
     let loaded = m.load(false).unwrap();
     assert_eq!(encode(&loaded), bytes);
@@ -89,6 +93,76 @@ fn round_trip_and_mapped_sections() {
     let path2 = dir.0.join("written.params");
     p.write_file(&path2).unwrap();
     assert_eq!(std::fs::read(&path2).unwrap(), bytes);
+}
+
+/// Parameters left in their mapped file read as the decoded ones (whole,
+/// by range, into a caller's buffer), refuse ranges past a section's end
+/// and a section of the other group, write back the same bytes, and prove
+/// the same proof on the CPU backend.
+#[test]
+fn mapped_parameters_read_as_decoded() {
+    use cuzk_core::points::Points;
+    use cuzk_core::prover::prove_assignments;
+    use cuzk_core::synthesis::synthesize_batch;
+    use cuzk_core::verifier::{prepare_verifying_key, verify_proof};
+    use cuzk_core::CpuBackend;
+    use std::sync::Arc;
+
+    let dir = TempDir::new("mapped");
+    let p = params();
+    let bytes = encode(&p);
+    let path = dir.file("m.params", &bytes);
+    let file = Arc::new(MappedParameters::open(&path).unwrap());
+    let m = Parameters::mapped(file.clone()).unwrap();
+    assert!(m.is_mapped() && !p.is_mapped());
+    assert!(m.h.in_memory().is_none() && m.h.file().is_some());
+    assert_eq!(
+        (m.h.len(), m.l.len(), m.a.len(), m.b_g1.len(), m.b_g2.len()),
+        (p.h.len(), p.l.len(), p.a.len(), p.b_g1.len(), p.b_g2.len())
+    );
+    assert_eq!(
+        (&m.h, &m.l, &m.a, &m.b_g1, &m.b_g2),
+        (&p.h, &p.l, &p.a, &p.b_g1, &p.b_g2)
+    );
+    let n = p.a.len();
+    let want = p.a.in_memory().unwrap();
+    assert_eq!(&*m.a.read_range(1..n).unwrap(), &want[1..n]);
+    let mut out = vec![G1Affine::default(); n - 2];
+    m.a.decode_into(2, &mut out).unwrap();
+    assert_eq!(&out[..], &want[2..]);
+    assert!(m.a.read_range(0..n + 1).is_err());
+    assert!(m.a.decode_into(3, &mut out).is_err());
+    assert!(Points::<G1Affine>::mapped(file.clone(), Section::BG2).is_err());
+    assert!(Points::<blstrs::G2Affine>::mapped(file.clone(), Section::H).is_err());
+    // The key names the storage: the same file and section, not another.
+    assert!(m
+        .h
+        .key()
+        .holds(&Parameters::mapped(file.clone()).unwrap().h));
+    assert!(!m.h.key().holds(&m.l));
+    assert!(!m.h.key().holds(&p.h));
+    assert_eq!(encode(&m), bytes);
+    let decoded = m.to_decoded().unwrap();
+    assert!(!decoded.is_mapped());
+    assert_eq!(encode(&decoded), bytes);
+
+    let circuits = vec![MixedCircuit::new(3, 4, 30)];
+    let inputs = circuits[0].public_inputs();
+    // The same randomness for both: the same proof bytes.
+    let prove = |params: &Parameters| {
+        let pas = synthesize_batch(circuits.clone()).unwrap();
+        let mut rng = ChaCha20Rng::seed_from_u64(5);
+        prove_assignments(&CpuBackend, params, &pas, &mut rng)
+            .unwrap()
+            .0
+    };
+    let (from_file, from_memory) = (prove(&m), prove(&p));
+    assert_eq!(from_file, from_memory);
+    let pvk = prepare_verifying_key(&m.vk);
+    assert!(verify_proof(&pvk, &from_file[0], &inputs).unwrap());
+    let mut wrong = inputs.clone();
+    wrong[0] += blstrs::Scalar::from(1u64);
+    assert!(!verify_proof(&pvk, &from_file[0], &wrong).unwrap());
 }
 
 #[test]

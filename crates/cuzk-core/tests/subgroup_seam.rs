@@ -68,15 +68,16 @@ fn params(rng: &mut ChaCha20Rng) -> Parameters {
             delta_g2: g2,
             ic: vec![g1; 2],
         },
-        h: g1s(rng, LENS[0].1),
-        l: g1s(rng, LENS[1].1),
-        a: g1s(rng, LENS[2].1),
-        b_g1: g1s(rng, LENS[3].1),
+        h: g1s(rng, LENS[0].1).into(),
+        l: g1s(rng, LENS[1].1).into(),
+        a: g1s(rng, LENS[2].1).into(),
+        b_g1: g1s(rng, LENS[3].1).into(),
         b_g2: Arc::new(
             (0..LENS[4].1)
                 .map(|_| G2Projective::random(&mut *rng).to_affine())
-                .collect(),
-        ),
+                .collect::<Vec<_>>(),
+        )
+        .into(),
     }
 }
 

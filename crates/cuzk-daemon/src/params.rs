@@ -5,7 +5,10 @@
 //! [`DeviceBackend`]), decoded in pinned host RAM (what a prover reads),
 //! memory-mapped, and on disk. The host tiers have budgets here; entries
 //! no job uses are evicted least recently used first, and an entry in use
-//! (reference count above zero) is never evicted.
+//! (reference count above zero) is never evicted. When every prover keeps
+//! parameters resident on a GPU, nothing is decoded into host RAM: leases
+//! hand out the mapped file's points ([`Parameters::mapped`]), which each
+//! GPU decodes a piece at a time as it uploads them.
 //!
 //! The VRAM tier is the backend's: each device's prover keeps its own
 //! residency table under the device's one VRAM budget (several sets at
@@ -101,6 +104,9 @@ struct Entry {
     file: PathBuf,
     file_bytes: u64,
     mapped: Option<Arc<MappedParameters>>,
+    /// What leases hand out: decoded (counted in the pinned tier), or the
+    /// mapped file's points when the GPUs upload from it (counted nowhere:
+    /// page cache).
     pinned: Option<Arc<Parameters>>,
     pinned_bytes: u64,
     refs: u32,
@@ -127,7 +133,8 @@ pub struct ParamManager {
     load_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
 
-/// A job's hold on decoded parameters; while it lives the entry is not
+/// A job's hold on parameters (decoded, or left in their mapped file when
+/// the GPUs keep them resident); while it lives the entry is not
 /// evicted from any tier.
 pub struct ParamsLease {
     mgr: Arc<ParamManager>,
@@ -280,7 +287,8 @@ impl ParamManager {
         })
     }
 
-    /// Decoded parameters for `kind`, loading (or generating) them first if
+    /// Parameters for `kind` (decoded, or mapped for GPUs that keep them
+    /// resident), loading (or generating) them first if
     /// needed. Waits while the pinned tier is full of entries in use.
     pub async fn acquire(
         self: &Arc<Self>,
@@ -307,7 +315,12 @@ impl ParamManager {
         let mapped = tokio::task::spawn_blocking(move || mgr.ensure_mapped(&k))
             .await
             .map_err(|_| ParamsError::LoaderFailed { id: id.clone() })??;
-        let bytes = decoded_bytes(&mapped);
+        // GPUs that keep parameters resident upload them from the mapped
+        // file, decoding as they go: the lease then holds the mapping, and
+        // the pinned tier nothing (a 32 GiB PoRep's 47 GB are never decoded
+        // whole in host memory).
+        let from_file = self.leases_mapped();
+        let bytes = if from_file { 0 } else { decoded_bytes(&mapped) };
         self.reserve_pinned(&id, bytes).await?;
         let check_points = self.check_points;
         let m2 = mapped.clone();
@@ -330,7 +343,14 @@ impl ParamManager {
             if let Some(c) = checker {
                 tracing::info!(path = %m2.path.display(), checker = %c.name(), "checking every point of the parameters (once per file)");
             }
-            let p = m2.load_with(checker)?;
+            let p = if from_file {
+                if let Some(c) = checker {
+                    m2.check_points(c)?;
+                }
+                Parameters::mapped(m2.clone())?
+            } else {
+                m2.load_with(checker)?
+            };
             if check {
                 tracing::info!(path = %m2.path.display(), seconds = t.elapsed().as_secs_f64(), "points checked");
             }
@@ -372,6 +392,12 @@ impl ParamManager {
             load_time: start.elapsed(),
             points_checked,
         })
+    }
+
+    /// Whether leases hand out parameters left in their mapped file
+    /// (every prover keeps them resident on a GPU) rather than decoded.
+    fn leases_mapped(&self) -> bool {
+        self.devices.gpu_present() && self.devices.keeps_parameters_resident()
     }
 
     /// Make room for `bytes` in the pinned tier, evicting unused entries,
@@ -721,7 +747,7 @@ impl ParamManager {
             .map(|(id, e)| {
                 let (tier, bytes, devices) = if let Some((b, d)) = vram.get(id) {
                     ("vram", *b, d.clone())
-                } else if e.pinned.is_some() {
+                } else if e.pinned.as_ref().is_some_and(|p| !p.is_mapped()) {
                     ("pinned", e.pinned_bytes, Vec::new())
                 } else if e.mapped.is_some() {
                     ("mapped", e.file_bytes, Vec::new())

@@ -27,6 +27,8 @@ struct Counts {
     active: AtomicUsize,
     max: AtomicUsize,
     calls: AtomicUsize,
+    /// Calls whose parameters were left in their mapped file.
+    mapped_calls: AtomicUsize,
 }
 
 /// The CPU prover, held long enough that calls overlap, counting them.
@@ -46,6 +48,9 @@ impl ProverBackend for CountingProver {
         let now = self.counts.active.fetch_add(1, Ordering::SeqCst) + 1;
         self.counts.max.fetch_max(now, Ordering::SeqCst);
         self.counts.calls.fetch_add(1, Ordering::SeqCst);
+        if params.is_mapped() {
+            self.counts.mapped_calls.fetch_add(1, Ordering::SeqCst);
+        }
         std::thread::sleep(Duration::from_millis(250));
         let r = CpuBackend.compute(params, assignments);
         self.counts.active.fetch_sub(1, Ordering::SeqCst);
@@ -87,15 +92,19 @@ struct FakeGpus {
     engine: Arc<CountingEngine>,
     /// Per device: resident parameter id -> bytes (the backend's table).
     resident: Vec<Mutex<BTreeMap<String, u64>>>,
+    /// Whether it says its provers keep parameters resident (then the
+    /// daemon hands them parameters left in their mapped file).
+    keeps_resident: bool,
 }
 
 impl FakeGpus {
-    fn new(devices: usize) -> Self {
+    fn new(devices: usize, keeps_resident: bool) -> Self {
         FakeGpus {
             counts: (0..devices).map(|_| Arc::default()).collect(),
             provers_made: AtomicUsize::new(0),
             engine: Arc::default(),
             resident: (0..devices).map(|_| Mutex::default()).collect(),
+            keeps_resident,
         }
     }
 }
@@ -141,6 +150,9 @@ impl DeviceBackend for FakeGpus {
     fn release_params(&self, device: u32, id: &str) {
         self.resident[device as usize].lock().unwrap().remove(id);
     }
+    fn keeps_parameters_resident(&self) -> bool {
+        self.keeps_resident
+    }
     fn resident_params(&self, device: u32) -> Vec<ResidentParams> {
         self.resident[device as usize]
             .lock()
@@ -160,7 +172,11 @@ impl DeviceBackend for FakeGpus {
 }
 
 async fn run(workers_per_device: usize, jobs: u64) -> Arc<FakeGpus> {
-    let gpus = Arc::new(FakeGpus::new(2));
+    run_with(workers_per_device, jobs, false).await
+}
+
+async fn run_with(workers_per_device: usize, jobs: u64, keeps_resident: bool) -> Arc<FakeGpus> {
+    let gpus = Arc::new(FakeGpus::new(2, keeps_resident));
     let g = gpus.clone();
     let t = TestDaemon::start_with(
         |c| {
@@ -215,8 +231,13 @@ async fn run(workers_per_device: usize, jobs: u64) -> Arc<FakeGpus> {
     let p6 = st.params.iter().find(|p| p.id == "porep-like-6").unwrap();
     assert_eq!(p6.devices, holding[1..].to_vec());
     if holding.len() == 1 {
-        assert_eq!(p6.tier, "pinned");
+        // Decoded in host RAM, or (GPUs that upload from the file) only
+        // mapped: nothing decoded.
+        let host_tier = if keeps_resident { "mapped" } else { "pinned" };
+        assert_eq!(p6.tier, host_tier);
     }
+    let pinned = st.tiers.iter().find(|t| t.tier == "pinned").unwrap();
+    assert_eq!(pinned.used_bytes == 0, keeps_resident, "{pinned:?}");
     t.stop().await;
     gpus
 }
@@ -255,4 +276,19 @@ async fn one_worker_per_device_is_one_at_a_time() {
     for (d, c) in gpus.counts.iter().enumerate() {
         assert_eq!(c.max.load(Ordering::SeqCst), 1, "device {d}");
     }
+}
+
+/// GPUs that keep parameters resident get them left in their mapped file:
+/// every call's parameters are mapped, the pinned tier holds nothing, and
+/// the proofs (the CPU prover decoding each vector as it reads it) verify.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn parameters_stay_in_their_file_for_gpus_that_keep_them_resident() {
+    let gpus = run_with(1, 4, true).await;
+    let (calls, mapped) = gpus.counts.iter().fold((0, 0), |(c, m), x| {
+        (
+            c + x.calls.load(Ordering::SeqCst),
+            m + x.mapped_calls.load(Ordering::SeqCst),
+        )
+    });
+    assert_eq!((calls, mapped), (4, 4));
 }

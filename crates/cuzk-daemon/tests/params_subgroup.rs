@@ -35,15 +35,21 @@ impl SubgroupChecker for CountingChecker {
     }
 }
 
-/// The CPU's devices, plus a subgroup checker as a GPU backend has.
-struct WithChecker(Arc<CountingChecker>);
+/// The CPU's devices, plus a subgroup checker as a GPU backend has; with
+/// `.1`, saying it has GPUs that keep parameters resident (the manager
+/// then leases the mapped file's points and checks them without keeping
+/// them decoded).
+struct WithChecker(Arc<CountingChecker>, bool);
 
 impl DeviceBackend for WithChecker {
     fn name(&self) -> &'static str {
         "double"
     }
     fn gpu_present(&self) -> bool {
-        false
+        self.1
+    }
+    fn keeps_parameters_resident(&self) -> bool {
+        self.1
     }
     fn devices(&self) -> Vec<DeviceInfo> {
         Vec::new()
@@ -93,32 +99,46 @@ async fn the_backends_checker_checks_the_file() {
     let g2_points = params.b_g2.len();
     drop(cpu);
 
+    for resident in [false, true] {
+        check_with(dir.path(), &file, &k, g1_points, g2_points, resident).await;
+    }
+}
+
+async fn check_with(
+    dir: &Path,
+    file: &Path,
+    k: &Arc<dyn CircuitKind>,
+    g1_points: usize,
+    g2_points: usize,
+    resident: bool,
+) {
     // The record gone: checked again, by the backend's checker, every
     // query point once.
-    std::fs::remove_file(record_path(&file)).unwrap();
+    std::fs::remove_file(record_path(file)).unwrap();
     let checker = Arc::new(CountingChecker {
         g1: AtomicUsize::new(0),
         g2: AtomicUsize::new(0),
         refuse: None,
     });
-    let m = manager(dir.path(), Arc::new(WithChecker(checker.clone())));
-    let lease = m.acquire(&k).await.unwrap();
+    let m = manager(dir, Arc::new(WithChecker(checker.clone(), resident)));
+    let lease = m.acquire(k).await.unwrap();
     assert!(lease.points_checked);
+    assert_eq!(lease.params.is_mapped(), resident);
     assert_eq!(checker.g1.load(Ordering::SeqCst), g1_points);
     assert_eq!(checker.g2.load(Ordering::SeqCst), g2_points);
-    assert!(record_path(&file).exists(), "the check was not recorded");
+    assert!(record_path(file).exists(), "the check was not recorded");
     drop(lease);
 
     // A point the checker refuses fails the load, naming the file and the
     // point, and leaves no record.
-    std::fs::remove_file(record_path(&file)).unwrap();
+    std::fs::remove_file(record_path(file)).unwrap();
     let refusing = Arc::new(CountingChecker {
         g1: AtomicUsize::new(0),
         g2: AtomicUsize::new(0),
         refuse: Some(1),
     });
-    let m = manager(dir.path(), Arc::new(WithChecker(refusing)));
-    match m.acquire(&k).await {
+    let m = manager(dir, Arc::new(WithChecker(refusing, resident)));
+    match m.acquire(k).await {
         Err(ParamsError::Core { id, source }) => {
             assert_eq!(id, "porep-like-4");
             let shown = source.to_string();
@@ -131,5 +151,8 @@ async fn the_backends_checker_checks_the_file() {
         Err(other) => panic!("expected the file's point named, got {other}"),
         Ok(_) => panic!("a refused point was accepted"),
     }
-    assert!(!record_path(&file).exists(), "a failed check was recorded");
+    assert!(!record_path(file).exists(), "a failed check was recorded");
+    // Checked again so the next mode starts from a recorded file.
+    let m = manager(dir, Arc::new(CpuDevices));
+    assert!(m.acquire(k).await.unwrap().points_checked);
 }

@@ -17,7 +17,7 @@ use crate::compiled::{compiled_blank, compiled_path, CompiledOrigin};
 use crate::{Error, Result};
 use cuzk_core::generator::GenerationEvent;
 use cuzk_core::params::{ParamsFileSink, ParamsSink, Section};
-use cuzk_core::{Parameters, VerifyingKey};
+use cuzk_core::{MappedParameters, Parameters, VerifyingKey};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use storage_proofs_core::parameter_cache::{
@@ -249,6 +249,14 @@ impl ParamCache {
     /// that it is the same key (a stale `.vk` beside regenerated `.params`
     /// would make filecoin-proofs reject every proof).
     pub fn load(&self, circuit: CircuitId) -> Result<LoadedParameters> {
+        self.load_as(circuit, false)
+    }
+
+    /// [`Self::load`] with the query points left in the mapped file when
+    /// `mapped` ([`Parameters::mapped`]: for a backend that keeps
+    /// parameters resident on its device and decodes them as it uploads
+    /// them; a 32 GiB PoRep's 47 GB are then never in host memory whole).
+    pub fn load_as(&self, circuit: CircuitId, mapped: bool) -> Result<LoadedParameters> {
         let files = self.files(circuit)?;
         if !files.params.is_file() {
             return Err(Error::MissingParameters {
@@ -260,7 +268,11 @@ impl ParamCache {
         // Unchecked decoding, as filecoin-proofs maps its parameters: the
         // files are the operator's own (subgroup checks would add minutes
         // for the large circuits).
-        let params = Parameters::read_file(&files.params, false)?;
+        let params = if mapped {
+            Parameters::mapped(std::sync::Arc::new(MappedParameters::open(&files.params)?))?
+        } else {
+            Parameters::read_file(&files.params, false)?
+        };
         if files.vk.is_file() {
             let vk = VerifyingKey::read_file(&files.vk, true)?;
             if vk != params.vk {

@@ -273,7 +273,10 @@ impl FilecoinProver {
         // Loaded outside the lock: loading a large circuit takes seconds and
         // must not stall requests for other circuits. Two concurrent first
         // requests may both load; the second insert wins, which is harmless.
-        let p = Arc::new(self.cache.load(circuit)?);
+        // A backend that keeps them resident uploads them from the mapped
+        // file (decoding as it goes); others read decoded vectors.
+        let mapped = self.backend.keeps_parameters_resident();
+        let p = Arc::new(self.cache.load_as(circuit, mapped)?);
         self.loaded_map().insert(circuit, p.clone());
         Ok((p, true))
     }
@@ -533,10 +536,18 @@ impl Slots {
     }
 }
 
+/// Host bytes of decoded points (a vector left in its mapped file counts
+/// nothing: its pages are page cache).
 fn params_bytes(p: &cuzk_core::Parameters) -> u64 {
     use cuzk_core::params::{G1_UNCOMPRESSED, G2_UNCOMPRESSED};
-    let g1 = p.h.len() + p.l.len() + p.a.len() + p.b_g1.len() + p.vk.ic.len();
-    (g1 * G1_UNCOMPRESSED + p.b_g2.len() * G2_UNCOMPRESSED) as u64
+    let held = |len: usize, decoded: bool| if decoded { len } else { 0 };
+    let g1 = held(p.h.len(), p.h.in_memory().is_some())
+        + held(p.l.len(), p.l.in_memory().is_some())
+        + held(p.a.len(), p.a.in_memory().is_some())
+        + held(p.b_g1.len(), p.b_g1.in_memory().is_some())
+        + p.vk.ic.len();
+    let g2 = held(p.b_g2.len(), p.b_g2.in_memory().is_some());
+    (g1 * G1_UNCOMPRESSED + g2 * G2_UNCOMPRESSED) as u64
 }
 
 /// Run a filecoin-proofs step that may panic on malformed input (it indexes

@@ -301,6 +301,89 @@ fn forced_plans(t: &mut Tally) {
     }
 }
 
+/// Parameters left in their mapped file (`Parameters::mapped`): uploaded
+/// resident a piece at a time (pieces of 1 MiB, 10922 G1 or 5461 G2
+/// points, and of 96 KiB + 1 byte, 1024 or 512: every section ends inside
+/// a piece), or read decoded per MSM by the host plans;
+/// every result equal to the CPU backend's on the decoded parameters, the
+/// device path of a compiled witness too, and nothing left reserved but
+/// the resident set.
+fn mapped_params(t: &mut Tally) {
+    let log = 14;
+    let params = params_for(log);
+    let batch = assignments(log, 3..5);
+    let (want, _) = CpuBackend.compute(&params, &batch).expect("cpu");
+    let path = std::env::temp_dir().join(format!("cuzk-gpu-mapped-{}.params", std::process::id()));
+    let written = params.write_file(&path).map_err(|e| e.to_string());
+    let file = written.and_then(|()| {
+        cuzk_core::MappedParameters::open(&path)
+            .map(Arc::new)
+            .map_err(|e| e.to_string())
+    });
+    let mapped = file.and_then(|f| Parameters::mapped(f).map_err(|e| e.to_string()));
+    for (piece, plan) in [
+        (1usize << 20, None),
+        ((96 << 10) + 1, None),
+        (
+            1 << 20,
+            Some(StagingPlan {
+                h: HStaging::AllResident,
+                bases: BaseStaging::PerMsm,
+            }),
+        ),
+        (
+            1 << 20,
+            Some(StagingPlan {
+                h: HStaging::OneAtATime,
+                bases: BaseStaging::Chunked {
+                    g1_points: 1000,
+                    g2_points: 333,
+                    h_points: 777,
+                },
+            }),
+        ),
+    ] {
+        let r = (|| {
+            let mapped = mapped.clone()?;
+            if !mapped.is_mapped() {
+                return Err("not mapped".into());
+            }
+            let gpu = open(GpuConfig {
+                file_piece_bytes: piece,
+                force_plan: plan,
+                ..GpuConfig::default()
+            })?;
+            same(&compute(&gpu, &mapped, &batch)?, &want)?;
+            same(&compute(&gpu, &mapped, &batch)?, &want)?;
+            if plan.is_none() {
+                if gpu.parameter_uploads() != 1 {
+                    return Err(format!("{} uploads", gpu.parameter_uploads()));
+                }
+                let circuits: Vec<_> = (3..5).map(|s| PorepLikeCircuit::new(log, s)).collect();
+                let (cc, w) = compiled_of(&circuits, "porep-like")?;
+                same(&compute_compiled(&gpu, &mapped, &cc, &w)?, &want)?;
+            }
+            let resident = if plan.is_none() {
+                sizes_of(&params, &batch[0]).params_bytes()
+            } else {
+                0
+            };
+            if plan.is_some() && gpu.budget().reserved() != resident {
+                return Err(format!("{} bytes still reserved", gpu.budget().reserved()));
+            }
+            Ok(())
+        })();
+        t.check(
+            &format!(
+                "parameters from a mapped file, {piece}-byte pieces, plan {:?}, porep-like 2^{log} x2",
+                plan.map(|p| (p.h, p.bases))
+            ),
+            r,
+        );
+    }
+    let _ = std::fs::remove_file(&path);
+}
+
 /// Caps chosen so that the budget itself picks each tier, at 2^14; the
 /// pool's measured high-water mark must stay within each cap.
 fn capped_plans(t: &mut Tally, out: &mut Vec<Value>) {
@@ -1367,6 +1450,7 @@ fn main() {
                     Err(e) => t.check("paramgen engine open", Err(e.to_string())),
                 }
                 forced_plans(&mut t);
+                mapped_params(&mut t);
                 capped_plans(&mut t, &mut out);
                 faults(&mut t);
                 two_workers(&mut t);

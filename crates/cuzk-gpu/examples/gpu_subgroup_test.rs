@@ -134,11 +134,11 @@ fn params(seed: u64, g1: usize, g2: usize) -> Parameters {
             delta_g2: h,
             ic: vec![g; 2],
         },
-        h: part(1, g1 / 2),
-        l: part(2, g1 / 4),
-        a: part(3, g1 / 8),
-        b_g1: part(4, g1 - g1 / 2 - g1 / 4 - g1 / 8),
-        b_g2: Arc::new(random_g2(g2, seed ^ 5)),
+        h: part(1, g1 / 2).into(),
+        l: part(2, g1 / 4).into(),
+        a: part(3, g1 / 8).into(),
+        b_g1: part(4, g1 - g1 / 2 - g1 / 4 - g1 / 8).into(),
+        b_g2: Arc::new(random_g2(g2, seed ^ 5)).into(),
     }
 }
 
@@ -347,8 +347,8 @@ fn main() -> std::process::ExitCode {
                 total / with_gpu
             );
             for (name, g2, raw, n) in [
-                ("g1", false, g1_as_bytes(&p.h), p.h.len()),
-                ("g2", true, g2_as_bytes(&p.b_g2), p.b_g2.len()),
+                ("g1", false, g1_as_bytes(p.h.in_memory().unwrap()), p.h.len()),
+                ("g2", true, g2_as_bytes(p.b_g2.in_memory().unwrap()), p.b_g2.len()),
             ] {
                 let t = Instant::now();
                 let got = backend.subgroup_first_outside(g2, raw).map_err(|e| e.to_string())?;

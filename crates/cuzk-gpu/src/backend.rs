@@ -39,6 +39,7 @@ use cudarc::driver::{
     sys, CudaContext, CudaEvent, CudaSlice, CudaStream, DriverError, PinnedHostSlice,
 };
 use cuzk_core::domain::log_domain_size;
+use cuzk_core::points::{Points, PointsKey};
 use cuzk_core::prover::{check_shape, MsmResults, ProverBackend};
 use cuzk_core::{Parameters, Phase, PhaseTimings, ProvingAssignment, SpanOn};
 use cuzk_cuda::host::{g1_as_bytes, g2_as_bytes, scalars_as_bytes, scalars_as_bytes_mut, NttKind};
@@ -54,13 +55,14 @@ use crate::plan::{
     self, BaseStaging, Footprint, HStaging, PartitionSizes, StagingPlan, G1_POINT, G2_POINT,
 };
 use crate::residency::{ResidencyTable, ResidentInfo};
-use std::sync::Weak;
 
 const G1: u64 = G1_POINT;
 const G2: u64 = G2_POINT;
 use crate::split::{split_zero_one_into, split_zero_one_par};
 use crate::GpuConfig;
 
+mod bases;
+pub use bases::FILE_PIECE_BYTES;
 mod compiled;
 mod subgroup;
 pub use subgroup::SUBGROUP_PIECE_POINTS;
@@ -140,47 +142,28 @@ impl Drop for Staged<'_> {
     }
 }
 
-/// a, b_g1, l, b_g2, h of the parameters.
-type ParamsKey = (
-    Arc<Vec<G1Affine>>,
-    Arc<Vec<G1Affine>>,
-    Arc<Vec<G1Affine>>,
-    Arc<Vec<G2Affine>>,
-    Arc<Vec<G1Affine>>,
-);
-
-/// The parameters' point vectors by address: a weak reference keeps the
-/// allocation of an `Arc`'s counts (so its address is not reused) but not
-/// the points, so a resident or named set never holds host memory.
+/// The parameters' point vectors by storage (a, b_g1, l, b_g2, h: each
+/// decoded vector's allocation, or the mapped file and section): a weak
+/// reference keeps the address from being reused but not the points, so a
+/// resident or named set never holds host memory.
 #[derive(Clone)]
-struct WeakKey(
-    Weak<Vec<G1Affine>>,
-    Weak<Vec<G1Affine>>,
-    Weak<Vec<G1Affine>>,
-    Weak<Vec<G2Affine>>,
-    Weak<Vec<G1Affine>>,
-);
+struct WeakKey([PointsKey; 5]);
 
 impl WeakKey {
     fn of(p: &Parameters) -> Self {
-        WeakKey(
-            Arc::downgrade(&p.a),
-            Arc::downgrade(&p.b_g1),
-            Arc::downgrade(&p.l),
-            Arc::downgrade(&p.b_g2),
-            Arc::downgrade(&p.h),
-        )
+        WeakKey([p.a.key(), p.b_g1.key(), p.l.key(), p.b_g2.key(), p.h.key()])
     }
     fn holds(&self, p: &Parameters) -> bool {
-        self.0.as_ptr() == Arc::as_ptr(&p.a)
-            && self.1.as_ptr() == Arc::as_ptr(&p.b_g1)
-            && self.2.as_ptr() == Arc::as_ptr(&p.l)
-            && self.3.as_ptr() == Arc::as_ptr(&p.b_g2)
-            && self.4.as_ptr() == Arc::as_ptr(&p.h)
+        let [a, b_g1, l, b_g2, h] = &self.0;
+        a.holds(&p.a)
+            && b_g1.holds(&p.b_g1)
+            && l.holds(&p.l)
+            && b_g2.holds(&p.b_g2)
+            && h.holds(&p.h)
     }
     /// Whether the parameters are gone from the host.
     fn dead(&self) -> bool {
-        self.4.strong_count() == 0
+        self.0[4].dead()
     }
 }
 
@@ -272,10 +255,11 @@ impl MirrorPart {
 }
 
 /// The parameters' point vectors in pinned host memory, for the plans that
-/// stream them (per MSM or in chunks), keyed like [`ResidentBases`]; the
-/// key's `Arc`s keep registered vectors alive while registered.
+/// stream them (per MSM or in chunks), keyed like [`ResidentBases`]; `of`,
+/// a handle on the (decoded) parameters, keeps registered vectors alive
+/// while registered.
 struct PinnedMirror {
-    key: ParamsKey,
+    of: Parameters,
     a: MirrorPart,
     b_g1: MirrorPart,
     b_g2: MirrorPart,
@@ -285,11 +269,7 @@ struct PinnedMirror {
 
 impl PinnedMirror {
     fn holds(&self, p: &Parameters) -> bool {
-        Arc::ptr_eq(&self.key.0, &p.a)
-            && Arc::ptr_eq(&self.key.1, &p.b_g1)
-            && Arc::ptr_eq(&self.key.2, &p.l)
-            && Arc::ptr_eq(&self.key.3, &p.b_g2)
-            && Arc::ptr_eq(&self.key.4, &p.h)
+        WeakKey::of(&self.of).holds(p)
     }
 }
 
@@ -604,7 +584,7 @@ impl CudaBackend {
         let names = relock(&self.names);
         match names.iter().find(|(k, _)| k.holds(params)) {
             Some((_, id)) => id.clone(),
-            None => format!("params@{:x}", Arc::as_ptr(&params.h) as usize),
+            None => format!("params@{:x}", params.h.key().addr()),
         }
     }
 
@@ -621,6 +601,17 @@ impl CudaBackend {
             }
         }
         *m = None;
+        // Points left in a mapped file have no host vectors to lock: the
+        // plans decode them a vector at a time (`host_points`).
+        let (Some(a), Some(b_g1), Some(b_g2), Some(l), Some(h)) = (
+            params.a.in_memory(),
+            params.b_g1.in_memory(),
+            params.b_g2.in_memory(),
+            params.l.in_memory(),
+            params.h.in_memory(),
+        ) else {
+            return None;
+        };
         // Page-lock in place; where refused (a locked-memory limit), copy
         // into pinned buffers only if the host keeps HOST_RESERVE free.
         let part = |b: &[u8]| -> Option<MirrorPart> {
@@ -638,18 +629,12 @@ impl CudaBackend {
             }
         };
         let made = PinnedMirror {
-            key: (
-                params.a.clone(),
-                params.b_g1.clone(),
-                params.l.clone(),
-                params.b_g2.clone(),
-                params.h.clone(),
-            ),
-            a: part(g1_as_bytes(&params.a))?,
-            b_g1: part(g1_as_bytes(&params.b_g1))?,
-            b_g2: part(g2_as_bytes(&params.b_g2))?,
-            l: part(g1_as_bytes(&params.l))?,
-            h: part(g1_as_bytes(&params.h))?,
+            of: params.clone(),
+            a: part(g1_as_bytes(a))?,
+            b_g1: part(g1_as_bytes(b_g1))?,
+            b_g2: part(g2_as_bytes(b_g2))?,
+            l: part(g1_as_bytes(l))?,
+            h: part(g1_as_bytes(h))?,
         };
         let made = Arc::new(made);
         *m = Some(made.clone());
@@ -765,26 +750,6 @@ impl CudaBackend {
         slot.dev.synchronize()?;
         slot.dev.memory()?;
         Ok(())
-    }
-
-    /// Reserves and uploads the five point vectors of `params`.
-    fn upload_bases(&self, slot: &Slot, params: &Parameters) -> Result<ResidentBases> {
-        // Room was made for them: taken at once, never waited for.
-        let reservation = self
-            .budget
-            .reserve_persistent(params_bytes(params), "resident parameters")?;
-        let bases = ResidentBases {
-            key: WeakKey::of(params),
-            a: slot.dev.upload_g1(&params.a)?,
-            b_g1: slot.dev.upload_g1(&params.b_g1)?,
-            b_g2: slot.dev.upload_g2(&params.b_g2)?,
-            l: slot.dev.upload_g1(&params.l)?,
-            h: slot.dev.upload_g1(&params.h)?,
-            reservation,
-        };
-        slot.dev.synchronize()?;
-        self.uploads.fetch_add(1, Ordering::Relaxed);
-        Ok(bases)
     }
 
     fn drv(&self, op: &'static str, e: DriverError) -> GpuError {
@@ -1154,15 +1119,18 @@ impl CudaBackend {
         // pinned mirror where there is one. H's scalars are random (no
         // split); the others are mostly 0 and 1, split by the host
         // preparation running meanwhile.
-        let msm_g1 = |host: &[G1Affine],
+        // Host-side plans read decoded vectors (a mapped one decoded for
+        // the MSM that reads it); a resident plan reads none.
+        let msm_g1 = |points: &Points<G1Affine>,
                       part: Option<&MirrorPart>,
                       resident: Option<&DevicePoints>,
                       scalars: &[Scalar],
                       split: Option<&ZeroOneSplit>,
                       t: &mut PhaseTimings| {
             let clock = Instant::now();
-            let pinned = part.and_then(|m| m.bytes(g1_as_bytes(host)));
-            let sum = w.msm_g1(host, pinned, resident, scalars, split, &plan, t)?;
+            let host = bases::host_points(points, resident.is_some())?;
+            let pinned = part.and_then(|m| m.bytes(g1_as_bytes(&host)));
+            let sum = w.msm_g1(&host, pinned, resident, scalars, split, &plan, t)?;
             Ok::<_, GpuError>((sum, clock))
         };
         let (h, took) = match &h_coeffs {
@@ -1176,11 +1144,14 @@ impl CudaBackend {
             )?,
             HCoeffs::Device { buf, _held } => {
                 let clock = Instant::now();
-                let pinned = mirror.and_then(|m| m.h.bytes(g1_as_bytes(&params.h)));
+                let resident = bases.map(|b| &b.h);
+                let host = bases::host_points(&params.h, resident.is_some())?;
+                let pinned = mirror.and_then(|m| m.h.bytes(g1_as_bytes(&host)));
                 let sum = w.msm_h_on_device(
-                    &params.h,
+                    &host,
+                    params.h.len(),
                     pinned,
-                    bases.map(|b| &b.h),
+                    resident,
                     buf,
                     _held,
                     sizes.h,
@@ -1226,10 +1197,12 @@ impl CudaBackend {
         )?;
         t.end(Phase::MsmBG1, took);
         let clock = Instant::now();
+        let resident = bases.map(|b| &b.b_g2);
+        let host = bases::host_points(&params.b_g2, resident.is_some())?;
         let b_g2 = w.msm_g2(
-            &params.b_g2,
-            mirror.and_then(|m| m.b_g2.bytes(g2_as_bytes(&params.b_g2))),
-            bases.map(|b| &b.b_g2),
+            &host,
+            mirror.and_then(|m| m.b_g2.bytes(g2_as_bytes(&host))),
+            resident,
             &prep.b_scalars,
             &prep.b_split,
             &plan,
@@ -1680,6 +1653,7 @@ impl Worker<'_> {
     fn msm_h_on_device(
         &self,
         host: &[G1Affine],
+        points: usize,
         pinned: Option<&[u8]>,
         resident: Option<&DevicePoints>,
         coeffs: &Staged<'_>,
@@ -1688,7 +1662,7 @@ impl Worker<'_> {
         plan: &StagingPlan,
         t: &mut PhaseTimings,
     ) -> Result<G1Projective> {
-        let m = m.min(host.len());
+        let m = m.min(points);
         if m == 0 {
             return Ok(G1Projective::identity());
         }
@@ -1792,6 +1766,10 @@ impl crate::PartitionReports for CudaBackend {
 impl ProverBackend for CudaBackend {
     fn name(&self) -> &'static str {
         "cuda"
+    }
+
+    fn keeps_parameters_resident(&self) -> bool {
+        self.config.keep_params_resident
     }
 
     fn compute(

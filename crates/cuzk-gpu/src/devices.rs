@@ -104,6 +104,9 @@ impl DeviceBackend for GpuDevices {
             .ok_or_else(|| format!("no GPU {device}"))?;
         Ok(b.make_resident_as(id, params)?)
     }
+    fn keeps_parameters_resident(&self) -> bool {
+        !self.backends.is_empty() && self.backends.iter().all(|b| b.keeps_parameters_resident())
+    }
     fn release_params(&self, device: u32, id: &str) {
         if let Some(b) = self.backends.get(device as usize) {
             b.evict_resident(id);

@@ -35,7 +35,7 @@ pub mod subgroup;
 #[cfg(feature = "cuda")]
 pub mod upload;
 #[cfg(feature = "cuda")]
-pub use backend::{CudaBackend, PartitionReport, SUBGROUP_PIECE_POINTS};
+pub use backend::{CudaBackend, PartitionReport, FILE_PIECE_BYTES, SUBGROUP_PIECE_POINTS};
 #[cfg(feature = "cuda")]
 pub use devices::GpuDevices;
 
@@ -111,6 +111,10 @@ pub struct GpuConfig {
     /// to refill, one set per worker, until the parameters are evicted;
     /// off, they are freed after every partition.
     pub reuse_host_buffers: bool,
+    /// Bytes of points decoded and sent per piece when parameters left in
+    /// their mapped file go up ([`FILE_PIECE_BYTES`] by default; tests use
+    /// small pieces to cross piece boundaries).
+    pub file_piece_bytes: usize,
 }
 
 impl Default for GpuConfig {
@@ -124,6 +128,7 @@ impl Default for GpuConfig {
             pinned_staging: true,
             max_pinned_cache: 1 << 30,
             reuse_host_buffers: true,
+            file_piece_bytes: FILE_PIECE_BYTES,
         }
     }
 }
