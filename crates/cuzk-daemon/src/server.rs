@@ -208,13 +208,21 @@ impl DaemonBuilder {
             }
             None => None,
         };
+        // GPUs that upload parameters from their mapped file leave the
+        // pinned tier empty: the partitions' default budget need not set
+        // its share aside.
+        let pinned_share = if self.devices.gpu_present() && self.devices.keeps_parameters_resident() {
+            0
+        } else {
+            cfg.params.pinned_budget.0
+        };
         let host = match cfg.engine.host_memory_budget {
             Some(b) => HostBudget::new(b.0),
             None => match crate::budget::total_ram() {
                 Some(total) => HostBudget::new(crate::config::default_host_budget(
                     total,
                     cfg.engine.host_memory_margin.0,
-                    cfg.params.pinned_budget.0,
+                    pinned_share,
                 )),
                 None => HostBudget::from_system(cfg.engine.host_memory_margin.0, 4 << 30),
             },
