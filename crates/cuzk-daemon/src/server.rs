@@ -211,7 +211,8 @@ impl DaemonBuilder {
         // GPUs that upload parameters from their mapped file leave the
         // pinned tier empty: the partitions' default budget need not set
         // its share aside.
-        let pinned_share = if self.devices.gpu_present() && self.devices.keeps_parameters_resident() {
+        let pinned_share = if self.devices.gpu_present() && self.devices.keeps_parameters_resident()
+        {
             0
         } else {
             cfg.params.pinned_budget.0

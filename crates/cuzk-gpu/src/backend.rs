@@ -62,7 +62,6 @@ use crate::split::{split_zero_one_into, split_zero_one_par};
 use crate::GpuConfig;
 
 mod bases;
-pub use bases::FILE_PIECE_BYTES;
 mod compiled;
 mod subgroup;
 pub use subgroup::SUBGROUP_PIECE_POINTS;

@@ -22,12 +22,6 @@ use super::{CudaBackend, ResidentBases, Slot, WeakKey};
 use crate::error::{GpuError, Result};
 use crate::pinned::PinnedPool;
 
-/// Bytes decoded and sent per piece: 64 MiB takes ~27 ms to decode on the
-/// H200 machine's 16 cores (its whole 47 GB file decodes in ~20 s, ~2.3
-/// GB/s) and ~1.2 ms to copy at 55 GB/s from pinned memory, so each copy
-/// hides behind the next piece's decode.
-pub const FILE_PIECE_BYTES: usize = 64 << 20;
-
 /// An affine point type the upload writes into pinned bytes.
 pub(super) trait DevicePoint: FilePoint {
     const G2: bool;
