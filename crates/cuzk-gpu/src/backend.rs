@@ -28,6 +28,15 @@
 //! a/b/c staging buffers here (cudarc's `alloc` on our own stream). Both
 //! show in the pool's high-water mark, which [`PartitionReport`] carries so
 //! that the estimates of [`crate::plan`] can be checked against it.
+//!
+//! This file holds the backend, admission and a partition's phases (H,
+//! then the five MSMs); its parts live beside it: `bases` (which
+//! parameters a resident copy holds, and uploading them, from a mapped
+//! file a piece at a time), `resident` (naming, making resident, listing
+//! and evicting sets), `mirror` (the pinned mirror the streamed plans
+//! read), `prep` (the host path's query selections and 0/1 splits),
+//! `compiled` (the device path of compiled witnesses) and `subgroup` (the
+//! parameter loader's point checks).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -35,11 +44,9 @@ use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::time::Instant;
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
-use cudarc::driver::{
-    sys, CudaContext, CudaEvent, CudaSlice, CudaStream, DriverError, PinnedHostSlice,
-};
+use cudarc::driver::{sys, CudaContext, CudaEvent, CudaSlice, CudaStream, DriverError};
 use cuzk_core::domain::log_domain_size;
-use cuzk_core::points::{Points, PointsKey};
+use cuzk_core::points::Points;
 use cuzk_core::prover::{check_shape, MsmResults, ProverBackend};
 use cuzk_core::{Parameters, Phase, PhaseTimings, ProvingAssignment, SpanOn};
 use cuzk_cuda::host::{g1_as_bytes, g2_as_bytes, scalars_as_bytes, scalars_as_bytes_mut, NttKind};
@@ -50,20 +57,26 @@ use rayon::prelude::*;
 
 use crate::budget::{BudgetError, Grant, Reservation, Try, VramBudget, MAX_WAIT};
 use crate::error::{GpuError, Result};
-use crate::pinned::{HostRegistration, PinnedPool};
+use crate::pinned::PinnedPool;
 use crate::plan::{
     self, BaseStaging, Footprint, HStaging, PartitionSizes, StagingPlan, G1_POINT, G2_POINT,
 };
-use crate::residency::{ResidencyTable, ResidentInfo};
+use crate::residency::ResidencyTable;
 
 const G1: u64 = G1_POINT;
 const G2: u64 = G2_POINT;
-use crate::split::{split_zero_one_into, split_zero_one_par};
+use crate::split::split_zero_one_par;
 use crate::GpuConfig;
 
 mod bases;
 mod compiled;
+mod mirror;
+mod prep;
+mod resident;
 mod subgroup;
+use bases::{ResidentBases, WeakKey};
+use mirror::{MirrorPart, PinnedMirror};
+use prep::{host_prep, HostPrep};
 pub use subgroup::SUBGROUP_PIECE_POINTS;
 
 /// What one partition did: its plan, phase times and memory.
@@ -141,56 +154,6 @@ impl Drop for Staged<'_> {
     }
 }
 
-/// The parameters' point vectors by storage (a, b_g1, l, b_g2, h: each
-/// decoded vector's allocation, or the mapped file and section): a weak
-/// reference keeps the address from being reused but not the points, so a
-/// resident or named set never holds host memory.
-#[derive(Clone)]
-struct WeakKey([PointsKey; 5]);
-
-impl WeakKey {
-    fn of(p: &Parameters) -> Self {
-        WeakKey([p.a.key(), p.b_g1.key(), p.l.key(), p.b_g2.key(), p.h.key()])
-    }
-    fn holds(&self, p: &Parameters) -> bool {
-        let [a, b_g1, l, b_g2, h] = &self.0;
-        a.holds(&p.a)
-            && b_g1.holds(&p.b_g1)
-            && l.holds(&p.l)
-            && b_g2.holds(&p.b_g2)
-            && h.holds(&p.h)
-    }
-    /// Whether the parameters are gone from the host.
-    fn dead(&self) -> bool {
-        self.0[4].dead()
-    }
-}
-
-/// The five point vectors on the device.
-struct ResidentBases {
-    /// Which parameters these are.
-    key: WeakKey,
-    a: DevicePoints,
-    b_g1: DevicePoints,
-    b_g2: DevicePoints,
-    l: DevicePoints,
-    h: DevicePoints,
-    // Dropped after the points (fields drop in order).
-    reservation: Reservation,
-}
-
-impl ResidentBases {
-    fn holds(&self, p: &Parameters) -> bool {
-        self.key.holds(p)
-    }
-}
-
-/// Device bytes of the five point vectors of `params`.
-fn params_bytes(params: &Parameters) -> u64 {
-    (params.a.len() + params.b_g1.len() + params.l.len() + params.h.len()) as u64 * G1_POINT
-        + params.b_g2.len() as u64 * G2_POINT
-}
-
 /// One worker's handle on the device: cuzk-cuda's device (its own stream
 /// and module) and a stream of ours for the a/b/c staging buffers.
 struct Slot {
@@ -230,91 +193,6 @@ struct Admission {
     /// release finds the set unused.
     bases: Option<Arc<ResidentBases>>,
     grant: Grant,
-}
-
-/// One parameter vector made pinned: page-locked where it lies (no extra
-/// host memory), or, where the driver refuses that, copied into a pinned
-/// buffer when the host has the memory to spare.
-enum MirrorPart {
-    /// Held for its drop, which unregisters.
-    Registered {
-        _registration: Option<HostRegistration>,
-    },
-    Copied(PinnedHostSlice<u8>),
-}
-
-impl MirrorPart {
-    /// The pinned bytes of `src` (the vector this part mirrors).
-    fn bytes<'a>(&'a self, src: &'a [u8]) -> Option<&'a [u8]> {
-        match self {
-            MirrorPart::Registered { .. } => Some(src),
-            MirrorPart::Copied(p) => p.as_slice().ok().map(|s| &s[..src.len().min(s.len())]),
-        }
-    }
-}
-
-/// The parameters' point vectors in pinned host memory, for the plans that
-/// stream them (per MSM or in chunks), keyed like [`ResidentBases`]; `of`,
-/// a handle on the (decoded) parameters, keeps registered vectors alive
-/// while registered.
-struct PinnedMirror {
-    of: Parameters,
-    a: MirrorPart,
-    b_g1: MirrorPart,
-    b_g2: MirrorPart,
-    l: MirrorPart,
-    h: MirrorPart,
-}
-
-impl PinnedMirror {
-    fn holds(&self, p: &Parameters) -> bool {
-        WeakKey::of(&self.of).holds(p)
-    }
-}
-
-/// Host memory a pinned copy of the parameters must leave free: a copy
-/// that would eat into it is not made (the pageable vectors serve), so a
-/// large proof never pushes the host out of memory.
-const HOST_RESERVE: u64 = 8 << 30;
-
-/// The host preparation of a partition: the scalars of the A and B
-/// queries (density-selected) and the 0/1 splits of L, A and B. Kept in
-/// the backend's pool between partitions and refilled in place: at 2^27
-/// these vectors hold about 8 GB, and writing freshly mapped memory costs
-/// several times more than writing memory already in place (page faults;
-/// `host_prep_bench --reuse`).
-#[derive(Default)]
-struct HostPrep {
-    a_scalars: Vec<Scalar>,
-    b_scalars: Vec<Scalar>,
-    l_split: ZeroOneSplit,
-    a_split: ZeroOneSplit,
-    b_split: ZeroOneSplit,
-}
-
-/// Fills `p` for `pa` on the CPU's cores.
-fn host_prep(pa: &ProvingAssignment, p: &mut HostPrep) {
-    let HostPrep {
-        a_scalars,
-        b_scalars,
-        l_split,
-        a_split,
-        b_split,
-    } = p;
-    // The selections (parallel inside) and the L split side by side.
-    rayon::join(
-        || {
-            rayon::join(
-                || pa.a_query_scalars_into(a_scalars),
-                || pa.b_query_scalars_into(b_scalars),
-            )
-        },
-        || split_zero_one_into(&pa.aux_assignment, l_split),
-    );
-    rayon::join(
-        || split_zero_one_into(a_scalars, a_split),
-        || split_zero_one_into(b_scalars, b_split),
-    );
 }
 
 /// The GPU prover of one device.
@@ -529,208 +407,10 @@ impl CudaBackend {
         plan::plan(sizes, self.budget.capacity(), 0)
     }
 
-    /// How many times a parameter set was uploaded to stay resident (a
-    /// kind found resident costs none).
     /// The most device memory the driver's pool held at once since this
     /// backend opened (sampled at each partition's start and end).
     pub fn pool_high_water(&self) -> u64 {
         self.pool_high_max.load(Ordering::Relaxed)
-    }
-
-    pub fn parameter_uploads(&self) -> u64 {
-        self.uploads.load(Ordering::Relaxed)
-    }
-
-    /// The parameter sets resident now (most recently used first).
-    pub fn resident(&self) -> Vec<ResidentInfo> {
-        relock(&self.resident).list()
-    }
-
-    /// Whether the set `id` is resident.
-    pub fn is_resident(&self, id: &str) -> bool {
-        relock(&self.resident).contains(id)
-    }
-
-    /// Takes the set `id` out of the residency table; its VRAM returns to
-    /// the budget once no partition in flight uses it. False when it was
-    /// not resident.
-    pub fn evict_resident(&self, id: &str) -> bool {
-        let gone = relock(&self.resident).remove(id);
-        let was = gone.is_some();
-        drop(gone);
-        self.budget.notify();
-        was
-    }
-
-    /// Caps the bytes all resident sets hold together (`[params]
-    /// vram_budget`), inside the device's budget; None: the budget only.
-    pub fn set_resident_cap(&self, cap: Option<u64>) {
-        relock(&self.resident).set_cap(cap);
-    }
-
-    /// Names `params` `id` for the residency table: when a partition makes
-    /// them resident, they are listed (and evicted) under this id.
-    pub fn name_parameters(&self, id: &str, params: &Parameters) {
-        let mut names = relock(&self.names);
-        names.retain(|(k, _)| !k.dead() && !k.holds(params));
-        names.push((WeakKey::of(params), id.to_owned()));
-    }
-
-    /// The id of `params`: the name given to them, or one derived from
-    /// their identity (the address of their H vector, which cannot be
-    /// reused while a resident entry or a name refers to it weakly).
-    fn id_of(&self, params: &Parameters) -> String {
-        let names = relock(&self.names);
-        match names.iter().find(|(k, _)| k.holds(params)) {
-            Some((_, id)) => id.clone(),
-            None => format!("params@{:x}", params.h.key().addr()),
-        }
-    }
-
-    /// The pinned mirror of `params`, made on first use; None when pinned
-    /// memory is off or short (the pageable vectors serve then).
-    fn mirror_of(&self, params: &Parameters) -> Option<Arc<PinnedMirror>> {
-        if !self.config.pinned_staging {
-            return None;
-        }
-        let mut m = relock(&self.mirror);
-        if let Some(x) = &*m {
-            if x.holds(params) {
-                return Some(x.clone());
-            }
-        }
-        *m = None;
-        // Points left in a mapped file have no host vectors to lock: the
-        // plans decode them a vector at a time (`host_points`).
-        let (Some(a), Some(b_g1), Some(b_g2), Some(l), Some(h)) = (
-            params.a.in_memory(),
-            params.b_g1.in_memory(),
-            params.b_g2.in_memory(),
-            params.l.in_memory(),
-            params.h.in_memory(),
-        ) else {
-            return None;
-        };
-        // Page-lock in place; where refused (a locked-memory limit), copy
-        // into pinned buffers only if the host keeps HOST_RESERVE free.
-        let part = |b: &[u8]| -> Option<MirrorPart> {
-            match HostRegistration::register(&self.ctx, b) {
-                Ok(r) => Some(MirrorPart::Registered { _registration: r }),
-                Err(_) => {
-                    let avail = crate::pinned::host_memory_available().unwrap_or(u64::MAX);
-                    if avail < b.len() as u64 + HOST_RESERVE {
-                        return None;
-                    }
-                    crate::pinned::pinned_copy(&self.ctx, b)
-                        .ok()
-                        .map(MirrorPart::Copied)
-                }
-            }
-        };
-        let made = PinnedMirror {
-            of: params.clone(),
-            a: part(g1_as_bytes(a))?,
-            b_g1: part(g1_as_bytes(b_g1))?,
-            b_g2: part(g2_as_bytes(b_g2))?,
-            l: part(g1_as_bytes(l))?,
-            h: part(g1_as_bytes(h))?,
-        };
-        let made = Arc::new(made);
-        *m = Some(made.clone());
-        Some(made)
-    }
-
-    /// Makes `params` resident ahead of the first proof (a scheduler's
-    /// parameter tier); returns the device bytes they occupy.
-    /// [`Self::make_resident_as`] under the id of `params`.
-    pub fn make_resident(&self, params: &Parameters) -> Result<u64> {
-        let id = self.id_of(params);
-        self.make_resident_as(&id, params)
-    }
-
-    /// Makes `params` resident under `id` (and names them so), beside the
-    /// sets already resident when they fit, else in place of unused ones
-    /// (least recently used first). Never waits: while partitions wait for
-    /// memory, while every worker is busy, or when what is free and unused
-    /// does not make room, it fails, and the parameters go up when a
-    /// partition's plan wants them. Fails with both sizes when they exceed
-    /// the budget.
-    pub fn make_resident_as(&self, id: &str, params: &Parameters) -> Result<u64> {
-        self.name_parameters(id, params);
-        if let Some(r) = relock(&self.resident).get(id) {
-            if r.holds(params) {
-                return Ok(r.reservation.bytes());
-            }
-        }
-        // The lock order of `prove_partition`: slot, planning, resident.
-        // Every worker busy: not now (the next partition's plan uploads
-        // them if it wants them resident).
-        let no_room = |table: &ResidencyTable<ResidentBases>| GpuError::Residency {
-            device: self.label.clone(),
-            source: crate::residency::ResidencyError::NoRoomNow {
-                id: id.to_owned(),
-                needed: params_bytes(params),
-                available: 0,
-                evictable: table.evictable_bytes(Some(id)),
-                pinned: table.pinned_bytes(Some(id)),
-            },
-        };
-        let Some(slot) = self.try_acquire_slot() else {
-            return Err(no_room(&relock(&self.resident)));
-        };
-        let _planning = relock(&self.planning);
-        let mut table = relock(&self.resident);
-        // Made resident by a partition before they were named: renamed.
-        if let Some(other) = table.find_id(|b| b.holds(params)) {
-            let (_, stale) = table.rename(&other, id);
-            drop(stale);
-        }
-        if let Some(r) = table.get(id) {
-            if r.holds(params) {
-                return Ok(r.reservation.bytes());
-            }
-        }
-        let bytes = params_bytes(params);
-        let victims = table
-            .admit(id, bytes, self.budget.available(), self.budget.capacity())
-            .map_err(|source| GpuError::Residency {
-                device: self.label.clone(),
-                source,
-            })?;
-        if self.budget.queued() > 0 {
-            // Waiting partitions come first; the room is theirs.
-            return Err(no_room(&table));
-        }
-        self.evict_locked(&mut table, &victims)?;
-        // A stale entry of this id (other parameters) goes too.
-        let stale = table.remove(id);
-        drop(stale);
-        // Readable while the upload runs (see `try_admit`).
-        drop(table);
-        let bases = self.upload_bases(&slot, params)?;
-        let bytes = bases.reservation.bytes();
-        relock(&self.resident).insert(id, bytes, Arc::new(bases));
-        Ok(bytes)
-    }
-
-    /// Evicts `victims` from the table (unused sets: their memory returns
-    /// as they drop) and waits for the frees, so the next allocation finds
-    /// the memory.
-    fn evict_locked(
-        &self,
-        table: &mut ResidencyTable<ResidentBases>,
-        victims: &[String],
-    ) -> Result<()> {
-        if victims.is_empty() {
-            return Ok(());
-        }
-        for v in victims {
-            drop(table.remove(v));
-        }
-        // The points were freed on the streams that uploaded them.
-        self.ctx
-            .synchronize()
-            .map_err(|e| self.drv("synchronize (eviction)", e))
     }
 
     /// (name, total bytes, free bytes now) of the device.

@@ -18,9 +18,62 @@ use cuzk_core::points::{FilePoint, Points};
 use cuzk_core::Parameters;
 use cuzk_cuda::{CudaDevice, DevicePoints};
 
-use super::{CudaBackend, ResidentBases, Slot, WeakKey};
+use super::{CudaBackend, Slot};
+use crate::budget::Reservation;
 use crate::error::{GpuError, Result};
 use crate::pinned::PinnedPool;
+use crate::plan::{G1_POINT, G2_POINT};
+use cuzk_core::points::PointsKey;
+
+/// The parameters' point vectors by storage (a, b_g1, l, b_g2, h: each
+/// decoded vector's allocation, or the mapped file and section): a weak
+/// reference keeps the address from being reused but not the points, so a
+/// resident or named set never holds host memory.
+#[derive(Clone)]
+pub(super) struct WeakKey(pub(super) [PointsKey; 5]);
+
+impl WeakKey {
+    pub(super) fn of(p: &Parameters) -> Self {
+        WeakKey([p.a.key(), p.b_g1.key(), p.l.key(), p.b_g2.key(), p.h.key()])
+    }
+    pub(super) fn holds(&self, p: &Parameters) -> bool {
+        let [a, b_g1, l, b_g2, h] = &self.0;
+        a.holds(&p.a)
+            && b_g1.holds(&p.b_g1)
+            && l.holds(&p.l)
+            && b_g2.holds(&p.b_g2)
+            && h.holds(&p.h)
+    }
+    /// Whether the parameters are gone from the host.
+    pub(super) fn dead(&self) -> bool {
+        self.0[4].dead()
+    }
+}
+
+/// The five point vectors on the device.
+pub(super) struct ResidentBases {
+    /// Which parameters these are.
+    pub(super) key: WeakKey,
+    pub(super) a: DevicePoints,
+    pub(super) b_g1: DevicePoints,
+    pub(super) b_g2: DevicePoints,
+    pub(super) l: DevicePoints,
+    pub(super) h: DevicePoints,
+    // Dropped after the points (fields drop in order).
+    pub(super) reservation: Reservation,
+}
+
+impl ResidentBases {
+    pub(super) fn holds(&self, p: &Parameters) -> bool {
+        self.key.holds(p)
+    }
+}
+
+/// Device bytes of the five point vectors of `params`.
+pub(super) fn params_bytes(params: &Parameters) -> u64 {
+    (params.a.len() + params.b_g1.len() + params.l.len() + params.h.len()) as u64 * G1_POINT
+        + params.b_g2.len() as u64 * G2_POINT
+}
 
 /// An affine point type the upload writes into pinned bytes.
 pub(super) trait DevicePoint: FilePoint {
@@ -60,7 +113,7 @@ impl CudaBackend {
         // Room was made for them: taken at once, never waited for.
         let reservation = self
             .budget
-            .reserve_persistent(super::params_bytes(params), "resident parameters")?;
+            .reserve_persistent(params_bytes(params), "resident parameters")?;
         let bases = ResidentBases {
             key: WeakKey::of(params),
             a: self.upload_points(slot, &params.a)?,
