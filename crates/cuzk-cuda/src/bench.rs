@@ -224,6 +224,37 @@ fn chunk_order_name(on: bool) -> &'static str {
     }
 }
 
+/// The forms of the MSM's last steps besides the default, as (bucket
+/// reduction on lane pairs, row suffix).
+#[cfg(feature = "cuda")]
+fn reduction_forms(dev: &CudaDevice) -> Vec<(bool, &'static str)> {
+    let pairs = !dev.msm_bucket_pairs();
+    vec![(
+        pairs,
+        if pairs {
+            "bucket-pairs"
+        } else {
+            "bucket-one-lane"
+        },
+    )]
+}
+
+/// Times `f` with the MSM's last steps in `form` (see [`reduction_forms`]),
+/// restoring the device's settings.
+#[cfg(feature = "cuda")]
+fn time_reduction_form(
+    dev: &CudaDevice,
+    reps: usize,
+    pairs: bool,
+    f: impl FnMut() -> Result<()>,
+) -> Result<(f64, f64)> {
+    let restore = dev.msm_bucket_pairs();
+    dev.set_msm_bucket_pairs(pairs);
+    let t = time_it(dev, reps, f);
+    dev.set_msm_bucket_pairs(restore);
+    t
+}
+
 /// How a G1 kernel build is named in the rows.
 #[cfg(feature = "cuda")]
 fn g1_build(inline: bool) -> &'static str {
@@ -340,6 +371,14 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
                 dev.set_msm_chunk_order(order);
                 let name = format!("msm_g1 vram {}", chunk_order_name(!order));
                 push(row(&card, &name, lg, work.clone(), imad, mem, t));
+                // The default kernels with the other forms of the last steps.
+                for (pairs, form) in reduction_forms(dev) {
+                    let t = time_reduction_form(dev, opts.reps, pairs, || {
+                        dev.msm_g1_device(&dp, &ds, None).map(|_| ())
+                    })?;
+                    let name = format!("msm_g1 vram {form}");
+                    push(row(&card, &name, lg, work.clone(), imad, mem, t));
+                }
             }
             if want("msm_g1 pinned") {
                 let ds = dev.upload_scalars(&scalars[..n])?;
@@ -454,11 +493,25 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
             &card,
             &format!("msm_g2 vram {}", chunk_order_name(!order)),
             lg,
-            work,
+            work.clone(),
             imad,
             n as f64 * (192.0 + 32.0),
             t,
         ));
+        for (pairs, form) in reduction_forms(dev) {
+            let t = time_reduction_form(dev, opts.reps, pairs, || {
+                dev.msm_g2_device(&dp, &ds, None).map(|_| ())
+            })?;
+            push(row(
+                &card,
+                &format!("msm_g2 vram {form}"),
+                lg,
+                work.clone(),
+                imad,
+                n as f64 * (192.0 + 32.0),
+                t,
+            ));
+        }
     }
 
     // ---- NTT, resident.

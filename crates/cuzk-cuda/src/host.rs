@@ -597,6 +597,74 @@ mod tests {
         ChaCha8Rng::seed_from_u64(rand::random())
     }
 
+    /// msm_bucket_pairs_* as it runs, over the integers mod 2^64 (a point
+    /// is a number, addition is +, doubling is 2x): lane by lane and step
+    /// by step, a shuffle reading the partner lane's value of that step.
+    /// `sums[w * b + k]` is bucket k's sum (None: empty bucket).
+    fn model_bucket_pairs(sums: &[Option<u64>], w: usize, b: usize, lg_g: u32) -> Vec<u64> {
+        let groups = 1usize << lg_g;
+        let per = b >> lg_g;
+        let mut out = vec![0u64; 2 * w * groups];
+        for t in 0..w * groups {
+            let (wi, g) = (t >> lg_g, t & (groups - 1));
+            let b_lo = g * per;
+            let mut v = [0u64; 2]; // [even lane, odd lane]
+            for i in 0..=per {
+                let shfl = [v[1], v[0]];
+                let even_arg = if i < per {
+                    sums[wi * b + b_lo + per - 1 - i].unwrap_or(0)
+                } else {
+                    0
+                };
+                v = [v[0].wrapping_add(even_arg), v[1].wrapping_add(shfl[1])];
+            }
+            out[2 * t + 1] = v[1];
+            let shfl = [v[1], v[0]];
+            v = [0, shfl[1]];
+            for i in (0..usize::BITS - b_lo.leading_zeros()).rev() {
+                v[0] = v[0].wrapping_add(v[0]);
+                if (b_lo >> i) & 1 == 1 {
+                    let tv = [v[1], v[0]];
+                    v[0] = v[0].wrapping_add(tv[0]);
+                }
+            }
+            out[2 * t] = v[0];
+        }
+        out
+    }
+
+    /// The pairs' bucket reduction's items sum, window by window, to
+    /// sum (k + 1) S_k, at the shapes msm_windows launches (c from 4 up,
+    /// groups as it picks them, empty buckets included).
+    #[test]
+    fn bucket_pairs_weigh_buckets() {
+        let mut r = rng();
+        for (c, w, lg_g) in [
+            (4u32, 3usize, 0u32),
+            (5, 2, 1),
+            (8, 4, 3),
+            (9, 3, 4),
+            (13, 2, 8),
+        ] {
+            let b = 1usize << (c - 1);
+            let sums: Vec<Option<u64>> = (0..w * b)
+                .map(|_| r.gen_bool(0.8).then(|| r.gen::<u64>()))
+                .collect();
+            let items = model_bucket_pairs(&sums, w, b, lg_g);
+            let per_window = items.len() / w;
+            let got: Vec<u64> = items
+                .chunks(per_window)
+                .map(|c| c.iter().fold(0u64, |a, &x| a.wrapping_add(x)))
+                .collect();
+            for (wi, &g) in got.iter().enumerate() {
+                let want = (0..b).fold(0u64, |acc, k| {
+                    acc.wrapping_add(sums[wi * b + k].unwrap_or(0).wrapping_mul(k as u64 + 1))
+                });
+                assert_eq!(g, want, "c={c} window {wi} lg_g={lg_g}");
+            }
+        }
+    }
+
     #[test]
     fn scalar_bytes_are_montgomery_limbs() {
         let mut r = rng();
