@@ -13,9 +13,11 @@
 //    whatever the scalar distribution (a bucket holding every point costs
 //    log_T(n) passes, not n serial additions).
 // 4. msm_bucket_reduce_*: per window, G threads each take B/G consecutive
-//    buckets and form sum(d * S_d) by running sums, then the G partials of a
-//    window are summed by the same chunked reduction. The host combines the W
-//    window sums with doublings.
+//    buckets and form sum(d * S_d) by running sums (msm_bucket_pairs_*: each
+//    group on two lanes, two items per group), then the partials of a window
+//    are summed by the same chunked reduction or, by default, by a tree of
+//    warp butterflies (msm_fold_*). The host combines the W window sums with
+//    doublings.
 #pragma once
 #include "curve.cuh"
 
@@ -318,12 +320,42 @@ DEV void bucket_reduce_pairs(const Xyzz<F>* items, const uint32_t* count, const 
     if (!odd) out[2 * t] = v;
 }
 
+// One level of the windows' final sums as a tree: lane t of `lanes` sums
+// items [t * 2^lg_seq, (t + 1) * 2^lg_seq) in sequence, then the lanes of
+// each aligned span of 2^lg_lanes <= 32 sum theirs by a butterfly of
+// shuffles, and the span's first lane writes out[t >> lg_lanes]: a level
+// takes 2^(lg_seq + lg_lanes) items (of one window) to one with
+// 2^lg_seq - 1 + lg_lanes additions in sequence. The chunked reduction it
+// replaces summed up to 64 items in sequence per thread and its last
+// levels ran on 1 to 16 blocks: 10.2 ms of G2's kernels at 2^22 (run 10).
+// The sequential part keeps the first, widest level from paying the
+// butterfly's lg_lanes additions per item in every lane.
+template <class F>
+DEV void fold_windows(const Xyzz<F>* items, uint32_t lanes, uint32_t lg_seq, uint32_t lg_lanes,
+                      Xyzz<F>* out) {
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    // lanes is a multiple of the span: a span leaves or stays together.
+    if (t >= lanes) return;
+    uint32_t span = 1u << lg_lanes;
+    uint32_t lane = threadIdx.x & 31;
+    uint32_t mask = span >= 32 ? 0xffffffffu : ((1u << span) - 1) << (lane & ~(span - 1));
+    const Xyzz<F>* run = items + ((size_t)t << lg_seq);
+    Xyzz<F> v = run[0];
+    for (uint32_t e = 1; e < (1u << lg_seq); e++) v = v.add(run[e]);
+    for (uint32_t k = 1; k < span; k <<= 1) v = v.add(shfl_xor_words(mask, v, k));
+    if ((t & (span - 1)) == 0) out[t >> lg_lanes] = v;
+}
+
 #define MSM_TAIL_KERNELS(G, F)                                                                   \
     extern "C" __global__ void msm_bucket_pairs_##G(const Xyzz<F>* items,                       \
                                                     const uint32_t* count,                       \
                                                     const uint32_t* off, uint32_t W,             \
                                                     uint32_t B, uint32_t lgG, Xyzz<F>* out) {    \
         bucket_reduce_pairs<F>(items, count, off, W, B, lgG, out);                               \
+    }                                                                                            \
+    extern "C" __global__ void msm_fold_##G(const Xyzz<F>* items, uint32_t lanes,                \
+                                            uint32_t lg_seq, uint32_t lg_lanes, Xyzz<F>* out) {  \
+        fold_windows<F>(items, lanes, lg_seq, lg_lanes, out);                                    \
     }
 
 // The 0/1 path: sum of the points whose bit is set. Thread t takes `words`
@@ -400,7 +432,7 @@ extern "C" __global__ void sum_selected_g1i(const Affine<FqI>* points, const uin
                                             uint32_t nthreads) {
     sum_selected<FqI>(points, mask, n_words, words, out, nthreads);
 }
-// The pairs' bucket reduction, for each build
+// The pairs' bucket reduction and the tree of window sums, for each build
 // (indexed like msm_reduce_*).
 MSM_TAIL_KERNELS(g1, Fq)
 MSM_TAIL_KERNELS(g2, Fq2)

@@ -364,23 +364,31 @@ fn with_each_chunk_order(
     result
 }
 
-/// `f` with the bucket reduction on a pair of lanes a group and on one
-/// lane; the device's setting is restored afterwards.
+/// `f` with each form of the MSM's last steps: the bucket reduction on one
+/// lane or a pair of lanes a group, and the windows' sums by the chunked
+/// reduction or the tree; the device's settings are restored afterwards.
 fn with_each_reduction(
     dev: &CudaDevice,
     mut f: impl FnMut() -> Result<(), String>,
 ) -> Result<(), String> {
-    let restore = dev.msm_bucket_pairs();
+    let restore = (dev.msm_bucket_pairs(), dev.msm_window_tree());
     let mut result = Ok(());
-    for pairs in [true, false] {
-        dev.set_msm_bucket_pairs(pairs);
-        if let Err(e) = f() {
-            let lanes = if pairs { "lane pairs" } else { "one lane" };
-            result = Err(format!("bucket reduction on {lanes}: {e}"));
-            break;
+    'forms: for pairs in [true, false] {
+        for tree in [true, false] {
+            dev.set_msm_bucket_pairs(pairs);
+            dev.set_msm_window_tree(tree);
+            if let Err(e) = f() {
+                let lanes = if pairs { "lane pairs" } else { "one lane" };
+                let sums = if tree { "tree" } else { "chunked" };
+                result = Err(format!(
+                    "bucket reduction on {lanes}, {sums} window sums: {e}"
+                ));
+                break 'forms;
+            }
         }
     }
-    dev.set_msm_bucket_pairs(restore);
+    dev.set_msm_bucket_pairs(restore.0);
+    dev.set_msm_window_tree(restore.1);
     result
 }
 

@@ -168,6 +168,32 @@ pub fn choose_window(n: usize) -> u32 {
     best.1
 }
 
+/// Lanes of a warp, log2: the widest butterfly of the MSM's window tree.
+const WARP_LG: u32 = 5;
+/// Items each lane of the window tree sums in sequence before the
+/// butterfly, log2, while enough items are left: a butterfly costs each
+/// lane one addition per level, 5 per item at 32 lanes, where a sequence
+/// costs 1, and the first level is wide (2^17-2^18 items); 4 in sequence
+/// then 32 lanes take 128 items to one in 8 additions.
+const FOLD_SEQ_LG: u32 = 2;
+
+/// The levels of the MSM's window tree (`msm_fold_*`) for `per_window`
+/// items a window (a power of two): (log2 items summed in sequence by a
+/// lane, log2 lanes of its butterfly) per level; 2^14 items: (2, 5), (2,
+/// 5); 2^10: (2, 5), (0, 3).
+pub fn msm_fold_spans(per_window: usize) -> Vec<(u32, u32)> {
+    debug_assert!(per_window.is_power_of_two());
+    let mut lg = per_window.trailing_zeros();
+    let mut out = Vec::new();
+    while lg > 0 {
+        let lanes = lg.min(WARP_LG);
+        let seq = (lg - lanes).min(FOLD_SEQ_LG);
+        out.push((seq, lanes));
+        lg -= seq + lanes;
+    }
+    out
+}
+
 /// Slack on [`msm_scratch_bytes`]: the scan's block sums (two buffers of
 /// blocks + 1 words per scan), the window counts and offsets uploaded for
 /// the last reduction, and rounding in the chunk bounds.
@@ -633,11 +659,53 @@ mod tests {
         out
     }
 
-    /// The pairs' bucket reduction's items sum, window by window, to
+    /// msm_fold_* over every level of [`msm_fold_spans`]: butterflies of
+    /// shuffles within each span of lanes, the span's first lane writing.
+    fn model_fold(mut items: Vec<u64>, w: usize) -> Vec<u64> {
+        let per = items.len() / w;
+        for (lg_seq, lg_lanes) in msm_fold_spans(per) {
+            let run = 1usize << lg_seq;
+            let span = 1usize << lg_lanes;
+            let mut lanes: Vec<u64> = items
+                .chunks(run)
+                .map(|c| c.iter().fold(0u64, |a, &x| a.wrapping_add(x)))
+                .collect();
+            let mut k = 1;
+            while k < span {
+                let before = lanes.clone();
+                for (l, v) in lanes.iter_mut().enumerate() {
+                    // Lanes pair within a warp: l ^ k stays in l's span.
+                    assert_eq!((l ^ k) / span, l / span);
+                    *v = v.wrapping_add(before[l ^ k]);
+                }
+                k <<= 1;
+            }
+            items = lanes.iter().step_by(span).copied().collect();
+        }
+        assert_eq!(items.len(), w);
+        items
+    }
+
+    #[test]
+    fn fold_spans_cover_the_window() {
+        assert!(msm_fold_spans(1).is_empty());
+        assert_eq!(msm_fold_spans(2), vec![(0, 1)]);
+        assert_eq!(msm_fold_spans(1 << 14), vec![(2, 5), (2, 5)]);
+        assert_eq!(msm_fold_spans(1 << 10), vec![(2, 5), (0, 3)]);
+        for lg in 0..20 {
+            let levels = msm_fold_spans(1 << lg);
+            assert_eq!(levels.iter().map(|(s, l)| s + l).sum::<u32>(), lg);
+            assert!(levels
+                .iter()
+                .all(|&(s, l)| l <= WARP_LG && s <= FOLD_SEQ_LG));
+        }
+    }
+
+    /// The pairs' bucket reduction and the window tree give each window
     /// sum (k + 1) S_k, at the shapes msm_windows launches (c from 4 up,
     /// groups as it picks them, empty buckets included).
     #[test]
-    fn bucket_pairs_weigh_buckets() {
+    fn bucket_pairs_and_window_tree_weigh_buckets() {
         let mut r = rng();
         for (c, w, lg_g) in [
             (4u32, 3usize, 0u32),
@@ -650,12 +718,7 @@ mod tests {
             let sums: Vec<Option<u64>> = (0..w * b)
                 .map(|_| r.gen_bool(0.8).then(|| r.gen::<u64>()))
                 .collect();
-            let items = model_bucket_pairs(&sums, w, b, lg_g);
-            let per_window = items.len() / w;
-            let got: Vec<u64> = items
-                .chunks(per_window)
-                .map(|c| c.iter().fold(0u64, |a, &x| a.wrapping_add(x)))
-                .collect();
+            let got = model_fold(model_bucket_pairs(&sums, w, b, lg_g), w);
             for (wi, &g) in got.iter().enumerate() {
                 let want = (0..b).fold(0u64, |acc, k| {
                     acc.wrapping_add(sums[wi * b + k].unwrap_or(0).wrapping_mul(k as u64 + 1))

@@ -44,6 +44,7 @@ pub use subgroup::{SubgroupReport, SUBGROUP_MAX_POINTS, SUBGROUP_SCRATCH_BYTES};
 
 use msm::{
     DEFAULT_BUCKET_PAIRS, DEFAULT_CHUNK_ORDER, DEFAULT_G1_INLINE, DEFAULT_G2_ACCUMULATE_BLOCKS,
+    DEFAULT_WINDOW_TREE,
 };
 use ntt::{Twiddles, DEFAULT_NTT_PASS};
 
@@ -95,6 +96,7 @@ struct Kernels {
     msm_bucket_reduce: [msm::MsmBucketReduce; 2],
     /// Indexed like `msm_reduce` ([`CudaDevice::msm_kernel`]).
     msm_bucket_pairs: [msm::MsmBucketPairs; 3],
+    msm_fold: [msm::MsmFold; 3],
     sum_selected: [zero_one::SumSelected; 3],
     fixed_base: [fixed_base::FixedBase; 2],
     to_affine: [fixed_base::ToAffine; 2],
@@ -124,6 +126,8 @@ pub struct CudaDevice {
     chunk_order: std::sync::atomic::AtomicBool,
     /// Whether the bucket reduction runs each group on a pair of lanes.
     bucket_pairs: std::sync::atomic::AtomicBool,
+    /// Whether the windows' last sums run as a tree of warp butterflies.
+    window_tree: std::sync::atomic::AtomicBool,
 }
 
 impl CudaDevice {
@@ -193,6 +197,7 @@ impl CudaDevice {
             msm_reduce: msm::MsmReduce::load_all(&f)?,
             msm_bucket_reduce: msm::MsmBucketReduce::load_all(&f)?,
             msm_bucket_pairs: msm::MsmBucketPairs::load_all(&f)?,
+            msm_fold: msm::MsmFold::load_all(&f)?,
             sum_selected: zero_one::SumSelected::load_all(&f)?,
             fixed_base: fixed_base::FixedBase::load_all(&f)?,
             to_affine: fixed_base::ToAffine::load_all(&f)?,
@@ -222,6 +227,7 @@ impl CudaDevice {
             g2_accumulate_blocks: std::sync::atomic::AtomicU32::new(DEFAULT_G2_ACCUMULATE_BLOCKS),
             chunk_order: std::sync::atomic::AtomicBool::new(DEFAULT_CHUNK_ORDER),
             bucket_pairs: std::sync::atomic::AtomicBool::new(DEFAULT_BUCKET_PAIRS),
+            window_tree: std::sync::atomic::AtomicBool::new(DEFAULT_WINDOW_TREE),
         })
     }
 
@@ -343,6 +349,7 @@ mod tests {
                     MsmReduce::SIGNATURE,
                     MsmBucketReduce::SIGNATURE,
                     MsmBucketPairs::SIGNATURE,
+                    MsmFold::SIGNATURE,
                     SumSelected::SIGNATURE,
                 ],
             ),

@@ -98,6 +98,15 @@ typed_kernels! {
         lg_groups: u32,
         out: DevPtr,
     );
+    /// `msm_fold_g1`, `_g2`, `_g1i`: one level of the windows' sums as a
+    /// tree, 2^(lg_seq + lg_lanes) items to one.
+    MsmFold["msm_fold_g1", "msm_fold_g2", "msm_fold_g1i"](
+        items: DevPtr,
+        lanes: u32,
+        lg_seq: u32,
+        lg_lanes: u32,
+        out: DevPtr,
+    );
 }
 
 /// Threads per block of msm_digits.
@@ -126,6 +135,8 @@ const MSM_ACCUMULATE_BLOCK: u32 = 128;
 const MSM_REDUCE_BLOCK: u32 = 128;
 /// Threads per block of msm_bucket_reduce_* and msm_bucket_pairs_*.
 const MSM_BUCKET_REDUCE_BLOCK: u32 = 64;
+/// Threads per block of msm_fold_*.
+const MSM_FOLD_BLOCK: u32 = 128;
 
 /// Threshold T of the chunked bucket sums: a thread adds at most T points
 /// before its partial sum moves to the next pass. With 32 (runs 1-4) the
@@ -159,6 +170,12 @@ pub const G2_ACCUMULATE_BLOCKS: [u32; 3] = [2, 3, 4];
 /// addition; sm_90 ptxas, G2: 36 bytes of spill stores against 3896 for
 /// the one-lane form, G1 210 registers and none against 255 and 8).
 pub(super) const DEFAULT_BUCKET_PAIRS: bool = true;
+
+/// Whether the windows' final sums run as a tree of warp butterflies
+/// (`msm_fold_*`: log2(32) additions in sequence per level) instead of the
+/// chunked reduction (up to 64 in sequence per level, its last levels on
+/// 1-16 blocks: 10.2 ms of G2's kernels at 2^22, run 10).
+pub(super) const DEFAULT_WINDOW_TREE: bool = true;
 
 /// Where an MSM's scalars are: a device address, their count and form.
 #[derive(Clone, Copy)]
@@ -223,6 +240,17 @@ impl CudaDevice {
 
     pub fn msm_bucket_pairs(&self) -> bool {
         self.bucket_pairs.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Sums (or not) the windows' last items by a tree of warp butterflies
+    /// instead of the chunked reduction.
+    pub fn set_msm_window_tree(&self, on: bool) {
+        self.window_tree
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn msm_window_tree(&self) -> bool {
+        self.window_tree.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Chunk ids of a chunk plan (`cnt` items per segment, `off` the
@@ -662,21 +690,26 @@ impl CudaDevice {
         }
         drop((items, cnt, off));
         prof.mark(self, "bucket reduce")?;
-        let wcnt = self.upload(kernel, &vec![per_window as u32; w as usize])?;
-        let woff_host: Vec<u32> = (0..=w as usize).map(|i| (i * per_window) as u32).collect();
-        let woff = self.upload(kernel, &woff_host)?;
-        let (sums, _, soff, _) = self.reduce_segments(
-            group,
-            parts,
-            wcnt,
-            woff,
-            w as usize,
-            per_window,
-            w as usize * per_window,
-            kernel,
-        )?;
-        // Each window holds exactly one item now, at soff[w] = w.
-        let _ = soff;
+        let sums = if self.msm_window_tree() {
+            self.fold_windows(group, parts, w as usize, per_window, kernel)?
+        } else {
+            let wcnt = self.upload(kernel, &vec![per_window as u32; w as usize])?;
+            let woff_host: Vec<u32> = (0..=w as usize).map(|i| (i * per_window) as u32).collect();
+            let woff = self.upload(kernel, &woff_host)?;
+            let (sums, _, soff, _) = self.reduce_segments(
+                group,
+                parts,
+                wcnt,
+                woff,
+                w as usize,
+                per_window,
+                w as usize * per_window,
+                kernel,
+            )?;
+            // Each window holds exactly one item now, at soff[w] = w.
+            let _ = soff;
+            sums
+        };
         let bytes = self.download(kernel, &sums, w as usize * group.xyzz_bytes())?;
         prof.mark(self, "window sums")?;
         prof.report(&format!("{kernel} n={m} c={c}"));
@@ -687,6 +720,39 @@ impl CudaDevice {
                 .collect(),
             c,
         ))
+    }
+
+    /// Sums each window's `per_window` items (a power of two, window by
+    /// window in `items`) to one by levels of `msm_fold_*`, each level's
+    /// spans as [`host::msm_fold_spans`] plans them; returns the W sums.
+    fn fold_windows(
+        &self,
+        group: Group_,
+        mut items: CudaSlice<u8>,
+        w: usize,
+        per_window: usize,
+        kernel: &'static str,
+    ) -> Result<CudaSlice<u8>> {
+        let mut per = per_window;
+        for (lg_seq, lg_lanes) in host::msm_fold_spans(per_window) {
+            let lanes = (w * per) >> lg_seq;
+            let out: CudaSlice<u8> =
+                self.alloc(kernel, (lanes >> lg_lanes) * group.xyzz_bytes())?;
+            self.k.msm_fold[self.msm_kernel(group)].launch(
+                self,
+                "msm_fold",
+                lanes,
+                cfg1d(lanes, MSM_FOLD_BLOCK),
+                self.p(&items),
+                lanes as u32,
+                lg_seq,
+                lg_lanes,
+                self.p(&out),
+            )?;
+            items = out;
+            per >>= lg_seq + lg_lanes;
+        }
+        Ok(items)
     }
 
     /// Chunks of at most CHUNK items over segments with `count` items:
