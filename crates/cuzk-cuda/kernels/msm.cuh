@@ -13,9 +13,11 @@
 //    whatever the scalar distribution (a bucket holding every point costs
 //    log_T(n) passes, not n serial additions).
 // 4. msm_bucket_reduce_*: per window, G threads each take B/G consecutive
-//    buckets and form sum(d * S_d) by running sums, then the G partials of a
-//    window are summed by the same chunked reduction. The host combines the W
-//    window sums with doublings.
+//    buckets and form sum(d * S_d) by running sums (msm_bucket_pairs_*: each
+//    group on two lanes, two items per group), then the partials of a window
+//    are summed by the same chunked reduction or, by default, by a tree of
+//    warp butterflies (msm_fold_*). The host combines the W window sums with
+//    doublings.
 #pragma once
 #include "curve.cuh"
 
@@ -254,6 +256,108 @@ DEV void bucket_reduce(const Xyzz<F>* items, const uint32_t* count, const uint32
     out[t] = acc.add(running.mul_small(b_lo));
 }
 
+// A value of 32-bit words exchanged with lane (lane ^ lane_xor) of the
+// same `mask`.
+template <class T>
+DEV T shfl_xor_words(uint32_t mask, const T& x, int lane_xor) {
+    static_assert(sizeof(T) % 4 == 0, "whole words");
+    T r;
+    const uint32_t* s = reinterpret_cast<const uint32_t*>(&x);
+    uint32_t* d = reinterpret_cast<uint32_t*>(&r);
+#pragma unroll
+    for (int i = 0; i < (int)(sizeof(T) / 4); i++) d[i] = __shfl_xor_sync(mask, s[i], lane_xor);
+    return r;
+}
+
+// bucket_reduce with each group on a pair of lanes, so that each lane keeps
+// one point across a point addition instead of two: the even lane keeps the
+// running sum, the odd lane the sum of running sums, and every step both
+// call the same addition (the even lane with the next bucket, the odd lane
+// with the running sum its partner held at the start of the step, fetched
+// by a shuffle). The single-lane form held `running` and `acc` across each
+// call: G2 at 255 registers with 3896 bytes of spill stores on sm_90 (run
+// 10's ncu: 55.3 M local-memory requests at 2^22). Then the even lane forms
+// b_lo * T by double-and-add while its partner holds T for it. Writes two
+// items per group, out[2 t + 1] = acc and out[2 t] = b_lo * T, so a window
+// has 2^(lgG + 1) items for the reduction that follows. Thread
+// 2 t + {0, 1} of W * 2^(lgG + 1) is group t = (w, g).
+template <class F>
+DEV void bucket_reduce_pairs(const Xyzz<F>* items, const uint32_t* count, const uint32_t* off,
+                             uint32_t W, uint32_t B, uint32_t lgG, Xyzz<F>* out) {
+    uint32_t thread = blockIdx.x * blockDim.x + threadIdx.x;
+    uint32_t t = thread >> 1;
+    // Both lanes of a pair leave or stay together (pairs are aligned), so
+    // each pair shuffles under its own mask.
+    if (t >= (W << lgG)) return;
+    bool odd = thread & 1;
+    uint32_t mask = 3u << (threadIdx.x & 30);
+    uint32_t w = t >> lgG, g = t & ((1u << lgG) - 1);
+    uint32_t per = B >> lgG;
+    uint32_t b_lo = g * per;
+    Xyzz<F> v = Xyzz<F>::inf();  // even: running sum; odd: sum of running sums
+    for (uint32_t i = 0; i <= per; i++) {
+        Xyzz<F> arg = shfl_xor_words(mask, v, 1);
+        if (!odd) {
+            arg = Xyzz<F>::inf();
+            if (i < per) {
+                uint32_t s = w * B + b_lo + per - 1 - i;
+                if (count[s]) arg = items[off[s]];
+            }
+        }
+        v = v.add(arg);
+    }
+    // even: T = sum S_b; odd: acc = sum (b - b_lo + 1) S_b.
+    if (odd) out[2 * t + 1] = v;
+    Xyzz<F> other = shfl_xor_words(mask, v, 1);
+    v = odd ? other : Xyzz<F>::inf();  // odd holds T from here on
+    for (int i = 31 - __clz(b_lo); i >= 0; i--) {
+        if (!odd) v = v.dbl();
+        if ((b_lo >> i) & 1) {
+            Xyzz<F> tv = shfl_xor_words(mask, v, 1);
+            if (!odd) v = v.add(tv);
+        }
+    }
+    if (!odd) out[2 * t] = v;
+}
+
+// One level of the windows' final sums as a tree: lane t of `lanes` sums
+// items [t * 2^lg_seq, (t + 1) * 2^lg_seq) in sequence, then the lanes of
+// each aligned span of 2^lg_lanes <= 32 sum theirs by a butterfly of
+// shuffles, and the span's first lane writes out[t >> lg_lanes]: a level
+// takes 2^(lg_seq + lg_lanes) items (of one window) to one with
+// 2^lg_seq - 1 + lg_lanes additions in sequence. The chunked reduction it
+// replaces summed up to 64 items in sequence per thread and its last
+// levels ran on 1 to 16 blocks: 10.2 ms of G2's kernels at 2^22 (run 10).
+// The sequential part keeps the first, widest level from paying the
+// butterfly's lg_lanes additions per item in every lane.
+template <class F>
+DEV void fold_windows(const Xyzz<F>* items, uint32_t lanes, uint32_t lg_seq, uint32_t lg_lanes,
+                      Xyzz<F>* out) {
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    // lanes is a multiple of the span: a span leaves or stays together.
+    if (t >= lanes) return;
+    uint32_t span = 1u << lg_lanes;
+    uint32_t lane = threadIdx.x & 31;
+    uint32_t mask = span >= 32 ? 0xffffffffu : ((1u << span) - 1) << (lane & ~(span - 1));
+    const Xyzz<F>* run = items + ((size_t)t << lg_seq);
+    Xyzz<F> v = run[0];
+    for (uint32_t e = 1; e < (1u << lg_seq); e++) v = v.add(run[e]);
+    for (uint32_t k = 1; k < span; k <<= 1) v = v.add(shfl_xor_words(mask, v, k));
+    if ((t & (span - 1)) == 0) out[t >> lg_lanes] = v;
+}
+
+#define MSM_TAIL_KERNELS(G, F)                                                                   \
+    extern "C" __global__ void msm_bucket_pairs_##G(const Xyzz<F>* items,                       \
+                                                    const uint32_t* count,                       \
+                                                    const uint32_t* off, uint32_t W,             \
+                                                    uint32_t B, uint32_t lgG, Xyzz<F>* out) {    \
+        bucket_reduce_pairs<F>(items, count, off, W, B, lgG, out);                               \
+    }                                                                                            \
+    extern "C" __global__ void msm_fold_##G(const Xyzz<F>* items, uint32_t lanes,                \
+                                            uint32_t lg_seq, uint32_t lg_lanes, Xyzz<F>* out) {  \
+        fold_windows<F>(items, lanes, lg_seq, lg_lanes, out);                                    \
+    }
+
 // The 0/1 path: sum of the points whose bit is set. Thread t takes `words`
 // consecutive mask words and walks their set bits; the loop is flat so that
 // a warp's lanes stay together whatever their bit patterns.
@@ -328,6 +432,11 @@ extern "C" __global__ void sum_selected_g1i(const Affine<FqI>* points, const uin
                                             uint32_t nthreads) {
     sum_selected<FqI>(points, mask, n_words, words, out, nthreads);
 }
+// The pairs' bucket reduction and the tree of window sums, for each build
+// (indexed like msm_reduce_*).
+MSM_TAIL_KERNELS(g1, Fq)
+MSM_TAIL_KERNELS(g2, Fq2)
+MSM_TAIL_KERNELS(g1i, FqI)
 // G2's accumulation under a register cap, so that 3 or 4 blocks of 128
 // threads share an SM instead of 2 (204 registers uncapped): run 10's ncu
 // found msm_accumulate_g2 latency-bound (11.6% occupancy, 38% of issue

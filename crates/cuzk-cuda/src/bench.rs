@@ -224,6 +224,42 @@ fn chunk_order_name(on: bool) -> &'static str {
     }
 }
 
+/// The forms of the MSM's last steps besides the default, as (bucket
+/// reduction on lane pairs, windows' sums by the tree, row suffix): each
+/// change of run 13 alone, then both undone (run 12's kernels).
+#[cfg(feature = "cuda")]
+fn reduction_forms(dev: &CudaDevice) -> Vec<(bool, bool, &'static str)> {
+    let (pairs, tree) = (dev.msm_bucket_pairs(), dev.msm_window_tree());
+    let name = |p: bool, t: bool| match (p, t) {
+        (true, true) => "pairs+tree",
+        (false, true) => "bucket-one-lane",
+        (true, false) => "window-chunks",
+        (false, false) => "run12-reduce",
+    };
+    [(!pairs, tree), (pairs, !tree), (!pairs, !tree)]
+        .into_iter()
+        .map(|(p, t)| (p, t, name(p, t)))
+        .collect()
+}
+
+/// Times `f` with the MSM's last steps in `form` (see [`reduction_forms`]),
+/// restoring the device's settings.
+#[cfg(feature = "cuda")]
+fn time_reduction_form(
+    dev: &CudaDevice,
+    reps: usize,
+    form: (bool, bool),
+    f: impl FnMut() -> Result<()>,
+) -> Result<(f64, f64)> {
+    let restore = (dev.msm_bucket_pairs(), dev.msm_window_tree());
+    dev.set_msm_bucket_pairs(form.0);
+    dev.set_msm_window_tree(form.1);
+    let t = time_it(dev, reps, f);
+    dev.set_msm_bucket_pairs(restore.0);
+    dev.set_msm_window_tree(restore.1);
+    t
+}
+
 /// How a G1 kernel build is named in the rows.
 #[cfg(feature = "cuda")]
 fn g1_build(inline: bool) -> &'static str {
@@ -340,6 +376,14 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
                 dev.set_msm_chunk_order(order);
                 let name = format!("msm_g1 vram {}", chunk_order_name(!order));
                 push(row(&card, &name, lg, work.clone(), imad, mem, t));
+                // The default kernels with the other forms of the last steps.
+                for (pairs, tree, form) in reduction_forms(dev) {
+                    let t = time_reduction_form(dev, opts.reps, (pairs, tree), || {
+                        dev.msm_g1_device(&dp, &ds, None).map(|_| ())
+                    })?;
+                    let name = format!("msm_g1 vram {form}");
+                    push(row(&card, &name, lg, work.clone(), imad, mem, t));
+                }
             }
             if want("msm_g1 pinned") {
                 let ds = dev.upload_scalars(&scalars[..n])?;
@@ -454,11 +498,25 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
             &card,
             &format!("msm_g2 vram {}", chunk_order_name(!order)),
             lg,
-            work,
+            work.clone(),
             imad,
             n as f64 * (192.0 + 32.0),
             t,
         ));
+        for (pairs, tree, form) in reduction_forms(dev) {
+            let t = time_reduction_form(dev, opts.reps, (pairs, tree), || {
+                dev.msm_g2_device(&dp, &ds, None).map(|_| ())
+            })?;
+            push(row(
+                &card,
+                &format!("msm_g2 vram {form}"),
+                lg,
+                work.clone(),
+                imad,
+                n as f64 * (192.0 + 32.0),
+                t,
+            ));
+        }
     }
 
     // ---- NTT, resident.

@@ -364,13 +364,43 @@ fn with_each_chunk_order(
     result
 }
 
+/// `f` with each form of the MSM's last steps: the bucket reduction on one
+/// lane or a pair of lanes a group, and the windows' sums by the chunked
+/// reduction or the tree; the device's settings are restored afterwards.
+fn with_each_reduction(
+    dev: &CudaDevice,
+    mut f: impl FnMut() -> Result<(), String>,
+) -> Result<(), String> {
+    let restore = (dev.msm_bucket_pairs(), dev.msm_window_tree());
+    let mut result = Ok(());
+    'forms: for pairs in [true, false] {
+        for tree in [true, false] {
+            dev.set_msm_bucket_pairs(pairs);
+            dev.set_msm_window_tree(tree);
+            if let Err(e) = f() {
+                let lanes = if pairs { "lane pairs" } else { "one lane" };
+                let sums = if tree { "tree" } else { "chunked" };
+                result = Err(format!(
+                    "bucket reduction on {lanes}, {sums} window sums: {e}"
+                ));
+                break 'forms;
+            }
+        }
+    }
+    dev.set_msm_bucket_pairs(restore.0);
+    dev.set_msm_window_tree(restore.1);
+    result
+}
+
 fn check_msm_g1(dev: &CudaDevice, points: &[G1Affine], scalars: &[Scalar]) -> CaseResult {
     let want = ref_msm_g1(points, scalars);
     with_each_g1_build(dev, |_| {
         with_each_chunk_order(dev, || {
-            let got = dev.msm_g1(points, scalars).map_err(|e| e.to_string())?;
-            ensure(got == want, || {
-                format!("msm_g1 of {} points differs from blstrs", points.len())
+            with_each_reduction(dev, || {
+                let got = dev.msm_g1(points, scalars).map_err(|e| e.to_string())?;
+                ensure(got == want, || {
+                    format!("msm_g1 of {} points differs from blstrs", points.len())
+                })
             })
         })
     })
@@ -401,14 +431,16 @@ fn check_msm_g2(dev: &CudaDevice, points: &[G2Affine], scalars: &[Scalar]) -> Ca
     for blocks in crate::device::G2_ACCUMULATE_BLOCKS {
         assert!(dev.set_g2_accumulate_blocks(blocks));
         result = with_each_chunk_order(dev, || {
-            let got = dev
-                .msm_g2(points, scalars)
-                .map_err(|e| format!("{blocks} blocks per SM: {e}"))?;
-            ensure(got == want, || {
-                format!(
-                    "msm_g2 of {} points ({blocks} blocks per SM) differs from blstrs",
-                    points.len()
-                )
+            with_each_reduction(dev, || {
+                let got = dev
+                    .msm_g2(points, scalars)
+                    .map_err(|e| format!("{blocks} blocks per SM: {e}"))?;
+                ensure(got == want, || {
+                    format!(
+                        "msm_g2 of {} points ({blocks} blocks per SM) differs from blstrs",
+                        points.len()
+                    )
+                })
             })
         });
         if result.is_err() {
@@ -750,9 +782,11 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
         let pts: Vec<G1Affine> = p.iter().copied().chain(p.iter().map(|x| -*x)).collect();
         let s = random_scalars(500, rng.gen());
         let sc: Vec<Scalar> = s.iter().chain(s.iter()).copied().collect();
-        let got = dev.msm_g1(&pts, &sc).map_err(|e| e.to_string())?;
-        ensure(bool::from(got.is_identity()), || {
-            "sum of s P + s (-P) is not infinity".into()
+        with_each_reduction(dev, || {
+            let got = dev.msm_g1(&pts, &sc).map_err(|e| e.to_string())?;
+            ensure(bool::from(got.is_identity()), || {
+                "sum of s P + s (-P) is not infinity".into()
+            })
         })
     });
     r.case(
@@ -848,6 +882,27 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
     r.case("msm/g2 1000 all-zero scalars", |dev, rng| {
         check_msm_g2(dev, &random_g2(1000, rng.gen()), &vec![Scalar::ZERO; 1000])
     });
+    r.case("msm/g2 1000 all scalars -1", |dev, rng| {
+        check_msm_g2(dev, &random_g2(1000, rng.gen()), &vec![-Scalar::ONE; 1000])
+    });
+    r.case("msm/g2 1000 P and -P, same scalars", |dev, rng| {
+        let p = random_g2(500, rng.gen());
+        let pts: Vec<G2Affine> = p.iter().copied().chain(p.iter().map(|x| -*x)).collect();
+        let s = random_scalars(500, rng.gen());
+        let sc: Vec<Scalar> = s.iter().chain(s.iter()).copied().collect();
+        check_msm_g2(dev, &pts, &sc)
+    });
+    r.case("msm/g2 5000 repeated point and scalar", |dev, rng| {
+        let p = random_g2(1, rng.gen())[0];
+        let s = Scalar::random(&mut *rng);
+        check_msm_g2(dev, &vec![p; 5000], &vec![s; 5000])
+    });
+    if opts.large {
+        let n = (1 << 20) + 7;
+        r.case(&format!("msm/g2 {n} random"), |dev, rng| {
+            check_msm_g2(dev, &random_g2(n, rng.gen()), &random_scalars(n, rng.gen()))
+        });
+    }
     r.case(
         "msm/g2 1000 with points at infinity and repeats",
         |dev, rng| {

@@ -168,6 +168,32 @@ pub fn choose_window(n: usize) -> u32 {
     best.1
 }
 
+/// Lanes of a warp, log2: the widest butterfly of the MSM's window tree.
+const WARP_LG: u32 = 5;
+/// Items each lane of the window tree sums in sequence before the
+/// butterfly, log2, while enough items are left: a butterfly costs each
+/// lane one addition per level, 5 per item at 32 lanes, where a sequence
+/// costs 1, and the first level is wide (2^17-2^18 items); 4 in sequence
+/// then 32 lanes take 128 items to one in 8 additions.
+const FOLD_SEQ_LG: u32 = 2;
+
+/// The levels of the MSM's window tree (`msm_fold_*`) for `per_window`
+/// items a window (a power of two): (log2 items summed in sequence by a
+/// lane, log2 lanes of its butterfly) per level; 2^14 items: (2, 5), (2,
+/// 5); 2^10: (2, 5), (0, 3).
+pub fn msm_fold_spans(per_window: usize) -> Vec<(u32, u32)> {
+    debug_assert!(per_window.is_power_of_two());
+    let mut lg = per_window.trailing_zeros();
+    let mut out = Vec::new();
+    while lg > 0 {
+        let lanes = lg.min(WARP_LG);
+        let seq = (lg - lanes).min(FOLD_SEQ_LG);
+        out.push((seq, lanes));
+        lg -= seq + lanes;
+    }
+    out
+}
+
 /// Slack on [`msm_scratch_bytes`]: the scan's block sums (two buffers of
 /// blocks + 1 words per scan), the window counts and offsets uploaded for
 /// the last reduction, and rounding in the chunk bounds.
@@ -595,6 +621,111 @@ mod tests {
 
     fn rng() -> ChaCha8Rng {
         ChaCha8Rng::seed_from_u64(rand::random())
+    }
+
+    /// msm_bucket_pairs_* as it runs, over the integers mod 2^64 (a point
+    /// is a number, addition is +, doubling is 2x): lane by lane and step
+    /// by step, a shuffle reading the partner lane's value of that step.
+    /// `sums[w * b + k]` is bucket k's sum (None: empty bucket).
+    fn model_bucket_pairs(sums: &[Option<u64>], w: usize, b: usize, lg_g: u32) -> Vec<u64> {
+        let groups = 1usize << lg_g;
+        let per = b >> lg_g;
+        let mut out = vec![0u64; 2 * w * groups];
+        for t in 0..w * groups {
+            let (wi, g) = (t >> lg_g, t & (groups - 1));
+            let b_lo = g * per;
+            let mut v = [0u64; 2]; // [even lane, odd lane]
+            for i in 0..=per {
+                let shfl = [v[1], v[0]];
+                let even_arg = if i < per {
+                    sums[wi * b + b_lo + per - 1 - i].unwrap_or(0)
+                } else {
+                    0
+                };
+                v = [v[0].wrapping_add(even_arg), v[1].wrapping_add(shfl[1])];
+            }
+            out[2 * t + 1] = v[1];
+            let shfl = [v[1], v[0]];
+            v = [0, shfl[1]];
+            for i in (0..usize::BITS - b_lo.leading_zeros()).rev() {
+                v[0] = v[0].wrapping_add(v[0]);
+                if (b_lo >> i) & 1 == 1 {
+                    let tv = [v[1], v[0]];
+                    v[0] = v[0].wrapping_add(tv[0]);
+                }
+            }
+            out[2 * t] = v[0];
+        }
+        out
+    }
+
+    /// msm_fold_* over every level of [`msm_fold_spans`]: butterflies of
+    /// shuffles within each span of lanes, the span's first lane writing.
+    fn model_fold(mut items: Vec<u64>, w: usize) -> Vec<u64> {
+        let per = items.len() / w;
+        for (lg_seq, lg_lanes) in msm_fold_spans(per) {
+            let run = 1usize << lg_seq;
+            let span = 1usize << lg_lanes;
+            let mut lanes: Vec<u64> = items
+                .chunks(run)
+                .map(|c| c.iter().fold(0u64, |a, &x| a.wrapping_add(x)))
+                .collect();
+            let mut k = 1;
+            while k < span {
+                let before = lanes.clone();
+                for (l, v) in lanes.iter_mut().enumerate() {
+                    // Lanes pair within a warp: l ^ k stays in l's span.
+                    assert_eq!((l ^ k) / span, l / span);
+                    *v = v.wrapping_add(before[l ^ k]);
+                }
+                k <<= 1;
+            }
+            items = lanes.iter().step_by(span).copied().collect();
+        }
+        assert_eq!(items.len(), w);
+        items
+    }
+
+    #[test]
+    fn fold_spans_cover_the_window() {
+        assert!(msm_fold_spans(1).is_empty());
+        assert_eq!(msm_fold_spans(2), vec![(0, 1)]);
+        assert_eq!(msm_fold_spans(1 << 14), vec![(2, 5), (2, 5)]);
+        assert_eq!(msm_fold_spans(1 << 10), vec![(2, 5), (0, 3)]);
+        for lg in 0..20 {
+            let levels = msm_fold_spans(1 << lg);
+            assert_eq!(levels.iter().map(|(s, l)| s + l).sum::<u32>(), lg);
+            assert!(levels
+                .iter()
+                .all(|&(s, l)| l <= WARP_LG && s <= FOLD_SEQ_LG));
+        }
+    }
+
+    /// The pairs' bucket reduction and the window tree give each window
+    /// sum (k + 1) S_k, at the shapes msm_windows launches (c from 4 up,
+    /// groups as it picks them, empty buckets included).
+    #[test]
+    fn bucket_pairs_and_window_tree_weigh_buckets() {
+        let mut r = rng();
+        for (c, w, lg_g) in [
+            (4u32, 3usize, 0u32),
+            (5, 2, 1),
+            (8, 4, 3),
+            (9, 3, 4),
+            (13, 2, 8),
+        ] {
+            let b = 1usize << (c - 1);
+            let sums: Vec<Option<u64>> = (0..w * b)
+                .map(|_| r.gen_bool(0.8).then(|| r.gen::<u64>()))
+                .collect();
+            let got = model_fold(model_bucket_pairs(&sums, w, b, lg_g), w);
+            for (wi, &g) in got.iter().enumerate() {
+                let want = (0..b).fold(0u64, |acc, k| {
+                    acc.wrapping_add(sums[wi * b + k].unwrap_or(0).wrapping_mul(k as u64 + 1))
+                });
+                assert_eq!(g, want, "c={c} window {wi} lg_g={lg_g}");
+            }
+        }
     }
 
     #[test]

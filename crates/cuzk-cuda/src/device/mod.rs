@@ -42,7 +42,10 @@ pub use ntt::{NttPass, MAX_NTT_LOG};
 pub use spmv::{compact_scratch_bytes, DeviceCsr, DeviceDensity, DeviceSplit, SPMV_LONG};
 pub use subgroup::{SubgroupReport, SUBGROUP_MAX_POINTS, SUBGROUP_SCRATCH_BYTES};
 
-use msm::{DEFAULT_CHUNK_ORDER, DEFAULT_G1_INLINE, DEFAULT_G2_ACCUMULATE_BLOCKS};
+use msm::{
+    DEFAULT_BUCKET_PAIRS, DEFAULT_CHUNK_ORDER, DEFAULT_G1_INLINE, DEFAULT_G2_ACCUMULATE_BLOCKS,
+    DEFAULT_WINDOW_TREE,
+};
 use ntt::{Twiddles, DEFAULT_NTT_PASS};
 
 static FATBIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cuzk.fatbin"));
@@ -91,6 +94,9 @@ struct Kernels {
     msm_accumulate: [msm::MsmAccumulate; 5],
     msm_reduce: [msm::MsmReduce; 3],
     msm_bucket_reduce: [msm::MsmBucketReduce; 2],
+    /// Indexed like `msm_reduce` ([`CudaDevice::msm_kernel`]).
+    msm_bucket_pairs: [msm::MsmBucketPairs; 3],
+    msm_fold: [msm::MsmFold; 3],
     sum_selected: [zero_one::SumSelected; 3],
     fixed_base: [fixed_base::FixedBase; 2],
     to_affine: [fixed_base::ToAffine; 2],
@@ -118,6 +124,10 @@ pub struct CudaDevice {
     g2_accumulate_blocks: std::sync::atomic::AtomicU32,
     /// Whether the MSM's first bucket sums take their chunks longest first.
     chunk_order: std::sync::atomic::AtomicBool,
+    /// Whether the bucket reduction runs each group on a pair of lanes.
+    bucket_pairs: std::sync::atomic::AtomicBool,
+    /// Whether the windows' last sums run as a tree of warp butterflies.
+    window_tree: std::sync::atomic::AtomicBool,
 }
 
 impl CudaDevice {
@@ -186,6 +196,8 @@ impl CudaDevice {
             msm_accumulate: msm::MsmAccumulate::load_all(&f)?,
             msm_reduce: msm::MsmReduce::load_all(&f)?,
             msm_bucket_reduce: msm::MsmBucketReduce::load_all(&f)?,
+            msm_bucket_pairs: msm::MsmBucketPairs::load_all(&f)?,
+            msm_fold: msm::MsmFold::load_all(&f)?,
             sum_selected: zero_one::SumSelected::load_all(&f)?,
             fixed_base: fixed_base::FixedBase::load_all(&f)?,
             to_affine: fixed_base::ToAffine::load_all(&f)?,
@@ -214,6 +226,8 @@ impl CudaDevice {
             g1_inline: std::sync::atomic::AtomicBool::new(DEFAULT_G1_INLINE),
             g2_accumulate_blocks: std::sync::atomic::AtomicU32::new(DEFAULT_G2_ACCUMULATE_BLOCKS),
             chunk_order: std::sync::atomic::AtomicBool::new(DEFAULT_CHUNK_ORDER),
+            bucket_pairs: std::sync::atomic::AtomicBool::new(DEFAULT_BUCKET_PAIRS),
+            window_tree: std::sync::atomic::AtomicBool::new(DEFAULT_WINDOW_TREE),
         })
     }
 
@@ -334,6 +348,8 @@ mod tests {
                     MsmAccumulate::SIGNATURE,
                     MsmReduce::SIGNATURE,
                     MsmBucketReduce::SIGNATURE,
+                    MsmBucketPairs::SIGNATURE,
+                    MsmFold::SIGNATURE,
                     SumSelected::SIGNATURE,
                 ],
             ),

@@ -87,6 +87,26 @@ typed_kernels! {
         lg_groups: u32,
         out: DevPtr,
     );
+    /// `msm_bucket_pairs_g1`, `_g2`, `_g1i`: the same reduction with each
+    /// group on a pair of lanes, two items per group.
+    MsmBucketPairs["msm_bucket_pairs_g1", "msm_bucket_pairs_g2", "msm_bucket_pairs_g1i"](
+        items: DevPtr,
+        count: DevPtr,
+        off: DevPtr,
+        windows: u32,
+        buckets: u32,
+        lg_groups: u32,
+        out: DevPtr,
+    );
+    /// `msm_fold_g1`, `_g2`, `_g1i`: one level of the windows' sums as a
+    /// tree, 2^(lg_seq + lg_lanes) items to one.
+    MsmFold["msm_fold_g1", "msm_fold_g2", "msm_fold_g1i"](
+        items: DevPtr,
+        lanes: u32,
+        lg_seq: u32,
+        lg_lanes: u32,
+        out: DevPtr,
+    );
 }
 
 /// Threads per block of msm_digits.
@@ -113,8 +133,10 @@ const MSM_CHUNK_ORDER_MAX_T: u32 = 64;
 const MSM_ACCUMULATE_BLOCK: u32 = 128;
 /// Threads per block of msm_reduce_* (the 0/1 path's reduction too).
 const MSM_REDUCE_BLOCK: u32 = 128;
-/// Threads per block of msm_bucket_reduce_*.
+/// Threads per block of msm_bucket_reduce_* and msm_bucket_pairs_*.
 const MSM_BUCKET_REDUCE_BLOCK: u32 = 64;
+/// Threads per block of msm_fold_*.
+const MSM_FOLD_BLOCK: u32 = 128;
 
 /// Threshold T of the chunked bucket sums: a thread adds at most T points
 /// before its partial sum moves to the next pass. With 32 (runs 1-4) the
@@ -142,6 +164,18 @@ pub(super) const DEFAULT_G1_INLINE: bool = true;
 pub(super) const DEFAULT_G2_ACCUMULATE_BLOCKS: u32 = 3;
 /// The builds of the G2 accumulation, by blocks per SM.
 pub const G2_ACCUMULATE_BLOCKS: [u32; 3] = [2, 3, 4];
+
+/// Whether the per-window bucket reduction runs each group on a pair of
+/// lanes (`msm_bucket_pairs_*`: one point live per lane across an
+/// addition; sm_90 ptxas, G2: 36 bytes of spill stores against 3896 for
+/// the one-lane form, G1 210 registers and none against 255 and 8).
+pub(super) const DEFAULT_BUCKET_PAIRS: bool = true;
+
+/// Whether the windows' final sums run as a tree of warp butterflies
+/// (`msm_fold_*`: log2(32) additions in sequence per level) instead of the
+/// chunked reduction (up to 64 in sequence per level, its last levels on
+/// 1-16 blocks: 10.2 ms of G2's kernels at 2^22, run 10).
+pub(super) const DEFAULT_WINDOW_TREE: bool = true;
 
 /// Where an MSM's scalars are: a device address, their count and form.
 #[derive(Clone, Copy)]
@@ -196,6 +230,27 @@ impl CudaDevice {
 
     pub fn msm_chunk_order(&self) -> bool {
         self.chunk_order.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Runs (or not) the bucket reduction's groups on pairs of lanes.
+    pub fn set_msm_bucket_pairs(&self, on: bool) {
+        self.bucket_pairs
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn msm_bucket_pairs(&self) -> bool {
+        self.bucket_pairs.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Sums (or not) the windows' last items by a tree of warp butterflies
+    /// instead of the chunked reduction.
+    pub fn set_msm_window_tree(&self, on: bool) {
+        self.window_tree
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn msm_window_tree(&self) -> bool {
+        self.window_tree.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Chunk ids of a chunk plan (`cnt` items per segment, `off` the
@@ -606,46 +661,55 @@ impl CudaDevice {
         // G is chosen for ~2^17 threads in all (the SMs' resident-thread
         // capacity at this kernel's register use), keeping at least 16
         // buckets per thread so the final k*T_g multiplication stays small
-        // beside the running sums.
+        // beside the running sums. With lane pairs a group takes two
+        // threads: half as many groups keep the thread count, and the
+        // groups' b_lo * T multiplications (during which the odd lane
+        // idles) are halved beside the running sums.
+        let pairs = self.msm_bucket_pairs();
         let lg_g = {
-            let want = (1usize << 17)
+            let want = (1usize << (17 - pairs as u32))
                 .div_ceil(w as usize)
                 .next_power_of_two()
                 .trailing_zeros();
             want.min(c - 1 - 4.min(c - 1))
         };
         let groups = 1usize << lg_g;
-        let parts: CudaSlice<u8> = self.alloc(kernel, w as usize * groups * group.xyzz_bytes())?;
-        self.k.msm_bucket_reduce[gi].launch(
-            self,
-            "msm_bucket_reduce",
-            m,
-            cfg1d(w as usize * groups, MSM_BUCKET_REDUCE_BLOCK),
-            self.p(&items),
-            self.p(&cnt),
-            self.p(&off),
-            w,
-            b as u32,
-            lg_g,
-            self.p(&parts),
-        )?;
+        // Items each window leaves: one per group, or two with pairs.
+        let per_window = groups << pairs as u32;
+        let parts: CudaSlice<u8> =
+            self.alloc(kernel, w as usize * per_window * group.xyzz_bytes())?;
+        let cfg = cfg1d(w as usize * per_window, MSM_BUCKET_REDUCE_BLOCK);
+        let (ip, cp, op, pp) = (self.p(&items), self.p(&cnt), self.p(&off), self.p(&parts));
+        let name = "msm_bucket_reduce";
+        if pairs {
+            self.k.msm_bucket_pairs[self.msm_kernel(group)]
+                .launch(self, name, m, cfg, ip, cp, op, w, b as u32, lg_g, pp)?;
+        } else {
+            self.k.msm_bucket_reduce[gi]
+                .launch(self, name, m, cfg, ip, cp, op, w, b as u32, lg_g, pp)?;
+        }
         drop((items, cnt, off));
         prof.mark(self, "bucket reduce")?;
-        let wcnt = self.upload(kernel, &vec![groups as u32; w as usize])?;
-        let woff_host: Vec<u32> = (0..=w as usize).map(|i| (i * groups) as u32).collect();
-        let woff = self.upload(kernel, &woff_host)?;
-        let (sums, _, soff, _) = self.reduce_segments(
-            group,
-            parts,
-            wcnt,
-            woff,
-            w as usize,
-            groups,
-            w as usize * groups,
-            kernel,
-        )?;
-        // Each window holds exactly one item now, at soff[w] = w.
-        let _ = soff;
+        let sums = if self.msm_window_tree() {
+            self.fold_windows(group, parts, w as usize, per_window, kernel)?
+        } else {
+            let wcnt = self.upload(kernel, &vec![per_window as u32; w as usize])?;
+            let woff_host: Vec<u32> = (0..=w as usize).map(|i| (i * per_window) as u32).collect();
+            let woff = self.upload(kernel, &woff_host)?;
+            let (sums, _, soff, _) = self.reduce_segments(
+                group,
+                parts,
+                wcnt,
+                woff,
+                w as usize,
+                per_window,
+                w as usize * per_window,
+                kernel,
+            )?;
+            // Each window holds exactly one item now, at soff[w] = w.
+            let _ = soff;
+            sums
+        };
         let bytes = self.download(kernel, &sums, w as usize * group.xyzz_bytes())?;
         prof.mark(self, "window sums")?;
         prof.report(&format!("{kernel} n={m} c={c}"));
@@ -656,6 +720,39 @@ impl CudaDevice {
                 .collect(),
             c,
         ))
+    }
+
+    /// Sums each window's `per_window` items (a power of two, window by
+    /// window in `items`) to one by levels of `msm_fold_*`, each level's
+    /// spans as [`host::msm_fold_spans`] plans them; returns the W sums.
+    fn fold_windows(
+        &self,
+        group: Group_,
+        mut items: CudaSlice<u8>,
+        w: usize,
+        per_window: usize,
+        kernel: &'static str,
+    ) -> Result<CudaSlice<u8>> {
+        let mut per = per_window;
+        for (lg_seq, lg_lanes) in host::msm_fold_spans(per_window) {
+            let lanes = (w * per) >> lg_seq;
+            let out: CudaSlice<u8> =
+                self.alloc(kernel, (lanes >> lg_lanes) * group.xyzz_bytes())?;
+            self.k.msm_fold[self.msm_kernel(group)].launch(
+                self,
+                "msm_fold",
+                lanes,
+                cfg1d(lanes, MSM_FOLD_BLOCK),
+                self.p(&items),
+                lanes as u32,
+                lg_seq,
+                lg_lanes,
+                self.p(&out),
+            )?;
+            items = out;
+            per >>= lg_seq + lg_lanes;
+        }
+        Ok(items)
     }
 
     /// Chunks of at most CHUNK items over segments with `count` items:
