@@ -28,7 +28,7 @@ use serde::Serialize;
 #[cfg(feature = "cuda")]
 use crate::checks::{random_g1, random_g2, random_scalars};
 #[cfg(feature = "cuda")]
-use crate::device::{ArithKernels, CudaDevice};
+use crate::device::{ArithKernels, BucketPairs, CudaDevice};
 use crate::error::{CudaError, Result};
 #[cfg(feature = "cuda")]
 use crate::host::{self, NttKind};
@@ -224,22 +224,19 @@ fn chunk_order_name(on: bool) -> &'static str {
     }
 }
 
-/// The forms of the MSM's last steps besides the default, as (bucket
-/// reduction on lane pairs, windows' sums by the tree, row suffix): each
-/// change of run 13 alone, then both undone (run 12's kernels).
+/// The forms of the MSM's last steps besides the default, as (which
+/// groups' bucket reductions run on lane pairs, windows' sums by the tree,
+/// row suffix): every group on one lane, every group on pairs, the chunked
+/// window sums, then both of run 13's changes undone (run 12's kernels).
 #[cfg(feature = "cuda")]
-fn reduction_forms(dev: &CudaDevice) -> Vec<(bool, bool, &'static str)> {
+fn reduction_forms(dev: &CudaDevice) -> Vec<(BucketPairs, bool, &'static str)> {
     let (pairs, tree) = (dev.msm_bucket_pairs(), dev.msm_window_tree());
-    let name = |p: bool, t: bool| match (p, t) {
-        (true, true) => "pairs+tree",
-        (false, true) => "bucket-one-lane",
-        (true, false) => "window-chunks",
-        (false, false) => "run12-reduce",
-    };
-    [(!pairs, tree), (pairs, !tree), (!pairs, !tree)]
-        .into_iter()
-        .map(|(p, t)| (p, t, name(p, t)))
-        .collect()
+    let mut forms = vec![(BucketPairs::from(false), tree, "bucket-one-lane")];
+    forms.push((BucketPairs::from(true), tree, "bucket-pairs"));
+    forms.push((pairs, !tree, "window-chunks"));
+    forms.push((BucketPairs::from(false), !tree, "run12-reduce"));
+    forms.retain(|f| (f.0, f.1) != (pairs, tree));
+    forms
 }
 
 /// Times `f` with the MSM's last steps in `form` (see [`reduction_forms`]),
@@ -248,7 +245,7 @@ fn reduction_forms(dev: &CudaDevice) -> Vec<(bool, bool, &'static str)> {
 fn time_reduction_form(
     dev: &CudaDevice,
     reps: usize,
-    form: (bool, bool),
+    form: (BucketPairs, bool),
     f: impl FnMut() -> Result<()>,
 ) -> Result<(f64, f64)> {
     let restore = (dev.msm_bucket_pairs(), dev.msm_window_tree());

@@ -37,7 +37,7 @@ mod zero_one;
 
 pub(crate) use arith::ArithKernels;
 pub use buffers::{DevicePoints, DeviceScalars, ScalarForm};
-pub use msm::G2_ACCUMULATE_BLOCKS;
+pub use msm::{BucketPairs, G2_ACCUMULATE_BLOCKS};
 pub use ntt::{NttPass, MAX_NTT_LOG};
 pub use spmv::{compact_scratch_bytes, DeviceCsr, DeviceDensity, DeviceSplit, SPMV_LONG};
 pub use subgroup::{SubgroupReport, SUBGROUP_MAX_POINTS, SUBGROUP_SCRATCH_BYTES};
@@ -125,7 +125,8 @@ pub struct CudaDevice {
     /// Whether the MSM's first bucket sums take their chunks longest first.
     chunk_order: std::sync::atomic::AtomicBool,
     /// Whether the bucket reduction runs each group on a pair of lanes.
-    bucket_pairs: std::sync::atomic::AtomicBool,
+    /// Bit 0: G1's bucket reduction on lane pairs; bit 1: G2's.
+    bucket_pairs: std::sync::atomic::AtomicU8,
     /// Whether the windows' last sums run as a tree of warp butterflies.
     window_tree: std::sync::atomic::AtomicBool,
 }
@@ -226,7 +227,9 @@ impl CudaDevice {
             g1_inline: std::sync::atomic::AtomicBool::new(DEFAULT_G1_INLINE),
             g2_accumulate_blocks: std::sync::atomic::AtomicU32::new(DEFAULT_G2_ACCUMULATE_BLOCKS),
             chunk_order: std::sync::atomic::AtomicBool::new(DEFAULT_CHUNK_ORDER),
-            bucket_pairs: std::sync::atomic::AtomicBool::new(DEFAULT_BUCKET_PAIRS),
+            bucket_pairs: std::sync::atomic::AtomicU8::new(
+                u8::from(DEFAULT_BUCKET_PAIRS.g1) | u8::from(DEFAULT_BUCKET_PAIRS.g2) << 1,
+            ),
             window_tree: std::sync::atomic::AtomicBool::new(DEFAULT_WINDOW_TREE),
         })
     }

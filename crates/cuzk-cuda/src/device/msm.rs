@@ -165,11 +165,33 @@ pub(super) const DEFAULT_G2_ACCUMULATE_BLOCKS: u32 = 3;
 /// The builds of the G2 accumulation, by blocks per SM.
 pub const G2_ACCUMULATE_BLOCKS: [u32; 3] = [2, 3, 4];
 
-/// Whether the per-window bucket reduction runs each group on a pair of
-/// lanes (`msm_bucket_pairs_*`: one point live per lane across an
-/// addition; sm_90 ptxas, G2: 36 bytes of spill stores against 3896 for
-/// the one-lane form, G1 210 registers and none against 255 and 8).
-pub(super) const DEFAULT_BUCKET_PAIRS: bool = true;
+/// For which group the per-window bucket reduction runs each group of
+/// buckets on a pair of lanes (`msm_bucket_pairs_*`: one point live per
+/// lane across an addition).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BucketPairs {
+    pub g1: bool,
+    pub g2: bool,
+}
+
+/// The same form for both groups.
+impl From<bool> for BucketPairs {
+    fn from(on: bool) -> Self {
+        BucketPairs { g1: on, g2: on }
+    }
+}
+
+/// Pairs for G2 only. sm_90 ptxas, G2: 36 bytes of spill stores against
+/// 3896 for the one-lane form, G1: 210 registers and none against 255 and
+/// 8. Measured on the H200 (bench/gpu-kernels.md run 13, both with the
+/// window tree): G2 2^24 482.3 ms with pairs against 488.9 on one lane,
+/// 2^22 167.6 against 163.7; G1 one lane is faster at 2^20 (11.0 against
+/// 12.0 ms), 2^22 (47.2 against 54.3) and 2^24 (138.9 against 140.5),
+/// slower only at 2^26 (548.6 against 543.9): G1 stays on one lane.
+pub(super) const DEFAULT_BUCKET_PAIRS: BucketPairs = BucketPairs {
+    g1: false,
+    g2: true,
+};
 
 /// Whether the windows' final sums run as a tree of warp butterflies
 /// (`msm_fold_*`: log2(32) additions in sequence per level) instead of the
@@ -232,14 +254,21 @@ impl CudaDevice {
         self.chunk_order.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// Runs (or not) the bucket reduction's groups on pairs of lanes.
-    pub fn set_msm_bucket_pairs(&self, on: bool) {
+    /// Runs (or not) the bucket reduction's groups on pairs of lanes, per
+    /// group (a bool sets both).
+    pub fn set_msm_bucket_pairs(&self, on: impl Into<BucketPairs>) {
+        let on = on.into();
+        let bits = u8::from(on.g1) | u8::from(on.g2) << 1;
         self.bucket_pairs
-            .store(on, std::sync::atomic::Ordering::Relaxed);
+            .store(bits, std::sync::atomic::Ordering::Relaxed);
     }
 
-    pub fn msm_bucket_pairs(&self) -> bool {
-        self.bucket_pairs.load(std::sync::atomic::Ordering::Relaxed)
+    pub fn msm_bucket_pairs(&self) -> BucketPairs {
+        let bits = self.bucket_pairs.load(std::sync::atomic::Ordering::Relaxed);
+        BucketPairs {
+            g1: bits & 1 == 1,
+            g2: bits & 2 == 2,
+        }
     }
 
     /// Sums (or not) the windows' last items by a tree of warp butterflies
@@ -665,7 +694,10 @@ impl CudaDevice {
         // threads: half as many groups keep the thread count, and the
         // groups' b_lo * T multiplications (during which the odd lane
         // idles) are halved beside the running sums.
-        let pairs = self.msm_bucket_pairs();
+        let pairs = match group {
+            Group_::G1 => self.msm_bucket_pairs().g1,
+            Group_::G2 => self.msm_bucket_pairs().g2,
+        };
         let lg_g = {
             let want = (1usize << (17 - pairs as u32))
                 .div_ceil(w as usize)
