@@ -54,13 +54,12 @@ fn demo_proves_and_verify_accepts_only_the_right_statement() {
             .ends_with("out/proof.bin"),
         "{v}"
     );
-    // The cache holds the daemon's names, the key beside the parameters.
-    for f in [
-        "porep-like-9.params",
-        "porep-like-9.vk",
-        "porep-like-9.r1cs",
-    ] {
-        assert!(dir.path().join("cache").join(f).exists(), "{f}");
+    // The cache holds the daemon's names (with the shape's version), the
+    // key beside the parameters.
+    let id = cuzk_core::circuits::porep_like::params_id(9);
+    for ext in ["params", "vk", "r1cs"] {
+        let f = format!("{id}.{ext}");
+        assert!(dir.path().join("cache").join(&f).exists(), "{f}");
     }
     for phase in [
         "synthesis",
@@ -317,7 +316,10 @@ fn corrupt_cached_params_are_reported_not_used() {
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");
     std::fs::create_dir_all(&cache).unwrap();
-    let bad = cache.join("porep-like-9.params");
+    let bad = cache.join(format!(
+        "{}.params",
+        cuzk_core::circuits::porep_like::params_id(9)
+    ));
     std::fs::write(&bad, b"not a parameter file").unwrap();
     let o = cuzk(&[
         "demo",
@@ -327,7 +329,8 @@ fn corrupt_cached_params_are_reported_not_used() {
         cache.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("porep-like-9.params"), "{}", stderr(&o));
+    let name = bad.file_name().unwrap().to_str().unwrap();
+    assert!(stderr(&o).contains(name), "{}", stderr(&o));
 }
 
 #[test]
