@@ -254,8 +254,10 @@ fn params_gen_info_and_bad_files() {
 #[test]
 fn params_gen_keeps_the_compiled_system_for_proofs() {
     let dir = tempfile::tempdir().unwrap();
-    let params = dir.path().join("porep-like-8.params");
-    let r1cs = dir.path().join("porep-like-8.r1cs");
+    // The demo's cache names, so that the demo finds both.
+    let id = cuzk_core::circuits::porep_like::params_id(8);
+    let params = dir.path().join(format!("{id}.params"));
+    let r1cs = dir.path().join(format!("{id}.r1cs"));
     let gen = |log: &str, extra: &[&str]| {
         let mut args = vec![
             "params",
