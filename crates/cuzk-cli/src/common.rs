@@ -23,11 +23,12 @@ pub fn cache_dir(flag: Option<&Path>) -> Result<PathBuf> {
     Ok(PathBuf::from(home).join(".cache").join("cuzk"))
 }
 
-/// The daemon's name of the porep-like kind of one log size, which is also
-/// its parameter files' stem (`porep-like-<N>.params`, `.vk`, `.r1cs`), in
-/// the demo's cache as in the daemon's parameter directory.
+/// The porep-like kind's parameter id of one log size, with its shape's
+/// version: its parameter files' stem (`porep-like-<N>-v<V>.params`, `.vk`,
+/// `.r1cs`) in the demo's cache as in the daemon's parameter directory, and
+/// its compiled system's identity.
 pub fn porep_like_id(log_size: u32) -> String {
-    format!("porep-like-{log_size}")
+    cuzk_core::circuits::porep_like::params_id(log_size)
 }
 
 /// Where the porep-like parameters of one log size live in a cache. The

@@ -20,7 +20,7 @@ pub struct DemoArgs {
     /// --kind porep-like-N --seed S`) proves the same statement.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Where generated parameters are cached, as porep-like-N.params with
+    /// Where generated parameters are cached, as porep-like-N-vV.params with
     /// its .vk and .r1cs beside it (the daemon's names) [default:
     /// $CUZK_CACHE_DIR, else $XDG_CACHE_HOME/cuzk, else ~/.cache/cuzk].
     #[arg(long)]

@@ -54,13 +54,12 @@ fn demo_proves_and_verify_accepts_only_the_right_statement() {
             .ends_with("out/proof.bin"),
         "{v}"
     );
-    // The cache holds the daemon's names, the key beside the parameters.
-    for f in [
-        "porep-like-9.params",
-        "porep-like-9.vk",
-        "porep-like-9.r1cs",
-    ] {
-        assert!(dir.path().join("cache").join(f).exists(), "{f}");
+    // The cache holds the daemon's names (with the shape's version), the
+    // key beside the parameters.
+    let id = cuzk_core::circuits::porep_like::params_id(9);
+    for ext in ["params", "vk", "r1cs"] {
+        let f = format!("{id}.{ext}");
+        assert!(dir.path().join("cache").join(&f).exists(), "{f}");
     }
     for phase in [
         "synthesis",
@@ -255,8 +254,10 @@ fn params_gen_info_and_bad_files() {
 #[test]
 fn params_gen_keeps_the_compiled_system_for_proofs() {
     let dir = tempfile::tempdir().unwrap();
-    let params = dir.path().join("porep-like-8.params");
-    let r1cs = dir.path().join("porep-like-8.r1cs");
+    // The demo's cache names, so that the demo finds both.
+    let id = cuzk_core::circuits::porep_like::params_id(8);
+    let params = dir.path().join(format!("{id}.params"));
+    let r1cs = dir.path().join(format!("{id}.r1cs"));
     let gen = |log: &str, extra: &[&str]| {
         let mut args = vec![
             "params",
@@ -317,7 +318,10 @@ fn corrupt_cached_params_are_reported_not_used() {
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");
     std::fs::create_dir_all(&cache).unwrap();
-    let bad = cache.join("porep-like-9.params");
+    let bad = cache.join(format!(
+        "{}.params",
+        cuzk_core::circuits::porep_like::params_id(9)
+    ));
     std::fs::write(&bad, b"not a parameter file").unwrap();
     let o = cuzk(&[
         "demo",
@@ -327,7 +331,8 @@ fn corrupt_cached_params_are_reported_not_used() {
         cache.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("porep-like-9.params"), "{}", stderr(&o));
+    let name = bad.file_name().unwrap().to_str().unwrap();
+    assert!(stderr(&o).contains(name), "{}", stderr(&o));
 }
 
 #[test]

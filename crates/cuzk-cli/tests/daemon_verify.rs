@@ -128,11 +128,12 @@ fn a_daemon_proof_verifies_with_the_served_key() {
         &target,
     ]);
     assert!(o.status.success(), "{}", text(&o.stderr));
-    let beside = std::fs::read(params.join("porep-like-6.vk")).unwrap();
+    let id = cuzk_core::circuits::porep_like::params_id(6);
+    let beside = std::fs::read(params.join(format!("{id}.vk"))).unwrap();
     assert_eq!(std::fs::read(&served).unwrap(), beside);
     // The generated file was recorded as checked: its load skipped the
     // point checks.
-    assert!(params.join("porep-like-6.params.checked").exists());
+    assert!(params.join(format!("{id}.params.checked")).exists());
 
     let verify = |extra: &[&str], inputs: &Path| {
         let mut a = vec!["verify", "--proof", p(&proof), "--inputs", p(inputs)];

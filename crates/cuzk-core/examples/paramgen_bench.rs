@@ -213,7 +213,7 @@ fn main() {
         "r1cs MB"
     );
     for log in sizes {
-        let id = format!("porep-like-{log}");
+        let id = cuzk_core::circuits::porep_like::params_id(log);
         let path = dir.join(format!("{id}.r1cs"));
         // Compiled once unless the file is in --dir already (then this
         // process's peak memory is generation's alone); not at all for

@@ -226,7 +226,7 @@ fn synthesis_errors_name_the_circuit() {
 
 #[test]
 fn porep_like_statistics() {
-    for log in [2u32, 3, 4, 6, 10, 12, 14] {
+    for log in [2u32, 3, 4, 6, 10, 12, 14, 16] {
         let c = PorepLikeCircuit::new(log, 42);
         let pa = synthesize(c.clone()).unwrap();
         let n_aux = pa.aux_assignment.len();

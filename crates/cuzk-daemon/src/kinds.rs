@@ -217,6 +217,10 @@ impl KindRegistry {
 /// `PorepLikeCircuit::new(log, seed + p)` (wrapping).
 pub struct PorepLikeKind {
     name: String,
+    /// The parameters' and compiled system's identity, with the shape's
+    /// version ([`cuzk_core::circuits::porep_like::params_id`]): files made
+    /// for another shape of the size are not found.
+    params_id: String,
     log_size: u32,
     max_partitions: u32,
     /// The compiled constraint system, made on the first synthesis (the
@@ -252,6 +256,7 @@ impl PorepLikeKind {
     pub fn new(log_size: u32, max_partitions: u32) -> Self {
         Self {
             name: format!("porep-like-{log_size}"),
+            params_id: cuzk_core::circuits::porep_like::params_id(log_size),
             log_size,
             max_partitions,
             compiled: Some(cuzk_core::compiled::CompiledOnce::new()),
@@ -303,7 +308,7 @@ impl PorepLikeKind {
         };
         let log = self.log_size;
         once.get_or_compile(|| {
-            cuzk_core::compiled::compile(PorepLikeCircuit::new(log, 0), &self.name)
+            cuzk_core::compiled::compile(PorepLikeCircuit::new(log, 0), &self.params_id)
         })
         .map(Some)
         .map_err(|e| self.core(e))
@@ -315,7 +320,7 @@ impl CircuitKind for PorepLikeKind {
         &self.name
     }
     fn params_id(&self) -> &str {
-        &self.name
+        &self.params_id
     }
     fn batchable(&self) -> bool {
         true

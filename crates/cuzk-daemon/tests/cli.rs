@@ -100,9 +100,12 @@ fn daemon_process_serves_client_commands_and_stops_on_sigterm() {
     );
     assert_eq!(v["state"], "completed", "{v}");
     let bytes = std::fs::read(&proof_file).unwrap();
-    let vk = MappedParameters::open(&params.join("porep-like-6.params"))
-        .unwrap()
-        .vk;
+    let vk = MappedParameters::open(&params.join(format!(
+        "{}.params",
+        cuzk_core::circuits::porep_like::params_id(6)
+    )))
+    .unwrap()
+    .vk;
     let pvk = prepare_verifying_key(&vk);
     let proof = Proof::from_bytes(&bytes).unwrap();
     let inputs = PorepLikeCircuit::new(6, 7).public_inputs();
@@ -173,7 +176,10 @@ fn daemon_process_serves_client_commands_and_stops_on_sigterm() {
 
     // preload / evict / status.
     let e = json(&sock, &["evict", "porep-like-6"]);
-    assert_eq!(e["evicted"][0], "porep-like-6");
+    assert_eq!(
+        e["evicted"][0],
+        cuzk_core::circuits::porep_like::params_id(6).as_str()
+    );
     let p = json(&sock, &["preload", "porep-like-6"]);
     assert_eq!(p["loaded"][0]["tier"], "pinned");
     let st = json(&sock, &["status"]);

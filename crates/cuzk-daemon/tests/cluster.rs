@@ -215,7 +215,11 @@ async fn submit_to(c: &mut DaemonClient, r: proto::SubmitProofRequest) -> (u64, 
 }
 
 fn pvk(params: &Path) -> cuzk_core::verifier::PreparedVerifyingKey {
-    let m = MappedParameters::open(&params.join(format!("porep-like-{LOG}.params"))).unwrap();
+    let m = MappedParameters::open(&params.join(format!(
+        "{}.params",
+        cuzk_core::circuits::porep_like::params_id(LOG)
+    )))
+    .unwrap();
     prepare_verifying_key(&m.vk)
 }
 

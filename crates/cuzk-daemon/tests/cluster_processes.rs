@@ -85,7 +85,11 @@ async fn preload(c: &mut DaemonClient) {
 }
 
 fn pvk_of(params: &Path, log: u32) -> cuzk_core::verifier::PreparedVerifyingKey {
-    let m = MappedParameters::open(&params.join(format!("porep-like-{log}.params"))).unwrap();
+    let m = MappedParameters::open(&params.join(format!(
+        "{}.params",
+        cuzk_core::circuits::porep_like::params_id(log)
+    )))
+    .unwrap();
     prepare_verifying_key(&m.vk)
 }
 
@@ -130,7 +134,11 @@ async fn three_daemon_processes_share_the_work_and_survive_a_sigkill() {
     let b = spawn(dir.path(), "node-b", &url, &params);
     let c = spawn(dir.path(), "node-c", &url, &params);
     let (mut cb, mut cc) = (client(&b).await, client(&c).await);
-    let m = MappedParameters::open(&params.join(format!("porep-like-{LOG}.params"))).unwrap();
+    let m = MappedParameters::open(&params.join(format!(
+        "{}.params",
+        cuzk_core::circuits::porep_like::params_id(LOG)
+    )))
+    .unwrap();
     let pvk = prepare_verifying_key(&m.vk);
     let watch = db.node("test-watcher").await;
 

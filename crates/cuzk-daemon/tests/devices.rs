@@ -218,7 +218,7 @@ async fn run_with(workers_per_device: usize, jobs: u64, keeps_resident: bool) ->
     let p6 = st
         .params
         .iter()
-        .find(|p| p.id == "porep-like-6")
+        .find(|p| p.id == cuzk_core::circuits::porep_like::params_id(6))
         .expect("porep-like-6 in status");
     assert_eq!(p6.tier, "vram");
     assert_eq!(p6.devices, holding);
@@ -226,9 +226,13 @@ async fn run_with(workers_per_device: usize, jobs: u64, keeps_resident: bool) ->
     assert_eq!(p6.bytes, per_device * holding.len() as u64);
     // The backend evicts it on one device (for another kind's room):
     // status follows the backend, not what the daemon once uploaded.
-    gpus.release_params(holding[0], "porep-like-6");
+    gpus.release_params(holding[0], &cuzk_core::circuits::porep_like::params_id(6));
     let st = status(&mut c).await;
-    let p6 = st.params.iter().find(|p| p.id == "porep-like-6").unwrap();
+    let p6 = st
+        .params
+        .iter()
+        .find(|p| p.id == cuzk_core::circuits::porep_like::params_id(6))
+        .unwrap();
     assert_eq!(p6.devices, holding[1..].to_vec());
     if holding.len() == 1 {
         // Decoded in host RAM, or (GPUs that upload from the file) only

@@ -361,7 +361,11 @@ async fn a_ten_partition_job_uses_both_devices() {
         assert_eq!(d.vram_total_bytes, 8 * GIB);
     }
     // Each device holds the parameters it proved with; status sums them.
-    let p6 = st.params.iter().find(|p| p.id == "porep-like-6").unwrap();
+    let p6 = st
+        .params
+        .iter()
+        .find(|p| p.id == cuzk_core::circuits::porep_like::params_id(6))
+        .unwrap();
     assert_eq!(p6.tier, "vram");
     assert_eq!(p6.devices, vec![0, 1]);
     let per = gpus.devices[0].resident_bytes();
@@ -521,7 +525,11 @@ async fn each_device_has_its_own_memory_and_residency() {
     let per = gpus.devices[0].resident_bytes();
     assert!(per > 4096);
     assert_eq!(gpus.devices[1].resident_bytes(), 0);
-    let p6 = st.params.iter().find(|p| p.id == "porep-like-6").unwrap();
+    let p6 = st
+        .params
+        .iter()
+        .find(|p| p.id == cuzk_core::circuits::porep_like::params_id(6))
+        .unwrap();
     assert_eq!(p6.devices, vec![0]);
     assert_eq!(p6.bytes, per);
     let (d0, d1) = (device(&st, 0), device(&st, 1));
@@ -532,9 +540,13 @@ async fn each_device_has_its_own_memory_and_residency() {
     assert_eq!((d1.vram_total_bytes, d1.vram_free_bytes), (4096, 4096));
     // Evicting on device 0 leaves device 1 as it was, and the set leaves
     // the VRAM tier.
-    Backend(gpus.clone()).release_params(0, "porep-like-6");
+    Backend(gpus.clone()).release_params(0, &cuzk_core::circuits::porep_like::params_id(6));
     let st = status(&mut c).await;
-    let p6 = st.params.iter().find(|p| p.id == "porep-like-6").unwrap();
+    let p6 = st
+        .params
+        .iter()
+        .find(|p| p.id == cuzk_core::circuits::porep_like::params_id(6))
+        .unwrap();
     assert_ne!(p6.tier, "vram");
     assert!(p6.devices.is_empty());
     t.stop().await;

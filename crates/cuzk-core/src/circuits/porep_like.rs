@@ -18,9 +18,12 @@
 //! - `square`: u = v·v, which puts v in the B pool.
 //!
 //! Variables wait in a queue until some row uses them in A, so A ends up
-//! touching all but the last few. The rows fill the 2^log_size domain
-//! exactly: circuit rows plus one input constraint per input (the constant
-//! one included) equal 2^log_size.
+//! touching all but the last few. Operands that do not come from the queue
+//! are picked among the most recent values of their pool (see
+//! [`BIT_WINDOW`]), as a gadget reads the words of its last few rounds: the
+//! witness's reads stay in a core's cache however large the circuit. The
+//! rows fill the 2^log_size domain exactly: circuit rows plus one input
+//! constraint per input (the constant one included) equal 2^log_size.
 //!
 //! The shape (rows, operands, coefficients, hence the densities) depends
 //! on `log_size` alone; the seed picks the witness and the public inputs.
@@ -49,6 +52,93 @@ pub const FULL_PUBLIC_INPUTS: usize = 300;
 
 /// Bits packed into one full-width value by a `pack` row.
 const PACK_WIDTH: usize = 16;
+
+/// The version of the shape that [`PorepLikeCircuit`] synthesizes. Parameters
+/// and compiled systems serve one shape only, yet a size's counts and
+/// densities need not change with it: the version goes into their names
+/// and identity ([`params_id`]), so a file made for another shape is never
+/// found, or is refused. Raise it with any change to the rows.
+/// 1: operands picked across the whole circuit (up to ab6d778);
+/// 2: picked within the windows ([`BIT_WINDOW`] and the others).
+pub const SHAPE_VERSION: u32 = 2;
+
+/// The identity of `log_size`'s porep-like shape: the stem of its parameter
+/// files (`<id>.params`, `.vk`, `.r1cs`) and its compiled system's circuit
+/// id, `porep-like-<log>-v<SHAPE_VERSION>`.
+pub fn params_id(log_size: u32) -> String {
+    format!("porep-like-{log_size}-v{SHAPE_VERSION}")
+}
+
+/// Rows pick the operands that do not come from the fresh queues among the
+/// last values of each pool, never across the whole circuit: a SHA-256
+/// round reads the words of the last few rounds, a Merkle path gadget the
+/// hash it just made. The windows bound what a witness reads to ~130 KB
+/// whatever the size, in a core's L2 (1 MiB per core on the EPYC dev
+/// machine, 2 MiB on Sapphire/Emerald Rapids) with room for the streamed
+/// shape and the witness being written:
+/// - `BIT_WINDOW`: the last 16384 bits (2 KB of the replay's bit array),
+///   for `pack`'s bits once the fresh queue is dry (~15 of its 16);
+/// - `B_BIT_WINDOW`: the last 4096 B-pool bits (spanning ~15000 bits), for
+///   `and`/`xor`'s right operand;
+/// - `B_FIELD_WINDOW`: the last 512 B-pool field values (spanning ~3600
+///   field values, ~115 KB), for `mul`'s right operand;
+/// - `FIELD_WINDOW`: the last 4096 field values (128 KB), for a left field
+///   operand when the fresh queue is dry, which it never is: every field
+///   row takes one fresh value and makes one, so the queue keeps the
+///   public inputs' count and its values are that many fields old.
+///
+/// Sizes whose pools stay within the windows draw the same shape as
+/// version 1 (the compiled systems' counts at 2^12-2^14 are version 1's;
+/// 2^16 differs).
+pub const BIT_WINDOW: usize = 1 << 14;
+pub const B_BIT_WINDOW: usize = 1 << 12;
+pub const B_FIELD_WINDOW: usize = 1 << 9;
+pub const FIELD_WINDOW: usize = 1 << 12;
+
+/// The index a row picks in a pool of `len` values: uniform among the last
+/// `window` (as usize, so that the draw is the same whatever the pool's
+/// storage; a range of `n` values draws as `0..n` does, so a pool within
+/// its window draws as version 1 did).
+fn recent_index(rng: &mut impl Rng, len: usize, window: usize) -> usize {
+    rng.gen_range(len.saturating_sub(window)..len)
+}
+
+/// The last values of a pool, for [`recent_index`]'s picks: what falls
+/// out of the window is dropped, so a pool holds at most twice its window
+/// however large the circuit.
+struct Recent<T> {
+    window: usize,
+    /// Values pushed and dropped since the start.
+    dropped: usize,
+    items: Vec<T>,
+}
+
+impl<T: Copy> Recent<T> {
+    fn new(window: usize) -> Self {
+        Recent {
+            window,
+            dropped: 0,
+            items: Vec::new(),
+        }
+    }
+    /// Values pushed since the start.
+    fn len(&self) -> usize {
+        self.dropped + self.items.len()
+    }
+    fn push(&mut self, x: T) {
+        if self.items.len() >= 2 * self.window {
+            // Keeps the last `window`, which every later pick's range
+            // starts within.
+            let drop = self.items.len() - self.window;
+            self.items.drain(..drop);
+            self.dropped += drop;
+        }
+        self.items.push(x);
+    }
+    fn pick(&self, rng: &mut impl Rng) -> T {
+        self.items[recent_index(rng, self.len(), self.window) - self.dropped]
+    }
+}
 
 #[derive(Clone, Debug)]
 pub struct PorepLikeCircuit {
@@ -147,19 +237,15 @@ enum Kind {
     Square,
 }
 
-/// Variables kept for later rows. Rows pick operands at random from pools
-/// that span the whole circuit (no real circuit does: a SHA-256 round
-/// reads the words of the last few), so the pools' size decides whether
-/// the witness runs from cache or from memory. Synthesis that records
-/// constraints keeps each variable with its value (48 bytes); witness-only
-/// synthesis (`is_witness_generator`: `enforce` records nothing and calls
-/// no closure) keeps only values, a bit in a byte: at 2^24 the pools are
-/// ~30 MB instead of ~1 GB, and the witness, the shape and every random
-/// draw are unchanged.
+/// Variables kept for later rows, the last of each pool (see
+/// [`Recent`]). Synthesis that records constraints keeps each variable with
+/// its value (48 bytes); witness-only synthesis (`is_witness_generator`:
+/// `enforce` records nothing and calls no closure) keeps only values, a bit
+/// in a byte; the witness, the shape and every draw are the same.
 enum Pool {
-    Vars(Vec<Var>),
-    Bits(Vec<bool>),
-    Fields(Vec<Scalar>),
+    Vars(Recent<Var>),
+    Bits(Recent<bool>),
+    Fields(Recent<Scalar>),
 }
 
 /// The variable a witness-only pool hands out: never read, since the
@@ -167,11 +253,11 @@ enum Pool {
 const UNRECORDED: Variable = Variable(Index::Aux(0));
 
 impl Pool {
-    fn new(witness_only: bool, bits: bool) -> Self {
+    fn new(witness_only: bool, bits: bool, window: usize) -> Self {
         match (witness_only, bits) {
-            (false, _) => Pool::Vars(Vec::new()),
-            (true, true) => Pool::Bits(Vec::new()),
-            (true, false) => Pool::Fields(Vec::new()),
+            (false, _) => Pool::Vars(Recent::new(window)),
+            (true, true) => Pool::Bits(Recent::new(window)),
+            (true, false) => Pool::Fields(Recent::new(window)),
         }
     }
     fn len(&self) -> usize {
@@ -181,16 +267,17 @@ impl Pool {
             Pool::Fields(v) => v.len(),
         }
     }
-    fn get(&self, i: usize) -> Var {
+    /// A value among the pool's last (its window).
+    fn pick(&self, rng: &mut ChaCha8Rng) -> Var {
         match self {
-            Pool::Vars(v) => v[i],
+            Pool::Vars(v) => v.pick(rng),
             Pool::Bits(v) => Var {
                 v: UNRECORDED,
-                val: bit_value(v[i]),
+                val: bit_value(v.pick(rng)),
             },
             Pool::Fields(v) => Var {
                 v: UNRECORDED,
-                val: v[i],
+                val: v.pick(rng),
             },
         }
     }
@@ -214,25 +301,22 @@ struct Builder {
     /// Variables that occur in B.
     b_bits: Pool,
     b_fields: Pool,
-    /// Every bit and field value, for when the queues run dry.
+    /// The last bits and field values, for when the queues run dry.
     all_bits: Pool,
     all_fields: Pool,
 }
 
 impl Builder {
-    fn pick(rng: &mut ChaCha8Rng, pool: &Pool) -> Var {
-        pool.get(rng.gen_range(0..pool.len()))
-    }
     fn a_bit(&mut self) -> Var {
         match self.fresh_bits.pop_front() {
             Some(v) => v,
-            None => Self::pick(&mut self.rng, &self.all_bits),
+            None => self.all_bits.pick(&mut self.rng),
         }
     }
     fn a_field(&mut self) -> Var {
         match self.fresh_fields.pop_front() {
             Some(v) => v,
-            None => Self::pick(&mut self.rng, &self.all_fields),
+            None => self.all_fields.pick(&mut self.rng),
         }
     }
     fn new_bit(&mut self, v: Var, fresh: bool) {
@@ -316,10 +400,10 @@ fn synthesize_streaming<CS: ConstraintSystem<Scalar>>(
         wrng: c.rng(WITNESS_STREAM),
         fresh_bits: VecDeque::new(),
         fresh_fields: VecDeque::new(),
-        b_bits: Pool::new(witness_only, true),
-        b_fields: Pool::new(witness_only, false),
-        all_bits: Pool::new(witness_only, true),
-        all_fields: Pool::new(witness_only, false),
+        b_bits: Pool::new(witness_only, true, B_BIT_WINDOW),
+        b_fields: Pool::new(witness_only, false, B_FIELD_WINDOW),
+        all_bits: Pool::new(witness_only, true, BIT_WINDOW),
+        all_fields: Pool::new(witness_only, false, FIELD_WINDOW),
     };
     let mut done = 0usize;
 
@@ -356,14 +440,14 @@ fn synthesize_streaming<CS: ConstraintSystem<Scalar>>(
         match kind {
             Kind::And => {
                 let x = b.a_bit();
-                let y = Builder::pick(&mut b.rng, &b.b_bits);
+                let y = b.b_bits.pick(&mut b.rng);
                 let z = alloc(cs, x.val * y.val)?;
                 cs.enforce(|| "and", |l| l + x.v, |l| l + y.v, |l| l + z.v);
                 b.new_bit(z, true);
             }
             Kind::Xor => {
                 let x = b.a_bit();
-                let y = Builder::pick(&mut b.rng, &b.b_bits);
+                let y = b.b_bits.pick(&mut b.rng);
                 let z = alloc(cs, x.val + y.val - x.val.double() * y.val)?;
                 cs.enforce(
                     || "xor",
@@ -397,7 +481,7 @@ fn synthesize_streaming<CS: ConstraintSystem<Scalar>>(
             }
             Kind::Mul => {
                 let x = b.a_field();
-                let y = Builder::pick(&mut b.rng, &b.b_fields);
+                let y = b.b_fields.pick(&mut b.rng);
                 let z = alloc(cs, x.val * y.val)?;
                 cs.enforce(|| "mul", |l| l + x.v, |l| l + y.v, |l| l + z.v);
                 b.new_field(z, true);

@@ -81,10 +81,10 @@ impl TestDaemon {
         .unwrap()
     }
     pub fn params_path(&self, log: u32) -> PathBuf {
-        self.dir
-            .path()
-            .join("params")
-            .join(format!("porep-like-{log}.params"))
+        self.dir.path().join("params").join(format!(
+            "{}.params",
+            cuzk_core::circuits::porep_like::params_id(log)
+        ))
     }
     pub fn pvk(&self, log: u32) -> PreparedVerifyingKey {
         let m = MappedParameters::open(&self.params_path(log)).unwrap();

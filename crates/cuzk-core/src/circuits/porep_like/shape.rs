@@ -24,7 +24,10 @@
 //! above [`MAX_CACHED_LOG_SIZE`] (those stream as before).
 
 use super::WITNESS_STREAM;
-use super::{bit_value, Kind, PorepLikeCircuit, MIX, PACK_WIDTH, SHAPE_STREAM, UNRECORDED};
+use super::{
+    bit_value, recent_index, Kind, PorepLikeCircuit, Recent, BIT_WINDOW, B_BIT_WINDOW,
+    B_FIELD_WINDOW, FIELD_WINDOW, MIX, PACK_WIDTH, SHAPE_STREAM, UNRECORDED,
+};
 use bellpepper_core::{ConstraintSystem, SynthesisError};
 use blstrs::Scalar;
 use ff::Field;
@@ -77,8 +80,8 @@ impl Shape {
             },
             fresh_bits: VecDeque::new(),
             fresh_fields: VecDeque::new(),
-            b_bits: Vec::new(),
-            b_fields: Vec::new(),
+            b_bits: Recent::new(B_BIT_WINDOW),
+            b_fields: Recent::new(B_FIELD_WINDOW),
         };
         let mut done = 0usize;
         for _ in 0..c.num_public_inputs() {
@@ -106,7 +109,7 @@ impl Shape {
             match kind {
                 Kind::And | Kind::Xor => {
                     let x = r.a_bit(&mut rng);
-                    let y = pick(&mut rng, &r.b_bits);
+                    let y = r.b_bits.pick(&mut rng);
                     r.shape.bit_operands.extend([x, y]);
                     r.new_bit(true);
                 }
@@ -126,7 +129,7 @@ impl Shape {
                 }
                 Kind::Mul => {
                     let x = r.a_field(&mut rng);
-                    let y = pick(&mut rng, &r.b_fields);
+                    let y = r.b_fields.pick(&mut rng);
                     r.shape.field_operands.extend([x, y]);
                     r.new_field(true);
                 }
@@ -159,28 +162,22 @@ struct Recorder {
     shape: Shape,
     fresh_bits: VecDeque<u32>,
     fresh_fields: VecDeque<u32>,
-    b_bits: Vec<u32>,
-    b_fields: Vec<u32>,
-}
-
-/// `Builder::pick`'s draw: a uniform index of the pool (as usize: the
-/// generator's output depends on the range's type).
-fn pick(rng: &mut impl Rng, pool: &[u32]) -> u32 {
-    pool[rng.gen_range(0..pool.len())]
+    b_bits: Recent<u32>,
+    b_fields: Recent<u32>,
 }
 
 impl Recorder {
     fn a_bit(&mut self, rng: &mut impl Rng) -> u32 {
         match self.fresh_bits.pop_front() {
             Some(i) => i,
-            // `all_bits` holds every bit in order: its index is the bit's.
-            None => rng.gen_range(0..self.shape.bits) as u32,
+            // `all_bits` holds the bits in order: its index is the bit's.
+            None => recent_index(rng, self.shape.bits, BIT_WINDOW) as u32,
         }
     }
     fn a_field(&mut self, rng: &mut impl Rng) -> u32 {
         match self.fresh_fields.pop_front() {
             Some(i) => i,
-            None => rng.gen_range(0..self.shape.fields) as u32,
+            None => recent_index(rng, self.shape.fields, FIELD_WINDOW) as u32,
         }
     }
     fn new_bit(&mut self, fresh: bool) {
@@ -229,10 +226,11 @@ pub fn cached(log_size: u32) -> Option<Arc<OnceLock<Shape>>> {
     Some(entry)
 }
 
-/// Rows' operands are read this many operands ahead of use, so that the
-/// random reads they cause (bits picked across the circuit, `mul`'s right
-/// operand across all field values) overlap instead of stalling one by
-/// one: at 2^22 those two loads were 55% of the replay's samples. 32 bit
+/// Rows' operands are read this many operands ahead of use, so that reads
+/// that miss the cache overlap instead of stalling one by one. Measured
+/// with shape version 1, whose picks spanned the circuit (at 2^22 those
+/// loads were 55% of the replay's samples); with the windows the reads hit
+/// L2 and the hints cost about one instruction per operand. 32 bit
 /// operands are ~20 rows; 8 field operands ~40.
 const BIT_PREFETCH: usize = 32;
 const FIELD_PREFETCH: usize = 8;
@@ -425,6 +423,116 @@ mod tests {
         assert!(cached(MAX_CACHED_LOG_SIZE + 1).is_none());
         let cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
         assert!(cache.len() <= CACHED_SHAPES);
+    }
+
+    /// Every operand that is not a fresh value is picked within its
+    /// window: walks a recorded shape past every window (2^17: ~110000
+    /// bits, ~30000 B-pool bits, ~2600 B-pool field values), keeping the
+    /// pools as the circuit defines them.
+    #[test]
+    fn picks_stay_in_their_windows() {
+        let log = 17;
+        let shape = Shape::record(log);
+        let inputs = PorepLikeCircuit::new(log, 0).num_public_inputs();
+        let (mut bits, mut fields) = (0usize, inputs);
+        let (mut b_bits, mut b_fields): (Vec<u32>, Vec<u32>) = (vec![], vec![]);
+        let (mut ob, mut of) = (0usize, 0usize);
+        // The oldest pick seen in each pool, as a distance back.
+        let (mut deepest_b_bit, mut deepest_b_field, mut deepest_bit) = (0, 0, 0);
+        let in_last = |pool: &[u32], window: usize, x: u32| {
+            let recent = &pool[pool.len().saturating_sub(window)..];
+            recent
+                .iter()
+                .rposition(|v| *v == x)
+                .map(|i| recent.len() - i)
+        };
+        for kind in &shape.kinds {
+            let bit = |x: u32, bits: usize, deepest: &mut usize| {
+                let back = bits - x as usize;
+                assert!((1..=BIT_WINDOW).contains(&back), "bit {back} back");
+                *deepest = (*deepest).max(back);
+            };
+            let field = |x: u32, fields: usize| {
+                let back = fields - x as usize;
+                assert!((1..=FIELD_WINDOW).contains(&back), "field {back} back");
+            };
+            match kind {
+                Kind::And | Kind::Xor => {
+                    let (x, y) = (shape.bit_operands[ob], shape.bit_operands[ob + 1]);
+                    ob += 2;
+                    bit(x, bits, &mut deepest_bit);
+                    let back = in_last(&b_bits, B_BIT_WINDOW, y).expect("y in the B window");
+                    deepest_b_bit = deepest_b_bit.max(back);
+                    bits += 1;
+                }
+                Kind::Bit => {
+                    b_bits.push(bits as u32);
+                    bits += 1;
+                }
+                Kind::Pack => {
+                    field(shape.field_operands[of], fields);
+                    of += 1;
+                    for x in &shape.bit_operands[ob..ob + PACK_WIDTH] {
+                        bit(*x, bits, &mut deepest_bit);
+                    }
+                    ob += PACK_WIDTH;
+                    fields += 1;
+                }
+                Kind::Mul => {
+                    let (x, y) = (shape.field_operands[of], shape.field_operands[of + 1]);
+                    of += 2;
+                    field(x, fields);
+                    let back =
+                        in_last(&b_fields, B_FIELD_WINDOW, y).expect("y in the B-field window");
+                    deepest_b_field = deepest_b_field.max(back);
+                    fields += 1;
+                }
+                Kind::Square => {
+                    let x = shape.field_operands[of];
+                    of += 1;
+                    field(x, fields);
+                    b_fields.push(x);
+                    fields += 1;
+                }
+            }
+        }
+        assert_eq!(
+            (ob, of),
+            (shape.bit_operands.len(), shape.field_operands.len())
+        );
+        assert_eq!((bits, fields), (shape.bits, shape.fields));
+        assert!(b_bits.len() > 4 * B_BIT_WINDOW && b_fields.len() > 4 * B_FIELD_WINDOW);
+        assert!(bits > 4 * BIT_WINDOW);
+        // The picks use their whole window, not only its newest values.
+        assert!(deepest_bit > BIT_WINDOW * 9 / 10, "{deepest_bit}");
+        assert!(deepest_b_bit > B_BIT_WINDOW * 9 / 10, "{deepest_b_bit}");
+        assert!(
+            deepest_b_field > B_FIELD_WINDOW * 9 / 10,
+            "{deepest_b_field}"
+        );
+    }
+
+    /// `Recent` keeps what its window needs and picks as a plain list of
+    /// every value would, for windows of 1, small and odd, across drops.
+    #[test]
+    fn recent_picks_as_the_whole_pool() {
+        use rand::SeedableRng;
+        for window in [1usize, 2, 5, 64] {
+            let mut recent = Recent::new(window);
+            let mut all = Vec::new();
+            let mut r1 = rand_chacha::ChaCha8Rng::seed_from_u64(window as u64);
+            let mut r2 = r1.clone();
+            for i in 0..1000u32 {
+                recent.push(i);
+                all.push(i);
+                assert_eq!(recent.len(), all.len());
+                assert!(recent.items.len() <= 2 * window);
+                let got = recent.pick(&mut r1);
+                let want = all[recent_index(&mut r2, all.len(), window)];
+                assert_eq!(got, want);
+                assert!(all.len() - got as usize <= window);
+            }
+        }
     }
 
     #[test]
