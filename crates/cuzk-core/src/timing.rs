@@ -21,6 +21,20 @@ pub enum Phase {
 }
 
 impl Phase {
+    /// The phases with a total in [`PhaseTimings`], in display order (the
+    /// host preparation overlaps them and has none).
+    pub const TIMED: [Phase; 9] = [
+        Phase::Abc,
+        Phase::Upload,
+        Phase::HNtt,
+        Phase::MsmA,
+        Phase::MsmBG1,
+        Phase::MsmBG2,
+        Phase::MsmL,
+        Phase::MsmH,
+        Phase::Readback,
+    ];
+
     /// The name the timings and the trace use.
     pub fn name(self) -> &'static str {
         match self {
@@ -115,20 +129,28 @@ impl PhaseTimings {
     /// wall time, not the sum of its parts').
     pub fn add(&mut self, t: &PhaseTimings) {
         self.synthesis += t.synthesis;
-        self.abc += t.abc;
-        self.upload += t.upload;
-        self.h_ntt += t.h_ntt;
-        self.msm_a += t.msm_a;
-        self.msm_b_g1 += t.msm_b_g1;
-        self.msm_b_g2 += t.msm_b_g2;
-        self.msm_l += t.msm_l;
-        self.msm_h += t.msm_h;
-        self.readback += t.readback;
+        for phase in Phase::TIMED {
+            if let (Some(total), Some(more)) = (self.slot(phase), t.total_of(phase)) {
+                *total += more;
+            }
+        }
         self.spans.extend(t.spans.iter().cloned());
     }
 
     /// The total of `phase` (None for the host preparation, which has no
     /// field).
+    pub fn total_of(&self, phase: Phase) -> Option<Duration> {
+        // Read through a copy of the totals (not the spans), so that one
+        // match, `slot`'s, owns which field holds which phase.
+        let mut copy = PhaseTimings {
+            spans: Vec::new(),
+            ..*self
+        };
+        copy.slot(phase).map(|d| *d)
+    }
+
+    /// The total of `phase`, to add to (None for the host preparation,
+    /// which has no field).
     fn slot(&mut self, phase: Phase) -> Option<&mut Duration> {
         Some(match phase {
             Phase::Abc => &mut self.abc,
@@ -184,18 +206,49 @@ impl PhaseTimings {
 
     /// The phases in display order, with their names.
     pub fn phases(&self) -> [(&'static str, Duration); 11] {
-        [
-            ("synthesis", self.synthesis),
-            ("abc", self.abc),
-            ("upload", self.upload),
-            ("h_ntt", self.h_ntt),
-            ("msm_a", self.msm_a),
-            ("msm_b_g1", self.msm_b_g1),
-            ("msm_b_g2", self.msm_b_g2),
-            ("msm_l", self.msm_l),
-            ("msm_h", self.msm_h),
-            ("readback", self.readback),
-            ("total", self.total),
-        ]
+        let mut out = [("synthesis", self.synthesis); 11];
+        for (o, phase) in out[1..10].iter_mut().zip(Phase::TIMED) {
+            *o = (phase.name(), self.total_of(phase).unwrap_or_default());
+        }
+        out[10] = ("total", self.total);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every timed phase lands in its own field, shows under its own name
+    /// in `phases`, and `add` sums each (the host preparation only as a
+    /// span).
+    #[test]
+    fn each_phase_has_its_field_and_name() {
+        let mut t = PhaseTimings::default();
+        let start = Instant::now();
+        for (i, phase) in Phase::TIMED.into_iter().enumerate() {
+            t.add_span(phase, start, Duration::from_millis(i as u64 + 1));
+        }
+        t.add_span(Phase::HostPrep, start, Duration::from_millis(100));
+        t.synthesis = Duration::from_millis(50);
+        t.total = Duration::from_millis(60);
+        let shown = t.phases();
+        assert_eq!(shown[0], ("synthesis", Duration::from_millis(50)));
+        assert_eq!(shown[10], ("total", Duration::from_millis(60)));
+        for (i, phase) in Phase::TIMED.into_iter().enumerate() {
+            let want = Duration::from_millis(i as u64 + 1);
+            assert_eq!(shown[i + 1], (phase.name(), want));
+            assert_eq!(t.total_of(phase), Some(want));
+        }
+        assert_eq!(t.total_of(Phase::HostPrep), None);
+        let mut sum = PhaseTimings::default();
+        sum.add(&t);
+        sum.add(&t);
+        for phase in Phase::TIMED {
+            assert_eq!(sum.total_of(phase), t.total_of(phase).map(|d| d * 2));
+        }
+        assert_eq!(sum.synthesis, Duration::from_millis(100));
+        assert_eq!(sum.total, Duration::ZERO);
+        assert_eq!(sum.spans.len(), 2 * t.spans.len());
     }
 }
