@@ -30,7 +30,8 @@
 //! `// SAFETY:` note: the file mapping in [`params::MappedParameters::open`],
 //! and the slice casts in [`msm`] that hand blstrs' points to blst without
 //! copying them (guarded by compile-time layout assertions), and the cache
-//! prefetch hints in porep-like's witness replay.
+//! prefetch hints in porep-like's witness replay, and the huge-page advice
+//! on witness vectors in [`compiled`].
 
 #![deny(unsafe_code)]
 
