@@ -1053,26 +1053,8 @@ impl MappedParameters {
         range: Range<usize>,
         checker: Option<&dyn SubgroupChecker>,
     ) -> Result<Vec<G1Affine>> {
-        if section == Section::BG2 {
-            return Err(Error::ShapeMismatch {
-                index: 0,
-                what: "b_g2 is a G2 section".into(),
-            });
-        }
-        self.check_range(section, &range)?;
-        let size = G1_UNCOMPRESSED;
-        let raw = &self.raw(section)[range.start * size..range.end * size];
-        let off = self.layout.sections[section.index()].1 + (range.start * size) as u64;
-        decode_g1_run(
-            raw,
-            checker,
-            &self.path,
-            Span {
-                section: section.name(),
-                first: range.start,
-                offset: off,
-            },
-        )
+        let raw = self.run_bytes(section, false, &range)?;
+        decode_g1_run(raw, checker, &self.path, self.span(section, range.start))
     }
     /// Decode a range of b_g2; `checked`: with the subgroup checked on the
     /// CPU.
@@ -1085,19 +1067,12 @@ impl MappedParameters {
         range: Range<usize>,
         checker: Option<&dyn SubgroupChecker>,
     ) -> Result<Vec<G2Affine>> {
-        self.check_range(Section::BG2, &range)?;
-        let size = G2_UNCOMPRESSED;
-        let raw = &self.raw(Section::BG2)[range.start * size..range.end * size];
-        let off = self.layout.sections[Section::BG2.index()].1 + (range.start * size) as u64;
+        let raw = self.run_bytes(Section::BG2, true, &range)?;
         decode_g2_run(
             raw,
             checker,
             &self.path,
-            Span {
-                section: "b_g2",
-                first: range.start,
-                offset: off,
-            },
+            self.span(Section::BG2, range.start),
         )
     }
     /// Decodes `out.len()` points of G1 section `section` from its point

@@ -126,14 +126,6 @@ impl<T: FilePoint> Points<T> {
         }
     }
 
-    /// The decoded vector, shared (None when mapped).
-    pub fn decoded_vec(&self) -> Option<&Arc<Vec<T>>> {
-        match &self.repr {
-            Repr::Decoded(v) => Some(v),
-            Repr::Mapped { .. } => None,
-        }
-    }
-
     /// The file and section the points are read from, when mapped.
     pub fn file(&self) -> Option<(&Arc<MappedParameters>, Section)> {
         match &self.repr {
