@@ -857,6 +857,80 @@ fn compiled_checks(t: &mut Tally) {
             r,
         );
     }
+    // Matrices sent up in row blocks: forced (small blocks, so that rows
+    // of every kind land on block edges) and at the default block size.
+    for (log, block) in [
+        (10u32, 4096usize),
+        (13, 64 << 10),
+        (13, cuzk_gpu::COMPILED_BLOCK_BYTES),
+    ] {
+        let r = (|| {
+            let params = params_for(log);
+            let circuits: Vec<_> = (60..62).map(|s| PorepLikeCircuit::new(log, s)).collect();
+            let (cc, w) = compiled_of(&circuits, "porep-like")?;
+            let (want, _) = CpuBackend
+                .compute(&params, &synthesize_batch(circuits).expect("synthesis"))
+                .map_err(|e| e.to_string())?;
+            let gpu = open(GpuConfig {
+                keep_compiled_resident: false,
+                compiled_block_bytes: block,
+                ..GpuConfig::default()
+            })?;
+            same(&compute_compiled(&gpu, &params, &cc, &w)?, &want)?;
+            let r = gpu.take_reports();
+            let streamed: Vec<usize> = r
+                .iter()
+                .filter(|r| r.abc_on_device)
+                .map(|r| r.abc_row_blocks)
+                .collect();
+            if streamed.len() != r.len() || streamed.contains(&0) {
+                return Err(format!(
+                    "{} of {} partitions on the device, row blocks {streamed:?}",
+                    streamed.len(),
+                    r.len()
+                ));
+            }
+            if gpu.compiled_resident_bytes().is_some() {
+                return Err("the system stayed resident".into());
+            }
+            println!("     {} row blocks per partition", streamed[0]);
+            let pa = cc.assign(w[0].clone()).map_err(|e| e.to_string())?;
+            let got = compute_compiled(&gpu, &params, &cc, &w[..1])?;
+            verifies(&params, &pa, &got[0])
+        })();
+        t.check(
+            &format!("compiled, matrices streamed in {block}-byte row blocks, porep-like 2^{log}"),
+            r,
+        );
+    }
+    for (inputs, rows) in [(1usize, 3usize), (37, 20_011)] {
+        let r = (|| {
+            let circuits: Vec<_> = (0..2)
+                .map(|s| LayoutCircuit::new(inputs, rows, s))
+                .collect();
+            let mut rng = ChaCha20Rng::seed_from_u64(rows as u64 + 1);
+            let params = generate_random_parameters(circuits[0].clone(), &mut rng)
+                .map_err(|e| e.to_string())?;
+            let (cc, w) = compiled_of(&circuits, "layout")?;
+            let (want, _) = CpuBackend
+                .compute(&params, &synthesize_batch(circuits).expect("synthesis"))
+                .map_err(|e| e.to_string())?;
+            let gpu = open(GpuConfig {
+                keep_compiled_resident: false,
+                compiled_block_bytes: 2048,
+                ..GpuConfig::default()
+            })?;
+            same(&compute_compiled(&gpu, &params, &cc, &w)?, &want)?;
+            match on_device(&gpu) {
+                (2, 2) => Ok(()),
+                (d, a) => Err(format!("{d} of {a} on the device")),
+            }
+        })();
+        t.check(
+            &format!("compiled, matrices streamed, layout circuit {inputs} inputs x {rows} rows"),
+            r,
+        );
+    }
     let log = 10;
     let params = params_for(log);
     let circuits: Vec<_> = (50..52).map(|s| PorepLikeCircuit::new(log, s)).collect();
@@ -878,9 +952,13 @@ fn compiled_checks(t: &mut Tally) {
             }
         })(),
     );
-    for panic in [false, true] {
+    for (panic, streamed) in [(false, false), (true, false), (false, true)] {
         let r = (|| {
-            let gpu = open(GpuConfig::default())?;
+            let gpu = open(GpuConfig {
+                keep_compiled_resident: !streamed,
+                compiled_block_bytes: 8192,
+                ..GpuConfig::default()
+            })?;
             same(&compute_compiled(&gpu, &params, &cc, &w)?, &want)?;
             let r0 = gpu.budget().requests();
             same(&compute_compiled(&gpu, &params, &cc, &w)?, &want)?;
@@ -916,7 +994,11 @@ fn compiled_checks(t: &mut Tally) {
             Ok(())
         })();
         let kind = if panic { "panic" } else { "error" };
-        t.check(&format!("compiled: fault ({kind}) at every allocation"), r);
+        let mats = if streamed { ", matrices streamed" } else { "" };
+        t.check(
+            &format!("compiled{mats}: fault ({kind}) at every allocation"),
+            r,
+        );
     }
 }
 
