@@ -17,11 +17,13 @@
 //! (`--concurrent-cap-mib`), every partition waiting for its memory
 //! instead of failing and every proof verifying; the compiled path (a/b/c,
 //! selections and splits on the device) against the CPU's full synthesis,
-//! its host fallback, and a fault at each of its allocations. The last
+//! with the matrices resident and streamed in row blocks, its host
+//! fallback, and a fault at each of its allocations. The last
 //! line is `N passed, M failed`.
 //!
 //! `--compiled-bench 20,27` times one porep-like partition by the compiled
-//! path on the device and by the host path from the same witness.
+//! path on the device (matrices resident, then streamed in row blocks) and
+//! by the host path from the same witness.
 //!
 //! Parameter generation: the GPU fixed-base engine's parameters equal the
 //! CPU generator's byte for byte (porep-like 2^10 and 2^16, same toxic
@@ -1113,6 +1115,37 @@ fn compiled_bench(logs: &[u32], reps: usize, out: &mut Vec<Value>, t: &mut Tally
             }
             host_reports.extend(rep);
         }
+        // The same witness with the matrices sent up in row blocks (as when
+        // the system does not fit beside the parameters), on a fresh
+        // backend: the first one's copies go first.
+        drop(gpu);
+        let mut streamed_runs = Vec::new();
+        let mut streamed_reports = Vec::new();
+        match open(GpuConfig {
+            keep_compiled_resident: false,
+            ..GpuConfig::default()
+        }) {
+            Ok(gpu) => {
+                // Warm-up: the parameters go up.
+                let _ = compute_compiled(&gpu, &params, &cc, &w);
+                let _ = gpu.take_reports();
+                for _ in 0..reps {
+                    let batch = w.clone();
+                    let clock = Instant::now();
+                    let r = gpu
+                        .compute_compiled(&params, &cc, batch)
+                        .map(|r| r.0)
+                        .map_err(|e| e.to_string());
+                    streamed_runs.push(clock.elapsed());
+                    t.check(
+                        &format!("compiled bench 2^{log}: streamed matrices equal the first result"),
+                        r.and_then(|g| same(&g, &first)),
+                    );
+                    streamed_reports.extend(gpu.take_reports());
+                }
+            }
+            Err(e) => t.check("compiled bench open (streamed)", Err(e)),
+        }
         let med = median(runs.clone());
         let host_med = median(host_runs.clone());
         let phase = |rs: &[PartitionReport], f: &dyn Fn(&PartitionReport) -> Duration| {
@@ -1141,6 +1174,14 @@ fn compiled_bench(logs: &[u32], reps: usize, out: &mut Vec<Value>, t: &mut Tally
         );
         println!("  {}", line("device path", &reports));
         println!("  {}", line("host path", &host_reports));
+        if !streamed_runs.is_empty() {
+            println!(
+                "compiled bench 2^{log}: streamed matrices {:.1} ms median, {} row blocks",
+                ms(median(streamed_runs.clone())),
+                streamed_reports.first().map_or(0, |r| r.abc_row_blocks)
+            );
+            println!("  {}", line("streamed", &streamed_reports));
+        }
         out.push(json!({
             "compiled_bench": log,
             "compile_s": compile_s,
@@ -1151,6 +1192,8 @@ fn compiled_bench(logs: &[u32], reps: usize, out: &mut Vec<Value>, t: &mut Tally
             "host_ms": host_runs.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
             "device_reports": reports,
             "host_reports": host_reports,
+            "streamed_ms": streamed_runs.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
+            "streamed_reports": streamed_reports,
         }));
     }
 }
