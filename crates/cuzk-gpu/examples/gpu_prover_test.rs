@@ -17,11 +17,13 @@
 //! (`--concurrent-cap-mib`), every partition waiting for its memory
 //! instead of failing and every proof verifying; the compiled path (a/b/c,
 //! selections and splits on the device) against the CPU's full synthesis,
-//! its host fallback, and a fault at each of its allocations. The last
+//! with the matrices resident and streamed in row blocks, its host
+//! fallback, and a fault at each of its allocations. The last
 //! line is `N passed, M failed`.
 //!
 //! `--compiled-bench 20,27` times one porep-like partition by the compiled
-//! path on the device and by the host path from the same witness.
+//! path on the device (matrices resident, then streamed in row blocks) and
+//! by the host path from the same witness.
 //!
 //! Parameter generation: the GPU fixed-base engine's parameters equal the
 //! CPU generator's byte for byte (porep-like 2^10 and 2^16, same toxic
@@ -857,6 +859,80 @@ fn compiled_checks(t: &mut Tally) {
             r,
         );
     }
+    // Matrices sent up in row blocks: forced (small blocks, so that rows
+    // of every kind land on block edges) and at the default block size.
+    for (log, block) in [
+        (10u32, 4096usize),
+        (13, 64 << 10),
+        (13, cuzk_gpu::COMPILED_BLOCK_BYTES),
+    ] {
+        let r = (|| {
+            let params = params_for(log);
+            let circuits: Vec<_> = (60..62).map(|s| PorepLikeCircuit::new(log, s)).collect();
+            let (cc, w) = compiled_of(&circuits, "porep-like")?;
+            let (want, _) = CpuBackend
+                .compute(&params, &synthesize_batch(circuits).expect("synthesis"))
+                .map_err(|e| e.to_string())?;
+            let gpu = open(GpuConfig {
+                keep_compiled_resident: false,
+                compiled_block_bytes: block,
+                ..GpuConfig::default()
+            })?;
+            same(&compute_compiled(&gpu, &params, &cc, &w)?, &want)?;
+            let r = gpu.take_reports();
+            let streamed: Vec<usize> = r
+                .iter()
+                .filter(|r| r.abc_on_device)
+                .map(|r| r.abc_row_blocks)
+                .collect();
+            if streamed.len() != r.len() || streamed.contains(&0) {
+                return Err(format!(
+                    "{} of {} partitions on the device, row blocks {streamed:?}",
+                    streamed.len(),
+                    r.len()
+                ));
+            }
+            if gpu.compiled_resident_bytes().is_some() {
+                return Err("the system stayed resident".into());
+            }
+            println!("     {} row blocks per partition", streamed[0]);
+            let pa = cc.assign(w[0].clone()).map_err(|e| e.to_string())?;
+            let got = compute_compiled(&gpu, &params, &cc, &w[..1])?;
+            verifies(&params, &pa, &got[0])
+        })();
+        t.check(
+            &format!("compiled, matrices streamed in {block}-byte row blocks, porep-like 2^{log}"),
+            r,
+        );
+    }
+    for (inputs, rows) in [(1usize, 3usize), (37, 20_011)] {
+        let r = (|| {
+            let circuits: Vec<_> = (0..2)
+                .map(|s| LayoutCircuit::new(inputs, rows, s))
+                .collect();
+            let mut rng = ChaCha20Rng::seed_from_u64(rows as u64 + 1);
+            let params = generate_random_parameters(circuits[0].clone(), &mut rng)
+                .map_err(|e| e.to_string())?;
+            let (cc, w) = compiled_of(&circuits, "layout")?;
+            let (want, _) = CpuBackend
+                .compute(&params, &synthesize_batch(circuits).expect("synthesis"))
+                .map_err(|e| e.to_string())?;
+            let gpu = open(GpuConfig {
+                keep_compiled_resident: false,
+                compiled_block_bytes: 2048,
+                ..GpuConfig::default()
+            })?;
+            same(&compute_compiled(&gpu, &params, &cc, &w)?, &want)?;
+            match on_device(&gpu) {
+                (2, 2) => Ok(()),
+                (d, a) => Err(format!("{d} of {a} on the device")),
+            }
+        })();
+        t.check(
+            &format!("compiled, matrices streamed, layout circuit {inputs} inputs x {rows} rows"),
+            r,
+        );
+    }
     let log = 10;
     let params = params_for(log);
     let circuits: Vec<_> = (50..52).map(|s| PorepLikeCircuit::new(log, s)).collect();
@@ -878,9 +954,13 @@ fn compiled_checks(t: &mut Tally) {
             }
         })(),
     );
-    for panic in [false, true] {
+    for (panic, streamed) in [(false, false), (true, false), (false, true)] {
         let r = (|| {
-            let gpu = open(GpuConfig::default())?;
+            let gpu = open(GpuConfig {
+                keep_compiled_resident: !streamed,
+                compiled_block_bytes: 8192,
+                ..GpuConfig::default()
+            })?;
             same(&compute_compiled(&gpu, &params, &cc, &w)?, &want)?;
             let r0 = gpu.budget().requests();
             same(&compute_compiled(&gpu, &params, &cc, &w)?, &want)?;
@@ -916,7 +996,11 @@ fn compiled_checks(t: &mut Tally) {
             Ok(())
         })();
         let kind = if panic { "panic" } else { "error" };
-        t.check(&format!("compiled: fault ({kind}) at every allocation"), r);
+        let mats = if streamed { ", matrices streamed" } else { "" };
+        t.check(
+            &format!("compiled{mats}: fault ({kind}) at every allocation"),
+            r,
+        );
     }
 }
 
@@ -1031,6 +1115,37 @@ fn compiled_bench(logs: &[u32], reps: usize, out: &mut Vec<Value>, t: &mut Tally
             }
             host_reports.extend(rep);
         }
+        // The same witness with the matrices sent up in row blocks (as when
+        // the system does not fit beside the parameters), on a fresh
+        // backend: the first one's copies go first.
+        drop(gpu);
+        let mut streamed_runs = Vec::new();
+        let mut streamed_reports = Vec::new();
+        match open(GpuConfig {
+            keep_compiled_resident: false,
+            ..GpuConfig::default()
+        }) {
+            Ok(gpu) => {
+                // Warm-up: the parameters go up.
+                let _ = compute_compiled(&gpu, &params, &cc, &w);
+                let _ = gpu.take_reports();
+                for _ in 0..reps {
+                    let batch = w.clone();
+                    let clock = Instant::now();
+                    let r = gpu
+                        .compute_compiled(&params, &cc, batch)
+                        .map(|r| r.0)
+                        .map_err(|e| e.to_string());
+                    streamed_runs.push(clock.elapsed());
+                    t.check(
+                        &format!("compiled bench 2^{log}: streamed matrices equal the first result"),
+                        r.and_then(|g| same(&g, &first)),
+                    );
+                    streamed_reports.extend(gpu.take_reports());
+                }
+            }
+            Err(e) => t.check("compiled bench open (streamed)", Err(e)),
+        }
         let med = median(runs.clone());
         let host_med = median(host_runs.clone());
         let phase = |rs: &[PartitionReport], f: &dyn Fn(&PartitionReport) -> Duration| {
@@ -1059,6 +1174,14 @@ fn compiled_bench(logs: &[u32], reps: usize, out: &mut Vec<Value>, t: &mut Tally
         );
         println!("  {}", line("device path", &reports));
         println!("  {}", line("host path", &host_reports));
+        if !streamed_runs.is_empty() {
+            println!(
+                "compiled bench 2^{log}: streamed matrices {:.1} ms median, {} row blocks",
+                ms(median(streamed_runs.clone())),
+                streamed_reports.first().map_or(0, |r| r.abc_row_blocks)
+            );
+            println!("  {}", line("streamed", &streamed_reports));
+        }
         out.push(json!({
             "compiled_bench": log,
             "compile_s": compile_s,
@@ -1069,6 +1192,8 @@ fn compiled_bench(logs: &[u32], reps: usize, out: &mut Vec<Value>, t: &mut Tally
             "host_ms": host_runs.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
             "device_reports": reports,
             "host_reports": host_reports,
+            "streamed_ms": streamed_runs.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
+            "streamed_reports": streamed_reports,
         }));
     }
 }

@@ -102,6 +102,9 @@ pub struct PartitionReport {
     /// Whether a/b/c, the query selections and the 0/1 splits were made
     /// on the device from a compiled system (no host preparation).
     pub abc_on_device: bool,
+    /// Row blocks the compiled system's matrices went up in for a/b/c (0
+    /// when they were resident, or on the host path).
+    pub abc_row_blocks: usize,
 }
 
 fn plan_name<S: serde::Serializer>(p: &StagingPlan, s: S) -> std::result::Result<S::Ok, S::Error> {
@@ -905,6 +908,7 @@ impl CudaBackend {
             prep_wait_ms: prep_wait.as_secs_f64() * 1e3,
             pinned,
             abc_on_device: false,
+            abc_row_blocks: 0,
         };
         Ok((
             MsmResults {

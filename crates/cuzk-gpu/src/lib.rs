@@ -89,6 +89,15 @@ impl std::str::FromStr for BackendChoice {
 /// behind the next piece's decode.
 pub const FILE_PIECE_BYTES: usize = 64 << 20;
 
+/// Device bytes of one row block when a compiled system's matrices do not
+/// stay in VRAM and go up a block at a time for each partition's a/b/c
+/// (the block's columns, coefficients, row starts and product lists, with
+/// the transient of checking it). 256 MiB: at the ~10 GB/s of a pageable
+/// or mapped host copy a block takes ~25 ms to send against the ~0.1 ms of
+/// launches and checks it adds, and it stays small beside any budget that
+/// holds a partition whose system is worth compiling.
+pub const COMPILED_BLOCK_BYTES: usize = 256 << 20;
+
 /// Settings of the GPU backend.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GpuConfig {
@@ -122,6 +131,14 @@ pub struct GpuConfig {
     /// their mapped file go up ([`FILE_PIECE_BYTES`] by default; tests use
     /// small pieces to cross piece boundaries).
     pub file_piece_bytes: usize,
+    /// Keep compiled constraint systems' matrices in VRAM across
+    /// partitions when they fit; off (or when they do not fit), each
+    /// partition sends them up in row blocks of at most
+    /// `compiled_block_bytes` for its a/b/c and frees them again.
+    pub keep_compiled_resident: bool,
+    /// Bytes of one row block of streamed matrices
+    /// ([`COMPILED_BLOCK_BYTES`] by default; tests use small blocks).
+    pub compiled_block_bytes: usize,
 }
 
 impl Default for GpuConfig {
@@ -136,6 +153,8 @@ impl Default for GpuConfig {
             max_pinned_cache: 1 << 30,
             reuse_host_buffers: true,
             file_piece_bytes: FILE_PIECE_BYTES,
+            keep_compiled_resident: true,
+            compiled_block_bytes: COMPILED_BLOCK_BYTES,
         }
     }
 }

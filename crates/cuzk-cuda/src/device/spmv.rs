@@ -707,20 +707,29 @@ impl CudaDevice {
     ) -> Result<[CudaSlice<u8>; 3]> {
         let mut outs = Vec::with_capacity(3);
         for m in mats {
-            if m.rows > n {
-                return Err(self.bad("abc", n, format!("{} rows for an output of {n}", m.rows)));
-            }
-            let mut out: CudaSlice<u8> = self.alloc("abc", n * FR_BYTES)?;
-            if m.rows < n {
-                self.stream
-                    .memset_zeros(&mut out.slice_mut(m.rows * FR_BYTES..n * FR_BYTES))
-                    .map_err(|e| self.err("memset", "abc", n, e))?;
-            }
+            let mut out = self.abc_output(m.rows, n)?;
             self.spmv_device(m, table, z, &mut out, 0)?;
             outs.push(out);
         }
         let [a, b, c]: [CudaSlice<u8>; 3] = outs.try_into().unwrap_or_else(|_| unreachable!());
         Ok([a, b, c])
+    }
+
+    /// One of a, b, c: a new buffer of `n` Scalars whose rows..n are zero,
+    /// for the products of a matrix of `rows` rows to fill
+    /// ([`Self::spmv_device`], a row block at a time where the matrix is
+    /// streamed). Allocates `n` Scalars.
+    pub fn abc_output(&self, rows: usize, n: usize) -> Result<CudaSlice<u8>> {
+        if rows > n {
+            return Err(self.bad("abc", n, format!("{rows} rows for an output of {n}")));
+        }
+        let mut out: CudaSlice<u8> = self.alloc("abc", n * FR_BYTES)?;
+        if rows < n {
+            self.stream
+                .memset_zeros(&mut out.slice_mut(rows * FR_BYTES..n * FR_BYTES))
+                .map_err(|e| self.err("memset", "abc", n, e))?;
+        }
+        Ok(out)
     }
 
     /// Device bytes [`Self::abc_device`] allocates: three outputs of `n`

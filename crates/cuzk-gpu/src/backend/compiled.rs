@@ -9,14 +9,19 @@
 //! compiled systems' matrices stay resident across partitions (several
 //! kinds' at once when they fit; an unused one is evicted, least recently
 //! used first, when another needs its room or a partition waiting for
-//! memory does). A
-//! partition for which any of that does not fit proves by the host path:
-//! its witness assigned on the CPU's cores, then the staging plans of
+//! memory does). A system that cannot stay resident (it does not fit, or
+//! [`GpuConfig::keep_compiled_resident`](crate::GpuConfig) is off) goes up
+//! for each partition in row blocks of at most
+//! [`GpuConfig::compiled_block_bytes`](crate::GpuConfig), each block's
+//! products written at its rows and the block freed before the next. A
+//! partition for which none of that fits proves by the host path: its
+//! witness assigned on the CPU's cores, then the staging plans of
 //! [`CudaBackend::prove_partition`].
 
 use super::*;
-use cuzk_core::compiled::{CompiledCircuit, Witness};
+use cuzk_core::compiled::{CompiledCircuit, SparseMatrix, Witness};
 use cuzk_cuda::{DeviceCsr, DeviceDensity, DeviceScalars, DeviceSplit, SPMV_LONG};
+use std::ops::Range;
 
 /// Which compiled system a resident one is: a system reopened (another
 /// mapping) or recompiled goes up again.
@@ -46,16 +51,170 @@ impl CompiledKey {
     }
 }
 
-/// A compiled system resident on the device.
-pub(super) struct DeviceCompiled {
-    key: CompiledKey,
-    mats: [DeviceCsr; 3],
+/// The parts of a compiled system besides its matrices that a partition
+/// reads on the device: the coefficient table and the query densities.
+struct CompiledAux {
     table: DeviceScalars,
     a_aux: DeviceDensity,
     b_input: DeviceDensity,
     b_aux: DeviceDensity,
+}
+
+impl CompiledAux {
+    fn upload(dev: &CudaDevice, cc: &CompiledCircuit) -> Result<Self> {
+        Ok(CompiledAux {
+            table: dev.upload_scalars(cc.coefficients())?,
+            a_aux: dev.upload_density(cc.a_aux_density().as_slice())?,
+            b_input: dev.upload_density(cc.b_input_density().as_slice())?,
+            b_aux: dev.upload_density(cc.b_aux_density().as_slice())?,
+        })
+    }
+
+    /// Device bytes [`Self::upload`] allocates for `cc`.
+    fn bytes_for(cc: &CompiledCircuit) -> u64 {
+        cc.coefficients().len().max(1) as u64 * plan::FR
+            + (cc.a_aux_density().len() + cc.b_input_density().len() + cc.b_aux_density().len())
+                .max(1) as u64
+    }
+
+    fn device_bytes(&self) -> u64 {
+        self.table.len().max(1) as u64 * plan::FR
+            + (self.a_aux.device_bytes() + self.b_input.device_bytes() + self.b_aux.device_bytes())
+                as u64
+    }
+}
+
+/// A compiled system resident on the device.
+pub(super) struct DeviceCompiled {
+    key: CompiledKey,
+    mats: [DeviceCsr; 3],
+    aux: CompiledAux,
     /// Held for its drop: the budget's bytes for the buffers above.
     reservation: Reservation,
+}
+
+/// A run of whole rows of one matrix sent up as one block.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct RowBlock {
+    rows: Range<usize>,
+    /// Entries in the rows.
+    nnz: usize,
+    /// The rows' entries that [`DeviceCsr`] keeps a product for.
+    products: usize,
+}
+
+impl RowBlock {
+    /// Device bytes the block holds while its products are made: the
+    /// matrix block as cuzk-cuda states it, the transient of checking it,
+    /// and the products' temporary.
+    fn device_bytes(&self) -> u64 {
+        let rows = self.rows.len();
+        (DeviceCsr::bytes_for(rows, self.nnz, self.products)
+            + DeviceCsr::build_scratch_bytes(rows)
+            + self.products * cuzk_cuda::host::FR_BYTES) as u64
+    }
+}
+
+/// Rows counted together when a matrix is cut into blocks (a block is a
+/// run of whole groups unless one group alone is larger than a block).
+const BLOCK_GROUP_ROWS: usize = 1024;
+
+/// `m`'s rows cut into blocks of at most `max_bytes` device bytes each
+/// ([`RowBlock::device_bytes`]), in order, covering every row; a single
+/// row larger than that is a block alone.
+fn row_blocks(row_start: &[u64], coefs: &[u32], max_bytes: u64) -> Vec<RowBlock> {
+    let rows = row_start.len().saturating_sub(1);
+    let stats = |r: Range<usize>| -> RowBlock {
+        let nnz = (row_start[r.end] - row_start[r.start]) as usize;
+        let products = r
+            .clone()
+            .map(|i| {
+                let (lo, hi) = (row_start[i] as usize, row_start[i + 1] as usize);
+                if hi - lo > SPMV_LONG {
+                    0
+                } else {
+                    coefs[lo..hi].iter().filter(|&&c| c >= 2).count()
+                }
+            })
+            .sum();
+        RowBlock {
+            rows: r,
+            nnz,
+            products,
+        }
+    };
+    let groups: Vec<RowBlock> = (0..rows.div_ceil(BLOCK_GROUP_ROWS))
+        .into_par_iter()
+        .map(|g| stats(g * BLOCK_GROUP_ROWS..((g + 1) * BLOCK_GROUP_ROWS).min(rows)))
+        .collect();
+    let mut blocks: Vec<RowBlock> = Vec::new();
+    let mut open: Option<RowBlock> = None;
+    let push = |unit: RowBlock, open: &mut Option<RowBlock>, blocks: &mut Vec<RowBlock>| match open
+        .take()
+    {
+        None => *open = Some(unit),
+        Some(o) => {
+            let joined = RowBlock {
+                rows: o.rows.start..unit.rows.end,
+                nnz: o.nnz + unit.nnz,
+                products: o.products + unit.products,
+            };
+            if joined.device_bytes() <= max_bytes {
+                *open = Some(joined);
+            } else {
+                blocks.push(o);
+                *open = Some(unit);
+            }
+        }
+    };
+    for g in groups {
+        if g.device_bytes() <= max_bytes || g.rows.len() == 1 {
+            push(g, &mut open, &mut blocks);
+        } else {
+            for r in g.rows.clone() {
+                push(stats(r..r + 1), &mut open, &mut blocks);
+            }
+        }
+    }
+    blocks.extend(open);
+    blocks
+}
+
+/// A compiled system whose matrices go up in row blocks for each
+/// partition.
+struct StreamedCompiled {
+    blocks: [Vec<RowBlock>; 3],
+    /// The largest block's device bytes.
+    block_bytes: u64,
+}
+
+impl StreamedCompiled {
+    fn plan(cc: &CompiledCircuit, max_bytes: u64) -> Self {
+        let plan = |m: &SparseMatrix| row_blocks(m.row_start(), m.coefs(), max_bytes);
+        let blocks = [plan(&cc.a), plan(&cc.b), plan(&cc.c)];
+        let block_bytes = blocks
+            .iter()
+            .flatten()
+            .map(RowBlock::device_bytes)
+            .max()
+            .unwrap_or(0);
+        StreamedCompiled {
+            blocks,
+            block_bytes,
+        }
+    }
+
+    fn count(&self) -> usize {
+        self.blocks.iter().map(Vec::len).sum()
+    }
+}
+
+/// Where a partition's matrices come from.
+enum Matrices {
+    Resident(Arc<DeviceCompiled>),
+    /// Sent up in blocks, with the table and densities uploaded for the
+    /// partition (within its grant).
+    Streamed(StreamedCompiled),
 }
 
 impl DeviceCompiled {
@@ -97,9 +256,7 @@ fn resident_bytes(cc: &CompiledCircuit) -> (u64, u64) {
         let products = product_count(m.row_start(), m.coefs());
         bytes += DeviceCsr::bytes_for(m.rows(), m.nnz(), products) as u64;
     }
-    bytes += cc.coefficients().len().max(1) as u64 * plan::FR;
-    bytes += (cc.a_aux_density().len() + cc.b_input_density().len() + cc.b_aux_density().len())
-        .max(1) as u64;
+    bytes += CompiledAux::bytes_for(cc);
     let scratch = DeviceCsr::build_scratch_bytes(cc.num_constraints()) as u64;
     (bytes, scratch)
 }
@@ -132,6 +289,35 @@ pub(super) fn compiled_working_bytes(s: &PartitionSizes, z: usize, max_product: 
             .into_iter()
             .max()
             .unwrap_or(0)
+}
+
+/// a, b, c = A·z, B·z, C·z from matrices sent up a row block at a time:
+/// each block goes up, writes its rows' products into its output and is
+/// freed (stream ordered) before the next one is made.
+fn abc_streamed(
+    dev: &CudaDevice,
+    cc: &CompiledCircuit,
+    sc: &StreamedCompiled,
+    table: &DeviceScalars,
+    z: &DeviceScalars,
+    n: usize,
+) -> Result<[CudaSlice<u8>; 3]> {
+    let mut outs = Vec::with_capacity(3);
+    for (m, blocks) in [&cc.a, &cc.b, &cc.c].into_iter().zip(&sc.blocks) {
+        let mut out = dev.abc_output(m.rows(), n)?;
+        let starts = m.row_start();
+        for block in blocks {
+            let (first, end) = (block.rows.start, block.rows.end);
+            let base = starts[first];
+            let local: Vec<u64> = starts[first..=end].iter().map(|&r| r - base).collect();
+            let (lo, hi) = (base as usize, starts[end] as usize);
+            let csr = dev.upload_csr(&local, &m.cols()[lo..hi], &m.coefs()[lo..hi])?;
+            dev.spmv_device(&csr, table, z, &mut out, first)?;
+        }
+        outs.push(out);
+    }
+    let [a, b, c]: [CudaSlice<u8>; 3] = outs.try_into().unwrap_or_else(|_| unreachable!());
+    Ok([a, b, c])
 }
 
 impl CudaBackend {
@@ -190,22 +376,14 @@ impl CudaBackend {
             dev.upload_csr(m.row_start(), m.cols(), m.coefs())
         };
         let mats = [upload(&cc.a)?, upload(&cc.b)?, upload(&cc.c)?];
-        let table = dev.upload_scalars(cc.coefficients())?;
-        let a_aux = dev.upload_density(cc.a_aux_density().as_slice())?;
-        let b_input = dev.upload_density(cc.b_input_density().as_slice())?;
-        let b_aux = dev.upload_density(cc.b_aux_density().as_slice())?;
+        let aux = CompiledAux::upload(dev, cc)?;
         dev.synchronize()?;
-        let used = mats.iter().map(|m| m.device_bytes() as u64).sum::<u64>()
-            + table.len().max(1) as u64 * plan::FR
-            + (a_aux.device_bytes() + b_input.device_bytes() + b_aux.device_bytes()) as u64;
+        let used = mats.iter().map(|m| m.device_bytes() as u64).sum::<u64>() + aux.device_bytes();
         reservation.shrink_to(used.min(bytes), "compiled constraint system");
         let d = Arc::new(DeviceCompiled {
             key,
             mats,
-            table,
-            a_aux,
-            b_input,
-            b_aux,
+            aux,
             reservation,
         });
         held.push(d.clone());
@@ -320,14 +498,35 @@ impl CudaBackend {
             },
             index,
         );
-        let Some(dc) = self.device_compiled(&slot, cc)? else {
-            return Ok(None);
+        let resident = if self.config.keep_compiled_resident {
+            self.device_compiled(&slot, cc)?
+        } else {
+            None
         };
-        let working = compiled_working_bytes(&sizes, z_len, dc.max_product_bytes());
+        let mats = match resident {
+            Some(dc) => Matrices::Resident(dc),
+            // Waiting partitions come first: the room is theirs.
+            None if self.budget.queued() > 0 => return Ok(None),
+            None => Matrices::Streamed(StreamedCompiled::plan(
+                cc,
+                self.config.compiled_block_bytes as u64,
+            )),
+        };
+        // The partition's working set and what it holds besides.
+        let (working, held) = match &mats {
+            Matrices::Resident(dc) => (
+                compiled_working_bytes(&sizes, z_len, dc.max_product_bytes()),
+                dc.bytes(),
+            ),
+            Matrices::Streamed(sc) => (
+                compiled_working_bytes(&sizes, z_len, sc.block_bytes) + CompiledAux::bytes_for(cc),
+                0,
+            ),
+        };
         let params_fit_cap = relock(&self.resident)
             .cap()
             .is_none_or(|cap| sizes.params_bytes() <= cap);
-        if !params_fit_cap || working + sizes.params_bytes() + dc.bytes() > self.budget.capacity() {
+        if !params_fit_cap || working + sizes.params_bytes() + held > self.budget.capacity() {
             return Ok(None);
         }
         let _in_flight = self.budget.enter_partition();
@@ -345,19 +544,42 @@ impl CudaBackend {
         let _z_held = grant.reserve(z_len as u64 * plan::FR, "z (the witness)")?;
         let clock = Instant::now();
         let (z, pinned) = self.upload_witness(&slot, w)?;
+        // A streamed system's table and densities, for this partition.
+        let streamed_aux;
+        let aux = match &mats {
+            Matrices::Resident(dc) => &dc.aux,
+            Matrices::Streamed(_) => {
+                streamed_aux = (
+                    grant.reserve(
+                        CompiledAux::bytes_for(cc),
+                        "compiled system's table and densities (matrices streamed)",
+                    )?,
+                    CompiledAux::upload(dev, cc)?,
+                );
+                &streamed_aux.1
+            }
+        };
         t.end(Phase::Upload, clock);
 
         // a/b/c into the H step.
         let n = sizes.domain;
         let mut h_held = grant.reserve(
             CudaDevice::abc_bytes(n) as u64
-                + dc.max_product_bytes()
+                + match &mats {
+                    Matrices::Resident(dc) => dc.max_product_bytes(),
+                    Matrices::Streamed(sc) => sc.block_bytes,
+                }
                 + cuzk_cuda::host::ntt_scratch_bytes(log),
             "a, b, c (compiled) and the NTT tables",
         )?;
         let clock = Instant::now();
-        let [mats_a, mats_b, mats_c] = &dc.mats;
-        let [mut a, mut b, mut c] = dev.abc_device([mats_a, mats_b, mats_c], &dc.table, &z, n)?;
+        let [mut a, mut b, mut c] = match &mats {
+            Matrices::Resident(dc) => {
+                let [ma, mb, mc] = &dc.mats;
+                dev.abc_device([ma, mb, mc], &aux.table, &z, n)?
+            }
+            Matrices::Streamed(sc) => abc_streamed(dev, cc, sc, &aux.table, &z, n)?,
+        };
         dev.synchronize()?;
         t.end(Phase::Abc, clock);
         let clock = Instant::now();
@@ -416,7 +638,7 @@ impl CudaBackend {
                     + plan::msm_scratch(m, false),
                 "A query selection, split and MSM scratch",
             )?;
-            let q = dev.select_device(&z, cc.num_inputs(), None, Some(&dc.a_aux))?;
+            let q = dev.select_device(&z, cc.num_inputs(), None, Some(&aux.a_aux))?;
             let sp = dev.split_zero_one_device(&q)?;
             drop(q);
             dev.msm_g1_split_device(&bases.a, &sp)?
@@ -432,7 +654,7 @@ impl CudaBackend {
                 + plan::msm_scratch(m, false).max(plan::msm_scratch(m, true)),
             "B query selection, split and MSM scratch",
         )?;
-        let q = dev.select_device(&z, cc.num_inputs(), Some(&dc.b_input), Some(&dc.b_aux))?;
+        let q = dev.select_device(&z, cc.num_inputs(), Some(&aux.b_input), Some(&aux.b_aux))?;
         let sp = dev.split_zero_one_device(&q)?;
         drop(q);
         drop(z);
@@ -450,12 +672,16 @@ impl CudaBackend {
             index,
             plan: admitted.plan,
             timings: t,
-            peak_reserved: bases.reservation.bytes() + dc.bytes() + grant.peak(),
+            peak_reserved: bases.reservation.bytes() + held + grant.peak(),
             pool_high,
             host_prep_ms: 0.0,
             pinned,
             prep_wait_ms: 0.0,
             abc_on_device: true,
+            abc_row_blocks: match &mats {
+                Matrices::Resident(_) => 0,
+                Matrices::Streamed(sc) => sc.count(),
+            },
         };
         Ok(Some((
             MsmResults {
@@ -494,6 +720,71 @@ mod tests {
         let mut big_b = s;
         big_b.b = 4_000_000;
         assert!(compiled_working_bytes(&big_b, z, 0) > base);
+    }
+
+    /// A matrix of `rows` rows with lengths and coefficients from a seed:
+    /// mostly short rows, some long ones, empty ones, table coefficients.
+    fn matrix(rows: usize, seed: u64) -> (Vec<u64>, Vec<u32>) {
+        let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+        let mut next = move || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) as usize
+        };
+        let mut starts = vec![0u64];
+        let mut coefs = Vec::new();
+        for _ in 0..rows {
+            let len = match next() % 50 {
+                0 => 0,
+                1 => SPMV_LONG + 1 + next() % 100,
+                _ => next() % 6,
+            };
+            coefs.extend((0..len).map(|_| (next() % 5) as u32));
+            starts.push(coefs.len() as u64);
+        }
+        (starts, coefs)
+    }
+
+    /// Row blocks cover every row once, in order, each within the bound
+    /// unless it is one row, with the entries and products of their rows.
+    #[test]
+    fn row_blocks_cover_the_rows_within_the_bound() {
+        for (rows, seed) in [(0usize, 1u64), (1, 2), (7, 3), (1000, 4), (5000, 5)] {
+            let (starts, coefs) = matrix(rows, seed);
+            let whole = RowBlock {
+                rows: 0..rows,
+                nnz: coefs.len(),
+                products: product_count(&starts, &coefs),
+            };
+            for max in [1u64, 200, 5_000, 100_000, whole.device_bytes(), u64::MAX] {
+                let blocks = row_blocks(&starts, &coefs, max);
+                let mut next = 0;
+                for b in &blocks {
+                    assert_eq!(b.rows.start, next, "rows {rows}, max {max}: a gap");
+                    assert!(!b.rows.is_empty());
+                    next = b.rows.end;
+                    assert!(
+                        b.device_bytes() <= max || b.rows.len() == 1,
+                        "rows {rows}, max {max}: block {:?} holds {}",
+                        b.rows,
+                        b.device_bytes()
+                    );
+                    let s = &starts[b.rows.start..=b.rows.end];
+                    let local: Vec<u64> = s.iter().map(|&r| r - s[0]).collect();
+                    let (lo, hi) = (s[0] as usize, s[s.len() - 1] as usize);
+                    assert_eq!(b.nnz, hi - lo);
+                    assert_eq!(b.products, product_count(&local, &coefs[lo..hi]));
+                }
+                assert_eq!(next, rows, "rows {rows}, max {max}: not every row");
+                if max >= whole.device_bytes() && rows > 0 {
+                    assert_eq!(blocks, vec![whole.clone()], "rows {rows}: one block fits");
+                }
+                if max == 1 {
+                    assert_eq!(blocks.len(), rows, "a bound below any row: one row each");
+                }
+            }
+        }
     }
 
     /// Short rows' table entries are counted, long rows' and ±1's not.
