@@ -5,6 +5,7 @@
 // (src/device/arith.rs); the production fatbin does not carry them.
 #include "field.cuh"
 #include "curve.cuh"
+#include "fr_fast.cuh"
 
 // ------------------------------------------------- arithmetic for the tests
 // A second way to multiply, to check the first: plain C++ CIOS for Fp,
@@ -71,7 +72,16 @@ extern "C" __global__ void test_g2_ops(const G2Affine* p, const G2Affine* q, con
 // Each thread runs two independent chains of `iters` products (ILP 2);
 // data holds 2 elements per thread and receives the results, so nothing is
 // optimised away. variant: 0 = PTX inline, 1 = C++ CIOS inline, 2 = the
-// kernels' operator* (out of line for Fq).
+// kernels' operator* (out of line for Fq), 3 = fr_fast.cuh's product (the
+// NTT's f* pass kernels; Fr only, Fq takes operator*).
+template <class P>
+DEV Fp<P> fast_mul(const Fp<P>& a, const Fp<P>& b) {
+    return a * b;
+}
+template <>
+DEV Fr fast_mul<FrParams>(const Fr& a, const Fr& b) {
+    return fr_mul_fast(a, b);
+}
 template <class P>
 DEV void mul_throughput(Fp<P>* data, uint32_t iters, uint32_t variant) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -86,6 +96,11 @@ DEV void mul_throughput(Fp<P>* data, uint32_t iters, uint32_t variant) {
         for (uint32_t k = 0; k < iters; k++) {
             a = mont_mul_cios<P>(a, y);
             b = mont_mul_cios<P>(b, x);
+        }
+    } else if (variant == 3) {
+        for (uint32_t k = 0; k < iters; k++) {
+            a = fast_mul<P>(a, y);
+            b = fast_mul<P>(b, x);
         }
     } else {
         for (uint32_t k = 0; k < iters; k++) {

@@ -221,17 +221,27 @@ fn with_edges<T: Copy>(mut v: Vec<T>, edges: &[T]) -> Vec<T> {
 }
 
 /// Every NTT kind, and the H step's evaluations-to-coset, against the CPU,
-/// with each pass kernel (the pass setting is restored afterwards).
+/// with each pass kernel (the pass setting is restored afterwards). The
+/// CPU results are computed once, before the passes.
 fn check_ntt(dev: &CudaDevice, rng: &mut ChaCha8Rng, lg: u32, kinds: &[NttKind]) -> CaseResult {
     let n = 1usize << lg;
     let x = random_scalars(n, rng.gen());
+    let wants: Vec<Vec<Scalar>> = kinds
+        .iter()
+        .map(|&kind| {
+            let mut want = x.clone();
+            host::ntt_cpu(&mut want, kind);
+            want
+        })
+        .collect();
+    let mut want_coset = x.clone();
+    host::ntt_cpu(&mut want_coset, NttKind::Inverse);
+    host::ntt_cpu(&mut want_coset, NttKind::CosetForward);
     let restore = dev.ntt_pass();
     let result = (|| {
         for pass in NttPass::ALL {
             dev.set_ntt_pass(pass);
-            for &kind in kinds {
-                let mut want = x.clone();
-                host::ntt_cpu(&mut want, kind);
+            for (&kind, want) in kinds.iter().zip(&wants) {
                 let mut got = x.clone();
                 dev.ntt(&mut got, kind).map_err(|e| e.to_string())?;
                 if let Some(i) = (0..n).find(|&i| got[i] != want[i]) {
@@ -241,12 +251,9 @@ fn check_ntt(dev: &CudaDevice, rng: &mut ChaCha8Rng, lg: u32, kinds: &[NttKind])
                     ));
                 }
             }
-            let mut want = x.clone();
-            host::ntt_cpu(&mut want, NttKind::Inverse);
-            host::ntt_cpu(&mut want, NttKind::CosetForward);
             let mut got = x.clone();
             dev.evals_to_coset(&mut got).map_err(|e| e.to_string())?;
-            if let Some(i) = (0..n).find(|&i| got[i] != want[i]) {
+            if let Some(i) = (0..n).find(|&i| got[i] != want_coset[i]) {
                 return Err(format!(
                     "2^{lg} evals_to_coset ({}): first difference at {i}",
                     pass.name()
@@ -259,9 +266,19 @@ fn check_ntt(dev: &CudaDevice, rng: &mut ChaCha8Rng, lg: u32, kinds: &[NttKind])
     result
 }
 
-/// Large NTTs: forward then inverse must give the input back, and a few
+/// Large NTTs with pass kernel `pass` (the device's setting is restored
+/// afterwards): forward then inverse must give the input back, and a few
 /// forward outputs are checked by direct evaluation sum x_i w^(i k).
-fn check_ntt_large(dev: &CudaDevice, rng: &mut ChaCha8Rng, lg: u32) -> CaseResult {
+fn check_ntt_large(dev: &CudaDevice, rng: &mut ChaCha8Rng, lg: u32, pass: NttPass) -> CaseResult {
+    let restore = dev.ntt_pass();
+    dev.set_ntt_pass(pass);
+    let result = check_ntt_large_with(dev, rng, lg);
+    dev.set_ntt_pass(restore);
+    dev.release_ntt_tables();
+    result
+}
+
+fn check_ntt_large_with(dev: &CudaDevice, rng: &mut ChaCha8Rng, lg: u32) -> CaseResult {
     let n = 1usize << lg;
     let x = random_scalars(n, rng.gen());
     let mut y = x.clone();
@@ -300,6 +317,45 @@ fn check_ntt_large(dev: &CudaDevice, rng: &mut ChaCha8Rng, lg: u32) -> CaseResul
     ensure(z == x, || {
         format!("2^{lg}: coset inverse(coset forward(x)) != x")
     })
+}
+
+/// Large evaluations-to-coset: every pass kernel in `passes` must give the
+/// same bytes as the first (the CPU reference is too slow at these sizes;
+/// the first is checked against it at the small sizes and through the round
+/// trips above).
+fn check_evals_to_coset_agree(
+    dev: &CudaDevice,
+    rng: &mut ChaCha8Rng,
+    lg: u32,
+    passes: &[NttPass],
+) -> CaseResult {
+    let n = 1usize << lg;
+    let x = random_scalars(n, rng.gen());
+    let restore = dev.ntt_pass();
+    let result = (|| {
+        let mut first: Option<Vec<Scalar>> = None;
+        for &pass in passes {
+            dev.set_ntt_pass(pass);
+            let mut y = x.clone();
+            dev.evals_to_coset(&mut y).map_err(|e| e.to_string())?;
+            match &first {
+                None => first = Some(y),
+                Some(f) => {
+                    if let Some(i) = (0..n).find(|&i| y[i] != f[i]) {
+                        return Err(format!(
+                            "2^{lg} evals_to_coset: {} differs from {} at {i}",
+                            pass.name(),
+                            passes[0].name()
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    })();
+    dev.set_ntt_pass(restore);
+    dev.release_ntt_tables();
+    result
 }
 
 fn ref_compute_h(a: &[Scalar], b: &[Scalar], c: &[Scalar]) -> Vec<Scalar> {
@@ -714,10 +770,31 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
         );
     }
     if opts.large {
-        for lg in [24u32, 27, 28] {
+        // The run-9 default (r3x2) and the fr_fast.cuh builds' candidate
+        // (f3x2); 2^25 for an odd size with three passes.
+        for lg in [24u32, 25, 27, 28] {
+            for pass in [NttPass::R3TwoBlocks, NttPass::F3TwoBlocks] {
+                r.case(
+                    &format!(
+                        "ntt/2^{lg} round trips and direct evaluation ({})",
+                        pass.name()
+                    ),
+                    |dev, rng| check_ntt_large(dev, rng, lg, pass),
+                );
+            }
+        }
+        for lg in [23u32, 24, 27] {
             r.case(
-                &format!("ntt/2^{lg} round trips and direct evaluation"),
-                |dev, rng| check_ntt_large(dev, rng, lg),
+                &format!("ntt/2^{lg} evals_to_coset: every pass kernel gives r3x2's bytes"),
+                |dev, rng| {
+                    let mut passes = vec![NttPass::R3TwoBlocks];
+                    passes.extend(
+                        NttPass::ALL
+                            .into_iter()
+                            .filter(|p| *p != NttPass::R3TwoBlocks),
+                    );
+                    check_evals_to_coset_agree(dev, rng, lg, &passes)
+                },
             );
         }
     }

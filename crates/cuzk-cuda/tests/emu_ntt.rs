@@ -17,9 +17,22 @@ use rand::SeedableRng;
 
 /// Kernel ids of emu/ntt_emu.cpp.
 const BITREV: u32 = 0;
+/// ntt_bitrev_fast, which the f* passes' transforms launch.
+const BITREV_FAST: u32 = 10;
 const POWERS: u32 = 5;
-/// ntt_pass_r1, r2, r3, r3x2 and their stages per round.
-const PASSES: [(u32, u32, &str); 4] = [(1, 1, "r1"), (2, 2, "r2"), (3, 3, "r3"), (4, 3, "r3x2")];
+/// ntt_pass_r1, r2, r3, r3x2, f1, f2, f3x2, f2x3: kernel id, stages per
+/// round, name, and the bit reversal the transforms launch beside them (the
+/// f* kernels' product is the C++ CIOS here: the emulator has no PTX).
+const PASSES: [(u32, u32, &str, u32); 8] = [
+    (1, 1, "r1", BITREV),
+    (2, 2, "r2", BITREV),
+    (3, 3, "r3", BITREV),
+    (4, 3, "r3x2", BITREV),
+    (6, 1, "f1", BITREV_FAST),
+    (7, 2, "f2", BITREV_FAST),
+    (8, 3, "f3x2", BITREV_FAST),
+    (9, 2, "f2x3", BITREV_FAST),
+];
 
 fn emu_binary() -> &'static PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
@@ -189,14 +202,14 @@ fn passes(
     }
 }
 
-fn bitrev(l: &mut Launches, lg: u32, scale: Option<(u32, u32, u32)>, after: bool) {
+fn bitrev(l: &mut Launches, kernel: u32, lg: u32, scale: Option<(u32, u32, u32)>, after: bool) {
     let (g, b) = cfg1d(1 << lg);
     let (lo, hi, bits, mode) = match scale {
         Some((lo, hi, bits)) => (Arg::Buf(lo), Arg::Buf(hi), bits, if after { 2 } else { 1 }),
         None => (Arg::Null, Arg::Null, 0, 0),
     };
     l.launch(
-        BITREV,
+        kernel,
         g,
         b,
         0,
@@ -212,7 +225,11 @@ fn bitrev(l: &mut Launches, lg: u32, scale: Option<(u32, u32, u32)>, after: bool
 }
 
 /// `kind` as src/device/ntt.rs's ntt_device runs it, or (None) evals_to_coset.
-fn emulate(x: &[Scalar], kind: Option<NttKind>, kernel: u32, radix: u32) -> Vec<Scalar> {
+fn emulate(
+    x: &[Scalar],
+    kind: Option<NttKind>,
+    (kernel, radix, _, bitrev_kernel): (u32, u32, &str, u32),
+) -> Vec<Scalar> {
     let n = x.len();
     let lg = n.trailing_zeros();
     let mut l = Launches::default();
@@ -222,12 +239,12 @@ fn emulate(x: &[Scalar], kind: Option<NttKind>, kernel: u32, radix: u32) -> Vec<
     let tw = twiddles(&mut l, lg);
     match kind {
         Some(NttKind::Forward) => {
-            bitrev(&mut l, lg, None, false);
+            bitrev(&mut l, bitrev_kernel, lg, None, false);
             passes(&mut l, kernel, radix, lg, tw, false, None);
         }
         Some(NttKind::CosetForward) => {
             let t = power_tables(&mut l, g, Scalar::ONE, lg);
-            bitrev(&mut l, lg, Some(t), false);
+            bitrev(&mut l, bitrev_kernel, lg, Some(t), false);
             passes(&mut l, kernel, radix, lg, tw, false, None);
         }
         Some(k @ (NttKind::Inverse | NttKind::CosetInverse)) => {
@@ -238,7 +255,7 @@ fn emulate(x: &[Scalar], kind: Option<NttKind>, kernel: u32, radix: u32) -> Vec<
                 Scalar::ONE
             };
             let t = power_tables(&mut l, base, n_inv, lg);
-            bitrev(&mut l, lg, Some(t), true);
+            bitrev(&mut l, bitrev_kernel, lg, Some(t), true);
         }
         None => {
             let t = power_tables(&mut l, g, n_inv, lg);
@@ -257,7 +274,8 @@ fn ntt_kernels_on_the_cpu_match_the_reference() {
     for lg in [1u32, 2, 3, 4, 7, 11, 12, 13, 14] {
         let n = 1usize << lg;
         let x: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut rng)).collect();
-        for (kernel, radix, name) in PASSES {
+        for pass in PASSES {
+            let name = pass.2;
             for kind in [
                 Some(NttKind::Forward),
                 Some(NttKind::Inverse),
@@ -273,7 +291,7 @@ fn ntt_kernels_on_the_cpu_match_the_reference() {
                         host::ntt_cpu(&mut want, NttKind::CosetForward);
                     }
                 }
-                let got = emulate(&x, kind, kernel, radix);
+                let got = emulate(&x, kind, pass);
                 if let Some(i) = (0..n).find(|&i| got[i] != want[i]) {
                     panic!("2^{lg} {kind:?} with {name}: first difference at {i}");
                 }
