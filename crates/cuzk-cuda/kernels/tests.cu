@@ -41,6 +41,19 @@ extern "C" __global__ void test_fq_ops(const Fq* a, const Fq* b, Fq* out, uint32
 extern "C" __global__ void test_fq2_ops(const Fq2* a, const Fq2* b, Fq2* out, uint32_t n) {
     field_ops<Fq2>(a, b, out, n);
 }
+// Fr with fr_fast.cuh's product (the NTT's f* passes) in slots 0 and 3:
+// [fast a*b, a+b, a-b, fast a^2, -a, a*b by operator*].
+extern "C" __global__ void test_fr_fast_ops(const Fr* a, const Fr* b, Fr* out, uint32_t n) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    Fr x = a[i], y = b[i];
+    out[6 * i + 0] = fr_mul_fast(x, y);
+    out[6 * i + 1] = x + y;
+    out[6 * i + 2] = x - y;
+    out[6 * i + 3] = fr_mul_fast(x, x);
+    out[6 * i + 4] = x.neg();
+    out[6 * i + 5] = x * y;
+}
 extern "C" __global__ void test_fr_from_mont(const Fr* a, Fr* out, uint32_t n) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = a[i].from_mont();

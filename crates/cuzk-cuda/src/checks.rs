@@ -758,6 +758,21 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
         NttKind::CosetForward,
         NttKind::CosetInverse,
     ];
+    // The f* passes' product (fr_fast.cuh) alone, against blst.
+    r.case("ntt/fr_fast.cuh product vs blst", |dev, rng| {
+        let edges = [
+            Scalar::ZERO,
+            Scalar::ONE,
+            -Scalar::ONE,
+            Scalar::ZERO,
+            -Scalar::ONE,
+        ];
+        let xs = with_edges(random_scalars(4096, rng.gen()), &edges);
+        let ys = with_edges(random_scalars(4096, rng.gen()), &edges[1..]);
+        field_ops_check(dev, 3, 32, &xs, &ys, fr_bytes, fr_from, |x, y| {
+            [x * y, x + y, x - y, x.square(), -x]
+        })
+    });
     for lg in 0..=16u32 {
         r.case(&format!("ntt/2^{lg} all kinds vs cpu"), |dev, rng| {
             check_ntt(dev, rng, lg, &all)
