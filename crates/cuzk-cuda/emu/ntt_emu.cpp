@@ -56,15 +56,7 @@ int main() {
                 case 2: pass(ntt_pass_r2); break;
                 case 3: pass(ntt_pass_r3); break;
                 case 4: pass(ntt_pass_r3x2); break;
-                case 10:
-                    if (nargs != 6) throw std::runtime_error("ntt_bitrev_fast takes 6 arguments");
-                    emu_launch(grid, block, smem,
-                               [&] { ntt_bitrev_fast(fr(0), u(1), fr(2), fr(3), u(4), u(5)); });
-                    break;
-                case 6: pass(ntt_pass_f1); break;
-                case 7: pass(ntt_pass_f2); break;
-                case 8: pass(ntt_pass_f3x2); break;
-                case 9: pass(ntt_pass_f2x3); break;
+                case 6: pass(ntt_pass_r2x3); break;
                 case 5:
                     if (nargs != 5) throw std::runtime_error("ntt_powers takes 5 arguments");
                     emu_launch(grid, block, smem,

@@ -19,20 +19,10 @@
 // the same table (w^-e = -w^(n/2-e)).
 #pragma once
 #include "field.cuh"
-#include "fr_fast.cuh"
-
-// The pass kernels' product: field.cuh's, or (FAST) fr_fast.cuh's, which
-// gives the same values in fewer instructions.
-template <bool FAST>
-DEV Fr ntt_mul(const Fr& a, const Fr& b) {
-    if constexpr (FAST) return fr_mul_fast(a, b);
-    else return a * b;
-}
 
 // base^i for i < 2^(2*lo_bits), from lo[j] = c*base^j and hi[j] = base^(j*2^lo_bits).
-template <bool FAST = false>
 DEV Fr power_from_tables(const Fr* lo, const Fr* hi, uint32_t lo_bits, uint32_t i) {
-    return ntt_mul<FAST>(ldg_fr(lo + (i & ((1u << lo_bits) - 1))), ldg_fr(hi + (i >> lo_bits)));
+    return ldg_fr(lo + (i & ((1u << lo_bits) - 1))) * ldg_fr(hi + (i >> lo_bits));
 }
 
 extern "C" __global__ void ntt_powers(Fr* out, uint32_t count, const Fr* lo, const Fr* hi,
@@ -45,39 +35,28 @@ extern "C" __global__ void ntt_powers(Fr* out, uint32_t count, const Fr* lo, con
 // In-place bit reversal of n = 2^lg elements. scale = 1: each element x_i
 // is first multiplied by c*base^i (its position before the permutation);
 // scale = 2: by c*base^j of the position j it moves to (tables as above).
-template <bool FAST>
-DEV void ntt_bitrev_body(Fr* d, uint32_t lg, const Fr* lo, const Fr* hi, uint32_t lo_bits,
-                         uint32_t scale) {
+extern "C" __global__ void ntt_bitrev(Fr* d, uint32_t lg, const Fr* lo, const Fr* hi,
+                                      uint32_t lo_bits, uint32_t scale) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (lg == 0 || i >= (1u << lg)) {
-        if (lg == 0 && i == 0 && scale)
-            d[0] = ntt_mul<FAST>(d[0], power_from_tables<FAST>(lo, hi, lo_bits, 0));
+        if (lg == 0 && i == 0 && scale) d[0] = d[0] * power_from_tables(lo, hi, lo_bits, 0);
         return;
     }
     uint32_t r = __brev(i) >> (32 - lg);
     if (i < r) {
         Fr a = ld_fr(d + i), b = ld_fr(d + r);
         if (scale == 1) {
-            a = ntt_mul<FAST>(a, power_from_tables<FAST>(lo, hi, lo_bits, i));
-            b = ntt_mul<FAST>(b, power_from_tables<FAST>(lo, hi, lo_bits, r));
+            a = a * power_from_tables(lo, hi, lo_bits, i);
+            b = b * power_from_tables(lo, hi, lo_bits, r);
         } else if (scale == 2) {
-            a = ntt_mul<FAST>(a, power_from_tables<FAST>(lo, hi, lo_bits, r));
-            b = ntt_mul<FAST>(b, power_from_tables<FAST>(lo, hi, lo_bits, i));
+            a = a * power_from_tables(lo, hi, lo_bits, r);
+            b = b * power_from_tables(lo, hi, lo_bits, i);
         }
         st_fr(d + i, b);
         st_fr(d + r, a);
     } else if (i == r && scale) {
-        st_fr(d + i, ntt_mul<FAST>(ld_fr(d + i), power_from_tables<FAST>(lo, hi, lo_bits, i)));
+        st_fr(d + i, ld_fr(d + i) * power_from_tables(lo, hi, lo_bits, i));
     }
-}
-// With field.cuh's product, and (the f* passes' companion) fr_fast.cuh's.
-extern "C" __global__ void ntt_bitrev(Fr* d, uint32_t lg, const Fr* lo, const Fr* hi,
-                                      uint32_t lo_bits, uint32_t scale) {
-    ntt_bitrev_body<false>(d, lg, lo, hi, lo_bits, scale);
-}
-extern "C" __global__ void ntt_bitrev_fast(Fr* d, uint32_t lg, const Fr* lo, const Fr* hi,
-                                           uint32_t lo_bits, uint32_t scale) {
-    ntt_bitrev_body<true>(d, lg, lo, hi, lo_bits, scale);
 }
 
 // Shared memory of a pass: the low and high 16 bytes of element e in two
@@ -126,7 +105,7 @@ struct PassPlace {
 // them back. DIT (forward, w = tw) or DIF (inverse, w^-1: the table's
 // w^(n/2 - e) = -w^-e, so (u - v) w^-e = (v - u) w^(n/2 - e)). The twiddle
 // of the butterfly at bit s of element index i is w^((i mod 2^s) 2^(lg-s-1)).
-template <int R, bool DIF, bool FAST>
+template <int R, bool DIF>
 DEV void ntt_round(const PassShared& sh, const Fr* __restrict__ tw, const PassPlace& pl,
                    uint32_t j) {
     const uint32_t L = 1u << pl.lgL;
@@ -159,12 +138,12 @@ DEV void ntt_round(const PassShared& sh, const Fr* __restrict__ tw, const PassPl
                     const int t1 = t0 | (1 << i);
                     Fr u = x[t0], v = x[t1];
                     if (!DIF) {
-                        if (texp != 0) v = ntt_mul<FAST>(v, w);
+                        if (texp != 0) v = v * w;
                         x[t0] = u + v;
                         x[t1] = u - v;
                     } else {
                         x[t0] = u + v;
-                        x[t1] = texp != 0 ? ntt_mul<FAST>(v - u, w) : u - v;
+                        x[t1] = texp != 0 ? (v - u) * w : u - v;
                     }
                 }
             }
@@ -182,7 +161,7 @@ DEV void ntt_round(const PassShared& sh, const Fr* __restrict__ tw, const PassPl
 // element is multiplied on load by c*base^bitrev(position) from the power
 // tables: the coset scaling of coefficients that a DIF pass left in
 // bit-reversed order. Dynamic shared memory: 2 * slots(2^(k+lgL)) * 16 B.
-template <int R, bool DIF, bool FAST>
+template <int R, bool DIF>
 DEV void ntt_pass_body(Fr* d, const Fr* __restrict__ tw, uint32_t lg, uint32_t s0, uint32_t k,
                        uint32_t lgL, const Fr* plo, const Fr* phi,
                        uint32_t plo_bits, uint32_t scale) {
@@ -199,9 +178,7 @@ DEV void ntt_pass_body(Fr* d, const Fr* __restrict__ tw, uint32_t lg, uint32_t s
     for (uint32_t e = threadIdx.x; e < E; e += blockDim.x) {
         const uint64_t idx = pl.index(e);
         Fr x = ld_fr(d + idx);
-        if (scale)
-            x = ntt_mul<FAST>(
-                x, power_from_tables<FAST>(plo, phi, plo_bits, __brev((uint32_t)idx) >> (32 - lg)));
+        if (scale) x = x * power_from_tables(plo, phi, plo_bits, __brev((uint32_t)idx) >> (32 - lg));
         sh.put(e, x);
     }
     __syncthreads();
@@ -213,35 +190,30 @@ DEV void ntt_pass_body(Fr* d, const Fr* __restrict__ tw, uint32_t lg, uint32_t s
         const uint32_t r = DIF ? rounds - 1 - rr : rr;
         const uint32_t j = r * R;
         const uint32_t size = r < full ? R : rest;
-        if (size == R) ntt_round<R, DIF, FAST>(sh, tw, pl, j);
-        else if (R > 2 && size == 2) ntt_round<(R > 2 ? 2 : 1), DIF, FAST>(sh, tw, pl, j);
-        else ntt_round<1, DIF, FAST>(sh, tw, pl, j);
+        if (size == R) ntt_round<R, DIF>(sh, tw, pl, j);
+        else if (R > 2 && size == 2) ntt_round<(R > 2 ? 2 : 1), DIF>(sh, tw, pl, j);
+        else ntt_round<1, DIF>(sh, tw, pl, j);
         __syncthreads();
     }
     for (uint32_t e = threadIdx.x; e < E; e += blockDim.x) st_fr(d + pl.index(e), sh.get(e));
 }
 
-// The pass kernels, one per round size R (and R = 3 capped at 128 registers
-// so that two blocks of 256 threads stay resident per SM), with field.cuh's
-// product (r*) or fr_fast.cuh's (f*); the host picks one (src/device/ntt.rs,
-// NttPass) by measurement.
-#define NTT_PASS(NAME, R, MIN_BLOCKS, FAST)                                                    \
+// The pass kernels, one per round size R and register cap: R = 3 capped at
+// 128 registers so that two blocks of 256 threads stay resident per SM
+// (r3x2), R = 2 capped at 80 so that three do (r2x3); the host picks one
+// (src/device/ntt.rs, NttPass) by measurement.
+#define NTT_PASS(NAME, R, MIN_BLOCKS)                                                          \
     extern "C" __global__ void __launch_bounds__(256, MIN_BLOCKS)                              \
         NAME(Fr* d, const Fr* tw, uint32_t lg, uint32_t s0, uint32_t k, uint32_t lgL,          \
              uint32_t dif, const Fr* plo, const Fr* phi, uint32_t plo_bits, uint32_t scale) {  \
-        if (dif)                                                                               \
-            ntt_pass_body<R, true, FAST>(d, tw, lg, s0, k, lgL, plo, phi, plo_bits, scale);    \
-        else                                                                                   \
-            ntt_pass_body<R, false, FAST>(d, tw, lg, s0, k, lgL, plo, phi, plo_bits, scale);   \
+        if (dif) ntt_pass_body<R, true>(d, tw, lg, s0, k, lgL, plo, phi, plo_bits, scale);     \
+        else ntt_pass_body<R, false>(d, tw, lg, s0, k, lgL, plo, phi, plo_bits, scale);        \
     }
-NTT_PASS(ntt_pass_r1, 1, 1, false)
-NTT_PASS(ntt_pass_r2, 2, 1, false)
-NTT_PASS(ntt_pass_r3, 3, 1, false)
-NTT_PASS(ntt_pass_r3x2, 3, 2, false)
-NTT_PASS(ntt_pass_f1, 1, 1, true)
-NTT_PASS(ntt_pass_f2, 2, 1, true)
-NTT_PASS(ntt_pass_f3x2, 3, 2, true)
-NTT_PASS(ntt_pass_f2x3, 2, 3, true)
+NTT_PASS(ntt_pass_r1, 1, 1)
+NTT_PASS(ntt_pass_r2, 2, 1)
+NTT_PASS(ntt_pass_r3, 3, 1)
+NTT_PASS(ntt_pass_r3x2, 3, 2)
+NTT_PASS(ntt_pass_r2x3, 2, 3)
 #undef NTT_PASS
 
 // H on the coset: a_i = (a_i * b_i - c_i) * z_inv.

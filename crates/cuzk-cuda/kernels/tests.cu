@@ -5,7 +5,6 @@
 // (src/device/arith.rs); the production fatbin does not carry them.
 #include "field.cuh"
 #include "curve.cuh"
-#include "fr_fast.cuh"
 
 // ------------------------------------------------- arithmetic for the tests
 // A second way to multiply, to check the first: plain C++ CIOS for Fp,
@@ -41,19 +40,6 @@ extern "C" __global__ void test_fq_ops(const Fq* a, const Fq* b, Fq* out, uint32
 extern "C" __global__ void test_fq2_ops(const Fq2* a, const Fq2* b, Fq2* out, uint32_t n) {
     field_ops<Fq2>(a, b, out, n);
 }
-// Fr with fr_fast.cuh's product (the NTT's f* passes) in slots 0 and 3:
-// [fast a*b, a+b, a-b, fast a^2, -a, a*b by operator*].
-extern "C" __global__ void test_fr_fast_ops(const Fr* a, const Fr* b, Fr* out, uint32_t n) {
-    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    Fr x = a[i], y = b[i];
-    out[6 * i + 0] = fr_mul_fast(x, y);
-    out[6 * i + 1] = x + y;
-    out[6 * i + 2] = x - y;
-    out[6 * i + 3] = fr_mul_fast(x, x);
-    out[6 * i + 4] = x.neg();
-    out[6 * i + 5] = x * y;
-}
 extern "C" __global__ void test_fr_from_mont(const Fr* a, Fr* out, uint32_t n) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = a[i].from_mont();
@@ -85,16 +71,7 @@ extern "C" __global__ void test_g2_ops(const G2Affine* p, const G2Affine* q, con
 // Each thread runs two independent chains of `iters` products (ILP 2);
 // data holds 2 elements per thread and receives the results, so nothing is
 // optimised away. variant: 0 = PTX inline, 1 = C++ CIOS inline, 2 = the
-// kernels' operator* (out of line for Fq), 3 = fr_fast.cuh's product (the
-// NTT's f* pass kernels; Fr only, Fq takes operator*).
-template <class P>
-DEV Fp<P> fast_mul(const Fp<P>& a, const Fp<P>& b) {
-    return a * b;
-}
-template <>
-DEV Fr fast_mul<FrParams>(const Fr& a, const Fr& b) {
-    return fr_mul_fast(a, b);
-}
+// kernels' operator* (out of line for Fq).
 template <class P>
 DEV void mul_throughput(Fp<P>* data, uint32_t iters, uint32_t variant) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -109,11 +86,6 @@ DEV void mul_throughput(Fp<P>* data, uint32_t iters, uint32_t variant) {
         for (uint32_t k = 0; k < iters; k++) {
             a = mont_mul_cios<P>(a, y);
             b = mont_mul_cios<P>(b, x);
-        }
-    } else if (variant == 3) {
-        for (uint32_t k = 0; k < iters; k++) {
-            a = fast_mul<P>(a, y);
-            b = fast_mul<P>(b, x);
         }
     } else {
         for (uint32_t k = 0; k < iters; k++) {

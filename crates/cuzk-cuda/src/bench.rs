@@ -517,16 +517,8 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
     }
 
     // ---- NTT, resident: 2^20, 2^24, 2^26, 2^27; every pass kernel, or the
-    // comma list of names in CUZK_NTT_BENCH_PASSES (say "r3x2,f3x2"), the
+    // comma list of names in CUZK_NTT_BENCH_PASSES (say "r2x3,r3x2"), the
     // device's current pass (CUZK_NTT_PASS at open) first.
-    if want("ntt") {
-        let arith = ArithKernels::load(dev)?;
-        eprintln!(
-            "Fr mul/s: ptx {:.3e}, fast (ntt f* passes) {:.3e}",
-            arith.mul_throughput(false, 0, card.sms)?,
-            arith.mul_throughput(false, 3, card.sms)?
-        );
-    }
     let ntt_passes: Vec<crate::NttPass> = {
         let default = dev.ntt_pass();
         let listed: Option<Vec<crate::NttPass>> =

@@ -857,21 +857,6 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
         NttKind::CosetForward,
         NttKind::CosetInverse,
     ];
-    // The f* passes' product (fr_fast.cuh) alone, against blst.
-    r.case("ntt/fr_fast.cuh product vs blst", |dev, rng| {
-        let edges = [
-            Scalar::ZERO,
-            Scalar::ONE,
-            -Scalar::ONE,
-            Scalar::ZERO,
-            -Scalar::ONE,
-        ];
-        let xs = with_edges(random_scalars(4096, rng.gen()), &edges);
-        let ys = with_edges(random_scalars(4096, rng.gen()), &edges[1..]);
-        field_ops_check(dev, 3, 32, &xs, &ys, fr_bytes, fr_from, |x, y| {
-            [x * y, x + y, x - y, x.square(), -x]
-        })
-    });
     for lg in 0..=16u32 {
         r.case(&format!("ntt/2^{lg} all kinds vs cpu"), |dev, rng| {
             check_ntt(dev, rng, lg, &all)
@@ -884,10 +869,10 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
         );
     }
     if opts.large {
-        // The run-9 default (r3x2) and the fr_fast.cuh builds' candidate
-        // (f3x2); 2^25 for an odd size with three passes.
+        // The default (r3x2) and the three-blocks-per-SM pass (r2x3); 2^25
+        // for an odd size with three passes.
         for lg in [24u32, 25, 27, 28] {
-            for pass in [NttPass::R3TwoBlocks, NttPass::F3TwoBlocks] {
+            for pass in [NttPass::R3TwoBlocks, NttPass::R2ThreeBlocks] {
                 r.case(
                     &format!(
                         "ntt/2^{lg} round trips and direct evaluation ({})",

@@ -17,21 +17,14 @@ use rand::SeedableRng;
 
 /// Kernel ids of emu/ntt_emu.cpp.
 const BITREV: u32 = 0;
-/// ntt_bitrev_fast, which the f* passes' transforms launch.
-const BITREV_FAST: u32 = 10;
 const POWERS: u32 = 5;
-/// ntt_pass_r1, r2, r3, r3x2, f1, f2, f3x2, f2x3: kernel id, stages per
-/// round, name, and the bit reversal the transforms launch beside them (the
-/// f* kernels' product is the C++ CIOS here: the emulator has no PTX).
-const PASSES: [(u32, u32, &str, u32); 8] = [
-    (1, 1, "r1", BITREV),
-    (2, 2, "r2", BITREV),
-    (3, 3, "r3", BITREV),
-    (4, 3, "r3x2", BITREV),
-    (6, 1, "f1", BITREV_FAST),
-    (7, 2, "f2", BITREV_FAST),
-    (8, 3, "f3x2", BITREV_FAST),
-    (9, 2, "f2x3", BITREV_FAST),
+/// ntt_pass_r1, r2, r3, r3x2, r2x3 and their stages per round.
+const PASSES: [(u32, u32, &str); 5] = [
+    (1, 1, "r1"),
+    (2, 2, "r2"),
+    (3, 3, "r3"),
+    (4, 3, "r3x2"),
+    (6, 2, "r2x3"),
 ];
 
 fn emu_binary() -> &'static PathBuf {
@@ -202,14 +195,14 @@ fn passes(
     }
 }
 
-fn bitrev(l: &mut Launches, kernel: u32, lg: u32, scale: Option<(u32, u32, u32)>, after: bool) {
+fn bitrev(l: &mut Launches, lg: u32, scale: Option<(u32, u32, u32)>, after: bool) {
     let (g, b) = cfg1d(1 << lg);
     let (lo, hi, bits, mode) = match scale {
         Some((lo, hi, bits)) => (Arg::Buf(lo), Arg::Buf(hi), bits, if after { 2 } else { 1 }),
         None => (Arg::Null, Arg::Null, 0, 0),
     };
     l.launch(
-        kernel,
+        BITREV,
         g,
         b,
         0,
@@ -225,11 +218,7 @@ fn bitrev(l: &mut Launches, kernel: u32, lg: u32, scale: Option<(u32, u32, u32)>
 }
 
 /// `kind` as src/device/ntt.rs's ntt_device runs it, or (None) evals_to_coset.
-fn emulate(
-    x: &[Scalar],
-    kind: Option<NttKind>,
-    (kernel, radix, _, bitrev_kernel): (u32, u32, &str, u32),
-) -> Vec<Scalar> {
+fn emulate(x: &[Scalar], kind: Option<NttKind>, kernel: u32, radix: u32) -> Vec<Scalar> {
     let n = x.len();
     let lg = n.trailing_zeros();
     let mut l = Launches::default();
@@ -239,12 +228,12 @@ fn emulate(
     let tw = twiddles(&mut l, lg);
     match kind {
         Some(NttKind::Forward) => {
-            bitrev(&mut l, bitrev_kernel, lg, None, false);
+            bitrev(&mut l, lg, None, false);
             passes(&mut l, kernel, radix, lg, tw, false, None);
         }
         Some(NttKind::CosetForward) => {
             let t = power_tables(&mut l, g, Scalar::ONE, lg);
-            bitrev(&mut l, bitrev_kernel, lg, Some(t), false);
+            bitrev(&mut l, lg, Some(t), false);
             passes(&mut l, kernel, radix, lg, tw, false, None);
         }
         Some(k @ (NttKind::Inverse | NttKind::CosetInverse)) => {
@@ -255,7 +244,7 @@ fn emulate(
                 Scalar::ONE
             };
             let t = power_tables(&mut l, base, n_inv, lg);
-            bitrev(&mut l, bitrev_kernel, lg, Some(t), true);
+            bitrev(&mut l, lg, Some(t), true);
         }
         None => {
             let t = power_tables(&mut l, g, n_inv, lg);
@@ -274,8 +263,7 @@ fn ntt_kernels_on_the_cpu_match_the_reference() {
     for lg in [1u32, 2, 3, 4, 7, 11, 12, 13, 14] {
         let n = 1usize << lg;
         let x: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut rng)).collect();
-        for pass in PASSES {
-            let name = pass.2;
+        for (kernel, radix, name) in PASSES {
             for kind in [
                 Some(NttKind::Forward),
                 Some(NttKind::Inverse),
@@ -291,7 +279,7 @@ fn ntt_kernels_on_the_cpu_match_the_reference() {
                         host::ntt_cpu(&mut want, NttKind::CosetForward);
                     }
                 }
-                let got = emulate(&x, kind, pass);
+                let got = emulate(&x, kind, kernel, radix);
                 if let Some(i) = (0..n).find(|&i| got[i] != want[i]) {
                     panic!("2^{lg} {kind:?} with {name}: first difference at {i}");
                 }

@@ -17,9 +17,8 @@ use crate::host::FR_BYTES;
 static TEST_FATBIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cuzk_tests.fatbin"));
 
 typed_kernels! {
-    /// `test_fr_ops`, `test_fq_ops`, `test_fq2_ops`, `test_fr_fast_ops` (Fr
-    /// with fr_fast.cuh's product): six results per pair.
-    FieldOps["test_fr_ops", "test_fq_ops", "test_fq2_ops", "test_fr_fast_ops"](
+    /// `test_fr_ops`, `test_fq_ops`, `test_fq2_ops`: six results per pair.
+    FieldOps["test_fr_ops", "test_fq_ops", "test_fq2_ops"](
         a: DevPtr,
         b: DevPtr,
         out: DevPtr,
@@ -48,7 +47,6 @@ pub(crate) struct ArithKernels<'d> {
     fr_ops: FieldOps,
     fq_ops: FieldOps,
     fq2_ops: FieldOps,
-    fr_fast_ops: FieldOps,
     fr_from_mont: FrFromMont,
     g1_ops: CurveOps,
     g2_ops: CurveOps,
@@ -69,7 +67,7 @@ impl<'d> ArithKernels<'d> {
                 .load_function(name)
                 .map_err(|e| dev.err("kernel lookup", kernel, 0, e))
         };
-        let [fr_ops, fq_ops, fq2_ops, fr_fast_ops] = FieldOps::load_all(&f)?;
+        let [fr_ops, fq_ops, fq2_ops] = FieldOps::load_all(&f)?;
         let [g1_ops, g2_ops] = CurveOps::load_all(&f)?;
         let [fq_mul, fr_mul] = MulThroughput::load_all(&f)?;
         Ok(ArithKernels {
@@ -77,7 +75,6 @@ impl<'d> ArithKernels<'d> {
             fr_ops,
             fq_ops,
             fq2_ops,
-            fr_fast_ops,
             fr_from_mont: FrFromMont::load(&f)?,
             g1_ops,
             g2_ops,
@@ -89,8 +86,7 @@ impl<'d> ArithKernels<'d> {
 
     /// Runs test_{fr,fq,fq2}_ops: per element [a*b, a+b, a-b, a^2, -a,
     /// a*b by the second multiplication (C++ CIOS / schoolbook Fq2)], raw
-    /// Montgomery bytes in and out. `which`: 0 = Fr, 1 = Fq, 2 = Fq2, 3 = Fr
-    /// with fr_fast.cuh's product in slots 0 and 3 (slot 5: operator*).
+    /// Montgomery bytes in and out. `which`: 0 = Fr, 1 = Fq, 2 = Fq2.
     pub(crate) fn field_ops_raw(
         &self,
         which: u32,
@@ -103,7 +99,6 @@ impl<'d> ArithKernels<'d> {
         let f = match which {
             0 => &self.fr_ops,
             1 => &self.fq_ops,
-            3 => &self.fr_fast_ops,
             _ => &self.fq2_ops,
         };
         let (da, db) = (dev.upload("field_ops", a)?, dev.upload("field_ops", b)?);
@@ -172,8 +167,7 @@ impl<'d> ArithKernels<'d> {
 
     /// Products per second of the Montgomery multiplication: `fq` picks Fq
     /// (else Fr); variant 0 = PTX inline, 1 = C++ CIOS inline, 2 = what the
-    /// kernels use (out of line for Fq), 3 = fr_fast.cuh's (the NTT's `f*`
-    /// passes; Fq: as 2). Median of 3 timed runs.
+    /// kernels use (out of line for Fq). Median of 3 timed runs.
     pub(crate) fn mul_throughput(&self, fq: bool, variant: u32, sms: u32) -> Result<f64> {
         let dev = self.dev;
         let threads = sms as usize * 2048;
@@ -236,7 +230,6 @@ mod tests {
             "test_fr_ops",
             "test_fq_ops",
             "test_fq2_ops",
-            "test_fr_fast_ops",
             "test_fr_from_mont",
             "test_g1_ops",
             "test_g2_ops",

@@ -76,8 +76,7 @@ impl Group_ {
 /// its host code.
 struct Kernels {
     ntt_powers: ntt::NttPowers,
-    /// Field.cuh's product, fr_fast.cuh's ([`NttPass::fast_product`]).
-    ntt_bitrev: [ntt::NttBitrev; 2],
+    ntt_bitrev: ntt::NttBitrev,
     /// Indexed by [`NttPass::index`].
     ntt_pass: [ntt::NttPassKernel; NttPass::ALL.len()],
     ntt_h_pointwise: ntt::NttHPointwise,
@@ -183,7 +182,7 @@ impl CudaDevice {
         };
         let k = Kernels {
             ntt_powers: ntt::NttPowers::load(&f)?,
-            ntt_bitrev: ntt::NttBitrev::load_all(&f)?,
+            ntt_bitrev: ntt::NttBitrev::load(&f)?,
             ntt_pass: ntt::NttPassKernel::load_all(&f)?,
             ntt_h_pointwise: ntt::NttHPointwise::load(&f)?,
             scan_block: scan::ScanBlock::load(&f)?,

@@ -17,29 +17,17 @@ pub const MAX_NTT_LOG: u32 = 28;
 typed_kernels! {
     /// `ntt_powers`: out[i] = lo[i mod 2^lo_bits] * hi[i >> lo_bits].
     NttPowers["ntt_powers"](out: DevPtr, count: u32, lo: DevPtr, hi: DevPtr, lo_bits: u32);
-    /// `ntt_bitrev`, `ntt_bitrev_fast`: the in-place bit reversal, with the
-    /// optional scaling by the power tables (`scale` 0: none, 1: before, 2:
-    /// after), with field.cuh's product or fr_fast.cuh's (the `F*` passes').
-    NttBitrev["ntt_bitrev", "ntt_bitrev_fast"](
-        d: DevPtr,
-        lg: u32,
-        lo: DevPtr,
-        hi: DevPtr,
-        lo_bits: u32,
-        scale: u32,
-    );
-    /// `ntt_pass_r1`, `_r2`, `_r3`, `_r3x2` (field.cuh's product) and
-    /// `ntt_pass_f1`, `_f2`, `_f3x2`, `_f2x3` (fr_fast.cuh's): `k` stages from
-    /// stage `s0` in shared memory ([`NttPass`] picks the build).
+    /// `ntt_bitrev`: the in-place bit reversal, with the optional scaling
+    /// by the power tables (`scale` 0: none, 1: before, 2: after).
+    NttBitrev["ntt_bitrev"](d: DevPtr, lg: u32, lo: DevPtr, hi: DevPtr, lo_bits: u32, scale: u32);
+    /// `ntt_pass_r1`, `_r2`, `_r3`, `_r3x2`, `_r2x3`: `k` stages from stage
+    /// `s0` in shared memory ([`NttPass`] picks the build).
     NttPassKernel[
         "ntt_pass_r1",
         "ntt_pass_r2",
         "ntt_pass_r3",
         "ntt_pass_r3x2",
-        "ntt_pass_f1",
-        "ntt_pass_f2",
-        "ntt_pass_f3x2",
-        "ntt_pass_f2x3",
+        "ntt_pass_r2x3",
     ](
         d: DevPtr,
         tw: DevPtr,
@@ -77,40 +65,33 @@ impl NttPassKernel {
     }
 }
 
-/// The NTT pass kernel: stages per register round (R), the blocks per SM its
-/// register cap keeps resident, and the Fr product: field.cuh's (`R*`) or
-/// fr_fast.cuh's (`F*`: the same values; the final subtraction as a PTX
-/// borrow chain: 13-24% fewer SASS instructions per pass kernel).
+/// The NTT pass kernel: stages per register round (R) and, for the `x2` /
+/// `x3` builds, the blocks of 256 threads per SM its register cap keeps
+/// resident (R = 3 at most 128 registers, R = 2 at most 80).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NttPass {
     R1,
     R2,
     R3,
     R3TwoBlocks,
-    F1,
-    F2,
-    F3TwoBlocks,
-    F2ThreeBlocks,
+    R2ThreeBlocks,
 }
 
 impl NttPass {
     /// In the order of the kernel list (`NttPassKernel`).
-    pub const ALL: [NttPass; 8] = [
+    pub const ALL: [NttPass; 5] = [
         NttPass::R1,
         NttPass::R2,
         NttPass::R3,
         NttPass::R3TwoBlocks,
-        NttPass::F1,
-        NttPass::F2,
-        NttPass::F3TwoBlocks,
-        NttPass::F2ThreeBlocks,
+        NttPass::R2ThreeBlocks,
     ];
     /// Stages per register round.
     pub fn radix_log(self) -> u32 {
         match self {
-            NttPass::R1 | NttPass::F1 => 1,
-            NttPass::R2 | NttPass::F2 | NttPass::F2ThreeBlocks => 2,
-            NttPass::R3 | NttPass::R3TwoBlocks | NttPass::F3TwoBlocks => 3,
+            NttPass::R1 => 1,
+            NttPass::R2 | NttPass::R2ThreeBlocks => 2,
+            NttPass::R3 | NttPass::R3TwoBlocks => 3,
         }
     }
     pub fn name(self) -> &'static str {
@@ -119,19 +100,8 @@ impl NttPass {
             NttPass::R2 => "r2",
             NttPass::R3 => "r3",
             NttPass::R3TwoBlocks => "r3x2",
-            NttPass::F1 => "f1",
-            NttPass::F2 => "f2",
-            NttPass::F3TwoBlocks => "f3x2",
-            NttPass::F2ThreeBlocks => "f2x3",
+            NttPass::R2ThreeBlocks => "r2x3",
         }
-    }
-    /// Whether the build multiplies with fr_fast.cuh's product (its bit
-    /// reversal then does too: `ntt_bitrev_fast`).
-    pub fn fast_product(self) -> bool {
-        matches!(
-            self,
-            NttPass::F1 | NttPass::F2 | NttPass::F3TwoBlocks | NttPass::F2ThreeBlocks
-        )
     }
     /// The pass named `name` (as [`NttPass::name`] spells it).
     pub fn from_name(name: &str) -> Option<NttPass> {
@@ -144,13 +114,13 @@ impl NttPass {
 
 /// The pass used unless a benchmark picks another: R3 in two blocks per SM
 /// (128 registers), the fastest of the four on the H200 (bench/gpu-kernels.md,
-/// run 9: forward 2^27 50.7 ms against r2 56.2, r1 56.9, r3 71.9 ms). The
-/// `F*` builds wait for their measurement (run 15); `CUZK_NTT_PASS=<name>`
-/// overrides this at device open ([`NttPass::from_env`]).
+/// run 9: forward 2^27 50.7 ms against r2 56.2, r1 56.9, r3 71.9 ms).
+/// `CUZK_NTT_PASS=<name>` overrides this at device open
+/// ([`NttPass::from_env`]).
 pub(super) const DEFAULT_NTT_PASS: NttPass = NttPass::R3TwoBlocks;
 
 impl NttPass {
-    /// The pass a device opens with: `CUZK_NTT_PASS` (a name such as `f3x2`)
+    /// The pass a device opens with: `CUZK_NTT_PASS` (a name such as `r3x2`)
     /// when set to a known one, else [`DEFAULT_NTT_PASS`].
     pub(super) fn from_env() -> NttPass {
         std::env::var("CUZK_NTT_PASS")
@@ -392,8 +362,7 @@ impl CudaDevice {
             Some((lo, hi, bits)) => (self.p(lo), self.p(hi), bits, if after { 2u32 } else { 1 }),
             None => (0, 0, 0, 0),
         };
-        let kernel = &self.k.ntt_bitrev[usize::from(self.ntt_pass().fast_product())];
-        kernel.launch(
+        self.k.ntt_bitrev.launch(
             self,
             "ntt_bitrev",
             n,
