@@ -112,12 +112,16 @@ impl NttPass {
     }
 }
 
-/// The pass used unless a benchmark picks another: R3 in two blocks per SM
-/// (128 registers), the fastest of the four on the H200 (bench/gpu-kernels.md,
-/// run 9: forward 2^27 50.7 ms against r2 56.2, r1 56.9, r3 71.9 ms).
+/// The pass used unless a benchmark picks another: R2 in three blocks per SM
+/// (80 registers), the fastest at every size measured on the H200
+/// (bench/gpu-kernels.md, runs 15/16, 2026-12-03 call 16, measured as
+/// `f2x3`, the same code since run 16 made field.cuh's product the fast one;
+/// against r3x2, the default since run 9): forward 2^27 44.68 against 46.81 ms,
+/// evaluations to coset 2^27 83.86 against 90.52 ms, forward 2^26 21.76
+/// against 22.24 ms, 2^24 5.09 against 5.21 ms, 2^20 0.28 against 0.39 ms.
 /// `CUZK_NTT_PASS=<name>` overrides this at device open
 /// ([`NttPass::from_env`]).
-pub(super) const DEFAULT_NTT_PASS: NttPass = NttPass::R3TwoBlocks;
+pub(super) const DEFAULT_NTT_PASS: NttPass = NttPass::R2ThreeBlocks;
 
 impl NttPass {
     /// The pass a device opens with: `CUZK_NTT_PASS` (a name such as `r3x2`)
