@@ -56,6 +56,7 @@ int main() {
                 case 2: pass(ntt_pass_r2); break;
                 case 3: pass(ntt_pass_r3); break;
                 case 4: pass(ntt_pass_r3x2); break;
+                case 6: pass(ntt_pass_r2x3); break;
                 case 5:
                     if (nargs != 5) throw std::runtime_error("ntt_powers takes 5 arguments");
                     emu_launch(grid, block, smem,

@@ -84,19 +84,35 @@ struct Fp {
     DEV bool operator!=(const Fp& o) const { return !(*this == o); }
 
     // r = a - m if a >= m (a < 2m, a fits in N limbs)
+    //
+    // On the GPU the subtraction is a PTX borrow chain and the select is by
+    // its final borrow. The 64-bit C++ form (the emulator's below) compiles
+    // to a signed shift per limb for the borrow, and inside the Montgomery
+    // product it made ptxas save and restore carry predicates across the
+    // rows (P2R / ISETP.NE pairs): about a quarter of the product's SASS
+    // (sm_90, nvcc 13.0; bench/gpu-kernels.md runs 15 and 16).
     DEV void reduce_once() {
+#ifdef CUZK_EMU
         uint32_t t[N];
         int64_t borrow = 0;
-#pragma unroll
         for (int i = 0; i < N; i++) {
             int64_t d = (int64_t)v[i] - P::mod(i) + borrow;
             t[i] = (uint32_t)d;
             borrow = d >> 32;
         }
         if (borrow == 0) {
-#pragma unroll
             for (int i = 0; i < N; i++) v[i] = t[i];
         }
+#else
+        uint32_t t[N], borrow;
+        asm volatile("sub.cc.u32 %0, %1, %2;" : "=r"(t[0]) : "r"(v[0]), "r"(P::mod(0)));
+#pragma unroll
+        for (int i = 1; i < N; i++)
+            asm volatile("subc.cc.u32 %0, %1, %2;" : "=r"(t[i]) : "r"(v[i]), "r"(P::mod(i)));
+        asm volatile("subc.u32 %0, 0, 0;" : "=r"(borrow));
+#pragma unroll
+        for (int i = 0; i < N; i++) v[i] = borrow ? v[i] : t[i];
+#endif
     }
 
     // Addition and subtraction as PTX carry chains (add.cc / addc.cc): about
@@ -167,17 +183,31 @@ struct Fp {
         return r;
     }
 #endif
+    // m - a, and 0 for a = 0 (a < m, so m - a never borrows).
     DEV Fp neg() const {
+#ifdef CUZK_EMU
         if (is_zero()) return *this;
         Fp r;
         int64_t borrow = 0;
-#pragma unroll
         for (int i = 0; i < N; i++) {
             int64_t d = (int64_t)P::mod(i) - v[i] + borrow;
             r.v[i] = (uint32_t)d;
             borrow = d >> 32;
         }
         return r;
+#else
+        // The borrow chain, then a mask for a = 0 (no branch).
+        const uint32_t keep = is_zero() ? 0u : 0xffffffffu;
+        Fp r;
+        asm volatile("sub.cc.u32 %0, %1, %2;" : "=r"(r.v[0]) : "r"(P::mod(0)), "r"(v[0]));
+#pragma unroll
+        for (int i = 1; i < N - 1; i++)
+            asm volatile("subc.cc.u32 %0, %1, %2;" : "=r"(r.v[i]) : "r"(P::mod(i)), "r"(v[i]));
+        asm volatile("subc.u32 %0, %1, %2;" : "=r"(r.v[N - 1]) : "r"(P::mod(N - 1)), "r"(v[N - 1]));
+#pragma unroll
+        for (int i = 0; i < N; i++) r.v[i] &= keep;
+        return r;
+#endif
     }
     DEV Fp dbl() const { return *this + *this; }
 

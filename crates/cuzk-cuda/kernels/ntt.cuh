@@ -198,8 +198,9 @@ DEV void ntt_pass_body(Fr* d, const Fr* __restrict__ tw, uint32_t lg, uint32_t s
     for (uint32_t e = threadIdx.x; e < E; e += blockDim.x) st_fr(d + pl.index(e), sh.get(e));
 }
 
-// The pass kernels, one per round size R (and R = 3 capped at 128 registers
-// so that two blocks of 256 threads stay resident per SM); the host picks one
+// The pass kernels, one per round size R and register cap: R = 3 capped at
+// 128 registers so that two blocks of 256 threads stay resident per SM
+// (r3x2), R = 2 capped at 80 so that three do (r2x3); the host picks one
 // (src/device/ntt.rs, NttPass) by measurement.
 #define NTT_PASS(NAME, R, MIN_BLOCKS)                                                          \
     extern "C" __global__ void __launch_bounds__(256, MIN_BLOCKS)                              \
@@ -212,6 +213,7 @@ NTT_PASS(ntt_pass_r1, 1, 1)
 NTT_PASS(ntt_pass_r2, 2, 1)
 NTT_PASS(ntt_pass_r3, 3, 1)
 NTT_PASS(ntt_pass_r3x2, 3, 2)
+NTT_PASS(ntt_pass_r2x3, 2, 3)
 #undef NTT_PASS
 
 // H on the coset: a_i = (a_i * b_i - c_i) * z_inv.

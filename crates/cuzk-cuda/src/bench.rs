@@ -1,7 +1,7 @@
 //! Kernel benchmarks (`cuzk bench-kernels` and the `bench_kernels` example):
 //! G1 MSM at 2^20/2^24/2^26 with points resident and streamed from pinned
 //! host memory, G2 MSM at 2^24, the 0/1 path at 2^26 with half the scalars
-//! one, NTT at 2^24 and 2^27, and the compiled constraint system's kernels
+//! one, NTT at 2^20, 2^24, 2^26 and 2^27, and the compiled constraint system's kernels
 //! (`--filter spmv`: M·z at 2^20/2^24/2^27 rows, density selection and the
 //! 0/1 split at 2^27), and the subgroup checks of parameter points
 //! (`--filter subgroup`: G1 at 2^24 and G2 at 2^22 resident, G1 at 2^24
@@ -516,8 +516,38 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
         }
     }
 
-    // ---- NTT, resident.
-    for lg in [sz(24), sz(27)] {
+    // ---- NTT, resident: 2^20, 2^24, 2^26, 2^27; every pass kernel, or the
+    // comma list of names in CUZK_NTT_BENCH_PASSES (say "r2x3,r3x2"), the
+    // device's current pass (CUZK_NTT_PASS at open) first.
+    let ntt_passes: Vec<crate::NttPass> = {
+        let default = dev.ntt_pass();
+        let listed: Option<Vec<crate::NttPass>> =
+            std::env::var("CUZK_NTT_BENCH_PASSES").ok().map(|v| {
+                v.split(',')
+                    .filter_map(|s| crate::NttPass::from_name(s.trim()))
+                    .collect()
+            });
+        let mut passes = vec![default];
+        passes.extend(
+            listed
+                .unwrap_or_else(|| crate::NttPass::ALL.to_vec())
+                .into_iter()
+                .filter(|p| *p != default),
+        );
+        passes
+    };
+    // CUZK_NTT_BENCH_LOGS (say "24") replaces the sizes, for a profiler
+    // that should see one size only.
+    let ntt_logs: Vec<u32> = std::env::var("CUZK_NTT_BENCH_LOGS")
+        .ok()
+        .map(|v| {
+            v.split(',')
+                .filter_map(|s| s.trim().parse().ok())
+                .filter(|&lg| lg <= crate::device::MAX_NTT_LOG)
+                .collect()
+        })
+        .unwrap_or_else(|| vec![sz(20), sz(24), sz(26), sz(27)]);
+    for lg in ntt_logs {
         if !want("ntt") {
             break;
         }
@@ -533,13 +563,11 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
                 device: card.name.clone(),
                 source: e.into(),
             })?;
-        // Every pass kernel, the default first; forward, inverse, and the H
-        // step's evaluations-to-coset (two transforms' worth of butterflies).
+        // Forward, inverse, and the H step's evaluations-to-coset (two
+        // transforms' worth of butterflies), with each pass kernel.
         let default = dev.ntt_pass();
-        let mut passes = vec![default];
-        passes.extend(crate::NttPass::ALL.into_iter().filter(|p| *p != default));
         let muls = (n as f64 / 2.0) * lg as f64;
-        for pass in passes {
+        for &pass in &ntt_passes {
             dev.set_ntt_pass(pass);
             // (name, transforms per run, the run)
             type Run<'a, B> = (&'a str, f64, &'a dyn Fn(&mut B) -> Result<()>);

@@ -202,6 +202,78 @@ fn field_ops_check<T: Copy + PartialEq + std::fmt::Debug>(
     Ok(())
 }
 
+/// The moduli as little-endian u32 limbs (field.cuh's FrParams::mod and
+/// FqParams::mod), for edge values next to them.
+const FR_MODULUS: [u32; 8] = [
+    0x00000001, 0xffffffff, 0xfffe5bfe, 0x53bda402, 0x09a1d805, 0x3339d808, 0x299d7d48, 0x73eda753,
+];
+const FQ_MODULUS: [u32; 12] = [
+    0xffffaaab, 0xb9feffff, 0xb153ffff, 0x1eabfffe, 0xf6b0f624, 0x6730d2a0, 0xf38512bf, 0x64774b84,
+    0x434bacd7, 0x4b1ba7b6, 0x397fe69a, 0x1a0111ea,
+];
+
+/// Inputs whose Montgomery products land next to the modulus m: for each
+/// target raw value z (1, 2, 2^32k, m - 1, m - 2, m - 2^32k for k = 1..limbs-1,
+/// so that the final conditional subtraction's borrow runs through every
+/// limb) and `per` random x, the pair (x, z / x), whose product's raw limbs
+/// are z (the value before the final subtraction is z or z + m). Then pairs
+/// of raw 0, 1, m - 1 for the sum, difference and negation. `m` is the
+/// modulus as little-endian u32 limbs; `raw` reads raw Montgomery limbs.
+fn near_modulus_pairs<T: Field>(
+    rng: &mut ChaCha8Rng,
+    m: &[u32],
+    per: usize,
+    raw: impl Fn(&[u32]) -> T,
+) -> (Vec<T>, Vec<T>) {
+    let n = m.len();
+    let sub = |a: &[u32], b: &[u32]| -> Vec<u32> {
+        let mut borrow = 0i64;
+        a.iter()
+            .zip(b)
+            .map(|(&x, &y)| {
+                let d = x as i64 - y as i64 + borrow;
+                borrow = d >> 32;
+                d as u32
+            })
+            .collect()
+    };
+    let unit =
+        |k: usize, v: u32| -> Vec<u32> { (0..n).map(|i| if i == k { v } else { 0 }).collect() };
+    let mut targets = vec![
+        unit(0, 1),
+        unit(0, 2),
+        sub(m, &unit(0, 1)),
+        sub(m, &unit(0, 2)),
+    ];
+    for k in 1..n {
+        targets.push(unit(k, 1));
+        targets.push(sub(m, &unit(k, 1)));
+    }
+    let (mut xs, mut ys) = (Vec::new(), Vec::new());
+    for z in &targets {
+        let z = raw(z);
+        for _ in 0..per {
+            let x = T::random(&mut *rng);
+            // x = 0 has probability ~2^-255; take it as the zero pair then.
+            let y = Option::<T>::from(x.invert()).map_or(T::ZERO, |inv| z * inv);
+            xs.push(x);
+            ys.push(y);
+        }
+    }
+    let small = [
+        raw(&unit(0, 0)),
+        raw(&unit(0, 1)),
+        raw(&sub(m, &unit(0, 1))),
+    ];
+    for a in small {
+        for b in small {
+            xs.push(a);
+            ys.push(b);
+        }
+    }
+    (xs, ys)
+}
+
 fn fr_bytes(s: &Scalar) -> Vec<u8> {
     host::scalars_as_bytes(std::slice::from_ref(s)).to_vec()
 }
@@ -221,17 +293,27 @@ fn with_edges<T: Copy>(mut v: Vec<T>, edges: &[T]) -> Vec<T> {
 }
 
 /// Every NTT kind, and the H step's evaluations-to-coset, against the CPU,
-/// with each pass kernel (the pass setting is restored afterwards).
+/// with each pass kernel (the pass setting is restored afterwards). The
+/// CPU results are computed once, before the passes.
 fn check_ntt(dev: &CudaDevice, rng: &mut ChaCha8Rng, lg: u32, kinds: &[NttKind]) -> CaseResult {
     let n = 1usize << lg;
     let x = random_scalars(n, rng.gen());
+    let wants: Vec<Vec<Scalar>> = kinds
+        .iter()
+        .map(|&kind| {
+            let mut want = x.clone();
+            host::ntt_cpu(&mut want, kind);
+            want
+        })
+        .collect();
+    let mut want_coset = x.clone();
+    host::ntt_cpu(&mut want_coset, NttKind::Inverse);
+    host::ntt_cpu(&mut want_coset, NttKind::CosetForward);
     let restore = dev.ntt_pass();
     let result = (|| {
         for pass in NttPass::ALL {
             dev.set_ntt_pass(pass);
-            for &kind in kinds {
-                let mut want = x.clone();
-                host::ntt_cpu(&mut want, kind);
+            for (&kind, want) in kinds.iter().zip(&wants) {
                 let mut got = x.clone();
                 dev.ntt(&mut got, kind).map_err(|e| e.to_string())?;
                 if let Some(i) = (0..n).find(|&i| got[i] != want[i]) {
@@ -241,12 +323,9 @@ fn check_ntt(dev: &CudaDevice, rng: &mut ChaCha8Rng, lg: u32, kinds: &[NttKind])
                     ));
                 }
             }
-            let mut want = x.clone();
-            host::ntt_cpu(&mut want, NttKind::Inverse);
-            host::ntt_cpu(&mut want, NttKind::CosetForward);
             let mut got = x.clone();
             dev.evals_to_coset(&mut got).map_err(|e| e.to_string())?;
-            if let Some(i) = (0..n).find(|&i| got[i] != want[i]) {
+            if let Some(i) = (0..n).find(|&i| got[i] != want_coset[i]) {
                 return Err(format!(
                     "2^{lg} evals_to_coset ({}): first difference at {i}",
                     pass.name()
@@ -259,9 +338,19 @@ fn check_ntt(dev: &CudaDevice, rng: &mut ChaCha8Rng, lg: u32, kinds: &[NttKind])
     result
 }
 
-/// Large NTTs: forward then inverse must give the input back, and a few
+/// Large NTTs with pass kernel `pass` (the device's setting is restored
+/// afterwards): forward then inverse must give the input back, and a few
 /// forward outputs are checked by direct evaluation sum x_i w^(i k).
-fn check_ntt_large(dev: &CudaDevice, rng: &mut ChaCha8Rng, lg: u32) -> CaseResult {
+fn check_ntt_large(dev: &CudaDevice, rng: &mut ChaCha8Rng, lg: u32, pass: NttPass) -> CaseResult {
+    let restore = dev.ntt_pass();
+    dev.set_ntt_pass(pass);
+    let result = check_ntt_large_with(dev, rng, lg);
+    dev.set_ntt_pass(restore);
+    dev.release_ntt_tables();
+    result
+}
+
+fn check_ntt_large_with(dev: &CudaDevice, rng: &mut ChaCha8Rng, lg: u32) -> CaseResult {
     let n = 1usize << lg;
     let x = random_scalars(n, rng.gen());
     let mut y = x.clone();
@@ -300,6 +389,45 @@ fn check_ntt_large(dev: &CudaDevice, rng: &mut ChaCha8Rng, lg: u32) -> CaseResul
     ensure(z == x, || {
         format!("2^{lg}: coset inverse(coset forward(x)) != x")
     })
+}
+
+/// Large evaluations-to-coset: every pass kernel in `passes` must give the
+/// same bytes as the first (the CPU reference is too slow at these sizes;
+/// the first is checked against it at the small sizes and through the round
+/// trips above).
+fn check_evals_to_coset_agree(
+    dev: &CudaDevice,
+    rng: &mut ChaCha8Rng,
+    lg: u32,
+    passes: &[NttPass],
+) -> CaseResult {
+    let n = 1usize << lg;
+    let x = random_scalars(n, rng.gen());
+    let restore = dev.ntt_pass();
+    let result = (|| {
+        let mut first: Option<Vec<Scalar>> = None;
+        for &pass in passes {
+            dev.set_ntt_pass(pass);
+            let mut y = x.clone();
+            dev.evals_to_coset(&mut y).map_err(|e| e.to_string())?;
+            match &first {
+                None => first = Some(y),
+                Some(f) => {
+                    if let Some(i) = (0..n).find(|&i| y[i] != f[i]) {
+                        return Err(format!(
+                            "2^{lg} evals_to_coset: {} differs from {} at {i}",
+                            pass.name(),
+                            passes[0].name()
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    })();
+    dev.set_ntt_pass(restore);
+    dev.release_ntt_tables();
+    result
 }
 
 fn ref_compute_h(a: &[Scalar], b: &[Scalar], c: &[Scalar]) -> Vec<Scalar> {
@@ -610,6 +738,33 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
             |x, y| [x * y, x + y, x - y, x.square(), -x],
         )
     });
+    // Products whose final conditional subtraction is taken or not with the
+    // result next to p (or r), and sums and differences that reach m exactly.
+    r.case("field/fr products near r", |dev, rng| {
+        let (xs, ys) = near_modulus_pairs(rng, &FR_MODULUS, 32, |l| {
+            let b: Vec<u8> = l.iter().flat_map(|w| w.to_le_bytes()).collect();
+            fr_from(&b)
+        });
+        field_ops_check(dev, 0, 32, &xs, &ys, fr_bytes, fr_from, |x, y| {
+            [x * y, x + y, x - y, x.square(), -x]
+        })
+    });
+    r.case("field/fq products near p", |dev, rng| {
+        let (xs, ys) = near_modulus_pairs(rng, &FQ_MODULUS, 32, |l| {
+            let b: Vec<u8> = l.iter().flat_map(|w| w.to_le_bytes()).collect();
+            host::fp_from_le(&b)
+        });
+        field_ops_check(
+            dev,
+            1,
+            48,
+            &xs,
+            &ys,
+            |x| host::fp_raw_bytes(x).to_vec(),
+            host::fp_from_le,
+            |x, y| [x * y, x + y, x - y, x.square(), -x],
+        )
+    });
     r.case("field/fq2 ops", |dev, rng| {
         let mut xs: Vec<Fp2> = (0..1000).map(|_| Fp2::random(&mut *rng)).collect();
         let mut ys: Vec<Fp2> = (0..1000).map(|_| Fp2::random(&mut *rng)).collect();
@@ -714,10 +869,31 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
         );
     }
     if opts.large {
-        for lg in [24u32, 27, 28] {
+        // The default (r2x3) and the default before it (r3x2, runs 9-15);
+        // 2^25 for an odd size with three passes.
+        for lg in [24u32, 25, 27, 28] {
+            for pass in [NttPass::R2ThreeBlocks, NttPass::R3TwoBlocks] {
+                r.case(
+                    &format!(
+                        "ntt/2^{lg} round trips and direct evaluation ({})",
+                        pass.name()
+                    ),
+                    |dev, rng| check_ntt_large(dev, rng, lg, pass),
+                );
+            }
+        }
+        for lg in [23u32, 24, 27] {
             r.case(
-                &format!("ntt/2^{lg} round trips and direct evaluation"),
-                |dev, rng| check_ntt_large(dev, rng, lg),
+                &format!("ntt/2^{lg} evals_to_coset: every pass kernel gives r2x3's bytes"),
+                |dev, rng| {
+                    let mut passes = vec![NttPass::R2ThreeBlocks];
+                    passes.extend(
+                        NttPass::ALL
+                            .into_iter()
+                            .filter(|p| *p != NttPass::R2ThreeBlocks),
+                    );
+                    check_evals_to_coset_agree(dev, rng, lg, &passes)
+                },
             );
         }
     }

@@ -18,8 +18,14 @@ use rand::SeedableRng;
 /// Kernel ids of emu/ntt_emu.cpp.
 const BITREV: u32 = 0;
 const POWERS: u32 = 5;
-/// ntt_pass_r1, r2, r3, r3x2 and their stages per round.
-const PASSES: [(u32, u32, &str); 4] = [(1, 1, "r1"), (2, 2, "r2"), (3, 3, "r3"), (4, 3, "r3x2")];
+/// ntt_pass_r1, r2, r3, r3x2, r2x3 and their stages per round.
+const PASSES: [(u32, u32, &str); 5] = [
+    (1, 1, "r1"),
+    (2, 2, "r2"),
+    (3, 3, "r3"),
+    (4, 3, "r3x2"),
+    (6, 2, "r2x3"),
+];
 
 fn emu_binary() -> &'static PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();

@@ -46,7 +46,7 @@ use msm::{
     DEFAULT_BUCKET_PAIRS, DEFAULT_CHUNK_ORDER, DEFAULT_G1_INLINE, DEFAULT_G2_ACCUMULATE_BLOCKS,
     DEFAULT_WINDOW_TREE,
 };
-use ntt::{Twiddles, DEFAULT_NTT_PASS};
+use ntt::Twiddles;
 
 static FATBIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cuzk.fatbin"));
 
@@ -78,7 +78,7 @@ struct Kernels {
     ntt_powers: ntt::NttPowers,
     ntt_bitrev: ntt::NttBitrev,
     /// Indexed by [`NttPass::index`].
-    ntt_pass: [ntt::NttPassKernel; 4],
+    ntt_pass: [ntt::NttPassKernel; NttPass::ALL.len()],
     ntt_h_pointwise: ntt::NttHPointwise,
     scan_block: scan::ScanBlock,
     scan_add: scan::ScanAdd,
@@ -223,7 +223,7 @@ impl CudaDevice {
             name,
             ordinal,
             twiddles: Mutex::new(None),
-            ntt_pass: std::sync::atomic::AtomicU8::new(DEFAULT_NTT_PASS as u8),
+            ntt_pass: std::sync::atomic::AtomicU8::new(NttPass::from_env() as u8),
             g1_inline: std::sync::atomic::AtomicBool::new(DEFAULT_G1_INLINE),
             g2_accumulate_blocks: std::sync::atomic::AtomicU32::new(DEFAULT_G2_ACCUMULATE_BLOCKS),
             chunk_order: std::sync::atomic::AtomicBool::new(DEFAULT_CHUNK_ORDER),

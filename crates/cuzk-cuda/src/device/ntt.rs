@@ -20,9 +20,15 @@ typed_kernels! {
     /// `ntt_bitrev`: the in-place bit reversal, with the optional scaling
     /// by the power tables (`scale` 0: none, 1: before, 2: after).
     NttBitrev["ntt_bitrev"](d: DevPtr, lg: u32, lo: DevPtr, hi: DevPtr, lo_bits: u32, scale: u32);
-    /// `ntt_pass_r1`, `_r2`, `_r3`, `_r3x2`: `k` stages from stage `s0` in
-    /// shared memory ([`NttPass`] picks the build).
-    NttPassKernel["ntt_pass_r1", "ntt_pass_r2", "ntt_pass_r3", "ntt_pass_r3x2"](
+    /// `ntt_pass_r1`, `_r2`, `_r3`, `_r3x2`, `_r2x3`: `k` stages from stage
+    /// `s0` in shared memory ([`NttPass`] picks the build).
+    NttPassKernel[
+        "ntt_pass_r1",
+        "ntt_pass_r2",
+        "ntt_pass_r3",
+        "ntt_pass_r3x2",
+        "ntt_pass_r2x3",
+    ](
         d: DevPtr,
         tw: DevPtr,
         lg: u32,
@@ -59,23 +65,32 @@ impl NttPassKernel {
     }
 }
 
-/// The NTT pass kernel: stages per register round (R) and, for R = 3, the
-/// build that keeps two blocks per SM resident (at most 128 registers).
+/// The NTT pass kernel: stages per register round (R) and, for the `x2` /
+/// `x3` builds, the blocks of 256 threads per SM its register cap keeps
+/// resident (R = 3 at most 128 registers, R = 2 at most 80).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NttPass {
     R1,
     R2,
     R3,
     R3TwoBlocks,
+    R2ThreeBlocks,
 }
 
 impl NttPass {
-    pub const ALL: [NttPass; 4] = [NttPass::R1, NttPass::R2, NttPass::R3, NttPass::R3TwoBlocks];
+    /// In the order of the kernel list (`NttPassKernel`).
+    pub const ALL: [NttPass; 5] = [
+        NttPass::R1,
+        NttPass::R2,
+        NttPass::R3,
+        NttPass::R3TwoBlocks,
+        NttPass::R2ThreeBlocks,
+    ];
     /// Stages per register round.
     pub fn radix_log(self) -> u32 {
         match self {
             NttPass::R1 => 1,
-            NttPass::R2 => 2,
+            NttPass::R2 | NttPass::R2ThreeBlocks => 2,
             NttPass::R3 | NttPass::R3TwoBlocks => 3,
         }
     }
@@ -85,17 +100,39 @@ impl NttPass {
             NttPass::R2 => "r2",
             NttPass::R3 => "r3",
             NttPass::R3TwoBlocks => "r3x2",
+            NttPass::R2ThreeBlocks => "r2x3",
         }
+    }
+    /// The pass named `name` (as [`NttPass::name`] spells it).
+    pub fn from_name(name: &str) -> Option<NttPass> {
+        NttPass::ALL.into_iter().find(|p| p.name() == name)
     }
     pub(super) fn index(self) -> usize {
         self as usize
     }
 }
 
-/// The pass used unless a benchmark picks another: R3 in two blocks per SM
-/// (128 registers), the fastest of the four on the H200 (bench/gpu-kernels.md,
-/// run 9: forward 2^27 50.7 ms against r2 56.2, r1 56.9, r3 71.9 ms).
-pub(super) const DEFAULT_NTT_PASS: NttPass = NttPass::R3TwoBlocks;
+/// The pass used unless a benchmark picks another: R2 in three blocks per SM
+/// (80 registers), the fastest at every size measured on the H200
+/// (bench/gpu-kernels.md, runs 15/16, 2026-12-03 call 16, measured as
+/// `f2x3`, the same code since run 16 made field.cuh's product the fast one;
+/// against r3x2, the default since run 9): forward 2^27 44.68 against 46.81 ms,
+/// evaluations to coset 2^27 83.86 against 90.52 ms, forward 2^26 21.76
+/// against 22.24 ms, 2^24 5.09 against 5.21 ms, 2^20 0.28 against 0.39 ms.
+/// `CUZK_NTT_PASS=<name>` overrides this at device open
+/// ([`NttPass::from_env`]).
+pub(super) const DEFAULT_NTT_PASS: NttPass = NttPass::R2ThreeBlocks;
+
+impl NttPass {
+    /// The pass a device opens with: `CUZK_NTT_PASS` (a name such as `r3x2`)
+    /// when set to a known one, else [`DEFAULT_NTT_PASS`].
+    pub(super) fn from_env() -> NttPass {
+        std::env::var("CUZK_NTT_PASS")
+            .ok()
+            .and_then(|v| NttPass::from_name(v.trim()))
+            .unwrap_or(DEFAULT_NTT_PASS)
+    }
+}
 
 /// One NTT twiddle table kept between calls: tw[i] = w^i, i < n/2, for the
 /// forward root w (the inverse transforms read it too: w^-e = -w^(n/2-e)).
