@@ -22,7 +22,7 @@
 use crate::circuits::{CircuitId, ProofKind, REGISTERED_SECTOR_SIZES};
 use crate::daemon::{default_priority, encode_request, job_input_of, kind_name};
 use crate::prover::ProofRequest;
-use crate::{cli, porep, post, snap, Error, InputPart};
+use crate::{ids, porep, post, snap, Error, InputPart};
 use base64::Engine as _;
 use cuzk_daemon::cluster::{ClusterModeError, ClusterNode};
 use cuzk_daemon::engine::{EngineError, JobState};
@@ -497,17 +497,8 @@ fn porep_submission(req: &pb::SubmitProofRequest) -> Result<(porep::C1Output, bo
     }
     if req.miner_id != 0 {
         let sector = c1.sector_num.unwrap_or(req.sector_number);
-        let replica_id = storage_proofs_porep::stacked::generate_replica_id::<
-            filecoin_proofs::constants::DefaultTreeHasher,
-            _,
-        >(
-            &cli::prover_id_from_miner(req.miner_id),
-            sector,
-            &c1.output.ticket,
-            c1.output.comm_d,
-            &named.as_v1_config().porep_id,
-        );
-        if replica_id != c1.output.replica_id {
+        let prover_id = ids::prover_id_from_miner(req.miner_id);
+        if !porep::sealed_for(&c1.output, named, &prover_id, sector) {
             return Err(Error::InvalidInput(format!(
                 "miner_id {} and sector_number {sector} do not give the C1 output's replica id \
                  (it was sealed for another miner or sector)",
@@ -542,7 +533,7 @@ fn decode_submission(req: &pb::SubmitProofRequest) -> Result<(ProofRequest, bool
         ProofKind::WinningPost | ProofKind::WindowPost => {
             let registered_proof = post::post_proof_from_u64(req.registered_proof)?;
             let randomness = bytes32(&req.randomness, "randomness")?;
-            let prover_id = cli::prover_id_from_miner(req.miner_id);
+            let prover_id = ids::prover_id_from_miner(req.miner_id);
             let vanilla_proofs = vanilla_proofs_of(req)?;
             // WinningPoSt has one partition; Curio leaves the index at 0.
             let partition = (kind == ProofKind::WindowPost).then_some(req.partition_index as usize);

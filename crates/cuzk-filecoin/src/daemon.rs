@@ -13,7 +13,7 @@
 use crate::circuits::{CircuitId, ProofKind, REGISTERED_SECTOR_SIZES};
 use crate::partitions::{synthesize_partition_parts_in, synthesize_partitions_in, verifier_inputs};
 use crate::prover::ProofRequest;
-use crate::{cli, porep, post, snap, Error, InputPart, Result};
+use crate::{porep, post, snap, Error, InputPart, Result};
 use base64::Engine as _;
 use cuzk_core::params::Parameters;
 use cuzk_core::prover::Synthesized;
@@ -105,7 +105,7 @@ impl FilecoinKind {
     /// with them are worthless on chain, and a missing file should be an
     /// error the operator sees.
     pub fn new(circuit: CircuitId, generate: bool) -> Result<Self> {
-        let production = production_stem(circuit)?;
+        let production = crate::paramcache::production_stem(circuit)?;
         // The daemon takes ids up to `cuzk_daemon::params::MAX_ID_LEN`
         // characters, which covers filecoin-proofs' names (up to 145); a
         // name beyond it would get a short alias (see `link_params`).
@@ -151,7 +151,7 @@ impl FilecoinKind {
     /// nothing done, when the id is the production name or the production
     /// file is absent.
     pub fn link_params(&self, dir: &Path) -> Result<()> {
-        let production = production_stem(self.circuit)?;
+        let production = crate::paramcache::production_stem(self.circuit)?;
         if production == self.params_id {
             return Ok(());
         }
@@ -223,15 +223,6 @@ impl FilecoinKind {
             source: Box::new(e),
         }
     }
-}
-
-/// filecoin-proofs' parameter file name without its extension.
-fn production_stem(circuit: CircuitId) -> Result<String> {
-    Ok(
-        storage_proofs_core::parameter_cache::parameter_id(&circuit.cache_identifier()?)
-            .trim_end_matches(".params")
-            .to_owned(),
-    )
 }
 
 /// The daemon's name of the kind that proves `circuit`.
@@ -340,8 +331,8 @@ pub fn decode_request(kind: ProofKind, input: &[u8]) -> Result<ProofRequest> {
             let p: PostInput =
                 serde_json::from_slice(input).map_err(|e| json("PoSt job input", e))?;
             let registered_proof = post::post_proof_from_u64(p.registered_proof)?;
-            let randomness = cli::parse_hex32(&p.randomness, "randomness")?;
-            let prover_id = cli::parse_hex32(&p.prover_id, "prover_id")?;
+            let randomness = crate::ids::parse_hex32(&p.randomness, "randomness")?;
+            let prover_id = crate::ids::parse_hex32(&p.prover_id, "prover_id")?;
             let vanilla_proofs = unb64(&p.vanilla_proofs)?;
             ProofRequest::post(
                 kind,
@@ -358,9 +349,9 @@ pub fn decode_request(kind: ProofKind, input: &[u8]) -> Result<ProofRequest> {
             ProofRequest::SnapDeals {
                 registered_proof: snap::update_proof_from_u64(s.registered_proof)?,
                 vanilla_proofs: unb64(&s.vanilla_proofs)?,
-                comm_r_old: cli::parse_hex32(&s.comm_r_old, "comm_r_old")?,
-                comm_r_new: cli::parse_hex32(&s.comm_r_new, "comm_r_new")?,
-                comm_d_new: cli::parse_hex32(&s.comm_d_new, "comm_d_new")?,
+                comm_r_old: crate::ids::parse_hex32(&s.comm_r_old, "comm_r_old")?,
+                comm_r_new: crate::ids::parse_hex32(&s.comm_r_new, "comm_r_new")?,
+                comm_d_new: crate::ids::parse_hex32(&s.comm_d_new, "comm_d_new")?,
             }
         }
     })
@@ -418,7 +409,7 @@ impl CircuitKind for FilecoinKind {
     }
 
     fn host_bytes_per_partition(&self) -> u64 {
-        let n = 1u64 << domain_log(self.circuit);
+        let n = 1u64 << self.circuit.domain_log();
         match self.synthesis {
             // The witness (inputs and aux, about one scalar per constraint)
             // and, while its parts are joined, their copies; a third for
@@ -486,45 +477,6 @@ impl CircuitKind for FilecoinKind {
             },
             other => self.malformed(other),
         }))
-    }
-}
-
-/// log2 of a circuit's evaluation domain. Measured for 2 KiB (PoRep 22,
-/// WinningPoSt 17, WindowPoSt 15, SnapDeals 21: the generator's domain
-/// sizes); for the production sizes from their published constraint counts
-/// (PoRep and WindowPoSt 32/64 GiB about 130 M, SnapDeals 32/64 GiB about
-/// 81 M: 2^27; WinningPoSt 32/64 GiB about 3.5 M: 2^22). The 8 MiB and
-/// 512 MiB circuits are the 2 KiB ones with deeper trees, bounded above by
-/// the next size up.
-fn domain_log(c: CircuitId) -> u32 {
-    use crate::circuits::shapes::*;
-    let size = c.sector_size();
-    let large = size >= SECTOR_SIZE_32_GIB;
-    match c.kind() {
-        ProofKind::Porep | ProofKind::WindowPost | ProofKind::SnapDeals if large => 27,
-        ProofKind::WinningPost if large => 22,
-        ProofKind::Porep => 23,
-        ProofKind::SnapDeals => {
-            if size == SECTOR_SIZE_2_KIB {
-                21
-            } else {
-                24
-            }
-        }
-        ProofKind::WinningPost => {
-            if size == SECTOR_SIZE_2_KIB {
-                17
-            } else {
-                20
-            }
-        }
-        ProofKind::WindowPost => {
-            if size == SECTOR_SIZE_2_KIB {
-                15
-            } else {
-                18
-            }
-        }
     }
 }
 
@@ -617,7 +569,7 @@ mod tests {
     fn aliases_link_to_production_files() {
         let dir = tempfile::tempdir().unwrap();
         let circuit = CircuitId::current(ProofKind::Porep, 32 << 30).unwrap();
-        let stem = production_stem(circuit).unwrap();
+        let stem = crate::paramcache::production_stem(circuit).unwrap();
         std::fs::write(dir.path().join(format!("{stem}.params")), b"p").unwrap();
         let k = FilecoinKind::new(circuit, false).unwrap();
         k.link_params(dir.path()).unwrap();

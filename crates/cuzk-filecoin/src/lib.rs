@@ -21,6 +21,7 @@
 //! - `porep_witness`: PoRep's witness without the SHA-256 gadget's linear
 //!   combinations (the compiled path's).
 //! - [`partitions`]: per-partition synthesis, for the daemon.
+//! - [`ids`]: 32-byte values in hex, a miner's prover id.
 //! - [`daemon`]: the daemon's Filecoin circuit kinds and their priorities.
 //! - [`curio`]: Curio's `cuzk.v1.ProvingEngine` gRPC service on the daemon.
 //! - [`synth_c1`]: synthetic C1 outputs (valid vanilla proofs over sparse
@@ -33,6 +34,7 @@ pub mod compiled;
 pub mod curio;
 pub mod daemon;
 pub mod error;
+pub mod ids;
 pub mod paramcache;
 pub mod partitions;
 pub mod porep;

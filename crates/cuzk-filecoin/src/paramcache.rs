@@ -24,6 +24,14 @@ use storage_proofs_core::parameter_cache::{
     metadata_id, parameter_id, verifying_key_id, CacheEntryMetadata,
 };
 
+/// filecoin-proofs' parameter file name for `circuit` without its
+/// extension (`v28-<cache identifier>`).
+pub fn production_stem(circuit: CircuitId) -> Result<String> {
+    Ok(parameter_id(&circuit.cache_identifier()?)
+        .trim_end_matches(".params")
+        .to_owned())
+}
+
 /// The environment variable filecoin-proofs reads the cache directory from.
 pub const PARAMETER_CACHE_ENV: &str = "FIL_PROOFS_PARAMETER_CACHE";
 /// filecoin-proofs' default cache directory.
