@@ -91,8 +91,8 @@ pub fn run_daemon(args: cuzk_daemon::cli::DaemonArgs) -> Result<()> {
             cuzk_daemon::config::SynthesisSetting::Full => cuzk_filecoin::SynthesisMode::Full,
         };
         let max_message = builder.config().server.max_message_bytes.0 as usize;
-        let mut builder = builder.add_service(cuzk_filecoin::curio::service_hook(max_message));
-        for kind in cuzk_filecoin::daemon::FilecoinKind::all_with(
+        let mut builder = builder.add_service(cuzk_daemon::curio::service_hook(max_message));
+        for kind in cuzk_daemon::filecoin::FilecoinKind::all_with(
             &cuzk_filecoin::circuits::REGISTERED_SECTOR_SIZES,
             false,
             &dir,
