@@ -2,9 +2,9 @@
 //! without a daemon, and the daemon with the Filecoin circuit kinds and
 //! Curio's `cuzk.v1.ProvingEngine` service registered.
 
+use crate::filecoin_args::FilecoinProveArgs;
 use anyhow::{Context, Result};
 use clap::Parser;
-use cuzk_filecoin::cli::FilecoinProveArgs;
 use std::ffi::OsString;
 
 /// `cuzk prove --filecoin KIND ...`: prove a Filecoin proof here, without a
@@ -44,7 +44,7 @@ pub fn prove_argv(argv: &[OsString]) -> Vec<OsString> {
 pub fn run_prove(cli: ProveCli) -> Result<()> {
     let backend = crate::common::select_backend(cli.backend, cli.json)?.backend;
     let name = backend.name();
-    let out = cuzk_filecoin::cli::prove(&cli.args, backend)
+    let out = crate::filecoin_args::prove(&cli.args, backend)
         .with_context(|| format!("proving {}", cli.args.kind))?;
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
     if cli.json {

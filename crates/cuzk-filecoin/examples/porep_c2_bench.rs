@@ -415,7 +415,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         if let Some(why) = why {
             eprintln!("{why}");
         }
-        let progress = cuzk_filecoin::cli::ProgressPrinter::new();
+        let progress = cuzk_filecoin::progress::ProgressPrinter::new();
         let g = params.generate_with_progress(
             circuit,
             engine.as_ref(),

@@ -25,10 +25,9 @@
 //! - [`ids`]: 32-byte values in hex, a miner's prover id.
 //! - [`synth_c1`]: synthetic C1 outputs (valid vanilla proofs over sparse
 //!   trees, no sealed sector) for tests and benchmarks; `cuzk c1 synth`.
-//! - [`cli`]: `cuzk prove --filecoin ...` and `cuzk params gen --filecoin ...`.
+//! - [`progress`]: parameter generation's progress on stderr, for front ends.
 
 pub mod circuits;
-pub mod cli;
 pub mod compiled;
 pub mod error;
 pub mod ids;
@@ -37,6 +36,7 @@ pub mod partitions;
 pub mod porep;
 mod porep_witness;
 pub mod post;
+pub mod progress;
 pub mod prover;
 pub mod snap;
 pub mod synth_c1;

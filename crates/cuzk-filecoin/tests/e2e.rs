@@ -15,7 +15,6 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::sync::Arc;
 use std::time::Instant;
 
 mod fixture;
@@ -172,36 +171,6 @@ fn winning_post_verifies_with_filecoin_proofs() {
     let mut other = rand;
     other[0] ^= 1;
     assert!(!verify(&out.proof, &other).unwrap());
-
-    // The same through `cuzk prove --filecoin winning-post`, from files.
-    let dir = f.work.join("winning-cli");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("vanilla"), &vanilla).unwrap();
-    let hex = |b: &[u8; 32]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
-    let args = cuzk_filecoin::cli::FilecoinProveArgs {
-        kind: cuzk_filecoin::ProofKind::WinningPost,
-        c1: None,
-        registered_proof: Some(proof_type as u64),
-        sector_size: None,
-        vanilla: vec![dir.join("vanilla")],
-        randomness: Some(hex(&rand)),
-        miner_id: Some(1000), // the fixture's prover id is miner 1000's
-        prover_id: None,
-        partition: None,
-        comm_r_old: None,
-        comm_r_new: None,
-        comm_d_new: None,
-        out: dir.join("proof"),
-        param_cache: Some(f.params.dir().to_path_buf()),
-        no_self_check: false,
-        synthesis: cuzk_filecoin::SynthesisMode::Compiled,
-    };
-    cuzk_filecoin::cli::prove(&args, Arc::new(cuzk_core::CpuBackend)).unwrap();
-    let from_cli = std::fs::read(dir.join("proof")).unwrap();
-    assert!(
-        verify(&from_cli, &rand).unwrap(),
-        "the CLI's proof does not verify"
-    );
 
     // Wrong inputs are typed errors, not panics.
     let err = f.prover.prove(&ProofRequest::WinningPost {
