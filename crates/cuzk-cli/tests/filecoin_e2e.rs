@@ -24,16 +24,7 @@ fn winning_post_from_files_verifies_with_filecoin_proofs() {
     let proof_type = RegisteredPoStProof::StackedDrgWinning2KiBV1;
     ensure_params(f, CircuitId::PoSt(proof_type));
     let rand = randomness(&mut ChaCha20Rng::seed_from_u64(11));
-    let challenges =
-        post::generate_fallback_sector_challenges(proof_type, &rand, &[s.sector_id], s.prover_id)
-            .unwrap();
-    let vanilla = post::generate_single_vanilla_proof(
-        proof_type,
-        s.sector_id,
-        &replica(s, proof_type),
-        &challenges[&s.sector_id],
-    )
-    .unwrap();
+    let vanilla = winning_vanilla(s, proof_type, &rand);
 
     let dir = f.work.join("winning-cli");
     std::fs::create_dir_all(&dir).unwrap();

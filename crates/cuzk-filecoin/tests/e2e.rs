@@ -134,16 +134,7 @@ fn winning_post_verifies_with_filecoin_proofs() {
     let picked =
         post::generate_winning_post_sector_challenge(proof_type, &rand, 1, s.prover_id).unwrap();
     assert_eq!(picked, vec![0]);
-    let challenges =
-        post::generate_fallback_sector_challenges(proof_type, &rand, &[s.sector_id], s.prover_id)
-            .unwrap();
-    let vanilla = post::generate_single_vanilla_proof(
-        proof_type,
-        s.sector_id,
-        &replica(s, proof_type),
-        &challenges[&s.sector_id],
-    )
-    .unwrap();
+    let vanilla = winning_vanilla(s, proof_type, &rand);
 
     let req = ProofRequest::WinningPost {
         registered_proof: proof_type,
