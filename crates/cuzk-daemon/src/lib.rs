@@ -16,6 +16,7 @@
 //!   [`curio`]: Curio's `cuzk.v1.ProvingEngine` service beside cuzk's own;
 //!   [`history`]: the page's last hour of samples; [`metrics`]: Prometheus text;
 //!   [`keys`]: the verifying keys' service.
+//! - [`report`]: the daemon's status as JSON and as tables for people.
 //! - [`trace`]: the engine's timeline (Chrome trace export, busy fractions).
 //! - [`client`], [`cli`], [`commands`]: the client, the `cuzk` daemon
 //!   subcommands' logic and their declarations.
@@ -40,6 +41,7 @@ pub mod keys;
 pub mod kinds;
 pub mod metrics;
 pub mod params;
+pub mod report;
 pub mod scheduler;
 pub mod server;
 pub mod service;
