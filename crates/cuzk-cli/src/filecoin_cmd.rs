@@ -80,7 +80,7 @@ pub fn run_prove(cli: ProveCli) -> Result<()> {
 /// The daemon with every Filecoin kind (parameters read from the daemon's
 /// parameter directory, never generated) and Curio's service beside cuzk's;
 /// in a `cuda` build on a machine with GPUs, proving on the GPUs (opened by
-/// the daemon itself, `cuzk_daemon::cli::open_devices`).
+/// the daemon itself, `cuzk_daemon::devices::open_devices`).
 pub fn run_daemon(args: cuzk_daemon::cli::DaemonArgs) -> Result<()> {
     cuzk_daemon::cli::run_daemon_with(args, |builder| {
         let dir = builder.config().params.dir.clone();
