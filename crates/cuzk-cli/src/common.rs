@@ -120,7 +120,7 @@ pub fn median(xs: &[Duration]) -> Duration {
 
 /// Milliseconds, rounded to the microsecond.
 pub fn ms(d: Duration) -> f64 {
-    cuzk_daemon::cli::round_ms(d.as_secs_f64() * 1e3)
+    cuzk_daemon::report::round_ms(d.as_secs_f64() * 1e3)
 }
 
 /// Print rows of (name, milliseconds) as an aligned table.

@@ -2,9 +2,9 @@
 //! without a daemon, and the daemon with the Filecoin circuit kinds and
 //! Curio's `cuzk.v1.ProvingEngine` service registered.
 
+use crate::filecoin_args::FilecoinProveArgs;
 use anyhow::{Context, Result};
 use clap::Parser;
-use cuzk_filecoin::cli::FilecoinProveArgs;
 use std::ffi::OsString;
 
 /// `cuzk prove --filecoin KIND ...`: prove a Filecoin proof here, without a
@@ -44,7 +44,7 @@ pub fn prove_argv(argv: &[OsString]) -> Vec<OsString> {
 pub fn run_prove(cli: ProveCli) -> Result<()> {
     let backend = crate::common::select_backend(cli.backend, cli.json)?.backend;
     let name = backend.name();
-    let out = cuzk_filecoin::cli::prove(&cli.args, backend)
+    let out = crate::filecoin_args::prove(&cli.args, backend)
         .with_context(|| format!("proving {}", cli.args.kind))?;
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
     if cli.json {
@@ -80,7 +80,7 @@ pub fn run_prove(cli: ProveCli) -> Result<()> {
 /// The daemon with every Filecoin kind (parameters read from the daemon's
 /// parameter directory, never generated) and Curio's service beside cuzk's;
 /// in a `cuda` build on a machine with GPUs, proving on the GPUs (opened by
-/// the daemon itself, `cuzk_daemon::cli::open_devices`).
+/// the daemon itself, `cuzk_daemon::devices::open_devices`).
 pub fn run_daemon(args: cuzk_daemon::cli::DaemonArgs) -> Result<()> {
     cuzk_daemon::cli::run_daemon_with(args, |builder| {
         let dir = builder.config().params.dir.clone();
@@ -91,8 +91,8 @@ pub fn run_daemon(args: cuzk_daemon::cli::DaemonArgs) -> Result<()> {
             cuzk_daemon::config::SynthesisSetting::Full => cuzk_filecoin::SynthesisMode::Full,
         };
         let max_message = builder.config().server.max_message_bytes.0 as usize;
-        let mut builder = builder.add_service(cuzk_filecoin::curio::service_hook(max_message));
-        for kind in cuzk_filecoin::daemon::FilecoinKind::all_with(
+        let mut builder = builder.add_service(cuzk_daemon::curio::service_hook(max_message));
+        for kind in cuzk_daemon::filecoin::FilecoinKind::all_with(
             &cuzk_filecoin::circuits::REGISTERED_SECTOR_SIZES,
             false,
             &dir,

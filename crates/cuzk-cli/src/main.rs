@@ -6,6 +6,7 @@ mod bench;
 mod bench_kernels;
 mod common;
 mod demo;
+mod filecoin_args;
 mod filecoin_cmd;
 mod params_cmd;
 mod verify_cmd;

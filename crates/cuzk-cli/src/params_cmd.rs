@@ -102,7 +102,7 @@ pub fn run(cmd: ParamsCommand) -> Result<()> {
 }
 
 fn gen_filecoin(args: &GenArgs, kind: cuzk_filecoin::ProofKind, sector_size: u64) -> Result<()> {
-    let fargs = cuzk_filecoin::cli::FilecoinParamsGenArgs {
+    let fargs = crate::filecoin_args::FilecoinParamsGenArgs {
         kind,
         sector_size,
         param_cache: args.param_cache.clone(),
@@ -123,7 +123,7 @@ fn gen_filecoin(args: &GenArgs, kind: cuzk_filecoin::ProofKind, sector_size: u64
             engine.name()
         );
     }
-    let generated = cuzk_filecoin::cli::params_gen_on(&fargs, engine.as_ref())
+    let generated = crate::filecoin_args::params_gen_on(&fargs, engine.as_ref())
         .with_context(|| format!("generating {kind} parameters"))?;
     match (generated, args.json) {
         (None, true) => println!(

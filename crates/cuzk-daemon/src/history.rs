@@ -291,7 +291,7 @@ impl History {
 }
 
 fn ms(d: Duration) -> f64 {
-    crate::cli::round_ms(d.as_secs_f64() * 1e3)
+    crate::report::round_ms(d.as_secs_f64() * 1e3)
 }
 
 /// A job as the page's table shows it; `prove` is the prover backend's

@@ -120,7 +120,7 @@ async fn status(State(s): State<AppState>, h: HeaderMap) -> Response {
     if let Some(node) = &s.cluster {
         // As `cuzk status --cluster --json` shows it (one owner of the
         // layout).
-        v["cluster"] = crate::cli::cluster_json(&node.status(true).await);
+        v["cluster"] = crate::report::cluster_json(&node.status(true).await);
     }
     axum::Json(v).into_response()
 }

@@ -1,7 +1,7 @@
 //! `cuzk.daemon.v1.KeyService`: the verifying key of a circuit kind's
 //! parameters, so that the daemon's proofs can be checked by anyone with
 //! `cuzk verify` (the parameter manager owns the keys; this only encodes
-//! them). Registered beside ProofService by `cli::run_daemon_with`, on the
+//! them). Registered beside ProofService by `server::serve_until_signal`, on the
 //! same listeners and behind the same bearer-token rule.
 
 // tonic::Status is large, but it is what every handler returns.

@@ -2,7 +2,8 @@
 //!
 //! - [`config`]: the `cuzk.toml` configuration.
 //! - [`kinds`]: the circuit-kind registry (porep-like now; more kinds plug
-//!   in as trait objects).
+//!   in as trait objects); [`filecoin`]: Filecoin's kinds, one per circuit,
+//!   on cuzk-filecoin.
 //! - [`scheduler`]: priority classes, FIFO, batch collector, worker affinity.
 //! - [`params`]: the tiered parameter manager (VRAM, pinned RAM, mapped, disk).
 //! - [`budget`]: the host-memory budget for synthesis.
@@ -12,8 +13,10 @@
 //!   handle front ends wrap.
 //! - [`service`], [`server`], [`http`]: the gRPC service, listeners and
 //!   access control, HTTP metrics/status/trace and the status page;
+//!   [`curio`]: Curio's `cuzk.v1.ProvingEngine` service beside cuzk's own;
 //!   [`history`]: the page's last hour of samples; [`metrics`]: Prometheus text;
 //!   [`keys`]: the verifying keys' service.
+//! - [`report`]: the daemon's status as JSON and as tables for people.
 //! - [`trace`]: the engine's timeline (Chrome trace export, busy fractions).
 //! - [`client`], [`cli`], [`commands`]: the client, the `cuzk` daemon
 //!   subcommands' logic and their declarations.
@@ -27,8 +30,10 @@ pub mod client;
 pub mod cluster;
 pub mod commands;
 pub mod config;
+pub mod curio;
 pub mod devices;
 pub mod engine;
+pub mod filecoin;
 pub mod fit;
 pub mod history;
 pub mod http;
@@ -36,6 +41,7 @@ pub mod keys;
 pub mod kinds;
 pub mod metrics;
 pub mod params;
+pub mod report;
 pub mod scheduler;
 pub mod server;
 pub mod service;

@@ -517,3 +517,44 @@ impl RunningDaemon {
         Ok(())
     }
 }
+
+/// Serve `cfg` until SIGTERM (or SIGINT): the socket's directory made
+/// where missing (private to the daemon's user), the machine's GPUs opened
+/// ([`crate::devices::open_devices`]), the verifying keys' service beside
+/// cuzk's, and `extend` given the builder to add kinds or services before
+/// the daemon starts. Blocks on a runtime of its own.
+pub fn serve_until_signal(
+    cfg: crate::config::DaemonConfig,
+    extend: impl FnOnce(DaemonBuilder) -> anyhow::Result<DaemonBuilder>,
+) -> anyhow::Result<()> {
+    use anyhow::Context;
+    // The default socket's directory (`$XDG_RUNTIME_DIR/cuzk`, `/run/cuzk`)
+    // may not exist yet; made private to the daemon's user.
+    if let Some(dir) = cfg
+        .server
+        .unix_socket
+        .as_deref()
+        .and_then(std::path::Path::parent)
+    {
+        if !dir.as_os_str().is_empty() && !dir.exists() {
+            use std::os::unix::fs::DirBuilderExt;
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
+                .with_context(|| format!("creating the socket directory {}", dir.display()))?;
+        }
+    }
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?
+        .block_on(async move {
+            let devices = crate::devices::open_devices(&cfg.engine)?;
+            let builder = DaemonBuilder::new(cfg)
+                .add_service(crate::keys::service_hook())
+                .device_backend(devices);
+            let d = extend(builder)?.start().await?;
+            d.run_until_signal().await?;
+            Ok(())
+        })
+}

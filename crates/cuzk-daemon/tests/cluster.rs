@@ -638,11 +638,11 @@ async fn cluster_status_lists_the_nodes_jobs_and_partitions() {
     assert_eq!(v.queues[0].priority, proto::Priority::High as i32);
 
     // What `cuzk status --cluster` prints of it.
-    let j = cuzk_daemon::cli::cluster_json(&st);
+    let j = cuzk_daemon::report::cluster_json(&st);
     assert_eq!(j["view"]["jobs"]["completed"], 1);
     assert_eq!(j["view"]["jobs"]["failed"], 0);
     assert_eq!(j["view"]["queues"][0]["priority"], "high");
-    let t = cuzk_daemon::cli::cluster_text(&j);
+    let t = cuzk_daemon::report::cluster_text(&j);
     assert!(t.starts_with("cluster   node node-b on "), "{t}");
     assert!(t.contains("1 completed"), "{t}");
     assert!(t.contains("2 pending"), "{t}");
@@ -674,7 +674,7 @@ async fn cluster_status_lists_the_nodes_jobs_and_partitions() {
     let s = status(&mut ca).await;
     let c = s.cluster.clone().expect("cluster part in GetStatus");
     assert_eq!((c.node_id.as_str(), c.view.is_none()), ("node-a", true));
-    let line = cuzk_daemon::cli::status_text(&cuzk_daemon::cli::status_json(&s));
+    let line = cuzk_daemon::report::status_text(&cuzk_daemon::report::status_json(&s));
     assert!(line.contains("cluster   node node-a on "), "{line}");
 
     // A daemon that stopped is dead after three of its heartbeats.
@@ -911,7 +911,7 @@ async fn a_database_outage_is_ridden_out_and_the_job_completes_after() {
         "the outage never showed in status"
     );
     let s = status(&mut ca).await;
-    let text = cuzk_daemon::cli::status_text(&cuzk_daemon::cli::status_json(&s));
+    let text = cuzk_daemon::report::status_text(&cuzk_daemon::report::status_json(&s));
     assert!(text.contains("database unreachable since "), "{text}");
     let cs = cluster_status(&mut ca).await;
     assert!(cs.view.is_none() && !cs.view_error.is_empty(), "{cs:?}");

@@ -409,7 +409,7 @@ async fn a_device_lost_mid_job_sends_its_partitions_to_the_other() {
 
     // The CLI's table and HTTP /status say the same.
     let st = status(&mut c).await;
-    let text = cuzk_daemon::cli::status_text(&cuzk_daemon::cli::status_json(&st));
+    let text = cuzk_daemon::report::status_text(&cuzk_daemon::report::status_json(&st));
     let lines: Vec<&str> = text.lines().collect();
     let row = |i: &str| {
         lines
@@ -654,7 +654,7 @@ async fn a_lost_device_that_fails_its_probes_stays_out() {
     assert_eq!(gpus.devices[1].calls.load(Ordering::SeqCst), calls);
     // `cuzk status` says since when and how its probes went.
     let st = status(&mut c).await;
-    let text = cuzk_daemon::cli::status_text(&cuzk_daemon::cli::status_json(&st));
+    let text = cuzk_daemon::report::status_text(&cuzk_daemon::report::status_json(&st));
     let line = text
         .lines()
         .find(|l| l.contains("gpu 1 out of service since"))
@@ -715,7 +715,7 @@ async fn status_has_each_devices_busy_fraction() {
     assert!(h["busy_s"].as_f64().unwrap() > 0.0, "{h}");
     assert!(h["busy_fraction"].as_f64().unwrap() > 0.0, "{h}");
     assert_eq!(v["device_health"][idle]["busy_s"], 0.0);
-    let text = cuzk_daemon::cli::status_text(&cuzk_daemon::cli::status_json(&st));
+    let text = cuzk_daemon::report::status_text(&cuzk_daemon::report::status_json(&st));
     assert!(
         text.contains("busy (window)") && text.contains("busy (all)"),
         "{text}"

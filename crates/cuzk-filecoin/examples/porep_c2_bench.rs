@@ -223,7 +223,7 @@ fn sector(a: &Args, work: &Path) -> Result<Sector, Box<dyn std::error::Error>> {
         }
         return Ok(Sector {
             c1: decoded.output,
-            prover_id: cuzk_filecoin::cli::prover_id_from_miner(a.miner_id),
+            prover_id: cuzk_filecoin::ids::prover_id_from_miner(a.miner_id),
             sector_id: SectorId::from(decoded.sector_num.unwrap_or(a.sector_id)),
             source: path.display().to_string(),
             made: t.elapsed(),
@@ -237,7 +237,7 @@ fn sector(a: &Args, work: &Path) -> Result<Sector, Box<dyn std::error::Error>> {
     let spec = cuzk_filecoin::synth_c1::SynthSpec {
         registered_proof: rp,
         seed,
-        prover_id: cuzk_filecoin::cli::prover_id_from_miner(a.miner_id),
+        prover_id: cuzk_filecoin::ids::prover_id_from_miner(a.miner_id),
         sector_id: a.sector_id,
     };
     let s = cuzk_filecoin::synth_c1::synthesize(&spec)?;
@@ -415,7 +415,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         if let Some(why) = why {
             eprintln!("{why}");
         }
-        let progress = cuzk_filecoin::cli::ProgressPrinter::new();
+        let progress = cuzk_filecoin::progress::ProgressPrinter::new();
         let g = params.generate_with_progress(
             circuit,
             engine.as_ref(),

@@ -222,6 +222,45 @@ impl CircuitId {
         CircuitId::current(kind, size)
     }
 
+    /// log2 of a circuit's evaluation domain. Measured for 2 KiB (PoRep 22,
+    /// WinningPoSt 17, WindowPoSt 15, SnapDeals 21: the generator's domain
+    /// sizes); for the production sizes from their published constraint counts
+    /// (PoRep and WindowPoSt 32/64 GiB about 130 M, SnapDeals 32/64 GiB about
+    /// 81 M: 2^27; WinningPoSt 32/64 GiB about 3.5 M: 2^22). The 8 MiB and
+    /// 512 MiB circuits are the 2 KiB ones with deeper trees, bounded above by
+    /// the next size up.
+    pub fn domain_log(&self) -> u32 {
+        use shapes::*;
+        let size = self.sector_size();
+        let large = size >= SECTOR_SIZE_32_GIB;
+        match self.kind() {
+            ProofKind::Porep | ProofKind::WindowPost | ProofKind::SnapDeals if large => 27,
+            ProofKind::WinningPost if large => 22,
+            ProofKind::Porep => 23,
+            ProofKind::SnapDeals => {
+                if size == SECTOR_SIZE_2_KIB {
+                    21
+                } else {
+                    24
+                }
+            }
+            ProofKind::WinningPost => {
+                if size == SECTOR_SIZE_2_KIB {
+                    17
+                } else {
+                    20
+                }
+            }
+            ProofKind::WindowPost => {
+                if size == SECTOR_SIZE_2_KIB {
+                    15
+                } else {
+                    18
+                }
+            }
+        }
+    }
+
     /// storage-proofs' cache identifier (`stacked-proof-of-replication-...`,
     /// `proof-of-spacetime-fallback-...`, `empty-sector-update-...`, each
     /// followed by a SHA-256 of the public parameters).

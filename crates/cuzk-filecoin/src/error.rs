@@ -124,11 +124,7 @@ fn in_file(file: &Option<PathBuf>) -> String {
 
 impl Error {
     /// `part` could not be decoded as `form`.
-    pub(crate) fn decode(
-        part: InputPart,
-        form: impl Into<String>,
-        source: impl Into<BoxError>,
-    ) -> Self {
+    pub fn decode(part: InputPart, form: impl Into<String>, source: impl Into<BoxError>) -> Self {
         Error::Decode {
             part,
             form: form.into(),
@@ -174,7 +170,8 @@ impl Error {
         }
     }
 
-    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+    /// Reading or writing `path` failed.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {
             path: path.into(),
             source,

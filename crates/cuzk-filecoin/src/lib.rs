@@ -11,7 +11,8 @@
 //! loads parameter files in filecoin-proofs' cache layout.
 //!
 //! It does not touch GPUs (backends come in as `cuzk_core::ProverBackend`)
-//! nor schedule work (the daemon does; this crate gives it kinds).
+//! nor schedule work, nor serve requests: the daemon (cuzk-daemon) does,
+//! and holds the Filecoin kinds and Curio's service built on this crate.
 //!
 //! - [`circuits`]: circuit identities (registered proofs), tree shapes,
 //!   blank circuits for parameter generation.
@@ -21,23 +22,21 @@
 //! - `porep_witness`: PoRep's witness without the SHA-256 gadget's linear
 //!   combinations (the compiled path's).
 //! - [`partitions`]: per-partition synthesis, for the daemon.
-//! - [`daemon`]: the daemon's Filecoin circuit kinds and their priorities.
-//! - [`curio`]: Curio's `cuzk.v1.ProvingEngine` gRPC service on the daemon.
+//! - [`ids`]: 32-byte values in hex, a miner's prover id.
 //! - [`synth_c1`]: synthetic C1 outputs (valid vanilla proofs over sparse
 //!   trees, no sealed sector) for tests and benchmarks; `cuzk c1 synth`.
-//! - [`cli`]: `cuzk prove --filecoin ...` and `cuzk params gen --filecoin ...`.
+//! - [`progress`]: parameter generation's progress on stderr, for front ends.
 
 pub mod circuits;
-pub mod cli;
 pub mod compiled;
-pub mod curio;
-pub mod daemon;
 pub mod error;
+pub mod ids;
 pub mod paramcache;
 pub mod partitions;
 pub mod porep;
 mod porep_witness;
 pub mod post;
+pub mod progress;
 pub mod prover;
 pub mod snap;
 pub mod synth_c1;

@@ -14,15 +14,26 @@
 
 use crate::circuits::CircuitId;
 use crate::compiled::{compiled_blank, compiled_path, CompiledOrigin};
-use crate::{Error, Result};
+use crate::progress::ProgressPrinter;
+use crate::{Error, Result, SynthesisMode};
+use cuzk_core::generator::FixedBaseEngine;
 use cuzk_core::generator::GenerationEvent;
 use cuzk_core::params::{ParamsFileSink, ParamsSink, Section};
 use cuzk_core::{MappedParameters, Parameters, VerifyingKey};
+use rand::SeedableRng;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use storage_proofs_core::parameter_cache::{
     metadata_id, parameter_id, verifying_key_id, CacheEntryMetadata,
 };
+
+/// filecoin-proofs' parameter file name for `circuit` without its
+/// extension (`v28-<cache identifier>`).
+pub fn production_stem(circuit: CircuitId) -> Result<String> {
+    Ok(parameter_id(&circuit.cache_identifier()?)
+        .trim_end_matches(".params")
+        .to_owned())
+}
 
 /// The environment variable filecoin-proofs reads the cache directory from.
 pub const PARAMETER_CACHE_ENV: &str = "FIL_PROOFS_PARAMETER_CACHE";
@@ -243,6 +254,52 @@ impl ParamCache {
             params_bytes,
             compiled: None,
         })
+    }
+
+    /// `circuit`'s parameters generated (random, insecure: for tests) under
+    /// the production file names, unless both files are present and
+    /// `force` is off (then `None`). `seed` makes the files reproducible
+    /// (default: OS randomness); `synthesis` says where the constraints come
+    /// from (`Compiled`: the circuit's compiled system, mapped from
+    /// `cuzk-<identifier>.r1cs` in this directory, else compiled once and
+    /// kept there for proofs to map; `Full`: a synthesis of the circuit, as
+    /// bellperson does; the same parameters either way). The fixed-base
+    /// multiplications run on `engine`; progress goes to `progress`.
+    pub fn generate_unless_present(
+        &self,
+        circuit: CircuitId,
+        force: bool,
+        seed: Option<u64>,
+        synthesis: SynthesisMode,
+        engine: &dyn FixedBaseEngine,
+        progress: &ProgressPrinter,
+    ) -> Result<Option<Generated>> {
+        if !force && self.is_present(circuit)? {
+            return Ok(None);
+        }
+        let report = |e: &GenerationEvent| progress.event(e);
+        let mut rng: Box<dyn rand_core::RngCore> = match seed {
+            Some(seed) => Box::new(rand_chacha::ChaCha20Rng::seed_from_u64(seed)),
+            None => Box::new(rand::rngs::OsRng),
+        };
+        let generated = match synthesis {
+            SynthesisMode::Full => {
+                self.generate_with_progress(circuit, engine, &mut rng, &report)?
+            }
+            SynthesisMode::Compiled => {
+                let path = compiled_path(self.dir(), circuit)?;
+                if path.exists() {
+                    progress.note(&format!("mapping the constraints from {}", path.display()));
+                } else {
+                    progress.note(&format!(
+                        "compiling the circuit's constraints once (kept as {}) ...",
+                        path.display()
+                    ));
+                }
+                self.generate_compiled_with_progress(circuit, engine, &mut rng, &report)?
+            }
+        };
+        Ok(Some(generated))
     }
 
     /// Map and decode a circuit's `.params`; when its `.vk` is present, check

@@ -324,6 +324,26 @@ pub fn current_seal_proof(sector_size: u64) -> Result<RegisteredSealProof> {
     }
 }
 
+/// Whether `c1` was sealed by `prover_id` for `sector`: its replica id
+/// is the one filecoin-proofs derives from them, the ticket, CommD and the
+/// registered proof's PoRep id. A C1 output of another sector or miner
+/// fails.
+pub fn sealed_for(
+    c1: &SealCommitPhase1Output,
+    proof: RegisteredSealProof,
+    prover_id: &[u8; 32],
+    sector: u64,
+) -> bool {
+    let replica_id = stacked::generate_replica_id::<filecoin_proofs::constants::DefaultTreeHasher, _>(
+        prover_id,
+        sector,
+        &c1.ticket,
+        c1.comm_d,
+        &proof.as_v1_config().porep_id,
+    );
+    replica_id == c1.replica_id
+}
+
 /// A registered seal proof by its number (the chain's, filecoin-ffi's and
 /// Curio's numbering).
 pub fn seal_proof_from_u64(v: u64) -> Result<RegisteredSealProof> {

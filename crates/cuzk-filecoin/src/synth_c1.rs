@@ -88,7 +88,7 @@ impl SynthSpec {
         SynthSpec {
             registered_proof,
             seed,
-            prover_id: crate::cli::prover_id_from_miner(1000),
+            prover_id: crate::ids::prover_id_from_miner(1000),
             sector_id: 1,
         }
     }
@@ -788,7 +788,7 @@ pub fn c1_synth(args: &C1SynthArgs) -> Result<C1SynthReport> {
     let spec = SynthSpec {
         registered_proof: rp,
         seed: args.seed,
-        prover_id: crate::cli::prover_id_from_miner(args.miner_id),
+        prover_id: crate::ids::prover_id_from_miner(args.miner_id),
         sector_id: args.sector_id,
     };
     let c1 = synthesize(&spec)?;

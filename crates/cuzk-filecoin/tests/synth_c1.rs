@@ -321,15 +321,17 @@ fn cuzk_proves_a_synthetic_c1_that_verify_seal_accepts() {
     std::fs::create_dir_all(&dir).unwrap();
     let circuit = CircuitId::PoRep(P2K);
     let t = Instant::now();
-    let args = cuzk_filecoin::cli::FilecoinParamsGenArgs {
-        kind: circuit.kind(),
-        sector_size: circuit.sector_size(),
-        param_cache: Some(dir.clone()),
-        seed: Some(circuit.sector_size() ^ 0xc0ffee),
-        force: false,
-        synthesis: SynthesisMode::Compiled,
-    };
-    if cuzk_filecoin::cli::params_gen(&args).unwrap().is_some() {
+    let generated = cuzk_filecoin::ParamCache::new(&dir)
+        .generate_unless_present(
+            circuit,
+            false,
+            Some(circuit.sector_size() ^ 0xc0ffee),
+            SynthesisMode::Compiled,
+            &cuzk_core::generator::CpuFixedBase,
+            &cuzk_filecoin::progress::ProgressPrinter::new(),
+        )
+        .unwrap();
+    if generated.is_some() {
         eprintln!("generated {circuit} parameters in {:.2?}", t.elapsed());
     }
 

@@ -1,17 +1,16 @@
-//! Command-line front ends, for the `cuzk` binary to mount:
-//! `cuzk prove --filecoin KIND ...` (no daemon needed) and
-//! `cuzk params gen --filecoin KIND --sector-size SIZE`.
-//!
-//! Each is a clap `Args` struct and a function; the binary owns parsing,
-//! backend choice and printing.
+//! The arguments of `cuzk prove --filecoin KIND ...` (no daemon needed) and
+//! `cuzk params gen --filecoin KIND --sector-size SIZE`, and what they ask
+//! of cuzk-filecoin: the proof request the flags and files describe, input
+//! errors named by the file they came from, parameters generated into the
+//! cache directory.
 
-use crate::circuits::{parse_sector_size, CircuitId, ProofKind};
-use crate::paramcache::{Generated, ParamCache};
-use crate::prover::{FilecoinProver, ProofOutput, ProofRequest};
-use crate::{porep, post, snap, Error, InputPart, Result};
-use cuzk_core::generator::GenerationEvent;
 use cuzk_core::ProverBackend;
-use rand::SeedableRng;
+use cuzk_filecoin::circuits::{parse_sector_size, CircuitId, ProofKind};
+use cuzk_filecoin::ids::{parse_hex32, prover_id_from_miner};
+use cuzk_filecoin::paramcache::{Generated, ParamCache};
+use cuzk_filecoin::progress::ProgressPrinter;
+use cuzk_filecoin::prover::{FilecoinProver, ProofOutput, ProofRequest};
+use cuzk_filecoin::{porep, post, snap, Error, InputPart, Result};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -91,8 +90,8 @@ pub struct FilecoinProveArgs {
     /// Synthesis: `compiled` (each circuit's constraints compiled once and
     /// kept as `cuzk-<identifier>.r1cs` in the parameter directory, then
     /// witness only, PoRep's challenges in parallel) or `full`.
-    #[arg(long, value_enum, default_value_t = crate::SynthesisMode::Compiled)]
-    pub synthesis: crate::SynthesisMode,
+    #[arg(long, value_enum, default_value_t = cuzk_filecoin::SynthesisMode::Compiled)]
+    pub synthesis: cuzk_filecoin::SynthesisMode,
 }
 
 /// `cuzk params gen --filecoin KIND --sector-size SIZE`.
@@ -123,8 +122,8 @@ pub struct FilecoinParamsGenArgs {
     /// directory, else compiled once and kept there for proofs to map) or
     /// `full` (a synthesis of the circuit, as bellperson does). The same
     /// parameters either way.
-    #[arg(long, value_enum, default_value_t = crate::SynthesisMode::Compiled)]
-    pub synthesis: crate::SynthesisMode,
+    #[arg(long, value_enum, default_value_t = cuzk_filecoin::SynthesisMode::Compiled)]
+    pub synthesis: cuzk_filecoin::SynthesisMode,
 }
 
 fn cache_of(dir: &Option<PathBuf>) -> ParamCache {
@@ -135,124 +134,22 @@ fn cache_of(dir: &Option<PathBuf>) -> ParamCache {
 }
 
 /// Generate the circuit's parameters (random, insecure: for tests) under the
-/// production file names. Returns `None` when they exist and `force` is off.
-pub fn params_gen(args: &FilecoinParamsGenArgs) -> Result<Option<Generated>> {
-    params_gen_on(args, &cuzk_core::generator::CpuFixedBase)
-}
-
-/// [`params_gen`] with the fixed-base multiplications on `engine`.
+/// production file names, with the fixed-base multiplications on `engine`.
+/// Returns `None` when they exist and `force` is off.
 pub fn params_gen_on(
     args: &FilecoinParamsGenArgs,
     engine: &dyn cuzk_core::generator::FixedBaseEngine,
 ) -> Result<Option<Generated>> {
     let cache = cache_of(&args.param_cache);
     let circuit = CircuitId::current(args.kind, args.sector_size)?;
-    if !args.force && cache.is_present(circuit)? {
-        return Ok(None);
-    }
-    let progress = ProgressPrinter::new();
-    let report = |e: &GenerationEvent| progress.event(e);
-    let mut rng: Box<dyn rand_core::RngCore> = match args.seed {
-        Some(seed) => Box::new(rand_chacha::ChaCha20Rng::seed_from_u64(seed)),
-        None => Box::new(rand::rngs::OsRng),
-    };
-    let generated = match args.synthesis {
-        crate::SynthesisMode::Full => {
-            cache.generate_with_progress(circuit, engine, &mut rng, &report)?
-        }
-        crate::SynthesisMode::Compiled => {
-            let path = crate::compiled::compiled_path(cache.dir(), circuit)?;
-            if path.exists() {
-                progress.note(&format!("mapping the constraints from {}", path.display()));
-            } else {
-                progress.note(&format!(
-                    "compiling the circuit's constraints once (kept as {}) ...",
-                    path.display()
-                ));
-            }
-            cache.generate_compiled_with_progress(circuit, engine, &mut rng, &report)?
-        }
-    };
-    Ok(Some(generated))
-}
-
-/// Generation's progress on stderr: the circuit's size once synthesized,
-/// then each query's points done, at most every few seconds and at its end,
-/// so that a run of minutes (the 32 GiB PoRep) is never silent for long.
-pub struct ProgressPrinter {
-    start: std::time::Instant,
-    last: std::cell::Cell<Option<std::time::Instant>>,
-}
-
-impl Default for ProgressPrinter {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-/// Seconds between two lines for one query.
-const PROGRESS_EVERY_S: f64 = 5.0;
-
-impl ProgressPrinter {
-    pub fn new() -> Self {
-        ProgressPrinter {
-            start: std::time::Instant::now(),
-            last: std::cell::Cell::new(None),
-        }
-    }
-    /// A line of its own, timed like the events.
-    pub fn note(&self, what: &str) {
-        let at = self.start.elapsed().as_secs_f64();
-        eprintln!("[{at:7.1} s] {what}");
-    }
-
-    pub fn event(&self, e: &GenerationEvent) {
-        let at = self.start.elapsed().as_secs_f64();
-        match e {
-            GenerationEvent::Synthesized {
-                constraints,
-                inputs,
-                aux,
-                entries,
-                domain,
-                compiled,
-            } => eprintln!(
-                "[{at:7.1} s] {}: {constraints} constraints (domain {domain}), \
-                 {inputs} inputs, {aux} aux, {entries} matrix entries",
-                if *compiled {
-                    "constraints from the compiled system"
-                } else {
-                    "synthesized"
-                }
-            ),
-            GenerationEvent::Scalars {
-                g1_points,
-                g2_points,
-            } => eprintln!(
-                "[{at:7.1} s] scalars ready: {g1_points} G1 and {g2_points} G2 points to compute"
-            ),
-            GenerationEvent::Query {
-                query,
-                done,
-                total,
-                elapsed,
-            } => {
-                let now = std::time::Instant::now();
-                let due = self
-                    .last
-                    .get()
-                    .is_none_or(|t| (now - t).as_secs_f64() >= PROGRESS_EVERY_S);
-                if done == total || due {
-                    self.last.set(Some(now));
-                    let rate = *done as f64 / elapsed.as_secs_f64().max(1e-9) / 1e6;
-                    eprintln!(
-                        "[{at:7.1} s] {query}: {done} / {total} points ({:.0}%), {rate:.2} M points/s",
-                        100.0 * *done as f64 / (*total).max(1) as f64
-                    );
-                }
-            }
-        }
-    }
+    cache.generate_unless_present(
+        circuit,
+        args.force,
+        args.seed,
+        args.synthesis,
+        engine,
+        &ProgressPrinter::new(),
+    )
 }
 
 /// Prove from files and write the proof to `args.out`.
@@ -289,40 +186,6 @@ fn read(path: &Path) -> Result<Vec<u8>> {
 fn need<'a, T>(v: &'a Option<T>, flag: &str, kind: ProofKind) -> Result<&'a T> {
     v.as_ref()
         .ok_or_else(|| Error::InvalidInput(format!("--filecoin {kind} needs {flag}")))
-}
-
-/// 32 bytes from 64 hex digits (an optional 0x prefix allowed).
-pub fn parse_hex32(s: &str, what: &str) -> Result<[u8; 32]> {
-    let t = s.trim();
-    let t = t.strip_prefix("0x").unwrap_or(t);
-    let bad = || Error::InvalidInput(format!("{what}: expected 64 hex digits, got {s:?}"));
-    if t.len() != 64 || !t.is_ascii() {
-        return Err(bad());
-    }
-    let mut out = [0u8; 32];
-    for (i, o) in out.iter_mut().enumerate() {
-        *o = u8::from_str_radix(&t[2 * i..2 * i + 2], 16).map_err(|_| bad())?;
-    }
-    Ok(out)
-}
-
-/// The prover id of a miner: its ID address's payload (the actor id as an
-/// unsigned LEB128 varint), left-aligned in 32 bytes, as Lotus and Curio
-/// derive it.
-pub fn prover_id_from_miner(miner_id: u64) -> [u8; 32] {
-    let mut out = [0u8; 32];
-    let mut v = miner_id;
-    let mut i = 0;
-    loop {
-        let byte = (v & 0x7f) as u8;
-        v >>= 7;
-        if v == 0 {
-            out[i] = byte;
-            return out;
-        }
-        out[i] = byte | 0x80;
-        i += 1;
-    }
 }
 
 /// The proof request the arguments describe.
@@ -612,20 +475,5 @@ mod tests {
             panic!()
         };
         assert!(matches!(request_from_args(&a), Err(Error::InvalidInput(m)) if m.contains("--c1")));
-    }
-
-    #[test]
-    fn hex_and_prover_ids() {
-        let h = "00".repeat(31) + "ff";
-        assert_eq!(parse_hex32(&h, "x").unwrap()[31], 0xff);
-        assert_eq!(parse_hex32(&format!("0x{h}"), "x").unwrap()[31], 0xff);
-        assert!(parse_hex32(&h[2..], "x").is_err());
-        assert!(parse_hex32(&("zz".to_string() + &h[2..]), "x").is_err());
-        assert!(parse_hex32(&("é".to_string() + &h[3..]), "x").is_err());
-        assert_eq!(prover_id_from_miner(0)[..2], [0, 0]);
-        assert_eq!(prover_id_from_miner(127)[..2], [0x7f, 0]);
-        assert_eq!(prover_id_from_miner(128)[..3], [0x80, 0x01, 0]);
-        assert_eq!(prover_id_from_miner(1000)[..3], [0xe8, 0x07, 0]);
-        assert_eq!(prover_id_from_miner(u64::MAX)[9], 0x01);
     }
 }

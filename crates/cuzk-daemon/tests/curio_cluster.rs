@@ -10,8 +10,8 @@
 #[path = "../../cuzk-cluster/tests/common/mod.rs"]
 mod pg;
 
+use cuzk_daemon::curio::pb;
 use cuzk_daemon::{DaemonBuilder, DaemonConfig, RunningDaemon};
-use cuzk_filecoin::curio::pb;
 use cuzk_filecoin::filecoin_proofs_api::RegisteredSealProof;
 use cuzk_filecoin::synth_c1::{self, SynthSpec};
 use pb::await_proof_response::Status as S;
@@ -33,10 +33,10 @@ async fn daemon(db: &pg::TestDb, name: &str, params: &Path) -> RunningDaemon {
     cfg.cluster.poll_interval_ms = 50;
     cfg.cluster.heartbeat_interval_s = 1;
     cfg.cluster.placement_grace_s = 0;
-    let mut b = DaemonBuilder::new(cfg).add_service(cuzk_filecoin::curio::service_hook(64 << 20));
+    let mut b = DaemonBuilder::new(cfg).add_service(cuzk_daemon::curio::service_hook(64 << 20));
     // No parameter generation: the files are absent, so a claimed
     // partition fails (with the file named) instead of taking minutes.
-    for kind in cuzk_filecoin::daemon::FilecoinKind::all(&[2048], false, params).unwrap() {
+    for kind in cuzk_daemon::filecoin::FilecoinKind::all(&[2048], false, params).unwrap() {
         b = b.register_kind(kind);
     }
     b.start().await.unwrap()
@@ -181,8 +181,8 @@ async fn curio_requests_go_to_the_cluster_queue() {
     cfg.kinds.porep_like_log_sizes = vec![];
     cfg.engine.host_memory_budget = Some(cuzk_daemon::config::ByteSize(4 << 30));
     let mut builder =
-        DaemonBuilder::new(cfg).add_service(cuzk_filecoin::curio::service_hook(64 << 20));
-    for kind in cuzk_filecoin::daemon::FilecoinKind::all(&[2048], false, params.path()).unwrap() {
+        DaemonBuilder::new(cfg).add_service(cuzk_daemon::curio::service_hook(64 << 20));
+    for kind in cuzk_daemon::filecoin::FilecoinKind::all(&[2048], false, params.path()).unwrap() {
         builder = builder.register_kind(kind);
     }
     let local = builder.start().await.unwrap();

@@ -1,25 +1,27 @@
 //! The Filecoin circuit kinds of the cuzk daemon: one kind per circuit
 //! (`porep-2k`, `winning-32g`, `wpost-32g`, `snap-64g`, ... as Curio names
-//! them), proving from the same inputs as [`crate::FilecoinProver`], with
+//! them), proving from the same inputs as [`cuzk_filecoin::FilecoinProver`], with
 //! parameters under filecoin-proofs' file names in the daemon's parameter
 //! directory (point it at the `FIL_PROOFS_PARAMETER_CACHE` directory).
 //!
 //! A job's input is [`encode_request`]'s bytes: for PoRep the C1 output as
-//! it is (any form [`crate::porep::decode_c1`] reads), for the others a
+//! it is (any form [`cuzk_filecoin::porep::decode_c1`] reads), for the others a
 //! small JSON document. The kind checks the input at submission by building
 //! its circuits, and counts its partitions; the daemon proves partitions and
 //! concatenates their proofs in order, which is filecoin-proofs' format.
 
-use crate::circuits::{CircuitId, ProofKind, REGISTERED_SECTOR_SIZES};
-use crate::partitions::{synthesize_partition_parts_in, synthesize_partitions_in, verifier_inputs};
-use crate::prover::ProofRequest;
-use crate::{cli, porep, post, snap, Error, InputPart, Result};
+use crate::kinds::{CircuitKind, JobInput, KindError};
+use crate::Priority;
 use base64::Engine as _;
 use cuzk_core::params::Parameters;
 use cuzk_core::prover::Synthesized;
 use cuzk_core::synthesis::ProvingAssignment;
-use cuzk_daemon::kinds::{CircuitKind, JobInput, KindError};
-use cuzk_daemon::Priority;
+use cuzk_filecoin::circuits::{CircuitId, ProofKind, REGISTERED_SECTOR_SIZES};
+use cuzk_filecoin::partitions::{
+    synthesize_partition_parts_in, synthesize_partitions_in, verifier_inputs,
+};
+use cuzk_filecoin::prover::ProofRequest;
+use cuzk_filecoin::{porep, post, snap, Error, InputPart, Result};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -63,7 +65,7 @@ pub struct FilecoinKind {
     name: String,
     params_id: String,
     generate: bool,
-    synthesis: crate::SynthesisMode,
+    synthesis: cuzk_filecoin::SynthesisMode,
     /// Where the compiled constraint system is kept as a file (the
     /// daemon's parameter directory); `None`: compiled in memory by each
     /// process.
@@ -105,11 +107,11 @@ impl FilecoinKind {
     /// with them are worthless on chain, and a missing file should be an
     /// error the operator sees.
     pub fn new(circuit: CircuitId, generate: bool) -> Result<Self> {
-        let production = production_stem(circuit)?;
-        // The daemon takes ids up to `cuzk_daemon::params::MAX_ID_LEN`
+        let production = cuzk_filecoin::paramcache::production_stem(circuit)?;
+        // The daemon takes ids up to `crate::params::MAX_ID_LEN`
         // characters, which covers filecoin-proofs' names (up to 145); a
         // name beyond it would get a short alias (see `link_params`).
-        let params_id = if cuzk_daemon::params::check_id(&production).is_ok() {
+        let params_id = if crate::params::check_id(&production).is_ok() {
             production
         } else {
             let id = circuit.cache_identifier()?;
@@ -124,13 +126,13 @@ impl FilecoinKind {
             name: circuit.short_name(),
             params_id,
             generate,
-            synthesis: crate::SynthesisMode::default(),
+            synthesis: cuzk_filecoin::SynthesisMode::default(),
             compiled_dir: None,
         })
     }
 
     /// How partitions are synthesized (compiled by default).
-    pub fn with_synthesis(mut self, mode: crate::SynthesisMode) -> Self {
+    pub fn with_synthesis(mut self, mode: cuzk_filecoin::SynthesisMode) -> Self {
         self.synthesis = mode;
         self
     }
@@ -151,7 +153,7 @@ impl FilecoinKind {
     /// nothing done, when the id is the production name or the production
     /// file is absent.
     pub fn link_params(&self, dir: &Path) -> Result<()> {
-        let production = production_stem(self.circuit)?;
+        let production = cuzk_filecoin::paramcache::production_stem(self.circuit)?;
         if production == self.params_id {
             return Ok(());
         }
@@ -174,7 +176,12 @@ impl FilecoinKind {
         generate: bool,
         dir: &Path,
     ) -> Result<Vec<Arc<dyn CircuitKind>>> {
-        Self::all_with(sector_sizes, generate, dir, crate::SynthesisMode::default())
+        Self::all_with(
+            sector_sizes,
+            generate,
+            dir,
+            cuzk_filecoin::SynthesisMode::default(),
+        )
     }
 
     /// [`FilecoinKind::all`] with the given synthesis.
@@ -182,7 +189,7 @@ impl FilecoinKind {
         sector_sizes: &[u64],
         generate: bool,
         dir: &Path,
-        synthesis: crate::SynthesisMode,
+        synthesis: cuzk_filecoin::SynthesisMode,
     ) -> Result<Vec<Arc<dyn CircuitKind>>> {
         let mut kinds: Vec<Arc<dyn CircuitKind>> = Vec::new();
         for &size in sector_sizes {
@@ -223,15 +230,6 @@ impl FilecoinKind {
             source: Box::new(e),
         }
     }
-}
-
-/// filecoin-proofs' parameter file name without its extension.
-fn production_stem(circuit: CircuitId) -> Result<String> {
-    Ok(
-        storage_proofs_core::parameter_cache::parameter_id(&circuit.cache_identifier()?)
-            .trim_end_matches(".params")
-            .to_owned(),
-    )
 }
 
 /// The daemon's name of the kind that proves `circuit`.
@@ -340,8 +338,8 @@ pub fn decode_request(kind: ProofKind, input: &[u8]) -> Result<ProofRequest> {
             let p: PostInput =
                 serde_json::from_slice(input).map_err(|e| json("PoSt job input", e))?;
             let registered_proof = post::post_proof_from_u64(p.registered_proof)?;
-            let randomness = cli::parse_hex32(&p.randomness, "randomness")?;
-            let prover_id = cli::parse_hex32(&p.prover_id, "prover_id")?;
+            let randomness = cuzk_filecoin::ids::parse_hex32(&p.randomness, "randomness")?;
+            let prover_id = cuzk_filecoin::ids::parse_hex32(&p.prover_id, "prover_id")?;
             let vanilla_proofs = unb64(&p.vanilla_proofs)?;
             ProofRequest::post(
                 kind,
@@ -358,9 +356,9 @@ pub fn decode_request(kind: ProofKind, input: &[u8]) -> Result<ProofRequest> {
             ProofRequest::SnapDeals {
                 registered_proof: snap::update_proof_from_u64(s.registered_proof)?,
                 vanilla_proofs: unb64(&s.vanilla_proofs)?,
-                comm_r_old: cli::parse_hex32(&s.comm_r_old, "comm_r_old")?,
-                comm_r_new: cli::parse_hex32(&s.comm_r_new, "comm_r_new")?,
-                comm_d_new: cli::parse_hex32(&s.comm_d_new, "comm_d_new")?,
+                comm_r_old: cuzk_filecoin::ids::parse_hex32(&s.comm_r_old, "comm_r_old")?,
+                comm_r_new: cuzk_filecoin::ids::parse_hex32(&s.comm_r_new, "comm_r_new")?,
+                comm_d_new: cuzk_filecoin::ids::parse_hex32(&s.comm_d_new, "comm_d_new")?,
             }
         }
     })
@@ -418,16 +416,16 @@ impl CircuitKind for FilecoinKind {
     }
 
     fn host_bytes_per_partition(&self) -> u64 {
-        let n = 1u64 << domain_log(self.circuit);
+        let n = 1u64 << self.circuit.domain_log();
         match self.synthesis {
             // The witness (inputs and aux, about one scalar per constraint)
             // and, while its parts are joined, their copies; a third for
             // the sparse products when the backend forms a/b/c on the host.
-            crate::SynthesisMode::Compiled => n * 32 * 3,
+            cuzk_filecoin::SynthesisMode::Compiled => n * 32 * 3,
             // Eight 32-byte scalars per domain element, as the daemon's own
             // porep-like kind estimates (a, b, c padded while H is
             // computed, and the assignments).
-            crate::SynthesisMode::Full => n * 32 * 8,
+            cuzk_filecoin::SynthesisMode::Full => n * 32 * 8,
         }
     }
 
@@ -465,11 +463,11 @@ impl CircuitKind for FilecoinKind {
         // kept in, the parameter directory, where its proofs find it): no
         // synthesis of the circuit, the same parameters.
         let generated = match self.synthesis {
-            crate::SynthesisMode::Full => self
+            cuzk_filecoin::SynthesisMode::Full => self
                 .circuit
                 .generate_parameters_on(engine, &mut rand::rngs::OsRng),
-            crate::SynthesisMode::Compiled => {
-                crate::compiled::compiled_blank(self.circuit, self.compiled_dir.as_deref())
+            cuzk_filecoin::SynthesisMode::Compiled => {
+                cuzk_filecoin::compiled::compiled_blank(self.circuit, self.compiled_dir.as_deref())
                     .and_then(|(cc, _)| {
                         self.circuit.generate_parameters_compiled_on(
                             &cc,
@@ -486,45 +484,6 @@ impl CircuitKind for FilecoinKind {
             },
             other => self.malformed(other),
         }))
-    }
-}
-
-/// log2 of a circuit's evaluation domain. Measured for 2 KiB (PoRep 22,
-/// WinningPoSt 17, WindowPoSt 15, SnapDeals 21: the generator's domain
-/// sizes); for the production sizes from their published constraint counts
-/// (PoRep and WindowPoSt 32/64 GiB about 130 M, SnapDeals 32/64 GiB about
-/// 81 M: 2^27; WinningPoSt 32/64 GiB about 3.5 M: 2^22). The 8 MiB and
-/// 512 MiB circuits are the 2 KiB ones with deeper trees, bounded above by
-/// the next size up.
-fn domain_log(c: CircuitId) -> u32 {
-    use crate::circuits::shapes::*;
-    let size = c.sector_size();
-    let large = size >= SECTOR_SIZE_32_GIB;
-    match c.kind() {
-        ProofKind::Porep | ProofKind::WindowPost | ProofKind::SnapDeals if large => 27,
-        ProofKind::WinningPost if large => 22,
-        ProofKind::Porep => 23,
-        ProofKind::SnapDeals => {
-            if size == SECTOR_SIZE_2_KIB {
-                21
-            } else {
-                24
-            }
-        }
-        ProofKind::WinningPost => {
-            if size == SECTOR_SIZE_2_KIB {
-                17
-            } else {
-                20
-            }
-        }
-        ProofKind::WindowPost => {
-            if size == SECTOR_SIZE_2_KIB {
-                15
-            } else {
-                18
-            }
-        }
     }
 }
 
@@ -557,7 +516,7 @@ mod tests {
         }
         for k in &kinds {
             assert!(
-                cuzk_daemon::params::check_id(k.params_id()).is_ok(),
+                crate::params::check_id(k.params_id()).is_ok(),
                 "{}",
                 k.params_id()
             );
@@ -595,7 +554,7 @@ mod tests {
             })
             .expect("a WindowPoSt kind");
         let input = serde_json::json!({
-            "registered_proof": filecoin_proofs_api::RegisteredPoStProof::StackedDrgWindow2KiBV1_2 as u64,
+            "registered_proof": cuzk_filecoin::filecoin_proofs_api::RegisteredPoStProof::StackedDrgWindow2KiBV1_2 as u64,
             "randomness": "00".repeat(32),
             "prover_id": "00".repeat(32),
             "vanilla_proofs": ["AAAA", "not base64!"],
@@ -617,7 +576,7 @@ mod tests {
     fn aliases_link_to_production_files() {
         let dir = tempfile::tempdir().unwrap();
         let circuit = CircuitId::current(ProofKind::Porep, 32 << 30).unwrap();
-        let stem = production_stem(circuit).unwrap();
+        let stem = cuzk_filecoin::paramcache::production_stem(circuit).unwrap();
         std::fs::write(dir.path().join(format!("{stem}.params")), b"p").unwrap();
         let k = FilecoinKind::new(circuit, false).unwrap();
         k.link_params(dir.path()).unwrap();
@@ -633,7 +592,8 @@ mod tests {
     #[test]
     fn post_and_snap_inputs_round_trip() {
         let req = ProofRequest::WindowPost {
-            registered_proof: filecoin_proofs_api::RegisteredPoStProof::StackedDrgWindow2KiBV1_2,
+            registered_proof:
+                cuzk_filecoin::filecoin_proofs_api::RegisteredPoStProof::StackedDrgWindow2KiBV1_2,
             randomness: [1; 32],
             prover_id: [2; 32],
             vanilla_proofs: vec![vec![1, 2, 3], vec![]],
@@ -642,7 +602,8 @@ mod tests {
         let back = decode_request(ProofKind::WindowPost, &encode_request(&req).unwrap()).unwrap();
         assert_eq!(format!("{back:?}"), format!("{req:?}"));
         let req = ProofRequest::WinningPost {
-            registered_proof: filecoin_proofs_api::RegisteredPoStProof::StackedDrgWinning32GiBV1,
+            registered_proof:
+                cuzk_filecoin::filecoin_proofs_api::RegisteredPoStProof::StackedDrgWinning32GiBV1,
             randomness: [6; 32],
             prover_id: [7; 32],
             vanilla_proofs: vec![vec![8; 5]],
@@ -650,7 +611,8 @@ mod tests {
         let back = decode_request(ProofKind::WinningPost, &encode_request(&req).unwrap()).unwrap();
         assert_eq!(format!("{back:?}"), format!("{req:?}"));
         let req = ProofRequest::SnapDeals {
-            registered_proof: filecoin_proofs_api::RegisteredUpdateProof::StackedDrg32GiBV1,
+            registered_proof:
+                cuzk_filecoin::filecoin_proofs_api::RegisteredUpdateProof::StackedDrg32GiBV1,
             vanilla_proofs: vec![vec![9; 40]],
             comm_r_old: [3; 32],
             comm_r_new: [4; 32],

@@ -1,7 +1,7 @@
 //! Curio's proving service, `cuzk.v1.ProvingEngine`, served by the cuzk
 //! daemon beside its own: an operator points Curio at cuzk unchanged.
 //!
-//! Requests become jobs of the daemon's Filecoin kinds ([`crate::daemon`]).
+//! Requests become jobs of the daemon's Filecoin kinds ([`crate::filecoin`]).
 //! As in Curio's own daemon, a request's `request_id` is its job id (a
 //! request without one gets the daemon's numeric id), and an id names the
 //! request's latest attempt (see the daemon's proto README, "Request ids").
@@ -19,14 +19,14 @@
 // tonic::Status is large, but it is what every handler returns.
 #![allow(clippy::result_large_err)]
 
-use crate::circuits::{CircuitId, ProofKind, REGISTERED_SECTOR_SIZES};
-use crate::daemon::{default_priority, encode_request, job_input_of, kind_name};
-use crate::prover::ProofRequest;
-use crate::{cli, porep, post, snap, Error, InputPart};
+use crate::cluster::{ClusterModeError, ClusterNode};
+use crate::engine::{EngineError, JobState};
+use crate::filecoin::{default_priority, encode_request, job_input_of, kind_name};
+use crate::{proto, Engine, Priority, ServiceHook, SubmitRequest};
 use base64::Engine as _;
-use cuzk_daemon::cluster::{ClusterModeError, ClusterNode};
-use cuzk_daemon::engine::{EngineError, JobState};
-use cuzk_daemon::{proto, Engine, Priority, ServiceHook, SubmitRequest};
+use cuzk_filecoin::circuits::{CircuitId, ProofKind, REGISTERED_SECTOR_SIZES};
+use cuzk_filecoin::prover::ProofRequest;
+use cuzk_filecoin::{ids, porep, post, snap, Error, InputPart};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -117,7 +117,7 @@ impl CurioService {
                 let queued = node.client().overview().await.map_or(0, |o| {
                     o.jobs
                         .iter()
-                        .filter(|(s, _)| *s == cuzk_daemon::cluster::DbJobState::Queued)
+                        .filter(|(s, _)| *s == crate::cluster::DbJobState::Queued)
                         .map(|(_, n)| *n as usize)
                         .sum()
                 });
@@ -173,7 +173,7 @@ impl CurioService {
                     .await_job(id, timeout)
                     .await
                     .map_err(|e| cluster_status(e.into()))?;
-                Ok(cuzk_daemon::cluster::record_to_proto(j))
+                Ok(crate::cluster::record_to_proto(j))
             }
             None => {
                 let v = self
@@ -181,7 +181,7 @@ impl CurioService {
                     .await_job(id, timeout)
                     .await
                     .map_err(engine_status)?;
-                Ok(cuzk_daemon::service::view_to_proto(v))
+                Ok(crate::service::view_to_proto(v))
             }
         }
     }
@@ -277,7 +277,7 @@ fn queue_status(counts: Vec<(String, Priority, usize, usize)>) -> Vec<pb::QueueS
 }
 
 /// A queue job id from a numeric Curio job id.
-fn cluster_job_id(id: u64) -> Result<cuzk_daemon::cluster::DbJobId, Status> {
+fn cluster_job_id(id: u64) -> Result<crate::cluster::DbJobId, Status> {
     id.try_into()
         .map_err(|_| Status::not_found(format!("no job {id}")))
 }
@@ -288,7 +288,7 @@ fn cluster_job_id(id: u64) -> Result<cuzk_daemon::cluster::DbJobId, Status> {
 fn cluster_status(e: ClusterModeError) -> Status {
     match e {
         ClusterModeError::Engine(e) => engine_status(e),
-        e => cuzk_daemon::cluster::cluster_status(e),
+        e => crate::cluster::cluster_status(e),
     }
 }
 
@@ -451,7 +451,7 @@ pub fn job_input(req: pb::SubmitProofRequest) -> Result<(CircuitId, Vec<u8>, Dec
 }
 
 /// A job input as the kind's `decode_input` gives it, and its partitions.
-pub type DecodedInput = (cuzk_daemon::kinds::JobInput, usize);
+pub type DecodedInput = (crate::kinds::JobInput, usize);
 
 /// The proof request a Curio submission describes.
 pub fn request_of(req: &pb::SubmitProofRequest) -> Result<ProofRequest, Error> {
@@ -497,17 +497,8 @@ fn porep_submission(req: &pb::SubmitProofRequest) -> Result<(porep::C1Output, bo
     }
     if req.miner_id != 0 {
         let sector = c1.sector_num.unwrap_or(req.sector_number);
-        let replica_id = storage_proofs_porep::stacked::generate_replica_id::<
-            filecoin_proofs::constants::DefaultTreeHasher,
-            _,
-        >(
-            &cli::prover_id_from_miner(req.miner_id),
-            sector,
-            &c1.output.ticket,
-            c1.output.comm_d,
-            &named.as_v1_config().porep_id,
-        );
-        if replica_id != c1.output.replica_id {
+        let prover_id = ids::prover_id_from_miner(req.miner_id);
+        if !porep::sealed_for(&c1.output, named, &prover_id, sector) {
             return Err(Error::InvalidInput(format!(
                 "miner_id {} and sector_number {sector} do not give the C1 output's replica id \
                  (it was sealed for another miner or sector)",
@@ -542,7 +533,7 @@ fn decode_submission(req: &pb::SubmitProofRequest) -> Result<(ProofRequest, bool
         ProofKind::WinningPost | ProofKind::WindowPost => {
             let registered_proof = post::post_proof_from_u64(req.registered_proof)?;
             let randomness = bytes32(&req.randomness, "randomness")?;
-            let prover_id = cli::prover_id_from_miner(req.miner_id);
+            let prover_id = ids::prover_id_from_miner(req.miner_id);
             let vanilla_proofs = vanilla_proofs_of(req)?;
             // WinningPoSt has one partition; Curio leaves the index at 0.
             let partition = (kind == ProofKind::WindowPost).then_some(req.partition_index as usize);
@@ -632,16 +623,16 @@ impl ProvingEngine for CurioService {
             };
             let before = match node.client().job(id).await {
                 Ok(j) => j.state,
-                Err(cuzk_daemon::cluster::DbError::UnknownJob(_)) => return Ok(not_running),
+                Err(crate::cluster::DbError::UnknownJob(_)) => return Ok(not_running),
                 Err(e) => return Err(cluster_status(e.into())),
             };
             let cancelled = match node.cancel(id).await {
                 Ok((_, c)) => c,
-                Err(cuzk_daemon::cluster::DbError::UnknownJob(_)) => false,
+                Err(crate::cluster::DbError::UnknownJob(_)) => false,
                 Err(e) => return Err(cluster_status(e.into())),
             };
             return Ok(Response::new(pb::CancelProofResponse {
-                was_running: cancelled && before == cuzk_daemon::cluster::DbJobState::Running,
+                was_running: cancelled && before == crate::cluster::DbJobState::Running,
             }));
         }
         let Ok(before) = self.engine.job(id).map(|v| v.state) else {
@@ -717,7 +708,7 @@ impl ProvingEngine for CurioService {
                 v.queues
                     .into_iter()
                     .map(|q| {
-                        let p = cuzk_daemon::service::priority_from_proto(q.priority)
+                        let p = crate::service::priority_from_proto(q.priority)
                             .unwrap_or(Priority::Normal);
                         (q.kind, p, q.pending as usize, q.leased as usize)
                     })
@@ -761,7 +752,7 @@ impl ProvingEngine for CurioService {
         _request: Request<pb::GetMetricsRequest>,
     ) -> Result<Response<pb::GetMetricsResponse>, Status> {
         Ok(Response::new(pb::GetMetricsResponse {
-            prometheus_text: cuzk_daemon::metrics::render(&self.engine.status()),
+            prometheus_text: crate::metrics::render(&self.engine.status()),
         }))
     }
 
@@ -776,7 +767,7 @@ impl ProvingEngine for CurioService {
             .get(&name)
             .map_err(|e| Status::not_found(e.to_string()))?;
         let id = kind.params_id().to_owned();
-        let in_memory = |s: &cuzk_daemon::engine::EngineStatus| {
+        let in_memory = |s: &crate::engine::EngineStatus| {
             s.params.iter().any(|p| p.id == id && p.tier != "disk")
         };
         let already_loaded = in_memory(&self.engine.status());
