@@ -152,9 +152,14 @@ const _: () = assert!(CHUNK <= MSM_CHUNK_ORDER_MAX_T);
 /// 2^24 690.65 -> 515.85; the sort itself 33 us at 2^22.
 pub(super) const DEFAULT_CHUNK_ORDER: bool = true;
 
-/// G1 MSM kernels with inlined Fq products: measured faster on the H200
-/// (run 9: 2^26 points in VRAM 695.7 ms against 758.8 ms out of line).
-pub(super) const DEFAULT_G1_INLINE: bool = true;
+/// G1 MSM kernels with inlined Fq products. Inlined was faster on the H200
+/// until the products' final subtraction became a borrow chain (run 9:
+/// 2^26 points in VRAM 695.7 ms against 758.8 ms out of line); since then
+/// out of line is faster at every size (run 17, 2026-12-03 call 18, median
+/// of 2: 2^20 9.47 against 9.84 ms, 2^24 114.24 against 118.13, 2^26
+/// 460.55 against 473.30), while the 0/1 sum at 2^26 is 2% slower (20.41
+/// against 19.99 ms), which the MSMs outweigh in every proof.
+pub(super) const DEFAULT_G1_INLINE: bool = false;
 
 /// Blocks of `MSM_ACCUMULATE_BLOCK` threads that the G2 accumulation's
 /// register cap leaves room for on one SM: 2 (uncapped, 204 registers on
