@@ -30,6 +30,19 @@ pub fn scalars_as_bytes(s: &[Scalar]) -> &[u8] {
     unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<u8>(), std::mem::size_of_val(s)) }
 }
 
+/// The bytes of a u64 slice (row starts of a matrix), for copies.
+pub fn u64s_as_bytes(v: &[u64]) -> &[u8] {
+    // SAFETY: u64 has no padding and every bit pattern initialised; u8 has
+    // alignment 1 and the length is the slice's size in bytes.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+}
+
+/// The bytes of a u32 slice (column or coefficient indices), for copies.
+pub fn u32s_as_bytes(v: &[u32]) -> &[u8] {
+    // SAFETY: as in `u64s_as_bytes`.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+}
+
 /// Mutable view of scalars' raw Montgomery limbs (for NTT results).
 pub fn scalars_as_bytes_mut(s: &mut [Scalar]) -> &mut [u8] {
     // SAFETY: as in `scalars_as_bytes`; in addition every bit pattern the

@@ -54,7 +54,7 @@ pub mod host;
 mod device;
 #[cfg(feature = "cuda")]
 pub use device::{
-    compact_scratch_bytes, CudaDevice, DeviceCsr, DeviceDensity, DevicePoints, DeviceScalars,
+    compact_scratch_bytes, CsrStaging, CsrStagingDsts, CudaDevice, DeviceCsr, DeviceDensity, DevicePoints, DeviceScalars,
     DeviceSplit, NttPass, ScalarForm, SubgroupReport, MAX_NTT_LOG, SPMV_LONG, SUBGROUP_MAX_POINTS,
     SUBGROUP_SCRATCH_BYTES,
 };

@@ -217,6 +217,14 @@ impl CudaDevice {
             .map_err(|e| self.err("stream wait", "wait_event", 0, e))
     }
 
+    /// An event recorded on this device's stream now: another stream that
+    /// waits for it waits for everything enqueued here so far.
+    pub fn record_event(&self) -> Result<cudarc::driver::CudaEvent> {
+        self.stream
+            .record_event(None)
+            .map_err(|e| self.err("record event", "record_event", 0, e))
+    }
+
     /// Pinned (page-locked) host memory of `len` bytes on this device's
     /// context, for streaming points at full PCIe/NVLink-C2C speed.
     pub fn alloc_pinned(&self, len: usize) -> Result<cudarc::driver::PinnedHostSlice<u8>> {

@@ -39,7 +39,10 @@ pub(crate) use arith::ArithKernels;
 pub use buffers::{DevicePoints, DeviceScalars, ScalarForm};
 pub use msm::{BucketPairs, G2_ACCUMULATE_BLOCKS};
 pub use ntt::{NttPass, MAX_NTT_LOG};
-pub use spmv::{compact_scratch_bytes, DeviceCsr, DeviceDensity, DeviceSplit, SPMV_LONG};
+pub use spmv::{
+    compact_scratch_bytes, CsrStaging, CsrStagingDsts, DeviceCsr, DeviceDensity, DeviceSplit,
+    SPMV_LONG,
+};
 pub use subgroup::{SubgroupReport, SUBGROUP_MAX_POINTS, SUBGROUP_SCRATCH_BYTES};
 
 use msm::{

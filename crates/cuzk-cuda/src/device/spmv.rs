@@ -199,7 +199,51 @@ pub struct DeviceCsr {
     table_needed: usize,
 }
 
+/// Device buffers that blocks of matrix rows are copied into one after
+/// another ([`CudaDevice::csr_staging`]): row starts, columns and
+/// coefficient indices, each with room for the largest block. A block
+/// copied in becomes a [`DeviceCsr`] by [`CudaDevice::csr_from_staging`],
+/// and gives the buffers back by [`DeviceCsr::into_staging`] once its
+/// products are enqueued.
+pub struct CsrStaging {
+    row_start: CudaSlice<u64>,
+    cols: CudaSlice<u32>,
+    coef: CudaSlice<u32>,
+}
+
+/// Where a block's three arrays go: device address and capacity in bytes
+/// of the row starts, the columns and the coefficient indices.
+#[derive(Clone, Copy, Debug)]
+pub struct CsrStagingDsts {
+    pub row_start: (u64, usize),
+    pub cols: (u64, usize),
+    pub coef: (u64, usize),
+}
+
+impl CsrStaging {
+    /// Device bytes the buffers hold.
+    pub fn device_bytes(&self) -> usize {
+        self.row_start.len() * 8 + self.cols.len() * 4 + self.coef.len() * 4
+    }
+    /// Bytes [`CudaDevice::csr_staging`] allocates for blocks of up to
+    /// `rows` rows and `nnz` entries.
+    pub fn bytes_for(rows: usize, nnz: usize) -> usize {
+        (rows + 1) * 8 + nnz.max(1) * 8
+    }
+}
+
 impl DeviceCsr {
+    /// The row-start, column and coefficient buffers back, for the next
+    /// block ([`CudaDevice::csr_from_staging`]); the rest of the matrix is
+    /// freed in stream order, after the products already enqueued.
+    pub fn into_staging(self) -> CsrStaging {
+        CsrStaging {
+            row_start: self.row_start,
+            cols: self.cols,
+            coef: self.coef,
+        }
+    }
+
     pub fn rows(&self) -> usize {
         self.rows
     }
@@ -356,6 +400,35 @@ impl CudaDevice {
         let c = self.upload(kernel, cols)?;
         let k = self.upload(kernel, coef)?;
         self.csr_from_device(rows, rs, c, k)
+    }
+
+    /// Buffers for blocks of at most `rows` rows and `nnz` entries, to be
+    /// filled by copies to [`Self::csr_staging_dsts`]' addresses.
+    pub fn csr_staging(&self, rows: usize, nnz: usize) -> Result<CsrStaging> {
+        let kernel = "csr_staging";
+        Ok(CsrStaging {
+            row_start: self.alloc(kernel, rows + 1)?,
+            cols: self.alloc(kernel, nnz.max(1))?,
+            coef: self.alloc(kernel, nnz.max(1))?,
+        })
+    }
+
+    /// The device addresses and capacities of `s`' buffers.
+    pub fn csr_staging_dsts(&self, s: &CsrStaging) -> CsrStagingDsts {
+        CsrStagingDsts {
+            row_start: (self.p(&s.row_start), s.row_start.len() * 8),
+            cols: (self.p(&s.cols), s.cols.len() * 4),
+            coef: (self.p(&s.coef), s.coef.len() * 4),
+        }
+    }
+
+    /// The block of `rows` rows copied into `s` (row starts from 0, its
+    /// entries from the start of the columns and coefficients) as a
+    /// matrix: [`Self::csr_from_device`] over the staging buffers. The
+    /// copies must have completed or be ordered before this device's
+    /// stream.
+    pub fn csr_from_staging(&self, s: CsrStaging, rows: usize) -> Result<DeviceCsr> {
+        self.csr_from_device(rows, s.row_start, s.cols, s.coef)
     }
 
     /// Makes a matrix from buffers the caller filled on this device's

@@ -12,15 +12,16 @@
 //! memory does). A system that cannot stay resident (it does not fit, or
 //! [`GpuConfig::keep_compiled_resident`](crate::GpuConfig) is off) goes up
 //! for each partition in row blocks of at most
-//! [`GpuConfig::compiled_block_bytes`](crate::GpuConfig), each block's
-//! products written at its rows and the block freed before the next. A
+//! [`GpuConfig::compiled_block_bytes`](crate::GpuConfig), each block copied
+//! through the pinned staging ring into the same staging buffers and its
+//! products written at its rows before the next block's copy starts. A
 //! partition for which none of that fits proves by the host path: its
 //! witness assigned on the CPU's cores, then the staging plans of
 //! [`CudaBackend::prove_partition`].
 
 use super::*;
 use cuzk_core::compiled::{CompiledCircuit, SparseMatrix, Witness};
-use cuzk_cuda::{DeviceCsr, DeviceDensity, DeviceScalars, DeviceSplit, SPMV_LONG};
+use cuzk_cuda::{CsrStaging, DeviceCsr, DeviceDensity, DeviceScalars, DeviceSplit, SPMV_LONG};
 use std::ops::Range;
 
 /// Which compiled system a resident one is: a system reopened (another
@@ -184,7 +185,13 @@ fn row_blocks(row_start: &[u64], coefs: &[u32], max_bytes: u64) -> Vec<RowBlock>
 /// partition.
 struct StreamedCompiled {
     blocks: [Vec<RowBlock>; 3],
-    /// The largest block's device bytes.
+    /// The most rows and the most entries of any block: the staging
+    /// buffers every block is copied into hold that many.
+    max_rows: usize,
+    max_nnz: usize,
+    /// Device bytes while blocks are streamed: the staging buffers, and
+    /// the most any block makes beside them (its long-row list and product
+    /// entries, the transient of checking it, the products' temporary).
     block_bytes: u64,
 }
 
@@ -192,15 +199,18 @@ impl StreamedCompiled {
     fn plan(cc: &CompiledCircuit, max_bytes: u64) -> Self {
         let plan = |m: &SparseMatrix| row_blocks(m.row_start(), m.coefs(), max_bytes);
         let blocks = [plan(&cc.a), plan(&cc.b), plan(&cc.c)];
-        let block_bytes = blocks
-            .iter()
-            .flatten()
-            .map(RowBlock::device_bytes)
+        let all = || blocks.iter().flatten();
+        let max_rows = all().map(|b| b.rows.len()).max().unwrap_or(0);
+        let max_nnz = all().map(|b| b.nnz).max().unwrap_or(0);
+        let beside = all()
+            .map(|b| b.device_bytes() - CsrStaging::bytes_for(b.rows.len(), b.nnz) as u64)
             .max()
             .unwrap_or(0);
         StreamedCompiled {
+            max_rows,
+            max_nnz,
+            block_bytes: CsrStaging::bytes_for(max_rows, max_nnz) as u64 + beside,
             blocks,
-            block_bytes,
         }
     }
 
@@ -291,36 +301,84 @@ pub(super) fn compiled_working_bytes(s: &PartitionSizes, z: usize, max_product: 
             .unwrap_or(0)
 }
 
-/// a, b, c = A·z, B·z, C·z from matrices sent up a row block at a time:
-/// each block goes up, writes its rows' products into its output and is
-/// freed (stream ordered) before the next one is made.
-fn abc_streamed(
-    dev: &CudaDevice,
-    cc: &CompiledCircuit,
-    sc: &StreamedCompiled,
-    table: &DeviceScalars,
-    z: &DeviceScalars,
-    n: usize,
-) -> Result<[CudaSlice<u8>; 3]> {
-    let mut outs = Vec::with_capacity(3);
-    for (m, blocks) in [&cc.a, &cc.b, &cc.c].into_iter().zip(&sc.blocks) {
-        let mut out = dev.abc_output(m.rows(), n)?;
-        let starts = m.row_start();
-        for block in blocks {
-            let (first, end) = (block.rows.start, block.rows.end);
-            let base = starts[first];
-            let local: Vec<u64> = starts[first..=end].iter().map(|&r| r - base).collect();
-            let (lo, hi) = (base as usize, starts[end] as usize);
-            let csr = dev.upload_csr(&local, &m.cols()[lo..hi], &m.coefs()[lo..hi])?;
-            dev.spmv_device(&csr, table, z, &mut out, first)?;
-        }
-        outs.push(out);
-    }
-    let [a, b, c]: [CudaSlice<u8>; 3] = outs.try_into().unwrap_or_else(|_| unreachable!());
-    Ok([a, b, c])
-}
-
 impl CudaBackend {
+    /// a, b, c = A·z, B·z, C·z from matrices sent up a row block at a
+    /// time, every block into the same staging buffers, through the pinned
+    /// staging ring (pageable copies where there is none) on the slot's
+    /// stream. On the device a block's copy waits for the previous block's
+    /// products, and its products wait for its copy; on the host the next
+    /// block's rows are prepared while the device works.
+    fn abc_streamed(
+        &self,
+        slot: &Slot,
+        cc: &CompiledCircuit,
+        sc: &StreamedCompiled,
+        table: &DeviceScalars,
+        z: &DeviceScalars,
+        n: usize,
+    ) -> Result<[CudaSlice<u8>; 3]> {
+        use crate::upload::{upload_all, DeviceDst, Ring, RING_SLOTS, RING_SLOT_BYTES};
+        use cuzk_cuda::host::{u32s_as_bytes, u64s_as_bytes};
+        use std::sync::atomic::AtomicBool;
+        let dev = &slot.dev;
+        let mut staging = Some(dev.csr_staging(sc.max_rows, sc.max_nnz)?);
+        let mut outs = Vec::with_capacity(3);
+        for (m, blocks) in [&cc.a, &cc.b, &cc.c].into_iter().zip(&sc.blocks) {
+            let mut out = dev.abc_output(m.rows(), n)?;
+            let starts = m.row_start();
+            for block in blocks {
+                let (first, end) = (block.rows.start, block.rows.end);
+                let base = starts[first];
+                let local: Vec<u64> = starts[first..=end].iter().map(|&r| r - base).collect();
+                let (lo, hi) = (base as usize, starts[end] as usize);
+                let buffers = staging
+                    .take()
+                    .expect("the staging buffers come back after every block");
+                let d = dev.csr_staging_dsts(&buffers);
+                // The copy overwrites what the previous block's products
+                // read: the slot's stream waits for them on the device.
+                let read = dev.record_event()?;
+                slot.stream
+                    .wait(&read)
+                    .map_err(|e| self.drv("stream wait (matrix block)", e))?;
+                let srcs = [
+                    u64s_as_bytes(&local),
+                    u32s_as_bytes(&m.cols()[lo..hi]),
+                    u32s_as_bytes(&m.coefs()[lo..hi]),
+                ];
+                let dsts = [d.row_start, d.cols, d.coef].map(|(ptr, len)| DeviceDst { ptr, len });
+                let ring = if self.config.pinned_staging {
+                    Ring::take(&self.pinned, RING_SLOTS, RING_SLOT_BYTES)
+                } else {
+                    None
+                };
+                let (tx, rx) = std::sync::mpsc::channel();
+                let cancel = AtomicBool::new(false);
+                upload_all(&slot.stream, ring, &srcs, &dsts, &cancel, &tx);
+                drop(tx);
+                let mut arrived = 0;
+                for r in rx {
+                    let (_, ev) = r.map_err(|e| self.drv("copy to device (matrix block)", e))?;
+                    dev.wait_event(&ev)?;
+                    arrived += 1;
+                }
+                if arrived != srcs.len() {
+                    return Err(GpuError::Driver {
+                        op: "copy to device (matrix block)",
+                        device: self.label.clone(),
+                        source: format!("{arrived} of a block's 3 arrays arrived").into(),
+                    });
+                }
+                let csr = dev.csr_from_staging(buffers, block.rows.len())?;
+                dev.spmv_device(&csr, table, z, &mut out, first)?;
+                staging = Some(csr.into_staging());
+            }
+            outs.push(out);
+        }
+        let [a, b, c]: [CudaSlice<u8>; 3] = outs.try_into().unwrap_or_else(|_| unreachable!());
+        Ok([a, b, c])
+    }
+
     /// The device copy of `cc`, uploaded now if it is not resident and
     /// fits (beside the systems already resident, else in place of unused
     /// ones, least recently used first): None when it does not, and the
@@ -578,7 +636,7 @@ impl CudaBackend {
                 let [ma, mb, mc] = &dc.mats;
                 dev.abc_device([ma, mb, mc], &aux.table, &z, n)?
             }
-            Matrices::Streamed(sc) => abc_streamed(dev, cc, sc, &aux.table, &z, n)?,
+            Matrices::Streamed(sc) => self.abc_streamed(&slot, cc, sc, &aux.table, &z, n)?,
         };
         dev.synchronize()?;
         t.end(Phase::Abc, clock);
