@@ -147,6 +147,14 @@ extern "C" __global__ void __launch_bounds__(SPMV_LONG_BLOCK)
     }
 }
 
+// ------------------------------------------------- matrix row blocks
+// row_start[i] -= base for i < n: a block of a matrix's rows copied with
+// its row starts as they are in the whole matrix, made to start at 0.
+extern "C" __global__ void csr_rebase(uint64_t* row_start, uint32_t n, uint64_t base) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) row_start[i] -= base;
+}
+
 // ------------------------------------------------------- matrix checks
 // stats[0] = max col + 1, stats[1] = max coef + 1 (0 when there are no
 // entries), stats[2] = number of rows whose end is before their start.

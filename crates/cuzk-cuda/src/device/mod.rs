@@ -369,6 +369,7 @@ mod tests {
                     SpmvProducts::SIGNATURE,
                     SpmvShort::SIGNATURE,
                     SpmvLong::SIGNATURE,
+                    CsrRebase::SIGNATURE,
                     CsrCheck::SIGNATURE,
                     CsrProdCount::SIGNATURE,
                     CsrProdWrite::SIGNATURE,

@@ -65,6 +65,8 @@ typed_kernels! {
         long_rows: DevPtr,
         count: u32,
     );
+    /// `csr_rebase`: a row block's starts made to start at 0.
+    CsrRebase["csr_rebase"](row_start: DevPtr, n: u32, base: u64);
     /// `csr_check`: max col + 1, max coef + 1 and the count of bad rows.
     CsrCheck["csr_check"](
         row_start: DevPtr,
@@ -134,13 +136,14 @@ const SPMV_LONG_BLOCK: u32 = 256;
 /// `__launch_bounds__(256)`).
 const SPMV_ROWS_BLOCK: u32 = 256;
 /// Threads per block of csr_check (its grid strides, at most 65536
-/// blocks), csr_prod_count and csr_prod_write.
+/// blocks), csr_rebase, csr_prod_count and csr_prod_write.
 const CSR_BLOCK: u32 = 256;
 
 pub(super) struct SpmvKernels {
     spmv_products: SpmvProducts,
     spmv_short: SpmvShort,
     spmv_long: SpmvLong,
+    csr_rebase: CsrRebase,
     csr_check: CsrCheck,
     csr_prod_count: CsrProdCount,
     csr_prod_write: CsrProdWrite,
@@ -158,6 +161,7 @@ impl SpmvKernels {
             spmv_products: SpmvProducts::load(f)?,
             spmv_short: SpmvShort::load(f)?,
             spmv_long: SpmvLong::load(f)?,
+            csr_rebase: CsrRebase::load(f)?,
             csr_check: CsrCheck::load(f)?,
             csr_prod_count: CsrProdCount::load(f)?,
             csr_prod_write: CsrProdWrite::load(f)?,
@@ -422,12 +426,32 @@ impl CudaDevice {
         }
     }
 
-    /// The block of `rows` rows copied into `s` (row starts from 0, its
-    /// entries from the start of the columns and coefficients) as a
-    /// matrix: [`Self::csr_from_device`] over the staging buffers. The
-    /// copies must have completed or be ordered before this device's
-    /// stream.
-    pub fn csr_from_staging(&self, s: CsrStaging, rows: usize) -> Result<DeviceCsr> {
+    /// The block of `rows` rows copied into `s` as a matrix: its rows + 1
+    /// row starts as they are in the whole matrix, the first being `base`
+    /// (made to start from 0 here, on the device), and its entries from
+    /// the start of the columns and coefficients; then
+    /// [`Self::csr_from_device`] over the staging buffers. The copies must
+    /// have completed or be ordered before this device's stream.
+    pub fn csr_from_staging(&self, s: CsrStaging, rows: usize, base: u64) -> Result<DeviceCsr> {
+        let kernel = "csr_rebase";
+        if rows > MAX_LEN || s.row_start.len() < rows + 1 {
+            return Err(self.bad(
+                kernel,
+                rows,
+                format!("{} rows for staging of {} row starts", rows, s.row_start.len()),
+            ));
+        }
+        if base != 0 {
+            self.spmv.csr_rebase.launch(
+                self,
+                kernel,
+                rows + 1,
+                cfg1d(rows + 1, CSR_BLOCK),
+                self.p(&s.row_start),
+                (rows + 1) as u32,
+                base,
+            )?;
+        }
         self.csr_from_device(rows, s.row_start, s.cols, s.coef)
     }
 

@@ -306,8 +306,7 @@ impl CudaBackend {
     /// time, every block into the same staging buffers, through the pinned
     /// staging ring (pageable copies where there is none) on the slot's
     /// stream. On the device a block's copy waits for the previous block's
-    /// products, and its products wait for its copy; on the host the next
-    /// block's rows are prepared while the device works.
+    /// products, and its products wait for its copy.
     fn abc_streamed(
         &self,
         slot: &Slot,
@@ -328,8 +327,9 @@ impl CudaBackend {
             let starts = m.row_start();
             for block in blocks {
                 let (first, end) = (block.rows.start, block.rows.end);
+                // The row starts go up as they are; the device makes them
+                // start from 0 (no pass over them on the host).
                 let base = starts[first];
-                let local: Vec<u64> = starts[first..=end].iter().map(|&r| r - base).collect();
                 let (lo, hi) = (base as usize, starts[end] as usize);
                 let buffers = staging
                     .take()
@@ -342,7 +342,7 @@ impl CudaBackend {
                     .wait(&read)
                     .map_err(|e| self.drv("stream wait (matrix block)", e))?;
                 let srcs = [
-                    u64s_as_bytes(&local),
+                    u64s_as_bytes(&starts[first..=end]),
                     u32s_as_bytes(&m.cols()[lo..hi]),
                     u32s_as_bytes(&m.coefs()[lo..hi]),
                 ];
@@ -369,7 +369,7 @@ impl CudaBackend {
                         source: format!("{arrived} of a block's 3 arrays arrived").into(),
                     });
                 }
-                let csr = dev.csr_from_staging(buffers, block.rows.len())?;
+                let csr = dev.csr_from_staging(buffers, block.rows.len(), base)?;
                 dev.spmv_device(&csr, table, z, &mut out, first)?;
                 staging = Some(csr.into_staging());
             }
