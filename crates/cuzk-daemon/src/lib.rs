@@ -18,17 +18,15 @@
 //!   [`keys`]: the verifying keys' service.
 //! - [`report`]: the daemon's status as JSON and as tables for people.
 //! - [`trace`]: the engine's timeline (Chrome trace export, busy fractions).
-//! - [`client`], [`cli`], [`commands`]: the client, the `cuzk` daemon
-//!   subcommands' logic and their declarations.
+//! - [`client`]: the gRPC client (the `cuzk` command's daemon subcommands
+//!   live in cuzk-cli).
 //! - [`cluster`]: cluster mode, the queue shared with other daemons in a
 //!   PostgreSQL-protocol database (`[cluster]`).
 
 pub mod authority;
 pub mod budget;
-pub mod cli;
 pub mod client;
 pub mod cluster;
-pub mod commands;
 pub mod config;
 pub mod curio;
 pub mod devices;
