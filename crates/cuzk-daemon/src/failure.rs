@@ -141,17 +141,6 @@ impl JobFailure {
             _ => None,
         }
     }
-
-    /// Whether the job's input is at fault (another try of the same input
-    /// fails the same way anywhere), as against the machine or the daemon.
-    pub fn is_input_error(&self) -> bool {
-        match self {
-            JobFailure::Synthesis { source, .. } => {
-                matches!(**source, KindError::MalformedInput { .. })
-            }
-            _ => false,
-        }
-    }
 }
 
 #[cfg(test)]
@@ -201,7 +190,6 @@ mod tests {
             params_id: "p".into(),
         };
         assert!(v.to_string().contains("does not verify"));
-        assert!(!v.is_input_error());
         let bad = JobFailure::Synthesis {
             partition: 1,
             source: Arc::new(KindError::MalformedInput {
@@ -209,7 +197,7 @@ mod tests {
                 source: "short".into(),
             }),
         };
-        assert!(bad.is_input_error());
+        assert_eq!(bad.partition(), Some(1));
         assert_eq!(bad.to_string(), "kind k: malformed input: short");
     }
 }
