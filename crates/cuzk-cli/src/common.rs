@@ -105,7 +105,7 @@ pub fn porep_like_params(
 
 /// The directory a file is to be written into exists.
 pub fn check_output_dir(path: &Path) -> Result<()> {
-    cuzk_daemon::cli::check_output_dir(path)
+    crate::daemon_cli::check_output_dir(path)
 }
 
 pub fn median(xs: &[Duration]) -> Duration {

@@ -1,6 +1,6 @@
-//! The Filecoin side of the `cuzk` command: `cuzk prove --filecoin KIND`
-//! without a daemon, and the daemon with the Filecoin circuit kinds and
-//! Curio's `cuzk.v1.ProvingEngine` service registered.
+//! `cuzk prove --filecoin KIND`: a Filecoin proof proved here, without a
+//! daemon (`cuzk daemon` serves the Filecoin kinds and Curio's service
+//! through cuzk_daemon::filecoin::add_filecoin).
 
 use crate::filecoin_args::FilecoinProveArgs;
 use anyhow::{Context, Result};
@@ -75,33 +75,4 @@ pub fn run_prove(cli: ProveCli) -> Result<()> {
         );
     }
     Ok(())
-}
-
-/// The daemon with every Filecoin kind (parameters read from the daemon's
-/// parameter directory, never generated) and Curio's service beside cuzk's;
-/// in a `cuda` build on a machine with GPUs, proving on the GPUs (opened by
-/// the daemon itself, `cuzk_daemon::devices::open_devices`).
-pub fn run_daemon(args: cuzk_daemon::cli::DaemonArgs) -> Result<()> {
-    cuzk_daemon::cli::run_daemon_with(args, |builder| {
-        let dir = builder.config().params.dir.clone();
-        let synthesis = match builder.config().kinds.synthesis {
-            cuzk_daemon::config::SynthesisSetting::Compiled => {
-                cuzk_filecoin::SynthesisMode::Compiled
-            }
-            cuzk_daemon::config::SynthesisSetting::Full => cuzk_filecoin::SynthesisMode::Full,
-        };
-        let max_message = builder.config().server.max_message_bytes.0 as usize;
-        let mut builder = builder.add_service(cuzk_daemon::curio::service_hook(max_message));
-        for kind in cuzk_daemon::filecoin::FilecoinKind::all_with(
-            &cuzk_filecoin::circuits::REGISTERED_SECTOR_SIZES,
-            false,
-            &dir,
-            synthesis,
-        )
-        .with_context(|| format!("registering the Filecoin kinds over {}", dir.display()))?
-        {
-            builder = builder.register_kind(kind);
-        }
-        Ok(builder)
-    })
 }

@@ -5,6 +5,8 @@
 mod bench;
 mod bench_kernels;
 mod common;
+mod daemon_cli;
+mod daemon_commands;
 mod demo;
 mod filecoin_args;
 mod filecoin_cmd;
@@ -45,7 +47,7 @@ enum Command {
     #[command(subcommand)]
     C1(C1Command),
     #[command(flatten)]
-    Daemon(cuzk_daemon::commands::DaemonCommands),
+    Daemon(daemon_commands::DaemonCommands),
 }
 
 #[derive(Subcommand, Debug)]
@@ -68,7 +70,7 @@ struct BenchCommand {
 #[derive(Subcommand, Debug)]
 enum BenchSub {
     /// Throughput of a running daemon: N proofs from J concurrent clients.
-    Batch(cuzk_daemon::commands::BenchBatchArgs),
+    Batch(daemon_commands::BenchBatchArgs),
 }
 
 fn main() -> ExitCode {
@@ -90,14 +92,11 @@ fn main() -> ExitCode {
         Command::Bench(BenchCommand {
             sub: Some(BenchSub::Batch(a)),
             ..
-        }) => cuzk_daemon::commands::run_bench_batch(a).map(|()| ExitCode::SUCCESS),
+        }) => daemon_commands::run_bench_batch(a).map(|()| ExitCode::SUCCESS),
         Command::Bench(BenchCommand { sub: None, args }) => {
             bench::run(args).map(|()| ExitCode::SUCCESS)
         }
-        Command::Daemon(cuzk_daemon::commands::DaemonCommands::Daemon(a)) => {
-            filecoin_cmd::run_daemon(a).map(|()| ExitCode::SUCCESS)
-        }
-        Command::Daemon(c) => cuzk_daemon::commands::run(c).map(|()| ExitCode::SUCCESS),
+        Command::Daemon(c) => daemon_commands::run(c).map(|()| ExitCode::SUCCESS),
         Command::BenchKernels(a) => bench_kernels::run(a).map(|()| ExitCode::SUCCESS),
         Command::Verify(a) => verify_cmd::run(a).map(verdict),
         Command::Params(c) => params_cmd::run(c).map(|()| ExitCode::SUCCESS),
@@ -116,7 +115,7 @@ fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {}", cuzk_daemon::cli::error_line(&e));
+            eprintln!("error: {}", daemon_cli::error_line(&e));
             ExitCode::from(2)
         }
     }

@@ -58,7 +58,7 @@ fn verifying_key(args: &VerifyArgs) -> Result<(VerifyingKey, String)> {
         ));
     }
     let kind = args.kind.as_deref().context("--vk or --kind is required")?;
-    let conn = cuzk_daemon::cli::ConnectArgs {
+    let conn = crate::daemon_cli::ConnectArgs {
         daemon: args
             .daemon
             .clone()
@@ -68,7 +68,7 @@ fn verifying_key(args: &VerifyArgs) -> Result<(VerifyingKey, String)> {
         tls_domain: None,
         json: args.json,
     };
-    let r = cuzk_daemon::cli::fetch_verifying_key_blocking(&conn, kind)?;
+    let r = crate::daemon_cli::fetch_verifying_key_blocking(&conn, kind)?;
     let name = format!("the daemon's key of {kind} ({}.vk)", r.params_id);
     let (vk, _) = VerifyingKey::read_bytes(&r.vk, Path::new(&name), args.checked)
         .with_context(|| format!("decoding {name}"))?;

@@ -1039,7 +1039,9 @@ async fn work_on(node: &NodeInner, lease: &Lease, held: &mut cuzk_cluster::HeldL
             // local job (the queue's cancellations arrive below).
             Ok(v) if v.state == JobState::Cancelled => Outcome::Release,
             Ok(v) => Outcome::Failed(
-                v.error.unwrap_or_else(|| "failed without a reason".into()),
+                v.error
+                    .map(|e| e.to_string())
+                    .unwrap_or_else(|| "failed without a reason".into()),
                 FailMode::Retry,
             ),
             Err(e) => Outcome::Failed(e.to_string(), FailMode::Retry),

@@ -48,6 +48,7 @@
 use crate::budget::{HostBudget, HostReservation};
 use crate::config::{EngineConfig, ShutdownMode};
 use crate::devices::{DeviceBackend, DeviceInfo, PartitionSizes};
+use crate::failure::{DeviceFailure, GpuLastError, JobFailure};
 use crate::kinds::{CircuitKind, JobInput, KindError, KindRegistry};
 use crate::params::{ParamManager, ParamsError, ParamsLease, ParamsStatus, TierUsage};
 use crate::scheduler::{pick_for_worker, Batch, JobId, Priority, QueuedJob, Scheduler};
@@ -124,7 +125,8 @@ pub struct JobView {
     pub proof: Vec<u8>,
     /// Per partition, its public inputs as 32-byte little-endian scalars.
     pub public_inputs: Vec<u8>,
-    pub error: Option<String>,
+    /// Why a failed or cancelled job did not complete.
+    pub error: Option<JobFailure>,
     pub timings: JobTimings,
     pub batch_size: u32,
     pub completion_seq: u64,
@@ -145,7 +147,7 @@ pub struct JobSummary {
     pub elapsed: Duration,
     pub timings: JobTimings,
     pub batch_size: u32,
-    pub error: Option<String>,
+    pub error: Option<JobFailure>,
 }
 
 #[derive(Clone, Debug)]
@@ -309,7 +311,7 @@ struct Job {
     device_failures: Vec<(usize, u32, String)>,
     timings: JobTimings,
     batch_size: u32,
-    error: Option<String>,
+    error: Option<JobFailure>,
     completion_seq: u64,
     done_tx: watch::Sender<bool>,
 }
@@ -370,19 +372,17 @@ impl State {
     }
 
     /// A job's error when no GPU is left: each GPU with its last error.
-    fn no_device_error(&self) -> String {
-        let each: Vec<String> = self
-            .health
-            .iter()
-            .map(|h| {
-                format!(
-                    "gpu {}: {}",
-                    h.index,
-                    h.last_error.as_deref().unwrap_or("no error recorded")
-                )
-            })
-            .collect();
-        format!("no GPU is left in service ({})", each.join("; "))
+    fn no_device_error(&self) -> JobFailure {
+        JobFailure::NoGpuInService {
+            gpus: self
+                .health
+                .iter()
+                .map(|h| GpuLastError {
+                    device: h.index,
+                    error: h.last_error.clone(),
+                })
+                .collect(),
+        }
     }
 }
 
@@ -912,7 +912,7 @@ impl Engine {
             &mut st,
             id,
             JobState::Cancelled,
-            Some("cancelled by request".into()),
+            Some(JobFailure::Cancelled),
         );
         drop(st);
         self.inner.wake_all();
@@ -1182,7 +1182,7 @@ impl Inner {
     }
 
     /// Move a job to a final state and wake its waiters.
-    fn finish(&self, st: &mut State, id: JobId, state: JobState, error: Option<String>) {
+    fn finish(&self, st: &mut State, id: JobId, state: JobState, error: Option<JobFailure>) {
         let now = Instant::now();
         match st.jobs.get(&id) {
             Some(j) if !j.state.is_final() => {}
@@ -1195,13 +1195,8 @@ impl Inner {
         };
         let was_running = job.state == JobState::Running;
         // Logged here, once per job, however many of its partitions failed.
-        if state == JobState::Failed {
-            tracing::warn!(
-                job = id,
-                kind = job.kind.name(),
-                error = error.as_deref().unwrap_or(""),
-                "job failed"
-            );
+        if let (JobState::Failed, Some(e)) = (state, &error) {
+            tracing::warn!(job = id, kind = job.kind.name(), error = %e, "job failed");
         }
         job.state = state;
         job.error = error;
@@ -1288,10 +1283,10 @@ impl Inner {
         crate::fit::check(&*self.devices, &self.in_service(), kind.name(), &sizes)
     }
 
-    fn fail_jobs(&self, ids: &[JobId], error: &dyn std::fmt::Display) {
+    fn fail_jobs(&self, ids: &[JobId], error: JobFailure) {
         let mut st = self.lock();
         for &id in ids {
-            self.finish(&mut st, id, JobState::Failed, Some(error.to_string()));
+            self.finish(&mut st, id, JobState::Failed, Some(error.clone()));
         }
     }
 
@@ -1336,26 +1331,30 @@ impl Inner {
                 continue;
             }
             j.device_failures.push((part, device, error.to_owned()));
-            let tries: Vec<String> = j
+            let tries: Vec<DeviceFailure> = j
                 .device_failures
                 .iter()
                 .filter(|f| f.0 == part)
-                .map(|f| format!("gpu {}: {}", f.1, f.2))
+                .map(|f| DeviceFailure {
+                    device: f.1,
+                    error: f.2.clone(),
+                })
                 .collect();
             let why = if none_left {
                 Some(st.no_device_error())
             } else if tries.len() as u64 > u64::from(self.cfg.partition_retries) {
-                Some(format!(
-                    "partition {part} failed on every try it was allowed ({} of {}: {})",
-                    tries.len(),
-                    u64::from(self.cfg.partition_retries) + 1,
-                    tries.join("; ")
-                ))
+                Some(JobFailure::RetriesExhausted {
+                    partition: part,
+                    allowed: u64::from(self.cfg.partition_retries) + 1,
+                    tries,
+                })
             } else if st.dispatcher_done {
                 // Nothing opens a pending chunk once the dispatcher stopped.
-                Some(format!(
-                    "partition {part} failed on gpu {device} while the daemon shut down: {error}"
-                ))
+                Some(JobFailure::FailedAtShutdown {
+                    partition: part,
+                    device,
+                    error: error.to_owned(),
+                })
             } else {
                 None
             };
@@ -1509,18 +1508,18 @@ async fn dispatcher(inner: Arc<Inner>) {
 async fn split_batch(inner: &Arc<Inner>, batch: Batch) {
     let kind = match inner.registry.get(&batch.kind) {
         Ok(k) => k,
-        Err(e) => return inner.fail_jobs(&batch.jobs, &e),
+        Err(e) => return inner.fail_jobs(&batch.jobs, JobFailure::Kind(Arc::new(e))),
     };
     let gone = {
         let st = inner.lock();
         st.no_device_left().then(|| st.no_device_error())
     };
     if let Some(e) = gone {
-        return inner.fail_jobs(&batch.jobs, &e);
+        return inner.fail_jobs(&batch.jobs, e);
     }
     let lease = match inner.params.acquire(&kind).await {
         Ok(l) => Arc::new(l),
-        Err(e) => return inner.fail_jobs(&batch.jobs, &e),
+        Err(e) => return inner.fail_jobs(&batch.jobs, JobFailure::Params(Arc::new(e))),
     };
     // Parameters generated since submission (or claimed from the cluster's
     // queue) are checked here, before anything is synthesized.
@@ -1528,7 +1527,7 @@ async fn split_batch(inner: &Arc<Inner>, batch: Batch) {
         let sizes = PartitionSizes::of_params(&lease.params);
         let fit = crate::fit::check(&*inner.devices, &inner.in_service(), kind.name(), &sizes);
         if let Err(e) = fit {
-            return inner.fail_jobs(&batch.jobs, &e);
+            return inner.fail_jobs(&batch.jobs, JobFailure::NoGpuFits(Arc::new(e)));
         }
     }
     let per_part = kind.host_bytes_per_partition().max(1);
@@ -1634,7 +1633,7 @@ async fn open_chunk(inner: &Arc<Inner>, mut c: PendingChunk) {
         Some(Ok(r)) => r,
         Some(Err(e)) => {
             let ids: Vec<JobId> = c.parts.iter().map(|p| p.0).collect();
-            return inner.fail_jobs(&ids, &e);
+            return inner.fail_jobs(&ids, JobFailure::HostBudget(Arc::new(e)));
         }
         None => {
             drop(slot);
@@ -1845,15 +1844,26 @@ async fn synthesize_part(inner: &Arc<Inner>, slot: usize, p: Picked) {
     let part = p.part;
     let res = tokio::task::spawn_blocking(move || k.synthesize_parts(&[(input, part)])).await;
     let end = Instant::now();
+    let broken = |what: String| JobFailure::SynthesisBroken {
+        kind: p.kind.name().to_owned(),
+        partition: part,
+        what,
+    };
     let outcome = match res {
-        Ok(Ok(mut v)) if v.len() == 1 => v.pop().ok_or_else(String::new),
-        Ok(Ok(v)) => Err(format!(
+        Ok(Ok(mut v)) if v.len() == 1 => v.pop().ok_or_else(|| broken(String::new())),
+        Ok(Ok(v)) => Err(broken(format!(
             "kind {} synthesized {} circuits for 1 partition",
             p.kind.name(),
             v.len()
-        )),
-        Ok(Err(e)) => Err(e.to_string()),
-        Err(e) => Err(format!("synthesis of {} stopped: {e}", p.kind.name())),
+        ))),
+        Ok(Err(e)) => Err(JobFailure::Synthesis {
+            partition: part,
+            source: Arc::new(e),
+        }),
+        Err(e) => Err(broken(format!(
+            "synthesis of {} stopped: {e}",
+            p.kind.name()
+        ))),
     };
     let mut st = inner.lock();
     st.timeline.synthesis_ended(slot);
@@ -2135,26 +2145,40 @@ async fn worker(
                         Ok(proofs)
                     }
                     Ok((proofs, _)) => Err((
-                        format!(
-                            "backend {} returned {} proofs for {} circuits",
-                            prover.name(),
-                            proofs.len(),
-                            ids.len()
-                        ),
+                        JobFailure::ProverBroken {
+                            backend: prover.name().to_owned(),
+                            device,
+                            what: format!(
+                                "backend {} returned {} proofs for {} circuits",
+                                prover.name(),
+                                proofs.len(),
+                                ids.len()
+                            ),
+                        },
                         false,
                     )),
                     // Only the backend can tell a lost device from an error
                     // that any device would return for this partition.
                     Err(e) => {
                         let lost = device.is_some_and(|d| inner.devices.is_device_lost(d, &e));
-                        Err((e.to_string(), lost))
+                        let failure = JobFailure::Prover {
+                            backend: prover.name().to_owned(),
+                            device,
+                            source: Arc::new(e),
+                        };
+                        Err((failure, lost))
                     }
                 }
             }
             Err(e) => {
                 // The rng moved into the failed task; start a fresh one.
                 rng = ChaCha20Rng::from_entropy();
-                Err((format!("backend {} stopped: {e}", prover.name()), false))
+                let failure = JobFailure::ProverBroken {
+                    backend: prover.name().to_owned(),
+                    device,
+                    what: format!("backend {} stopped: {e}", prover.name()),
+                };
+                Err((failure, false))
             }
         };
         {
@@ -2212,11 +2236,11 @@ async fn worker(
         let proofs = match (outcome, device) {
             (Ok(p), _) => p,
             (Err((e, true)), Some(d)) => {
-                inner.device_failed(d, chunk, &e);
+                inner.device_failed(d, chunk, &e.to_string());
                 continue;
             }
             (Err((e, _)), _) => {
-                inner.fail_jobs(&ids, &e);
+                inner.fail_jobs(&ids, e);
                 continue;
             }
         };
@@ -2296,10 +2320,10 @@ fn record(inner: &Inner, p: Proved, verified: Option<Vec<bool>>) {
             .as_ref()
             .is_some_and(|v| !v.get(i).copied().unwrap_or(false))
         {
-            let e = format!(
-                "the proof of partition {part} does not verify against the verifying key of parameters {}",
-                p.params_id
-            );
+            let e = JobFailure::NotVerified {
+                partition: *part,
+                params_id: p.params_id.clone(),
+            };
             inner.finish(&mut st, *id, JobState::Failed, Some(e));
             continue;
         }

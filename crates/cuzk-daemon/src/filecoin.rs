@@ -232,6 +232,28 @@ impl FilecoinKind {
     }
 }
 
+/// What `cuzk daemon` serves beside the configured kinds: every Filecoin
+/// kind at every production sector size (parameters read from the
+/// daemon's parameter directory, linked where needed, never generated; the
+/// configured synthesis) and Curio's `cuzk.v1` service (bounded by
+/// `server.max_message_bytes`).
+pub fn add_filecoin(builder: crate::DaemonBuilder) -> anyhow::Result<crate::DaemonBuilder> {
+    use anyhow::Context;
+    let dir = builder.config().params.dir.clone();
+    let synthesis = match builder.config().kinds.synthesis {
+        crate::config::SynthesisSetting::Compiled => cuzk_filecoin::SynthesisMode::Compiled,
+        crate::config::SynthesisSetting::Full => cuzk_filecoin::SynthesisMode::Full,
+    };
+    let max_message = builder.config().server.max_message_bytes.0 as usize;
+    let mut builder = builder.add_service(crate::curio::service_hook(max_message));
+    let kinds = FilecoinKind::all_with(&REGISTERED_SECTOR_SIZES, false, &dir, synthesis)
+        .with_context(|| format!("registering the Filecoin kinds over {}", dir.display()))?;
+    for kind in kinds {
+        builder = builder.register_kind(kind);
+    }
+    Ok(builder)
+}
+
 /// The daemon's name of the kind that proves `circuit`.
 pub fn kind_name(circuit: CircuitId) -> String {
     circuit.short_name()

@@ -314,7 +314,7 @@ fn job_json(j: &JobSummary) -> Value {
             "synthesis": ms(t.synthesis),
             "prove": ms(t.gpu),
         },
-        "error": j.error,
+        "error": j.error.as_ref().map(ToString::to_string),
     })
 }
 

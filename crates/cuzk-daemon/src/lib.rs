@@ -10,7 +10,7 @@
 //! - [`devices`]: the hardware seam (CPU implementation here); [`fit`]:
 //!   refusing at submission a job whose partitions fit no GPU.
 //! - [`engine`]: jobs, the synthesis/proving pipeline, and the [`Engine`]
-//!   handle front ends wrap.
+//!   handle front ends wrap; [`failure`]: why a job did not complete.
 //! - [`service`], [`server`], [`http`]: the gRPC service, listeners and
 //!   access control, HTTP metrics/status/trace and the status page;
 //!   [`curio`]: Curio's `cuzk.v1.ProvingEngine` service beside cuzk's own;
@@ -18,21 +18,20 @@
 //!   [`keys`]: the verifying keys' service.
 //! - [`report`]: the daemon's status as JSON and as tables for people.
 //! - [`trace`]: the engine's timeline (Chrome trace export, busy fractions).
-//! - [`client`], [`cli`], [`commands`]: the client, the `cuzk` daemon
-//!   subcommands' logic and their declarations.
+//! - [`client`]: the gRPC client (the `cuzk` command's daemon subcommands
+//!   live in cuzk-cli).
 //! - [`cluster`]: cluster mode, the queue shared with other daemons in a
 //!   PostgreSQL-protocol database (`[cluster]`).
 
 pub mod authority;
 pub mod budget;
-pub mod cli;
 pub mod client;
 pub mod cluster;
-pub mod commands;
 pub mod config;
 pub mod curio;
 pub mod devices;
 pub mod engine;
+pub mod failure;
 pub mod filecoin;
 pub mod fit;
 pub mod history;
@@ -56,5 +55,6 @@ pub mod proto {
 
 pub use config::DaemonConfig;
 pub use engine::{Engine, EngineError, JobState, JobView, SubmitRequest, Submitted};
+pub use failure::JobFailure;
 pub use scheduler::Priority;
 pub use server::{DaemonBuilder, RunningDaemon, ServiceHook};

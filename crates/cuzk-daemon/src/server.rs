@@ -518,15 +518,14 @@ impl RunningDaemon {
     }
 }
 
-/// Serve `cfg` until SIGTERM (or SIGINT): the socket's directory made
-/// where missing (private to the daemon's user), the machine's GPUs opened
-/// ([`crate::devices::open_devices`]), the verifying keys' service beside
-/// cuzk's, and `extend` given the builder to add kinds or services before
-/// the daemon starts. Blocks on a runtime of its own.
-pub fn serve_until_signal(
-    cfg: crate::config::DaemonConfig,
-    extend: impl FnOnce(DaemonBuilder) -> anyhow::Result<DaemonBuilder>,
-) -> anyhow::Result<()> {
+/// The daemon operators run (`cuzk daemon`): serve `cfg` until SIGTERM
+/// (or SIGINT), with the socket's directory made where missing (private to
+/// the daemon's user), the machine's GPUs opened
+/// ([`crate::devices::open_devices`]), the verifying keys' service and
+/// Curio's beside cuzk's, and every Filecoin kind registered beside the
+/// configured ones ([`crate::filecoin::add_filecoin`]). Blocks on a runtime
+/// of its own.
+pub fn serve_until_signal(cfg: crate::config::DaemonConfig) -> anyhow::Result<()> {
     use anyhow::Context;
     // The default socket's directory (`$XDG_RUNTIME_DIR/cuzk`, `/run/cuzk`)
     // may not exist yet; made private to the daemon's user.
@@ -553,7 +552,7 @@ pub fn serve_until_signal(
             let builder = DaemonBuilder::new(cfg)
                 .add_service(crate::keys::service_hook())
                 .device_backend(devices);
-            let d = extend(builder)?.start().await?;
+            let d = crate::filecoin::add_filecoin(builder)?.start().await?;
             d.run_until_signal().await?;
             Ok(())
         })

@@ -111,7 +111,7 @@ pub fn view_to_proto(v: JobView) -> proto::AwaitProofResponse {
         state: state_to_proto(v.state) as i32,
         proof: v.proof,
         public_inputs: v.public_inputs,
-        error: v.error.unwrap_or_default(),
+        error: v.error.map(|e| e.to_string()).unwrap_or_default(),
         timings: Some(proto::Timings {
             queue_wait_ms: ms(v.timings.queue_wait),
             param_load_ms: ms(v.timings.param_load),

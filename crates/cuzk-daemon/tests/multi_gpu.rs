@@ -499,6 +499,20 @@ async fn a_partition_out_of_retries_fails_its_job() {
         "{}",
         r.error
     );
+    // The engine's record says the same in fields: which partition, how
+    // many tries were allowed, and on which GPU each one failed.
+    let view = t.d.as_ref().unwrap().engine.job(r.job_id).unwrap();
+    match view.error {
+        Some(cuzk_daemon::JobFailure::RetriesExhausted {
+            allowed: 1,
+            ref tries,
+            ..
+        }) => {
+            assert_eq!(tries.len(), 1);
+            assert_eq!(tries[0].device, 1);
+        }
+        ref other => panic!("{other:?}"),
+    }
     let st = status(&mut c).await;
     assert!(device(&st, 0).healthy);
     assert!(!device(&st, 1).healthy);

@@ -610,7 +610,14 @@ impl CircuitKind for Mismatched {
     }
 }
 
-async fn run_mismatched(verify: bool) -> (proto::AwaitProofResponse, proto::Counters, String) {
+async fn run_mismatched(
+    verify: bool,
+) -> (
+    proto::AwaitProofResponse,
+    proto::Counters,
+    String,
+    Option<cuzk_daemon::JobFailure>,
+) {
     let t = TestDaemon::start_with(
         |c| c.engine.verify_proofs = verify,
         |b| b.register_kind(Arc::new(Mismatched(PorepLikeKind::new(6, 4)))),
@@ -630,15 +637,27 @@ async fn run_mismatched(verify: bool) -> (proto::AwaitProofResponse, proto::Coun
         .unwrap()
         .into_inner()
         .text;
+    let failure = t.d.as_ref().unwrap().engine.job(bad.job_id).unwrap().error;
     t.stop().await;
-    (bad, k, m)
+    (bad, k, m, failure)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_proof_that_does_not_verify_fails_its_job_and_is_counted() {
-    let (bad, k, m) = run_mismatched(true).await;
+    let (bad, k, m, failure) = run_mismatched(true).await;
     assert_eq!(bad.state, proto::JobState::Failed as i32);
     assert!(bad.error.contains("does not verify"), "{}", bad.error);
+    // The engine keeps it as a value: which partition, which parameters.
+    match failure {
+        Some(cuzk_daemon::JobFailure::NotVerified {
+            partition,
+            ref params_id,
+        }) => {
+            assert!(partition < 2, "{partition}");
+            assert!(params_id.contains("mismatched-6"), "{params_id}");
+        }
+        ref other => panic!("{other:?}"),
+    }
     assert!(bad.error.contains("mismatched-6"), "{}", bad.error);
     assert!(bad.proof.is_empty());
     assert_eq!((k.completed, k.failed), (1, 1));
@@ -649,7 +668,7 @@ async fn a_proof_that_does_not_verify_fails_its_job_and_is_counted() {
     );
 
     // With verification off the same proofs are returned unchecked.
-    let (bad, k, _) = run_mismatched(false).await;
+    let (bad, k, _, _) = run_mismatched(false).await;
     assert_eq!(
         bad.state,
         proto::JobState::Completed as i32,

@@ -1138,7 +1138,9 @@ fn compiled_bench(logs: &[u32], reps: usize, out: &mut Vec<Value>, t: &mut Tally
                         .map_err(|e| e.to_string());
                     streamed_runs.push(clock.elapsed());
                     t.check(
-                        &format!("compiled bench 2^{log}: streamed matrices equal the first result"),
+                        &format!(
+                            "compiled bench 2^{log}: streamed matrices equal the first result"
+                        ),
                         r.and_then(|g| same(&g, &first)),
                     );
                     streamed_reports.extend(gpu.take_reports());

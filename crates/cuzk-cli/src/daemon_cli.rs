@@ -1,17 +1,16 @@
 //! The logic behind the `cuzk` daemon subcommands (`daemon`, `submit`,
 //! `await`, `prove`, `cancel`, `status`, `preload`, `evict`, `trace`,
-//! `bench batch`).
-//! The CLI crate declares the subcommands and calls in here, so everything
-//! is tested in this crate. What is not the command line's lives in the
-//! library: the status tables ([`crate::report`]), starting the daemon
-//! ([`crate::server::serve_until_signal`]), opening the GPUs
-//! ([`crate::devices::open_devices`]).
+//! `bench batch`), declared in [`crate::daemon_commands`]: arguments,
+//! client calls, printing and logging. What is not the command line's lives
+//! in cuzk-daemon: the status tables ([`cuzk_daemon::report`]), starting the
+//! daemon ([`cuzk_daemon::server::serve_until_signal`]), opening the GPUs
+//! ([`cuzk_daemon::devices::open_devices`]).
 
-use crate::client::{connect, ConnectOptions, DaemonClient};
-use crate::kinds::PorepLikeInput;
-use crate::proto;
-use crate::report::{cluster_json, cluster_text, round_ms, status_json, status_text};
 use anyhow::{bail, Context};
+use cuzk_daemon::client::{connect, ConnectOptions, DaemonClient};
+use cuzk_daemon::kinds::PorepLikeInput;
+use cuzk_daemon::proto;
+use cuzk_daemon::report::{cluster_json, cluster_text, round_ms, status_json, status_text};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -22,7 +21,7 @@ pub struct ConnectArgs {
     /// unix:PATH, a socket path, http://HOST:PORT or https://HOST:PORT
     /// [default: the daemon's default socket, `$XDG_RUNTIME_DIR/cuzk/cuzk.sock`,
     /// as root `/run/cuzk/cuzk.sock`].
-    #[arg(long, default_value_t = crate::config::DefaultPaths::current().daemon_target(), hide_default_value = true)]
+    #[arg(long, default_value_t = cuzk_daemon::config::DefaultPaths::current().daemon_target(), hide_default_value = true)]
     pub daemon: String,
     /// File holding the bearer token (for TCP listeners that require one).
     #[arg(long)]
@@ -450,18 +449,10 @@ fn outcome_with_files(
     v
 }
 
-/// `cuzk daemon --config cuzk.toml`: serve until SIGTERM.
+/// `cuzk daemon --config cuzk.toml`: logging on stderr, then the daemon
+/// ([`cuzk_daemon::server::serve_until_signal`]: the configured kinds, every
+/// Filecoin kind and Curio's service) until SIGTERM.
 pub fn run_daemon(args: DaemonArgs) -> anyhow::Result<()> {
-    run_daemon_with(args, Ok)
-}
-
-/// Run the daemon with extra circuit kinds or services: `extend` receives
-/// the builder (and the configuration) before the daemon starts. The `cuzk`
-/// binary uses it to add the Filecoin kinds and Curio's service.
-pub fn run_daemon_with(
-    args: DaemonArgs,
-    extend: impl FnOnce(crate::server::DaemonBuilder) -> anyhow::Result<crate::server::DaemonBuilder>,
-) -> anyhow::Result<()> {
     use std::io::IsTerminal;
     let _ = tracing_subscriber::fmt()
         // Logs on stderr (stdout is for output), colour codes only for a
@@ -480,8 +471,8 @@ pub fn run_daemon_with(
                 }),
         )
         .try_init();
-    let cfg = crate::config::DaemonConfig::from_file(&args.config)?;
-    crate::server::serve_until_signal(cfg, extend)
+    let cfg = cuzk_daemon::config::DaemonConfig::from_file(&args.config)?;
+    cuzk_daemon::server::serve_until_signal(cfg)
 }
 
 /// An error and its causes on one line. Most of our error types already
@@ -544,7 +535,7 @@ pub async fn fetch_verifying_key(
     conn: &ConnectArgs,
     kind: &str,
 ) -> anyhow::Result<proto::GetVerifyingKeyResponse> {
-    let mut c = crate::client::connect_keys(&conn.options()?).await?;
+    let mut c = cuzk_daemon::client::connect_keys(&conn.options()?).await?;
     answer(
         c.get_verifying_key(proto::GetVerifyingKeyRequest {
             kind: kind.to_owned(),

@@ -1,10 +1,8 @@
-//! The `cuzk` subcommands that run or talk to the proving daemon, declared
-//! once for both programs that offer them: `cuzk` (which adds the Filecoin
-//! kinds and Curio's service to `cuzk daemon`) and the standalone
-//! `cuzk-daemon`. The logic lives in [`crate::cli`]; this module only
-//! declares the commands and dispatches them.
+//! The `cuzk` subcommands that run or talk to the proving daemon. The
+//! logic lives in [`crate::daemon_cli`]; this module only declares the
+//! commands and dispatches them.
 
-use crate::cli;
+use crate::daemon_cli as cli;
 
 #[derive(clap::Subcommand, Debug)]
 pub enum DaemonCommands {

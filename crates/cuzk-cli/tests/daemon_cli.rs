@@ -1,5 +1,4 @@
-//! The `cuzk` daemon subcommands as a real process (the `cuzk-daemon`
-//! binary compiles the CLI crate's daemon_cmd.rs): serve from a config
+//! The `cuzk` daemon subcommands as a real process: serve from a config
 //! file, drive it with the client commands, stop it with SIGTERM.
 
 use cuzk_core::circuits::PorepLikeCircuit;
@@ -11,7 +10,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_cuzk-daemon");
+const BIN: &str = env!("CARGO_BIN_EXE_cuzk");
 
 fn cuzk(sock: &Path, args: &[&str]) -> (bool, String) {
     let target = format!("unix:{}", sock.display());
@@ -121,11 +120,28 @@ fn daemon_process_serves_client_commands_and_stops_on_sigterm() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
+    // `cuzk daemon` serves every Filecoin kind beside the configured ones,
+    // listed in name order.
+    let (line, served) = err
+        .trim()
+        .split_once("; this daemon serves ")
+        .unwrap_or_else(|| panic!("{err}"));
     assert_eq!(
-        err.trim(),
-        "error: SubmitProof failed (InvalidArgument): unknown circuit kind \"nosuch-kind\"; \
-         this daemon serves porep-like-6"
+        line,
+        "error: SubmitProof failed (InvalidArgument): unknown circuit kind \"nosuch-kind\""
     );
+    let served: Vec<&str> = served.split(", ").collect();
+    for kind in [
+        "porep-like-6",
+        "porep-2k",
+        "winning-32g",
+        "wpost-64g",
+        "snap-512m",
+    ] {
+        assert!(served.contains(&kind), "{kind} not in {served:?}");
+    }
+    assert_eq!(served.len(), 21, "{served:?}");
+    assert!(!err.trim().contains('\n'), "one line: {err}");
 
     // submit / await / cancel.
     let s = json(

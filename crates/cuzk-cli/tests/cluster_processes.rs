@@ -1,9 +1,10 @@
-//! Cluster mode with daemons as separate processes (the `cuzk-daemon`
-//! binary, each with its own config file) on one real PostgreSQL database
+//! Cluster mode with daemons as separate processes (`cuzk daemon`, each
+//! with its own config file) on one real PostgreSQL database
 //! (as in tests/cluster.rs): jobs submitted to one are proved by all and
 //! verify; one killed with SIGKILL while it holds partitions has them
 //! re-run by the others after its leases expire, and the job completes.
 
+#[path = "../../cuzk-daemon/tests/common/mod.rs"]
 mod common;
 #[path = "../../cuzk-cluster/tests/common/mod.rs"]
 mod pg;
@@ -19,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_cuzk-daemon");
+const BIN: &str = env!("CARGO_BIN_EXE_cuzk");
 /// Partitions of porep-like-12 take long enough on the CPU (a second or
 /// so here) that a daemon is killed holding one, not between two.
 const LOG: u32 = 12;
