@@ -438,7 +438,11 @@ impl CudaDevice {
             return Err(self.bad(
                 kernel,
                 rows,
-                format!("{} rows for staging of {} row starts", rows, s.row_start.len()),
+                format!(
+                    "{} rows for staging of {} row starts",
+                    rows,
+                    s.row_start.len()
+                ),
             ));
         }
         if base != 0 {
