@@ -18,11 +18,74 @@ fn sector_size_arg(s: &str) -> std::result::Result<u64, String> {
     parse_sector_size(s).map_err(|e| e.to_string())
 }
 
+/// `--filecoin KIND`: the names cuzk-filecoin gives its proof kinds (`porep`,
+/// `winning-post`, `window-post`, `snap-deals`), listed in `--help`.
+fn proof_kind_arg() -> impl clap::builder::TypedValueParser<Value = ProofKind> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(ProofKind::ALL.map(ProofKind::name))
+        .try_map(|s| s.parse::<ProofKind>())
+}
+
+/// `--synthesis full|compiled`.
+fn synthesis_arg() -> impl clap::builder::TypedValueParser<Value = cuzk_filecoin::SynthesisMode> {
+    use clap::builder::TypedValueParser;
+    use cuzk_filecoin::SynthesisMode;
+    clap::builder::PossibleValuesParser::new(SynthesisMode::ALL.map(SynthesisMode::name))
+        .try_map(|s| s.parse::<SynthesisMode>())
+}
+
+/// `cuzk c1 synth --sector-size SIZE --seed S -o FILE`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct C1SynthArgs {
+    /// Sector size (2KiB, 8MiB, 512MiB, 32GiB, 64GiB).
+    #[arg(long, value_parser = sector_size_arg, value_name = "SIZE")]
+    pub sector_size: u64,
+
+    /// Registered seal proof number (interactive PoRep only); default: the
+    /// current one for the sector size.
+    #[arg(long, value_name = "N")]
+    pub registered_proof: Option<u64>,
+
+    /// Every random choice derives from it (same seed, same file).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+
+    /// The miner's actor ID (the prover id is its ID-address payload).
+    #[arg(long, default_value_t = 1000)]
+    pub miner_id: u64,
+
+    #[arg(long, default_value_t = 1)]
+    pub sector_id: u64,
+
+    /// Where to write the C1 output (filecoin-proofs-api JSON, as Lotus
+    /// hands it to filecoin-ffi).
+    #[arg(long, short, value_name = "FILE")]
+    pub out: PathBuf,
+
+    /// Skip storage-proofs' vanilla verifier on the result.
+    #[arg(long)]
+    pub no_check: bool,
+}
+
+impl C1SynthArgs {
+    pub fn request(self) -> cuzk_filecoin::synth_c1::C1SynthRequest {
+        cuzk_filecoin::synth_c1::C1SynthRequest {
+            sector_size: self.sector_size,
+            registered_proof: self.registered_proof,
+            seed: self.seed,
+            miner_id: self.miner_id,
+            sector_id: self.sector_id,
+            out: self.out,
+            no_check: self.no_check,
+        }
+    }
+}
+
 /// `cuzk prove --filecoin KIND`: prove one Filecoin proof from files.
 #[derive(Clone, Debug, clap::Args)]
 pub struct FilecoinProveArgs {
     /// The proof to make.
-    #[arg(long = "filecoin", value_enum)]
+    #[arg(long = "filecoin", value_parser = proof_kind_arg())]
     pub kind: ProofKind,
 
     /// PoRep: the commit-phase-1 output (filecoin-proofs-api JSON as Lotus
@@ -90,7 +153,7 @@ pub struct FilecoinProveArgs {
     /// Synthesis: `compiled` (each circuit's constraints compiled once and
     /// kept as `cuzk-<identifier>.r1cs` in the parameter directory, then
     /// witness only, PoRep's challenges in parallel) or `full`.
-    #[arg(long, value_enum, default_value_t = cuzk_filecoin::SynthesisMode::Compiled)]
+    #[arg(long, value_parser = synthesis_arg(), default_value = "compiled")]
     pub synthesis: cuzk_filecoin::SynthesisMode,
 }
 
@@ -98,7 +161,7 @@ pub struct FilecoinProveArgs {
 #[derive(Clone, Debug, clap::Args)]
 pub struct FilecoinParamsGenArgs {
     /// The circuit.
-    #[arg(long = "filecoin", value_enum)]
+    #[arg(long = "filecoin", value_parser = proof_kind_arg())]
     pub kind: ProofKind,
 
     #[arg(long, value_parser = sector_size_arg, value_name = "SIZE")]
@@ -122,7 +185,7 @@ pub struct FilecoinParamsGenArgs {
     /// directory, else compiled once and kept there for proofs to map) or
     /// `full` (a synthesis of the circuit, as bellperson does). The same
     /// parameters either way.
-    #[arg(long, value_enum, default_value_t = cuzk_filecoin::SynthesisMode::Compiled)]
+    #[arg(long, value_parser = synthesis_arg(), default_value = "compiled")]
     pub synthesis: cuzk_filecoin::SynthesisMode,
 }
 

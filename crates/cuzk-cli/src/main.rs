@@ -55,7 +55,7 @@ enum C1Command {
     /// A synthetic C1 output (filecoin-proofs-api JSON) for a sector size,
     /// checked by storage-proofs' vanilla verifier; prints what
     /// `verify_seal` needs as JSON.
-    Synth(cuzk_filecoin::synth_c1::C1SynthArgs),
+    Synth(filecoin_args::C1SynthArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -105,8 +105,8 @@ fn main() -> ExitCode {
     finish(result)
 }
 
-fn run_c1_synth(args: cuzk_filecoin::synth_c1::C1SynthArgs) -> anyhow::Result<()> {
-    let report = cuzk_filecoin::synth_c1::c1_synth(&args)?;
+fn run_c1_synth(args: filecoin_args::C1SynthArgs) -> anyhow::Result<()> {
+    let report = cuzk_filecoin::synth_c1::c1_synth(&args.request())?;
     println!("{}", serde_json::to_string(&report)?);
     Ok(())
 }

@@ -62,7 +62,7 @@ pub(crate) trait FilTree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher> 
 impl<T: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>> FilTree for T {}
 
 /// The four kinds of Filecoin SNARK.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ProofKind {
     /// PoRep commit phase 2 (seal proof).
     Porep,
@@ -75,6 +75,15 @@ pub enum ProofKind {
 }
 
 impl ProofKind {
+    pub const ALL: [ProofKind; 4] = [
+        ProofKind::Porep,
+        ProofKind::WinningPost,
+        ProofKind::WindowPost,
+        ProofKind::SnapDeals,
+    ];
+
+    /// The kind's name (`porep`, `winning-post`, `window-post`,
+    /// `snap-deals`), which [`str::parse`] reads back.
     pub fn name(self) -> &'static str {
         match self {
             ProofKind::Porep => "porep",
@@ -82,6 +91,21 @@ impl ProofKind {
             ProofKind::WindowPost => "window-post",
             ProofKind::SnapDeals => "snap-deals",
         }
+    }
+}
+
+impl std::str::FromStr for ProofKind {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        ProofKind::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| {
+                Error::InvalidInput(format!(
+                    "unknown proof kind {s:?} (porep, winning-post, window-post, snap-deals)"
+                ))
+            })
     }
 }
 
@@ -566,6 +590,20 @@ mod tests {
                 .cache_identifier()
                 .unwrap()
         );
+    }
+
+    #[test]
+    fn kinds_and_synthesis_modes_parse_from_their_names() {
+        for k in ProofKind::ALL {
+            assert_eq!(k.name().parse::<ProofKind>().unwrap(), k);
+        }
+        assert!(
+            matches!("winning".parse::<ProofKind>(), Err(Error::InvalidInput(m)) if m.contains("winning-post"))
+        );
+        for m in crate::SynthesisMode::ALL {
+            assert_eq!(m.name().parse::<crate::SynthesisMode>().unwrap(), m);
+        }
+        assert!("Compiled".parse::<crate::SynthesisMode>().is_err());
     }
 
     #[test]

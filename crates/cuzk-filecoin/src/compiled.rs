@@ -29,7 +29,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use storage_proofs_porep::stacked::StackedCircuit;
 
 /// How partitions are synthesized.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SynthesisMode {
     /// Every constraint built and evaluated for every proof (bellperson's
     /// way).
@@ -41,11 +41,25 @@ pub enum SynthesisMode {
 }
 
 impl SynthesisMode {
+    pub const ALL: [SynthesisMode; 2] = [SynthesisMode::Full, SynthesisMode::Compiled];
+
+    /// `full` or `compiled`, which [`str::parse`] reads back.
     pub fn name(self) -> &'static str {
         match self {
             SynthesisMode::Full => "full",
             SynthesisMode::Compiled => "compiled",
         }
+    }
+}
+
+impl std::str::FromStr for SynthesisMode {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        SynthesisMode::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| Error::InvalidInput(format!("unknown synthesis {s:?} (full, compiled)")))
     }
 }
 

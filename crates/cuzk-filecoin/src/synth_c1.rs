@@ -34,7 +34,7 @@
 //! storage-proofs' own vanilla verifier (the sanity check filecoin-proofs'
 //! `seal_commit_phase1` makes on real outputs).
 
-use crate::circuits::{parse_sector_size, with_tree_shape, FilTree};
+use crate::circuits::{with_tree_shape, FilTree};
 use crate::prover::guarded;
 use crate::{Error, Result};
 use blstrs::Scalar as Fr;
@@ -718,40 +718,23 @@ fn verify_typed<Tree: FilTree>(
     })
 }
 
-fn sector_size_arg(s: &str) -> std::result::Result<u64, String> {
-    parse_sector_size(s).map_err(|e| e.to_string())
-}
-
-/// `cuzk c1 synth --sector-size SIZE --seed S -o FILE`.
-#[derive(Clone, Debug, clap::Args)]
-pub struct C1SynthArgs {
-    /// Sector size (2KiB, 8MiB, 512MiB, 32GiB, 64GiB).
-    #[arg(long, value_parser = sector_size_arg, value_name = "SIZE")]
+/// What `cuzk c1 synth` is asked for.
+#[derive(Clone, Debug)]
+pub struct C1SynthRequest {
+    /// Sector size in bytes (2 KiB, 8 MiB, 512 MiB, 32 GiB, 64 GiB).
     pub sector_size: u64,
-
-    /// Registered seal proof number (interactive PoRep only); default: the
+    /// Registered seal proof number (interactive PoRep only); None: the
     /// current one for the sector size.
-    #[arg(long, value_name = "N")]
     pub registered_proof: Option<u64>,
-
     /// Every random choice derives from it (same seed, same file).
-    #[arg(long, default_value_t = 0)]
     pub seed: u64,
-
     /// The miner's actor ID (the prover id is its ID-address payload).
-    #[arg(long, default_value_t = 1000)]
     pub miner_id: u64,
-
-    #[arg(long, default_value_t = 1)]
     pub sector_id: u64,
-
     /// Where to write the C1 output (filecoin-proofs-api JSON, as Lotus
     /// hands it to filecoin-ffi).
-    #[arg(long, short, value_name = "FILE")]
     pub out: PathBuf,
-
     /// Skip storage-proofs' vanilla verifier on the result.
-    #[arg(long)]
     pub no_check: bool,
 }
 
@@ -774,7 +757,7 @@ pub struct C1SynthReport {
 
 /// Build a synthetic C1, check it with the vanilla verifier (unless told
 /// not to) and write it.
-pub fn c1_synth(args: &C1SynthArgs) -> Result<C1SynthReport> {
+pub fn c1_synth(args: &C1SynthRequest) -> Result<C1SynthReport> {
     let rp = match args.registered_proof {
         Some(v) => crate::porep::seal_proof_from_u64(v)?,
         None => crate::porep::current_seal_proof(args.sector_size)?,
