@@ -663,6 +663,8 @@ struct Tally {
     injected_failures: AtomicU64,
     refused: AtomicU64,
     errors: AtomicU64,
+    /// While set, nodes claim nothing new (they finish what they hold).
+    paused: AtomicBool,
 }
 
 /// A node: claims batches, sometimes fails a partition once (to exercise
@@ -671,6 +673,10 @@ async fn run_node(c: Arc<ClusterClient>, seed: u64, tally: Arc<Tally>, stop: Arc
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let req = claim_req(&["k1", "k2"], &["k1"], 0);
     while !stop.load(Ordering::Relaxed) {
+        if tally.paused.load(Ordering::Relaxed) {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+            continue;
+        }
         let req = ClaimRequest {
             max: rng.gen_range(1..=4),
             ..req.clone()
@@ -907,10 +913,30 @@ async fn database_restart_mid_run_loses_nothing() {
         );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    server.restart();
-    // Read after the restart: the first batch was still being worked on
-    // when the server went down.
+    // Claims pause while the server stops (on a loaded machine the nodes
+    // could otherwise finish the whole batch before a slow shutdown takes
+    // effect) and resume once it refuses connections, so that the nodes
+    // claim and report against a database that is restarting.
+    tally.paused.store(true, Ordering::Relaxed);
+    let server = Arc::new(server);
+    let restarting = {
+        let s = server.clone();
+        tokio::task::spawn_blocking(move || s.restart())
+    };
+    let down = Instant::now();
+    while !restarting.is_finished()
+        && down.elapsed() < Duration::from_secs(60)
+        && tokio_postgres::connect(&server.url, tokio_postgres::NoTls)
+            .await
+            .is_ok()
+    {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    // Read as the server went down: the first batch was still being
+    // worked on.
     let after_restart = tally.accepted.lock().unwrap().len() as u32;
+    tally.paused.store(false, Ordering::Relaxed);
+    restarting.await.unwrap();
     let first_batch = total;
     // Submits after the restart reconnect too.
     for i in 120..140u32 {
