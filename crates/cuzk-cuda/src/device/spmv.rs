@@ -225,10 +225,6 @@ pub struct CsrStagingDsts {
 }
 
 impl CsrStaging {
-    /// Device bytes the buffers hold.
-    pub fn device_bytes(&self) -> usize {
-        self.row_start.len() * 8 + self.cols.len() * 4 + self.coef.len() * 4
-    }
     /// Bytes [`CudaDevice::csr_staging`] allocates for blocks of up to
     /// `rows` rows and `nnz` entries.
     pub fn bytes_for(rows: usize, nnz: usize) -> usize {

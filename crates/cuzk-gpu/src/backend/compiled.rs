@@ -316,9 +316,8 @@ impl CudaBackend {
         z: &DeviceScalars,
         n: usize,
     ) -> Result<[CudaSlice<u8>; 3]> {
-        use crate::upload::{upload_all, DeviceDst, Ring, RING_SLOTS, RING_SLOT_BYTES};
+        use crate::upload::DeviceDst;
         use cuzk_cuda::host::{u32s_as_bytes, u64s_as_bytes};
-        use std::sync::atomic::AtomicBool;
         let dev = &slot.dev;
         let mut staging = Some(dev.csr_staging(sc.max_rows, sc.max_nnz)?);
         let mut outs = Vec::with_capacity(3);
@@ -347,28 +346,7 @@ impl CudaBackend {
                     u32s_as_bytes(&m.coefs()[lo..hi]),
                 ];
                 let dsts = [d.row_start, d.cols, d.coef].map(|(ptr, len)| DeviceDst { ptr, len });
-                let ring = if self.config.pinned_staging {
-                    Ring::take(&self.pinned, RING_SLOTS, RING_SLOT_BYTES)
-                } else {
-                    None
-                };
-                let (tx, rx) = std::sync::mpsc::channel();
-                let cancel = AtomicBool::new(false);
-                upload_all(&slot.stream, ring, &srcs, &dsts, &cancel, &tx);
-                drop(tx);
-                let mut arrived = 0;
-                for r in rx {
-                    let (_, ev) = r.map_err(|e| self.drv("copy to device (matrix block)", e))?;
-                    dev.wait_event(&ev)?;
-                    arrived += 1;
-                }
-                if arrived != srcs.len() {
-                    return Err(GpuError::Driver {
-                        op: "copy to device (matrix block)",
-                        device: self.label.clone(),
-                        source: format!("{arrived} of a block's 3 arrays arrived").into(),
-                    });
-                }
+                self.copy_up(slot, &srcs, &dsts, "copy to device (matrix block)")?;
                 let csr = dev.csr_from_staging(buffers, block.rows.len(), base)?;
                 dev.spmv_device(&csr, table, z, &mut out, first)?;
                 staging = Some(csr.into_staging());
@@ -470,13 +448,51 @@ impl CudaBackend {
         (!held.is_empty()).then(|| held.iter().map(|d| d.bytes()).sum())
     }
 
+    /// Copies each `srcs[k]` to `dsts[k]` on the slot's stream, through the
+    /// pinned staging ring (pageable copies where the host refuses
+    /// page-locked memory or pinned staging is off), and makes the
+    /// device's stream wait, on the device, for every copy. Returns whether
+    /// the copies went through pinned memory; `op` names them in errors.
+    fn copy_up(
+        &self,
+        slot: &Slot,
+        srcs: &[&[u8]],
+        dsts: &[crate::upload::DeviceDst],
+        op: &'static str,
+    ) -> Result<bool> {
+        use crate::upload::{upload_all, Ring, RING_SLOTS, RING_SLOT_BYTES};
+        let ring = if self.config.pinned_staging {
+            Ring::take(&self.pinned, RING_SLOTS, RING_SLOT_BYTES)
+        } else {
+            None
+        };
+        let pinned = ring.is_some();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let cancel = std::sync::atomic::AtomicBool::new(false);
+        upload_all(&slot.stream, ring, srcs, dsts, &cancel, &tx);
+        drop(tx);
+        let mut arrived = 0;
+        for r in rx {
+            let (_, ev) = r.map_err(|e| self.drv(op, e))?;
+            slot.dev.wait_event(&ev)?;
+            arrived += 1;
+        }
+        if arrived != srcs.len() {
+            return Err(GpuError::Driver {
+                op,
+                device: self.label.clone(),
+                source: format!("{arrived} of {} parts arrived", srcs.len()).into(),
+            });
+        }
+        Ok(pinned)
+    }
+
     /// z = (inputs, aux) into a new device buffer through the pinned
     /// staging ring (pageable copies where the host refuses page-locked
     /// memory or pinned staging is off), on the slot's own stream; the
     /// device's stream waits for the last copy. Returns z and whether it
     /// went through pinned memory.
     fn upload_witness(&self, slot: &Slot, w: &Witness) -> Result<(DeviceScalars, bool)> {
-        use std::sync::atomic::AtomicBool;
         let z = slot.dev.alloc_scalars(w.inputs.len() + w.aux.len())?;
         let base = slot.dev.scalars_address(&z);
         let inputs = scalars_as_bytes(&w.inputs);
@@ -491,33 +507,7 @@ impl CudaBackend {
                 len: aux.len(),
             },
         ];
-        let ring = if self.config.pinned_staging {
-            crate::upload::Ring::take(
-                &self.pinned,
-                crate::upload::RING_SLOTS,
-                crate::upload::RING_SLOT_BYTES,
-            )
-        } else {
-            None
-        };
-        let pinned = ring.is_some();
-        let (tx, rx) = std::sync::mpsc::channel();
-        let cancel = AtomicBool::new(false);
-        crate::upload::upload_all(&slot.stream, ring, &[inputs, aux], &dsts, &cancel, &tx);
-        drop(tx);
-        let mut arrived = 0;
-        for r in rx {
-            let (_, ev) = r.map_err(|e| self.drv("copy to device (z)", e))?;
-            slot.dev.wait_event(&ev)?;
-            arrived += 1;
-        }
-        if arrived != 2 {
-            return Err(GpuError::Driver {
-                op: "copy to device (z)",
-                device: self.label.clone(),
-                source: format!("{arrived} of the witness's 2 parts arrived").into(),
-            });
-        }
+        let pinned = self.copy_up(slot, &[inputs, aux], &dsts, "copy to device (z)")?;
         // Until the copies are done the ring's buffers are busy and z is
         // incomplete: the partition's first kernels wait on the device.
         slot.stream
