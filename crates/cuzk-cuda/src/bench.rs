@@ -214,6 +214,46 @@ fn msm_work(n: usize, g2: bool) -> (String, f64) {
     )
 }
 
+/// The window widths to time an MSM of `n` points at besides its own, from
+/// CUZK_MSM_BENCH_WINDOWS: unset, none; "auto", the size's width -3..+3;
+/// else a comma list of widths. Widths outside 4..=23 or with W·n >= 2^32
+/// (the sort's u32 positions) are left out.
+#[cfg(feature = "cuda")]
+fn bench_windows(n: usize) -> Vec<u32> {
+    let Ok(v) = std::env::var("CUZK_MSM_BENCH_WINDOWS") else {
+        return Vec::new();
+    };
+    let own = host::choose_window(n);
+    let listed: Vec<u32> = if v.trim() == "auto" {
+        (own.saturating_sub(3)..=own + 3).collect()
+    } else {
+        v.split(',').filter_map(|s| s.trim().parse().ok()).collect()
+    };
+    listed
+        .into_iter()
+        .filter(|&c| {
+            c != own
+                && (4..=23).contains(&c)
+                && (host::num_windows(c) as u64) * (n as u64) < 1 << 32
+        })
+        .collect()
+}
+
+/// Times `f` with every MSM's window width `c`, restoring the device's.
+#[cfg(feature = "cuda")]
+fn time_window(
+    dev: &CudaDevice,
+    reps: usize,
+    c: u32,
+    f: impl FnMut() -> Result<()>,
+) -> Result<(f64, f64)> {
+    let restore = dev.msm_window();
+    dev.set_msm_window(Some(c));
+    let t = time_it(dev, reps, f);
+    dev.set_msm_window(restore);
+    t
+}
+
 /// How the MSM's chunk order is named in the rows.
 #[cfg(feature = "cuda")]
 fn chunk_order_name(on: bool) -> &'static str {
@@ -325,6 +365,8 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
     // ---- G1 MSM: resident and streamed.
     let lg_max = sz(26);
     let need_g1 = ["msm_g1", "sum_selected_g1"].iter().any(|n| want(n));
+    // Rows of other window widths (CUZK_MSM_BENCH_WINDOWS), with the
+    // default kernels, named "msm_g1 vram c=<c>" / "msm_g2 vram c=<c>".
     if need_g1 {
         let n_max = 1usize << lg_max;
         eprintln!("generating 2^{lg_max} G1 points and scalars ...");
@@ -380,6 +422,20 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
                     })?;
                     let name = format!("msm_g1 vram {form}");
                     push(row(&card, &name, lg, work.clone(), imad, mem, t));
+                }
+            }
+            if want("msm_g1 vram") {
+                let windows = bench_windows(n);
+                if !windows.is_empty() {
+                    let dp = dev.upload_g1(&points[..n])?;
+                    let ds = dev.upload_scalars(&scalars[..n])?;
+                    for c in windows {
+                        let t = time_window(dev, opts.reps, c, || {
+                            dev.msm_g1_device(&dp, &ds, None).map(|_| ())
+                        })?;
+                        let name = format!("msm_g1 vram c={c}");
+                        push(row(&card, &name, lg, work.clone(), imad, mem, t));
+                    }
                 }
             }
             if want("msm_g1 pinned") {
@@ -485,6 +541,20 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
             ));
         }
         dev.set_g2_accumulate_blocks(default);
+        for c in bench_windows(n) {
+            let t = time_window(dev, opts.reps, c, || {
+                dev.msm_g2_device(&dp, &ds, None).map(|_| ())
+            })?;
+            push(row(
+                &card,
+                &format!("msm_g2 vram c={c}"),
+                lg,
+                work.clone(),
+                imad,
+                n as f64 * (192.0 + 32.0),
+                t,
+            ));
+        }
         let order = dev.msm_chunk_order();
         dev.set_msm_chunk_order(!order);
         let t = time_it(dev, opts.reps, || {

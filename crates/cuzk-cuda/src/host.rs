@@ -43,6 +43,13 @@ pub fn u32s_as_bytes(v: &[u32]) -> &[u8] {
     unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
 }
 
+/// The bytes of a bool slice (query densities, one byte a variable).
+pub fn bools_as_bytes(v: &[bool]) -> &[u8] {
+    // SAFETY: bool is one byte holding 0 or 1, every such byte a valid u8;
+    // u8 has alignment 1 and the length is the slice's size in bytes.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+}
+
 /// Mutable view of scalars' raw Montgomery limbs (for NTT results).
 pub fn scalars_as_bytes_mut(s: &mut [Scalar]) -> &mut [u8] {
     // SAFETY: as in `scalars_as_bytes`; in addition every bit pattern the

@@ -132,6 +132,9 @@ pub struct CudaDevice {
     bucket_pairs: std::sync::atomic::AtomicU8,
     /// Whether the windows' last sums run as a tree of warp butterflies.
     window_tree: std::sync::atomic::AtomicBool,
+    /// A window width every MSM uses instead of its size's (0: none), for
+    /// benchmarks only.
+    msm_window: std::sync::atomic::AtomicU32,
 }
 
 impl CudaDevice {
@@ -234,6 +237,7 @@ impl CudaDevice {
                 u8::from(DEFAULT_BUCKET_PAIRS.g1) | u8::from(DEFAULT_BUCKET_PAIRS.g2) << 1,
             ),
             window_tree: std::sync::atomic::AtomicBool::new(DEFAULT_WINDOW_TREE),
+            msm_window: std::sync::atomic::AtomicU32::new(0),
         })
     }
 

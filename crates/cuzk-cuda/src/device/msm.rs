@@ -287,6 +287,31 @@ impl CudaDevice {
         self.window_tree.load(std::sync::atomic::Ordering::Relaxed)
     }
 
+    /// Makes every MSM use windows of `c` bits (4..=23) instead of the
+    /// width its size calls for, or, with None, go back to that width.
+    /// For benchmarks that measure the choice only: the device bytes an
+    /// MSM takes ([`host::msm_scratch_bytes`], which budgets read) are
+    /// those of the size's own width. Returns false, changing nothing, for
+    /// a width out of range.
+    pub fn set_msm_window(&self, c: Option<u32>) -> bool {
+        let v = match c {
+            None => 0,
+            Some(c) if (4..=23).contains(&c) => c,
+            Some(_) => return false,
+        };
+        self.msm_window
+            .store(v, std::sync::atomic::Ordering::Relaxed);
+        true
+    }
+
+    /// The window width set by [`Self::set_msm_window`], if any.
+    pub fn msm_window(&self) -> Option<u32> {
+        match self.msm_window.load(std::sync::atomic::Ordering::Relaxed) {
+            0 => None,
+            c => Some(c),
+        }
+    }
+
     /// Chunk ids of a chunk plan (`cnt` items per segment, `off` the
     /// segments' first chunks, `owner` each chunk's segment, at most
     /// `bound` chunks), longest chunks first: a counting sort on the
@@ -573,7 +598,7 @@ impl CudaDevice {
             }
             return Ok((Vec::new(), 1));
         }
-        let c = host::choose_window(m);
+        let c = self.msm_window().unwrap_or_else(|| host::choose_window(m));
         let w = host::num_windows(c);
         if (w as u64) * (m as u64) >= 1 << 32 {
             return Err(CudaError::Unsupported {

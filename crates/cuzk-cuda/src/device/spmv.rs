@@ -903,13 +903,25 @@ impl CudaDevice {
 
     /// Uploads a density (`&[bool]`, one byte per variable).
     pub fn upload_density(&self, bits: &[bool]) -> Result<DeviceDensity> {
-        // SAFETY: bool is one byte holding 0 or 1, so the slice's memory is
-        // a valid [u8] of the same length for as long as `bits` is borrowed.
-        let bytes = unsafe { std::slice::from_raw_parts(bits.as_ptr().cast::<u8>(), bits.len()) };
         Ok(DeviceDensity {
             len: bits.len(),
-            buf: self.upload("upload_density", bytes)?,
+            buf: self.upload("upload_density", host::bools_as_bytes(bits))?,
         })
+    }
+
+    /// Room for a density of `len` flags, uninitialised, for a caller that
+    /// fills it from another stream of this context (with
+    /// [`Self::density_address`]) and makes this device's stream wait for
+    /// that copy. The allocation has completed when this returns.
+    pub fn alloc_density(&self, len: usize) -> Result<DeviceDensity> {
+        let buf: CudaSlice<u8> = self.alloc("alloc_density", len)?;
+        self.synchronize()?;
+        Ok(DeviceDensity { len, buf })
+    }
+
+    /// The device address of `density`'s first byte, for copies into it.
+    pub fn density_address(&self, density: &DeviceDensity) -> u64 {
+        self.p(&density.buf)
     }
 
     /// The scalars of z = inputs ++ aux whose flag is set, in order, into a

@@ -24,6 +24,8 @@ use cuzk_core::compiled::{CompiledCircuit, SparseMatrix, Witness};
 use cuzk_cuda::{CsrStaging, DeviceCsr, DeviceDensity, DeviceScalars, DeviceSplit, SPMV_LONG};
 use std::ops::Range;
 
+use crate::upload::DeviceDst;
+
 /// Which compiled system a resident one is: a system reopened (another
 /// mapping) or recompiled goes up again.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -52,6 +54,9 @@ impl CompiledKey {
     }
 }
 
+/// Host bytes and the device range they are copied to.
+type CopyUp<'c> = (&'c [u8], DeviceDst);
+
 /// The parts of a compiled system besides its matrices that a partition
 /// reads on the device: the coefficient table and the query densities.
 struct CompiledAux {
@@ -69,6 +74,44 @@ impl CompiledAux {
             b_input: dev.upload_density(cc.b_input_density().as_slice())?,
             b_aux: dev.upload_density(cc.b_aux_density().as_slice())?,
         })
+    }
+
+    /// Room for `cc`'s table and densities on the device, uninitialised,
+    /// with the copies that fill it (host bytes, device destination) for
+    /// [`CudaBackend::copy_up`].
+    fn alloc<'c>(dev: &CudaDevice, cc: &'c CompiledCircuit) -> Result<(Self, Vec<CopyUp<'c>>)> {
+        let aux = CompiledAux {
+            table: dev.alloc_scalars(cc.coefficients().len())?,
+            a_aux: dev.alloc_density(cc.a_aux_density().len())?,
+            b_input: dev.alloc_density(cc.b_input_density().len())?,
+            b_aux: dev.alloc_density(cc.b_aux_density().len())?,
+        };
+        let dst = |ptr: u64, src: &[u8]| DeviceDst {
+            ptr,
+            len: src.len(),
+        };
+        let table = scalars_as_bytes(cc.coefficients());
+        let densities = [
+            (
+                &aux.a_aux,
+                cuzk_cuda::host::bools_as_bytes(cc.a_aux_density().as_slice()),
+            ),
+            (
+                &aux.b_input,
+                cuzk_cuda::host::bools_as_bytes(cc.b_input_density().as_slice()),
+            ),
+            (
+                &aux.b_aux,
+                cuzk_cuda::host::bools_as_bytes(cc.b_aux_density().as_slice()),
+            ),
+        ];
+        let mut copies = vec![(table, dst(dev.scalars_address(&aux.table), table))];
+        copies.extend(
+            densities
+                .into_iter()
+                .map(|(d, src)| (src, dst(dev.density_address(d), src))),
+        );
+        Ok((aux, copies))
     }
 
     /// Device bytes [`Self::upload`] allocates for `cc`.
@@ -316,7 +359,6 @@ impl CudaBackend {
         z: &DeviceScalars,
         n: usize,
     ) -> Result<[CudaSlice<u8>; 3]> {
-        use crate::upload::DeviceDst;
         use cuzk_cuda::host::{u32s_as_bytes, u64s_as_bytes};
         let dev = &slot.dev;
         let mut staging = Some(dev.csr_staging(sc.max_rows, sc.max_nnz)?);
@@ -457,7 +499,7 @@ impl CudaBackend {
         &self,
         slot: &Slot,
         srcs: &[&[u8]],
-        dsts: &[crate::upload::DeviceDst],
+        dsts: &[DeviceDst],
         op: &'static str,
     ) -> Result<bool> {
         use crate::upload::{upload_all, Ring, RING_SLOTS, RING_SLOT_BYTES};
@@ -489,31 +531,55 @@ impl CudaBackend {
 
     /// z = (inputs, aux) into a new device buffer through the pinned
     /// staging ring (pageable copies where the host refuses page-locked
-    /// memory or pinned staging is off), on the slot's own stream; the
-    /// device's stream waits for the last copy. Returns z and whether it
-    /// went through pinned memory.
-    fn upload_witness(&self, slot: &Slot, w: &Witness) -> Result<(DeviceScalars, bool)> {
+    /// memory or pinned staging is off), on the slot's own stream, and with
+    /// it, when `with` is given (a system whose matrices are streamed),
+    /// that system's table and densities; the device's stream waits for the
+    /// last copy. Returns z, the table and densities if asked, and whether
+    /// the copies went through pinned memory.
+    fn upload_witness(
+        &self,
+        slot: &Slot,
+        w: &Witness,
+        with: Option<&CompiledCircuit>,
+    ) -> Result<(DeviceScalars, Option<CompiledAux>, bool)> {
         let z = slot.dev.alloc_scalars(w.inputs.len() + w.aux.len())?;
         let base = slot.dev.scalars_address(&z);
         let inputs = scalars_as_bytes(&w.inputs);
         let aux = scalars_as_bytes(&w.aux);
-        let dsts = [
-            crate::upload::DeviceDst {
+        let mut srcs = vec![inputs, aux];
+        let mut dsts = vec![
+            DeviceDst {
                 ptr: base,
                 len: inputs.len(),
             },
-            crate::upload::DeviceDst {
+            DeviceDst {
                 ptr: base + inputs.len() as u64,
                 len: aux.len(),
             },
         ];
-        let pinned = self.copy_up(slot, &[inputs, aux], &dsts, "copy to device (z)")?;
+        let system = match with {
+            Some(cc) => {
+                let (system, copies) = CompiledAux::alloc(&slot.dev, cc)?;
+                for (src, dst) in copies {
+                    srcs.push(src);
+                    dsts.push(dst);
+                }
+                Some(system)
+            }
+            None => None,
+        };
+        let op = if system.is_some() {
+            "copy to device (z, the system's table and densities)"
+        } else {
+            "copy to device (z)"
+        };
+        let pinned = self.copy_up(slot, &srcs, &dsts, op)?;
         // Until the copies are done the ring's buffers are busy and z is
         // incomplete: the partition's first kernels wait on the device.
         slot.stream
             .synchronize()
             .map_err(|e| self.drv("synchronize (z)", e))?;
-        Ok((z, pinned))
+        Ok((z, system, pinned))
     }
 
     /// One witness on the device path, or None (nothing done) when the
@@ -591,21 +657,21 @@ impl CudaBackend {
         // z, once.
         let _z_held = grant.reserve(z_len as u64 * plan::FR, "z (the witness)")?;
         let clock = Instant::now();
-        let (z, pinned) = self.upload_witness(&slot, w)?;
-        // A streamed system's table and densities, for this partition.
-        let streamed_aux;
-        let aux = match &mats {
-            Matrices::Resident(dc) => &dc.aux,
-            Matrices::Streamed(_) => {
-                streamed_aux = (
-                    grant.reserve(
-                        CompiledAux::bytes_for(cc),
-                        "compiled system's table and densities (matrices streamed)",
-                    )?,
-                    CompiledAux::upload(dev, cc)?,
-                );
-                &streamed_aux.1
-            }
+        // A streamed system's table and densities go up with z, for this
+        // partition.
+        let streamed_held = match &mats {
+            Matrices::Resident(_) => None,
+            Matrices::Streamed(_) => Some(grant.reserve(
+                CompiledAux::bytes_for(cc),
+                "compiled system's table and densities (matrices streamed)",
+            )?),
+        };
+        let (z, streamed_aux, pinned) =
+            self.upload_witness(&slot, w, streamed_held.as_ref().map(|_| cc))?;
+        let aux = match (&mats, &streamed_aux) {
+            (Matrices::Resident(dc), _) => &dc.aux,
+            (Matrices::Streamed(_), Some(sa)) => sa,
+            (Matrices::Streamed(_), None) => unreachable!("asked for with a streamed system"),
         };
         t.end(Phase::Upload, clock);
 
