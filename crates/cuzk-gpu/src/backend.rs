@@ -29,8 +29,11 @@
 //! show in the pool's high-water mark, which [`PartitionReport`] carries so
 //! that the estimates of [`crate::plan`] can be checked against it.
 //!
-//! This file holds the backend, admission and a partition's phases (H,
-//! then the five MSMs); its parts live beside it: `bases` (which
+//! This file holds the backend, admission and a partition's phases, in
+//! order in `prove_partition_in` (host preparation spawned, admission,
+//! where the bases are read, H, the H MSM, the host preparation joined,
+//! the other MSMs); its parts live beside it: `query` (the five MSMs and
+//! where each reads its points), `bases` (which
 //! parameters a resident copy holds, and uploading them, from a mapped
 //! file a piece at a time), `resident` (naming, making resident, listing
 //! and evicting sets), `mirror` (the pinned mirror the streamed plans
@@ -72,11 +75,13 @@ mod bases;
 mod compiled;
 mod mirror;
 mod prep;
+mod query;
 mod resident;
 mod subgroup;
 use bases::{ResidentBases, WeakKey};
 use mirror::{MirrorPart, PinnedMirror};
 use prep::{host_prep, HostPrep};
+use query::{G1Query, QueryBases};
 pub use subgroup::SUBGROUP_PIECE_POINTS;
 
 /// What one partition did: its plan, phase times and memory.
@@ -728,24 +733,10 @@ impl CudaBackend {
             l: params.l.len(),
             h: params.h.len(),
         };
-        // Host work (density selection and the 0/1 splits of A, B and L)
-        // runs on its own thread while this one waits for a worker slot and
-        // then computes H and the H MSM, which need none of it; the other
-        // MSMs wait for it. So it overlaps other partitions' kernels and
-        // this partition's own.
-        let mut prep_buffers = relock(&self.prep_pool).pop().unwrap_or_default();
-        let prep_thread = std::thread::Builder::new()
-            .name("cuzk-gpu-prep".into())
-            .spawn_scoped(scope, move || {
-                let clock = Instant::now();
-                host_prep(pa, &mut prep_buffers);
-                let r = prep_buffers;
-                (r, clock, clock.elapsed())
-            })
-            .map_err(|source| GpuError::Thread {
-                device: self.label.clone(),
-                source,
-            })?;
+        // 1. Host preparation on its own thread (it overlaps the wait for
+        //    a slot, H and the H MSM, which need none of it).
+        let prep_thread = self.spawn_host_prep(scope, pa)?;
+        // 2. A slot, and the partition's plan and grant.
         let slot = self.acquire_slot();
         t.at(
             SpanOn::Caller {
@@ -756,7 +747,6 @@ impl CudaBackend {
         let _in_flight = self.budget.enter_partition();
         let admitted = self.admit(&slot, params, &sizes, index, None, &mut t)?;
         let plan = admitted.plan;
-        let bases = admitted.bases.as_deref();
         let w = Worker {
             b: self,
             dev: &slot.dev,
@@ -764,133 +754,45 @@ impl CudaBackend {
             grant: admitted.grant.budget(),
         };
         let _ = self.pool_high_and_reset()?;
-        let mirror = match plan.bases {
-            BaseStaging::Resident => None,
-            _ => {
-                let clock = Instant::now();
-                let m = self.mirror_of(params);
-                t.end(Phase::Upload, clock);
-                m
-            }
+        // 3. Where each query's points come from.
+        let mirror = self.mirror_for(params, &plan, &mut t);
+        let q = QueryBases {
+            params,
+            mirror: mirror.as_deref(),
+            resident: admitted.bases.as_deref(),
         };
-        let mirror = mirror.as_deref();
-
-        // H.
+        // 4. H, and the H MSM over its coefficients.
         let (h_coeffs, pinned) = w.compute_h(pa, log, plan.h, &mut t)?;
-        // A streamed plan with no room for the coefficients beside the H
-        // MSM's chunks: they go back to the host, and the MSM streams like
-        // the others.
-        let h_coeffs = match (h_coeffs, plan.bases) {
-            (HCoeffs::Device { mut buf, _held }, BaseStaging::Chunked { h_points: 0, .. }) => {
-                let clock = Instant::now();
-                let v = w.read_back(&mut buf, sizes.domain)?;
-                t.end(Phase::Readback, clock);
-                drop((buf, _held));
-                HCoeffs::Host(v)
-            }
-            // The MSM reads the first `sizes.h` coefficients: that is
-            // what the plan counted (the domain's last one is not read).
-            (HCoeffs::Device { buf, mut _held }, _) => {
-                _held.shrink_to(sizes.h as u64 * plan::FR, "H coefficients (for the H MSM)");
-                HCoeffs::Device { buf, _held }
-            }
-            (h, _) => h,
-        };
-
-        // The five MSMs, each over its parameter vector's resident copy or
-        // pinned mirror where there is one. H's scalars are random (no
-        // split); the others are mostly 0 and 1, split by the host
-        // preparation running meanwhile.
-        // Host-side plans read decoded vectors (a mapped one decoded for
-        // the MSM that reads it); a resident plan reads none.
-        let msm_g1 = |points: &Points<G1Affine>,
-                      part: Option<&MirrorPart>,
-                      resident: Option<&DevicePoints>,
-                      scalars: &[Scalar],
-                      split: Option<&ZeroOneSplit>,
-                      t: &mut PhaseTimings| {
-            let clock = Instant::now();
-            let host = bases::host_points(points, resident.is_some())?;
-            let pinned = part.and_then(|m| m.bytes(g1_as_bytes(&host)));
-            let sum = w.msm_g1(&host, pinned, resident, scalars, split, &plan, t)?;
-            Ok::<_, GpuError>((sum, clock))
-        };
-        let (h, took) = match &h_coeffs {
-            HCoeffs::Host(v) => msm_g1(
-                &params.h,
-                mirror.map(|m| &m.h),
-                bases.map(|b| &b.h),
-                &v[..sizes.h.min(v.len())],
-                None,
-                &mut t,
-            )?,
-            HCoeffs::Device { buf, _held } => {
-                let clock = Instant::now();
-                let resident = bases.map(|b| &b.h);
-                let host = bases::host_points(&params.h, resident.is_some())?;
-                let pinned = mirror.and_then(|m| m.h.bytes(g1_as_bytes(&host)));
-                let sum = w.msm_h_on_device(
-                    &host,
-                    params.h.len(),
-                    pinned,
-                    resident,
-                    buf,
-                    _held,
-                    sizes.h,
-                    &plan,
-                    &mut t,
-                )?;
-                (sum, clock)
-            }
-        };
-        t.end(Phase::MsmH, took);
-        drop(h_coeffs);
-        let clock = Instant::now();
-        let (prep, prep_start, host_prep) = prep_thread
-            .join()
-            .unwrap_or_else(|p| std::panic::resume_unwind(p));
-        t.add_span(Phase::HostPrep, prep_start, host_prep);
-        let prep_wait = clock.elapsed();
-        let (l, took) = msm_g1(
-            &params.l,
-            mirror.map(|m| &m.l),
-            bases.map(|b| &b.l),
+        let h_coeffs = w.h_coeffs_for_msm(h_coeffs, &plan, &sizes, &mut t)?;
+        let h = w.msm_h(&q, h_coeffs, &sizes, &plan, &mut t)?;
+        // 5. The host preparation's selections and 0/1 splits.
+        let (prep, prep_wait, host_prep) = join_host_prep(prep_thread, &mut t);
+        // 6. The other four MSMs, mostly 0/1 scalars.
+        let l = w.msm_query(
+            &q,
+            G1Query::L,
             &pa.aux_assignment,
-            Some(&prep.l_split),
+            &prep.l_split,
+            &plan,
             &mut t,
         )?;
-        t.end(Phase::MsmL, took);
-        let (a_g1, took) = msm_g1(
-            &params.a,
-            mirror.map(|m| &m.a),
-            bases.map(|b| &b.a),
+        let a_g1 = w.msm_query(
+            &q,
+            G1Query::A,
             &prep.a_scalars,
-            Some(&prep.a_split),
+            &prep.a_split,
+            &plan,
             &mut t,
         )?;
-        t.end(Phase::MsmA, took);
-        let (b_g1, took) = msm_g1(
-            &params.b_g1,
-            mirror.map(|m| &m.b_g1),
-            bases.map(|b| &b.b_g1),
-            &prep.b_scalars,
-            Some(&prep.b_split),
-            &mut t,
-        )?;
-        t.end(Phase::MsmBG1, took);
-        let clock = Instant::now();
-        let resident = bases.map(|b| &b.b_g2);
-        let host = bases::host_points(&params.b_g2, resident.is_some())?;
-        let b_g2 = w.msm_g2(
-            &host,
-            mirror.and_then(|m| m.b_g2.bytes(g2_as_bytes(&host))),
-            resident,
+        let b_g1 = w.msm_query(
+            &q,
+            G1Query::BG1,
             &prep.b_scalars,
             &prep.b_split,
             &plan,
             &mut t,
         )?;
-        t.end(Phase::MsmBG2, clock);
+        let b_g2 = w.msm_b_g2(&q, &prep.b_scalars, &prep.b_split, &plan, &mut t)?;
         if self.config.reuse_host_buffers {
             // At most one set per partition in flight (one per worker).
             relock(&self.prep_pool).push(prep);
@@ -902,7 +804,7 @@ impl CudaBackend {
             index,
             plan,
             timings: t,
-            peak_reserved: bases.map_or(0, |b| b.reservation.bytes()) + w.grant.peak(),
+            peak_reserved: q.resident.map_or(0, |b| b.reservation.bytes()) + w.grant.peak(),
             pool_high,
             host_prep_ms: host_prep.as_secs_f64() * 1e3,
             prep_wait_ms: prep_wait.as_secs_f64() * 1e3,
@@ -921,6 +823,66 @@ impl CudaBackend {
             report,
         ))
     }
+
+    /// The host path's preparation of `pa` (density selections, the 0/1
+    /// splits of A, B and L) on a thread of `scope`, into a reused set of
+    /// buffers: joined by [`join_host_prep`] before the MSMs that read it.
+    fn spawn_host_prep<'s, 'e>(
+        &'s self,
+        scope: &'s std::thread::Scope<'s, 'e>,
+        pa: &'s ProvingAssignment,
+    ) -> Result<HostPrepThread<'s>> {
+        let mut prep_buffers = relock(&self.prep_pool).pop().unwrap_or_default();
+        std::thread::Builder::new()
+            .name("cuzk-gpu-prep".into())
+            .spawn_scoped(scope, move || {
+                let clock = Instant::now();
+                host_prep(pa, &mut prep_buffers);
+                (prep_buffers, clock, clock.elapsed())
+            })
+            .map_err(|source| GpuError::Thread {
+                device: self.label.clone(),
+                source,
+            })
+    }
+
+    /// The pinned mirror of `params` when `plan` streams the bases (None
+    /// when they are resident), its lookup timed as upload.
+    fn mirror_for(
+        &self,
+        params: &Parameters,
+        plan: &StagingPlan,
+        t: &mut PhaseTimings,
+    ) -> Option<Arc<PinnedMirror>> {
+        match plan.bases {
+            BaseStaging::Resident => None,
+            _ => {
+                let clock = Instant::now();
+                let m = self.mirror_of(params);
+                t.end(Phase::Upload, clock);
+                m
+            }
+        }
+    }
+}
+
+/// The host preparation's thread: its buffers, when it started and how
+/// long it took.
+type HostPrepThread<'s> =
+    std::thread::ScopedJoinHandle<'s, (HostPrep, Instant, std::time::Duration)>;
+
+/// Waits for the host preparation: its buffers, how long this thread
+/// waited and how long the preparation took (a span of its own in `t`).
+fn join_host_prep(
+    thread: HostPrepThread<'_>,
+    t: &mut PhaseTimings,
+) -> (HostPrep, std::time::Duration, std::time::Duration) {
+    let clock = Instant::now();
+    let (prep, prep_start, took) = thread
+        .join()
+        .unwrap_or_else(|p| std::panic::resume_unwind(p));
+    t.add_span(Phase::HostPrep, prep_start, took);
+    (prep, clock.elapsed(), took)
 }
 
 impl Worker<'_> {
