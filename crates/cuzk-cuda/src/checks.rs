@@ -1116,6 +1116,33 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
             })
         });
     }
+    // The points are dealt to threads by count of set bits: masks sparse,
+    // clustered in runs, and large enough for every thread of a wave.
+    for (n, name) in [
+        (1usize << 20, "sparse"),
+        (1 << 20, "clustered"),
+        ((1 << 22) + 5, "half, past one wave"),
+    ] {
+        r.case(&format!("sum_selected/g1 {n} {name}"), |dev, rng| {
+            let p = random_g1(n, rng.gen());
+            let m = match name {
+                "sparse" => random_mask(rng, n, 0.001),
+                "clustered" => {
+                    let mut m = vec![0u32; n.div_ceil(32)];
+                    for i in (n / 3..n / 3 + 100_003).chain(n - 50..n).chain([5, 77]) {
+                        m[i / 32] |= 1 << (i % 32);
+                    }
+                    m
+                }
+                _ => random_mask(rng, n, 0.5),
+            };
+            let dp = dev.upload_g1(&p).map_err(|e| e.to_string())?;
+            let got = sum_selected_g1_both(dev, &dp, &m)?;
+            ensure(got == masked_sum::<_, G1Projective>(&p, &m), || {
+                "differs from the CPU sum".into()
+            })
+        });
+    }
     r.case("sum_selected/g1 rejects bits past the end", |dev, rng| {
         let p = random_g1(40, rng.gen());
         let dp = dev.upload_g1(&p).map_err(|e| e.to_string())?;

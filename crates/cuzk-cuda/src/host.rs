@@ -169,13 +169,25 @@ pub fn num_windows(c: u32) -> u32 {
     256u32.div_ceil(c)
 }
 
+/// The widest window [`choose_window`] picks. Measured on the H200
+/// (bench/gpu-kernels.md run 19, `CUZK_MSM_BENCH_WINDOWS=auto
+/// bench_kernels --filter msm`): every width above 20 lost at every size
+/// tried, G1 2^24 c=21/22/23 +37/+27/+138% against c=20, G1 2^26 c=21/22/23
+/// +15/+10/+54% against c=20 (415.4 ms; the model's c=22 was 456.4), G2
+/// 2^24 c=21/22 +24/+21%: past 2^20 buckets a window the bucket tables and
+/// sums outgrow the 50 MB L2 and the reduction costs far more than the
+/// model's two additions per bucket.
+pub const MAX_WINDOW: u32 = 20;
+
 /// Window width for an MSM of n points: minimises n*W (one mixed addition
 /// per point and window) + 2.6*W*2^(c-1) (two full additions per bucket in
 /// the bucket reduction, a full addition costing ~1.3 mixed ones), keeping
-/// W*n below 2^32 (u32 positions in the sorted list).
+/// W*n below 2^32 (u32 positions in the sorted list) and c at most
+/// [`MAX_WINDOW`]. The model's choice was measured best at 2^20 (c=16)
+/// and 2^24 (c=20) for G1, 2^24 for G2.
 pub fn choose_window(n: usize) -> u32 {
     let mut best = (f64::INFINITY, 8u32);
-    for c in 4u32..=23 {
+    for c in 4u32..=MAX_WINDOW {
         let w = num_windows(c) as f64;
         if (num_windows(c) as u64) * (n as u64) >= (1u64 << 32) {
             continue;
@@ -838,6 +850,10 @@ mod tests {
             assert!((num_windows(c) as u64) << lg < 1u64 << 32);
         }
         assert!(choose_window(1 << 26) >= choose_window(1 << 16));
+        // Measured: the widest window wins from 2^23 points up.
+        for lg in [23usize, 24, 26, 27, 28] {
+            assert_eq!(choose_window(1 << lg), MAX_WINDOW, "2^{lg}");
+        }
     }
 
     #[test]

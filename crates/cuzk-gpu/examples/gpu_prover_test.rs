@@ -1155,9 +1155,11 @@ fn compiled_bench(logs: &[u32], reps: usize, out: &mut Vec<Value>, t: &mut Tally
         };
         let line = |name: &str, rs: &[PartitionReport]| {
             format!(
-                "{name}: abc {:.1} ms, upload {:.1} ms, H {:.1} ms, msm h {:.1} / l {:.1} / a {:.1} / b1 {:.1} / b2 {:.1} ms, host prep {:.1} ms",
+                "{name}: abc {:.1} ms, upload {:.1} ms (copies {:.1} ms, {:.1} MB), H {:.1} ms, msm h {:.1} / l {:.1} / a {:.1} / b1 {:.1} / b2 {:.1} ms, host prep {:.1} ms",
                 phase(rs, &|r| r.timings.abc),
                 phase(rs, &|r| r.timings.upload),
+                median(rs.iter().map(|r| Duration::from_secs_f64(r.upload_copy_ms / 1e3)).collect::<Vec<_>>()).as_secs_f64() * 1e3,
+                rs.first().map_or(0.0, |r| r.upload_bytes as f64 / 1e6),
                 phase(rs, &|r| r.timings.h_ntt),
                 phase(rs, &|r| r.timings.msm_h),
                 phase(rs, &|r| r.timings.msm_l),

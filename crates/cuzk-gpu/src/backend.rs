@@ -110,6 +110,12 @@ pub struct PartitionReport {
     /// Row blocks the compiled system's matrices went up in for a/b/c (0
     /// when they were resident, or on the host path).
     pub abc_row_blocks: usize,
+    /// Bytes the upload phase copied to the device, and how long its copies
+    /// took from the first one enqueued until the device had them all, in
+    /// milliseconds (the rest of the phase is allocation and waiting);
+    /// zero where not measured (the host path).
+    pub upload_bytes: u64,
+    pub upload_copy_ms: f64,
 }
 
 fn plan_name<S: serde::Serializer>(p: &StagingPlan, s: S) -> std::result::Result<S::Ok, S::Error> {
@@ -811,6 +817,8 @@ impl CudaBackend {
             pinned,
             abc_on_device: false,
             abc_row_blocks: 0,
+            upload_bytes: 0,
+            upload_copy_ms: 0.0,
         };
         Ok((
             MsmResults {

@@ -101,6 +101,7 @@ struct Kernels {
     msm_bucket_pairs: [msm::MsmBucketPairs; 3],
     msm_fold: [msm::MsmFold; 3],
     sum_selected: [zero_one::SumSelected; 3],
+    mask_popcount: zero_one::MaskPopcount,
     fixed_base: [fixed_base::FixedBase; 2],
     to_affine: [fixed_base::ToAffine; 2],
 }
@@ -135,6 +136,9 @@ pub struct CudaDevice {
     /// A window width every MSM uses instead of its size's (0: none), for
     /// benchmarks only.
     msm_window: std::sync::atomic::AtomicU32,
+    /// Threads of one full wave of each `sum_selected` build (indexed like
+    /// `Kernels::sum_selected`): blocks resident per SM x SMs x block.
+    sum_selected_wave: [usize; 3],
 }
 
 impl CudaDevice {
@@ -206,9 +210,18 @@ impl CudaDevice {
             msm_bucket_pairs: msm::MsmBucketPairs::load_all(&f)?,
             msm_fold: msm::MsmFold::load_all(&f)?,
             sum_selected: zero_one::SumSelected::load_all(&f)?,
+            mask_popcount: zero_one::MaskPopcount::load(&f)?,
             fixed_base: fixed_base::FixedBase::load_all(&f)?,
             to_affine: fixed_base::ToAffine::load_all(&f)?,
         };
+        let sms = ctx
+            .attribute(
+                cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+            )
+            .map_err(|e| drv("device attribute (SM count)", e))?
+            .max(1) as usize;
+        let sum_selected_wave = zero_one::waves(&k.sum_selected, sms)
+            .map_err(|e| drv("occupancy of the 0/1 sum", e))?;
         let spmv = spmv::SpmvKernels::load(&f)?;
         let subgroup = subgroup::SubgroupKernels::load(&f)?;
         for pass in &k.ntt_pass {
@@ -238,6 +251,7 @@ impl CudaDevice {
             ),
             window_tree: std::sync::atomic::AtomicBool::new(DEFAULT_WINDOW_TREE),
             msm_window: std::sync::atomic::AtomicU32::new(0),
+            sum_selected_wave,
         })
     }
 
@@ -361,6 +375,7 @@ mod tests {
                     MsmBucketPairs::SIGNATURE,
                     MsmFold::SIGNATURE,
                     SumSelected::SIGNATURE,
+                    MaskPopcount::SIGNATURE,
                 ],
             ),
             (

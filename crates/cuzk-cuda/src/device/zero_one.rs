@@ -11,20 +11,45 @@ use crate::error::Result;
 use crate::host;
 
 typed_kernels! {
-    /// `sum_selected_g1`, `_g2`, `_g1i`: each thread's sum of the points
-    /// selected in its `words` mask words.
+    /// `sum_selected_g1`, `_g2`, `_g1i`: each thread's sum of its equal run
+    /// of the selected points, found through the mask's popcount scan.
     SumSelected["sum_selected_g1", "sum_selected_g2", "sum_selected_g1i"](
         points: DevPtr,
         mask: DevPtr,
+        prefix: DevPtr,
         n_words: u32,
-        words: u32,
         out: DevPtr,
         nthreads: u32,
     );
+    /// `mask_popcount`: set bits per mask word.
+    MaskPopcount["mask_popcount"](mask: DevPtr, n_words: u32, counts: DevPtr);
 }
+
+/// Threads of one full wave of each build of `sum_selected`: the blocks of
+/// SUM_SELECTED_BLOCK threads its registers leave resident on an SM, times
+/// the SMs.
+pub(super) fn waves(
+    kernels: &[SumSelected; 3],
+    sms: usize,
+) -> std::result::Result<[usize; 3], cudarc::driver::DriverError> {
+    let mut out = [0; 3];
+    for (o, k) in out.iter_mut().zip(kernels) {
+        let per_sm =
+            k.0.occupancy_max_active_blocks_per_multiprocessor(SUM_SELECTED_BLOCK, 0, None)?;
+        *o = per_sm.max(1) as usize * sms * SUM_SELECTED_BLOCK as usize;
+    }
+    Ok(out)
+}
+
+/// Threads per block of mask_popcount.
+const MASK_POPCOUNT_BLOCK: u32 = 256;
 
 /// Threads per block of sum_selected_*.
 const SUM_SELECTED_BLOCK: u32 = 128;
+
+/// Fewest points of the range per thread of sum_selected_* (a thread
+/// with fewer would leave more partial sums to reduce than it saves).
+const SUM_SELECTED_MIN: usize = 64;
 
 impl CudaDevice {
     /// Sum of the points whose bit is set in `mask` (bit i of word i/32);
@@ -80,23 +105,41 @@ impl CudaDevice {
         if n == 0 {
             return Ok(vec![0u8; group.xyzz_bytes()]);
         }
-        // 8 words (256 points) per thread: 2^18 threads at 2^26 points.
-        const WORDS: u32 = 8;
         let n_words = n.div_ceil(32);
-        let threads = n_words.div_ceil(WORDS as usize);
+        let counts: CudaSlice<u32> = self.alloc(kernel, n_words)?;
+        self.k.mask_popcount.launch(
+            self,
+            kernel,
+            n,
+            cfg1d(n_words, MASK_POPCOUNT_BLOCK),
+            mask,
+            n_words as u32,
+            self.p(&counts),
+        )?;
+        let prefix: CudaSlice<u32> = self.alloc(kernel, n_words + 1)?;
+        self.scan(&counts, &prefix, n_words)?;
+        drop(counts);
+        let build = self.msm_kernel(group);
+        let sum = &self.k.sum_selected[build];
+        // About one wave of threads, each with at least SUM_SELECTED_MIN
+        // points of the range, so that small sums do not pay for a wide
+        // final reduction.
+        let wave = self.sum_selected_wave[build];
+        let threads = n.div_ceil(SUM_SELECTED_MIN).clamp(1, wave);
         let parts: CudaSlice<u8> = self.alloc(kernel, threads * group.xyzz_bytes())?;
-        self.k.sum_selected[self.msm_kernel(group)].launch(
+        sum.launch(
             self,
             kernel,
             n,
             cfg1d(threads, SUM_SELECTED_BLOCK),
             self.p(&points.buf),
             mask,
+            self.p(&prefix),
             n_words as u32,
-            WORDS,
             self.p(&parts),
             threads as u32,
         )?;
+        drop(prefix);
         let cnt = self.upload(kernel, &[threads as u32])?;
         let off = self.upload(kernel, &[0u32, threads as u32])?;
         let (items, _, _, _) =

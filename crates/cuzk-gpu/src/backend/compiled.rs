@@ -54,6 +54,14 @@ impl CompiledKey {
     }
 }
 
+/// What a partition's upload phase copied: whether through pinned memory,
+/// how many bytes, and how long the copies took until the device had them.
+struct UploadStats {
+    pinned: bool,
+    bytes: u64,
+    copy_ms: f64,
+}
+
 /// Host bytes and the device range they are copied to.
 type CopyUp<'c> = (&'c [u8], DeviceDst);
 
@@ -541,7 +549,7 @@ impl CudaBackend {
         slot: &Slot,
         w: &Witness,
         with: Option<&CompiledCircuit>,
-    ) -> Result<(DeviceScalars, Option<CompiledAux>, bool)> {
+    ) -> Result<(DeviceScalars, Option<CompiledAux>, UploadStats)> {
         let z = slot.dev.alloc_scalars(w.inputs.len() + w.aux.len())?;
         let base = slot.dev.scalars_address(&z);
         let inputs = scalars_as_bytes(&w.inputs);
@@ -573,13 +581,19 @@ impl CudaBackend {
         } else {
             "copy to device (z)"
         };
+        let clock = Instant::now();
         let pinned = self.copy_up(slot, &srcs, &dsts, op)?;
         // Until the copies are done the ring's buffers are busy and z is
         // incomplete: the partition's first kernels wait on the device.
         slot.stream
             .synchronize()
             .map_err(|e| self.drv("synchronize (z)", e))?;
-        Ok((z, system, pinned))
+        let stats = UploadStats {
+            pinned,
+            bytes: srcs.iter().map(|s| s.len() as u64).sum(),
+            copy_ms: clock.elapsed().as_secs_f64() * 1e3,
+        };
+        Ok((z, system, stats))
     }
 
     /// One witness on the device path, or None (nothing done) when the
@@ -666,8 +680,9 @@ impl CudaBackend {
                 "compiled system's table and densities (matrices streamed)",
             )?),
         };
-        let (z, streamed_aux, pinned) =
+        let (z, streamed_aux, upload) =
             self.upload_witness(&slot, w, streamed_held.as_ref().map(|_| cc))?;
+        let pinned = upload.pinned;
         let aux = match (&mats, &streamed_aux) {
             (Matrices::Resident(dc), _) => &dc.aux,
             (Matrices::Streamed(_), Some(sa)) => sa,
@@ -796,6 +811,8 @@ impl CudaBackend {
                 Matrices::Resident(_) => 0,
                 Matrices::Streamed(sc) => sc.count(),
             },
+            upload_bytes: upload.bytes,
+            upload_copy_ms: upload.copy_ms,
         };
         Ok(Some((
             MsmResults {
