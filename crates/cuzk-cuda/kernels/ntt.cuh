@@ -216,10 +216,16 @@ NTT_PASS(ntt_pass_r3x2, 3, 2)
 NTT_PASS(ntt_pass_r2x3, 2, 3)
 #undef NTT_PASS
 
-// H on the coset: a_i = (a_i * b_i - c_i) * z_inv.
-extern "C" __global__ void ntt_h_pointwise(Fr* a, const Fr* b, const Fr* c, uint32_t n,
-                                           const Fr* z_inv) {
+// H's pointwise steps (src/device/ntt.rs, `h_finish_device`): the product
+// of a's and b's coset values, then the subtraction of C's coefficients
+// (already divided by Z) from the quotient's.
+extern "C" __global__ void ntt_mul_pointwise(Fr* a, const Fr* b, uint32_t n) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    st_fr(a + i, (ld_fr(a + i) * ldg_fr(b + i) - ldg_fr(c + i)) * z_inv[0]);
+    st_fr(a + i, ld_fr(a + i) * ldg_fr(b + i));
+}
+extern "C" __global__ void ntt_sub_pointwise(Fr* a, const Fr* c, uint32_t n) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    st_fr(a + i, ld_fr(a + i) - ldg_fr(c + i));
 }

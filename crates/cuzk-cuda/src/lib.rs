@@ -16,7 +16,9 @@
 //! Host API (feature `cuda`), all on one [`CudaDevice`]:
 //! - NTT over Fr: `ntt` (host slice) and `ntt_device` (resident buffer),
 //!   forward / inverse / coset / inverse coset ([`NttKind`]), 2^0..2^28;
-//!   `h_pointwise_device` ((a*b - c)/Z on the coset) and `compute_h`.
+//!   H = (a*b - c)/Z from evaluations in six transforms: `h_device` (or its
+//!   steps `evals_to_coset_device`, `h_c_coeffs_device`,
+//!   `h_finish_device`) and `compute_h` (host slices).
 //! - MSM: `msm_g1` / `msm_g2` (host slices), `msm_g1_device` /
 //!   `msm_g2_device` over resident `DevicePoints` and `DeviceScalars`
 //!   (Montgomery or canonical, optional point ids for an indexed MSM),

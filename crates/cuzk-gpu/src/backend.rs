@@ -962,7 +962,7 @@ impl Worker<'_> {
 
     /// H with a, b and c resident: a thread uploads them one after the
     /// other on our stream (through the pinned ring where there is one, see
-    /// [`crate::upload`]), and each vector's inverse NTT is launched on
+    /// [`crate::upload`]), and each vector's transform is launched on
     /// cuzk-cuda's stream behind an event as soon as it has arrived, so the
     /// copies of b and c overlap the transforms of a and b. Returns the
     /// coefficients on the device and whether the ring was pinned.
@@ -1033,7 +1033,13 @@ impl Worker<'_> {
                         }
                     };
                     self.dev.wait_event(&ev)?;
-                    self.dev.evals_to_coset_device(buf.get(), log)?;
+                    // a and b to the coset, c to its coefficients over Z
+                    // (cuzk-cuda's six-transform H).
+                    if k < 2 {
+                        self.dev.evals_to_coset_device(buf.get(), log)?;
+                    } else {
+                        self.dev.h_c_coeffs_device(buf.get(), log)?;
+                    }
                 }
                 Ok(())
             })();
@@ -1047,9 +1053,8 @@ impl Worker<'_> {
         })?;
         let [mut ha, mut hb, mut hc] = bufs;
         self.dev
-            .h_pointwise_device(ha.get(), hb.get(), hc.get(), n)?;
+            .h_finish_device(ha.get(), hb.get(), hc.get(), log)?;
         drop((hb, hc));
-        self.dev.ntt_device(ha.get(), log, NttKind::CosetInverse)?;
         self.dev.synchronize()?;
         self.dev.release_ntt_tables();
         // The host time of the uploads; H's remaining wall time is what

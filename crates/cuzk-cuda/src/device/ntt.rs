@@ -41,16 +41,18 @@ typed_kernels! {
         plo_bits: u32,
         scale: u32,
     );
-    /// `ntt_h_pointwise`: a[i] = (a[i] b[i] - c[i]) * z_inv[0].
-    NttHPointwise["ntt_h_pointwise"](a: DevPtr, b: DevPtr, c: DevPtr, n: u32, z_inv: DevPtr);
+    /// `ntt_mul_pointwise`: a[i] = a[i] b[i].
+    NttMulPointwise["ntt_mul_pointwise"](a: DevPtr, b: DevPtr, n: u32);
+    /// `ntt_sub_pointwise`: a[i] = a[i] - c[i].
+    NttSubPointwise["ntt_sub_pointwise"](a: DevPtr, c: DevPtr, n: u32);
 }
 
 /// Threads per block of ntt_powers.
 const NTT_POWERS_BLOCK: u32 = 256;
 /// Threads per block of ntt_bitrev.
 const NTT_BITREV_BLOCK: u32 = 256;
-/// Threads per block of ntt_h_pointwise.
-const NTT_H_POINTWISE_BLOCK: u32 = 256;
+/// Threads per block of ntt_mul_pointwise and ntt_sub_pointwise.
+const NTT_POINTWISE_BLOCK: u32 = 256;
 // The pass kernels' blocks are sized per pass (`host::ntt_pass_threads`,
 // at most their `__launch_bounds__(256)`).
 
@@ -297,7 +299,6 @@ impl CudaDevice {
     /// natural order in and out.
     pub fn ntt_device(&self, data: &mut CudaSlice<u8>, lg: u32, kind: NttKind) -> Result<()> {
         self.check_ntt_buffer(data, lg)?;
-        let n = 1usize << lg;
         let d = self.p(data);
         let g = Scalar::MULTIPLICATIVE_GENERATOR;
         match kind {
@@ -315,22 +316,32 @@ impl CudaDevice {
                 }
             }
             NttKind::Inverse | NttKind::CosetInverse => {
-                // DIF, then the bit reversal with x_j *= n^-1 (g^-j) fused
-                // in (j the element's place after the permutation).
-                if lg > 0 {
-                    self.ntt_run_passes(d, lg, true, None)?;
-                }
-                let n_inv = Scalar::from(n as u64).invert().expect("n is nonzero in Fr");
-                let base = if kind == NttKind::CosetInverse {
-                    g.invert().expect("g is nonzero")
-                } else {
-                    Scalar::ONE
-                };
-                let (lo, hi, lo_bits) = self.power_tables(base, n_inv, lg)?;
-                self.bitrev(d, lg, Some((&lo, &hi, lo_bits)), true)?;
+                self.ntt_inverse_scaled(d, lg, kind == NttKind::CosetInverse, Scalar::ONE)?;
             }
         }
         Ok(())
+    }
+
+    /// The inverse transform (over the coset g<w> if `coset`) of the 2^lg
+    /// elements at `d`, every result also multiplied by `extra`: DIF, then
+    /// the bit reversal with x_j *= extra n^-1 (g^-j) fused in (j the
+    /// element's place after the permutation).
+    fn ntt_inverse_scaled(&self, d: u64, lg: u32, coset: bool, extra: Scalar) -> Result<()> {
+        if lg > 0 {
+            self.ntt_run_passes(d, lg, true, None)?;
+        }
+        let n_inv = Scalar::from(1u64 << lg)
+            .invert()
+            .expect("n is nonzero in Fr");
+        let base = if coset {
+            Scalar::MULTIPLICATIVE_GENERATOR
+                .invert()
+                .expect("g is nonzero")
+        } else {
+            Scalar::ONE
+        };
+        let (lo, hi, lo_bits) = self.power_tables(base, extra * n_inv, lg)?;
+        self.bitrev(d, lg, Some((&lo, &hi, lo_bits)), true)
     }
 
     /// Evaluations on the domain to evaluations on the coset g<w>, natural
@@ -411,43 +422,88 @@ impl CudaDevice {
         Ok(())
     }
 
-    /// H's pointwise step on the coset: a_i = (a_i b_i - c_i) / Z, with
-    /// Z = g^n - 1 the vanishing polynomial's value on the coset `g<w>`.
-    pub fn h_pointwise_device(
+    // H = (A B - C) / Z in six transforms. bellperson takes a, b and c
+    // (evaluations on the domain) to the coset g<w> (an inverse and a coset
+    // transform each), forms (a b - c) / Z there and returns by a coset
+    // inverse: seven transforms. The coset inverse is linear and Z is one
+    // constant on the coset (g^n - 1), so the result equals
+    // coset_inverse(a b) / Z - coset_inverse(c_coset) / Z, and the
+    // coset inverse of C's coset values is C's coefficients, inverse(c):
+    // c needs one transform instead of two. The factor 1/Z rides on each
+    // inverse's final scaling; what is left is a product and a
+    // subtraction per element.
+
+    /// H's step for c: its coefficients divided by Z, in place, natural
+    /// order (c holds its evaluations on the domain of 2^lg, zero-padded).
+    pub fn h_c_coeffs_device(&self, c: &mut CudaSlice<u8>, lg: u32) -> Result<()> {
+        self.check_ntt_buffer(c, lg)?;
+        self.ntt_inverse_scaled(self.p(c), lg, false, h_z_inv(lg))
+    }
+
+    /// H's last steps: with `a` and `b` taken to the coset
+    /// ([`Self::evals_to_coset_device`]) and `c` by
+    /// [`Self::h_c_coeffs_device`], leaves H's 2^lg coefficients in `a`:
+    /// coset_inverse(a b) / Z - c. `b` and `c` are left as scratch.
+    pub fn h_finish_device(
         &self,
         a: &mut CudaSlice<u8>,
         b: &CudaSlice<u8>,
         c: &CudaSlice<u8>,
-        n: usize,
+        lg: u32,
     ) -> Result<()> {
-        if a.len() < n * FR_BYTES || b.len() < n * FR_BYTES || c.len() < n * FR_BYTES {
-            return Err(self.bad(
-                "ntt_h_pointwise",
-                n,
-                "a buffer holds fewer than n elements".into(),
-            ));
+        let n = 1usize << lg;
+        self.check_ntt_buffer(a, lg)?;
+        for v in [b, c] {
+            if v.len() < n * FR_BYTES {
+                return Err(self.bad(
+                    "ntt_mul_pointwise",
+                    n,
+                    "a buffer holds fewer than n elements".into(),
+                ));
+            }
         }
-        let z = Scalar::MULTIPLICATIVE_GENERATOR.pow_vartime([n as u64]) - Scalar::ONE;
-        let z_inv = z
-            .invert()
-            .expect("g^n != 1: g is not a root of unity of this order");
-        let zb = self.upload("ntt_h_pointwise", host::scalars_as_bytes(&[z_inv]))?;
-        self.k.ntt_h_pointwise.launch(
+        let cfg = cfg1d(n, NTT_POINTWISE_BLOCK);
+        self.k.ntt_mul_pointwise.launch(
             self,
-            "ntt_h_pointwise",
+            "ntt_mul_pointwise",
             n,
-            cfg1d(n, NTT_H_POINTWISE_BLOCK),
+            cfg,
             self.p(a),
             self.p(b),
+            n as u32,
+        )?;
+        self.ntt_inverse_scaled(self.p(a), lg, true, h_z_inv(lg))?;
+        self.k.ntt_sub_pointwise.launch(
+            self,
+            "ntt_sub_pointwise",
+            n,
+            cfg,
+            self.p(a),
             self.p(c),
             n as u32,
-            self.p(&zb),
         )
+    }
+
+    /// H's coefficients from a, b and c (evaluations on the domain of 2^lg,
+    /// zero-padded, on the device), left in `a`: a and b to the coset, c
+    /// to its coefficients over Z, then [`Self::h_finish_device`].
+    pub fn h_device(
+        &self,
+        a: &mut CudaSlice<u8>,
+        b: &mut CudaSlice<u8>,
+        c: &mut CudaSlice<u8>,
+        lg: u32,
+    ) -> Result<()> {
+        self.evals_to_coset_device(a, lg)?;
+        self.evals_to_coset_device(b, lg)?;
+        self.h_c_coeffs_device(c, lg)?;
+        self.h_finish_device(a, b, c, lg)
     }
 
     /// The whole H computation of Groth16 on the GPU: a, b, c are the
     /// evaluations (zero-padded to n = 2^lg); returns the n coefficients of
-    /// (a*b - c)/Z computed through the coset, as bellperson does.
+    /// (a*b - c)/Z computed through the coset (the same values as
+    /// bellperson's, in six transforms instead of seven: [`Self::h_device`]).
     pub fn compute_h(&self, a: &[Scalar], b: &[Scalar], c: &[Scalar]) -> Result<Vec<Scalar>> {
         let m = a.len().max(b.len()).max(c.len());
         let n = m.next_power_of_two().max(1);
@@ -464,17 +520,20 @@ impl CudaDevice {
             }
             Ok(buf)
         };
-        let mut bufs = [pad(a)?, pad(b)?, pad(c)?];
-        for buf in bufs.iter_mut() {
-            self.evals_to_coset_device(buf, lg)?;
-        }
-        let [mut ha, hb, hc] = bufs;
-        self.h_pointwise_device(&mut ha, &hb, &hc, n)?;
-        self.ntt_device(&mut ha, lg, NttKind::CosetInverse)?;
+        let [mut ha, mut hb, mut hc] = [pad(a)?, pad(b)?, pad(c)?];
+        self.h_device(&mut ha, &mut hb, &mut hc, lg)?;
         let mut out = vec![Scalar::ZERO; n];
         self.stream
             .memcpy_dtoh(&ha, host::scalars_as_bytes_mut(&mut out))
             .map_err(|e| self.err("copy to host", "compute_h", n, e))?;
         Ok(out)
     }
+}
+
+/// 1/Z, Z = g^n - 1 the vanishing polynomial x^n - 1 on the coset g<w> of
+/// the domain of n = 2^lg.
+fn h_z_inv(lg: u32) -> Scalar {
+    let z = Scalar::MULTIPLICATIVE_GENERATOR.pow_vartime([1u64 << lg]) - Scalar::ONE;
+    z.invert()
+        .expect("g^n != 1: g is not a root of unity of this order")
 }

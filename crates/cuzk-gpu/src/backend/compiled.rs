@@ -712,12 +712,8 @@ impl CudaBackend {
         dev.synchronize()?;
         t.end(Phase::Abc, clock);
         let clock = Instant::now();
-        for v in [&mut a, &mut b, &mut c] {
-            dev.evals_to_coset_device(v, log)?;
-        }
-        dev.h_pointwise_device(&mut a, &b, &c, n)?;
+        dev.h_device(&mut a, &mut b, &mut c, log)?;
         drop((b, c));
-        dev.ntt_device(&mut a, log, NttKind::CosetInverse)?;
         dev.synchronize()?;
         dev.release_ntt_tables();
         t.end(Phase::HNtt, clock);
