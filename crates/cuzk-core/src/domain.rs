@@ -257,8 +257,17 @@ fn compute_h_inner(a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>) -> crate::Res
     let w_inv = omega(log).invert().expect("root of unity is nonzero");
     let g = Scalar::MULTIPLICATIVE_GENERATOR;
 
-    // Interpolate and move to the coset; the 1/n of the inverse transform
-    // folds into the coset shift.
+    let z_inv = (g.pow_vartime([n as u64]) - Scalar::ONE)
+        .invert()
+        .expect("the coset generator is not an n-th root of unity");
+
+    // Six transforms, not seven: the final coset inverse is linear and Z(x)
+    // = x^n − 1 is the constant g^n − 1 on the coset, so
+    // H = coset_inverse(a·b)/Z − coset_inverse(c on the coset)/Z, and the
+    // second term is C's coefficients over Z: c is only interpolated.
+    // Interpolate a and b and move them to the coset (the 1/n of the
+    // inverse transform folds into the coset shift); c's 1/n and 1/Z fold
+    // into one scaling.
     let to_coset = |mut v: Vec<Scalar>| {
         v.resize(n, Scalar::ZERO);
         ntt(&mut v, w_inv);
@@ -266,25 +275,32 @@ fn compute_h_inner(a: Vec<Scalar>, b: Vec<Scalar>, c: Vec<Scalar>) -> crate::Res
         fft(&mut v);
         v
     };
+    let c_over_z = |mut v: Vec<Scalar>| {
+        v.resize(n, Scalar::ZERO);
+        ntt(&mut v, w_inv);
+        scale_all(&mut v, inv_len(n) * z_inv);
+        v
+    };
     let (mut a, (b, c)) = rayon::join(
         || to_coset(a),
-        || rayon::join(|| to_coset(b), || to_coset(c)),
+        || rayon::join(|| to_coset(b), || c_over_z(c)),
     );
 
-    // Z(x) = x^n − 1 is the constant g^n − 1 on the coset; its inverse
-    // folds into the final scaling with 1/n and g^-i.
     a.par_iter_mut()
         .zip(b.par_iter())
-        .zip(c.par_iter())
         .with_min_len(1 << 12)
-        .for_each(|((a, b), c)| *a = *a * b - c);
-    drop((b, c));
-    let z_inv = (g.pow_vartime([n as u64]) - Scalar::ONE)
-        .invert()
-        .expect("the coset generator is not an n-th root of unity");
+        .for_each(|(a, b)| *a *= b);
+    drop(b);
+    // Back from the coset; 1/Z folds into the final scaling with 1/n and
+    // g^-i.
     ntt(&mut a, w_inv);
     let ginv = g.invert().expect("generator is nonzero");
     distribute_powers(&mut a, ginv, inv_len(n) * z_inv);
+    a.par_iter_mut()
+        .zip(c.par_iter())
+        .with_min_len(1 << 12)
+        .for_each(|(a, c)| *a -= c);
+    drop(c);
     a.truncate(n - 1);
     Ok(a)
 }
@@ -434,6 +450,44 @@ mod tests {
                 "len {len}: nonzero remainder"
             );
             assert_eq!(h, q, "len {len}");
+        }
+    }
+
+    /// The six-transform H against bellperson's seven (a, b and c each to
+    /// the coset, (a·b − c)/Z there, back), on inputs whose a·b − c does
+    /// not vanish on the domain: the two agree whatever the witness, so a
+    /// proof of a wrong witness is the same as bellperson's too.
+    #[test]
+    fn h_equals_the_seven_transform_form_on_any_input() {
+        let mut rng = ChaCha20Rng::seed_from_u64(4);
+        for len in [1usize, 2, 3, 5, 64, 100, 1000] {
+            let [a, b, c] = [0; 3].map(|_| random_vec(&mut rng, len));
+            let h = compute_h(a.clone(), b.clone(), c.clone()).unwrap();
+            let log = log_domain_size(len);
+            let n = 1usize << log;
+            let w = omega(log);
+            let w_inv = w.invert().unwrap();
+            let g = Scalar::MULTIPLICATIVE_GENERATOR;
+            let n_inv = Scalar::from(n as u64).invert().unwrap();
+            let to_coset = |mut v: Vec<Scalar>| {
+                v.resize(n, Scalar::ZERO);
+                let coeffs: Vec<Scalar> = naive_eval(&v, w_inv, Scalar::ONE)
+                    .into_iter()
+                    .map(|x| x * n_inv)
+                    .collect();
+                naive_eval(&coeffs, w, g)
+            };
+            let (ca, cb, cc) = (to_coset(a), to_coset(b), to_coset(c));
+            let z_inv = (g.pow_vartime([n as u64]) - Scalar::ONE).invert().unwrap();
+            let q: Vec<Scalar> = (0..n).map(|i| (ca[i] * cb[i] - cc[i]) * z_inv).collect();
+            // Back from the coset: coefficients k_j = n^-1 g^-j sum_i q_i w^-ij.
+            let g_inv = g.invert().unwrap();
+            let back: Vec<Scalar> = naive_eval(&q, w_inv, Scalar::ONE)
+                .into_iter()
+                .enumerate()
+                .map(|(j, x)| x * n_inv * g_inv.pow_vartime([j as u64]))
+                .collect();
+            assert_eq!(h[..], back[..n - 1], "len {len}");
         }
     }
 
