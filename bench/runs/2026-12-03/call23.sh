@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # 2026-12-03 (sixth session), call 23. Binaries built at main (after the
-# window cap, the 0/1 sum dealt by count and the upload's figures),
+# window cap, the 0/1 sum dealt by count, the upload's figures and H in
+# six transforms: 48de1c8),
 # CUZK_CUDA_ARCHS=90: .gpu (scripts/gpu-test.sh --prepare) and
 # .gpu-prover (scripts/gpu-prover-test.sh --prepare).
 #   1. every kernel check (the 0/1 sum's new cases: sparse, clustered,
 #      past one wave; every MSM check at the capped window)
 #   2. every GPU prover check
-#   3. porep-like 2^24 compiled bench (upload's copies and bytes now shown)
+#   3. porep-like 2^24 compiled bench (upload's copies and bytes now shown;
+#      H in six transforms: 35.6 -> ~31.6 ms predicted)
 #   4. the 0/1 sum rows at 2^26 (run 17: 20.41 out of line, 19.99 inline;
 #      predicted ~17.5 out of line)
 #   5. G1 MSM rows (2^26 now at c=20: predicted ~415 ms)
