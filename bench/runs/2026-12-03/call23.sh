@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # 2026-12-03 (sixth session), call 23. Binaries built at main (after the
 # window cap, the 0/1 sum dealt by count, the upload's figures and H in
-# six transforms: 48de1c8),
+# six transforms: b41a396),
 # CUZK_CUDA_ARCHS=90: .gpu (scripts/gpu-test.sh --prepare) and
 # .gpu-prover (scripts/gpu-prover-test.sh --prepare).
 #   1. every kernel check (the 0/1 sum's new cases: sparse, clustered,
