@@ -470,12 +470,12 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
                 .collect();
             let ones: u64 = mask.iter().map(|w| w.count_ones() as u64).sum();
             let dp = dev.upload_g1(&points[..n])?;
-            let default = dev.g1_inline();
-            dev.set_g1_inline(!default);
+            let default = dev.zero_one_inline();
+            dev.set_zero_one_inline(!default);
             let t = time_it(dev, opts.reps, || {
                 dev.sum_selected_g1(&dp, &mask).map(|_| ())
             })?;
-            dev.set_g1_inline(default);
+            dev.set_zero_one_inline(default);
             let muls = ones as f64 * MADD_MULS;
             push(row(
                 &card,

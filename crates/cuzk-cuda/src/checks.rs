@@ -456,11 +456,13 @@ fn with_each_g1_build<T>(
     dev: &CudaDevice,
     mut f: impl FnMut(&'static str) -> Result<T, String>,
 ) -> Result<Vec<T>, String> {
-    let restore = dev.g1_inline();
+    let restore = (dev.g1_inline(), dev.zero_one_inline());
     let mut out = Vec::with_capacity(2);
     let mut result = Ok(());
     for (inline, name) in [(true, "inline-fq"), (false, "outline-fq")] {
+        // The MSM's kernels and the 0/1 sum's, both of this build.
         dev.set_g1_inline(inline);
+        dev.set_zero_one_inline(inline);
         match f(name) {
             Ok(v) => out.push(v),
             Err(e) => {
@@ -469,7 +471,8 @@ fn with_each_g1_build<T>(
             }
         }
     }
-    dev.set_g1_inline(restore);
+    dev.set_g1_inline(restore.0);
+    dev.set_zero_one_inline(restore.1);
     result.map(|()| out)
 }
 

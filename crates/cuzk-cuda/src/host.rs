@@ -169,25 +169,40 @@ pub fn num_windows(c: u32) -> u32 {
     256u32.div_ceil(c)
 }
 
-/// The widest window [`choose_window`] picks. Measured on the H200
-/// (bench/gpu-kernels.md run 19, `CUZK_MSM_BENCH_WINDOWS=auto
-/// bench_kernels --filter msm`): every width above 20 lost at every size
-/// tried, G1 2^24 c=21/22/23 +37/+27/+138% against c=20, G1 2^26 c=21/22/23
-/// +15/+10/+54% against c=20 (415.4 ms; the model's c=22 was 456.4), G2
-/// 2^24 c=21/22 +24/+21%: past 2^20 buckets a window the bucket tables and
-/// sums outgrow the 50 MB L2 and the reduction costs far more than the
-/// model's two additions per bucket.
+/// The widest window [`choose_window`] picks.
 pub const MAX_WINDOW: u32 = 20;
 
-/// Window width for an MSM of n points: minimises n*W (one mixed addition
-/// per point and window) + 2.6*W*2^(c-1) (two full additions per bucket in
-/// the bucket reduction, a full addition costing ~1.3 mixed ones), keeping
-/// W*n below 2^32 (u32 positions in the sorted list) and c at most
-/// [`MAX_WINDOW`]. The model's choice was measured best at 2^20 (c=16)
-/// and 2^24 (c=20) for G1, 2^24 for G2.
+/// Window width for an MSM of n points, by measurement where there is one
+/// (H200, bench/gpu-kernels.md runs 19 and 20: `CUZK_MSM_BENCH_WINDOWS`
+/// rows of `bench_kernels --filter msm`, every width from the model's -3
+/// to +3 and 14..20, G1 and G2 alike):
+/// - from 2^23 points, c = 20 ([`MAX_WINDOW`]): G1 2^24 114.4 ms (c=16
+///   123.2, c=19 127.0, c=21 156.9), G1 2^26 423.5 (c=19 471.0, c=21
+///   476.6, c=22, the model's, 456.4), G2 2^24 335.0 (c=19 364.7, c=21
+///   414.5). Wider windows lose at every size: past 2^19 buckets a window
+///   the bucket tables and sums outgrow the 50 MB L2.
+/// - from 2^17 to 2^22 points, c = 16: G1 2^18 3.40 ms (c=13 4.52, c=14,
+///   the model's, 5.16, c=17 7.52), G1 2^20 9.1 (c=15 13.5, c=17 15.0), G1
+///   2^22 32.2 (c=18, the model's, 40.1, c=20 38.8), G2 2^22 97.4 (c=18
+///   117.4, c=20 114.2). 16 bits is far ahead of its neighbours (15 and 17
+///   lose 30-120%), more than their 2-12% more additions explain; 2^23 is
+///   between the measured sizes.
+/// - below 2^17 points (not measured), the model: minimise n*W (one mixed
+///   addition per point and window) + 2.6*W*2^(c-1) (two full additions
+///   per bucket in the bucket reduction, a full addition costing ~1.3
+///   mixed ones).
+///
+/// W*n stays below 2^32 (u32 positions in the sorted list) at every size
+/// the kernels take (W = 13 at c = 20: n < 2^28.3).
 pub fn choose_window(n: usize) -> u32 {
+    if n >= 1 << 23 {
+        return MAX_WINDOW;
+    }
+    if n >= 1 << 17 {
+        return 16;
+    }
     let mut best = (f64::INFINITY, 8u32);
-    for c in 4u32..=MAX_WINDOW {
+    for c in 4u32..=16 {
         let w = num_windows(c) as f64;
         if (num_windows(c) as u64) * (n as u64) >= (1u64 << 32) {
             continue;
@@ -850,9 +865,19 @@ mod tests {
             assert!((num_windows(c) as u64) << lg < 1u64 << 32);
         }
         assert!(choose_window(1 << 26) >= choose_window(1 << 16));
-        // Measured: the widest window wins from 2^23 points up.
+        // As measured: 16 bits from 2^17 to 2^22 points, 20 from 2^23.
+        for lg in [17usize, 18, 20, 22] {
+            assert_eq!(choose_window((1 << lg) + 1), 16, "2^{lg}");
+        }
         for lg in [23usize, 24, 26, 27, 28] {
             assert_eq!(choose_window(1 << lg), MAX_WINDOW, "2^{lg}");
+        }
+        // The model below: non-decreasing in n, at most 16.
+        let mut last = 0;
+        for n in (0..17).map(|lg| 1usize << lg) {
+            let c = choose_window(n);
+            assert!(c >= last && c <= 16, "{n}: {c}");
+            last = c;
         }
     }
 

@@ -47,7 +47,7 @@ pub use subgroup::{SubgroupReport, SUBGROUP_MAX_POINTS, SUBGROUP_SCRATCH_BYTES};
 
 use msm::{
     DEFAULT_BUCKET_PAIRS, DEFAULT_CHUNK_ORDER, DEFAULT_G1_INLINE, DEFAULT_G2_ACCUMULATE_BLOCKS,
-    DEFAULT_WINDOW_TREE,
+    DEFAULT_WINDOW_TREE, DEFAULT_ZERO_ONE_INLINE,
 };
 use ntt::Twiddles;
 
@@ -125,6 +125,8 @@ pub struct CudaDevice {
     /// Whether the G1 accumulation, reduction and 0/1 kernels are the
     /// builds with inlined Fq products.
     g1_inline: std::sync::atomic::AtomicBool,
+    /// Whether the G1 0/1 sum uses the kernel with inlined Fq products.
+    zero_one_inline: std::sync::atomic::AtomicBool,
     /// Blocks per SM of the G2 accumulation build in use (2, 3 or 4).
     g2_accumulate_blocks: std::sync::atomic::AtomicU32,
     /// Whether the MSM's first bucket sums take their chunks longest first.
@@ -246,6 +248,7 @@ impl CudaDevice {
             twiddles: Mutex::new(None),
             ntt_pass: std::sync::atomic::AtomicU8::new(NttPass::from_env() as u8),
             g1_inline: std::sync::atomic::AtomicBool::new(DEFAULT_G1_INLINE),
+            zero_one_inline: std::sync::atomic::AtomicBool::new(DEFAULT_ZERO_ONE_INLINE),
             g2_accumulate_blocks: std::sync::atomic::AtomicU32::new(DEFAULT_G2_ACCUMULATE_BLOCKS),
             chunk_order: std::sync::atomic::AtomicBool::new(DEFAULT_CHUNK_ORDER),
             bucket_pairs: std::sync::atomic::AtomicU8::new(

@@ -158,8 +158,14 @@ pub(super) const DEFAULT_CHUNK_ORDER: bool = true;
 /// out of line is faster at every size (run 17, 2026-12-03 call 18, median
 /// of 2: 2^20 9.47 against 9.84 ms, 2^24 114.24 against 118.13, 2^26
 /// 460.55 against 473.30), while the 0/1 sum at 2^26 is 2% slower (20.41
-/// against 19.99 ms), which the MSMs outweigh in every proof.
+/// against 19.99 ms). The 0/1 sum has its own choice
+/// ([`DEFAULT_ZERO_ONE_INLINE`]).
 pub(super) const DEFAULT_G1_INLINE: bool = false;
+
+/// The G1 0/1 sum (`sum_selected_g1i`) with inlined Fq products: with the
+/// points dealt by count (run 20, 2026-12-03 call 23, median of 3), 2^26
+/// points, half selected: 18.28 ms inlined against 19.15 out of line.
+pub(super) const DEFAULT_ZERO_ONE_INLINE: bool = true;
 
 /// Blocks of `MSM_ACCUMULATE_BLOCK` threads that the G2 accumulation's
 /// register cap leaves room for on one SM: 2 (uncapped, 204 registers on
@@ -371,6 +377,27 @@ impl CudaDevice {
             (Group_::G2, 3) => 3,
             (Group_::G2, 4) => 4,
             _ => self.msm_kernel(group),
+        }
+    }
+
+    /// Uses (or not) the G1 0/1 sum with inlined Fq products.
+    pub fn set_zero_one_inline(&self, inline: bool) {
+        self.zero_one_inline
+            .store(inline, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn zero_one_inline(&self) -> bool {
+        self.zero_one_inline
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Index into the 0/1 sum's kernel array (like [`Self::msm_kernel`]'s,
+    /// with the G1 build of [`Self::set_zero_one_inline`]).
+    pub(super) fn zero_one_kernel(&self, group: Group_) -> usize {
+        match group {
+            Group_::G1 if self.zero_one_inline() => 2,
+            Group_::G1 => 0,
+            Group_::G2 => 1,
         }
     }
 

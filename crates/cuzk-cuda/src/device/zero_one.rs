@@ -119,7 +119,7 @@ impl CudaDevice {
         let prefix: CudaSlice<u32> = self.alloc(kernel, n_words + 1)?;
         self.scan(&counts, &prefix, n_words)?;
         drop(counts);
-        let build = self.msm_kernel(group);
+        let build = self.zero_one_kernel(group);
         let sum = &self.k.sum_selected[build];
         // About one wave of threads, each with at least SUM_SELECTED_MIN
         // points of the range, so that small sums do not pay for a wide
