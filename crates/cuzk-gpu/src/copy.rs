@@ -11,19 +11,30 @@ use rayon::prelude::*;
 use std::sync::OnceLock;
 
 /// Threads of the copy pool: enough for memory bandwidth, few enough not
-/// to take cores from synthesis for long.
+/// to take cores from synthesis for long. `CUZK_COPY_THREADS` (read once,
+/// at the first copy) replaces it, for measuring the choice.
 const COPY_THREADS: usize = 4;
+
+/// The copy pool's thread count: `CUZK_COPY_THREADS` if it names a
+/// positive number, else [`COPY_THREADS`], at most the machine's cores.
+fn copy_threads() -> usize {
+    let want = std::env::var("CUZK_COPY_THREADS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(COPY_THREADS);
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(want)
+}
 /// Bytes per task.
 const PIECE: usize = 1 << 20;
 
 fn pool() -> Option<&'static rayon::ThreadPool> {
     static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
     POOL.get_or_init(|| {
-        let n = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(COPY_THREADS);
         rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
+            .num_threads(copy_threads())
             .thread_name(|i| format!("cuzk-copy-{i}"))
             .build()
             // Without it (threads refused) copies use the global pool, as
