@@ -11,9 +11,13 @@ use rayon::prelude::*;
 use std::sync::OnceLock;
 
 /// Threads of the copy pool: enough for memory bandwidth, few enough not
-/// to take cores from synthesis for long. `CUZK_COPY_THREADS` (read once,
-/// at the first copy) replaces it, for measuring the choice.
-const COPY_THREADS: usize = 4;
+/// to take cores from synthesis for long. Measured on the H200 machine (16
+/// cores; bench/compiled-synthesis.md, call 26: porep-like 2^24, z's 537 MB
+/// through the pinned ring): 4 threads 30.6 ms (17.5 GB/s), 8 24.7, **12
+/// 16.2 (33 GB/s)**, 16 18.1; the streamed system's 914 MB 56.6 / 39.4 /
+/// 25.4 / 27.3 ms. `CUZK_COPY_THREADS` (read once, at the first copy)
+/// replaces it, for measuring the choice on other machines.
+const COPY_THREADS: usize = 12;
 
 /// The copy pool's thread count: `CUZK_COPY_THREADS` if it names a
 /// positive number, else [`COPY_THREADS`], at most the machine's cores.
