@@ -289,7 +289,11 @@ pub struct EngineStatus {
 struct Job {
     kind: Arc<dyn CircuitKind>,
     priority: Priority,
-    input: JobInput,
+    /// The decoded input (a Filecoin job's built circuits, megabytes),
+    /// until the job ends: its result is kept for `result_retention_s`,
+    /// its input is not (partitions still in flight hold their own
+    /// handles).
+    input: Option<JobInput>,
     client: String,
     request_id: Option<String>,
     /// The kind and a digest of the input (not the input itself: a PoRep
@@ -818,7 +822,7 @@ impl Engine {
             Job {
                 kind,
                 priority: req.priority,
-                input,
+                input: Some(input),
                 client: req.client,
                 request_id,
                 fingerprint,
@@ -1200,6 +1204,7 @@ impl Inner {
         }
         job.state = state;
         job.error = error;
+        job.input = None;
         job.completion_seq = seq;
         job.timings.total = now - job.submitted;
         if job.dispatched.is_none() {
@@ -1540,9 +1545,9 @@ async fn split_batch(inner: &Arc<Inner>, batch: Batch) {
     let mut parts: Vec<Part> = Vec::new();
     for id in &batch.jobs {
         if let Some(j) = st.jobs.get_mut(id) {
-            if j.state == JobState::Running {
+            if let (JobState::Running, Some(input)) = (j.state, &j.input) {
                 j.timings.param_load = lease.load_time;
-                parts.extend(j.parts.iter().map(|&p| (*id, p, j.input.clone())));
+                parts.extend(j.parts.iter().map(|&p| (*id, p, input.clone())));
             }
         }
     }

@@ -6,9 +6,11 @@
 //!
 //! A job's input is [`encode_request`]'s bytes: for PoRep the C1 output as
 //! it is (any form [`cuzk_filecoin::porep::decode_c1`] reads), for the others a
-//! small JSON document. The kind checks the input at submission by building
-//! its circuits, and counts its partitions; the daemon proves partitions and
-//! concatenates their proofs in order, which is filecoin-proofs' format.
+//! small JSON document. The kind decodes the input once, at submission, and
+//! builds its circuits there (which checks it and counts its partitions);
+//! the job keeps the built circuits ([`PreparedProof`]) and each partition
+//! is synthesized from them. The daemon proves partitions and concatenates
+//! their proofs in order, which is filecoin-proofs' format.
 
 use crate::kinds::{CircuitKind, JobInput, KindError};
 use crate::Priority;
@@ -18,7 +20,7 @@ use cuzk_core::prover::Synthesized;
 use cuzk_core::synthesis::ProvingAssignment;
 use cuzk_filecoin::circuits::{CircuitId, ProofKind, REGISTERED_SECTOR_SIZES};
 use cuzk_filecoin::partitions::{
-    synthesize_partition_parts_in, synthesize_partitions_in, verifier_inputs,
+    synthesize_prepared, synthesize_prepared_assignments, PreparedProof,
 };
 use cuzk_filecoin::prover::ProofRequest;
 use cuzk_filecoin::{porep, post, snap, Error, InputPart, Result};
@@ -35,28 +37,20 @@ pub fn default_priority(kind: ProofKind) -> Priority {
     }
 }
 
-/// A decoded job input: the request, and each partition's public inputs
-/// as filecoin-proofs' verifier derives them (computed at submission,
-/// where the circuits are built to check the request anyway).
-struct FilecoinInput {
-    request: ProofRequest,
-    verifier_inputs: Vec<Vec<cuzk_core::Scalar>>,
-}
-
 /// The job input of the kind [`kind_name`]`(req.circuit())` for a request
 /// already decoded (what its `decode_input` makes of the request's
 /// [`encode_request`] bytes), and its partitions: a front end that decoded
 /// the request to check it hands this to `Engine::submit_decoded`.
+///
+/// The input is the request prepared: its circuits built (which checks
+/// it) and each partition's public inputs derived, once per job. The
+/// request goes; the circuits hold what synthesis needs of it, and each
+/// partition is synthesized from a copy of its circuit (see
+/// [`PreparedProof`] for why, and what keeping them costs).
 pub fn job_input_of(req: ProofRequest) -> Result<(JobInput, usize)> {
-    let verifier_inputs = verifier_inputs(&req)?;
-    let partitions = verifier_inputs.len();
-    Ok((
-        Arc::new(FilecoinInput {
-            request: req,
-            verifier_inputs,
-        }),
-        partitions,
-    ))
+    let prepared = PreparedProof::new(&req)?;
+    let partitions = prepared.partitions();
+    Ok((Arc::new(prepared), partitions))
 }
 
 /// One Filecoin circuit as a daemon kind.
@@ -73,17 +67,17 @@ pub struct FilecoinKind {
 }
 
 impl FilecoinKind {
-    /// The requests of (input, partition) pairs of this kind.
-    fn requests<'a>(
+    /// The prepared proofs of (input, partition) pairs of this kind.
+    fn prepared<'a>(
         &self,
         parts: &'a [(JobInput, usize)],
-    ) -> std::result::Result<Vec<(&'a ProofRequest, usize)>, KindError> {
+    ) -> std::result::Result<Vec<(&'a PreparedProof, usize)>, KindError> {
         parts
             .iter()
             .map(|(input, k)| {
                 input
-                    .downcast_ref::<FilecoinInput>()
-                    .map(|req| (&req.request, *k))
+                    .downcast_ref::<PreparedProof>()
+                    .map(|p| (p, *k))
                     .ok_or_else(|| KindError::MalformedInput {
                         kind: self.name.clone(),
                         source: "input of another kind".into(),
@@ -420,8 +414,8 @@ impl CircuitKind for FilecoinKind {
         &self,
         parts: &[(JobInput, usize)],
     ) -> std::result::Result<Vec<ProvingAssignment>, KindError> {
-        let reqs = self.requests(parts)?;
-        synthesize_partitions_in(&reqs, self.synthesis, self.compiled_dir.as_deref())
+        let prepared = self.prepared(parts)?;
+        synthesize_prepared_assignments(&prepared, self.synthesis, self.compiled_dir.as_deref())
             .map_err(|e| self.kind_error(e))
     }
 
@@ -432,8 +426,8 @@ impl CircuitKind for FilecoinKind {
         &self,
         parts: &[(JobInput, usize)],
     ) -> std::result::Result<Vec<Synthesized>, KindError> {
-        let reqs = self.requests(parts)?;
-        synthesize_partition_parts_in(&reqs, self.synthesis, self.compiled_dir.as_deref())
+        let prepared = self.prepared(parts)?;
+        synthesize_prepared(&prepared, self.synthesis, self.compiled_dir.as_deref())
             .map_err(|e| self.kind_error(e))
     }
 
@@ -460,8 +454,8 @@ impl CircuitKind for FilecoinKind {
         // these circuits verifies against.
         Some(
             input
-                .downcast_ref::<FilecoinInput>()
-                .and_then(|i| i.verifier_inputs.get(partition).cloned())
+                .downcast_ref::<PreparedProof>()
+                .and_then(|p| p.public_inputs().get(partition).cloned())
                 .unwrap_or_default(),
         )
     }

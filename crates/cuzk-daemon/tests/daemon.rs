@@ -1157,3 +1157,85 @@ async fn host_budget_makes_jobs_wait_and_refuses_what_never_fits() {
     assert_eq!((s.host_budget_bytes, s.host_reserved_bytes), (per8, 0));
     t.stop().await;
 }
+
+/// porep-like-6 under another name that keeps a weak handle on each input
+/// it decodes, to see when the engine lets go of them.
+struct Watched {
+    inner: PorepLikeKind,
+    inputs: Arc<std::sync::Mutex<Vec<std::sync::Weak<dyn std::any::Any + Send + Sync>>>>,
+}
+
+impl CircuitKind for Watched {
+    fn name(&self) -> &str {
+        "watched-6"
+    }
+    fn params_id(&self) -> &str {
+        self.inner.params_id()
+    }
+    fn batchable(&self) -> bool {
+        true
+    }
+    fn decode_input(&self, input: &[u8]) -> Result<(JobInput, usize), KindError> {
+        let (input, parts) = self.inner.decode_input(input)?;
+        self.inputs.lock().unwrap().push(Arc::downgrade(&input));
+        Ok((input, parts))
+    }
+    fn synthesize(
+        &self,
+        parts: &[(JobInput, usize)],
+    ) -> Result<Vec<cuzk_core::synthesis::ProvingAssignment>, KindError> {
+        self.inner.synthesize(parts)
+    }
+    fn host_bytes_per_partition(&self) -> u64 {
+        self.inner.host_bytes_per_partition()
+    }
+    fn generates_params(&self) -> bool {
+        true
+    }
+    fn generate_params(&self) -> Option<Result<cuzk_core::Parameters, KindError>> {
+        self.inner.generate_params()
+    }
+}
+
+/// A job's decoded input (a Filecoin job's built circuits) is held while
+/// the job runs and let go when it ends; its result stays for
+/// `result_retention_s`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_finished_job_lets_its_input_go_and_keeps_its_result() {
+    let inputs = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = inputs.clone();
+    let t = TestDaemon::start_with(
+        |_| {},
+        move |b| {
+            b.register_kind(Arc::new(Watched {
+                inner: PorepLikeKind::new(6, 4),
+                inputs: seen,
+            }))
+        },
+    )
+    .await;
+    let mut c = t.unix().await;
+    let mut r = req(6, 21, 3, P::Normal);
+    r.kind = "watched-6".into();
+    let id = c.submit_proof(r).await.unwrap().into_inner().job_id;
+    let input = {
+        let v = inputs.lock().unwrap();
+        assert_eq!(v.len(), 1, "decoded once");
+        v[0].clone()
+    };
+    let done = await_done(&mut c, id).await;
+    check_proofs(&t.pvk(6), 6, 21, 3, &done);
+    assert!(
+        eventually(LIMIT, || {
+            let gone = input.upgrade().is_none();
+            async move { gone }
+        })
+        .await,
+        "the finished job's input is still held"
+    );
+    // The result is still there.
+    let again = await_done(&mut c, id).await;
+    assert_eq!(again.proof, done.proof);
+    check_proofs(&t.pvk(6), 6, 21, 3, &again);
+    t.stop().await;
+}

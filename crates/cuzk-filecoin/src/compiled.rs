@@ -67,6 +67,10 @@ impl std::str::FromStr for SynthesisMode {
 pub(crate) trait PartitionCircuit: Circuit<Scalar> + Send + Sync + Sized {
     /// A circuit of the same shape to compile (its values are not read).
     fn shape_sample(&self) -> Self;
+    /// A copy to synthesize (synthesis consumes a circuit), so that a
+    /// prepared proof keeps its partitions' circuits for a partition
+    /// synthesized again instead of building them again.
+    fn clone_circuit(&self) -> Self;
     /// How many independent parts [`PartitionCircuit::witness`] generates
     /// at once (1: sequential), so that a pipeline knows how many
     /// partitions keep every core busy.
@@ -342,6 +346,10 @@ impl<Tree: FilTree> Circuit<Scalar> for PorepPartition<Tree> {
 
 impl<Tree: FilTree> PartitionCircuit for PorepPartition<Tree> {
     fn shape_sample(&self) -> Self {
+        self.clone()
+    }
+
+    fn clone_circuit(&self) -> Self {
         self.clone()
     }
 

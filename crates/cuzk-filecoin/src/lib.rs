@@ -21,7 +21,8 @@
 //! - [`porep`], [`post`], [`snap`]: the circuits of each proof.
 //! - `porep_witness`: PoRep's witness without the SHA-256 gadget's linear
 //!   combinations (the compiled path's).
-//! - [`partitions`]: per-partition synthesis, for the daemon.
+//! - [`partitions`]: requests prepared once (every partition's circuit
+//!   built and kept) and partitions synthesized from them, for the daemon.
 //! - [`ids`]: 32-byte values in hex, a miner's prover id.
 //! - [`synth_c1`]: synthetic C1 outputs (valid vanilla proofs over sparse
 //!   trees, no sealed sector) for tests and benchmarks; `cuzk c1 synth`.

@@ -308,11 +308,7 @@ pub(crate) fn porep_circuits<Tree: FilTree>(
             },
         )?);
     }
-    Ok(ProofCircuits {
-        circuit: CircuitId::PoRep(rp),
-        circuits,
-        public_inputs: inputs,
-    })
+    Ok(ProofCircuits::built(CircuitId::PoRep(rp), circuits, inputs))
 }
 
 /// The registered proof of a PoRep circuit of this size (see

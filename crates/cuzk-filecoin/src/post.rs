@@ -235,11 +235,11 @@ pub(crate) fn post_circuits<Tree: FilTree>(
             })?);
         }
     }
-    Ok(ProofCircuits {
-        circuit: CircuitId::PoSt(a.registered),
+    Ok(ProofCircuits::built(
+        CircuitId::PoSt(a.registered),
         circuits,
-        public_inputs: inputs,
-    })
+        inputs,
+    ))
 }
 
 /// A registered PoSt proof by its number (filecoin-ffi's and Curio's
@@ -277,6 +277,10 @@ pub fn post_proof_from_u64(v: u64) -> Result<RegisteredPoStProof> {
 /// the witness-only system is.
 impl<Tree: FilTree> crate::compiled::PartitionCircuit for FallbackPoStCircuit<Tree> {
     fn shape_sample(&self) -> Self {
+        self.clone()
+    }
+
+    fn clone_circuit(&self) -> Self {
         self.clone()
     }
 

@@ -23,6 +23,34 @@ pub(crate) struct ProofCircuits<C> {
     pub public_inputs: Vec<Vec<Scalar>>,
 }
 
+static PARTITION_CIRCUITS_BUILT: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new(0);
+
+/// Partition circuits built from proof requests in this process so far:
+/// building them decodes and checks a request's vanilla proofs, and a test
+/// counts that a daemon job's are built once.
+pub fn partition_circuits_built() -> u64 {
+    PARTITION_CIRCUITS_BUILT.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+impl<C> ProofCircuits<C> {
+    /// A proof's circuits as its builder made them (counted, see
+    /// [`partition_circuits_built`]).
+    pub(crate) fn built(
+        circuit: CircuitId,
+        circuits: Vec<C>,
+        public_inputs: Vec<Vec<Scalar>>,
+    ) -> Self {
+        PARTITION_CIRCUITS_BUILT
+            .fetch_add(circuits.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        ProofCircuits {
+            circuit,
+            circuits,
+            public_inputs,
+        }
+    }
+}
+
 /// A finished proof.
 #[derive(Clone, Debug)]
 pub struct ProofOutput {
@@ -610,6 +638,10 @@ mod tests {
 
     impl crate::compiled::PartitionCircuit for Toy {
         fn shape_sample(&self) -> Self {
+            self.clone()
+        }
+
+        fn clone_circuit(&self) -> Self {
             self.clone()
         }
     }

@@ -112,11 +112,11 @@ pub(crate) fn snap_circuits<Tree: FilTree>(
             },
         )?);
     }
-    Ok(ProofCircuits {
-        circuit: CircuitId::SnapDeals(a.registered),
+    Ok(ProofCircuits::built(
+        CircuitId::SnapDeals(a.registered),
         circuits,
-        public_inputs: inputs,
-    })
+        inputs,
+    ))
 }
 
 /// A registered update proof by its number (0-4: 2KiB, 8MiB, 512MiB,
@@ -146,5 +146,23 @@ impl<Tree: FilTree> crate::compiled::PartitionCircuit
     /// generated from) has the same constraints.
     fn shape_sample(&self) -> Self {
         storage_proofs_update::circuit::EmptySectorUpdateCircuit::blank(self.pub_params.clone())
+    }
+
+    /// Field by field: the private inputs derive `Clone` only for a tree
+    /// type that is `Clone`, which filecoin-proofs' are not (their
+    /// challenge proofs implement it by hand for that reason).
+    fn clone_circuit(&self) -> Self {
+        let p = &self.priv_inputs;
+        storage_proofs_update::circuit::EmptySectorUpdateCircuit {
+            pub_params: self.pub_params.clone(),
+            pub_inputs: self.pub_inputs.clone(),
+            priv_inputs: storage_proofs_update::circuit::PrivateInputs {
+                comm_c: p.comm_c,
+                root_r_old: p.root_r_old,
+                root_r_new: p.root_r_new,
+                apex_leafs: p.apex_leafs.clone(),
+                challenge_proofs: p.challenge_proofs.clone(),
+            },
+        }
     }
 }
