@@ -99,26 +99,15 @@ impl CompiledAux {
             len: src.len(),
         };
         let table = scalars_as_bytes(cc.coefficients());
-        let densities = [
-            (
-                &aux.a_aux,
-                cuzk_cuda::host::bools_as_bytes(cc.a_aux_density().as_slice()),
-            ),
-            (
-                &aux.b_input,
-                cuzk_cuda::host::bools_as_bytes(cc.b_input_density().as_slice()),
-            ),
-            (
-                &aux.b_aux,
-                cuzk_cuda::host::bools_as_bytes(cc.b_aux_density().as_slice()),
-            ),
-        ];
         let mut copies = vec![(table, dst(dev.scalars_address(&aux.table), table))];
-        copies.extend(
-            densities
-                .into_iter()
-                .map(|(d, src)| (src, dst(dev.density_address(d), src))),
-        );
+        for (d, bits) in [
+            (&aux.a_aux, cc.a_aux_density()),
+            (&aux.b_input, cc.b_input_density()),
+            (&aux.b_aux, cc.b_aux_density()),
+        ] {
+            let src = cuzk_cuda::host::bools_as_bytes(bits.as_slice());
+            copies.push((src, dst(dev.density_address(d), src)));
+        }
         Ok((aux, copies))
     }
 
@@ -673,20 +662,22 @@ impl CudaBackend {
         let clock = Instant::now();
         // A streamed system's table and densities go up with z, for this
         // partition.
-        let streamed_held = match &mats {
-            Matrices::Resident(_) => None,
-            Matrices::Streamed(_) => Some(grant.reserve(
-                CompiledAux::bytes_for(cc),
-                "compiled system's table and densities (matrices streamed)",
-            )?),
-        };
-        let (z, streamed_aux, upload) =
-            self.upload_witness(&slot, w, streamed_held.as_ref().map(|_| cc))?;
+        let streamed = matches!(mats, Matrices::Streamed(_));
+        let _streamed_held = streamed
+            .then(|| {
+                grant.reserve(
+                    CompiledAux::bytes_for(cc),
+                    "compiled system's table and densities (matrices streamed)",
+                )
+            })
+            .transpose()?;
+        let (z, streamed_aux, upload) = self.upload_witness(&slot, w, streamed.then_some(cc))?;
         let pinned = upload.pinned;
-        let aux = match (&mats, &streamed_aux) {
-            (Matrices::Resident(dc), _) => &dc.aux,
-            (Matrices::Streamed(_), Some(sa)) => sa,
-            (Matrices::Streamed(_), None) => unreachable!("asked for with a streamed system"),
+        let aux = match &mats {
+            Matrices::Resident(dc) => &dc.aux,
+            Matrices::Streamed(_) => streamed_aux
+                .as_ref()
+                .expect("upload_witness returns the table and densities it was given"),
         };
         t.end(Phase::Upload, clock);
 
