@@ -25,6 +25,9 @@
 struct uint4 {
     uint32_t x, y, z, w;
 };
+struct uint2 {
+    uint32_t x, y;
+};
 inline uint4 make_uint4(uint32_t a, uint32_t b, uint32_t c, uint32_t d) { return {a, b, c, d}; }
 
 struct EmuDim {
@@ -46,6 +49,10 @@ inline T __ldg(const T* p) {
     return *p;
 }
 inline uint32_t min(uint32_t a, uint32_t b) { return a < b ? a : b; }
+// The threads of a block run at once: shared counters need real atomics.
+inline uint32_t atomicAdd(uint32_t* p, uint32_t v) {
+    return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+}
 
 // The dynamic shared memory every `extern __shared__ uint4 shm[];` names:
 // 1 MiB, more than any kernel asks for (the launcher checks).

@@ -20,44 +20,7 @@
 //    doublings.
 #pragma once
 #include "curve.cuh"
-
-// Scalar -> canonical integer < r.
-DEV Fr load_scalar(const Fr* scalars, uint32_t i, uint32_t mont) {
-    Fr s = scalars[i];
-    if (mont) return s.from_mont();
-    // Canonical input may be any 256-bit integer; 2^256 < 3r, so two
-    // conditional subtractions reduce it.
-    s.reduce_once();
-    s.reduce_once();
-    return s;
-}
-
-// c-bit window w of a canonical scalar (bits past 255 read as zero).
-DEV uint32_t window_bits(const Fr& s, uint32_t w, uint32_t c) {
-    uint32_t bit = w * c;
-    uint32_t limb = bit >> 5, sh = bit & 31;
-    if (limb >= 8) return 0;
-    uint64_t lo = s.v[limb];
-    if (limb + 1 < 8) lo |= (uint64_t)s.v[limb + 1] << 32;
-    uint32_t val = (uint32_t)(lo >> sh);
-    if (sh + c > 64 && limb + 2 < 8) val |= s.v[limb + 2] << (64 - sh);
-    return val & ((1u << c) - 1);
-}
-
-// Signed digit of window w given the carry in; returns |d| and the sign,
-// updates the carry.
-DEV uint32_t signed_digit(const Fr& s, uint32_t w, uint32_t c, uint32_t& carry, uint32_t& neg) {
-    uint32_t d = window_bits(s, w, c) + carry;
-    uint32_t half = 1u << (c - 1);
-    if (d > half) {
-        carry = 1;
-        neg = 1;
-        return (1u << c) - d;  // may be 0 when d == 2^c
-    }
-    carry = 0;
-    neg = 0;
-    return d;
-}
+#include "msm_sort.cuh"
 
 // Digits of every window, written once: keys[w*n + i] = |d| | sign << 31
 // (0 for a zero digit). The per-window passes below then touch one window's

@@ -256,6 +256,14 @@ fn time_window(
 
 /// How the MSM's chunk order is named in the rows.
 #[cfg(feature = "cuda")]
+fn sort_name(shared: bool) -> &'static str {
+    if shared {
+        "sort-shared"
+    } else {
+        "sort-atomic"
+    }
+}
+
 fn chunk_order_name(on: bool) -> &'static str {
     if on {
         "chunks-by-length"
@@ -415,6 +423,15 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
                 dev.set_msm_chunk_order(order);
                 let name = format!("msm_g1 vram {}", chunk_order_name(!order));
                 push(row(&card, &name, lg, work.clone(), imad, mem, t));
+                // The default kernels with the other sort.
+                let shared = dev.msm_shared_sort();
+                dev.set_msm_shared_sort(!shared);
+                let t = time_it(dev, opts.reps, || {
+                    dev.msm_g1_device(&dp, &ds, None).map(|_| ())
+                })?;
+                dev.set_msm_shared_sort(shared);
+                let name = format!("msm_g1 vram {}", sort_name(!shared));
+                push(row(&card, &name, lg, work.clone(), imad, mem, t));
                 // The default kernels with the other forms of the last steps.
                 for (pairs, tree, form) in reduction_forms(dev) {
                     let t = time_reduction_form(dev, opts.reps, (pairs, tree), || {
@@ -564,6 +581,21 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
         push(row(
             &card,
             &format!("msm_g2 vram {}", chunk_order_name(!order)),
+            lg,
+            work.clone(),
+            imad,
+            n as f64 * (192.0 + 32.0),
+            t,
+        ));
+        let shared = dev.msm_shared_sort();
+        dev.set_msm_shared_sort(!shared);
+        let t = time_it(dev, opts.reps, || {
+            dev.msm_g2_device(&dp, &ds, None).map(|_| ())
+        })?;
+        dev.set_msm_shared_sort(shared);
+        push(row(
+            &card,
+            &format!("msm_g2 vram {}", sort_name(!shared)),
             lg,
             work.clone(),
             imad,

@@ -476,22 +476,29 @@ fn with_each_g1_build<T>(
     result.map(|()| out)
 }
 
-/// `f` with the MSM's chunks in order of length and in plain order; the
-/// device's setting is restored afterwards.
+/// `f` with the MSM's chunks in order of length and in plain order, both
+/// with the shared-memory sort, and once more with the global-atomic sort;
+/// the device's settings are restored afterwards.
 fn with_each_chunk_order(
     dev: &CudaDevice,
     mut f: impl FnMut() -> Result<(), String>,
 ) -> Result<(), String> {
-    let restore = dev.msm_chunk_order();
+    let restore = (dev.msm_chunk_order(), dev.msm_shared_sort());
     let mut result = Ok(());
-    for (on, name) in [(true, "chunks by length"), (false, "chunks in order")] {
+    for (on, shared, name) in [
+        (true, true, "chunks by length"),
+        (false, true, "chunks in order"),
+        (true, false, "chunks by length, atomic sort"),
+    ] {
         dev.set_msm_chunk_order(on);
+        dev.set_msm_shared_sort(shared);
         if let Err(e) = f() {
             result = Err(format!("{name}: {e}"));
             break;
         }
     }
-    dev.set_msm_chunk_order(restore);
+    dev.set_msm_chunk_order(restore.0);
+    dev.set_msm_shared_sort(restore.1);
     result
 }
 
@@ -1041,6 +1048,26 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
             .map_err(|e| e.to_string())?;
         ensure(got == ref_msm_g1(&p, &s), || "differs from blstrs".into())
     });
+    if opts.large {
+        // Past 2^30 bytes of placed entries the shared-memory sort places
+        // the windows in groups (host::msm_sort_plan): the default
+        // kernels, once, against blstrs.
+        let n = (1 << 24) - 5;
+        r.case(
+            &format!("msm/g1 {n} random, sorted in window groups"),
+            |dev, rng| {
+                let c = crate::host::choose_window(n);
+                let groups = crate::host::msm_sort_plan(n, c).groups(crate::host::num_windows(c));
+                ensure(groups.len() > 1, || {
+                    format!("{} window group(s)", groups.len())
+                })?;
+                let p = random_g1(n, rng.gen());
+                let s = random_scalars(n, rng.gen());
+                let got = dev.msm_g1(&p, &s).map_err(|e| e.to_string())?;
+                ensure(got == ref_msm_g1(&p, &s), || "differs from blstrs".into())
+            },
+        );
+    }
     r.case("msm/g1 rejects mismatched lengths", |dev, rng| {
         let p = random_g1(10, rng.gen());
         let s = random_scalars(11, rng.gen());

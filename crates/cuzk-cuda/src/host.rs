@@ -241,6 +241,74 @@ pub fn msm_fold_spans(per_window: usize) -> Vec<(u32, u32)> {
     out
 }
 
+/// Threads per block of the MSM's shared-memory sort (MSM_SORT_BLOCK in
+/// kernels/msm_sort.cuh).
+pub const MSM_SORT_BLOCK: u32 = 512;
+/// Scalars per tile of `msm_sort_count` / `msm_sort_place`
+/// (MSM_SORT_TILE): 16 a thread, so that a tile's entries of one (window,
+/// part) land in runs of ~32 consecutive places at 256 parts.
+pub const MSM_SORT_TILE: usize = 8192;
+/// Low bits of a bucket index that `msm_sort_buckets` sorts in shared
+/// memory (2^11 counters, 8 KB): at c = 20 a window has 256 parts, so a
+/// 2^26-point MSM's last pass runs 3328 blocks of ~2.6e5 entries.
+const MSM_SORT_LOW_BITS: u32 = 11;
+/// The most (window, part) counters `msm_sort_count` keeps in shared
+/// memory: 48 KB, the most a block gets without opting in.
+const MSM_SORT_SLOTS: u32 = 12 * 1024;
+/// Bytes of `tmp` (8 an entry) up to which the sort places every window in
+/// one group: beyond, the windows go in groups of at most half of them, so
+/// that `tmp` stays within the W·m keys the atomic sort kept.
+const MSM_SORT_ONE_GROUP_BYTES: u64 = 1 << 30;
+
+/// How the MSM's shared-memory sort cuts its work (kernels/msm_sort.cuh).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MsmSortPlan {
+    /// Low bits of a bucket index sorted by `msm_sort_buckets`.
+    pub lg_low: u32,
+    /// Parts of a window (2^(c - 1 - lg_low)).
+    pub parts: u32,
+    /// Tiles of [`MSM_SORT_TILE`] scalars.
+    pub tiles: u32,
+    /// The most windows placed at once (`tmp` holds 8 bytes an entry of them).
+    pub group_windows: u32,
+}
+
+impl MsmSortPlan {
+    /// The window groups [w0, w1), in order, covering all `windows`.
+    pub fn groups(&self, windows: u32) -> Vec<(u32, u32)> {
+        let count = windows.div_ceil(self.group_windows).max(1);
+        let (each, extra) = (windows / count, windows % count);
+        let mut out = Vec::with_capacity(count as usize);
+        let mut w0 = 0;
+        for g in 0..count {
+            let w1 = w0 + each + u32::from(g < extra);
+            out.push((w0, w1));
+            w0 = w1;
+        }
+        out
+    }
+}
+
+/// The shared-memory sort's plan for `m` scalars at `c`-bit windows.
+pub fn msm_sort_plan(m: usize, c: u32) -> MsmSortPlan {
+    let w = num_windows(c);
+    let mut lg_low = (c - 1).min(MSM_SORT_LOW_BITS);
+    while lg_low < c - 1 && w << (c - 1 - lg_low) > MSM_SORT_SLOTS {
+        lg_low += 1;
+    }
+    let group_windows = if 8 * w as u64 * m as u64 <= MSM_SORT_ONE_GROUP_BYTES {
+        w
+    } else {
+        (w / 2).max(1)
+    };
+    MsmSortPlan {
+        lg_low,
+        parts: 1 << (c - 1 - lg_low),
+        tiles: m.div_ceil(MSM_SORT_TILE).max(1) as u32,
+        group_windows,
+    }
+}
+
 /// Slack on [`msm_scratch_bytes`]: the scan's block sums (two buffers of
 /// blocks + 1 words per scan), the window counts and offsets uploaded for
 /// the last reduction, and rounding in the chunk bounds.
@@ -249,8 +317,9 @@ const MSM_SCRATCH_SLACK: u64 = 32 << 20;
 /// Peak device bytes one MSM of `m` scalars allocates (bases excluded), as
 /// `CudaDevice`'s MSM allocates them (src/device/msm.rs, `msm_windows` and the
 /// 0/1 split): the uploaded scalars, ids and 0/1 mask of the split, then the
-/// largest of the sort phase (keys and sorted entries, W·m u32 each, with
-/// histogram, offsets and cursor of S = W·2^(c−1) buckets), the
+/// largest of the sort phase (the atomic sort's keys and sorted entries,
+/// W·m u32 each, with histogram, offsets and cursor of S = W·2^(c−1)
+/// buckets, or the shared-memory sort's, [`msm_sort_plan`]), the
 /// accumulation phase (sorted entries, bucket tables, one XYZZ item per
 /// chunk of 64 points and per bucket) and the reduction passes (each
 /// pass's items beside the next one's). A caller that budgets device
@@ -268,7 +337,13 @@ pub fn msm_scratch_bytes(m: usize, g2: bool) -> u64 {
     let wm = w * m;
     let xyzz = if g2 { G2_XYZZ_BYTES } else { G1_XYZZ_BYTES } as u64;
     let inputs = m * FR + 4 * m + m / 8 + 8;
-    let sort = 8 * wm + 16 * s;
+    // The atomic sort: keys and sorted list, counts, offsets and cursors.
+    // The shared-memory one: sorted list, counts and offsets, the tiles'
+    // counts beside their scan, and `tmp` for the largest window group.
+    let plan = msm_sort_plan(m as usize, c);
+    let tile_counts = w * plan.parts as u64 * plan.tiles as u64;
+    let shared_sort = 4 * wm + 8 * s + 8 * tile_counts + 8 * plan.group_windows as u64 * m;
+    let sort = (8 * wm + 16 * s).max(shared_sort);
     let bound1 = wm / 64 + s;
     let bound2 = bound1 / 64 + s;
     let accumulate = 4 * wm + 20 * s + 4 * bound1 + xyzz * bound1;

@@ -47,7 +47,7 @@ pub use subgroup::{SubgroupReport, SUBGROUP_MAX_POINTS, SUBGROUP_SCRATCH_BYTES};
 
 use msm::{
     DEFAULT_BUCKET_PAIRS, DEFAULT_CHUNK_ORDER, DEFAULT_G1_INLINE, DEFAULT_G2_ACCUMULATE_BLOCKS,
-    DEFAULT_WINDOW_TREE, DEFAULT_ZERO_ONE_INLINE,
+    DEFAULT_SHARED_SORT, DEFAULT_WINDOW_TREE, DEFAULT_ZERO_ONE_INLINE,
 };
 use ntt::Twiddles;
 
@@ -89,6 +89,9 @@ struct Kernels {
     msm_digits: msm::MsmDigits,
     msm_histogram: msm::MsmHistogram,
     msm_scatter: msm::MsmScatter,
+    msm_sort_count: msm::MsmSortCount,
+    msm_sort_place: msm::MsmSortPlace,
+    msm_sort_buckets: msm::MsmSortBuckets,
     msm_chunk_counts: msm::MsmChunkCounts,
     msm_chunk_owner: msm::MsmChunkOwner,
     msm_chunk_len_hist: msm::MsmChunkLenHist,
@@ -131,6 +134,9 @@ pub struct CudaDevice {
     g2_accumulate_blocks: std::sync::atomic::AtomicU32,
     /// Whether the MSM's first bucket sums take their chunks longest first.
     chunk_order: std::sync::atomic::AtomicBool,
+    /// Whether the MSM sorts its entries through shared memory
+    /// (`msm_sort_*`) or with global atomics (`msm_histogram`/`msm_scatter`).
+    shared_sort: std::sync::atomic::AtomicBool,
     /// Whether the bucket reduction runs each group on a pair of lanes.
     /// Bit 0: G1's bucket reduction on lane pairs; bit 1: G2's.
     bucket_pairs: std::sync::atomic::AtomicU8,
@@ -204,6 +210,9 @@ impl CudaDevice {
             msm_digits: msm::MsmDigits::load(&f)?,
             msm_histogram: msm::MsmHistogram::load(&f)?,
             msm_scatter: msm::MsmScatter::load(&f)?,
+            msm_sort_count: msm::MsmSortCount::load(&f)?,
+            msm_sort_place: msm::MsmSortPlace::load(&f)?,
+            msm_sort_buckets: msm::MsmSortBuckets::load(&f)?,
             msm_chunk_counts: msm::MsmChunkCounts::load(&f)?,
             msm_chunk_owner: msm::MsmChunkOwner::load(&f)?,
             msm_chunk_len_hist: msm::MsmChunkLenHist::load(&f)?,
@@ -251,6 +260,7 @@ impl CudaDevice {
             zero_one_inline: std::sync::atomic::AtomicBool::new(DEFAULT_ZERO_ONE_INLINE),
             g2_accumulate_blocks: std::sync::atomic::AtomicU32::new(DEFAULT_G2_ACCUMULATE_BLOCKS),
             chunk_order: std::sync::atomic::AtomicBool::new(DEFAULT_CHUNK_ORDER),
+            shared_sort: std::sync::atomic::AtomicBool::new(DEFAULT_SHARED_SORT),
             bucket_pairs: std::sync::atomic::AtomicU8::new(
                 u8::from(DEFAULT_BUCKET_PAIRS.g1) | u8::from(DEFAULT_BUCKET_PAIRS.g2) << 1,
             ),
@@ -382,6 +392,14 @@ mod tests {
                     MsmFold::SIGNATURE,
                     SumSelected::SIGNATURE,
                     MaskPopcount::SIGNATURE,
+                ],
+            ),
+            (
+                include_str!("../../kernels/msm_sort.cuh"),
+                vec![
+                    MsmSortCount::SIGNATURE,
+                    MsmSortPlace::SIGNATURE,
+                    MsmSortBuckets::SIGNATURE,
                 ],
             ),
             (

@@ -3,7 +3,7 @@
 //! and the per-window reduction, with the windows combined on the host.
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
-use cudarc::driver::{CudaSlice, CudaStream};
+use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig};
 use group::Group;
 
 use super::launch::{cfg1d, typed_kernels, DevPtr};
@@ -19,6 +19,47 @@ typed_kernels! {
     MsmHistogram["msm_histogram"](keys: DevPtr, n: u32, hist: DevPtr);
     /// `msm_scatter`: one window's entries to their sorted places.
     MsmScatter["msm_scatter"](keys: DevPtr, ids: DevPtr, n: u32, cursor: DevPtr, sorted: DevPtr);
+    /// `msm_sort_count`: each tile's entries per (window, part) of the
+    /// buckets, from the scalars' digits (kernels/msm_sort.cuh).
+    MsmSortCount["msm_sort_count"](
+        scalars: DevPtr,
+        n: u32,
+        mont: u32,
+        c: u32,
+        windows: u32,
+        lg_low: u32,
+        parts: u32,
+        tiles: u32,
+        tile_hist: DevPtr,
+    );
+    /// `msm_sort_place`: windows [w0, w1)'s entries to their parts' ranges.
+    MsmSortPlace["msm_sort_place"](
+        scalars: DevPtr,
+        ids: DevPtr,
+        n: u32,
+        mont: u32,
+        c: u32,
+        w0: u32,
+        w1: u32,
+        lg_low: u32,
+        parts: u32,
+        tiles: u32,
+        part_off: DevPtr,
+        tmp: DevPtr,
+    );
+    /// `msm_sort_buckets`: each (window, part) of a group sorted by bucket,
+    /// with the buckets' counts and offsets.
+    MsmSortBuckets["msm_sort_buckets"](
+        tmp: DevPtr,
+        part_off: DevPtr,
+        tiles: u32,
+        lg_low: u32,
+        wp0: u32,
+        total_parts: u32,
+        count: DevPtr,
+        off: DevPtr,
+        sorted: DevPtr,
+    );
     /// `msm_chunk_counts`: chunks of at most `t` items per segment, and the
     /// largest count.
     MsmChunkCounts["msm_chunk_counts"](count: DevPtr, s: u32, t: u32, out: DevPtr, max_out: DevPtr);
@@ -115,6 +156,10 @@ const MSM_DIGITS_BLOCK: u32 = 256;
 const MSM_HISTOGRAM_BLOCK: u32 = 256;
 /// Threads per block of msm_scatter.
 const MSM_SCATTER_BLOCK: u32 = 256;
+/// Threads per block of the msm_sort_* kernels: their
+/// `__launch_bounds__` (MSM_SORT_BLOCK in kernels/msm_sort.cuh), and the
+/// scratch words of msm_sort_buckets' block scan.
+const MSM_SORT_BLOCK: u32 = host::MSM_SORT_BLOCK;
 /// Threads per block of msm_chunk_counts (at most 1024: its block maximum
 /// goes through 32 warps' shared slots).
 const MSM_CHUNK_COUNTS_BLOCK: u32 = 256;
@@ -151,6 +196,16 @@ const _: () = assert!(CHUNK <= MSM_CHUNK_ORDER_MAX_T);
 /// (run 12): G1 2^26 702.96 -> 550.77 ms, G1 2^24 182.90 -> 140.99, G2
 /// 2^24 690.65 -> 515.85; the sort itself 33 us at 2^22.
 pub(super) const DEFAULT_CHUNK_ORDER: bool = true;
+
+/// Whether the MSM sorts its (window, bucket) entries through shared
+/// memory (kernels/msm_sort.cuh) rather than with a global atomic per entry
+/// in each of two passes. The atomics sorted at ~3.6e10 entries/s on the
+/// H200 (2026-12-04 call 28, `CUZK_MSM_PROFILE`: G1 2^26 at c=20, 8.7e8
+/// entries, 56.4 ms of 425.6; G1 2^24 12.5 of 114.4; G2 2^24 13.5 of
+/// 338.6). Predicted for the shared-memory sort from its memory traffic
+/// (scalars read twice or three times, 8 bytes an entry written and read
+/// twice, 4 written): ~15 ms at 2^26, ~4 ms at 2^24.
+pub(super) const DEFAULT_SHARED_SORT: bool = true;
 
 /// G1 MSM kernels with inlined Fq products. Inlined was faster on the H200
 /// until the products' final subtraction became a borrow chain (run 9:
@@ -263,6 +318,17 @@ impl CudaDevice {
 
     pub fn msm_chunk_order(&self) -> bool {
         self.chunk_order.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Sorts the MSM's entries through shared memory (true) or with
+    /// global atomics (false, the sort before 2026-12-04).
+    pub fn set_msm_shared_sort(&self, on: bool) {
+        self.shared_sort
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn msm_shared_sort(&self) -> bool {
+        self.shared_sort.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Runs (or not) the bucket reduction's groups on pairs of lanes, per
@@ -651,58 +717,14 @@ impl CudaDevice {
         let mut prof = PhaseTimer::new();
         prof.mark(self, "setup")?;
 
-        // 1-2: counting sort of (window, bucket) entries, window by window.
-        let keys: CudaSlice<u32> = self.alloc(kernel, w as usize * m)?;
-        self.k.msm_digits.launch(
-            self,
-            "msm_digits",
-            m,
-            cfg1d(m, MSM_DIGITS_BLOCK),
-            sc,
-            m as u32,
-            mont,
-            c,
-            w,
-            self.p(&keys),
-        )?;
-        let hist: CudaSlice<u32> = self.zeros(kernel, s)?;
-        for win in 0..w as u64 {
-            let kp = self.p(&keys) + 4 * win * m as u64;
-            let hp = self.p(&hist) + 4 * win * b as u64;
-            self.k.msm_histogram.launch(
-                self,
-                "msm_histogram",
-                m,
-                cfg1d(m, MSM_HISTOGRAM_BLOCK),
-                kp,
-                m as u32,
-                hp,
-            )?;
-        }
-        let off0: CudaSlice<u32> = self.alloc(kernel, s + 1)?;
-        self.scan(&hist, &off0, s)?;
-        let mut cursor: CudaSlice<u32> = self.alloc(kernel, s)?;
-        self.stream
-            .memcpy_dtod(&off0.slice(0..s), &mut cursor)
-            .map_err(|e| self.err("copy", kernel, m, e))?;
+        // 1-2: the entries sorted by (window, bucket): `hist` holds each
+        // bucket's count, `off0` its first place (and the total at s).
         let total_bound = w as usize * m;
-        let sorted: CudaSlice<u32> = self.alloc(kernel, total_bound)?;
-        for win in 0..w as u64 {
-            let kp = self.p(&keys) + 4 * win * m as u64;
-            let cp = self.p(&cursor) + 4 * win * b as u64;
-            self.k.msm_scatter.launch(
-                self,
-                "msm_scatter",
-                m,
-                cfg1d(m, MSM_SCATTER_BLOCK),
-                kp,
-                ids_ptr,
-                m as u32,
-                cp,
-                self.p(&sorted),
-            )?;
-        }
-        drop((cursor, keys));
+        let (hist, off0, sorted) = if self.msm_shared_sort() {
+            self.sort_shared(sc, mont, ids_ptr, m, c, kernel)?
+        } else {
+            self.sort_atomic(sc, mont, ids_ptr, m, c, kernel)?
+        };
         prof.mark(self, "sort")?;
 
         // 3: chunked bucket sums, first pass from the affine points.
@@ -809,6 +831,172 @@ impl CudaDevice {
                 .collect(),
             c,
         ))
+    }
+
+    /// The entries of an MSM of `m` scalars at `c`-bit windows sorted by
+    /// (window, bucket) through shared memory (kernels/msm_sort.cuh):
+    /// returns each bucket's count, the buckets' offsets (s + 1, the total
+    /// last) and the sorted list (point id | sign << 31).
+    #[allow(clippy::type_complexity)]
+    fn sort_shared(
+        &self,
+        scalars: u64,
+        mont: u32,
+        ids: u64,
+        m: usize,
+        c: u32,
+        kernel: &'static str,
+    ) -> Result<(CudaSlice<u32>, CudaSlice<u32>, CudaSlice<u32>)> {
+        let plan = host::msm_sort_plan(m, c);
+        let w = host::num_windows(c);
+        let s = (w as usize) << (c - 1);
+        let slots = (w * plan.parts) as usize;
+        let hist_len = slots * plan.tiles as usize;
+        let tile_hist: CudaSlice<u32> = self.alloc(kernel, hist_len)?;
+        let smem = |words: usize| LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (MSM_SORT_BLOCK, 1, 1),
+            shared_mem_bytes: (4 * words) as u32,
+        };
+        self.k.msm_sort_count.launch(
+            self,
+            "msm_sort_count",
+            m,
+            LaunchConfig {
+                grid_dim: (plan.tiles, 1, 1),
+                ..smem(slots)
+            },
+            scalars,
+            m as u32,
+            mont,
+            c,
+            w,
+            plan.lg_low,
+            plan.parts,
+            plan.tiles,
+            self.p(&tile_hist),
+        )?;
+        let part_off: CudaSlice<u32> = self.alloc(kernel, hist_len + 1)?;
+        self.scan(&tile_hist, &part_off, hist_len)?;
+        drop(tile_hist);
+        let hist: CudaSlice<u32> = self.alloc(kernel, s)?;
+        let off0: CudaSlice<u32> = self.alloc(kernel, s + 1)?;
+        let sorted: CudaSlice<u32> = self.alloc(kernel, w as usize * m)?;
+        let tmp: CudaSlice<u8> = self.alloc(kernel, 8 * plan.group_windows as usize * m)?;
+        let total_parts = w * plan.parts;
+        for (w0, w1) in plan.groups(w) {
+            let group_slots = ((w1 - w0) * plan.parts) as usize;
+            self.k.msm_sort_place.launch(
+                self,
+                "msm_sort_place",
+                m,
+                LaunchConfig {
+                    grid_dim: (plan.tiles, 1, 1),
+                    ..smem(group_slots)
+                },
+                scalars,
+                ids,
+                m as u32,
+                mont,
+                c,
+                w0,
+                w1,
+                plan.lg_low,
+                plan.parts,
+                plan.tiles,
+                self.p(&part_off),
+                self.p(&tmp),
+            )?;
+            self.k.msm_sort_buckets.launch(
+                self,
+                "msm_sort_buckets",
+                m,
+                LaunchConfig {
+                    grid_dim: (group_slots as u32, 1, 1),
+                    ..smem((1usize << plan.lg_low) + MSM_SORT_BLOCK as usize)
+                },
+                self.p(&tmp),
+                self.p(&part_off),
+                plan.tiles,
+                plan.lg_low,
+                w0 * plan.parts,
+                total_parts,
+                self.p(&hist),
+                self.p(&off0),
+                self.p(&sorted),
+            )?;
+        }
+        Ok((hist, off0, sorted))
+    }
+
+    /// The same sort with a global atomic per entry in each of two passes
+    /// (msm_digits, msm_histogram and msm_scatter, window by window): the
+    /// sort before 2026-12-04, kept for comparison.
+    #[allow(clippy::type_complexity)]
+    fn sort_atomic(
+        &self,
+        scalars: u64,
+        mont: u32,
+        ids: u64,
+        m: usize,
+        c: u32,
+        kernel: &'static str,
+    ) -> Result<(CudaSlice<u32>, CudaSlice<u32>, CudaSlice<u32>)> {
+        let w = host::num_windows(c);
+        let b = 1usize << (c - 1);
+        let s = w as usize * b;
+        let keys: CudaSlice<u32> = self.alloc(kernel, w as usize * m)?;
+        self.k.msm_digits.launch(
+            self,
+            "msm_digits",
+            m,
+            cfg1d(m, MSM_DIGITS_BLOCK),
+            scalars,
+            m as u32,
+            mont,
+            c,
+            w,
+            self.p(&keys),
+        )?;
+        let hist: CudaSlice<u32> = self.zeros(kernel, s)?;
+        for win in 0..w as u64 {
+            let kp = self.p(&keys) + 4 * win * m as u64;
+            let hp = self.p(&hist) + 4 * win * b as u64;
+            self.k.msm_histogram.launch(
+                self,
+                "msm_histogram",
+                m,
+                cfg1d(m, MSM_HISTOGRAM_BLOCK),
+                kp,
+                m as u32,
+                hp,
+            )?;
+        }
+        let off0: CudaSlice<u32> = self.alloc(kernel, s + 1)?;
+        self.scan(&hist, &off0, s)?;
+        let mut cursor: CudaSlice<u32> = self.alloc(kernel, s)?;
+        self.stream
+            .memcpy_dtod(&off0.slice(0..s), &mut cursor)
+            .map_err(|e| self.err("copy", kernel, m, e))?;
+        let total_bound = w as usize * m;
+        let sorted: CudaSlice<u32> = self.alloc(kernel, total_bound)?;
+        for win in 0..w as u64 {
+            let kp = self.p(&keys) + 4 * win * m as u64;
+            let cp = self.p(&cursor) + 4 * win * b as u64;
+            self.k.msm_scatter.launch(
+                self,
+                "msm_scatter",
+                m,
+                cfg1d(m, MSM_SCATTER_BLOCK),
+                kp,
+                ids,
+                m as u32,
+                cp,
+                self.p(&sorted),
+            )?;
+        }
+        drop((cursor, keys));
+        Ok((hist, off0, sorted))
     }
 
     /// Sums each window's `per_window` items (a power of two, window by

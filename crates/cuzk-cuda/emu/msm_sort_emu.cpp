@@ -1,0 +1,79 @@
+// The MSM's shared-memory sort (kernels/msm_sort.cuh) run on the CPU
+// (cuda_emu.h) with the launches src/device/msm.rs makes (`sort_shared`),
+// for tests/emu_msm_sort.rs. The exclusive scan between the passes, a
+// kernel of its own on the GPU (scan.cuh, checked there), is done here on
+// the host.
+//
+// Input, little-endian u32 words unless said: n, c, W, mont, lg_low, parts,
+// tiles, block, ngroups, then (w0, w1) per group, has_ids; n scalars of 32
+// bytes; n ids if has_ids.
+// Output: count (W·2^(c-1) words), off (W·2^(c-1) + 1 words), then the
+// sorted list (off's last word of them).
+#include "cuda_emu.h"
+#include "../kernels/msm_sort.cuh"
+
+#include <cstdio>
+#include <stdexcept>
+
+static uint32_t rd32() {
+    uint32_t v;
+    if (fread(&v, 4, 1, stdin) != 1) throw std::runtime_error("short input");
+    return v;
+}
+
+int main() {
+    try {
+        const uint32_t n = rd32(), c = rd32(), W = rd32(), mont = rd32(), lg_low = rd32(),
+                       parts = rd32(), tiles = rd32(), block = rd32(), ngroups = rd32();
+        std::vector<std::pair<uint32_t, uint32_t>> groups(ngroups);
+        for (auto& g : groups) {
+            g.first = rd32();
+            g.second = rd32();
+        }
+        const uint32_t has_ids = rd32();
+        std::vector<Fr> scalars(n ? n : 1);
+        if (n && fread(scalars.data(), 32, n, stdin) != n) throw std::runtime_error("short scalars");
+        std::vector<uint32_t> ids(n ? n : 1);
+        if (has_ids && n && fread(ids.data(), 4, n, stdin) != n) throw std::runtime_error("short ids");
+        const uint32_t* idp = has_ids ? ids.data() : nullptr;
+
+        const size_t slots = (size_t)W * parts, hist_len = slots * tiles;
+        const size_t s = (size_t)W << (c - 1);
+        std::vector<uint32_t> tile_hist(hist_len), part_off(hist_len + 1);
+        emu_launch(tiles, block, 4 * slots, [&] {
+            msm_sort_count(scalars.data(), n, mont, c, W, lg_low, parts, tiles, tile_hist.data());
+        });
+        uint32_t run = 0;
+        for (size_t i = 0; i < hist_len; i++) {
+            part_off[i] = run;
+            run += tile_hist[i];
+        }
+        part_off[hist_len] = run;
+
+        std::vector<uint32_t> count(s, 0xdeadbeefu), off(s + 1, 0xdeadbeefu), sorted(run ? run : 1);
+        uint32_t most = 0;
+        for (auto g : groups) most = std::max(most, g.second - g.first);
+        std::vector<uint2> tmp((size_t)most * n + 1);
+        for (auto [w0, w1] : groups) {
+            const size_t group_slots = (size_t)(w1 - w0) * parts;
+            emu_launch(tiles, block, 4 * group_slots, [&] {
+                msm_sort_place(scalars.data(), idp, n, mont, c, w0, w1, lg_low, parts, tiles,
+                               part_off.data(), tmp.data());
+            });
+            emu_launch((uint32_t)group_slots, block, 4 * ((1u << lg_low) + block), [&] {
+                msm_sort_buckets(tmp.data(), part_off.data(), tiles, lg_low, w0 * parts,
+                                 W * parts, count.data(), off.data(), sorted.data());
+            });
+        }
+        fwrite(count.data(), 4, s, stdout);
+        fwrite(off.data(), 4, s + 1, stdout);
+        fwrite(sorted.data(), 4, run, stdout);
+        return 0;
+    } catch (const std::exception& e) {
+        fprintf(stderr, "msm_sort_emu: %s\n", e.what());
+        return 1;
+    } catch (const char* e) {
+        fprintf(stderr, "msm_sort_emu: %s\n", e);
+        return 1;
+    }
+}

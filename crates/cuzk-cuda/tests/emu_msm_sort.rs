@@ -1,0 +1,260 @@
+//! The MSM's shared-memory sort (kernels/msm_sort.cuh) run on the CPU
+//! (emu/cuda_emu.h, emu/msm_sort_emu.cpp) with the plan src/device/msm.rs
+//! launches it with (`host::msm_sort_plan`), against the signed digits of
+//! `host::signed_digits`: every bucket's count, its offset, and the entries
+//! placed in it (point id and sign) as a set. Covers Montgomery and
+//! canonical scalars, ids, zero digits, a window holding only the carry
+//! (c = 15 and 17), one part and many, one tile and several, and windows in
+//! one group and in several. Needs a C++20 compiler (`$CXX`, else `c++`);
+//! PTX is not covered (the GPU checks run every MSM through it).
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+use blstrs::Scalar;
+use cuzk_cuda::host::{self, MsmSortPlan};
+use ff::Field;
+use rand::{Rng, SeedableRng};
+
+fn emu_binary() -> &'static PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("msm_sort_emu");
+        let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+        let status = Command::new(&cxx)
+            .args(["-std=c++20", "-O2", "-pthread", "-o"])
+            .arg(&out)
+            .arg(dir.join("emu/msm_sort_emu.cpp"))
+            .status()
+            .unwrap_or_else(|e| panic!("running {cxx} (set CXX to a C++20 compiler): {e}"));
+        assert!(
+            status.success(),
+            "{cxx} failed to compile emu/msm_sort_emu.cpp"
+        );
+        out
+    })
+}
+
+struct Sorted {
+    count: Vec<u32>,
+    off: Vec<u32>,
+    sorted: Vec<u32>,
+}
+
+fn run_emu(
+    scalars: &[Scalar],
+    mont: bool,
+    ids: Option<&[u32]>,
+    c: u32,
+    plan: MsmSortPlan,
+    block: u32,
+) -> Sorted {
+    let w = host::num_windows(c);
+    let mut input = Vec::new();
+    let mut put = |v: u32| input.extend_from_slice(&v.to_le_bytes());
+    let groups = plan.groups(w);
+    for v in [
+        scalars.len() as u32,
+        c,
+        w,
+        mont as u32,
+        plan.lg_low,
+        plan.parts,
+        plan.tiles,
+        block,
+        groups.len() as u32,
+    ] {
+        put(v);
+    }
+    for (w0, w1) in &groups {
+        put(*w0);
+        put(*w1);
+    }
+    put(ids.is_some() as u32);
+    for s in scalars {
+        if mont {
+            input.extend_from_slice(host::scalars_as_bytes(std::slice::from_ref(s)));
+        } else {
+            input.extend_from_slice(&s.to_bytes_le());
+        }
+    }
+    if let Some(ids) = ids {
+        for id in ids {
+            input.extend_from_slice(&id.to_le_bytes());
+        }
+    }
+    let mut child = Command::new(emu_binary())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("msm_sort_emu");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(&input)
+        .expect("writing to msm_sort_emu");
+    let out = child.wait_with_output().expect("msm_sort_emu output");
+    assert!(out.status.success(), "msm_sort_emu failed");
+    let words: Vec<u32> = out
+        .stdout
+        .chunks_exact(4)
+        .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
+        .collect();
+    let s = (w as usize) << (c - 1);
+    assert!(words.len() > 2 * s, "msm_sort_emu returned too little");
+    let count = words[..s].to_vec();
+    let off = words[s..2 * s + 1].to_vec();
+    let sorted = words[2 * s + 1..].to_vec();
+    Sorted { count, off, sorted }
+}
+
+/// Checks the emulated sort against the digits: per bucket, the count, the
+/// offset (an exclusive scan of the counts) and the entries as a set.
+fn check(
+    scalars: &[Scalar],
+    mont: bool,
+    ids: Option<&[u32]>,
+    c: u32,
+    plan: MsmSortPlan,
+    block: u32,
+) {
+    let w = host::num_windows(c) as usize;
+    let b = 1usize << (c - 1);
+    let got = run_emu(scalars, mont, ids, c, plan, block);
+    let mut want: BTreeMap<usize, Vec<u32>> = BTreeMap::new();
+    for (i, s) in scalars.iter().enumerate() {
+        let id = ids.map_or(i as u32, |v| v[i]);
+        for (win, d) in host::signed_digits(&host::canonical_limbs(s), c)
+            .into_iter()
+            .enumerate()
+        {
+            if d != 0 {
+                let bucket = win * b + d.unsigned_abs() as usize - 1;
+                want.entry(bucket)
+                    .or_default()
+                    .push(id | (u32::from(d < 0) << 31));
+            }
+        }
+    }
+    let what = format!(
+        "n={} c={c} mont={mont} ids={} {plan:?}",
+        scalars.len(),
+        ids.is_some()
+    );
+    let mut run = 0u32;
+    for s in 0..w * b {
+        let mut expect = want.remove(&s).unwrap_or_default();
+        assert_eq!(
+            got.count[s] as usize,
+            expect.len(),
+            "{what}: count of bucket {s}"
+        );
+        assert_eq!(got.off[s], run, "{what}: offset of bucket {s}");
+        let start = run as usize;
+        run += expect.len() as u32;
+        let mut placed = got.sorted[start..run as usize].to_vec();
+        placed.sort_unstable();
+        expect.sort_unstable();
+        assert_eq!(placed, expect, "{what}: entries of bucket {s}");
+    }
+    assert_eq!(got.off[w * b], run, "{what}: the total");
+    assert_eq!(got.sorted.len(), run as usize, "{what}: list length");
+}
+
+fn random(n: usize, seed: u64) -> Vec<Scalar> {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    (0..n).map(|_| Scalar::random(&mut rng)).collect()
+}
+
+#[test]
+fn one_scalar_and_small_windows() {
+    for c in [4u32, 8] {
+        check(&random(1, 1), true, None, c, host::msm_sort_plan(1, c), 64);
+        check(
+            &random(100, 2),
+            false,
+            None,
+            c,
+            host::msm_sort_plan(100, c),
+            64,
+        );
+    }
+}
+
+#[test]
+fn edge_scalars_in_one_part_and_in_many() {
+    // Zero, one, -1, repeats and small values: zero digits dropped, many
+    // entries in one bucket.
+    let mut v = random(3000, 3);
+    for (k, s) in v.iter_mut().enumerate().take(600) {
+        *s = match k % 6 {
+            0 => Scalar::ZERO,
+            1 => Scalar::ONE,
+            2 => -Scalar::ONE,
+            3 => Scalar::from(k as u64),
+            4 => Scalar::from(0xffff_ffffu64),
+            _ => Scalar::from(7u64),
+        };
+    }
+    for c in [10u32, 13, 16] {
+        let plan = host::msm_sort_plan(v.len(), c);
+        check(&v, true, None, c, plan, host::MSM_SORT_BLOCK);
+    }
+}
+
+#[test]
+fn several_tiles_ids_and_window_groups() {
+    let n = 2 * host::MSM_SORT_TILE + 77;
+    let v = random(n, 4);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+    let ids: Vec<u32> = (0..n).map(|_| rng.gen_range(0..1u32 << 30)).collect();
+    // c = 15 and 17: the top window holds only the carry (all its entries
+    // in bucket 1); c = 20: 256 parts a window.
+    // (Blocks of 64 threads: the emulator starts a thread for each.)
+    for c in [15u32, 17, 20] {
+        let plan = host::msm_sort_plan(n, c);
+        assert_eq!(plan.tiles, 3);
+        check(&v, false, Some(&ids), c, plan, 64);
+        if c < 20 {
+            // The windows in groups of 3 (large MSMs place them in groups).
+            let grouped = MsmSortPlan {
+                group_windows: 3,
+                ..plan
+            };
+            check(&v, true, None, c, grouped, 64);
+        }
+    }
+}
+
+#[test]
+fn plan_covers_every_window_once_within_shared_memory() {
+    for c in 2u32..=24 {
+        let w = host::num_windows(c);
+        for m in [1usize, 1000, 1 << 20, 1 << 24, 1 << 27] {
+            let p = host::msm_sort_plan(m, c);
+            assert_eq!(p.parts << p.lg_low, 1 << (c - 1), "c={c}");
+            assert!(w * p.parts <= 12 * 1024, "c={c}: {} counters", w * p.parts);
+            let bucket_words = (1u32 << p.lg_low) + host::MSM_SORT_BLOCK;
+            assert!(bucket_words <= 12 * 1024, "c={c}: {} low bits", p.lg_low);
+            assert_eq!(p.tiles as usize, m.div_ceil(host::MSM_SORT_TILE));
+            let groups = p.groups(w);
+            assert_eq!(groups.first().unwrap().0, 0);
+            assert_eq!(groups.last().unwrap().1, w);
+            assert!(groups.windows(2).all(|g| g[0].1 == g[1].0));
+            assert!(groups
+                .iter()
+                .all(|(a, b)| b > a && b - a <= p.group_windows));
+            // tmp for one group within the W·m keys the atomic sort kept,
+            // or below the one-group bound.
+            assert!(
+                8 * p.group_windows as u64 * m as u64 <= (4 * w as u64 * m as u64).max(1 << 30),
+                "c={c} m={m}"
+            );
+        }
+    }
+}
