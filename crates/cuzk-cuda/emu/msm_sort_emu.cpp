@@ -40,8 +40,10 @@ int main() {
         const size_t slots = (size_t)W * parts, hist_len = slots * tiles;
         const size_t s = (size_t)W << (c - 1);
         std::vector<uint32_t> tile_hist(hist_len), part_off(hist_len + 1);
+        std::vector<uint32_t> keys((size_t)W * n + 1);
         emu_launch(tiles, block, 4 * slots, [&] {
-            msm_sort_count(scalars.data(), n, mont, c, W, lg_low, parts, tiles, tile_hist.data());
+            msm_sort_digits(scalars.data(), n, mont, c, W, lg_low, parts, tiles, keys.data(),
+                            tile_hist.data());
         });
         uint32_t run = 0;
         for (size_t i = 0; i < hist_len; i++) {
@@ -57,8 +59,8 @@ int main() {
         for (auto [w0, w1] : groups) {
             const size_t group_slots = (size_t)(w1 - w0) * parts;
             emu_launch(tiles, block, 4 * group_slots, [&] {
-                msm_sort_place(scalars.data(), idp, n, mont, c, w0, w1, lg_low, parts, tiles,
-                               part_off.data(), tmp.data());
+                msm_sort_place(keys.data(), idp, n, w0, w1, lg_low, parts, tiles, part_off.data(),
+                               tmp.data());
             });
             emu_launch((uint32_t)group_slots, block, 4 * ((1u << lg_low) + block), [&] {
                 msm_sort_buckets(tmp.data(), part_off.data(), tiles, lg_low, w0 * parts,

@@ -10,23 +10,26 @@
 // lg_low) and its low lg_low bits. The parts of a window are consecutive
 // bucket ranges, so each (window, part) fills one contiguous range of the
 // final list:
-// 1. msm_sort_count: each tile of MSM_SORT_TILE scalars counts its entries
-//    per (window, part) in shared memory, into tile_hist[(w * parts + p) *
-//    tiles + tile]. The host's exclusive scan of it, part_off, is each
-//    (window, part, tile)'s first place; part_off[(w * parts + p) * tiles]
-//    is where the range of (w, p) starts.
-// 2. msm_sort_place, for windows [w0, w1): the tile again, each entry to
-//    the next place of its (window, part) in `tmp` (relative to the
-//    group's first place), as (id | sign, low bits), in no set order.
+// 1. msm_sort_digits: each tile of MSM_SORT_TILE scalars writes its
+//    digits as keys (keys[w * n + i] = |d| | sign << 31, 0 for a zero
+//    digit, as msm_digits does) and counts its entries per (window, part)
+//    in shared memory, into tile_hist[(w * parts + p) * tiles + tile]. The
+//    host's exclusive scan of it, part_off, is each (window, part, tile)'s
+//    first place; part_off[(w * parts + p) * tiles] is where the range of
+//    (w, p) starts.
+// 2. msm_sort_place, for windows [w0, w1): the tile's keys again, each
+//    entry to the next place of its (window, part) in `tmp` (relative to
+//    the group's first place), as (id | sign, low bits), in no set order.
 // 3. msm_sort_buckets: a block per (window, part) of the group counts its
 //    entries by low bits in shared memory, scans the counts, writes each
 //    bucket's count and offset (what the chunked sums read) and puts each
 //    entry in its bucket's place of `sorted`.
-// The digits are recomputed from the scalars in passes 1 and 2 rather than
-// kept (W·n keys of 4 bytes), and the windows go through passes 2-3 in
-// groups, so that tmp (8 bytes an entry of the group) and `sorted` together
-// stay within what the old sort's keys and sorted list took. Zero digits
-// are dropped. Shared memory is dynamic (sized by the host) so that the CPU
+// Large MSMs take passes 2-3 a window at a time, so that `tmp` (8 bytes an
+// entry) adds one window's worth to the keys and sorted list the atomic
+// sort held (host::msm_sort_plan). Recomputing the digits in each pass
+// instead of keeping keys (tried first, 2026-12-04 call 29) made the sort
+// slower than the atomic one: 22 ms at 2^24 against 12.5. Zero digits are
+// dropped. Shared memory is dynamic (sized by the host) so that the CPU
 // emulator (emu/cuda_emu.h) runs these kernels as they are.
 #pragma once
 #include "field.cuh"
@@ -42,33 +45,40 @@ DEV Fr load_scalar(const Fr* scalars, uint32_t i, uint32_t mont) {
     return s;
 }
 
-// c-bit window w of a canonical scalar (bits past 255 read as zero).
-DEV uint32_t window_bits(const Fr& s, uint32_t w, uint32_t c) {
-    uint32_t bit = w * c;
-    uint32_t limb = bit >> 5, sh = bit & 31;
-    if (limb >= 8) return 0;
-    uint64_t lo = s.v[limb];
-    if (limb + 1 < 8) lo |= (uint64_t)s.v[limb + 1] << 32;
-    uint32_t val = (uint32_t)(lo >> sh);
-    if (sh + c > 64 && limb + 2 < 8) val |= s.v[limb + 2] << (64 - sh);
-    return val & ((1u << c) - 1);
-}
-
-// Signed digit of window w given the carry in; returns |d| and the sign,
-// updates the carry.
-DEV uint32_t signed_digit(const Fr& s, uint32_t w, uint32_t c, uint32_t& carry, uint32_t& neg) {
-    uint32_t d = window_bits(s, w, c) + carry;
-    uint32_t half = 1u << (c - 1);
-    if (d > half) {
-        carry = 1;
-        neg = 1;
-        return (1u << c) - d;  // may be 0 when d == 2^c
+// Calls f(w, |d|, sign) for the W signed c-bit digits d_w in
+// [-2^(c-1), 2^(c-1)] of a canonical scalar, w = 0 .. W-1, with sum d_w
+// 2^(c w) = s (bits past 255 read as zero; |d| may be 0 with the sign set
+// when a window's bits plus the carry make 2^c). The limbs go through a
+// 64-bit buffer in a loop the compiler unrolls, so the scalar stays in
+// registers: indexing its limbs by window (the form before 2026-12-04)
+// put it in local memory and cost ~30 instructions a window.
+template <class Fn>
+DEV void for_each_digit(const Fr& s, uint32_t c, uint32_t W, Fn f) {
+    const uint32_t mask = (1u << c) - 1, half = 1u << (c - 1);
+    uint64_t acc = 0;
+    uint32_t nb = 0, w = 0, carry = 0;
+    auto emit = [&](uint32_t bits) {
+        uint32_t d = bits + carry;
+        uint32_t neg = d > half;
+        carry = neg;
+        f(w, neg ? (1u << c) - d : d, neg);
+        w++;
+    };
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        acc |= (uint64_t)s.v[k] << nb;
+        nb += 32;
+        while (nb >= c) {
+            emit((uint32_t)acc & mask);
+            acc >>= c;
+            nb -= c;
+        }
     }
-    carry = 0;
-    neg = 0;
-    return d;
+    while (w < W) {
+        emit((uint32_t)acc & mask);
+        acc >>= c;
+    }
 }
-
 
 #define MSM_SORT_BLOCK 512
 #define MSM_SORT_TILE 8192
@@ -82,8 +92,9 @@ DEV uint32_t* sort_shared_words() {
 }
 
 extern "C" __global__ void __launch_bounds__(MSM_SORT_BLOCK)
-    msm_sort_count(const Fr* scalars, uint32_t n, uint32_t mont, uint32_t c, uint32_t W,
-                   uint32_t lg_low, uint32_t parts, uint32_t tiles, uint32_t* tile_hist) {
+    msm_sort_digits(const Fr* scalars, uint32_t n, uint32_t mont, uint32_t c, uint32_t W,
+                    uint32_t lg_low, uint32_t parts, uint32_t tiles, uint32_t* keys,
+                    uint32_t* tile_hist) {
     uint32_t* cnt = sort_shared_words();
     const uint32_t slots = W * parts;
     for (uint32_t p = threadIdx.x; p < slots; p += blockDim.x) cnt[p] = 0;
@@ -92,12 +103,11 @@ extern "C" __global__ void __launch_bounds__(MSM_SORT_BLOCK)
     for (uint32_t r = 0; r < MSM_SORT_TILE; r += blockDim.x) {
         uint32_t i = tile * MSM_SORT_TILE + r + threadIdx.x;
         if (i >= n) break;
-        Fr s = load_scalar(scalars, i, mont);
-        uint32_t carry = 0, neg;
-        for (uint32_t w = 0; w < W; w++) {
-            uint32_t d = signed_digit(s, w, c, carry, neg);
-            if (d) atomicAdd(&cnt[w * parts + ((d - 1) >> lg_low)], 1u);
-        }
+        for_each_digit(load_scalar(scalars, i, mont), c, W,
+                       [&](uint32_t w, uint32_t d, uint32_t neg) {
+                           keys[(size_t)w * n + i] = d ? (d | (neg << 31)) : 0;
+                           if (d) atomicAdd(&cnt[w * parts + ((d - 1) >> lg_low)], 1u);
+                       });
     }
     __syncthreads();
     for (uint32_t p = threadIdx.x; p < slots; p += blockDim.x)
@@ -105,8 +115,8 @@ extern "C" __global__ void __launch_bounds__(MSM_SORT_BLOCK)
 }
 
 extern "C" __global__ void __launch_bounds__(MSM_SORT_BLOCK)
-    msm_sort_place(const Fr* scalars, const uint32_t* ids, uint32_t n, uint32_t mont, uint32_t c,
-                   uint32_t w0, uint32_t w1, uint32_t lg_low, uint32_t parts, uint32_t tiles,
+    msm_sort_place(const uint32_t* keys, const uint32_t* ids, uint32_t n, uint32_t w0,
+                   uint32_t w1, uint32_t lg_low, uint32_t parts, uint32_t tiles,
                    const uint32_t* part_off, uint2* tmp) {
     uint32_t* cur = sort_shared_words();
     const uint32_t tile = blockIdx.x;
@@ -119,16 +129,15 @@ extern "C" __global__ void __launch_bounds__(MSM_SORT_BLOCK)
     for (uint32_t r = 0; r < MSM_SORT_TILE; r += blockDim.x) {
         uint32_t i = tile * MSM_SORT_TILE + r + threadIdx.x;
         if (i >= n) break;
-        Fr s = load_scalar(scalars, i, mont);
         const uint32_t id = ids ? ids[i] : i;
-        uint32_t carry = 0, neg;
-        for (uint32_t w = 0; w < w1; w++) {
-            uint32_t d = signed_digit(s, w, c, carry, neg);
-            if (w >= w0 && d) {
+        for (uint32_t w = w0; w < w1; w++) {
+            uint32_t key = keys[(size_t)w * n + i];
+            uint32_t d = key & 0x7fffffffu;
+            if (d) {
                 uint32_t b = d - 1;
                 uint32_t pos = atomicAdd(&cur[(w - w0) * parts + (b >> lg_low)], 1u);
                 uint2 e;
-                e.x = id | (neg << 31);
+                e.x = id | (key & 0x80000000u);
                 e.y = b & low_mask;
                 tmp[pos] = e;
             }

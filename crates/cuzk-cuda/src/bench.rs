@@ -256,12 +256,32 @@ fn time_window(
 
 /// How the MSM's chunk order is named in the rows.
 #[cfg(feature = "cuda")]
-fn sort_name(shared: bool) -> &'static str {
-    if shared {
-        "sort-shared"
-    } else {
-        "sort-atomic"
-    }
+/// Times `run` with the other sort than the device's, then with the other
+/// merge of the chunk sums (each restored after): (row suffix, times).
+fn other_sort_and_merge(
+    dev: &CudaDevice,
+    reps: usize,
+    mut run: impl FnMut() -> Result<()>,
+) -> Result<Vec<(&'static str, (f64, f64))>> {
+    let shared = dev.msm_shared_sort();
+    dev.set_msm_shared_sort(!shared);
+    let sort = time_it(dev, reps, &mut run);
+    dev.set_msm_shared_sort(shared);
+    let in_place = dev.msm_merge_in_place();
+    dev.set_msm_merge_in_place(!in_place);
+    let merge = time_it(dev, reps, &mut run);
+    dev.set_msm_merge_in_place(in_place);
+    Ok(vec![
+        (if shared { "sort-atomic" } else { "sort-shared" }, sort?),
+        (
+            if in_place {
+                "merge-copy"
+            } else {
+                "merge-in-place"
+            },
+            merge?,
+        ),
+    ])
 }
 
 fn chunk_order_name(on: bool) -> &'static str {
@@ -423,15 +443,14 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
                 dev.set_msm_chunk_order(order);
                 let name = format!("msm_g1 vram {}", chunk_order_name(!order));
                 push(row(&card, &name, lg, work.clone(), imad, mem, t));
-                // The default kernels with the other sort.
-                let shared = dev.msm_shared_sort();
-                dev.set_msm_shared_sort(!shared);
-                let t = time_it(dev, opts.reps, || {
+                // The default kernels with the other sort, then the other
+                // merge.
+                for (form, t) in other_sort_and_merge(dev, opts.reps, || {
                     dev.msm_g1_device(&dp, &ds, None).map(|_| ())
-                })?;
-                dev.set_msm_shared_sort(shared);
-                let name = format!("msm_g1 vram {}", sort_name(!shared));
-                push(row(&card, &name, lg, work.clone(), imad, mem, t));
+                })? {
+                    let name = format!("msm_g1 vram {form}");
+                    push(row(&card, &name, lg, work.clone(), imad, mem, t));
+                }
                 // The default kernels with the other forms of the last steps.
                 for (pairs, tree, form) in reduction_forms(dev) {
                     let t = time_reduction_form(dev, opts.reps, (pairs, tree), || {
@@ -587,21 +606,19 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
             n as f64 * (192.0 + 32.0),
             t,
         ));
-        let shared = dev.msm_shared_sort();
-        dev.set_msm_shared_sort(!shared);
-        let t = time_it(dev, opts.reps, || {
+        for (form, t) in other_sort_and_merge(dev, opts.reps, || {
             dev.msm_g2_device(&dp, &ds, None).map(|_| ())
-        })?;
-        dev.set_msm_shared_sort(shared);
-        push(row(
-            &card,
-            &format!("msm_g2 vram {}", sort_name(!shared)),
-            lg,
-            work.clone(),
-            imad,
-            n as f64 * (192.0 + 32.0),
-            t,
-        ));
+        })? {
+            push(row(
+                &card,
+                &format!("msm_g2 vram {form}"),
+                lg,
+                work.clone(),
+                imad,
+                n as f64 * (192.0 + 32.0),
+                t,
+            ));
+        }
         for (pairs, tree, form) in reduction_forms(dev) {
             let t = time_reduction_form(dev, opts.reps, (pairs, tree), || {
                 dev.msm_g2_device(&dp, &ds, None).map(|_| ())

@@ -476,22 +476,28 @@ fn with_each_g1_build<T>(
     result.map(|()| out)
 }
 
-/// `f` with the MSM's chunks in order of length and in plain order, both
-/// with the shared-memory sort, and once more with the global-atomic sort;
-/// the device's settings are restored afterwards.
+/// `f` with the MSM's chunks in order of length (the shared-memory sort
+/// and the in-place merge), in plain order (with the copying merge), and
+/// once more in order of length with the global-atomic sort; the device's
+/// settings are restored afterwards.
 fn with_each_chunk_order(
     dev: &CudaDevice,
     mut f: impl FnMut() -> Result<(), String>,
 ) -> Result<(), String> {
-    let restore = (dev.msm_chunk_order(), dev.msm_shared_sort());
+    let restore = (
+        dev.msm_chunk_order(),
+        dev.msm_shared_sort(),
+        dev.msm_merge_in_place(),
+    );
     let mut result = Ok(());
-    for (on, shared, name) in [
-        (true, true, "chunks by length"),
-        (false, true, "chunks in order"),
-        (true, false, "chunks by length, atomic sort"),
+    for (on, shared, in_place, name) in [
+        (true, true, true, "chunks by length"),
+        (false, true, false, "chunks in order, copying merge"),
+        (true, false, true, "chunks by length, atomic sort"),
     ] {
         dev.set_msm_chunk_order(on);
         dev.set_msm_shared_sort(shared);
+        dev.set_msm_merge_in_place(in_place);
         if let Err(e) = f() {
             result = Err(format!("{name}: {e}"));
             break;
@@ -499,6 +505,7 @@ fn with_each_chunk_order(
     }
     dev.set_msm_chunk_order(restore.0);
     dev.set_msm_shared_sort(restore.1);
+    dev.set_msm_merge_in_place(restore.2);
     result
 }
 

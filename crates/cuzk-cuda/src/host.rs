@@ -244,20 +244,22 @@ pub fn msm_fold_spans(per_window: usize) -> Vec<(u32, u32)> {
 /// Threads per block of the MSM's shared-memory sort (MSM_SORT_BLOCK in
 /// kernels/msm_sort.cuh).
 pub const MSM_SORT_BLOCK: u32 = 512;
-/// Scalars per tile of `msm_sort_count` / `msm_sort_place`
+/// Scalars per tile of `msm_sort_digits` / `msm_sort_place`
 /// (MSM_SORT_TILE): 16 a thread, so that a tile's entries of one (window,
-/// part) land in runs of ~32 consecutive places at 256 parts.
+/// part) land in runs of ~16 consecutive places (128 bytes) at 512 parts.
 pub const MSM_SORT_TILE: usize = 8192;
 /// Low bits of a bucket index that `msm_sort_buckets` sorts in shared
-/// memory (2^11 counters, 8 KB): at c = 20 a window has 256 parts, so a
-/// 2^26-point MSM's last pass runs 3328 blocks of ~2.6e5 entries.
-const MSM_SORT_LOW_BITS: u32 = 11;
-/// The most (window, part) counters `msm_sort_count` keeps in shared
+/// memory (2^10 counters): at c = 20 a window has 512 parts, so a window's
+/// last pass alone runs 512 blocks (about one wave of 512-thread blocks on
+/// the H200's 132 SMs) of ~3.3e4 entries at 2^24 points.
+const MSM_SORT_LOW_BITS: u32 = 10;
+/// The most (window, part) counters `msm_sort_digits` keeps in shared
 /// memory: 48 KB, the most a block gets without opting in.
 const MSM_SORT_SLOTS: u32 = 12 * 1024;
 /// Bytes of `tmp` (8 an entry) up to which the sort places every window in
-/// one group: beyond, the windows go in groups of at most half of them, so
-/// that `tmp` stays within the W·m keys the atomic sort kept.
+/// one group; beyond, one window at a time, so that `tmp` adds at most one
+/// window's worth (8 bytes a scalar) to the keys and sorted list (W·m u32
+/// each) that the atomic sort held too.
 const MSM_SORT_ONE_GROUP_BYTES: u64 = 1 << 30;
 
 /// How the MSM's shared-memory sort cuts its work (kernels/msm_sort.cuh).
@@ -299,7 +301,7 @@ pub fn msm_sort_plan(m: usize, c: u32) -> MsmSortPlan {
     let group_windows = if 8 * w as u64 * m as u64 <= MSM_SORT_ONE_GROUP_BYTES {
         w
     } else {
-        (w / 2).max(1)
+        1
     };
     MsmSortPlan {
         lg_low,
@@ -338,11 +340,12 @@ pub fn msm_scratch_bytes(m: usize, g2: bool) -> u64 {
     let xyzz = if g2 { G2_XYZZ_BYTES } else { G1_XYZZ_BYTES } as u64;
     let inputs = m * FR + 4 * m + m / 8 + 8;
     // The atomic sort: keys and sorted list, counts, offsets and cursors.
-    // The shared-memory one: sorted list, counts and offsets, the tiles'
-    // counts beside their scan, and `tmp` for the largest window group.
+    // The shared-memory one: keys and sorted list, counts and offsets, the
+    // tiles' counts beside their scan, and `tmp` for the largest window
+    // group.
     let plan = msm_sort_plan(m as usize, c);
     let tile_counts = w * plan.parts as u64 * plan.tiles as u64;
-    let shared_sort = 4 * wm + 8 * s + 8 * tile_counts + 8 * plan.group_windows as u64 * m;
+    let shared_sort = 8 * wm + 8 * s + 8 * tile_counts + 8 * plan.group_windows as u64 * m;
     let sort = (8 * wm + 16 * s).max(shared_sort);
     let bound1 = wm / 64 + s;
     let bound2 = bound1 / 64 + s;

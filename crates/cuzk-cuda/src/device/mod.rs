@@ -47,7 +47,7 @@ pub use subgroup::{SubgroupReport, SUBGROUP_MAX_POINTS, SUBGROUP_SCRATCH_BYTES};
 
 use msm::{
     DEFAULT_BUCKET_PAIRS, DEFAULT_CHUNK_ORDER, DEFAULT_G1_INLINE, DEFAULT_G2_ACCUMULATE_BLOCKS,
-    DEFAULT_SHARED_SORT, DEFAULT_WINDOW_TREE, DEFAULT_ZERO_ONE_INLINE,
+    DEFAULT_MERGE_IN_PLACE, DEFAULT_SHARED_SORT, DEFAULT_WINDOW_TREE, DEFAULT_ZERO_ONE_INLINE,
 };
 use ntt::Twiddles;
 
@@ -89,7 +89,7 @@ struct Kernels {
     msm_digits: msm::MsmDigits,
     msm_histogram: msm::MsmHistogram,
     msm_scatter: msm::MsmScatter,
-    msm_sort_count: msm::MsmSortCount,
+    msm_sort_digits: msm::MsmSortDigits,
     msm_sort_place: msm::MsmSortPlace,
     msm_sort_buckets: msm::MsmSortBuckets,
     msm_chunk_counts: msm::MsmChunkCounts,
@@ -104,6 +104,9 @@ struct Kernels {
     /// Indexed like `msm_reduce` ([`CudaDevice::msm_kernel`]).
     msm_bucket_pairs: [msm::MsmBucketPairs; 3],
     msm_fold: [msm::MsmFold; 3],
+    msm_merge_counts: msm::MsmMergeCounts,
+    /// Indexed like `msm_reduce` ([`CudaDevice::msm_kernel`]).
+    msm_merge: [msm::MsmMerge; 3],
     sum_selected: [zero_one::SumSelected; 3],
     mask_popcount: zero_one::MaskPopcount,
     fixed_base: [fixed_base::FixedBase; 2],
@@ -137,6 +140,8 @@ pub struct CudaDevice {
     /// Whether the MSM sorts its entries through shared memory
     /// (`msm_sort_*`) or with global atomics (`msm_histogram`/`msm_scatter`).
     shared_sort: std::sync::atomic::AtomicBool,
+    /// Whether the MSM merges chunk sums in place (`msm_merge_*`).
+    merge_in_place: std::sync::atomic::AtomicBool,
     /// Whether the bucket reduction runs each group on a pair of lanes.
     /// Bit 0: G1's bucket reduction on lane pairs; bit 1: G2's.
     bucket_pairs: std::sync::atomic::AtomicU8,
@@ -210,7 +215,7 @@ impl CudaDevice {
             msm_digits: msm::MsmDigits::load(&f)?,
             msm_histogram: msm::MsmHistogram::load(&f)?,
             msm_scatter: msm::MsmScatter::load(&f)?,
-            msm_sort_count: msm::MsmSortCount::load(&f)?,
+            msm_sort_digits: msm::MsmSortDigits::load(&f)?,
             msm_sort_place: msm::MsmSortPlace::load(&f)?,
             msm_sort_buckets: msm::MsmSortBuckets::load(&f)?,
             msm_chunk_counts: msm::MsmChunkCounts::load(&f)?,
@@ -222,6 +227,8 @@ impl CudaDevice {
             msm_bucket_reduce: msm::MsmBucketReduce::load_all(&f)?,
             msm_bucket_pairs: msm::MsmBucketPairs::load_all(&f)?,
             msm_fold: msm::MsmFold::load_all(&f)?,
+            msm_merge_counts: msm::MsmMergeCounts::load(&f)?,
+            msm_merge: msm::MsmMerge::load_all(&f)?,
             sum_selected: zero_one::SumSelected::load_all(&f)?,
             mask_popcount: zero_one::MaskPopcount::load(&f)?,
             fixed_base: fixed_base::FixedBase::load_all(&f)?,
@@ -261,6 +268,7 @@ impl CudaDevice {
             g2_accumulate_blocks: std::sync::atomic::AtomicU32::new(DEFAULT_G2_ACCUMULATE_BLOCKS),
             chunk_order: std::sync::atomic::AtomicBool::new(DEFAULT_CHUNK_ORDER),
             shared_sort: std::sync::atomic::AtomicBool::new(DEFAULT_SHARED_SORT),
+            merge_in_place: std::sync::atomic::AtomicBool::new(DEFAULT_MERGE_IN_PLACE),
             bucket_pairs: std::sync::atomic::AtomicU8::new(
                 u8::from(DEFAULT_BUCKET_PAIRS.g1) | u8::from(DEFAULT_BUCKET_PAIRS.g2) << 1,
             ),
@@ -390,6 +398,8 @@ mod tests {
                     MsmBucketReduce::SIGNATURE,
                     MsmBucketPairs::SIGNATURE,
                     MsmFold::SIGNATURE,
+                    MsmMergeCounts::SIGNATURE,
+                    MsmMerge::SIGNATURE,
                     SumSelected::SIGNATURE,
                     MaskPopcount::SIGNATURE,
                 ],
@@ -397,7 +407,7 @@ mod tests {
             (
                 include_str!("../../kernels/msm_sort.cuh"),
                 vec![
-                    MsmSortCount::SIGNATURE,
+                    MsmSortDigits::SIGNATURE,
                     MsmSortPlace::SIGNATURE,
                     MsmSortBuckets::SIGNATURE,
                 ],

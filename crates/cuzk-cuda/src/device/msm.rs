@@ -19,9 +19,10 @@ typed_kernels! {
     MsmHistogram["msm_histogram"](keys: DevPtr, n: u32, hist: DevPtr);
     /// `msm_scatter`: one window's entries to their sorted places.
     MsmScatter["msm_scatter"](keys: DevPtr, ids: DevPtr, n: u32, cursor: DevPtr, sorted: DevPtr);
-    /// `msm_sort_count`: each tile's entries per (window, part) of the
-    /// buckets, from the scalars' digits (kernels/msm_sort.cuh).
-    MsmSortCount["msm_sort_count"](
+    /// `msm_sort_digits`: each scalar's signed digits as keys, and each
+    /// tile's entries per (window, part) of the buckets
+    /// (kernels/msm_sort.cuh).
+    MsmSortDigits["msm_sort_digits"](
         scalars: DevPtr,
         n: u32,
         mont: u32,
@@ -30,15 +31,14 @@ typed_kernels! {
         lg_low: u32,
         parts: u32,
         tiles: u32,
+        keys: DevPtr,
         tile_hist: DevPtr,
     );
     /// `msm_sort_place`: windows [w0, w1)'s entries to their parts' ranges.
     MsmSortPlace["msm_sort_place"](
-        scalars: DevPtr,
+        keys: DevPtr,
         ids: DevPtr,
         n: u32,
-        mont: u32,
-        c: u32,
         w0: u32,
         w1: u32,
         lg_low: u32,
@@ -116,6 +116,20 @@ typed_kernels! {
         s: u32,
         t: u32,
         out: DevPtr,
+    );
+    /// `msm_merge_counts`: threads each bucket's in-place merge pass needs.
+    MsmMergeCounts["msm_merge_counts"](cnt: DevPtr, s: u32, stride: u32, t: u32, out: DevPtr);
+    /// `msm_merge_g1`, `_g2`, `_g1i`: one pass of the in-place merge of
+    /// each bucket's chunk sums.
+    MsmMerge["msm_merge_g1", "msm_merge_g2", "msm_merge_g1i"](
+        items: DevPtr,
+        cnt: DevPtr,
+        off: DevPtr,
+        moff: DevPtr,
+        owner: DevPtr,
+        s: u32,
+        stride: u32,
+        t: u32,
     );
     /// `msm_bucket_reduce_g1`, `_g2`: each window's buckets, weighted, in
     /// 2^lg_groups groups.
@@ -206,6 +220,15 @@ pub(super) const DEFAULT_CHUNK_ORDER: bool = true;
 /// (scalars read twice or three times, 8 bytes an entry written and read
 /// twice, 4 written): ~15 ms at 2^26, ~4 ms at 2^24.
 pub(super) const DEFAULT_SHARED_SORT: bool = true;
+
+/// Whether the MSM merges each bucket's chunk sums in place
+/// (`msm_merge_*`, only the buckets with more than one) rather than by
+/// copying passes over every bucket (`msm_reduce_*`): those took 5.3 ms of
+/// a 2^24 G1 MSM and 11-13 ms of a 2^24 G2 one at c = 20 (2026-12-04, calls
+/// 28-29), where only the top window's ~3e4 buckets hold more than one
+/// chunk. Predicted: under 1 ms there, a few ms less at 2^26 (2-3 chunks a
+/// bucket).
+pub(super) const DEFAULT_MERGE_IN_PLACE: bool = true;
 
 /// G1 MSM kernels with inlined Fq products. Inlined was faster on the H200
 /// until the products' final subtraction became a borrow chain (run 9:
@@ -329,6 +352,18 @@ impl CudaDevice {
 
     pub fn msm_shared_sort(&self) -> bool {
         self.shared_sort.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Merges the MSM's chunk sums in place (true) or by copying passes
+    /// (false, the merge before 2026-12-04).
+    pub fn set_msm_merge_in_place(&self, on: bool) {
+        self.merge_in_place
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn msm_merge_in_place(&self) -> bool {
+        self.merge_in_place
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Runs (or not) the bucket reduction's groups on pairs of lanes, per
@@ -761,8 +796,14 @@ impl CudaDevice {
         drop((owner1, order));
         drop((sorted, hist, off0));
         prof.mark(self, "accumulate")?;
-        let (items, cnt, off, _) =
-            self.reduce_segments(group, items1, cnt1, off1, s, max1, bound1, kernel)?;
+        let (items, cnt, off) = if self.msm_merge_in_place() {
+            self.merge_in_place(group, &items1, &cnt1, &off1, s, max1, bound1, kernel)?;
+            (items1, cnt1, off1)
+        } else {
+            let (items, cnt, off, _) =
+                self.reduce_segments(group, items1, cnt1, off1, s, max1, bound1, kernel)?;
+            (items, cnt, off)
+        };
         prof.mark(self, "merge chunks")?;
 
         // 4: per-window bucket reduction by G groups, then sum the groups.
@@ -853,14 +894,15 @@ impl CudaDevice {
         let slots = (w * plan.parts) as usize;
         let hist_len = slots * plan.tiles as usize;
         let tile_hist: CudaSlice<u32> = self.alloc(kernel, hist_len)?;
+        let keys: CudaSlice<u32> = self.alloc(kernel, w as usize * m)?;
         let smem = |words: usize| LaunchConfig {
             grid_dim: (1, 1, 1),
             block_dim: (MSM_SORT_BLOCK, 1, 1),
             shared_mem_bytes: (4 * words) as u32,
         };
-        self.k.msm_sort_count.launch(
+        self.k.msm_sort_digits.launch(
             self,
-            "msm_sort_count",
+            "msm_sort_digits",
             m,
             LaunchConfig {
                 grid_dim: (plan.tiles, 1, 1),
@@ -874,6 +916,7 @@ impl CudaDevice {
             plan.lg_low,
             plan.parts,
             plan.tiles,
+            self.p(&keys),
             self.p(&tile_hist),
         )?;
         let part_off: CudaSlice<u32> = self.alloc(kernel, hist_len + 1)?;
@@ -894,11 +937,9 @@ impl CudaDevice {
                     grid_dim: (plan.tiles, 1, 1),
                     ..smem(group_slots)
                 },
-                scalars,
+                self.p(&keys),
                 ids,
                 m as u32,
-                mont,
-                c,
                 w0,
                 w1,
                 plan.lg_low,
@@ -926,6 +967,7 @@ impl CudaDevice {
                 self.p(&sorted),
             )?;
         }
+        drop((keys, tmp, part_off));
         Ok((hist, off0, sorted))
     }
 
@@ -1072,6 +1114,74 @@ impl CudaDevice {
         )?;
         let max = self.download(kernel, &maxbuf, 1)?[0] as usize;
         Ok((cnt, off, owner, max, bound))
+    }
+
+    /// Merges each bucket's chunk sums in place (`msm_merge_*`, passes of
+    /// stride 64^p) until its sum sits at its first chunk's place
+    /// `off[s]`; buckets with one chunk sum get no thread. `max_count` is
+    /// the most chunk sums a bucket has, `bound` bounds the chunk sums.
+    #[allow(clippy::too_many_arguments)]
+    fn merge_in_place(
+        &self,
+        group: Group_,
+        items: &CudaSlice<u8>,
+        cnt: &CudaSlice<u32>,
+        off: &CudaSlice<u32>,
+        s: usize,
+        max_count: usize,
+        bound: usize,
+        kernel: &'static str,
+    ) -> Result<()> {
+        let mut live = max_count;
+        let mut stride = 1usize;
+        while live > 1 {
+            let threads: CudaSlice<u32> = self.alloc(kernel, s)?;
+            self.k.msm_merge_counts.launch(
+                self,
+                "msm_merge_counts",
+                s,
+                cfg1d(s, MSM_CHUNK_COUNTS_BLOCK),
+                self.p(cnt),
+                s as u32,
+                stride as u32,
+                CHUNK,
+                self.p(&threads),
+            )?;
+            let moff: CudaSlice<u32> = self.alloc(kernel, s + 1)?;
+            self.scan(&threads, &moff, s)?;
+            // Threads: one per CHUNK live sums of the buckets with more
+            // than one, at most one a bucket plus, for the buckets of more
+            // than CHUNK live sums (at most bound / stride / CHUNK of
+            // them), one per CHUNK and one more.
+            let most = 2 * (bound / stride).div_ceil(CHUNK as usize) + s;
+            let owner: CudaSlice<u32> = self.alloc(kernel, most)?;
+            self.k.msm_chunk_owner.launch(
+                self,
+                "msm_chunk_owner",
+                s,
+                cfg1d(s, MSM_CHUNK_OWNER_BLOCK),
+                self.p(&moff),
+                s as u32,
+                self.p(&owner),
+            )?;
+            self.k.msm_merge[self.msm_kernel(group)].launch(
+                self,
+                "msm_merge",
+                s,
+                cfg1d(most, MSM_REDUCE_BLOCK),
+                self.p(items),
+                self.p(cnt),
+                self.p(off),
+                self.p(&moff),
+                self.p(&owner),
+                s as u32,
+                stride as u32,
+                CHUNK,
+            )?;
+            live = live.div_ceil(CHUNK as usize);
+            stride *= CHUNK as usize;
+        }
+        Ok(())
     }
 
     /// Repeats the chunked reduction until every segment holds at most one
