@@ -81,7 +81,7 @@ DEV void for_each_digit(const Fr& s, uint32_t c, uint32_t W, Fn f) {
 }
 
 #define MSM_SORT_BLOCK 512
-#define MSM_SORT_TILE 8192
+#define MSM_SORT_TILE 16384
 
 // The block's dynamic shared memory as words. (Declared here, in a C++
 // function, as ntt.cuh does: declared inside the extern "C" kernels it

@@ -245,9 +245,11 @@ pub fn msm_fold_spans(per_window: usize) -> Vec<(u32, u32)> {
 /// kernels/msm_sort.cuh).
 pub const MSM_SORT_BLOCK: u32 = 512;
 /// Scalars per tile of `msm_sort_digits` / `msm_sort_place`
-/// (MSM_SORT_TILE): 16 a thread, so that a tile's entries of one (window,
-/// part) land in runs of ~16 consecutive places (128 bytes) at 512 parts.
-pub const MSM_SORT_TILE: usize = 8192;
+/// (MSM_SORT_TILE): 32 a thread, so that a tile's entries of one (window,
+/// part) land in runs of ~32 consecutive places (256 bytes) at 512 parts,
+/// and the tiles' counts (W·parts·tiles words, 27M at 2^26 points) stay
+/// small beside the keys.
+pub const MSM_SORT_TILE: usize = 16384;
 /// Low bits of a bucket index that `msm_sort_buckets` sorts in shared
 /// memory (2^10 counters): at c = 20 a window has 512 parts, so a window's
 /// last pass alone runs 512 blocks (about one wave of 512-thread blocks on
@@ -340,12 +342,12 @@ pub fn msm_scratch_bytes(m: usize, g2: bool) -> u64 {
     let xyzz = if g2 { G2_XYZZ_BYTES } else { G1_XYZZ_BYTES } as u64;
     let inputs = m * FR + 4 * m + m / 8 + 8;
     // The atomic sort: keys and sorted list, counts, offsets and cursors.
-    // The shared-memory one: keys and sorted list, counts and offsets, the
-    // tiles' counts beside their scan, and `tmp` for the largest window
-    // group.
+    // The shared-memory one at its peak: keys and sorted list, counts and
+    // offsets, the tiles' scanned counts (their counts are freed before the
+    // list is allocated) and `tmp` for the largest window group.
     let plan = msm_sort_plan(m as usize, c);
     let tile_counts = w * plan.parts as u64 * plan.tiles as u64;
-    let shared_sort = 8 * wm + 8 * s + 8 * tile_counts + 8 * plan.group_windows as u64 * m;
+    let shared_sort = 8 * wm + 8 * s + 4 * tile_counts + 8 * plan.group_windows as u64 * m;
     let sort = (8 * wm + 16 * s).max(shared_sort);
     let bound1 = wm / 64 + s;
     let bound2 = bound1 / 64 + s;
