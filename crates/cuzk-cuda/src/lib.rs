@@ -70,6 +70,7 @@ pub mod bench;
 #[cfg(feature = "cuda")]
 pub mod checks;
 pub mod subgroup;
+pub mod zpack;
 
 pub use error::{CudaError, Result};
 pub use host::{split_zero_one, NttKind, ZeroOneSplit};
