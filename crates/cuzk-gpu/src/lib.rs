@@ -34,6 +34,8 @@ pub mod split;
 pub mod subgroup;
 #[cfg(feature = "cuda")]
 pub mod upload;
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+mod zpack;
 #[cfg(feature = "cuda")]
 pub use backend::{CudaBackend, PartitionReport, SUBGROUP_PIECE_POINTS};
 #[cfg(feature = "cuda")]
