@@ -24,7 +24,7 @@ extern "C" __global__ void __launch_bounds__(256)
     if (t >= 4ull * n) return;
     uint32_t e = (uint32_t)(t >> 2), limb = (uint32_t)(t & 3);
     uint32_t g = e / ZPACK_GROUP, bit = 1u << (e % ZPACK_GROUP);
-    uint32_t groups = (n + ZPACK_GROUP - 1) / ZPACK_GROUP;
+    size_t groups = ((size_t)n + ZPACK_GROUP - 1) / ZPACK_GROUP;
     const uint32_t* h = packed + (size_t)ZPACK_HEADER_WORDS * g;
     uint32_t nonzero = __ldg(h), big = __ldg(h + 1);
     uint64_t v;
