@@ -41,6 +41,10 @@
 //!   chunk) report how many points lie outside the prime-order subgroup
 //!   and the first of them; [`subgroup`] is the same arithmetic on the CPU
 //!   and owns the constants.
+//! - A witness sent up packed by 0/1 (src/device/zpack.rs,
+//!   kernels/zpack.cuh): `expand_z_on` expands a packed piece into z on
+//!   the caller's upload stream; [`zpack`] owns the layout and a model of
+//!   the kernel that runs on the CPU.
 //!
 //! Errors are [`CudaError`] values naming the kernel, the size and the
 //! device. The GPU checks (`checks`, run by scripts/gpu-test.sh) and the
@@ -70,6 +74,7 @@ pub mod bench;
 #[cfg(feature = "cuda")]
 pub mod checks;
 pub mod subgroup;
+pub mod zpack;
 
 pub use error::{CudaError, Result};
 pub use host::{split_zero_one, NttKind, ZeroOneSplit};

@@ -15,15 +15,17 @@
 //! parameter sets resident at once, and LRU eviction under a cap; three
 //! workers proving porep-like 2^18/2^20/2^22 at once under a 1 GiB cap
 //! (`--concurrent-cap-mib`), every partition waiting for its memory
-//! instead of failing and every proof verifying; the compiled path (a/b/c,
-//! selections and splits on the device) against the CPU's full synthesis,
-//! with the matrices resident and streamed in row blocks, its host
-//! fallback, and a fault at each of its allocations. The last
-//! line is `N passed, M failed`.
+//! instead of failing and every proof verifying; z through the compiled
+//! path's upload and back, packed by 0/1 and raw, equal to what went up;
+//! the compiled path (a/b/c, selections and splits on the device, z
+//! packed and raw) against the CPU's full synthesis, with the matrices
+//! resident and streamed in row blocks, its host fallback, and a fault at
+//! each of its allocations. The last line is `N passed, M failed`.
 //!
 //! `--compiled-bench 20,27` times one porep-like partition by the compiled
-//! path on the device (matrices resident, then streamed in row blocks) and
-//! by the host path from the same witness.
+//! path on the device (matrices resident, z packed by 0/1 as configured,
+//! then z raw; then matrices streamed in row blocks) and by the host path
+//! from the same witness; each line gives z's bytes and the bytes sent.
 //!
 //! Parameter generation: the GPU fixed-base engine's parameters equal the
 //! CPU generator's byte for byte (porep-like 2^10 and 2^16, same toxic
@@ -814,14 +816,46 @@ fn compiled_checks(t: &mut Tally) {
             let (want, _) = CpuBackend
                 .compute(&params, &synthesize_batch(circuits).expect("synthesis"))
                 .map_err(|e| e.to_string())?;
-            let gpu = open(GpuConfig::default())?;
+            let gpu = open(GpuConfig {
+                pack_witness: true,
+                ..GpuConfig::default()
+            })?;
             same(&compute_compiled(&gpu, &params, &cc, &w)?, &want)?;
-            let (dev, all) = on_device(&gpu);
-            if dev != all {
+            let reports = gpu.take_reports();
+            let dev = reports.iter().filter(|r| r.abc_on_device).count();
+            if dev != reports.len() {
                 return Err(format!(
-                    "{dev} of {all} partitions formed a/b/c on the device"
+                    "{dev} of {} partitions formed a/b/c on the device",
+                    reports.len()
                 ));
             }
+            // z went up packed (porep-like's is mostly 0 and 1)...
+            if let Some(r) = reports
+                .iter()
+                .find(|r| r.upload_sent_bytes * 2 > r.upload_bytes)
+            {
+                return Err(format!(
+                    "z packed: {} of {} bytes sent",
+                    r.upload_sent_bytes, r.upload_bytes
+                ));
+            }
+            // ...and raw, with packing off, proves the same.
+            let raw = open(GpuConfig {
+                pack_witness: false,
+                ..GpuConfig::default()
+            })?;
+            same(&compute_compiled(&raw, &params, &cc, &w)?, &want)?;
+            if let Some(r) = raw
+                .take_reports()
+                .iter()
+                .find(|r| r.upload_sent_bytes != r.upload_bytes)
+            {
+                return Err(format!(
+                    "z raw: {} of {} bytes sent",
+                    r.upload_sent_bytes, r.upload_bytes
+                ));
+            }
+            drop(raw);
             // Again, with the system resident: no second upload.
             let uploads = gpu.parameter_uploads();
             same(&compute_compiled(&gpu, &params, &cc, &w)?, &want)?;
@@ -1004,6 +1038,84 @@ fn compiled_checks(t: &mut Tally) {
     }
 }
 
+/// z through the compiled path's upload and back, packed by 0/1 and raw:
+/// equal to what went up, element for element, at sizes around a group
+/// (32) and a ring piece (2^20 elements), for all-zero, all-one, random
+/// (which goes raw even when packing is on) and mixed witnesses, and one
+/// with a random piece between packed ones. Checks the bytes sent too.
+fn packed_witness(t: &mut Tally) {
+    use ff::Field;
+    use rand::Rng;
+    const PIECE: usize = 1 << 20; // upload::RING_SLOT_BYTES / 32
+    let gpu = match open(GpuConfig::default()) {
+        Ok(g) => g,
+        Err(e) => return t.check("z packed: open", Err(e)),
+    };
+    let mut rng = ChaCha20Rng::seed_from_u64(2027);
+    let mut draw = |n: usize, zeros: f64, ones: f64| -> Vec<Scalar> {
+        (0..n)
+            .map(|_| {
+                let u: f64 = rng.gen();
+                if u < zeros {
+                    Scalar::ZERO
+                } else if u < zeros + ones {
+                    Scalar::ONE
+                } else {
+                    Scalar::random(&mut rng)
+                }
+            })
+            .collect()
+    };
+    // (name, aux, Some(true): packing must halve the bytes sent, Some(false):
+    // it must send them raw, None: small, either).
+    let mut cases: Vec<(String, Vec<Scalar>, Option<bool>)> = Vec::new();
+    for n in [0usize, 1, 31, 32, 33, 1000, 2 * PIECE + 12_345] {
+        let big = (n >= 1000).then_some(true);
+        for (kind, zeros, ones, packs) in [
+            ("mixed", 0.566, 0.294, big),
+            ("all zero", 1.0, 0.0, big),
+            ("all one", 0.0, 1.0, big),
+            ("random", 0.0, 0.0, Some(false)),
+        ] {
+            cases.push((format!("{kind}, {n} aux"), draw(n, zeros, ones), packs));
+        }
+    }
+    let mut aux = draw(PIECE, 0.566, 0.294);
+    aux.extend(draw(PIECE, 0.0, 0.0));
+    aux.extend(draw(PIECE, 0.566, 0.294));
+    aux.extend(draw(PIECE / 2 + 7, 0.566, 0.294));
+    cases.push(("mixed pieces, the second random".into(), aux, Some(true)));
+    for (name, aux, packs) in &cases {
+        let inputs = [Scalar::ONE, Scalar::from(7u64)];
+        let raw_bytes = 32 * (inputs.len() + aux.len()) as u64;
+        for pack in [true, false] {
+            let r = gpu
+                .witness_round_trip(&inputs, aux, pack)
+                .map_err(|e| e.to_string())
+                .and_then(|(z, sent)| {
+                    let want = inputs.iter().chain(aux.iter());
+                    if let Some(i) = z.iter().zip(want).position(|(a, b)| a != b) {
+                        return Err(format!("element {i} differs"));
+                    }
+                    if z.len() != inputs.len() + aux.len() {
+                        return Err(format!("{} elements back", z.len()));
+                    }
+                    let ok = match (pack, packs) {
+                        (false, _) | (true, Some(false)) => sent == raw_bytes,
+                        (true, Some(true)) => sent * 2 < raw_bytes,
+                        (true, None) => sent <= raw_bytes + 64,
+                    };
+                    if !ok {
+                        return Err(format!("{sent} bytes sent of {raw_bytes}"));
+                    }
+                    Ok(())
+                });
+            let how = if pack { "packed" } else { "raw" };
+            t.check(&format!("z {how} through the upload and back: {name}"), r);
+        }
+    }
+}
+
 /// porep-like 2^log, one partition: the compiled path (z up, a/b/c, H and
 /// the MSMs from the device split) against the host path of the same
 /// witness (a/b/c on the CPU's cores, host preparation, upload), each
@@ -1095,6 +1207,26 @@ fn compiled_bench(logs: &[u32], reps: usize, out: &mut Vec<Value>, t: &mut Tally
             );
             reports.extend(gpu.take_reports());
         }
+        // The same with z sent raw (packing by 0/1 off), on the same warm
+        // backend.
+        gpu.set_pack_witness(false);
+        let mut raw_runs = Vec::new();
+        let mut raw_reports = Vec::new();
+        for _ in 0..reps {
+            let batch = w.clone();
+            let clock = Instant::now();
+            let r = gpu
+                .compute_compiled(&params, &cc, batch)
+                .map(|r| r.0)
+                .map_err(|e| e.to_string());
+            raw_runs.push(clock.elapsed());
+            t.check(
+                &format!("compiled bench 2^{log}: device path, z raw, equals the first result"),
+                r.and_then(|g| same(&g, &first)),
+            );
+            raw_reports.extend(gpu.take_reports());
+        }
+        gpu.set_pack_witness(GpuConfig::default().pack_witness);
         // The host path of the same witness, for comparison.
         let mut host_runs = Vec::new();
         let mut host_reports = Vec::new();
@@ -1155,11 +1287,12 @@ fn compiled_bench(logs: &[u32], reps: usize, out: &mut Vec<Value>, t: &mut Tally
         };
         let line = |name: &str, rs: &[PartitionReport]| {
             format!(
-                "{name}: abc {:.1} ms, upload {:.1} ms (copies {:.1} ms, {:.1} MB), H {:.1} ms, msm h {:.1} / l {:.1} / a {:.1} / b1 {:.1} / b2 {:.1} ms, host prep {:.1} ms",
+                "{name}: abc {:.1} ms, upload {:.1} ms (copies {:.1} ms, {:.1} MB, {:.1} MB sent), H {:.1} ms, msm h {:.1} / l {:.1} / a {:.1} / b1 {:.1} / b2 {:.1} ms, host prep {:.1} ms",
                 phase(rs, &|r| r.timings.abc),
                 phase(rs, &|r| r.timings.upload),
                 median(rs.iter().map(|r| Duration::from_secs_f64(r.upload_copy_ms / 1e3)).collect::<Vec<_>>()).as_secs_f64() * 1e3,
                 rs.first().map_or(0.0, |r| r.upload_bytes as f64 / 1e6),
+                rs.first().map_or(0.0, |r| r.upload_sent_bytes as f64 / 1e6),
                 phase(rs, &|r| r.timings.h_ntt),
                 phase(rs, &|r| r.timings.msm_h),
                 phase(rs, &|r| r.timings.msm_l),
@@ -1177,6 +1310,13 @@ fn compiled_bench(logs: &[u32], reps: usize, out: &mut Vec<Value>, t: &mut Tally
             ms(host_med)
         );
         println!("  {}", line("device path", &reports));
+        if !raw_runs.is_empty() {
+            println!(
+                "compiled bench 2^{log}: device path with z raw {:.1} ms median",
+                ms(median(raw_runs.clone()))
+            );
+            println!("  {}", line("z raw", &raw_reports));
+        }
         println!("  {}", line("host path", &host_reports));
         if !streamed_runs.is_empty() {
             println!(
@@ -1195,6 +1335,8 @@ fn compiled_bench(logs: &[u32], reps: usize, out: &mut Vec<Value>, t: &mut Tally
             "device_ms": runs.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
             "host_ms": host_runs.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
             "device_reports": reports,
+            "z_raw_ms": raw_runs.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
+            "z_raw_reports": raw_reports,
             "host_reports": host_reports,
             "streamed_ms": streamed_runs.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
             "streamed_reports": streamed_reports,
@@ -1584,6 +1726,7 @@ fn main() {
                 faults(&mut t);
                 two_workers(&mut t);
                 two_sets_resident(&mut t);
+                packed_witness(&mut t);
                 compiled_checks(&mut t);
                 concurrent_under_cap(
                     &mut t,

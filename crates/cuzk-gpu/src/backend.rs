@@ -116,6 +116,9 @@ pub struct PartitionReport {
     /// zero where not measured (the host path).
     pub upload_bytes: u64,
     pub upload_copy_ms: f64,
+    /// Bytes the upload phase sent over the link: `upload_bytes` less what
+    /// packing z by 0/1 saved (equal to it when everything went raw).
+    pub upload_sent_bytes: u64,
 }
 
 fn plan_name<S: serde::Serializer>(p: &StagingPlan, s: S) -> std::result::Result<S::Ok, S::Error> {
@@ -243,6 +246,9 @@ pub struct CudaBackend {
     /// recently used first (`compiled`): partitions clone an Arc while
     /// they use it.
     compiled: Mutex<Vec<Arc<compiled::DeviceCompiled>>>,
+    /// Whether the compiled path's z goes up packed by 0/1
+    /// (`GpuConfig::pack_witness`, changed by [`Self::set_pack_witness`]).
+    pack_witness: std::sync::atomic::AtomicBool,
 }
 
 fn relock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -304,6 +310,7 @@ impl CudaBackend {
             uploads: std::sync::atomic::AtomicU64::new(0),
             compiled: Mutex::new(Vec::new()),
             pool_high_max: std::sync::atomic::AtomicU64::new(0),
+            pack_witness: std::sync::atomic::AtomicBool::new(config.pack_witness),
         };
         let free = me.measure_free()?;
         me.budget = VramBudget::new(me.label.clone(), free, config.budget);
@@ -450,6 +457,15 @@ impl CudaBackend {
             op,
             device: self.label.clone(),
             source: Box::new(e),
+        }
+    }
+
+    /// An upload's error as ours: a driver call's with `op`, a packed
+    /// piece's expansion as cuzk-cuda's.
+    fn upload_err(&self, op: &'static str, e: crate::upload::UploadError) -> GpuError {
+        match e {
+            crate::upload::UploadError::Driver(e) => self.drv(op, e),
+            crate::upload::UploadError::Expand(e) => GpuError::Cuda(e),
         }
     }
 
@@ -819,6 +835,7 @@ impl CudaBackend {
             abc_row_blocks: 0,
             upload_bytes: 0,
             upload_copy_ms: 0.0,
+            upload_sent_bytes: 0,
         };
         Ok((
             MsmResults {
@@ -1009,7 +1026,8 @@ impl Worker<'_> {
                 .name("cuzk-gpu-upload".into())
                 .spawn_scoped(scope, || {
                     let tx = tx;
-                    crate::upload::upload_all(self.stream, ring, &srcs, &dsts, &cancel, &tx)
+                    crate::upload::upload_all(self.stream, ring, &srcs, &dsts, None, &cancel, &tx)
+                        .time
                 })
                 .map_err(|source| GpuError::Thread {
                     device: self.b.label.clone(),
@@ -1021,7 +1039,7 @@ impl Worker<'_> {
                 for (k, buf) in bufs.iter_mut().enumerate() {
                     let ev = match rx.recv() {
                         Ok(Ok((_, ev))) => ev,
-                        Ok(Err(e)) => return Err(self.drv("copy to device (a/b/c)", e)),
+                        Ok(Err(e)) => return Err(self.b.upload_err("copy to device (a/b/c)", e)),
                         // The uploader ended without reporting this vector:
                         // a panic (passed on by the join below) or a bug.
                         Err(_) => {

@@ -48,21 +48,26 @@ fn pool() -> Option<&'static rayon::ThreadPool> {
     .as_ref()
 }
 
+/// Runs `work` (rayon parallel iterators inside) on the copy pool, or on
+/// the global pool where the copy pool could not be made.
+pub(crate) fn on_copy_pool<R: Send>(work: impl FnOnce() -> R + Send) -> R {
+    match pool() {
+        Some(p) => p.install(work),
+        None => work(),
+    }
+}
+
 /// `dst.copy_from_slice(src)` in 1 MiB pieces on the copy pool.
 ///
 /// # Panics
 /// If the lengths differ, as `copy_from_slice` does.
 pub(crate) fn parallel_copy(dst: &mut [u8], src: &[u8]) {
     assert_eq!(dst.len(), src.len(), "parallel_copy: lengths differ");
-    let mut go = || {
+    on_copy_pool(|| {
         dst.par_chunks_mut(PIECE)
             .zip(src.par_chunks(PIECE))
             .for_each(|(d, s)| d.copy_from_slice(s))
-    };
-    match pool() {
-        Some(p) => p.install(go),
-        None => go(),
-    }
+    })
 }
 
 #[cfg(test)]

@@ -34,6 +34,8 @@ pub mod split;
 pub mod subgroup;
 #[cfg(feature = "cuda")]
 pub mod upload;
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+mod zpack;
 #[cfg(feature = "cuda")]
 pub use backend::{CudaBackend, PartitionReport, SUBGROUP_PIECE_POINTS};
 #[cfg(feature = "cuda")]
@@ -139,6 +141,19 @@ pub struct GpuConfig {
     /// Bytes of one row block of streamed matrices
     /// ([`COMPILED_BLOCK_BYTES`] by default; tests use small blocks).
     pub compiled_block_bytes: usize,
+    /// Send the compiled path's witness z packed by 0/1 where that pays
+    /// (see [`upload`]; needs `pinned_staging`); off, it goes up raw. On by
+    /// default; `CUZK_Z_PACK=0` in the environment turns the default off.
+    pub pack_witness: bool,
+}
+
+/// The default of [`GpuConfig::pack_witness`]: on, unless `CUZK_Z_PACK` is
+/// `0` (or `off`, `false`), for comparing the two without a rebuild.
+fn pack_witness_default() -> bool {
+    !matches!(
+        std::env::var("CUZK_Z_PACK").as_deref().map(str::trim),
+        Ok("0" | "off" | "false")
+    )
 }
 
 impl Default for GpuConfig {
@@ -155,6 +170,7 @@ impl Default for GpuConfig {
             file_piece_bytes: FILE_PIECE_BYTES,
             keep_compiled_resident: true,
             compiled_block_bytes: COMPILED_BLOCK_BYTES,
+            pack_witness: pack_witness_default(),
         }
     }
 }

@@ -14,6 +14,15 @@
 //! Without the ring (pinned staging switched off, or the host refusing
 //! page-locked memory) the same order holds with pageable copies, which the
 //! driver stages itself at a lower rate.
+//!
+//! Sources of Montgomery scalars (the witness z) may go up packed by 0/1
+//! ([`Unpack`], zpack.rs): a piece's copy threads write its compact form
+//! into the ring buffer instead of the raw bytes, the copy engine sends it
+//! to a device staging buffer, and a kernel enqueued right behind it on the
+//! same stream expands it into place. The stream runs them in order, so
+//! the next piece's copy into the staging buffer starts only once the
+//! previous expansion has read it, and the event recorded after a vector's
+//! last piece covers its last expansion.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
@@ -33,6 +42,48 @@ pub const RING_SLOT_BYTES: usize = 32 << 20;
 
 /// Piece size for pageable copies (the driver stages them itself).
 const PAGEABLE_PIECE: usize = 64 << 20;
+
+/// Device bytes of the staging buffer packed pieces go to: one ring
+/// buffer's worth, the most a packed piece may hold (a piece that would
+/// not fit goes raw). One buffer is enough: the copies and expansions of
+/// all pieces run in order on one stream, so a second could not be in use
+/// at the same time.
+pub const PACK_STAGING_BYTES: usize = RING_SLOT_BYTES;
+
+/// Scalar sources that may go up packed by 0/1, and what expands a packed
+/// piece on the device.
+pub struct Unpack<'a> {
+    /// The first `parts` sources are Montgomery scalars (z's inputs and
+    /// aux); the others (bytes of any kind) always go raw.
+    pub parts: usize,
+    /// The device buffer packed pieces are copied to, at least
+    /// [`PACK_STAGING_BYTES`] long; the caller keeps it allocated until the
+    /// stream has finished.
+    pub staging: DeviceDst,
+    /// Enqueues on the upload stream the expansion of the packed piece at
+    /// device address `packed` (`n` elements) into the `n` scalars at
+    /// device address `dst` (cuzk-cuda's `expand_z_on`).
+    pub expand: &'a dyn Fn(u64, usize, u64) -> Result<(), cuzk_cuda::CudaError>,
+}
+
+/// Why an upload stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum UploadError {
+    /// A copy, an event or the context binding failed.
+    #[error(transparent)]
+    Driver(#[from] DriverError),
+    /// A packed piece's expansion could not be launched.
+    #[error(transparent)]
+    Expand(#[from] cuzk_cuda::CudaError),
+}
+
+/// What an upload did: the host time it took and the bytes it sent over
+/// the link (packed pieces count their packed size).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Uploaded {
+    pub time: Duration,
+    pub sent: u64,
+}
 
 /// A device destination: its address and its length in bytes.
 #[derive(Clone, Copy, Debug)]
@@ -77,14 +128,16 @@ impl Drop for Ring<'_> {
 }
 
 /// What the upload thread reports for each vector: its index and an event
-/// recorded on the upload stream after its last copy, or the first error.
-pub type Arrived = Result<(usize, CudaEvent), DriverError>;
+/// recorded on the upload stream after its last copy (and expansion), or
+/// the first error.
+pub type Arrived = Result<(usize, CudaEvent), UploadError>;
 
 /// Enqueues the copy of every `srcs[k]` to the start of `dsts[k]` on
 /// `stream`, in order, reporting each vector on `arrived` as soon as its
-/// last piece is enqueued. Stops early (without error) once `cancel` is
-/// set, and after the first error (which it reports). Returns the host time
-/// it took.
+/// last piece is enqueued. With `unpack`, the first `unpack.parts` sources
+/// go through the ring packed by 0/1 where that pays. Stops early (without
+/// error) once `cancel` is set, and after the first error (which it
+/// reports). Returns the host time it took and the bytes it sent.
 ///
 /// The destinations must stay allocated until the events have completed
 /// and nothing else may write them meanwhile; the caller owns them and
@@ -94,11 +147,13 @@ pub fn upload_all(
     mut ring: Option<Ring<'_>>,
     srcs: &[&[u8]],
     dsts: &[DeviceDst],
+    unpack: Option<&Unpack<'_>>,
     cancel: &AtomicBool,
     arrived: &Sender<Arrived>,
-) -> Duration {
+) -> Uploaded {
     let clock = Instant::now();
-    let mut run = || -> Result<(), DriverError> {
+    let mut sent = 0u64;
+    let mut run = || -> Result<(), UploadError> {
         stream.context().bind_to_thread()?;
         for (k, (src, dst)) in srcs.iter().zip(dsts).enumerate() {
             assert!(
@@ -107,8 +162,9 @@ pub fn upload_all(
                 src.len(),
                 dst.len
             );
+            let unpack = unpack.filter(|u| k < u.parts);
             match ring.as_mut() {
-                Some(ring) => through_ring(stream, ring, src, dst.ptr, cancel)?,
+                Some(ring) => sent += through_ring(stream, ring, src, dst.ptr, unpack, cancel)?,
                 None => {
                     for (i, piece) in src.chunks(PAGEABLE_PIECE).enumerate() {
                         if cancel.load(Ordering::Relaxed) {
@@ -126,6 +182,7 @@ pub fn upload_all(
                                 stream.cu_stream(),
                             )
                         }?;
+                        sent += piece.len() as u64;
                     }
                 }
             }
@@ -142,22 +199,29 @@ pub fn upload_all(
     if let Err(e) = run() {
         let _ = arrived.send(Err(e));
     }
-    clock.elapsed()
+    Uploaded {
+        time: clock.elapsed(),
+        sent,
+    }
 }
 
 /// One vector through the ring: wait for the oldest buffer's last copy,
-/// fill it on the copy pool (copy.rs), enqueue its copy, record its event.
+/// fill it on the copy pool (copy.rs) with the piece, packed where
+/// `unpack` allows and it pays (zpack.rs), enqueue its copy (and the
+/// packed piece's expansion), record its event. Returns the bytes sent.
 fn through_ring(
     stream: &Arc<CudaStream>,
     ring: &mut Ring<'_>,
     src: &[u8],
     dst: u64,
+    unpack: Option<&Unpack<'_>>,
     cancel: &AtomicBool,
-) -> Result<(), DriverError> {
+) -> Result<u64, UploadError> {
     let piece_bytes = ring.slot_bytes();
+    let mut sent = 0u64;
     for (i, piece) in src.chunks(piece_bytes).enumerate() {
         if cancel.load(Ordering::Relaxed) {
-            return Ok(());
+            return Ok(sent);
         }
         let k = ring.next;
         ring.next = (k + 1) % ring.slots.len();
@@ -165,16 +229,39 @@ fn through_ring(
         if let Some(ev) = done.take() {
             ev.synchronize()?;
         }
-        let buf = &mut lease.bytes_mut()?[..piece.len()];
-        crate::copy::parallel_copy(buf, piece);
-        // SAFETY: the destination range lies inside a live device
-        // allocation (the caller's contract); the pinned source is not
-        // written again before the event recorded just below completes
-        // (waited for above, or by the ring's drop).
-        unsafe {
-            result::memcpy_htod_async(dst + (i * piece_bytes) as u64, &*buf, stream.cu_stream())
-        }?;
+        let buf = lease.bytes_mut()?;
+        let at = dst + (i * piece_bytes) as u64;
+        let packed = unpack.and_then(|u| {
+            let room = buf.len().min(u.staging.len);
+            crate::zpack::pack_piece(piece, &mut buf[..room]).map(|len| (u, len))
+        });
+        match packed {
+            Some((u, len)) => {
+                // SAFETY: the staging buffer is a live device allocation of
+                // at least `len` bytes (pack_piece wrote at most its room),
+                // kept alive by the caller until the stream has finished;
+                // the copy into it is ordered after the previous piece's
+                // expansion, which read it, by this one stream. The pinned
+                // source is not written again before the event recorded
+                // below completes.
+                unsafe {
+                    result::memcpy_htod_async(u.staging.ptr, &buf[..len], stream.cu_stream())
+                }?;
+                (u.expand)(u.staging.ptr, piece.len() / cuzk_cuda::host::FR_BYTES, at)?;
+                sent += len as u64;
+            }
+            None => {
+                let buf = &mut buf[..piece.len()];
+                crate::copy::parallel_copy(buf, piece);
+                // SAFETY: the destination range lies inside a live device
+                // allocation (the caller's contract); the pinned source is
+                // not written again before the event recorded just below
+                // completes (waited for above, or by the ring's drop).
+                unsafe { result::memcpy_htod_async(at, &*buf, stream.cu_stream()) }?;
+                sent += piece.len() as u64;
+            }
+        }
         *done = Some(stream.record_event(None)?);
     }
-    Ok(())
+    Ok(sent)
 }

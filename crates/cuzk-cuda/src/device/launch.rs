@@ -46,6 +46,8 @@ pub(super) type Lookup<'a> = dyn Fn(&'static str) -> Result<CudaFunction> + 'a;
 ///
 /// `launch(dev, kernel, size, cfg, params...)` enqueues the kernel on the
 /// device's stream; `kernel` and `size` name the failure in the error.
+/// `launch_on(dev, stream, ...)` enqueues it on another stream of the same
+/// context (a caller's upload stream).
 macro_rules! typed_kernels {
     ($(
         $(#[$doc:meta])*
@@ -63,7 +65,9 @@ macro_rules! typed_kernels {
                     params: &[$(stringify!($ty)),*],
                 };
 
-            #[allow(clippy::too_many_arguments)]
+            // dead_code: a kernel launched only on other streams
+            // (`launch_on`) never uses it.
+            #[allow(clippy::too_many_arguments, dead_code)]
             pub(in crate::device) fn launch(
                 &self,
                 dev: &$crate::device::CudaDevice,
@@ -72,7 +76,23 @@ macro_rules! typed_kernels {
                 cfg: cudarc::driver::LaunchConfig,
                 $($arg: $ty),*
             ) -> $crate::error::Result<()> {
-                let mut b = dev.stream.launch_builder(&self.0);
+                self.launch_on(dev, &dev.stream, kernel, size, cfg, $($arg),*)
+            }
+
+            /// As `launch`, on `stream` (another stream of the device's
+            /// context) instead of the device's own; few kernels need it
+            /// (dead_code: most never do).
+            #[allow(clippy::too_many_arguments, dead_code)]
+            pub(in crate::device) fn launch_on(
+                &self,
+                dev: &$crate::device::CudaDevice,
+                stream: &cudarc::driver::CudaStream,
+                kernel: &'static str,
+                size: usize,
+                cfg: cudarc::driver::LaunchConfig,
+                $($arg: $ty),*
+            ) -> $crate::error::Result<()> {
+                let mut b = stream.launch_builder(&self.0);
                 $($crate::device::launch::Param::push(&$arg, &mut b);)*
                 // SAFETY: the parameters pushed are the kernel's, in order,
                 // with its types (this declaration copies its signature, a

@@ -34,6 +34,8 @@ mod spmv;
 // Subgroup checks of parameter points.
 mod subgroup;
 mod zero_one;
+// The expansion of a witness sent up packed by 0/1.
+mod zpack;
 
 pub(crate) use arith::ArithKernels;
 pub use buffers::{DevicePoints, DeviceScalars, ScalarForm};
@@ -111,6 +113,7 @@ struct Kernels {
     mask_popcount: zero_one::MaskPopcount,
     fixed_base: [fixed_base::FixedBase; 2],
     to_affine: [fixed_base::ToAffine; 2],
+    expand_z: zpack::ExpandZ,
 }
 
 /// An open GPU with the cuzk kernels loaded.
@@ -233,6 +236,7 @@ impl CudaDevice {
             mask_popcount: zero_one::MaskPopcount::load(&f)?,
             fixed_base: fixed_base::FixedBase::load_all(&f)?,
             to_affine: fixed_base::ToAffine::load_all(&f)?,
+            expand_z: zpack::ExpandZ::load(&f)?,
         };
         let sms = ctx
             .attribute(
@@ -367,6 +371,7 @@ mod tests {
     fn launchers_match_the_kernels() {
         use super::{
             arith::*, fixed_base::*, msm::*, ntt::*, scan::*, spmv::*, subgroup::*, zero_one::*,
+            zpack::*,
         };
         let table = [
             (
@@ -433,6 +438,10 @@ mod tests {
                     SplitCount::SIGNATURE,
                     SplitWrite::SIGNATURE,
                 ],
+            ),
+            (
+                include_str!("../../kernels/zpack.cuh"),
+                vec![ExpandZ::SIGNATURE],
             ),
             (
                 include_str!("../../kernels/subgroup.cuh"),

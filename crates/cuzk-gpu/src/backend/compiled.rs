@@ -59,6 +59,8 @@ impl CompiledKey {
 struct UploadStats {
     pinned: bool,
     bytes: u64,
+    /// Bytes sent over the link (less than `bytes` where z went packed).
+    sent: u64,
     copy_ms: f64,
 }
 
@@ -316,8 +318,15 @@ fn resident_bytes(cc: &CompiledCircuit) -> (u64, u64) {
 /// of its steps (a/b/c with a product's temporary and the NTT tables; H's
 /// coefficients with the H MSM's scratch; each query's selection, split
 /// and MSM scratch; L's split and scratch), each by cuzk-cuda's own
-/// statement of what it allocates.
-pub(super) fn compiled_working_bytes(s: &PartitionSizes, z: usize, max_product: u64) -> u64 {
+/// statement of what it allocates. `pack_staging` is the device staging
+/// buffer z's packed pieces go through while z goes up (0 when z goes
+/// raw), beside z only.
+pub(super) fn compiled_working_bytes(
+    s: &PartitionSizes,
+    z: usize,
+    max_product: u64,
+    pack_staging: u64,
+) -> u64 {
     let n = s.domain;
     let fr = plan::FR;
     let z_bytes = z as u64 * fr;
@@ -335,10 +344,17 @@ pub(super) fn compiled_working_bytes(s: &PartitionSizes, z: usize, max_product: 
     };
     let l_step = DeviceSplit::bytes_for(s.l, s.l) as u64 + plan::msm_scratch(s.l, false);
     z_bytes
-        + [h_step, h_msm, query(s.a, false), query(s.b, true), l_step]
-            .into_iter()
-            .max()
-            .unwrap_or(0)
+        + [
+            pack_staging,
+            h_step,
+            h_msm,
+            query(s.a, false),
+            query(s.b, true),
+            l_step,
+        ]
+        .into_iter()
+        .max()
+        .unwrap_or(0)
 }
 
 impl CudaBackend {
@@ -385,7 +401,7 @@ impl CudaBackend {
                     u32s_as_bytes(&m.coefs()[lo..hi]),
                 ];
                 let dsts = [d.row_start, d.cols, d.coef].map(|(ptr, len)| DeviceDst { ptr, len });
-                self.copy_up(slot, &srcs, &dsts, "copy to device (matrix block)")?;
+                self.copy_up(slot, &srcs, &dsts, 0, "copy to device (matrix block)")?;
                 let csr = dev.csr_from_staging(buffers, block.rows.len(), base)?;
                 dev.spmv_device(&csr, table, z, &mut out, first)?;
                 staging = Some(csr.into_staging());
@@ -487,35 +503,117 @@ impl CudaBackend {
         (!held.is_empty()).then(|| held.iter().map(|d| d.bytes()).sum())
     }
 
+    /// Whether compiled partitions send z packed by 0/1
+    /// ([`GpuConfig::pack_witness`](crate::GpuConfig), which sets it at
+    /// open): benchmarks compare the two on one warm backend. Partitions
+    /// already started keep what they read.
+    pub fn set_pack_witness(&self, on: bool) {
+        self.pack_witness.store(on, Ordering::Relaxed);
+    }
+
+    /// Whether a partition starting now sends z packed: packing writes
+    /// into the pinned ring's buffers, so it needs pinned staging.
+    fn packs_witness(&self) -> bool {
+        self.config.pinned_staging && self.pack_witness.load(Ordering::Relaxed)
+    }
+
     /// Copies each `srcs[k]` to `dsts[k]` on the slot's stream, through the
     /// pinned staging ring (pageable copies where the host refuses
     /// page-locked memory or pinned staging is off), and makes the
-    /// device's stream wait, on the device, for every copy. Returns whether
-    /// the copies went through pinned memory; `op` names them in errors.
+    /// device's stream wait, on the device, for every copy. The first
+    /// `pack_parts` sources are Montgomery scalars that go packed by 0/1
+    /// where that pays (upload.rs), through a device staging buffer of
+    /// [`PACK_STAGING_BYTES`](crate::upload::PACK_STAGING_BYTES) the caller
+    /// has reserved; 0 sends everything raw. Returns whether the copies
+    /// went through pinned memory and the bytes sent; `op` names them in
+    /// errors.
     fn copy_up(
         &self,
         slot: &Slot,
         srcs: &[&[u8]],
         dsts: &[DeviceDst],
+        pack_parts: usize,
         op: &'static str,
-    ) -> Result<bool> {
-        use crate::upload::{upload_all, Ring, RING_SLOTS, RING_SLOT_BYTES};
+    ) -> Result<(bool, u64)> {
+        use crate::upload::{
+            upload_all, Ring, Unpack, PACK_STAGING_BYTES, RING_SLOTS, RING_SLOT_BYTES,
+        };
         let ring = if self.config.pinned_staging {
             Ring::take(&self.pinned, RING_SLOTS, RING_SLOT_BYTES)
         } else {
             None
         };
         let pinned = ring.is_some();
+        // Packed pieces are written into the ring's buffers: without it,
+        // everything goes raw.
+        let staging = if pinned && pack_parts > 0 {
+            Some(
+                slot.dev
+                    .alloc_scalars(PACK_STAGING_BYTES / cuzk_cuda::host::FR_BYTES)?,
+            )
+        } else {
+            None
+        };
+        let expand = |packed: u64, n: usize, dst: u64| {
+            // SAFETY: upload.rs calls this on the upload thread, with the
+            // context bound, right after enqueuing on `slot.stream` the
+            // copy of a packed piece of `n` elements (pack_piece's layout,
+            // its header naming only data it wrote) into the staging
+            // buffer at `packed`, and with `dst` the piece's place in a
+            // destination of the caller's (n * 32 bytes inside it, as
+            // upload_all asserts); the staging buffer lives until the
+            // stream has synchronised below, the destination until the
+            // caller's synchronisation.
+            unsafe { slot.dev.expand_z_on(&slot.stream, packed, n, dst) }
+        };
+        let unpack = staging.as_ref().map(|s| Unpack {
+            parts: pack_parts,
+            staging: DeviceDst {
+                ptr: slot.dev.scalars_address(s),
+                len: PACK_STAGING_BYTES,
+            },
+            expand: &expand,
+        });
         let (tx, rx) = std::sync::mpsc::channel();
         let cancel = std::sync::atomic::AtomicBool::new(false);
-        upload_all(&slot.stream, ring, srcs, dsts, &cancel, &tx);
+        let up = upload_all(
+            &slot.stream,
+            ring,
+            srcs,
+            dsts,
+            unpack.as_ref(),
+            &cancel,
+            &tx,
+        );
         drop(tx);
         let mut arrived = 0;
+        let mut result = Ok(());
         for r in rx {
-            let (_, ev) = r.map_err(|e| self.drv(op, e))?;
-            slot.dev.wait_event(&ev)?;
-            arrived += 1;
+            match r {
+                Ok((_, ev)) => {
+                    if let Err(e) = slot.dev.wait_event(&ev) {
+                        result = Err(e.into());
+                        break;
+                    }
+                    arrived += 1;
+                }
+                Err(e) => {
+                    result = Err(self.upload_err(op, e));
+                    break;
+                }
+            }
         }
+        if staging.is_some() {
+            // The staging buffer is freed on the device's stream: the
+            // expansions that read it must be done first, failed or not.
+            let synced = slot
+                .stream
+                .synchronize()
+                .map_err(|e| self.drv("synchronize (z's packed staging)", e));
+            result = result.and(synced);
+        }
+        drop(staging);
+        result?;
         if arrived != srcs.len() {
             return Err(GpuError::Driver {
                 op,
@@ -523,26 +621,29 @@ impl CudaBackend {
                 source: format!("{arrived} of {} parts arrived", srcs.len()).into(),
             });
         }
-        Ok(pinned)
+        Ok((pinned, up.sent))
     }
 
     /// z = (inputs, aux) into a new device buffer through the pinned
     /// staging ring (pageable copies where the host refuses page-locked
-    /// memory or pinned staging is off), on the slot's own stream, and with
-    /// it, when `with` is given (a system whose matrices are streamed),
-    /// that system's table and densities; the device's stream waits for the
-    /// last copy. Returns z, the table and densities if asked, and whether
-    /// the copies went through pinned memory.
+    /// memory or pinned staging is off), packed by 0/1 when `pack` (the
+    /// caller has reserved the staging buffer), on the slot's own stream,
+    /// and with it, when `with` is given (a system whose matrices are
+    /// streamed), that system's table and densities (raw); the device's
+    /// stream waits for the last copy. Returns z, the table and densities
+    /// if asked, and what the upload did.
     fn upload_witness(
         &self,
         slot: &Slot,
-        w: &Witness,
+        inputs: &[Scalar],
+        aux: &[Scalar],
         with: Option<&CompiledCircuit>,
+        pack: bool,
     ) -> Result<(DeviceScalars, Option<CompiledAux>, UploadStats)> {
-        let z = slot.dev.alloc_scalars(w.inputs.len() + w.aux.len())?;
+        let z = slot.dev.alloc_scalars(inputs.len() + aux.len())?;
         let base = slot.dev.scalars_address(&z);
-        let inputs = scalars_as_bytes(&w.inputs);
-        let aux = scalars_as_bytes(&w.aux);
+        let inputs = scalars_as_bytes(inputs);
+        let aux = scalars_as_bytes(aux);
         let mut srcs = vec![inputs, aux];
         let mut dsts = vec![
             DeviceDst {
@@ -571,18 +672,43 @@ impl CudaBackend {
             "copy to device (z)"
         };
         let clock = Instant::now();
-        let pinned = self.copy_up(slot, &srcs, &dsts, op)?;
+        // z's two parts (inputs, aux) may go packed.
+        let copied = self.copy_up(slot, &srcs, &dsts, if pack { 2 } else { 0 }, op);
         // Until the copies are done the ring's buffers are busy and z is
-        // incomplete: the partition's first kernels wait on the device.
-        slot.stream
+        // incomplete: the partition's first kernels wait on the device. A
+        // failed upload may have left copies in flight into z, which its
+        // drop frees on another stream: they end first.
+        let synced = slot
+            .stream
             .synchronize()
-            .map_err(|e| self.drv("synchronize (z)", e))?;
+            .map_err(|e| self.drv("synchronize (z)", e));
+        let (pinned, sent) = copied?;
+        synced?;
         let stats = UploadStats {
             pinned,
             bytes: srcs.iter().map(|s| s.len() as u64).sum(),
+            sent,
             copy_ms: clock.elapsed().as_secs_f64() * 1e3,
         };
         Ok((z, system, stats))
+    }
+
+    /// z = (inputs, aux) up as a compiled partition sends it (packed by 0/1
+    /// where that pays when `pack`, else raw), and back: z as the device
+    /// holds it, and the bytes sent. For the GPU checks, which compare it
+    /// with what went up; its device memory is not counted in the VRAM
+    /// budget (a check holds nothing else).
+    pub fn witness_round_trip(
+        &self,
+        inputs: &[Scalar],
+        aux: &[Scalar],
+        pack: bool,
+    ) -> Result<(Vec<Scalar>, u64)> {
+        let slot = self.acquire_slot();
+        let pack = pack && self.config.pinned_staging;
+        let (z, _, stats) = self.upload_witness(&slot, inputs, aux, None, pack)?;
+        slot.dev.synchronize()?;
+        Ok((slot.dev.download_scalars(&z)?, stats.sent))
     }
 
     /// One witness on the device path, or None (nothing done) when the
@@ -629,14 +755,22 @@ impl CudaBackend {
                 self.config.compiled_block_bytes as u64,
             )),
         };
+        // z packed by 0/1 (read once: the setting may change meanwhile).
+        let pack = self.packs_witness();
+        let pack_staging = if pack {
+            crate::upload::PACK_STAGING_BYTES as u64
+        } else {
+            0
+        };
         // The partition's working set and what it holds besides.
         let (working, held) = match &mats {
             Matrices::Resident(dc) => (
-                compiled_working_bytes(&sizes, z_len, dc.max_product_bytes()),
+                compiled_working_bytes(&sizes, z_len, dc.max_product_bytes(), pack_staging),
                 dc.bytes(),
             ),
             Matrices::Streamed(sc) => (
-                compiled_working_bytes(&sizes, z_len, sc.block_bytes) + CompiledAux::bytes_for(cc),
+                compiled_working_bytes(&sizes, z_len, sc.block_bytes, pack_staging)
+                    + CompiledAux::bytes_for(cc),
                 0,
             ),
         };
@@ -671,7 +805,12 @@ impl CudaBackend {
                 )
             })
             .transpose()?;
-        let (z, streamed_aux, upload) = self.upload_witness(&slot, w, streamed.then_some(cc))?;
+        let staging_held = pack
+            .then(|| grant.reserve(pack_staging, "z's packed staging buffer (upload)"))
+            .transpose()?;
+        let (z, streamed_aux, upload) =
+            self.upload_witness(&slot, &w.inputs, &w.aux, streamed.then_some(cc), pack)?;
+        drop(staging_held);
         let pinned = upload.pinned;
         let aux = match &mats {
             Matrices::Resident(dc) => &dc.aux,
@@ -800,6 +939,7 @@ impl CudaBackend {
             },
             upload_bytes: upload.bytes,
             upload_copy_ms: upload.copy_ms,
+            upload_sent_bytes: upload.sent,
         };
         Ok(Some((
             MsmResults {
@@ -830,14 +970,14 @@ mod tests {
             h: (1 << 20) - 1,
         };
         let z = 1_000_000;
-        let base = compiled_working_bytes(&s, z, 0);
+        let base = compiled_working_bytes(&s, z, 0, 0);
         // a/b/c alone are three domains of scalars.
         assert!(base >= z as u64 * plan::FR + 3 * (1 << 20) * plan::FR);
-        assert!(compiled_working_bytes(&s, z + 1000, 0) > base);
-        assert!(compiled_working_bytes(&s, z, 1 << 30) > base);
+        assert!(compiled_working_bytes(&s, z + 1000, 0, 0) > base);
+        assert!(compiled_working_bytes(&s, z, 1 << 30, 0) > base);
         let mut big_b = s;
         big_b.b = 4_000_000;
-        assert!(compiled_working_bytes(&big_b, z, 0) > base);
+        assert!(compiled_working_bytes(&big_b, z, 0, 0) > base);
     }
 
     /// A matrix of `rows` rows with lengths and coefficients from a seed:

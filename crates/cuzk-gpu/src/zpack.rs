@@ -1,0 +1,378 @@
+//! The witness z packed by 0/1 on its way up (upload.rs): most of a
+//! Filecoin witness is 0 or 1 (porep-like's aux measured 56.6% zeros and
+//! 29.4% ones), so a piece of it goes up as two masks and an offset per 32
+//! elements and only the other ("big") elements' bytes, about a sixth of
+//! its raw size, and a kernel expands it on the device. The layout and the
+//! kernel's model are cuzk-cuda's (`cuzk_cuda::zpack`); this module writes
+//! it, on the copy pool, and decides per piece whether it pays.
+//!
+//! Writing it is two passes, each task a run of groups: the first reads
+//! the piece once, writes each group's masks and its offset within the
+//! task, and copies the task's big elements (while they are in cache) to a
+//! scratch buffer of its own; after a prefix sum over the tasks' counts the
+//! second copies each scratch buffer to the task's share of the data and
+//! adds the big elements before the task to its offsets. Against a raw
+//! copy (the piece read and written once) that is the piece read once and
+//! its big elements, about a sixth of it, written twice and read once.
+
+use cuzk_cuda::host::FR_BYTES;
+use cuzk_cuda::zpack::{data_offset, groups, one_bytes, packed_bytes, GROUP, HEADER_WORDS};
+use rayon::prelude::*;
+use std::sync::Mutex;
+
+/// Groups per copy-pool task: 1024 groups are 1 MiB of z, the copy pool's
+/// piece (copy.rs), so a 32 MiB ring piece is 32 tasks for its 12 threads.
+const TASK_GROUPS: usize = 1024;
+
+/// The decision reads every 64th group of a piece (1/64 of it, 512 groups
+/// of a 32 MiB piece): enough to tell a Filecoin witness (~14% big) from
+/// random values (all big), for ~1.5% of a raw copy's reads.
+const SAMPLE_STRIDE: usize = 64;
+
+/// A piece goes packed when at most half of its sampled elements are big.
+/// At half, packing moves 2.5 times the piece's bytes through memory (read
+/// once, the big half written twice and read once) against the raw copy's
+/// 2, for half the bytes over the link: beyond that it no longer pays on
+/// the host, whose copy is what limits the upload, and a witness of random
+/// values (all big) costs the sample and a raw copy, as before.
+fn worth_packing(big: usize, sampled: usize) -> bool {
+    2 * big <= sampled
+}
+
+/// Groups ahead of the one being classified whose memory is asked for
+/// (8 KiB). The classification is bound by how fast one thread's reads
+/// arrive, not by its arithmetic: measured on a 2-core build machine
+/// (512 MB of a porep-like mix, best of 10, the machine shared), one
+/// thread classified in-cache data at 19 GB/s but streamed it from memory
+/// at 6 GB/s; packing took 73-84 ms without prefetching, 59-65 ms with 4
+/// or 8 groups ahead, worse again at 32 (the raw copy 56-61 ms there).
+const PREFETCH_GROUPS: usize = 8;
+
+/// Asks for the 1 KiB group at `at` in `src` (if any) to be brought into
+/// the cache.
+#[inline(always)]
+fn prefetch(src: &[u8], at: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(g) = src.get(at..at + GROUP * FR_BYTES) {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        for line in g.chunks(64) {
+            // SAFETY: a prefetch is a hint that reads nothing and cannot
+            // fault; sse, the feature it needs, is part of x86_64.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(line.as_ptr().cast()) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (src, at);
+}
+
+/// One element's 32 bytes as four native-order words.
+type Limbs = [u64; 4];
+
+fn limbs(e: &[u8]) -> Limbs {
+    let mut out = [0u64; 4];
+    for (w, b) in out.iter_mut().zip(e.chunks_exact(8)) {
+        let mut bytes = [0u8; 8];
+        bytes.copy_from_slice(b);
+        *w = u64::from_ne_bytes(bytes);
+    }
+    out
+}
+
+/// The masks (nonzero, big) of one group's elements. Without branches:
+/// a witness's 0, 1 and big values follow no pattern a branch predictor
+/// could learn (with branches, 512 MB took 145 ms against 120 ms on the
+/// build machine).
+fn masks(group: &[u8], one: &Limbs) -> (u32, u32) {
+    let (mut nonzero, mut big) = (0u32, 0u32);
+    for (i, e) in group.chunks_exact(FR_BYTES).enumerate() {
+        let l = limbs(e);
+        let nz = (l[0] | l[1] | l[2] | l[3] != 0) as u32;
+        let not_one =
+            ((l[0] ^ one[0]) | (l[1] ^ one[1]) | (l[2] ^ one[2]) | (l[3] ^ one[3]) != 0) as u32;
+        nonzero |= nz << i;
+        big |= (nz & not_one) << i;
+    }
+    (nonzero, big)
+}
+
+fn word(h: &[u8], i: usize) -> u32 {
+    u32::from_le_bytes([h[4 * i], h[4 * i + 1], h[4 * i + 2], h[4 * i + 3]])
+}
+
+fn set_word(h: &mut [u8], i: usize, v: u32) {
+    h[4 * i..4 * i + 4].copy_from_slice(&v.to_le_bytes());
+}
+
+/// Whether `piece` (whole elements) should go packed, from a sample of
+/// its groups.
+fn sample_says_pack(piece: &[u8], one: &Limbs) -> bool {
+    let (mut big, mut sampled) = (0usize, 0usize);
+    for group in piece.chunks(GROUP * FR_BYTES).step_by(SAMPLE_STRIDE) {
+        big += masks(group, one).1.count_ones() as usize;
+        sampled += group.len() / FR_BYTES;
+    }
+    worth_packing(big, sampled)
+}
+
+/// The packed form of `piece` (whole Montgomery scalars, at most
+/// `u32::MAX` of them) into the start of `dst`, on the copy pool: its
+/// length, or None (nothing meaningful written) when packing does not pay
+/// (the sample's decision), when it would not fit `dst`, or when the piece
+/// is not whole elements. The caller then sends the piece raw.
+pub(crate) fn pack_piece(piece: &[u8], dst: &mut [u8]) -> Option<usize> {
+    let one = limbs(&one_bytes());
+    if !piece.len().is_multiple_of(FR_BYTES) || !sample_says_pack(piece, &one) {
+        return None;
+    }
+    pack_into(piece, dst, &one)
+}
+
+/// [`pack_piece`] without the decision: None only when the piece is not
+/// whole elements, has more than `u32::MAX` of them, or does not fit.
+fn pack_into(piece: &[u8], dst: &mut [u8], one: &Limbs) -> Option<usize> {
+    if !piece.len().is_multiple_of(FR_BYTES) {
+        return None;
+    }
+    let n = piece.len() / FR_BYTES;
+    u32::try_from(n).ok()?;
+    let data = data_offset(n);
+    if dst.len() < data {
+        return None;
+    }
+    let (header, rest) = dst.split_at_mut(data);
+    let (header, pad) = header.split_at_mut(groups(n) * HEADER_WORDS * 4);
+    pad.fill(0);
+    let task_src = TASK_GROUPS * GROUP * FR_BYTES;
+    let task_header = TASK_GROUPS * HEADER_WORDS * 4;
+
+    // Pass 1: each group's masks and its offset within its task; each
+    // task's big values into a scratch buffer of its own, read from the
+    // piece while they are in cache.
+    let scratch: Vec<Vec<u8>> = crate::copy::on_copy_pool(|| {
+        header
+            .par_chunks_mut(task_header)
+            .zip(piece.par_chunks(task_src))
+            .map(|(h, src)| {
+                let mut values = take_scratch();
+                for (g, group) in src.chunks(GROUP * FR_BYTES).enumerate() {
+                    prefetch(src, (g + PREFETCH_GROUPS) * GROUP * FR_BYTES);
+                    let (nz, bg) = masks(group, one);
+                    set_word(h, HEADER_WORDS * g, nz);
+                    set_word(h, HEADER_WORDS * g + 1, bg);
+                    // At most u32::MAX elements (checked above).
+                    set_word(h, HEADER_WORDS * g + 2, (values.len() / FR_BYTES) as u32);
+                    let mut bits = bg;
+                    while bits != 0 {
+                        let i = bits.trailing_zeros() as usize;
+                        bits &= bits - 1;
+                        values.extend_from_slice(&group[i * FR_BYTES..(i + 1) * FR_BYTES]);
+                    }
+                }
+                values
+            })
+            .collect()
+    });
+    let big: usize = scratch.iter().map(|v| v.len() / FR_BYTES).sum();
+    if big * FR_BYTES > rest.len() {
+        scratch.into_iter().for_each(give_scratch);
+        return None;
+    }
+
+    // Pass 2: each task's values to its share of the data, at the big
+    // elements before it, and that count added to its offsets.
+    let mut shares = Vec::with_capacity(scratch.len());
+    let mut free = &mut rest[..big * FR_BYTES];
+    let mut before = 0usize;
+    for values in scratch {
+        let (share, tail) = std::mem::take(&mut free).split_at_mut(values.len());
+        let count = values.len() / FR_BYTES;
+        shares.push((share, values, before));
+        free = tail;
+        before += count;
+    }
+    crate::copy::on_copy_pool(|| {
+        header
+            .par_chunks_mut(task_header)
+            .zip(shares.into_par_iter())
+            .for_each(|(h, (share, values, before))| {
+                share.copy_from_slice(&values);
+                for g in 0..h.len() / (HEADER_WORDS * 4) {
+                    let at = HEADER_WORDS * g + 2;
+                    // At most u32::MAX elements in all.
+                    set_word(h, at, word(h, at) + before as u32);
+                }
+                give_scratch(values);
+            })
+    });
+    Some(packed_bytes(n, big))
+}
+
+/// The tasks' scratch buffers, kept between pieces (a fresh 1 MiB buffer
+/// per task would be a fresh mapping, page faults included, 32 times a
+/// piece). At most [`SCRATCH_KEPT`] are kept: two workers' pieces of 32
+/// tasks, each buffer the size of a task's big values (about 150 KB of a
+/// Filecoin witness's 1 MiB, at most 1 MiB), so at most 64 MiB.
+static SCRATCH: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
+const SCRATCH_KEPT: usize = 64;
+
+fn take_scratch() -> Vec<u8> {
+    let mut v = SCRATCH
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .pop()
+        .unwrap_or_default();
+    v.clear();
+    v
+}
+
+fn give_scratch(v: Vec<u8>) {
+    // A buffer is whole or not in the list; poisoning leaves nothing half
+    // done.
+    let mut kept = SCRATCH.lock().unwrap_or_else(|p| p.into_inner());
+    if kept.len() < SCRATCH_KEPT {
+        kept.push(v);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use blstrs::Scalar;
+    use cuzk_cuda::host::scalars_as_bytes;
+    use cuzk_cuda::zpack::expand;
+    use ff::Field;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// `n` scalars: each 0 with probability `zeros`, 1 with `ones`, else
+    /// random.
+    fn witness(n: usize, zeros: f64, ones: f64, seed: u64) -> Vec<Scalar> {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        (0..n)
+            .map(|_| {
+                let u: f64 = rng.gen();
+                if u < zeros {
+                    Scalar::ZERO
+                } else if u < zeros + ones {
+                    Scalar::ONE
+                } else {
+                    Scalar::random(&mut rng)
+                }
+            })
+            .collect()
+    }
+
+    /// What z holds on the device after `src` went up in pieces of
+    /// `piece_bytes` as upload.rs sends them: each packed where pack_piece
+    /// says so (expanded by the kernel's model), else raw. Also returns the
+    /// bytes sent and the pieces that went packed.
+    fn through_pieces(src: &[u8], piece_bytes: usize) -> (Vec<u8>, usize, usize) {
+        let mut z = Vec::with_capacity(src.len());
+        let mut buf = vec![0xA5u8; piece_bytes];
+        let (mut sent, mut packed) = (0, 0);
+        for piece in src.chunks(piece_bytes) {
+            match pack_piece(piece, &mut buf) {
+                Some(len) => {
+                    z.extend(expand(&buf[..len], piece.len() / FR_BYTES).expect("expands"));
+                    sent += len;
+                    packed += 1;
+                }
+                None => {
+                    z.extend_from_slice(piece);
+                    sent += piece.len();
+                }
+            }
+        }
+        (z, sent, packed)
+    }
+
+    #[test]
+    fn round_trips_at_every_size() {
+        for n in [0usize, 1, 31, 32, 33, 1000, 3 * TASK_GROUPS * GROUP + 77] {
+            for (name, zeros, ones) in [
+                ("mixed", 0.566, 0.294),
+                ("all zero", 1.0, 0.0),
+                ("all one", 0.0, 1.0),
+                ("40% big", 0.3, 0.3),
+            ] {
+                let w = witness(n, zeros, ones, n as u64);
+                let src = scalars_as_bytes(&w);
+                let mut buf = vec![0xA5u8; src.len() + 4096];
+                let one = limbs(&one_bytes());
+                let len = pack_into(src, &mut buf, &one).expect("fits");
+                let got = expand(&buf[..len], n).expect("expands");
+                assert!(got == src, "{name}, {n} elements");
+                // The decision packs all of them but small random draws.
+                let decided = pack_piece(src, &mut buf);
+                if n >= 1000 || zeros + ones == 1.0 {
+                    assert_eq!(decided, Some(len), "{name} {n}: packed");
+                }
+                if n >= 1000 && name != "40% big" {
+                    assert!(len * 4 < src.len(), "{name} {n}: {len} bytes packed");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn all_big_round_trips_when_packed_anyway() {
+        for n in [1usize, 33, 1000, 2 * TASK_GROUPS * GROUP + 5] {
+            let w = witness(n, 0.0, 0.0, 7 + n as u64);
+            let src = scalars_as_bytes(&w);
+            let mut buf = vec![0u8; packed_bytes(n, n)];
+            let one = limbs(&one_bytes());
+            let len = pack_into(src, &mut buf, &one).expect("fits");
+            assert_eq!(len, packed_bytes(n, n));
+            assert!(expand(&buf[..len], n).expect("expands") == src, "{n}");
+            // One byte less: it does not fit and says so.
+            let short = buf.len() - 1;
+            assert_eq!(pack_into(src, &mut buf[..short], &one), None);
+        }
+    }
+
+    #[test]
+    fn several_pieces_with_a_partial_last_one() {
+        // Pieces of 2 tasks and change; the last is short and not a
+        // multiple of 32 elements; one piece in the middle is random.
+        let piece_elems = 2 * TASK_GROUPS * GROUP + 96;
+        let mut w = witness(3 * piece_elems + 45, 0.566, 0.294, 11);
+        let random = witness(piece_elems, 0.0, 0.0, 12);
+        w[piece_elems..2 * piece_elems].copy_from_slice(&random);
+        let src = scalars_as_bytes(&w);
+        let (z, sent, packed) = through_pieces(src, piece_elems * FR_BYTES);
+        assert!(z == src);
+        assert_eq!(packed, 3, "the random piece goes raw, the others packed");
+        assert!(sent < src.len() / 2, "{sent} of {} bytes sent", src.len());
+    }
+
+    #[test]
+    fn random_values_go_raw() {
+        for n in [1usize, 32, 1000, TASK_GROUPS * GROUP] {
+            let w = witness(n, 0.0, 0.0, 99 + n as u64);
+            let src = scalars_as_bytes(&w);
+            let mut buf = vec![0u8; 2 * src.len() + 4096];
+            assert_eq!(pack_piece(src, &mut buf), None, "{n} random elements");
+            let (z, sent, packed) = through_pieces(src, 1 << 20);
+            assert!(z == src);
+            assert_eq!((sent, packed), (src.len(), 0));
+        }
+        // Mostly big (70%): raw as well.
+        let w = witness(10_000, 0.2, 0.1, 5);
+        assert_eq!(
+            pack_piece(scalars_as_bytes(&w), &mut vec![0u8; 1 << 20]),
+            None
+        );
+    }
+
+    #[test]
+    fn what_does_not_fit_or_is_not_whole_elements_goes_raw() {
+        let w = witness(1000, 0.566, 0.294, 3);
+        let src = scalars_as_bytes(&w);
+        // Room for the header only.
+        assert_eq!(pack_piece(src, &mut vec![0u8; data_offset(1000)]), None);
+        assert_eq!(
+            pack_piece(&src[..src.len() - 1], &mut vec![0u8; 1 << 20]),
+            None
+        );
+    }
+}
