@@ -476,9 +476,9 @@ fn with_each_g1_build<T>(
     result.map(|()| out)
 }
 
-/// `f` with the MSM's chunks in order of length (the shared-memory sort
-/// and the in-place merge), in plain order (with the copying merge), and
-/// once more in order of length with the global-atomic sort; the device's
+/// `f` with the MSM's chunks in order of length (the global-atomic sort and
+/// the in-place merge, the defaults), then with the shared-memory sort, in
+/// order of length and in plain order with the copying merge; the device's
 /// settings are restored afterwards.
 fn with_each_chunk_order(
     dev: &CudaDevice,
@@ -491,9 +491,14 @@ fn with_each_chunk_order(
     );
     let mut result = Ok(());
     for (on, shared, in_place, name) in [
-        (true, true, true, "chunks by length"),
-        (false, true, false, "chunks in order, copying merge"),
-        (true, false, true, "chunks by length, atomic sort"),
+        (true, false, true, "chunks by length"),
+        (true, true, true, "chunks by length, shared-memory sort"),
+        (
+            false,
+            true,
+            false,
+            "chunks in order, shared-memory sort, copying merge",
+        ),
     ] {
         dev.set_msm_chunk_order(on);
         dev.set_msm_shared_sort(shared);

@@ -24,10 +24,14 @@ use std::sync::Mutex;
 /// piece (copy.rs), so a 32 MiB ring piece is 32 tasks for its 12 threads.
 const TASK_GROUPS: usize = 1024;
 
-/// The decision reads every 64th group of a piece (1/64 of it, 512 groups
-/// of a 32 MiB piece): enough to tell a Filecoin witness (~14% big) from
-/// random values (all big), for ~1.5% of a raw copy's reads.
-const SAMPLE_STRIDE: usize = 64;
+/// The decision reads about this many groups spread evenly over a piece
+/// (every group of a piece of fewer): 512 of a 32 MiB piece's 32768
+/// (~1.5% of a raw copy's reads), enough to tell a Filecoin witness (~14%
+/// big) from random values (all big). A fixed stride of 64 groups read only
+/// the first group of a small witness (porep-like 2^10: 32 groups), whose
+/// first values are big, and sent the whole witness raw (H200, 2026-12-04
+/// call 30).
+const SAMPLE_GROUPS: usize = 512;
 
 /// A piece goes packed when at most half of its sampled elements are big.
 /// At half, packing moves 2.5 times the piece's bytes through memory (read
@@ -107,7 +111,9 @@ fn set_word(h: &mut [u8], i: usize, v: u32) {
 /// its groups.
 fn sample_says_pack(piece: &[u8], one: &Limbs) -> bool {
     let (mut big, mut sampled) = (0usize, 0usize);
-    for group in piece.chunks(GROUP * FR_BYTES).step_by(SAMPLE_STRIDE) {
+    let groups = piece.len().div_ceil(GROUP * FR_BYTES);
+    let stride = (groups / SAMPLE_GROUPS).max(1);
+    for group in piece.chunks(GROUP * FR_BYTES).step_by(stride) {
         big += masks(group, one).1.count_ones() as usize;
         sampled += group.len() / FR_BYTES;
     }

@@ -213,21 +213,27 @@ pub(super) const DEFAULT_CHUNK_ORDER: bool = true;
 
 /// Whether the MSM sorts its (window, bucket) entries through shared
 /// memory (kernels/msm_sort.cuh) rather than with a global atomic per entry
-/// in each of two passes. The atomics sorted at ~3.6e10 entries/s on the
-/// H200 (2026-12-04 call 28, `CUZK_MSM_PROFILE`: G1 2^26 at c=20, 8.7e8
-/// entries, 56.4 ms of 425.6; G1 2^24 12.5 of 114.4; G2 2^24 13.5 of
-/// 338.6). Predicted for the shared-memory sort from its memory traffic
-/// (scalars read twice or three times, 8 bytes an entry written and read
-/// twice, 4 written): ~15 ms at 2^26, ~4 ms at 2^24.
-pub(super) const DEFAULT_SHARED_SORT: bool = true;
+/// in each of two passes (msm_histogram, msm_scatter). The atomics sort at
+/// ~3.6e10 entries/s on the H200 (2026-12-04 call 28, `CUZK_MSM_PROFILE`:
+/// G1 2^26 at c=20, 8.7e8 entries, 56.4 ms of 425.6; G1 2^24 12.5 of
+/// 114.4), and the shared-memory sort was predicted at ~4 ms at 2^24 from
+/// its memory traffic, but measured slower: 22 ms with the digits
+/// recomputed in each pass (call 29), 17.1 ms with them kept as keys, one
+/// window at a time (call 30: G1 2^24 114.5 ms against 109.6 with the
+/// atomic sort, G1 2^26 444.8 against 425.7, G2 2^24 333.0 against 328.2).
+/// Kept selectable (bench rows "sort-shared") until a per-kernel profile
+/// says where its time goes.
+pub(super) const DEFAULT_SHARED_SORT: bool = false;
 
 /// Whether the MSM merges each bucket's chunk sums in place
 /// (`msm_merge_*`, only the buckets with more than one) rather than by
 /// copying passes over every bucket (`msm_reduce_*`): those took 5.3 ms of
 /// a 2^24 G1 MSM and 11-13 ms of a 2^24 G2 one at c = 20 (2026-12-04, calls
 /// 28-29), where only the top window's ~3e4 buckets hold more than one
-/// chunk. Predicted: under 1 ms there, a few ms less at 2^26 (2-3 chunks a
-/// bucket).
+/// chunk. Measured (call 30, "merge chunks" phase): G1 2^24 5.3 -> 0.5 ms,
+/// G2 2^24 11-13 -> 1.0 ms; rows: G1 2^24 119.2 -> 114.5 ms (shared sort
+/// both), G2 2^24 345.1 -> 333.0, G1 2^26 446.3 -> 444.8, G1 2^20 9.9 ->
+/// 9.6.
 pub(super) const DEFAULT_MERGE_IN_PLACE: bool = true;
 
 /// G1 MSM kernels with inlined Fq products. Inlined was faster on the H200
