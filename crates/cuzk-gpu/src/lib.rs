@@ -142,17 +142,23 @@ pub struct GpuConfig {
     /// ([`COMPILED_BLOCK_BYTES`] by default; tests use small blocks).
     pub compiled_block_bytes: usize,
     /// Send the compiled path's witness z packed by 0/1 where that pays
-    /// (see [`upload`]; needs `pinned_staging`); off, it goes up raw. On by
-    /// default; `CUZK_Z_PACK=0` in the environment turns the default off.
+    /// (see [`upload`]; needs `pinned_staging`); off, it goes up raw. Off
+    /// by default: on the H200 machine the host's packing, not the link,
+    /// limits the upload (2026-12-04 call 31, porep-like 2^27: z's upload
+    /// 155.9 ms packed, 652 of 4295 MB sent, against 123.2 ms raw at 37
+    /// GB/s; 2^24, call 30: 21.7 against 18.3 ms). Worth turning on where
+    /// the link is the slower side (a PCIe Gen4 card, several GPUs sharing
+    /// the host's lanes). `CUZK_Z_PACK=1` in the environment turns the
+    /// default on.
     pub pack_witness: bool,
 }
 
-/// The default of [`GpuConfig::pack_witness`]: on, unless `CUZK_Z_PACK` is
-/// `0` (or `off`, `false`), for comparing the two without a rebuild.
+/// The default of [`GpuConfig::pack_witness`]: off, unless `CUZK_Z_PACK`
+/// is `1` (or `on`, `true`), for comparing the two without a rebuild.
 fn pack_witness_default() -> bool {
-    !matches!(
+    matches!(
         std::env::var("CUZK_Z_PACK").as_deref().map(str::trim),
-        Ok("0" | "off" | "false")
+        Ok("1" | "on" | "true")
     )
 }
 
