@@ -72,14 +72,26 @@ impl CurioService {
         }
     }
 
+    /// The parameter set of the kind Curio names `name` (a circuit id).
+    fn params_id_of(&self, name: &str) -> Result<String, Status> {
+        let kind = self
+            .engine
+            .registry()
+            .get(name)
+            .map_err(|e| Status::not_found(e.to_string()))?;
+        Ok(kind.params_id().to_owned())
+    }
+
     async fn submit(&self, req: pb::SubmitProofRequest) -> Result<pb::SubmitProofResponse, Status> {
         let request_id = req.request_id.clone();
         let priority = req.priority;
         let (circuit, input, decoded) = match job_input(req) {
             Ok(v) => v,
             // Not the request's fault: the daemon could not serialise what
-            // it decoded.
-            Err(e @ Error::Encode { .. }) => return Err(Status::internal(e.to_string())),
+            // it decoded, or a check of its own work failed.
+            Err(e @ (Error::Encode { .. } | Error::Internal { .. })) => {
+                return Err(Status::internal(e.to_string()))
+            }
             Err(e) => {
                 self.engine.note_rejected();
                 return Err(Status::invalid_argument(e.to_string()));
@@ -780,12 +792,7 @@ impl ProvingEngine for CurioService {
         request: Request<pb::PreloadSrsRequest>,
     ) -> Result<Response<pb::PreloadSrsResponse>, Status> {
         let name = request.get_ref().circuit_id.clone();
-        let kind = self
-            .engine
-            .registry()
-            .get(&name)
-            .map_err(|e| Status::not_found(e.to_string()))?;
-        let id = kind.params_id().to_owned();
+        let id = self.params_id_of(&name)?;
         let in_memory = |s: &crate::engine::EngineStatus| {
             s.params.iter().any(|p| p.id == id && p.tier != "disk")
         };
@@ -803,12 +810,7 @@ impl ProvingEngine for CurioService {
         request: Request<pb::EvictSrsRequest>,
     ) -> Result<Response<pb::EvictSrsResponse>, Status> {
         let name = request.get_ref().circuit_id.clone();
-        let kind = self
-            .engine
-            .registry()
-            .get(&name)
-            .map_err(|e| Status::not_found(e.to_string()))?;
-        let id = kind.params_id().to_owned();
+        let id = self.params_id_of(&name)?;
         let bytes: u64 = self
             .engine
             .status()
