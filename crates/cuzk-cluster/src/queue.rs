@@ -68,7 +68,10 @@ impl Priority {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// Where a job is: in the daemon's engine and in the queue's rows (by
+/// [`JobState::as_str`]'s names, which serde uses too).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum JobState {
     Queued,
     Running,

@@ -323,16 +323,6 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-fn state_of(s: cuzk_cluster::JobState) -> JobState {
-    match s {
-        cuzk_cluster::JobState::Queued => JobState::Queued,
-        cuzk_cluster::JobState::Running => JobState::Running,
-        cuzk_cluster::JobState::Completed => JobState::Completed,
-        cuzk_cluster::JobState::Failed => JobState::Failed,
-        cuzk_cluster::JobState::Cancelled => JobState::Cancelled,
-    }
-}
-
 impl ClusterNode {
     pub fn node_id(&self) -> &str {
         self.inner.front.node_id()
@@ -567,7 +557,7 @@ impl ClusterNode {
     /// the daemons proving them learn it at their next lease renewal.
     pub async fn cancel(&self, id: JobId) -> Result<(JobState, bool), ClusterError> {
         let (s, cancelled) = self.inner.front.cancel(id).await?;
-        Ok((state_of(s), cancelled))
+        Ok((s, cancelled))
     }
 
     /// Stop claiming new partitions (shutdown); those claimed are proved
@@ -1123,7 +1113,7 @@ fn ms(d: Duration) -> f64 {
 
 /// The stored job as `AwaitProof` reports it.
 pub fn record_to_proto(j: JobRecord) -> proto::AwaitProofResponse {
-    let state = state_of(j.state);
+    let state = j.state;
     let done = state == JobState::Completed;
     let error = match (state, j.error) {
         (_, Some(e)) => e,
