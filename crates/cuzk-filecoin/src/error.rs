@@ -483,3 +483,56 @@ impl Error {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn input_errors_say_what_went_wrong() {
+        let e = Error::WrongCount {
+            what: Counted::VanillaProofs {
+                proof: "StackedDrgWinning2KiBV1".into(),
+            },
+            expected: Expected::Exactly(1),
+            got: 2,
+        };
+        assert_eq!(
+            e.to_string(),
+            "vanilla proofs for StackedDrgWinning2KiBV1: expected 1, got 2"
+        );
+        let e = Error::Unreadable {
+            what: Readable::SectorSize,
+            given: "32X".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "cannot read sector size from \"32X\" (e.g. 2KiB, 32GiB)"
+        );
+        let e = Error::disagree(Fact::SectorNumber, "sector_number", 5, "the C1 file", 7);
+        assert_eq!(
+            e.to_string(),
+            "sector number: 5 (said by sector_number) but 7 (in the C1 file)"
+        );
+        let e = Error::WrongProofKind {
+            given: "porep".into(),
+            expected: vec![ProofKind::WinningPost, ProofKind::WindowPost],
+        };
+        assert_eq!(
+            e.to_string(),
+            "porep is not a winning-post or window-post proof"
+        );
+        let e = Error::PartitionOutOfRange {
+            circuit: "c".into(),
+            index: 3,
+            count: Some(2),
+        };
+        assert_eq!(e.to_string(), "c: partition 3 out of range (it has 2)");
+        // A filecoin-proofs error keeps its whole chain in the message.
+        let e = Error::invalid_value(
+            "comm_r",
+            anyhow::anyhow!("not in the field").context("comm_r"),
+        );
+        assert_eq!(e.to_string(), "invalid comm_r: comm_r: not in the field");
+    }
+}
