@@ -434,7 +434,8 @@ pub fn commitment_from_cid(b: &[u8], codec: u64, what: &str) -> Result<[u8; 32],
     if b.len() == 32 {
         return bytes32(b, what);
     }
-    let bad = |why: &str| Error::invalid_value(what, format!("not a commitment CID ({why})"));
+    let bad =
+        |why: &str| Error::invalid_value(what, anyhow::anyhow!("not a commitment CID ({why})"));
     let mut at = 0;
     if varint(b, &mut at) != Some(1) {
         return Err(bad("not CIDv1"));

@@ -144,12 +144,12 @@ pub enum Error {
     },
 
     /// A field (a commitment, randomness, a CID) holds a value that is not
-    /// acceptable; `source` says why.
+    /// acceptable; `source` says why (filecoin-proofs' check, whole chain).
     #[error("invalid {field}: {source:#}")]
     InvalidValue {
         field: String,
         #[source]
-        source: BoxError,
+        source: anyhow::Error,
     },
 
     /// A field that must not be all zero is.
@@ -440,10 +440,10 @@ impl Error {
     }
 
     /// `field` holds an unacceptable value; `source` says why.
-    pub fn invalid_value(field: impl Into<String>, source: impl Into<BoxError>) -> Self {
+    pub fn invalid_value(field: impl Into<String>, source: anyhow::Error) -> Self {
         Error::InvalidValue {
             field: field.into(),
-            source: source.into(),
+            source,
         }
     }
 
