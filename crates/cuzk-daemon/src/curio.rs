@@ -938,7 +938,7 @@ mod tests {
         let mut short = r.clone();
         short.comm_d_new = vec![3; 31];
         assert!(
-            matches!(request_of(&short), Err(Error::WrongCount { what: Counted::Bytes { field }, got: 31, .. }) if field == "comm_d_new")
+            matches!(request_of(&short), Err(Error::InvalidValue { field, .. }) if field == "comm_d_new")
         );
     }
 
