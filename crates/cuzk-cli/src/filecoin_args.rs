@@ -10,7 +10,7 @@ use cuzk_filecoin::ids::{parse_hex32, prover_id_from_miner};
 use cuzk_filecoin::paramcache::{Generated, ParamCache};
 use cuzk_filecoin::progress::ProgressPrinter;
 use cuzk_filecoin::prover::{FilecoinProver, ProofOutput, ProofRequest};
-use cuzk_filecoin::{porep, post, snap, Error, InputPart, Result};
+use cuzk_filecoin::{porep, post, snap, Error, Fact, InputPart, Result};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -247,8 +247,10 @@ fn read(path: &Path) -> Result<Vec<u8>> {
 }
 
 fn need<'a, T>(v: &'a Option<T>, flag: &str, kind: ProofKind) -> Result<&'a T> {
-    v.as_ref()
-        .ok_or_else(|| Error::InvalidInput(format!("--filecoin {kind} needs {flag}")))
+    v.as_ref().ok_or_else(|| Error::Missing {
+        needed_by: format!("--filecoin {kind}"),
+        what: flag.into(),
+    })
 }
 
 /// The proof request the arguments describe.
@@ -274,17 +276,22 @@ pub fn request_from_args(args: &FilecoinProveArgs) -> Result<ProofRequest> {
             // for filecoin-proofs' untagged form; a tagged C1 output names
             // its own.
             let decoded = match porep::decode_c1(&c1, rp) {
-                Err(Error::InvalidInput(_)) if args.registered_proof.is_none() => {
-                    porep::decode_c1(&c1, None)?
-                }
+                Err(Error::Disagree {
+                    fact: Fact::RegisteredProof | Fact::SectorSize,
+                    ..
+                }) if args.registered_proof.is_none() => porep::decode_c1(&c1, None)?,
                 r => r?,
             };
             if let Some(size) = args.sector_size {
                 let got = u64::from(decoded.output.registered_proof.sector_size());
                 if got != size {
-                    return Err(Error::InvalidInput(format!(
-                        "--sector-size {size} but the C1 output is for {got} byte sectors"
-                    )));
+                    return Err(Error::disagree(
+                        Fact::SectorSize,
+                        "--sector-size",
+                        size,
+                        "the C1 output",
+                        got,
+                    ));
                 }
             }
             Ok(ProofRequest::PoRepC2(Box::new(decoded.output)))
@@ -294,7 +301,12 @@ pub fn request_from_args(args: &FilecoinProveArgs) -> Result<ProofRequest> {
                 Some(n) => post::post_proof_from_u64(n)?,
                 None => match size_default(kind)? {
                     CircuitId::PoSt(p) => p,
-                    other => return Err(Error::InvalidInput(format!("{other} is not PoSt"))),
+                    other => {
+                        return Err(Error::WrongProofKind {
+                            given: other.to_string(),
+                            expected: vec![kind],
+                        })
+                    }
                 },
             };
             let randomness = parse_hex32(
@@ -305,24 +317,23 @@ pub fn request_from_args(args: &FilecoinProveArgs) -> Result<ProofRequest> {
                 (Some(hex), _) => parse_hex32(hex, "--prover-id")?,
                 (None, Some(id)) => prover_id_from_miner(id),
                 (None, None) => {
-                    return Err(Error::InvalidInput(format!(
-                        "--filecoin {kind} needs --miner-id or --prover-id"
-                    )))
+                    return Err(Error::Missing {
+                        needed_by: format!("--filecoin {kind}"),
+                        what: "--miner-id or --prover-id".into(),
+                    })
                 }
             };
             if args.vanilla.is_empty() {
-                return Err(Error::InvalidInput(format!(
-                    "--filecoin {kind} needs --vanilla FILE.."
-                )));
+                return Err(Error::Missing {
+                    needed_by: format!("--filecoin {kind}"),
+                    what: "--vanilla FILE..".into(),
+                });
             }
             let vanilla_proofs = args
                 .vanilla
                 .iter()
                 .map(|p| read(p))
                 .collect::<Result<_>>()?;
-            if kind == ProofKind::WinningPost && args.partition.is_some() {
-                return Err(Error::InvalidInput("--partition is for WindowPoSt".into()));
-            }
             ProofRequest::post(
                 kind,
                 registered_proof,
@@ -337,14 +348,20 @@ pub fn request_from_args(args: &FilecoinProveArgs) -> Result<ProofRequest> {
                 Some(n) => snap::update_proof_from_u64(n)?,
                 None => match size_default(kind)? {
                     CircuitId::SnapDeals(p) => p,
-                    other => return Err(Error::InvalidInput(format!("{other} is not SnapDeals"))),
+                    other => {
+                        return Err(Error::WrongProofKind {
+                            given: other.to_string(),
+                            expected: vec![kind],
+                        })
+                    }
                 },
             };
             let hex = |v: &Option<String>, flag: &str| parse_hex32(need(v, flag, kind)?, flag);
             if args.vanilla.is_empty() {
-                return Err(Error::InvalidInput(format!(
-                    "--filecoin {kind} needs --vanilla FILE.."
-                )));
+                return Err(Error::Missing {
+                    needed_by: format!("--filecoin {kind}"),
+                    what: "--vanilla FILE..".into(),
+                });
             }
             Ok(ProofRequest::SnapDeals {
                 registered_proof,
@@ -423,8 +440,8 @@ mod tests {
         );
         // Other errors pass through as they are.
         assert!(matches!(
-            named(Error::InvalidInput("x".into())),
-            Error::InvalidInput(_)
+            named(Error::AllZero { field: "seed" }),
+            Error::AllZero { .. }
         ));
     }
 
@@ -529,7 +546,7 @@ mod tests {
             panic!()
         };
         match request_from_args(&a) {
-            Err(Error::InvalidInput(m)) => assert!(m.contains("--randomness"), "{m}"),
+            Err(Error::Missing { what, .. }) => assert_eq!(what, "--randomness"),
             other => panic!("{other:?}"),
         }
         let Cmd::Prove(a) =
@@ -537,6 +554,8 @@ mod tests {
         else {
             panic!()
         };
-        assert!(matches!(request_from_args(&a), Err(Error::InvalidInput(m)) if m.contains("--c1")));
+        assert!(
+            matches!(request_from_args(&a), Err(Error::Missing { what, .. }) if what.starts_with("--c1"))
+        );
     }
 }

@@ -8,7 +8,10 @@ use cuzk_core::verifier::{prepare_verifying_key, verify_proof};
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+mod daemon_process;
+use daemon_process::{write_config, Reap};
 
 const BIN: &str = env!("CARGO_BIN_EXE_cuzk");
 
@@ -36,33 +39,13 @@ fn json(sock: &Path, args: &[&str]) -> Value {
     serde_json::from_str(&out).unwrap_or_else(|e| panic!("cuzk {args:?}: {e}: {out}"))
 }
 
-/// Kills the daemon if the test fails before stopping it.
-struct Reap(std::process::Child);
-
-impl Drop for Reap {
-    fn drop(&mut self) {
-        if self.0.try_wait().ok().flatten().is_none() {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-}
-
 #[test]
 fn daemon_process_serves_client_commands_and_stops_on_sigterm() {
     let dir = tempfile::tempdir().unwrap();
     let sock = dir.path().join("cuzk.sock");
     let params = dir.path().join("params");
     let cfg = dir.path().join("cuzk.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "[server]\nunix_socket = {:?}\n[engine]\nhost_memory_budget = \"256MiB\"\nmax_batch_wait_ms = 10\n\
-             [params]\ndir = {:?}\n[kinds]\nporep_like_log_sizes = [6]\n",
-            sock, params
-        ),
-    )
-    .unwrap();
+    write_config(&cfg, &sock, &params, "max_batch_wait_ms = 10\n");
     let mut reap = Reap(
         Command::new(BIN)
             .args(["daemon", "--config"])
@@ -72,16 +55,7 @@ fn daemon_process_serves_client_commands_and_stops_on_sigterm() {
             .spawn()
             .unwrap(),
     );
-    let child = &mut reap.0;
-    let start = Instant::now();
-    while !sock.exists() {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "daemon did not start"
-        );
-        assert!(child.try_wait().unwrap().is_none(), "daemon exited early");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    reap.wait_for_socket(&sock, Duration::from_secs(60));
 
     // prove, with the proof written to a file and checked here.
     let proof_file = dir.path().join("proof.bin");
@@ -276,22 +250,7 @@ fn daemon_process_serves_client_commands_and_stops_on_sigterm() {
     assert!(!ok, "bench batch with failed jobs must fail");
 
     // SIGTERM: clean exit, socket removed.
-    let st = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if start.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            panic!("daemon did not exit after SIGTERM");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = reap.terminate();
     assert!(status.success(), "daemon exited with {status}");
     assert!(!sock.exists());
 }

@@ -7,21 +7,12 @@
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+mod daemon_process;
+use daemon_process::{write_config, Reap};
 
 const BIN: &str = env!("CARGO_BIN_EXE_cuzk");
-
-/// Kills the daemon if the test fails before stopping it.
-struct Reap(std::process::Child);
-
-impl Drop for Reap {
-    fn drop(&mut self) {
-        if self.0.try_wait().ok().flatten().is_none() {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-}
 
 fn cuzk(args: &[&str]) -> Output {
     Command::new(BIN)
@@ -45,14 +36,7 @@ fn a_daemon_proof_verifies_with_the_served_key() {
     let sock = dir.path().join("cuzk.sock");
     let params = dir.path().join("params");
     let cfg = dir.path().join("cuzk.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "[server]\nunix_socket = {sock:?}\n[engine]\nhost_memory_budget = \"256MiB\"\n\
-             [params]\ndir = {params:?}\n[kinds]\nporep_like_log_sizes = [6]\n"
-        ),
-    )
-    .unwrap();
+    write_config(&cfg, &sock, &params, "");
     let mut reap = Reap(
         Command::new(BIN)
             .args(["daemon", "--config", p(&cfg)])
@@ -61,15 +45,7 @@ fn a_daemon_proof_verifies_with_the_served_key() {
             .spawn()
             .unwrap(),
     );
-    let start = Instant::now();
-    while !sock.exists() {
-        assert!(
-            start.elapsed() < Duration::from_secs(120),
-            "daemon did not start"
-        );
-        assert!(reap.0.try_wait().unwrap().is_none(), "daemon exited early");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    reap.wait_for_socket(&sock, Duration::from_secs(120));
     let target = format!("unix:{}", sock.display());
 
     // An output path that cannot be written is refused before the proof.
@@ -186,17 +162,5 @@ fn a_daemon_proof_verifies_with_the_served_key() {
         text(&o.stderr)
     );
 
-    let st = Command::new("kill")
-        .args(["-TERM", &reap.0.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let start = Instant::now();
-    while reap.0.try_wait().unwrap().is_none() {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "no exit after SIGTERM"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    reap.terminate();
 }

@@ -6,21 +6,12 @@
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+mod daemon_process;
+use daemon_process::Reap;
 
 const BIN: &str = env!("CARGO_BIN_EXE_cuzk");
-
-/// Kills the daemon if the test fails before stopping it.
-struct Reap(std::process::Child);
-
-impl Drop for Reap {
-    fn drop(&mut self) {
-        if self.0.try_wait().ok().flatten().is_none() {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-}
 
 /// `cuzk-daemon ARGS` with HOME and the XDG directories under `root`
 /// (`runtime` as XDG_RUNTIME_DIR).
@@ -60,16 +51,7 @@ fn daemon_and_clients_share_the_default_paths() {
             .unwrap(),
     );
     let sock = runtime.join("cuzk/cuzk.sock");
-    let start = Instant::now();
-    while !sock.exists() {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "no socket at {}",
-            sock.display()
-        );
-        assert!(reap.0.try_wait().unwrap().is_none(), "daemon exited early");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    reap.wait_for_socket(&sock, Duration::from_secs(60));
     {
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(runtime.join("cuzk"))
@@ -106,19 +88,7 @@ fn daemon_and_clients_share_the_default_paths() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 
     // The daemon logs on stderr: its stdout stays empty.
-    let st = Command::new("kill")
-        .args(["-TERM", &reap.0.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let start = Instant::now();
-    while reap.0.try_wait().unwrap().is_none() {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "no exit after SIGTERM"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    reap.terminate();
     let mut stdout = String::new();
     use std::io::Read;
     reap.0

@@ -13,6 +13,11 @@
 //! it; prints a table and a JSON line per run. Each run uses a fresh
 //! database, dropped after.
 
+// The tests' database helpers (this uses `with_database`).
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use common::with_database;
 use cuzk_cluster::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -32,17 +37,6 @@ fn p99_ms(v: &mut [Duration]) -> f64 {
     }
     v.sort_unstable();
     v[(v.len() * 99 / 100).min(v.len() - 1)].as_secs_f64() * 1e3
-}
-
-fn with_database(url: &str, db: &str) -> String {
-    let scheme_end = url.find("://").map(|i| i + 3).unwrap_or(0);
-    let (head, rest) = url.split_at(scheme_end);
-    let (authority, tail) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, ""),
-    };
-    let query = tail.find('?').map(|i| &tail[i..]).unwrap_or("");
-    format!("{head}{authority}/{db}{query}")
 }
 
 async fn admin(url: &str, sql: &str) -> tokio_postgres::Client {

@@ -26,9 +26,11 @@ use tokio_postgres::{GenericClient, Row};
 
 pub type JobId = i64;
 
-/// The daemon's four classes (its `scheduler::Priority`, same order and
-/// numbers).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// A job's class, lowest first: the daemon's scheduler and the queue's
+/// rows use these (its `i16` in the database), serialized by
+/// [`Priority::name`]'s names, the one set every output uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Priority {
     Low = 0,
     Normal = 1,
@@ -37,6 +39,21 @@ pub enum Priority {
 }
 
 impl Priority {
+    /// Every class, highest first.
+    pub const ALL: [Priority; 4] = [
+        Priority::Critical,
+        Priority::High,
+        Priority::Normal,
+        Priority::Low,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            Priority::Low => "low",
+            Priority::Normal => "normal",
+            Priority::High => "high",
+            Priority::Critical => "critical",
+        }
+    }
     pub fn as_i16(self) -> i16 {
         self as i16
     }
@@ -51,7 +68,10 @@ impl Priority {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// Where a job is: in the daemon's engine and in the queue's rows (by
+/// [`JobState::as_str`]'s names, which serde uses too).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum JobState {
     Queued,
     Running,

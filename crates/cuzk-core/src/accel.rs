@@ -133,8 +133,11 @@ pub trait DeviceBackend: Send + Sync + 'static {
     fn name(&self) -> &'static str;
     /// True when devices are GPUs; the engine then runs
     /// `gpu_workers_per_device` proving workers per device (sharing that
-    /// device's prover) and uses the VRAM tier.
-    fn gpu_present(&self) -> bool;
+    /// device's prover) and uses the VRAM tier. By default, whether there
+    /// are any devices (the devices a backend lists are its GPUs).
+    fn gpu_present(&self) -> bool {
+        self.device_count() > 0
+    }
     /// The devices, with their memory as of now.
     fn devices(&self) -> Vec<DeviceInfo>;
     /// How many devices there are (indices 0..count), without measuring
@@ -229,9 +232,6 @@ pub struct CpuDevices;
 impl DeviceBackend for CpuDevices {
     fn name(&self) -> &'static str {
         "cpu"
-    }
-    fn gpu_present(&self) -> bool {
-        false
     }
     fn devices(&self) -> Vec<DeviceInfo> {
         Vec::new()

@@ -5,7 +5,7 @@
 mod common;
 
 use blstrs::G1Affine;
-use common::MixedCircuit;
+use common::{MixedCircuit, TempDir};
 use cuzk_core::generator::generate_random_parameters;
 use cuzk_core::params::{
     MappedParameters, Parameters, Section, VerifyingKey, G1_UNCOMPRESSED, G2_UNCOMPRESSED,
@@ -14,26 +14,7 @@ use cuzk_core::params::{
 use cuzk_core::Error;
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
-use std::path::{Path, PathBuf};
-
-struct TempDir(PathBuf);
-impl TempDir {
-    fn new(tag: &str) -> Self {
-        let d = std::env::temp_dir().join(format!("cuzk-params-{tag}-{}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
-        TempDir(d)
-    }
-    fn file(&self, name: &str, bytes: &[u8]) -> PathBuf {
-        let p = self.0.join(name);
-        std::fs::write(&p, bytes).unwrap();
-        p
-    }
-}
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use std::path::Path;
 
 fn params() -> Parameters {
     let mut rng = ChaCha20Rng::seed_from_u64(1);

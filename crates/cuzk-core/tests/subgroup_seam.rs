@@ -5,7 +5,10 @@
 //! checker it is given (a test double here, a GPU's in a daemon) and turns
 //! the index it reports into the same error.
 
+mod common;
+
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
+use common::TempDir;
 use cuzk_core::params::{
     MappedParameters, Parameters, Section, VerifyingKey, G1_UNCOMPRESSED, G2_UNCOMPRESSED,
 };
@@ -15,27 +18,8 @@ use group::prime::PrimeCurveAffine;
 use group::{Curve, Group};
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
-
-struct TempDir(PathBuf);
-impl TempDir {
-    fn new(tag: &str) -> Self {
-        let d = std::env::temp_dir().join(format!("cuzk-subgroup-{tag}-{}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
-        TempDir(d)
-    }
-    fn file(&self, name: &str, bytes: &[u8]) -> PathBuf {
-        let p = self.0.join(name);
-        std::fs::write(&p, bytes).unwrap();
-        p
-    }
-}
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 const LENS: [(Section, usize); 5] = [
     (Section::H, 9),

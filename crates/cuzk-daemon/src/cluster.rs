@@ -51,7 +51,6 @@ use crate::config::{ClusterSettings, ServerConfig};
 use crate::engine::{Engine, EngineError, JobState};
 use crate::kinds::KindError;
 use crate::proto;
-use crate::scheduler::Priority;
 use crate::service::{priority_from_proto, status_of, ProofServiceImpl};
 use cuzk_cluster::{
     ClaimRequest, ClusterClient, ClusterConfig, ClusterError, Completion, FailMode, FailOutcome,
@@ -324,34 +323,6 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-fn to_cluster_priority(p: Priority) -> cuzk_cluster::Priority {
-    match p {
-        Priority::Low => cuzk_cluster::Priority::Low,
-        Priority::Normal => cuzk_cluster::Priority::Normal,
-        Priority::High => cuzk_cluster::Priority::High,
-        Priority::Critical => cuzk_cluster::Priority::Critical,
-    }
-}
-
-fn from_cluster_priority(p: cuzk_cluster::Priority) -> Priority {
-    match p {
-        cuzk_cluster::Priority::Low => Priority::Low,
-        cuzk_cluster::Priority::Normal => Priority::Normal,
-        cuzk_cluster::Priority::High => Priority::High,
-        cuzk_cluster::Priority::Critical => Priority::Critical,
-    }
-}
-
-fn state_of(s: cuzk_cluster::JobState) -> JobState {
-    match s {
-        cuzk_cluster::JobState::Queued => JobState::Queued,
-        cuzk_cluster::JobState::Running => JobState::Running,
-        cuzk_cluster::JobState::Completed => JobState::Completed,
-        cuzk_cluster::JobState::Failed => JobState::Failed,
-        cuzk_cluster::JobState::Cancelled => JobState::Cancelled,
-    }
-}
-
 impl ClusterNode {
     pub fn node_id(&self) -> &str {
         self.inner.front.node_id()
@@ -498,8 +469,7 @@ impl ClusterNode {
                 .iter()
                 .map(|q| proto::ClusterQueue {
                     kind: q.kind.clone(),
-                    priority: crate::service::priority_to_proto(from_cluster_priority(q.priority))
-                        as i32,
+                    priority: crate::service::priority_to_proto(q.priority) as i32,
                     pending: q.pending,
                     leased: q.leased,
                 })
@@ -549,7 +519,7 @@ impl ClusterNode {
             .submit(&NewJob {
                 request_id: req.request_id,
                 kind: req.kind,
-                priority: to_cluster_priority(req.priority),
+                priority: req.priority,
                 client: req.client,
                 input: JobInput::Inline(req.input),
                 partitions,
@@ -587,7 +557,7 @@ impl ClusterNode {
     /// the daemons proving them learn it at their next lease renewal.
     pub async fn cancel(&self, id: JobId) -> Result<(JobState, bool), ClusterError> {
         let (s, cancelled) = self.inner.front.cancel(id).await?;
-        Ok((state_of(s), cancelled))
+        Ok((s, cancelled))
     }
 
     /// Stop claiming new partitions (shutdown); those claimed are proved
@@ -1010,7 +980,7 @@ async fn work_on(node: &NodeInner, lease: &Lease, held: &mut cuzk_cluster::HeldL
         // Decoded already (below); the engine needs the bytes only to
         // name a job with a request id, and this one has none.
         input: Vec::new(),
-        priority: from_cluster_priority(lease.priority),
+        priority: lease.priority,
         client: format!("cluster:{}", node.work.node_id()),
     };
     let local = match node.engine.submit_partitions(
@@ -1143,7 +1113,7 @@ fn ms(d: Duration) -> f64 {
 
 /// The stored job as `AwaitProof` reports it.
 pub fn record_to_proto(j: JobRecord) -> proto::AwaitProofResponse {
-    let state = state_of(j.state);
+    let state = j.state;
     let done = state == JobState::Completed;
     let error = match (state, j.error) {
         (_, Some(e)) => e,

@@ -26,7 +26,7 @@ use crate::{proto, Engine, Priority, ServiceHook, SubmitRequest};
 use base64::Engine as _;
 use cuzk_filecoin::circuits::{CircuitId, ProofKind, REGISTERED_SECTOR_SIZES};
 use cuzk_filecoin::prover::ProofRequest;
-use cuzk_filecoin::{ids, porep, post, snap, Error, InputPart};
+use cuzk_filecoin::{ids, porep, post, snap, Counted, Error, Expected, Fact, InputPart, Readable};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -72,14 +72,26 @@ impl CurioService {
         }
     }
 
+    /// The parameter set of the kind Curio names `name` (a circuit id).
+    fn params_id_of(&self, name: &str) -> Result<String, Status> {
+        let kind = self
+            .engine
+            .registry()
+            .get(name)
+            .map_err(|e| Status::not_found(e.to_string()))?;
+        Ok(kind.params_id().to_owned())
+    }
+
     async fn submit(&self, req: pb::SubmitProofRequest) -> Result<pb::SubmitProofResponse, Status> {
         let request_id = req.request_id.clone();
         let priority = req.priority;
         let (circuit, input, decoded) = match job_input(req) {
             Ok(v) => v,
             // Not the request's fault: the daemon could not serialise what
-            // it decoded.
-            Err(e @ Error::Encode { .. }) => return Err(Status::internal(e.to_string())),
+            // it decoded, or a check of its own work failed.
+            Err(e @ (Error::Encode { .. } | Error::Internal { .. })) => {
+                return Err(Status::internal(e.to_string()))
+            }
             Err(e) => {
                 self.engine.note_rejected();
                 return Err(Status::invalid_argument(e.to_string()));
@@ -351,12 +363,15 @@ fn vanilla_proofs_of(req: &pb::SubmitProofRequest) -> Result<Vec<Vec<u8>>, Error
         return vanilla_list(&req.vanilla_proof);
     }
     if !req.vanilla_proof.is_empty() {
-        return Err(Error::InvalidInput(
-            "both vanilla_proof and vanilla_proofs are set; send one".into(),
-        ));
+        return Err(Error::BothSet {
+            first: "vanilla_proof",
+            second: "vanilla_proofs",
+        });
     }
     if let Some(i) = req.vanilla_proofs.iter().position(|v| v.is_empty()) {
-        return Err(Error::InvalidInput(format!("vanilla_proofs[{i}] is empty")));
+        return Err(Error::Empty {
+            field: format!("vanilla_proofs[{i}]"),
+        });
     }
     Ok(req.vanilla_proofs.clone())
 }
@@ -380,14 +395,19 @@ fn vanilla_list(bytes: &[u8]) -> Result<Vec<Vec<u8>>, Error> {
         }
     }
     if bytes.is_empty() {
-        return Err(Error::InvalidInput("vanilla_proof is empty".into()));
+        return Err(Error::Empty {
+            field: "vanilla_proof".into(),
+        });
     }
     Ok(vec![bytes.to_vec()])
 }
 
 fn bytes32(b: &[u8], what: &str) -> Result<[u8; 32], Error> {
-    b.try_into()
-        .map_err(|_| Error::InvalidInput(format!("{what}: expected 32 bytes, got {}", b.len())))
+    b.try_into().map_err(|_| Error::WrongCount {
+        what: Counted::Bytes { field: what.into() },
+        expected: Expected::Exactly(32),
+        got: b.len(),
+    })
 }
 
 /// Read an unsigned LEB128 varint.
@@ -414,7 +434,8 @@ pub fn commitment_from_cid(b: &[u8], codec: u64, what: &str) -> Result<[u8; 32],
     if b.len() == 32 {
         return bytes32(b, what);
     }
-    let bad = |why: &str| Error::InvalidInput(format!("{what}: not a commitment CID ({why})"));
+    let bad =
+        |why: &str| Error::invalid_value(what, anyhow::anyhow!("not a commitment CID ({why})"));
     let mut at = 0;
     if varint(b, &mut at) != Some(1) {
         return Err(bad("not CIDv1"));
@@ -467,12 +488,11 @@ pub fn request_of(req: &pb::SubmitProofRequest) -> Result<ProofRequest, Error> {
 /// miner is refused by name. Returns the C1 and whether its bytes name
 /// their registered proof.
 fn porep_submission(req: &pb::SubmitProofRequest) -> Result<(porep::C1Output, bool), Error> {
-    let named = porep::seal_proof_from_u64(req.registered_proof).map_err(|_| {
-        Error::InvalidInput(format!(
-            "registered_proof {} is not a PoRep (seal) proof",
-            req.registered_proof
-        ))
-    })?;
+    let named =
+        porep::seal_proof_from_u64(req.registered_proof).map_err(|_| Error::WrongProofKind {
+            given: format!("registered_proof {}", req.registered_proof),
+            expected: vec![ProofKind::Porep],
+        })?;
     let (c1, self_describing) = match porep::decode_c1(&req.vanilla_proof, None) {
         Ok(c1) => (c1, true),
         Err(first) => (
@@ -482,28 +502,36 @@ fn porep_submission(req: &pb::SubmitProofRequest) -> Result<(porep::C1Output, bo
     };
     let got = c1.output.registered_proof;
     if got != named {
-        return Err(Error::InvalidInput(format!(
-            "registered_proof {} ({named:?}) but the C1 output is for {got:?}",
-            req.registered_proof
-        )));
+        return Err(Error::disagree(
+            Fact::RegisteredProof,
+            "registered_proof",
+            format!("{} ({named:?})", req.registered_proof),
+            "the C1 output",
+            format!("{got:?}"),
+        ));
     }
     if let Some(n) = c1.sector_num {
         if req.sector_number != 0 && req.sector_number != n {
-            return Err(Error::InvalidInput(format!(
-                "sector_number {} but the C1 file is for sector {n}",
-                req.sector_number
-            )));
+            return Err(Error::disagree(
+                Fact::SectorNumber,
+                "sector_number",
+                req.sector_number,
+                "the C1 file",
+                n,
+            ));
         }
     }
     if req.miner_id != 0 {
         let sector = c1.sector_num.unwrap_or(req.sector_number);
         let prover_id = ids::prover_id_from_miner(req.miner_id);
         if !porep::sealed_for(&c1.output, named, &prover_id, sector) {
-            return Err(Error::InvalidInput(format!(
-                "miner_id {} and sector_number {sector} do not give the C1 output's replica id \
-                 (it was sealed for another miner or sector)",
-                req.miner_id
-            )));
+            return Err(Error::disagree(
+                Fact::ReplicaId,
+                "miner_id and sector_number",
+                format!("that of miner {} sector {sector}", req.miner_id),
+                "the C1 output",
+                "another (it was sealed for another miner or sector)",
+            ));
         }
     }
     Ok((c1, self_describing))
@@ -517,10 +545,10 @@ fn decode_submission(req: &pb::SubmitProofRequest) -> Result<(ProofRequest, bool
         Ok(pb::ProofKind::WindowPostPartition) => ProofKind::WindowPost,
         Ok(pb::ProofKind::SnapDealsUpdate) => ProofKind::SnapDeals,
         _ => {
-            return Err(Error::InvalidInput(format!(
-                "proof_kind {}",
-                req.proof_kind
-            )))
+            return Err(Error::Unreadable {
+                what: Readable::CurioProofKind,
+                given: req.proof_kind.to_string(),
+            })
         }
     };
     let mut self_describing = false;
@@ -560,15 +588,19 @@ fn decode_submission(req: &pb::SubmitProofRequest) -> Result<(ProofRequest, bool
     };
     let circuit = request.circuit();
     if circuit.kind() != kind {
-        return Err(Error::InvalidInput(format!(
-            "registered proof {circuit} is not a {kind} proof"
-        )));
+        return Err(Error::WrongProofKind {
+            given: format!("registered proof {circuit}"),
+            expected: vec![kind],
+        });
     }
     if req.sector_size != 0 && req.sector_size != circuit.sector_size() {
-        return Err(Error::InvalidInput(format!(
-            "sector_size {} but the proof is for {circuit}",
-            req.sector_size
-        )));
+        return Err(Error::disagree(
+            Fact::SectorSize,
+            "sector_size",
+            req.sector_size,
+            "the registered proof",
+            circuit,
+        ));
     }
     Ok((request, self_describing))
 }
@@ -761,12 +793,7 @@ impl ProvingEngine for CurioService {
         request: Request<pb::PreloadSrsRequest>,
     ) -> Result<Response<pb::PreloadSrsResponse>, Status> {
         let name = request.get_ref().circuit_id.clone();
-        let kind = self
-            .engine
-            .registry()
-            .get(&name)
-            .map_err(|e| Status::not_found(e.to_string()))?;
-        let id = kind.params_id().to_owned();
+        let id = self.params_id_of(&name)?;
         let in_memory = |s: &crate::engine::EngineStatus| {
             s.params.iter().any(|p| p.id == id && p.tier != "disk")
         };
@@ -784,12 +811,7 @@ impl ProvingEngine for CurioService {
         request: Request<pb::EvictSrsRequest>,
     ) -> Result<Response<pb::EvictSrsResponse>, Status> {
         let name = request.get_ref().circuit_id.clone();
-        let kind = self
-            .engine
-            .registry()
-            .get(&name)
-            .map_err(|e| Status::not_found(e.to_string()))?;
-        let id = kind.params_id().to_owned();
+        let id = self.params_id_of(&name)?;
         let bytes: u64 = self
             .engine
             .status()
@@ -876,13 +898,13 @@ mod tests {
         };
         assert_eq!(vanilla_proofs_of(&r).unwrap(), vec![vec![1, 2], vec![3]]);
         r.vanilla_proof = vec![9];
-        assert!(matches!(vanilla_proofs_of(&r), Err(Error::InvalidInput(m)) if m.contains("both")));
+        assert!(matches!(vanilla_proofs_of(&r), Err(Error::BothSet { .. })));
         r.vanilla_proofs.clear();
         assert_eq!(vanilla_proofs_of(&r).unwrap(), vec![vec![9]]);
         r.vanilla_proof.clear();
         r.vanilla_proofs = vec![vec![1], vec![]];
         assert!(
-            matches!(vanilla_proofs_of(&r), Err(Error::InvalidInput(m)) if m.contains("vanilla_proofs[1]"))
+            matches!(vanilla_proofs_of(&r), Err(Error::Empty { field }) if field == "vanilla_proofs[1]")
         );
     }
 
@@ -916,7 +938,7 @@ mod tests {
         let mut short = r.clone();
         short.comm_d_new = vec![3; 31];
         assert!(
-            matches!(request_of(&short), Err(Error::InvalidInput(m)) if m.contains("comm_d_new"))
+            matches!(request_of(&short), Err(Error::InvalidValue { field, .. }) if field == "comm_d_new")
         );
     }
 
@@ -931,12 +953,14 @@ mod tests {
         r.registered_proof = 0;
         r.randomness = vec![1; 31];
         r.vanilla_proof = vec![1];
-        assert!(matches!(request_of(&r), Err(Error::InvalidInput(m)) if m.contains("randomness")));
+        assert!(
+            matches!(request_of(&r), Err(Error::WrongCount { what: Counted::Bytes { field }, .. }) if field == "randomness")
+        );
         // A WindowPoSt registered proof under WINNING_POST.
         r.randomness = vec![1; 32];
         r.registered_proof = 5;
         assert!(
-            matches!(request_of(&r), Err(Error::InvalidInput(m)) if m.contains("not a winning-post"))
+            matches!(request_of(&r), Err(Error::WrongProofKind { expected, .. }) if expected == [ProofKind::WinningPost])
         );
         r.proof_kind = pb::ProofKind::PorepSealCommit as i32;
         assert!(request_of(&r).is_err());

@@ -87,24 +87,8 @@ pub enum EngineError {
     NoGpuFits(#[from] crate::fit::NoGpuFits),
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum JobState {
-    Queued,
-    Running,
-    Completed,
-    Failed,
-    Cancelled,
-}
-
-impl JobState {
-    pub fn is_final(self) -> bool {
-        matches!(
-            self,
-            JobState::Completed | JobState::Failed | JobState::Cancelled
-        )
-    }
-}
+/// The states are cluster mode's queue's too: one type for both.
+pub use cuzk_cluster::JobState;
 
 #[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct JobTimings {

@@ -23,7 +23,7 @@ use cuzk_filecoin::partitions::{
     synthesize_prepared, synthesize_prepared_assignments, PreparedProof,
 };
 use cuzk_filecoin::prover::ProofRequest;
-use cuzk_filecoin::{porep, post, snap, Error, InputPart, Result};
+use cuzk_filecoin::{porep, post, snap, Error, Fact, InputPart, Result};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -402,10 +402,13 @@ impl CircuitKind for FilecoinKind {
             && got.sector_size() == self.circuit.sector_size()
             && got.cache_identifier().ok() == self.circuit.cache_identifier().ok();
         if !same {
-            return Err(self.malformed(Error::InvalidInput(format!(
-                "input is for {got}, not {}",
-                self.circuit
-            ))));
+            return Err(self.malformed(Error::disagree(
+                Fact::Circuit,
+                "the kind",
+                self.circuit,
+                "the input",
+                got,
+            )));
         }
         job_input_of(req).map_err(|e| self.malformed(e))
     }

@@ -11,32 +11,8 @@ use std::time::{Duration, Instant};
 
 pub type JobId = u64;
 
-/// Serialized by [`Priority::name`]'s names, the one set every output uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Priority {
-    Low = 0,
-    Normal = 1,
-    High = 2,
-    Critical = 3,
-}
-
-impl Priority {
-    pub const ALL: [Priority; 4] = [
-        Priority::Critical,
-        Priority::High,
-        Priority::Normal,
-        Priority::Low,
-    ];
-    pub fn name(self) -> &'static str {
-        match self {
-            Priority::Low => "low",
-            Priority::Normal => "normal",
-            Priority::High => "high",
-            Priority::Critical => "critical",
-        }
-    }
-}
+/// The classes are cluster mode's queue's too: one type for both.
+pub use cuzk_cluster::Priority;
 
 /// A job as the queue sees it.
 #[derive(Clone, Debug)]

@@ -9,7 +9,7 @@ mod common;
 #[path = "../../cuzk-cluster/tests/common/mod.rs"]
 mod pg;
 
-use common::{await_done, check_proofs, eventually, status, TestDaemon};
+use common::{await_done, check_proofs, eventually, status, TestDaemon, Variant};
 use cuzk_cluster::{ClusterError, JobState as DbJobState, PartitionState};
 use cuzk_core::params::MappedParameters;
 use cuzk_core::verifier::prepare_verifying_key;
@@ -29,54 +29,20 @@ const LOG: u32 = 8;
 /// porep-like-8 whose every partition's synthesis takes `delay` longer, so
 /// that a partition is still in hand when the test acts (claims spread
 /// over daemons, a daemon killed mid-job, a cancel arriving mid-job).
-struct Slow(PorepLikeKind, Duration);
-
-impl CircuitKind for Slow {
-    fn name(&self) -> &str {
-        "slow-8"
-    }
-    fn params_id(&self) -> &str {
-        self.0.params_id()
-    }
-    fn batchable(&self) -> bool {
-        false
-    }
-    fn decode_input(&self, input: &[u8]) -> Result<(JobInput, usize), KindError> {
-        self.0.decode_input(input)
-    }
-    fn synthesize(
-        &self,
-        parts: &[(JobInput, usize)],
-    ) -> Result<Vec<cuzk_core::synthesis::ProvingAssignment>, KindError> {
-        std::thread::sleep(self.1);
-        self.0.synthesize(parts)
-    }
-    fn synthesize_parts(
-        &self,
-        parts: &[(JobInput, usize)],
-    ) -> Result<Vec<cuzk_core::prover::Synthesized>, KindError> {
-        std::thread::sleep(self.1);
-        self.0.synthesize_parts(parts)
-    }
-    fn host_bytes_per_partition(&self) -> u64 {
-        self.0.host_bytes_per_partition()
-    }
-    fn generates_params(&self) -> bool {
-        true
-    }
-    fn generate_params(&self) -> Option<Result<cuzk_core::Parameters, KindError>> {
-        self.0.generate_params()
-    }
+fn slow(delay: Duration) -> Variant {
+    Variant::new(PorepLikeKind::new(LOG, 16), "slow-8")
+        .single()
+        .before_synthesis(move || std::thread::sleep(delay))
 }
 
 /// Padding after a big-8 input's porep-like bytes: a 32 GiB PoRep's C1
 /// output is about 67 MB.
 const BIG_PAD: usize = 70 << 20;
 
-/// slow-8 (`Slow`) whose input carries `BIG_PAD` bytes after its
+/// slow-8 ([`slow`]) whose input carries `BIG_PAD` bytes after its
 /// porep-like bytes, as large as a 32 GiB PoRep's C1 output; counts its
 /// decodes.
-struct Big(Slow, Arc<AtomicUsize>);
+struct Big(Variant, Arc<AtomicUsize>);
 
 impl CircuitKind for Big {
     fn name(&self) -> &str {
@@ -167,11 +133,9 @@ async fn node_with(
             edit(cfg);
         },
         move |b| {
-            let b = b.register_kind(Arc::new(Slow(PorepLikeKind::new(LOG, 16), delay)));
+            let b = b.register_kind(Arc::new(slow(delay)));
             match big {
-                Some(n) => {
-                    b.register_kind(Arc::new(Big(Slow(PorepLikeKind::new(LOG, 16), delay), n)))
-                }
+                Some(n) => b.register_kind(Arc::new(Big(slow(delay), n))),
                 None => b,
             }
         },

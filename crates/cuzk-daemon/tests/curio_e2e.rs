@@ -19,12 +19,70 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use std::collections::BTreeMap;
 
+type CurioClient =
+    cuzk_daemon::curio::pb::proving_engine_client::ProvingEngineClient<tonic::transport::Channel>;
+
+/// A daemon with the Filecoin kinds at the fixture's sector size and
+/// Curio's service (messages up to `max_message` bytes) on loopback TCP,
+/// its configuration then changed by `edit`, and a Curio client of it.
+async fn curio_daemon(
+    f: &Fixture,
+    max_message: usize,
+    edit: impl FnOnce(&mut cuzk_daemon::DaemonConfig),
+) -> (cuzk_daemon::RunningDaemon, CurioClient) {
+    let mut cfg = cuzk_daemon::DaemonConfig::default();
+    cfg.server.unix_socket = None;
+    cfg.server.tcp_listen = Some("127.0.0.1:0".parse().unwrap());
+    cfg.params.dir = f.params.dir().to_path_buf();
+    cfg.kinds.porep_like_log_sizes = vec![];
+    cfg.engine.max_batch_wait_ms = 20;
+    cfg.engine.host_memory_budget = Some(cuzk_daemon::config::ByteSize(4 << 30));
+    edit(&mut cfg);
+    let mut builder = cuzk_daemon::DaemonBuilder::new(cfg)
+        .add_service(cuzk_daemon::curio::service_hook(max_message));
+    for kind in
+        cuzk_daemon::filecoin::FilecoinKind::all(&[SECTOR_BYTES], false, f.params.dir()).unwrap()
+    {
+        builder = builder.register_kind(kind);
+    }
+    let daemon = builder.start().await.unwrap();
+    let client = CurioClient::connect(format!("http://{}", daemon.tcp_addr.unwrap()))
+        .await
+        .unwrap();
+    (daemon, client)
+}
+
+/// Curio's PoRep submission of `c1` for the fixture's sector, as Curio
+/// sends it: the C1 output inside Curio's wrapper, miner 1000.
+fn curio_porep(
+    s: &Sector,
+    c1: &cuzk_filecoin::filecoin_proofs_api::seal::SealCommitPhase1Output,
+    request_id: String,
+) -> cuzk_daemon::curio::pb::SubmitProofRequest {
+    use base64::Engine as _;
+    let api_json = serde_json::to_vec(c1).unwrap();
+    cuzk_daemon::curio::pb::SubmitProofRequest {
+        request_id,
+        proof_kind: cuzk_daemon::curio::pb::ProofKind::PorepSealCommit as i32,
+        sector_size: SECTOR_BYTES,
+        registered_proof: SEAL_PROOF as u64,
+        vanilla_proof: serde_json::to_vec(&serde_json::json!({
+            "SectorNum": u64::from(s.sector_id),
+            "Phase1Out": base64::engine::general_purpose::STANDARD.encode(&api_json),
+            "SectorSize": SECTOR_BYTES,
+        }))
+        .unwrap(),
+        sector_number: u64::from(s.sector_id),
+        miner_id: 1000,
+        ..Default::default()
+    }
+}
+
 /// The daemon with the Filecoin kinds and Curio's service, driven by a
 /// client generated from Curio's schema.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn curio_client_proves_through_the_daemon() {
     use cuzk_daemon::curio::pb;
-    use pb::proving_engine_client::ProvingEngineClient;
 
     let f = fixture();
     let s = &f.sector;
@@ -33,27 +91,9 @@ async fn curio_client_proves_through_the_daemon() {
     ensure_params(f, CircuitId::PoSt(winning));
     ensure_params(f, CircuitId::PoSt(window));
 
-    let mut cfg = cuzk_daemon::DaemonConfig::default();
-    cfg.server.unix_socket = None;
-    cfg.server.tcp_listen = Some("127.0.0.1:0".parse().unwrap());
-    cfg.server.http_listen = None;
-    cfg.params.dir = f.params.dir().to_path_buf();
-    cfg.kinds.porep_like_log_sizes = vec![];
-    cfg.engine.max_batch_wait_ms = 20;
-    cfg.engine.host_memory_budget = Some(cuzk_daemon::config::ByteSize(4 << 30));
     // A small message limit, to send requests just under and over it.
     const LIMIT: usize = 8 << 20;
-    let mut builder =
-        cuzk_daemon::DaemonBuilder::new(cfg).add_service(cuzk_daemon::curio::service_hook(LIMIT));
-    for kind in
-        cuzk_daemon::filecoin::FilecoinKind::all(&[SECTOR_BYTES], false, f.params.dir()).unwrap()
-    {
-        builder = builder.register_kind(kind);
-    }
-    let daemon = builder.start().await.unwrap();
-    let mut client = ProvingEngineClient::connect(format!("http://{}", daemon.tcp_addr.unwrap()))
-        .await
-        .unwrap();
+    let (daemon, mut client) = curio_daemon(f, LIMIT, |cfg| cfg.server.http_listen = None).await;
 
     // WinningPoSt: one bincode vanilla proof, the prover id from miner_id.
     let rand = randomness(&mut ChaCha20Rng::seed_from_u64(21));
@@ -245,22 +285,7 @@ async fn curio_client_proves_through_the_daemon() {
 
     // PoRep: registered_proof, sector_size, sector_number and miner_id are
     // checked against the C1 output (no parameters are needed to refuse).
-    let api_json = serde_json::to_vec(&s.c1).unwrap();
-    let porep = pb::SubmitProofRequest {
-        request_id: "porep-1000-42".into(),
-        proof_kind: pb::ProofKind::PorepSealCommit as i32,
-        sector_size: SECTOR_BYTES,
-        registered_proof: SEAL_PROOF as u64,
-        vanilla_proof: serde_json::to_vec(&serde_json::json!({
-            "SectorNum": u64::from(s.sector_id),
-            "Phase1Out": base64::engine::general_purpose::STANDARD.encode(&api_json),
-            "SectorSize": SECTOR_BYTES,
-        }))
-        .unwrap(),
-        sector_number: u64::from(s.sector_id),
-        miner_id: 1000,
-        ..Default::default()
-    };
+    let porep = curio_porep(s, &s.c1, "porep-1000-42".into());
     type Edit = fn(&mut pb::SubmitProofRequest);
     let edits: [(&str, Edit); 4] = [
         ("registered_proof", |r| {
@@ -280,7 +305,7 @@ async fn curio_client_proves_through_the_daemon() {
     // The C1 output without Curio's wrapper, sector and miner from the
     // request alone, is checked the same way.
     let mut bare = porep.clone();
-    bare.vanilla_proof = api_json.clone();
+    bare.vanilla_proof = serde_json::to_vec(&s.c1).unwrap();
     bare.sector_number = 43;
     let err = client.submit_proof(bare).await.unwrap_err();
     assert!(err.message().contains("replica id"), "{err}");
@@ -353,54 +378,25 @@ async fn curio_client_proves_through_the_daemon() {
 /// right request passes the replica-id check.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn curio_porep_with_an_altered_seed_fails_verification() {
-    use base64::Engine as _;
     use cuzk_daemon::curio::pb;
-    use pb::proving_engine_client::ProvingEngineClient;
 
     let f = fixture();
     let s = &f.sector;
     ensure_params(f, CircuitId::PoRep(SEAL_PROOF));
-    let mut cfg = cuzk_daemon::DaemonConfig::default();
-    cfg.server.unix_socket = None;
-    cfg.server.tcp_listen = Some("127.0.0.1:0".parse().unwrap());
-    cfg.params.dir = f.params.dir().to_path_buf();
-    // The subgroup checks of the 1.1 GB file take minutes on CI's two
-    // cores; the daemon's parameter tests cover them.
-    cfg.params.check_points = false;
-    cfg.kinds.porep_like_log_sizes = vec![];
-    cfg.engine.max_batch_wait_ms = 20;
-    cfg.engine.host_memory_budget = Some(cuzk_daemon::config::ByteSize(4 << 30));
-    let max_message = cfg.server.max_message_bytes.0 as usize;
-    let mut builder = cuzk_daemon::DaemonBuilder::new(cfg)
-        .add_service(cuzk_daemon::curio::service_hook(max_message));
-    for kind in
-        cuzk_daemon::filecoin::FilecoinKind::all(&[SECTOR_BYTES], false, f.params.dir()).unwrap()
-    {
-        builder = builder.register_kind(kind);
-    }
-    let daemon = builder.start().await.unwrap();
-    let mut client = ProvingEngineClient::connect(format!("http://{}", daemon.tcp_addr.unwrap()))
-        .await
-        .unwrap();
+    let max_message = cuzk_daemon::DaemonConfig::default()
+        .server
+        .max_message_bytes
+        .0 as usize;
+    let (daemon, mut client) = curio_daemon(f, max_message, |cfg| {
+        // The subgroup checks of the 1.1 GB file take minutes on CI's two
+        // cores; the daemon's parameter tests cover them.
+        cfg.params.check_points = false;
+    })
+    .await;
 
     let mut c1 = s.c1.clone();
     c1.seed[0] ^= 1;
-    let api_json = serde_json::to_vec(&c1).unwrap();
-    let submit = pb::SubmitProofRequest {
-        request_id: format!("porep-1000-{}", u64::from(s.sector_id)),
-        proof_kind: pb::ProofKind::PorepSealCommit as i32,
-        sector_size: SECTOR_BYTES,
-        registered_proof: SEAL_PROOF as u64,
-        vanilla_proof: serde_json::to_vec(&serde_json::json!({
-            "SectorNum": u64::from(s.sector_id),
-            "Phase1Out": base64::engine::general_purpose::STANDARD.encode(&api_json),
-            "SectorSize": SECTOR_BYTES,
-        }))
-        .unwrap(),
-        sector_number: u64::from(s.sector_id),
-        miner_id: 1000,
-        ..Default::default()
-    };
+    let submit = curio_porep(s, &c1, format!("porep-1000-{}", u64::from(s.sector_id)));
     let res = client
         .prove(pb::ProveRequest {
             submit: Some(submit),

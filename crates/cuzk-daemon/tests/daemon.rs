@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use cuzk_daemon::kinds::{CircuitKind, JobInput, KindError, PorepLikeKind};
+use cuzk_daemon::kinds::{CircuitKind, PorepLikeKind};
 use cuzk_daemon::proto::{self, Priority as P};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -91,39 +91,6 @@ async fn priorities_complete_in_class_then_fifo_order() {
     t.stop().await;
 }
 
-/// porep-like under another name that does not batch (shares parameters).
-struct NoBatch(PorepLikeKind);
-
-impl CircuitKind for NoBatch {
-    fn name(&self) -> &str {
-        "porep-like-6-single"
-    }
-    fn params_id(&self) -> &str {
-        self.0.params_id()
-    }
-    fn batchable(&self) -> bool {
-        false
-    }
-    fn decode_input(&self, input: &[u8]) -> Result<(JobInput, usize), KindError> {
-        self.0.decode_input(input)
-    }
-    fn synthesize(
-        &self,
-        parts: &[(JobInput, usize)],
-    ) -> Result<Vec<cuzk_core::synthesis::ProvingAssignment>, KindError> {
-        self.0.synthesize(parts)
-    }
-    fn host_bytes_per_partition(&self) -> u64 {
-        self.0.host_bytes_per_partition()
-    }
-    fn generates_params(&self) -> bool {
-        true
-    }
-    fn generate_params(&self) -> Option<Result<cuzk_core::Parameters, KindError>> {
-        self.0.generate_params()
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn batching_fills_flushes_on_timeout_and_non_batching_kinds_bypass() {
     let wait_ms = 1500;
@@ -132,7 +99,11 @@ async fn batching_fills_flushes_on_timeout_and_non_batching_kinds_bypass() {
             c.engine.max_batch_size = 4;
             c.engine.max_batch_wait_ms = wait_ms;
         },
-        |b| b.register_kind(Arc::new(NoBatch(PorepLikeKind::new(6, 4)))),
+        |b| {
+            b.register_kind(Arc::new(
+                Variant::new(PorepLikeKind::new(6, 4), "porep-like-6-single").single(),
+            ))
+        },
     )
     .await;
     let mut c = t.unix().await;
@@ -291,56 +262,27 @@ async fn cancel_queued_and_running_jobs() {
     t.stop().await;
 }
 
-/// porep-like-6 whose synthesis waits until the test opens the gate: a
-/// job of it stays unfinished for as long as the test needs.
-struct Gated(
-    PorepLikeKind,
-    Arc<(std::sync::Mutex<bool>, std::sync::Condvar)>,
-);
-
-impl CircuitKind for Gated {
-    fn name(&self) -> &str {
-        "gated-6"
-    }
-    fn params_id(&self) -> &str {
-        self.0.params_id()
-    }
-    fn batchable(&self) -> bool {
-        false
-    }
-    fn decode_input(&self, input: &[u8]) -> Result<(JobInput, usize), KindError> {
-        self.0.decode_input(input)
-    }
-    fn synthesize(
-        &self,
-        parts: &[(JobInput, usize)],
-    ) -> Result<Vec<cuzk_core::synthesis::ProvingAssignment>, KindError> {
-        let (open, cv) = &*self.1;
-        let mut g = open.lock().unwrap();
-        while !*g {
-            g = cv.wait(g).unwrap();
-        }
-        drop(g);
-        self.0.synthesize(parts)
-    }
-    fn host_bytes_per_partition(&self) -> u64 {
-        self.0.host_bytes_per_partition()
-    }
-    fn generates_params(&self) -> bool {
-        true
-    }
-    fn generate_params(&self) -> Option<Result<cuzk_core::Parameters, KindError>> {
-        self.0.generate_params()
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_request_id_names_its_latest_attempt() {
     let gate = Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
     let g = gate.clone();
     let t = TestDaemon::start_with(
         |c| c.engine.max_batch_size = 1,
-        |b| b.register_kind(Arc::new(Gated(PorepLikeKind::new(6, 4), g))),
+        |b| {
+            b.register_kind(Arc::new(
+                Variant::new(PorepLikeKind::new(6, 4), "gated-6")
+                    .single()
+                    .before_synthesis(move || {
+                        // Synthesis waits until the test opens the gate: a
+                        // job stays unfinished for as long as it needs.
+                        let (open, cv) = &*g;
+                        let mut o = open.lock().unwrap();
+                        while !*o {
+                            o = cv.wait(o).unwrap();
+                        }
+                    }),
+            ))
+        },
     )
     .await;
     let mut c = t.unix().await;
@@ -414,45 +356,15 @@ async fn a_request_id_names_its_latest_attempt() {
     t.stop().await;
 }
 
-/// porep-like parameters under another id that the daemon must be given
-/// (as Filecoin's are): a missing file fails the job.
-struct Supplied6(PorepLikeKind);
-
-impl CircuitKind for Supplied6 {
-    fn name(&self) -> &str {
-        "supplied-6"
-    }
-    fn params_id(&self) -> &str {
-        "supplied-6"
-    }
-    fn batchable(&self) -> bool {
-        true
-    }
-    fn decode_input(&self, input: &[u8]) -> Result<(JobInput, usize), KindError> {
-        self.0.decode_input(input)
-    }
-    fn synthesize(
-        &self,
-        parts: &[(JobInput, usize)],
-    ) -> Result<Vec<cuzk_core::synthesis::ProvingAssignment>, KindError> {
-        self.0.synthesize(parts)
-    }
-    fn host_bytes_per_partition(&self) -> u64 {
-        self.0.host_bytes_per_partition()
-    }
-    fn generates_params(&self) -> bool {
-        false
-    }
-    fn generate_params(&self) -> Option<Result<cuzk_core::Parameters, KindError>> {
-        None
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_failed_job_retried_with_its_id_runs_again_once_the_cause_is_gone() {
     let t = TestDaemon::start_with(
         |_| {},
-        |b| b.register_kind(Arc::new(Supplied6(PorepLikeKind::new(6, 4)))),
+        |b| // Parameters under another id that the daemon must be given (as
+            // Filecoin's are): a missing file fails the job.
+            b.register_kind(Arc::new(
+                Variant::new(PorepLikeKind::new(6, 4), "supplied-6").supplied(),
+            )),
     )
     .await;
     let mut c = t.unix().await;
@@ -500,56 +412,23 @@ async fn a_failed_job_retried_with_its_id_runs_again_once_the_cause_is_gone() {
     t.stop().await;
 }
 
-/// porep-like whose verifier expects other public inputs than its circuit
-/// computes (as a Filecoin circuit would for a C1 output whose seed was
-/// changed): every proof must fail verification.
-struct WrongInputs(PorepLikeKind);
-
-impl CircuitKind for WrongInputs {
-    fn name(&self) -> &str {
-        "porep-like-6-wrong"
-    }
-    fn params_id(&self) -> &str {
-        self.0.params_id()
-    }
-    fn batchable(&self) -> bool {
-        true
-    }
-    fn decode_input(&self, input: &[u8]) -> Result<(JobInput, usize), KindError> {
-        self.0.decode_input(input)
-    }
-    fn synthesize(
-        &self,
-        parts: &[(JobInput, usize)],
-    ) -> Result<Vec<cuzk_core::synthesis::ProvingAssignment>, KindError> {
-        self.0.synthesize(parts)
-    }
-    fn host_bytes_per_partition(&self) -> u64 {
-        self.0.host_bytes_per_partition()
-    }
-    fn verifier_inputs(
-        &self,
-        input: &JobInput,
-        partition: usize,
-    ) -> Option<Vec<cuzk_core::Scalar>> {
-        let i = input.downcast_ref::<cuzk_daemon::kinds::PorepLikeInput>()?;
-        let mut x = i.circuit(6, partition).public_inputs();
-        x[0] += cuzk_core::Scalar::from(1u64);
-        Some(x)
-    }
-    fn generates_params(&self) -> bool {
-        true
-    }
-    fn generate_params(&self) -> Option<Result<cuzk_core::Parameters, KindError>> {
-        self.0.generate_params()
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_proof_that_does_not_verify_fails_its_job_with_the_reason() {
     let t = TestDaemon::start_with(
         |_| {},
-        |b| b.register_kind(Arc::new(WrongInputs(PorepLikeKind::new(6, 4)))),
+        |b| // The verifier expects other public inputs than the circuit
+            // computes (as a Filecoin circuit would for a C1 output whose
+            // seed was changed): every proof must fail verification.
+            b.register_kind(Arc::new(
+                Variant::new(PorepLikeKind::new(6, 4), "porep-like-6-wrong").verifier_inputs(
+                    |input, partition| {
+                        let i = input.downcast_ref::<cuzk_daemon::kinds::PorepLikeInput>()?;
+                        let mut x = i.circuit(6, partition).public_inputs();
+                        x[0] += cuzk_core::Scalar::from(1u64);
+                        Some(x)
+                    },
+                ),
+            )),
     )
     .await;
     let mut c = t.unix().await;
@@ -1116,7 +995,6 @@ async fn the_kinds_compiled_systems_and_shapes_are_held_from_the_host_budget() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn host_budget_makes_jobs_wait_and_refuses_what_never_fits() {
-    use cuzk_daemon::kinds::CircuitKind;
     let per8 = PorepLikeKind::new(8, 1).host_bytes_per_partition();
     let t = TestDaemon::start(|c| {
         c.engine.max_batch_size = 1;
@@ -1158,45 +1036,6 @@ async fn host_budget_makes_jobs_wait_and_refuses_what_never_fits() {
     t.stop().await;
 }
 
-/// porep-like-6 under another name that keeps a weak handle on each input
-/// it decodes, to see when the engine lets go of them.
-struct Watched {
-    inner: PorepLikeKind,
-    inputs: Arc<std::sync::Mutex<Vec<std::sync::Weak<dyn std::any::Any + Send + Sync>>>>,
-}
-
-impl CircuitKind for Watched {
-    fn name(&self) -> &str {
-        "watched-6"
-    }
-    fn params_id(&self) -> &str {
-        self.inner.params_id()
-    }
-    fn batchable(&self) -> bool {
-        true
-    }
-    fn decode_input(&self, input: &[u8]) -> Result<(JobInput, usize), KindError> {
-        let (input, parts) = self.inner.decode_input(input)?;
-        self.inputs.lock().unwrap().push(Arc::downgrade(&input));
-        Ok((input, parts))
-    }
-    fn synthesize(
-        &self,
-        parts: &[(JobInput, usize)],
-    ) -> Result<Vec<cuzk_core::synthesis::ProvingAssignment>, KindError> {
-        self.inner.synthesize(parts)
-    }
-    fn host_bytes_per_partition(&self) -> u64 {
-        self.inner.host_bytes_per_partition()
-    }
-    fn generates_params(&self) -> bool {
-        true
-    }
-    fn generate_params(&self) -> Option<Result<cuzk_core::Parameters, KindError>> {
-        self.inner.generate_params()
-    }
-}
-
 /// A job's decoded input (a Filecoin job's built circuits) is held while
 /// the job runs and let go when it ends; its result stays for
 /// `result_retention_s`.
@@ -1207,10 +1046,13 @@ async fn a_finished_job_lets_its_input_go_and_keeps_its_result() {
     let t = TestDaemon::start_with(
         |_| {},
         move |b| {
-            b.register_kind(Arc::new(Watched {
-                inner: PorepLikeKind::new(6, 4),
-                inputs: seen,
-            }))
+            // A weak handle on each input decoded, to see when the engine
+            // lets go of them.
+            b.register_kind(Arc::new(
+                Variant::new(PorepLikeKind::new(6, 4), "watched-6").on_decode(move |input| {
+                    seen.lock().unwrap().push(Arc::downgrade(input));
+                }),
+            ))
         },
     )
     .await;

@@ -16,10 +16,8 @@ use cuzk_core::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use cuzk_core::{PhaseTimings, ProvingAssignment};
 use cuzk_daemon::devices::{DeviceBackend, DeviceError, DeviceInfo, ResidentParams};
 use cuzk_daemon::proto::Priority as P;
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::sync::Mutex;
 use std::time::Duration;
 
 #[derive(Default)]
@@ -91,7 +89,7 @@ struct FakeGpus {
     provers_made: AtomicUsize,
     engine: Arc<CountingEngine>,
     /// Per device: resident parameter id -> bytes (the backend's table).
-    resident: Vec<Mutex<BTreeMap<String, u64>>>,
+    resident: Vec<FakeResident>,
     /// Whether it says its provers keep parameters resident (then the
     /// daemon hands them parameters left in their mapped file).
     keeps_resident: bool,
@@ -103,7 +101,7 @@ impl FakeGpus {
             counts: (0..devices).map(|_| Arc::default()).collect(),
             provers_made: AtomicUsize::new(0),
             engine: Arc::default(),
-            resident: (0..devices).map(|_| Mutex::default()).collect(),
+            resident: (0..devices).map(|_| FakeResident::default()).collect(),
             keeps_resident,
         }
     }
@@ -112,9 +110,6 @@ impl FakeGpus {
 impl DeviceBackend for FakeGpus {
     fn name(&self) -> &'static str {
         "fake-gpu"
-    }
-    fn gpu_present(&self) -> bool {
-        true
     }
     fn devices(&self) -> Vec<DeviceInfo> {
         (0..self.counts.len() as u32)
@@ -140,31 +135,16 @@ impl DeviceBackend for FakeGpus {
         id: &str,
         params: &Arc<Parameters>,
     ) -> Result<u64, DeviceError> {
-        let bytes = params.h.len() as u64 * 96;
-        self.resident[device as usize]
-            .lock()
-            .unwrap()
-            .insert(id.to_owned(), bytes);
-        Ok(bytes)
+        Ok(self.resident[device as usize].upload(id, params))
     }
     fn release_params(&self, device: u32, id: &str) {
-        self.resident[device as usize].lock().unwrap().remove(id);
+        self.resident[device as usize].release(id);
     }
     fn keeps_parameters_resident(&self) -> bool {
         self.keeps_resident
     }
     fn resident_params(&self, device: u32) -> Vec<ResidentParams> {
-        self.resident[device as usize]
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|(id, &bytes)| ResidentParams {
-                id: id.clone(),
-                bytes,
-                in_use: 0,
-                idle_ms: 0,
-            })
-            .collect()
+        self.resident[device as usize].list()
     }
     fn fixed_base_engine(&self) -> Option<Arc<dyn FixedBaseEngine + Send + Sync>> {
         Some(self.engine.clone())

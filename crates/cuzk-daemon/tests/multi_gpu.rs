@@ -21,7 +21,6 @@ use cuzk_daemon::devices::{
     DeviceBackend, DeviceError, DeviceInfo, NoPlanFits, PartitionSizes, ResidentParams,
 };
 use cuzk_daemon::proto::{self, Priority as P};
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -35,7 +34,7 @@ struct FakeDevice {
     index: u32,
     vram_total: u64,
     /// Resident parameter id -> bytes (the backend's table, per device).
-    resident: Mutex<BTreeMap<String, u64>>,
+    resident: FakeResident,
     /// Prover calls started, and circuits proved.
     calls: AtomicUsize,
     proved: AtomicUsize,
@@ -63,7 +62,7 @@ struct DeviceLost {
 
 impl FakeDevice {
     fn resident_bytes(&self) -> u64 {
-        self.resident.lock().unwrap().values().sum()
+        self.resident.held()
     }
 }
 
@@ -95,7 +94,7 @@ impl FakeGpus {
                     Arc::new(FakeDevice {
                         index: i as u32,
                         vram_total: v,
-                        resident: Mutex::default(),
+                        resident: FakeResident::default(),
                         calls: AtomicUsize::new(0),
                         proved: AtomicUsize::new(0),
                         fail_after: AtomicUsize::new(usize::MAX),
@@ -186,9 +185,6 @@ impl DeviceBackend for Backend {
     fn name(&self) -> &'static str {
         "fake-gpu"
     }
-    fn gpu_present(&self) -> bool {
-        true
-    }
     fn devices(&self) -> Vec<DeviceInfo> {
         self.0
             .devices
@@ -219,11 +215,11 @@ impl DeviceBackend for Backend {
             return Err(format!("device {device} lost").into());
         }
         // Each device's own memory bounds what it holds.
-        let bytes = params.h.len() as u64 * 96;
+        let bytes = FakeResident::bytes_of(params);
         if d.resident_bytes() + bytes > d.vram_total {
             return Err(format!("device {device}: no room for {id} ({bytes} bytes)").into());
         }
-        d.resident.lock().unwrap().insert(id.to_owned(), bytes);
+        d.resident.insert(id, bytes);
         Ok(bytes)
     }
     /// The fake's least plan streams the bases (as the CUDA backend's
@@ -257,25 +253,10 @@ impl DeviceBackend for Backend {
         Ok(())
     }
     fn release_params(&self, device: u32, id: &str) {
-        self.0.devices[device as usize]
-            .resident
-            .lock()
-            .unwrap()
-            .remove(id);
+        self.0.devices[device as usize].resident.release(id);
     }
     fn resident_params(&self, device: u32) -> Vec<ResidentParams> {
-        self.0.devices[device as usize]
-            .resident
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|(id, &bytes)| ResidentParams {
-                id: id.clone(),
-                bytes,
-                in_use: 0,
-                idle_ms: 0,
-            })
-            .collect()
+        self.0.devices[device as usize].resident.list()
     }
 }
 

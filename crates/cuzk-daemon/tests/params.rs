@@ -2,8 +2,11 @@
 //! budgets, LRU eviction, reference counts, waiting for room, the disk
 //! budget for generated files, and path safety.
 
+mod common;
+
+use common::{FakeResident, Variant};
 use cuzk_daemon::devices::CpuDevices;
-use cuzk_daemon::kinds::{CircuitKind, JobInput, KindError, PorepLikeKind};
+use cuzk_daemon::kinds::{CircuitKind, KindError, PorepLikeKind};
 use cuzk_daemon::params::{ParamManager, ParamsError, TierBudgets};
 use std::collections::HashSet;
 use std::path::Path;
@@ -140,36 +143,8 @@ async fn disk_budget_deletes_least_recently_used_generated_files() {
 }
 
 /// A kind whose parameters must be supplied, with a chosen id.
-struct Supplied(&'static str);
-
-impl CircuitKind for Supplied {
-    fn name(&self) -> &str {
-        "supplied"
-    }
-    fn params_id(&self) -> &str {
-        self.0
-    }
-    fn batchable(&self) -> bool {
-        false
-    }
-    fn decode_input(&self, _: &[u8]) -> Result<(JobInput, usize), KindError> {
-        Ok((Arc::new(()), 1))
-    }
-    fn synthesize(
-        &self,
-        _: &[(JobInput, usize)],
-    ) -> Result<Vec<cuzk_core::synthesis::ProvingAssignment>, KindError> {
-        Ok(Vec::new())
-    }
-    fn host_bytes_per_partition(&self) -> u64 {
-        0
-    }
-    fn generates_params(&self) -> bool {
-        false
-    }
-    fn generate_params(&self) -> Option<Result<cuzk_core::Parameters, KindError>> {
-        None
-    }
+fn supplied(id: &'static str) -> Arc<dyn CircuitKind> {
+    Arc::new(Variant::new(PorepLikeKind::new(6, 1), "supplied").supplied_as(id))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -177,13 +152,13 @@ async fn ids_never_leave_the_directory_and_missing_files_are_reported() {
     let dir = tempfile::tempdir().unwrap();
     let m = manager(&dir.path().join("p"), u64::MAX, u64::MAX);
     for bad in ["../outside", "/etc/passwd", "a/b", ".hidden"] {
-        let k: Arc<dyn CircuitKind> = Arc::new(Supplied(bad));
+        let k = supplied(bad);
         assert!(
             matches!(m.acquire(&k).await, Err(ParamsError::InvalidId(_))),
             "{bad}"
         );
     }
-    let k: Arc<dyn CircuitKind> = Arc::new(Supplied("absent"));
+    let k = supplied("absent");
     let e = m.acquire(&k).await.err().unwrap();
     assert!(
         matches!(e, ParamsError::Kind(KindError::NoGenerator { .. })),
@@ -203,12 +178,12 @@ async fn ids_never_leave_the_directory_and_missing_files_are_reported() {
         dir.path().join("p").join("link.params"),
     )
     .unwrap();
-    let k: Arc<dyn CircuitKind> = Arc::new(Supplied("link"));
+    let k = supplied("link");
     let e = m.acquire(&k).await.err().unwrap();
     assert!(matches!(e, ParamsError::OutsideDir { .. }), "{e}");
     // A corrupt file inside is a typed error naming it.
     std::fs::write(dir.path().join("p").join("corrupt.params"), b"garbage").unwrap();
-    let k: Arc<dyn CircuitKind> = Arc::new(Supplied("corrupt"));
+    let k = supplied("corrupt");
     let e = m.acquire(&k).await.err().unwrap();
     assert!(e.to_string().contains("corrupt"), "{e}");
 }
@@ -218,7 +193,7 @@ async fn ids_never_leave_the_directory_and_missing_files_are_reported() {
 /// says, not what it asked for.
 #[derive(Default)]
 struct FakeVram {
-    resident: std::sync::Mutex<std::collections::BTreeMap<String, u64>>,
+    resident: FakeResident,
     uploads: std::sync::atomic::AtomicUsize,
     cap: std::sync::Mutex<Option<Option<u64>>>,
 }
@@ -227,19 +202,16 @@ impl FakeVram {
     /// The backend evicting a set on its own (LRU, for another kind's
     /// partition).
     fn evict_behind_the_managers_back(&self, id: &str) {
-        self.resident.lock().unwrap().remove(id);
+        self.resident.release(id);
     }
     fn holds(&self, id: &str) -> bool {
-        self.resident.lock().unwrap().contains_key(id)
+        self.resident.holds(id)
     }
 }
 
 impl cuzk_daemon::devices::DeviceBackend for FakeVram {
     fn name(&self) -> &'static str {
         "fake-vram"
-    }
-    fn gpu_present(&self) -> bool {
-        true
     }
     fn devices(&self) -> Vec<cuzk_daemon::devices::DeviceInfo> {
         vec![cuzk_daemon::devices::DeviceInfo {
@@ -261,26 +233,14 @@ impl cuzk_daemon::devices::DeviceBackend for FakeVram {
     ) -> Result<u64, cuzk_daemon::devices::DeviceError> {
         self.uploads
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let bytes = params.h.len() as u64 * 96;
-        self.resident.lock().unwrap().insert(id.to_owned(), bytes);
-        Ok(bytes)
+        Ok(self.resident.upload(id, params))
     }
     fn release_params(&self, _device: u32, id: &str) {
-        self.resident.lock().unwrap().remove(id);
+        self.resident.release(id);
     }
     fn resident_params(&self, device: u32) -> Vec<cuzk_daemon::devices::ResidentParams> {
         assert_eq!(device, 0, "only device 0 exists");
-        self.resident
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|(id, &bytes)| cuzk_daemon::devices::ResidentParams {
-                id: id.clone(),
-                bytes,
-                in_use: 0,
-                idle_ms: 0,
-            })
-            .collect()
+        self.resident.list()
     }
     fn set_resident_cap(&self, cap: Option<u64>) {
         *self.cap.lock().unwrap() = Some(cap);
@@ -346,10 +306,7 @@ async fn the_vram_tier_is_what_the_backend_says_is_resident() {
     assert_eq!(vram_of(&m, &id(4)).map(|v| v.0), Some("pinned"));
     assert_eq!(vram_used(&m), b5);
     // A set the backend holds under an id of its own is listed too.
-    fake.resident
-        .lock()
-        .unwrap()
-        .insert("params@1234".into(), 77);
+    fake.resident.insert("params@1234", 77);
     assert_eq!(vram_of(&m, "params@1234"), Some(("vram", 77, vec![0])));
     // Evicting asks the backend to free the device copy.
     drop((l4, l5));

@@ -18,10 +18,9 @@ use cuzk_core::params::Parameters;
 use cuzk_core::prover::{CpuBackend, ProverBackend};
 use cuzk_daemon::devices::{DeviceBackend, DeviceError, DeviceInfo, ResidentParams};
 use cuzk_daemon::proto::Priority as P;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// A browser run longer than this is killed and the test fails.
@@ -354,7 +353,7 @@ async fn the_status_page_plots_the_daemons_last_hour_on_the_cpu() {
 /// Two stand-in GPUs: the CPU prover behind a backend that has devices,
 /// with VRAM used by what it holds resident.
 struct TwoGpus {
-    resident: Vec<Mutex<BTreeMap<String, u64>>>,
+    resident: Vec<FakeResident>,
 }
 
 const VRAM: u64 = 24 << 30;
@@ -365,13 +364,10 @@ impl DeviceBackend for TwoGpus {
     fn name(&self) -> &'static str {
         "fake-gpu"
     }
-    fn gpu_present(&self) -> bool {
-        true
-    }
     fn devices(&self) -> Vec<DeviceInfo> {
         (0..2u32)
             .map(|index| {
-                let held: u64 = self.resident[index as usize].lock().unwrap().values().sum();
+                let held = self.resident[index as usize].held();
                 DeviceInfo {
                     index,
                     name: format!("Stand-in {index}"),
@@ -391,28 +387,13 @@ impl DeviceBackend for TwoGpus {
         id: &str,
         params: &Arc<Parameters>,
     ) -> Result<u64, DeviceError> {
-        let bytes = params.h.len() as u64 * 96;
-        self.resident[device as usize]
-            .lock()
-            .unwrap()
-            .insert(id.to_owned(), bytes);
-        Ok(bytes)
+        Ok(self.resident[device as usize].upload(id, params))
     }
     fn release_params(&self, device: u32, id: &str) {
-        self.resident[device as usize].lock().unwrap().remove(id);
+        self.resident[device as usize].release(id);
     }
     fn resident_params(&self, device: u32) -> Vec<ResidentParams> {
-        self.resident[device as usize]
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|(id, &bytes)| ResidentParams {
-                id: id.clone(),
-                bytes,
-                in_use: 0,
-                idle_ms: 0,
-            })
-            .collect()
+        self.resident[device as usize].list()
     }
 }
 
@@ -420,7 +401,7 @@ impl DeviceBackend for TwoGpus {
 async fn the_status_page_plots_each_gpus_vram() {
     chromium();
     let gpus = Arc::new(TwoGpus {
-        resident: (0..2).map(|_| Mutex::default()).collect(),
+        resident: (0..2).map(|_| FakeResident::default()).collect(),
     });
     let g = gpus.clone();
     let t = TestDaemon::start_with(

@@ -7,7 +7,7 @@
 //! match the production files by construction. Blank circuits (for parameter
 //! generation) come from each `CompoundProof::blank_circuit`.
 
-use crate::{Error, Result};
+use crate::{Error, Fact, Readable, Result};
 use cuzk_core::compiled::CompiledCircuit;
 use cuzk_core::generator::{FixedBaseEngine, GenerationEvent, GenerationTimings};
 use filecoin_proofs::constants::{
@@ -101,10 +101,9 @@ impl std::str::FromStr for ProofKind {
         ProofKind::ALL
             .into_iter()
             .find(|k| k.name() == s)
-            .ok_or_else(|| {
-                Error::InvalidInput(format!(
-                    "unknown proof kind {s:?} (porep, winning-post, window-post, snap-deals)"
-                ))
+            .ok_or_else(|| Error::Unreadable {
+                what: Readable::ProofKind,
+                given: s.into(),
             })
     }
 }
@@ -229,7 +228,10 @@ impl CircuitId {
 
     /// Parse a Curio circuit name (see [`CircuitId::short_name`]).
     pub fn from_short_name(name: &str) -> Result<Self> {
-        let bad = || Error::InvalidInput(format!("unknown circuit id {name:?}"));
+        let bad = || Error::Unreadable {
+            what: Readable::CircuitId,
+            given: name.into(),
+        };
         let (kind, size) = name.split_once('-').ok_or_else(bad)?;
         let kind = match kind {
             "porep" => ProofKind::Porep,
@@ -351,8 +353,8 @@ impl CircuitId {
         };
         match self.with_blank(BlankUse::Generate(to, rng))? {
             BlankOut::Generated(t) => Ok(t),
-            BlankOut::Compiled(_) => Err(Error::InvalidInput(
-                "the blank circuit was compiled where parameters were asked for".into(),
+            BlankOut::Compiled(_) => Err(Error::internal(
+                "the blank circuit was compiled where parameters were asked for",
             )),
         }
     }
@@ -365,8 +367,8 @@ impl CircuitId {
         let id = self.cache_identifier()?;
         match self.with_blank(BlankUse::Compile(&id))? {
             BlankOut::Compiled(cc) => Ok(*cc),
-            BlankOut::Generated(_) => Err(Error::InvalidInput(
-                "the blank circuit gave parameters where its compiled system was asked for".into(),
+            BlankOut::Generated(_) => Err(Error::internal(
+                "the blank circuit gave parameters where its compiled system was asked for",
             )),
         }
     }
@@ -404,10 +406,13 @@ impl CircuitId {
     ) -> Result<GenerationTimings> {
         let id = self.cache_identifier()?;
         if compiled.circuit_id != id {
-            return Err(Error::InvalidInput(format!(
-                "the compiled system of {:?} was given to generate the parameters of {self} ({id})",
-                compiled.circuit_id
-            )));
+            return Err(Error::disagree(
+                Fact::Circuit,
+                "the parameters to generate",
+                format!("{self} ({id})"),
+                "the compiled system given",
+                format!("{:?}", compiled.circuit_id),
+            ));
         }
         let waste = cuzk_core::generator::ToxicWaste::random(rng);
         Ok(cuzk_core::generator::generate_parameters_compiled_into(
@@ -457,7 +462,10 @@ fn short_size(sector_size: u64) -> String {
 
 /// Parse a sector size: `2KiB`, `8MiB`, `32GiB`, `2k`, `32g` or a byte count.
 pub fn parse_sector_size(s: &str) -> Result<u64> {
-    let bad = || Error::InvalidInput(format!("cannot read sector size {s:?} (e.g. 2KiB, 32GiB)"));
+    let bad = || Error::Unreadable {
+        what: Readable::SectorSize,
+        given: s.into(),
+    };
     let t = s.trim();
     let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let n: u64 = t[..digits].parse().map_err(|_| bad())?;
@@ -598,7 +606,7 @@ mod tests {
             assert_eq!(k.name().parse::<ProofKind>().unwrap(), k);
         }
         assert!(
-            matches!("winning".parse::<ProofKind>(), Err(Error::InvalidInput(m)) if m.contains("winning-post"))
+            matches!("winning".parse::<ProofKind>(), Err(Error::Unreadable { what: Readable::ProofKind, given }) if given == "winning")
         );
         for m in crate::SynthesisMode::ALL {
             assert_eq!(m.name().parse::<crate::SynthesisMode>().unwrap(), m);

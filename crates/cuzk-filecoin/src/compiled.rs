@@ -15,7 +15,7 @@
 
 use crate::circuits::FilTree;
 use crate::porep_witness::{self, Commitments};
-use crate::{CircuitId, Error, Result};
+use crate::{CircuitId, Error, PartitionProblem, Result};
 use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Scalar;
 use cuzk_core::compiled::{CompiledCircuit, CompiledOnce, Witness, WitnessCs, WitnessPart};
@@ -59,7 +59,10 @@ impl std::str::FromStr for SynthesisMode {
         SynthesisMode::ALL
             .into_iter()
             .find(|m| m.name() == s)
-            .ok_or_else(|| Error::InvalidInput(format!("unknown synthesis {s:?} (full, compiled)")))
+            .ok_or_else(|| Error::Unreadable {
+                what: crate::Readable::SynthesisMode,
+                given: s.into(),
+            })
     }
 }
 
@@ -282,29 +285,25 @@ impl<Tree: FilTree> Clone for PorepPartition<Tree> {
 }
 
 impl<Tree: FilTree> PorepPartition<Tree> {
-    /// The partition of `proofs` (one per challenge), with the checks
-    /// `StackedCompound::circuit` makes.
+    /// Partition `partition` of `proofs` (one per challenge), with the
+    /// checks `StackedCompound::circuit` makes.
     pub fn new(
+        partition: usize,
         replica_id: DefaultTreeDomain,
         comm_d: DefaultPieceDomain,
         comm_r: DefaultTreeDomain,
         proofs: &[filecoin_proofs::VanillaSealProof<Tree>],
     ) -> Result<Self> {
+        let refused = |problem| Error::PorepPartition { partition, problem };
         let Some(first) = proofs.first() else {
-            return Err(Error::InvalidInput(
-                "a PoRep partition with no vanilla proofs".into(),
-            ));
+            return Err(refused(PartitionProblem::NoVanillaProofs));
         };
         let (comm_r_last, comm_c) = (first.comm_r_last(), first.comm_c());
         if proofs.iter().any(|p| p.comm_r_last() != comm_r_last) {
-            return Err(Error::InvalidInput(
-                "the partition's vanilla proofs have inconsistent comm_r_last".into(),
-            ));
+            return Err(refused(PartitionProblem::InconsistentCommRLast));
         }
         if proofs.iter().any(|p| p.comm_c() != comm_c) {
-            return Err(Error::InvalidInput(
-                "the partition's vanilla proofs have inconsistent comm_c".into(),
-            ));
+            return Err(refused(PartitionProblem::InconsistentCommC));
         }
         Ok(PorepPartition {
             replica_id,

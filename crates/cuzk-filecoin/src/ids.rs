@@ -3,13 +3,16 @@
 //! prover id from its actor id. Shared by every front end (the command
 //! line, the daemon's job inputs, Curio's requests) and the synthetic C1.
 
-use crate::{Error, Result};
+use crate::{Error, Readable, Result};
 
 /// 32 bytes from 64 hex digits (an optional 0x prefix allowed).
 pub fn parse_hex32(s: &str, what: &str) -> Result<[u8; 32]> {
     let t = s.trim();
     let t = t.strip_prefix("0x").unwrap_or(t);
-    let bad = || Error::InvalidInput(format!("{what}: expected 64 hex digits, got {s:?}"));
+    let bad = || Error::Unreadable {
+        what: Readable::Hex32 { field: what.into() },
+        given: s.into(),
+    };
     if t.len() != 64 || !t.is_ascii() {
         return Err(bad());
     }

@@ -44,7 +44,10 @@ pub mod synth_c1;
 
 pub use circuits::{CircuitId, ProofKind};
 pub use compiled::SynthesisMode;
-pub use error::{BoxError, Error, InputPart, Result};
+pub use error::{
+    BoxError, Counted, Error, Expected, Fact, Feature, InputPart, PartitionProblem, Readable,
+    Result,
+};
 pub use paramcache::{CircuitFiles, LoadedParameters, ParamCache};
 pub use prover::{FilecoinProver, ProofOutput, ProofRequest};
 

@@ -139,23 +139,24 @@ impl<C: PartitionCircuit + 'static> PartitionSet for Built<C> {
         let Some((first, _)) = parts.first() else {
             return Ok(Vec::new());
         };
-        let circuits = parts
-            .iter()
-            .map(|(p, k)| {
-                let built = p
-                    .circuits
-                    .as_any()
-                    .downcast_ref::<Built<C>>()
-                    .ok_or_else(mixed)?;
-                built.0.get(*k).map(C::clone_circuit).ok_or_else(|| {
-                    Error::InvalidInput(format!(
-                        "{}: partition {k} out of range (it has {})",
-                        p.circuit,
-                        built.0.len()
-                    ))
+        let circuits =
+            parts
+                .iter()
+                .map(|(p, k)| {
+                    let built = p
+                        .circuits
+                        .as_any()
+                        .downcast_ref::<Built<C>>()
+                        .ok_or_else(mixed)?;
+                    built.0.get(*k).map(C::clone_circuit).ok_or_else(|| {
+                        Error::PartitionOutOfRange {
+                            circuit: p.circuit.to_string(),
+                            index: *k,
+                            count: Some(built.0.len()),
+                        }
+                    })
                 })
-            })
-            .collect::<Result<Vec<C>>>()?;
+                .collect::<Result<Vec<C>>>()?;
         crate::compiled::synthesize_parts(first.circuit, circuits, mode, dir)
     }
 }
@@ -192,10 +193,9 @@ pub fn synthesize_prepared(
         c.kind() == circuit.kind() && c.sector_size() == circuit.sector_size()
     };
     if let Some((other, _)) = parts.iter().find(|(p, _)| !same(p.circuit)) {
-        return Err(Error::InvalidInput(format!(
-            "cannot synthesize {} with {} in one batch",
-            other.circuit, circuit
-        )));
+        return Err(Error::MixedBatch {
+            circuits: Some((circuit, other.circuit)),
+        });
     }
     first.circuits.synthesize(parts, mode, compiled_dir)
 }
@@ -286,7 +286,7 @@ fn with_prepared<T>(
 }
 
 fn mixed() -> Error {
-    Error::InvalidInput("requests of different proof kinds in one batch".into())
+    Error::MixedBatch { circuits: None }
 }
 
 fn post_args(req: &ProofRequest) -> Result<post::PostArgs<'_>> {

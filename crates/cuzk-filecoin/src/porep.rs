@@ -14,7 +14,9 @@
 use crate::circuits::{with_tree_shape, FilTree, ProofKind};
 use crate::compiled::PorepPartition;
 use crate::prover::{guarded, FilecoinProver, ProofCircuits, ProofOutput};
-use crate::{CircuitId, Error, InputPart, Result};
+use crate::{
+    CircuitId, Counted, Error, Expected, Fact, Feature, InputPart, PartitionProblem, Result,
+};
 use base64::Engine as _;
 use filecoin_proofs::{
     as_safe_commitment, DefaultPieceDomain, DefaultPieceHasher, DefaultTreeDomain, PoRepConfig,
@@ -85,10 +87,13 @@ pub fn decode_c1(bytes: &[u8], registered_proof: Option<RegisteredSealProof>) ->
                 )
             })?;
             if u64::from(output.registered_proof.sector_size()) != w.sector_size {
-                return Err(Error::InvalidInput(format!(
-                    "Curio C1 file says SectorSize {} but its output is {:?}",
-                    w.sector_size, output.registered_proof
-                )));
+                return Err(Error::disagree(
+                    Fact::SectorSize,
+                    "the Curio C1 file's SectorSize",
+                    w.sector_size,
+                    "its SealCommitPhase1Output",
+                    format!("{:?}", output.registered_proof),
+                ));
             }
             return checked(output, Some(w.sector_num), registered_proof);
         }
@@ -146,10 +151,13 @@ fn checked(
 ) -> Result<C1Output> {
     if let Some(rp) = expected {
         if rp != output.registered_proof {
-            return Err(Error::InvalidInput(format!(
-                "C1 output is for {:?}, not {rp:?}",
-                output.registered_proof
-            )));
+            return Err(Error::disagree(
+                Fact::RegisteredProof,
+                "the request",
+                format!("{rp:?}"),
+                "the C1 output",
+                format!("{:?}", output.registered_proof),
+            ));
         }
     }
     Ok(C1Output { output, sector_num })
@@ -196,10 +204,13 @@ pub(crate) fn c2_circuits<Tree: FilTree>(
     // registered proof's sector size (or the circuits would not fit the
     // parameters).
     if tagged_size(&c1.vanilla_proofs) != u64::from(rp.sector_size()) {
-        return Err(Error::InvalidInput(format!(
-            "C1 output for {rp:?} carries vanilla proofs of {} byte sectors",
-            tagged_size(&c1.vanilla_proofs)
-        )));
+        return Err(Error::disagree(
+            Fact::SectorSize,
+            "the C1 output's registered proof",
+            format!("{rp:?}"),
+            "its vanilla proofs",
+            format!("{} bytes", tagged_size(&c1.vanilla_proofs)),
+        ));
     }
     let proofs: &dyn Any = match &c1.vanilla_proofs {
         VanillaSealProof::StackedDrg2KiBV1(p) => p,
@@ -211,9 +222,13 @@ pub(crate) fn c2_circuits<Tree: FilTree>(
     let proofs = proofs
         .downcast_ref::<Vec<Vec<filecoin_proofs::VanillaSealProof<Tree>>>>()
         .ok_or_else(|| {
-            Error::InvalidInput(format!(
-                "C1 output for {rp:?}: vanilla proofs of another tree shape"
-            ))
+            Error::disagree(
+                Fact::TreeShape,
+                "the C1 output's registered proof",
+                format!("{rp:?}"),
+                "its vanilla proofs",
+                "another",
+            )
         })?;
     porep_circuits::<Tree>((rp, c1.comm_r, c1.comm_d, c1.replica_id, c1.seed), proofs)
 }
@@ -235,32 +250,37 @@ pub(crate) fn porep_circuits<Tree: FilTree>(
     if config.feature_enabled(ApiFeature::NonInteractivePoRep) {
         // NI-PoRep's C2 output is a SnarkPack aggregate of the partition
         // proofs, which cuzk does not produce.
-        return Err(Error::InvalidInput(format!(
-            "{rp:?}: non-interactive PoRep (aggregated C2) is not supported"
-        )));
+        return Err(Error::Unsupported {
+            proof: format!("{rp:?}"),
+            feature: Feature::NonInteractivePorep,
+        });
     }
     // The checks seal_commit_phase2 makes before building circuits.
-    if comm_d == [0; 32] || comm_r == [0; 32] {
-        return Err(Error::InvalidInput(
-            "all-zero commitment in C1 output".into(),
-        ));
-    }
-    if seed == [0; 32] {
-        return Err(Error::InvalidInput("all-zero PoRep challenge seed".into()));
+    for (field, value) in [("comm_d", &comm_d), ("comm_r", &comm_r), ("seed", &seed)] {
+        if *value == [0; 32] {
+            return Err(Error::AllZero { field });
+        }
     }
     let partitions = usize::from(config.partitions);
-    if vanilla_proofs.len() != partitions || vanilla_proofs.iter().any(|p| p.is_empty()) {
-        return Err(Error::InvalidInput(format!(
-            "{rp:?} has {partitions} partitions; the C1 output has vanilla proofs for {} \
-             (of which {} empty)",
-            vanilla_proofs.len(),
-            vanilla_proofs.iter().filter(|p| p.is_empty()).count()
-        )));
+    if vanilla_proofs.len() != partitions {
+        return Err(Error::WrongCount {
+            what: Counted::PorepPartitions {
+                proof: format!("{rp:?}"),
+            },
+            expected: Expected::Exactly(partitions),
+            got: vanilla_proofs.len(),
+        });
+    }
+    if let Some(partition) = vanilla_proofs.iter().position(|p| p.is_empty()) {
+        return Err(Error::PorepPartition {
+            partition,
+            problem: PartitionProblem::NoVanillaProofs,
+        });
     }
     let comm_r_safe: DefaultTreeDomain =
-        as_safe_commitment(&comm_r, "comm_r").map_err(|e| Error::InvalidInput(format!("{e:#}")))?;
+        as_safe_commitment(&comm_r, "comm_r").map_err(|e| Error::invalid_value("comm_r", e))?;
     let comm_d_safe: DefaultPieceDomain =
-        as_safe_commitment(&comm_d, "comm_d").map_err(|e| Error::InvalidInput(format!("{e:#}")))?;
+        as_safe_commitment(&comm_d, "comm_d").map_err(|e| Error::invalid_value("comm_d", e))?;
 
     let public_inputs = stacked::PublicInputs {
         replica_id,
@@ -287,16 +307,13 @@ pub(crate) fn porep_circuits<Tree: FilTree>(
     for (k, proof) in vanilla_proofs.iter().enumerate() {
         // What `StackedCompound::circuit` builds, kept apart so that the
         // challenges can be synthesized in parallel.
-        circuits.push(
-            PorepPartition::new(replica_id, comm_d_safe, comm_r_safe, proof).map_err(
-                |e| match e {
-                    Error::InvalidInput(m) => {
-                        Error::InvalidInput(format!("PoRep circuit of partition {k}: {m}"))
-                    }
-                    e => e,
-                },
-            )?,
-        );
+        circuits.push(PorepPartition::new(
+            k,
+            replica_id,
+            comm_d_safe,
+            comm_r_safe,
+            proof,
+        )?);
         inputs.push(guarded(
             &format!("PoRep public inputs of partition {k}"),
             || {

@@ -7,7 +7,7 @@
 
 use crate::circuits::{with_tree_shape, FilTree};
 use crate::prover::{guarded, FilecoinProver, ProofCircuits, ProofOutput};
-use crate::{CircuitId, Error, InputPart, Result};
+use crate::{CircuitId, Counted, Error, Expected, InputPart, ProofKind, Result};
 use filecoin_proofs::{
     as_safe_commitment, DefaultTreeDomain, FallbackPoStSectorProof, PoStConfig, PoStType,
 };
@@ -62,13 +62,14 @@ pub(crate) struct PostArgs<'a> {
 pub(crate) fn prove(prover: &FilecoinProver, args: &PostArgs<'_>) -> Result<ProofOutput> {
     let registered = args.registered;
     if registered.typ() != args.expected {
-        let name = match args.expected {
-            PoStType::Winning => "WinningPoSt",
-            PoStType::Window => "WindowPoSt",
+        let expected = match args.expected {
+            PoStType::Winning => vec![ProofKind::WinningPost],
+            PoStType::Window => vec![ProofKind::WindowPost],
         };
-        return Err(Error::InvalidInput(format!(
-            "{registered:?} is not a {name} proof"
-        )));
+        return Err(Error::WrongProofKind {
+            given: format!("{registered:?}"),
+            expected,
+        });
     }
     let size = u64::from(registered.sector_size());
     with_tree_shape!(size, prove_post, prover, args)
@@ -85,7 +86,13 @@ pub(crate) fn post_circuits<Tree: FilTree>(
 ) -> Result<ProofCircuits<FallbackPoStCircuit<Tree>>> {
     let config: PoStConfig = a.registered.as_v1_config();
     if a.vanilla_proofs.is_empty() {
-        return Err(Error::InvalidInput("no vanilla proofs".into()));
+        return Err(Error::WrongCount {
+            what: Counted::VanillaProofs {
+                proof: format!("{:?}", a.registered),
+            },
+            expected: Expected::AtLeast(1),
+            got: 0,
+        });
     }
     let mut sectors: Vec<FallbackPoStSectorProof<Tree>> =
         Vec::with_capacity(a.vanilla_proofs.len());
@@ -108,9 +115,9 @@ pub(crate) fn post_circuits<Tree: FilTree>(
         sectors.push(p);
     }
     let randomness: DefaultTreeDomain = as_safe_commitment(a.randomness, "randomness")
-        .map_err(|e| Error::InvalidInput(format!("{e:#}")))?;
+        .map_err(|e| Error::invalid_value("randomness", e))?;
     let prover_id: DefaultTreeDomain = as_safe_commitment(&a.prover_id, "prover_id")
-        .map_err(|e| Error::InvalidInput(format!("{e:#}")))?;
+        .map_err(|e| Error::invalid_value("prover_id", e))?;
     let pub_sectors: Vec<PublicSector<DefaultTreeDomain>> = sectors
         .iter()
         .map(|p| PublicSector {
@@ -122,11 +129,13 @@ pub(crate) fn post_circuits<Tree: FilTree>(
     let (partitions, vanilla_params) = match (config.typ.clone(), a.partition) {
         (PoStType::Winning, _) => {
             if sectors.len() != config.sector_count {
-                return Err(Error::InvalidInput(format!(
-                    "WinningPoSt takes {} vanilla proofs, got {}",
-                    config.sector_count,
-                    sectors.len()
-                )));
+                return Err(Error::WrongCount {
+                    what: Counted::VanillaProofs {
+                        proof: format!("{:?}", a.registered),
+                    },
+                    expected: Expected::Exactly(config.sector_count),
+                    got: sectors.len(),
+                });
             }
             let vp = guarded("WinningPoSt setup parameters", || {
                 filecoin_proofs::parameters::winning_post_setup_params(&config)
@@ -138,11 +147,13 @@ pub(crate) fn post_circuits<Tree: FilTree>(
             // As filecoin-proofs' get_partitions_for_window_post.
             let n = sectors.len().div_ceil(config.sector_count);
             if partition.is_some() && sectors.len() > config.sector_count {
-                return Err(Error::InvalidInput(format!(
-                    "one WindowPoSt partition holds at most {} sectors, got {}",
-                    config.sector_count,
-                    sectors.len()
-                )));
+                return Err(Error::WrongCount {
+                    what: Counted::PartitionSectors {
+                        proof: format!("{:?}", a.registered),
+                    },
+                    expected: Expected::AtMost(config.sector_count),
+                    got: sectors.len(),
+                });
             }
             (if n > 1 { Some(n) } else { None }, vp)
         }
@@ -218,9 +229,13 @@ pub(crate) fn post_circuits<Tree: FilTree>(
             // The verifier derives partition k's inputs from the k-th chunk
             // of all sectors; sectors before this partition only fill the
             // chunks that are not read.
-            let filler = index
-                .checked_mul(config.sector_count)
-                .ok_or_else(|| Error::InvalidInput(format!("partition index {index}")))?;
+            let filler = index.checked_mul(config.sector_count).ok_or_else(|| {
+                Error::PartitionOutOfRange {
+                    circuit: format!("{:?}", a.registered),
+                    index,
+                    count: None,
+                }
+            })?;
             let mut all = vec![pub_sectors[0].clone(); filler];
             all.extend(pub_sectors);
             let verifier_in = fallback::PublicInputs {

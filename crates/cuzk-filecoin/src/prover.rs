@@ -129,9 +129,9 @@ impl ProofRequest {
         partition: Option<usize>,
     ) -> Result<Self> {
         match kind {
-            ProofKind::WinningPost if partition.is_some() => Err(Error::InvalidInput(
-                "a partition is for WindowPoSt; WinningPoSt has one".into(),
-            )),
+            ProofKind::WinningPost if partition.is_some() => {
+                Err(Error::PartitionNotApplicable { kind })
+            }
             ProofKind::WinningPost => Ok(ProofRequest::WinningPost {
                 registered_proof,
                 randomness,
@@ -145,10 +145,10 @@ impl ProofRequest {
                 vanilla_proofs,
                 partition,
             }),
-            other => Err(Error::InvalidInput(format!(
-                "{} is not a PoSt kind",
-                other.name()
-            ))),
+            other => Err(Error::WrongProofKind {
+                given: other.name().into(),
+                expected: vec![ProofKind::WinningPost, ProofKind::WindowPost],
+            }),
         }
     }
 
@@ -357,10 +357,16 @@ impl FilecoinProver {
         } = pc;
         let partitions = circuits.len();
         if partitions == 0 || partitions != public_inputs.len() {
-            return Err(Error::InvalidInput(format!(
-                "{circuit}: {partitions} circuits for {} sets of public inputs",
-                public_inputs.len()
-            )));
+            return Err(Error::WrongCount {
+                what: crate::Counted::Circuits {
+                    circuit: circuit.to_string(),
+                },
+                expected: match public_inputs.len() {
+                    0 => crate::Expected::AtLeast(1),
+                    n => crate::Expected::Exactly(n),
+                },
+                got: partitions,
+            });
         }
         let start = Instant::now();
         let (loaded, fresh) = self.parameters(circuit)?;
@@ -511,9 +517,7 @@ impl FilecoinProver {
             .into_iter()
             .enumerate()
             .map(|(i, p)| {
-                p.ok_or_else(|| {
-                    Error::InvalidInput(format!("{circuit}: partition {i} was not proved"))
-                })
+                p.ok_or_else(|| Error::internal(format!("{circuit}: partition {i} was not proved")))
             })
             .collect::<Result<_>>()?;
         // Synthesis: until the last witness was ready (it overlaps the
@@ -746,11 +750,13 @@ mod tests {
         // WinningPoSt has no partitions to choose; PoRep is not a PoSt kind.
         assert!(matches!(
             post(ProofKind::WinningPost, winning, Some(0)),
-            Err(Error::InvalidInput(_))
+            Err(Error::PartitionNotApplicable {
+                kind: ProofKind::WinningPost
+            })
         ));
         assert!(matches!(
             post(ProofKind::Porep, window, None),
-            Err(Error::InvalidInput(_))
+            Err(Error::WrongProofKind { .. })
         ));
     }
 
@@ -768,8 +774,10 @@ mod tests {
         let prover =
             FilecoinProver::new(ParamCache::new(dir.path()), Arc::new(cuzk_core::CpuBackend));
         match prover.prove(&req) {
-            Err(Error::InvalidInput(m)) => assert!(m.contains("is not a WinningPoSt proof"), "{m}"),
-            other => panic!("expected InvalidInput, got {other:?}"),
+            Err(Error::WrongProofKind { expected, .. }) => {
+                assert_eq!(expected, [ProofKind::WinningPost])
+            }
+            other => panic!("expected WrongProofKind, got {other:?}"),
         }
     }
 }

@@ -5,7 +5,7 @@
 
 use crate::circuits::{with_tree_shape, FilTree};
 use crate::prover::{guarded, FilecoinProver, ProofCircuits, ProofOutput};
-use crate::{CircuitId, Error, InputPart, Result};
+use crate::{CircuitId, Counted, Error, Expected, InputPart, Result};
 use filecoin_hashers::Domain;
 use filecoin_proofs::{DefaultPieceDomain, SectorUpdateConfig};
 use filecoin_proofs_api::RegisteredUpdateProof;
@@ -45,22 +45,23 @@ pub(crate) fn snap_circuits<Tree: FilTree>(
     a: &SnapArgs<'_>,
 ) -> Result<ProofCircuits<EmptySectorUpdateCircuit<Tree>>> {
     let commitment = |bytes: &[u8; 32], name: &str| -> Result<TreeRDomain> {
-        TreeRDomain::try_from_bytes(bytes)
-            .map_err(|e| Error::InvalidInput(format!("{name}: {e:#}")))
+        TreeRDomain::try_from_bytes(bytes).map_err(|e| Error::invalid_value(name, e))
     };
     let comm_r_old = commitment(&a.comm_r_old, "comm_r_old")?;
     let comm_r_new = commitment(&a.comm_r_new, "comm_r_new")?;
     let comm_d_new = DefaultPieceDomain::try_from_bytes(&a.comm_d_new)
-        .map_err(|e| Error::InvalidInput(format!("comm_d_new: {e:#}")))?;
+        .map_err(|e| Error::invalid_value("comm_d_new", e))?;
 
     let config = SectorUpdateConfig::from_porep_config(&a.registered.as_v1_config());
     let partitions = usize::from(config.update_partitions);
     if a.vanilla_proofs.len() != partitions {
-        return Err(Error::InvalidInput(format!(
-            "{:?} has {partitions} partitions; got {} vanilla proofs",
-            a.registered,
-            a.vanilla_proofs.len()
-        )));
+        return Err(Error::WrongCount {
+            what: Counted::VanillaProofs {
+                proof: format!("{:?}", a.registered),
+            },
+            expected: Expected::Exactly(partitions),
+            got: a.vanilla_proofs.len(),
+        });
     }
     let mut proofs: Vec<PartitionProof<Tree>> = Vec::with_capacity(partitions);
     for (i, bytes) in a.vanilla_proofs.iter().enumerate() {

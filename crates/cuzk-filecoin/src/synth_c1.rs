@@ -36,7 +36,7 @@
 
 use crate::circuits::{with_tree_shape, FilTree};
 use crate::prover::guarded;
-use crate::{Error, Result};
+use crate::{Error, Fact, Result};
 use blstrs::Scalar as Fr;
 use ff::Field;
 use filecoin_hashers::poseidon::{PoseidonDomain, PoseidonFunction, PoseidonHasher};
@@ -261,7 +261,7 @@ fn log2_exact(n: usize, base: usize) -> Result<usize> {
         h += 1;
     }
     if m != 1 {
-        return Err(Error::InvalidInput(format!(
+        return Err(Error::internal(format!(
             "{n} nodes is not a power of the tree arity {base}"
         )));
     }
@@ -408,7 +408,7 @@ impl Labels<'_> {
         let mut data = Vec::with_capacity(graph.degree());
         for &p in &parents[..base_degree] {
             if p >= node {
-                return Err(Error::InvalidInput(format!(
+                return Err(Error::internal(format!(
                     "node {node}: DRG parent {p} is not an earlier node"
                 )));
             }
@@ -454,10 +454,10 @@ fn interactive_config(rp: RegisteredSealProof) -> Result<filecoin_proofs::PoRepC
     if config.feature_enabled(ApiFeature::SyntheticPoRep)
         || config.feature_enabled(ApiFeature::NonInteractivePoRep)
     {
-        return Err(Error::InvalidInput(format!(
-            "{rp:?}: synthetic C1 outputs are made for interactive PoRep only \
-             (StackedDrg*V1 / V1_1); this kind's challenges depend on comm_r"
-        )));
+        return Err(Error::Unsupported {
+            proof: format!("{rp:?}"),
+            feature: crate::Feature::SyntheticC1OfNonInteractive,
+        });
     }
     Ok(config)
 }
@@ -635,9 +635,13 @@ fn tagged<Tree: FilTree>(size: u64, proofs: Vanilla<Tree>) -> Result<VanillaSeal
     use crate::circuits::shapes::*;
     let any: Box<dyn Any> = Box::new(proofs);
     let wrong = |_| {
-        Error::InvalidInput(format!(
-            "{size} byte sectors: vanilla proofs of another tree shape"
-        ))
+        Error::disagree(
+            Fact::TreeShape,
+            "the sector size",
+            format!("{size} bytes"),
+            "the vanilla proofs",
+            "another",
+        )
     };
     Ok(match size {
         SECTOR_SIZE_2_KIB => VanillaSealProof::StackedDrg2KiBV1(
@@ -669,8 +673,15 @@ pub(crate) fn untagged<Tree: FilTree>(p: &VanillaSealProof) -> Result<&Vanilla<T
         VanillaSealProof::StackedDrg32GiBV1(p) => p,
         VanillaSealProof::StackedDrg64GiBV1(p) => p,
     };
-    any.downcast_ref::<Vanilla<Tree>>()
-        .ok_or_else(|| Error::InvalidInput("vanilla proofs of another tree shape".into()))
+    any.downcast_ref::<Vanilla<Tree>>().ok_or_else(|| {
+        Error::disagree(
+            Fact::TreeShape,
+            "the tree asked for",
+            std::any::type_name::<Tree>(),
+            "the vanilla proofs",
+            "another",
+        )
+    })
 }
 
 fn verify_typed<Tree: FilTree>(
@@ -683,10 +694,10 @@ fn verify_typed<Tree: FilTree>(
     if proofs.len() != usize::from(config.partitions) || proofs.iter().any(|p| p.is_empty()) {
         return Ok(false);
     }
-    let comm_d = Sha256Domain::try_from_bytes(&c1.comm_d)
-        .map_err(|e| Error::InvalidInput(format!("comm_d: {e:#}")))?;
+    let comm_d =
+        Sha256Domain::try_from_bytes(&c1.comm_d).map_err(|e| Error::invalid_value("comm_d", e))?;
     let comm_r = PoseidonDomain::try_from_bytes(&c1.comm_r)
-        .map_err(|e| Error::InvalidInput(format!("comm_r: {e:#}")))?;
+        .map_err(|e| Error::invalid_value("comm_r", e))?;
     let replica_id = generate_replica_id::<PoseidonHasher, _>(
         prover_id,
         sector_id,
@@ -763,10 +774,13 @@ pub fn c1_synth(args: &C1SynthRequest) -> Result<C1SynthReport> {
         None => crate::porep::current_seal_proof(args.sector_size)?,
     };
     if u64::from(rp.sector_size()) != args.sector_size {
-        return Err(Error::InvalidInput(format!(
-            "{rp:?} is not a {} byte sector proof",
-            args.sector_size
-        )));
+        return Err(Error::disagree(
+            Fact::SectorSize,
+            "the sector size asked for",
+            format!("{} bytes", args.sector_size),
+            "the registered proof",
+            format!("{rp:?}"),
+        ));
     }
     let spec = SynthSpec {
         registered_proof: rp,
@@ -780,8 +794,8 @@ pub fn c1_synth(args: &C1SynthRequest) -> Result<C1SynthReport> {
     } else {
         let t = Instant::now();
         if !verify_vanilla(&c1.output, &c1.prover_id, c1.sector_id)? {
-            return Err(Error::InvalidInput(
-                "the synthetic C1 output does not pass the vanilla verifier".into(),
+            return Err(Error::internal(
+                "the synthetic C1 output does not pass the vanilla verifier",
             ));
         }
         Some(ms(t.elapsed()))

@@ -187,7 +187,14 @@ fn winning_post_verifies_with_filecoin_proofs() {
         vanilla_proofs: vec![vanilla.clone(), vanilla],
     });
     assert!(
-        matches!(err, Err(cuzk_filecoin::Error::InvalidInput(_))),
+        matches!(
+            err,
+            Err(cuzk_filecoin::Error::WrongCount {
+                what: cuzk_filecoin::Counted::VanillaProofs { .. },
+                got: 2,
+                ..
+            })
+        ),
         "{err:?}"
     );
 }

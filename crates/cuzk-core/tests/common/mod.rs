@@ -136,3 +136,29 @@ impl Circuit<Scalar> for MixedCircuit {
         Ok(())
     }
 }
+
+/// A directory of this process under the system's temporary one, removed
+/// when dropped; `tag` names it, so that tests running at once do not
+/// share one.
+pub struct TempDir(pub std::path::PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> Self {
+        let d = std::env::temp_dir().join(format!("cuzk-core-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        TempDir(d)
+    }
+
+    /// Write `bytes` to `name` in it; the file's path.
+    pub fn file(&self, name: &str, bytes: &[u8]) -> std::path::PathBuf {
+        let p = self.0.join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}

@@ -9,7 +9,7 @@ use cuzk_core::proof::{Proof, PROOF_BYTES};
 use cuzk_core::verifier::{prepare_verifying_key, verify_proof, PreparedVerifyingKey};
 use cuzk_daemon::client::{connect, ConnectOptions, DaemonClient};
 use cuzk_daemon::config::{ByteSize, DaemonConfig};
-use cuzk_daemon::kinds::PorepLikeInput;
+use cuzk_daemon::kinds::{CircuitKind, JobInput, KindError, PorepLikeInput, PorepLikeKind};
 use cuzk_daemon::proto;
 use cuzk_daemon::{DaemonBuilder, RunningDaemon};
 use std::path::PathBuf;
@@ -216,4 +216,189 @@ pub async fn http_get(
         .map(|x| x.1.to_owned())
         .unwrap_or_default();
     (code, body)
+}
+
+type Hook = Box<dyn Fn() + Send + Sync>;
+type DecodeHook = Box<dyn Fn(&JobInput) + Send + Sync>;
+type VerifierInputs = Box<dyn Fn(&JobInput, usize) -> Option<Vec<cuzk_core::Scalar>> + Send + Sync>;
+
+/// porep-like under another name, differing from it only where a test says
+/// (batching, supplied parameters, a hook on decoding or synthesis, the
+/// verifier's inputs): the tests' kinds are these, so that each names only
+/// what it changes.
+pub struct Variant {
+    inner: PorepLikeKind,
+    name: &'static str,
+    batchable: bool,
+    /// Parameters under this id that the daemon must be given (None: the
+    /// inner kind's, generated).
+    supplied: Option<&'static str>,
+    on_decode: Option<DecodeHook>,
+    before_synthesis: Option<Hook>,
+    verifier_inputs: Option<VerifierInputs>,
+}
+
+impl Variant {
+    /// `inner` under `name`, batched and with its parameters.
+    pub fn new(inner: PorepLikeKind, name: &'static str) -> Self {
+        Variant {
+            inner,
+            name,
+            batchable: true,
+            supplied: None,
+            on_decode: None,
+            before_synthesis: None,
+            verifier_inputs: None,
+        }
+    }
+
+    /// Jobs of it are never batched.
+    pub fn single(mut self) -> Self {
+        self.batchable = false;
+        self
+    }
+
+    /// Its parameters are its own (`<name>.params`) and must be supplied.
+    pub fn supplied(self) -> Self {
+        let name = self.name;
+        self.supplied_as(name)
+    }
+
+    /// Its parameters are `id`'s and must be supplied.
+    pub fn supplied_as(mut self, id: &'static str) -> Self {
+        self.supplied = Some(id);
+        self
+    }
+
+    /// `f` sees each input decoded.
+    pub fn on_decode(mut self, f: impl Fn(&JobInput) + Send + Sync + 'static) -> Self {
+        self.on_decode = Some(Box::new(f));
+        self
+    }
+
+    /// `f` runs before each synthesis (to wait or to sleep).
+    pub fn before_synthesis(mut self, f: impl Fn() + Send + Sync + 'static) -> Self {
+        self.before_synthesis = Some(Box::new(f));
+        self
+    }
+
+    /// The verifier checks proofs against `f`'s public inputs.
+    pub fn verifier_inputs(
+        mut self,
+        f: impl Fn(&JobInput, usize) -> Option<Vec<cuzk_core::Scalar>> + Send + Sync + 'static,
+    ) -> Self {
+        self.verifier_inputs = Some(Box::new(f));
+        self
+    }
+
+    fn synthesis_starts(&self) {
+        if let Some(f) = &self.before_synthesis {
+            f();
+        }
+    }
+}
+
+impl CircuitKind for Variant {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn params_id(&self) -> &str {
+        self.supplied.unwrap_or(self.inner.params_id())
+    }
+    fn batchable(&self) -> bool {
+        self.batchable
+    }
+    fn decode_input(&self, input: &[u8]) -> Result<(JobInput, usize), KindError> {
+        let (input, parts) = self.inner.decode_input(input)?;
+        if let Some(f) = &self.on_decode {
+            f(&input);
+        }
+        Ok((input, parts))
+    }
+    fn synthesize(
+        &self,
+        parts: &[(JobInput, usize)],
+    ) -> Result<Vec<cuzk_core::synthesis::ProvingAssignment>, KindError> {
+        self.synthesis_starts();
+        self.inner.synthesize(parts)
+    }
+    fn synthesize_parts(
+        &self,
+        parts: &[(JobInput, usize)],
+    ) -> Result<Vec<cuzk_core::prover::Synthesized>, KindError> {
+        self.synthesis_starts();
+        self.inner.synthesize_parts(parts)
+    }
+    fn host_bytes_per_partition(&self) -> u64 {
+        self.inner.host_bytes_per_partition()
+    }
+    fn verifier_inputs(
+        &self,
+        input: &JobInput,
+        partition: usize,
+    ) -> Option<Vec<cuzk_core::Scalar>> {
+        self.verifier_inputs.as_ref()?(input, partition)
+    }
+    fn generates_params(&self) -> bool {
+        self.supplied.is_none()
+    }
+    fn generate_params(&self) -> Option<Result<cuzk_core::Parameters, KindError>> {
+        match self.supplied {
+            Some(_) => None,
+            None => self.inner.generate_params(),
+        }
+    }
+}
+
+/// The parameter sets one stand-in GPU holds resident, by id, with their
+/// bytes: the table behind a fake `DeviceBackend`'s `upload_params`,
+/// `release_params` and `resident_params`.
+#[derive(Default)]
+pub struct FakeResident(std::sync::Mutex<std::collections::BTreeMap<String, u64>>);
+
+impl FakeResident {
+    /// What `params` take on a stand-in GPU (its H query, 96 bytes a point).
+    pub fn bytes_of(params: &cuzk_core::params::Parameters) -> u64 {
+        params.h.len() as u64 * 96
+    }
+
+    /// Hold `id`, of `bytes`.
+    pub fn insert(&self, id: &str, bytes: u64) {
+        self.0.lock().unwrap().insert(id.to_owned(), bytes);
+    }
+
+    /// Hold `params` under `id`; their bytes.
+    pub fn upload(&self, id: &str, params: &cuzk_core::params::Parameters) -> u64 {
+        let bytes = Self::bytes_of(params);
+        self.insert(id, bytes);
+        bytes
+    }
+
+    pub fn release(&self, id: &str) {
+        self.0.lock().unwrap().remove(id);
+    }
+
+    pub fn holds(&self, id: &str) -> bool {
+        self.0.lock().unwrap().contains_key(id)
+    }
+
+    /// The bytes held.
+    pub fn held(&self) -> u64 {
+        self.0.lock().unwrap().values().sum()
+    }
+
+    /// What it holds, as `DeviceBackend::resident_params` lists it.
+    pub fn list(&self) -> Vec<cuzk_daemon::devices::ResidentParams> {
+        self.0
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(id, &bytes)| cuzk_daemon::devices::ResidentParams {
+                id: id.clone(),
+                bytes,
+                in_use: 0,
+                idle_ms: 0,
+            })
+            .collect()
+    }
 }
