@@ -10,19 +10,11 @@
 // Output: count (W·2^(c-1) words), off (W·2^(c-1) + 1 words), then the
 // sorted list (off's last word of them).
 #include "cuda_emu.h"
+#include "emu_main.h"
 #include "../kernels/msm_sort.cuh"
 
-#include <cstdio>
-#include <stdexcept>
-
-static uint32_t rd32() {
-    uint32_t v;
-    if (fread(&v, 4, 1, stdin) != 1) throw std::runtime_error("short input");
-    return v;
-}
-
 int main() {
-    try {
+    return emu_main("msm_sort_emu", [] {
         const uint32_t n = rd32(), c = rd32(), W = rd32(), mont = rd32(), lg_low = rd32(),
                        parts = rd32(), tiles = rd32(), block = rd32(), ngroups = rd32();
         std::vector<std::pair<uint32_t, uint32_t>> groups(ngroups);
@@ -32,9 +24,9 @@ int main() {
         }
         const uint32_t has_ids = rd32();
         std::vector<Fr> scalars(n ? n : 1);
-        if (n && fread(scalars.data(), 32, n, stdin) != n) throw std::runtime_error("short scalars");
+        rd_bytes(scalars.data(), (size_t)32 * n, "short scalars");
         std::vector<uint32_t> ids(n ? n : 1);
-        if (has_ids && n && fread(ids.data(), 4, n, stdin) != n) throw std::runtime_error("short ids");
+        if (has_ids) rd_bytes(ids.data(), (size_t)4 * n, "short ids");
         const uint32_t* idp = has_ids ? ids.data() : nullptr;
 
         const size_t slots = (size_t)W * parts, hist_len = slots * tiles;
@@ -70,12 +62,5 @@ int main() {
         fwrite(count.data(), 4, s, stdout);
         fwrite(off.data(), 4, s + 1, stdout);
         fwrite(sorted.data(), 4, run, stdout);
-        return 0;
-    } catch (const std::exception& e) {
-        fprintf(stderr, "msm_sort_emu: %s\n", e.what());
-        return 1;
-    } catch (const char* e) {
-        fprintf(stderr, "msm_sort_emu: %s\n", e);
-        return 1;
-    }
+    });
 }

@@ -7,26 +7,17 @@
 // argument u32 tag (0: u32 value, 1: address of buffer v, 2: null) and u32 v.
 // Output: buffer 0's bytes.
 #include "cuda_emu.h"
+#include "emu_main.h"
 #include "../kernels/ntt.cuh"
 
-#include <cstdio>
-#include <stdexcept>
-
-static uint32_t rd32() {
-    uint32_t v;
-    if (fread(&v, 4, 1, stdin) != 1) throw std::runtime_error("short input");
-    return v;
-}
-
 int main() {
-    try {
+    return emu_main("ntt_emu", [] {
         std::vector<std::vector<uint4>> bufs(rd32());
         for (auto& b : bufs) {
             uint64_t bytes;
             if (fread(&bytes, 8, 1, stdin) != 1) throw std::runtime_error("short input");
             b.resize((bytes + 15) / 16 + 1);
-            if (bytes && fread(b.data(), 1, bytes, stdin) != bytes)
-                throw std::runtime_error("short buffer");
+            rd_bytes(b.data(), bytes, "short buffer");
         }
         uint32_t launches = rd32();
         for (uint32_t l = 0; l < launches; l++) {
@@ -66,12 +57,5 @@ int main() {
             }
         }
         fwrite(bufs.at(0).data(), 1, (bufs.at(0).size() - 1) * 16, stdout);
-        return 0;
-    } catch (const std::exception& e) {
-        fprintf(stderr, "ntt_emu: %s\n", e.what());
-        return 1;
-    } catch (const char* e) {
-        fprintf(stderr, "ntt_emu: %s\n", e);
-        return 1;
-    }
+    });
 }

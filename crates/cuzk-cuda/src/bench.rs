@@ -254,10 +254,9 @@ fn time_window(
     t
 }
 
-/// How the MSM's chunk order is named in the rows.
-#[cfg(feature = "cuda")]
 /// Times `run` with the other sort than the device's, then with the other
 /// merge of the chunk sums (each restored after): (row suffix, times).
+#[cfg(feature = "cuda")]
 fn other_sort_and_merge(
     dev: &CudaDevice,
     reps: usize,
@@ -284,6 +283,8 @@ fn other_sort_and_merge(
     ])
 }
 
+/// How the MSM's chunk order is named in the rows.
+#[cfg(feature = "cuda")]
 fn chunk_order_name(on: bool) -> &'static str {
     if on {
         "chunks-by-length"

@@ -45,14 +45,42 @@ struct Sorted {
     sorted: Vec<u32>,
 }
 
-fn run_emu(
-    scalars: &[Scalar],
+/// One sort to emulate: the scalars (sent in Montgomery form or
+/// canonical), point ids if any, the window width, the plan and the
+/// threads per block.
+#[derive(Clone, Copy)]
+struct Case<'a> {
+    scalars: &'a [Scalar],
     mont: bool,
-    ids: Option<&[u32]>,
+    ids: Option<&'a [u32]>,
     c: u32,
     plan: MsmSortPlan,
     block: u32,
-) -> Sorted {
+}
+
+impl<'a> Case<'a> {
+    /// Montgomery scalars, no ids, the device's plan and block size.
+    fn new(scalars: &'a [Scalar], c: u32) -> Self {
+        Case {
+            scalars,
+            mont: true,
+            ids: None,
+            c,
+            plan: host::msm_sort_plan(scalars.len(), c),
+            block: host::MSM_SORT_BLOCK,
+        }
+    }
+}
+
+fn run_emu(case: Case<'_>) -> Sorted {
+    let Case {
+        scalars,
+        mont,
+        ids,
+        c,
+        plan,
+        block,
+    } = case;
     let w = host::num_windows(c);
     let mut input = Vec::new();
     let mut put = |v: u32| input.extend_from_slice(&v.to_le_bytes());
@@ -115,17 +143,13 @@ fn run_emu(
 
 /// Checks the emulated sort against the digits: per bucket, the count, the
 /// offset (an exclusive scan of the counts) and the entries as a set.
-fn check(
-    scalars: &[Scalar],
-    mont: bool,
-    ids: Option<&[u32]>,
-    c: u32,
-    plan: MsmSortPlan,
-    block: u32,
-) {
+fn check(case: Case<'_>) {
+    let Case {
+        scalars, ids, c, ..
+    } = case;
     let w = host::num_windows(c) as usize;
     let b = 1usize << (c - 1);
-    let got = run_emu(scalars, mont, ids, c, plan, block);
+    let got = run_emu(case);
     let mut want: BTreeMap<usize, Vec<u32>> = BTreeMap::new();
     for (i, s) in scalars.iter().enumerate() {
         let id = ids.map_or(i as u32, |v| v[i]);
@@ -142,9 +166,11 @@ fn check(
         }
     }
     let what = format!(
-        "n={} c={c} mont={mont} ids={} {plan:?}",
+        "n={} c={c} mont={} ids={} {:?}",
         scalars.len(),
-        ids.is_some()
+        case.mont,
+        ids.is_some(),
+        case.plan
     );
     let mut run = 0u32;
     for s in 0..w * b {
@@ -174,15 +200,17 @@ fn random(n: usize, seed: u64) -> Vec<Scalar> {
 #[test]
 fn one_scalar_and_small_windows() {
     for c in [4u32, 8] {
-        check(&random(1, 1), true, None, c, host::msm_sort_plan(1, c), 64);
-        check(
-            &random(100, 2),
-            false,
-            None,
-            c,
-            host::msm_sort_plan(100, c),
-            64,
-        );
+        let one = random(1, 1);
+        check(Case {
+            block: 64,
+            ..Case::new(&one, c)
+        });
+        let hundred = random(100, 2);
+        check(Case {
+            mont: false,
+            block: 64,
+            ..Case::new(&hundred, c)
+        });
     }
 }
 
@@ -202,8 +230,7 @@ fn edge_scalars_in_one_part_and_in_many() {
         };
     }
     for c in [10u32, 13, 16] {
-        let plan = host::msm_sort_plan(v.len(), c);
-        check(&v, true, None, c, plan, host::MSM_SORT_BLOCK);
+        check(Case::new(&v, c));
     }
 }
 
@@ -214,19 +241,28 @@ fn several_tiles_ids_and_window_groups() {
     let mut rng = rand::rngs::StdRng::seed_from_u64(5);
     let ids: Vec<u32> = (0..n).map(|_| rng.gen_range(0..1u32 << 30)).collect();
     // c = 15 and 17: the top window holds only the carry (all its entries
-    // in bucket 1); c = 20: 256 parts a window.
+    // in bucket 1); c = 20: 512 parts a window.
     // (Blocks of 64 threads: the emulator starts a thread for each.)
     for c in [15u32, 17, 20] {
-        let plan = host::msm_sort_plan(n, c);
-        assert_eq!(plan.tiles, 3);
-        check(&v, false, Some(&ids), c, plan, 64);
+        let case = Case {
+            block: 64,
+            ..Case::new(&v, c)
+        };
+        assert_eq!(case.plan.tiles, 3);
+        check(Case {
+            mont: false,
+            ids: Some(&ids),
+            ..case
+        });
         if c < 20 {
             // The windows in groups of 3 (large MSMs place them one by one).
-            let grouped = MsmSortPlan {
-                group_windows: 3,
-                ..plan
-            };
-            check(&v, true, None, c, grouped, 64);
+            check(Case {
+                plan: MsmSortPlan {
+                    group_windows: 3,
+                    ..case.plan
+                },
+                ..case
+            });
         }
     }
 }

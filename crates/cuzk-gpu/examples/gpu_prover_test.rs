@@ -1053,19 +1053,17 @@ fn packed_witness(t: &mut Tally) {
         Err(e) => return t.check("z packed: open", Err(e)),
     };
     let mut rng = ChaCha20Rng::seed_from_u64(2027);
+    // n values: 0 with probability `zeros`, 1 with `ones`, else random.
     let mut draw = |n: usize, zeros: f64, ones: f64| -> Vec<Scalar> {
-        (0..n)
-            .map(|_| {
-                let u: f64 = rng.gen();
-                if u < zeros {
-                    Scalar::ZERO
-                } else if u < zeros + ones {
-                    Scalar::ONE
-                } else {
-                    Scalar::random(&mut rng)
-                }
-            })
-            .collect()
+        let mut out = Vec::with_capacity(n);
+        for _ in 0..n {
+            out.push(match rng.gen::<f64>() {
+                u if u < zeros => Scalar::ZERO,
+                u if u < zeros + ones => Scalar::ONE,
+                _ => Scalar::random(&mut rng),
+            });
+        }
+        out
     };
     // (name, aux, Some(true): packing must halve the bytes sent, Some(false):
     // it must send them raw, None: small, either).
@@ -1190,45 +1188,36 @@ fn compiled_bench(logs: &[u32], reps: usize, out: &mut Vec<Value>, t: &mut Tally
         );
         let (dev, _) = on_device(&gpu);
         let resident = gpu.compiled_resident_bytes().unwrap_or(0);
-        let mut runs = Vec::new();
-        let mut reports = Vec::new();
-        for _ in 0..reps {
-            // The witness is cloned before the clock starts (a prover
-            // moves it in).
-            let batch = w.clone();
-            let clock = Instant::now();
-            let r = gpu
-                .compute_compiled(&params, &cc, batch)
-                .map(|r| r.0)
-                .map_err(|e| e.to_string());
-            runs.push(clock.elapsed());
-            t.check(
-                &format!("compiled bench 2^{log}: device path equals the first result"),
-                r.and_then(|g| same(&g, &first)),
-            );
-            reports.extend(gpu.take_reports());
-        }
+        // `reps` device-path runs as the backend is set now, each checked
+        // against the first result: (times, reports).
+        let mut device_runs = |what: &str| {
+            let mut runs = Vec::new();
+            let mut reports = Vec::new();
+            for _ in 0..reps {
+                // The witness is cloned before the clock starts (a prover
+                // moves it in).
+                let batch = w.clone();
+                let clock = Instant::now();
+                let r = gpu
+                    .compute_compiled(&params, &cc, batch)
+                    .map(|r| r.0)
+                    .map_err(|e| e.to_string());
+                runs.push(clock.elapsed());
+                t.check(
+                    &format!("compiled bench 2^{log}: {what} equals the first result"),
+                    r.and_then(|g| same(&g, &first)),
+                );
+                reports.extend(gpu.take_reports());
+            }
+            (runs, reports)
+        };
+        let (runs, reports) = device_runs("device path");
         // The same with z sent the other way (packed by 0/1 or raw, the
         // default's opposite), on the same warm backend.
         let other_packed = !GpuConfig::default().pack_witness;
         let other = if other_packed { "z packed" } else { "z raw" };
         gpu.set_pack_witness(other_packed);
-        let mut other_runs = Vec::new();
-        let mut other_reports = Vec::new();
-        for _ in 0..reps {
-            let batch = w.clone();
-            let clock = Instant::now();
-            let r = gpu
-                .compute_compiled(&params, &cc, batch)
-                .map(|r| r.0)
-                .map_err(|e| e.to_string());
-            other_runs.push(clock.elapsed());
-            t.check(
-                &format!("compiled bench 2^{log}: device path, {other}, equals the first result"),
-                r.and_then(|g| same(&g, &first)),
-            );
-            other_reports.extend(gpu.take_reports());
-        }
+        let (other_runs, other_reports) = device_runs(&format!("device path, {other},"));
         gpu.set_pack_witness(GpuConfig::default().pack_witness);
         // The host path of the same witness, for comparison.
         let mut host_runs = Vec::new();
