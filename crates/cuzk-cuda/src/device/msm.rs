@@ -18,7 +18,15 @@ typed_kernels! {
     /// `msm_histogram`: one window's bucket counts.
     MsmHistogram["msm_histogram"](keys: DevPtr, n: u32, hist: DevPtr);
     /// `msm_scatter`: one window's entries to their sorted places.
-    MsmScatter["msm_scatter"](keys: DevPtr, ids: DevPtr, n: u32, cursor: DevPtr, sorted: DevPtr);
+    MsmScatter["msm_scatter"](
+        keys: DevPtr,
+        ids: DevPtr,
+        n: u32,
+        lo: u32,
+        hi: u32,
+        cursor: DevPtr,
+        sorted: DevPtr,
+    );
     /// `msm_sort_digits`: each scalar's signed digits as keys, and each
     /// tile's entries per (window, part) of the buckets
     /// (kernels/msm_sort.cuh).
@@ -174,6 +182,20 @@ const MSM_SCATTER_BLOCK: u32 = 256;
 /// `__launch_bounds__` (MSM_SORT_BLOCK in kernels/msm_sort.cuh), and the
 /// scratch words of msm_sort_buckets' block scan.
 const MSM_SORT_BLOCK: u32 = host::MSM_SORT_BLOCK;
+/// Bytes of `sorted` one pass of msm_scatter writes into (0: a window in
+/// one pass), `CUZK_MSM_SCATTER_KB` for measuring and checking; default 16
+/// MB (not yet measured: the L2 is 50 MB).
+fn scatter_region_bytes() -> usize {
+    static REGION: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *REGION.get_or_init(|| {
+        std::env::var("CUZK_MSM_SCATTER_KB")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .unwrap_or(16 << 10)
+            << 10
+    })
+}
+
 /// Threads per block of msm_chunk_counts (at most 1024: its block maximum
 /// goes through 32 warps' shared slots).
 const MSM_CHUNK_COUNTS_BLOCK: u32 = 256;
@@ -1028,20 +1050,33 @@ impl CudaDevice {
             .map_err(|e| self.err("copy", kernel, m, e))?;
         let total_bound = w as usize * m;
         let sorted: CudaSlice<u32> = self.alloc(kernel, total_bound)?;
+        // Passes per window: each writes the entries of 1/passes of the
+        // buckets, a range of `sorted` of about scatter_region bytes.
+        let region = scatter_region_bytes();
+        let passes = if region == 0 {
+            1
+        } else {
+            (4 * m).div_ceil(region).clamp(1, b)
+        };
         for win in 0..w as u64 {
             let kp = self.p(&keys) + 4 * win * m as u64;
             let cp = self.p(&cursor) + 4 * win * b as u64;
-            self.k.msm_scatter.launch(
-                self,
-                "msm_scatter",
-                m,
-                cfg1d(m, MSM_SCATTER_BLOCK),
-                kp,
-                ids,
-                m as u32,
-                cp,
-                self.p(&sorted),
-            )?;
+            for pass in 0..passes {
+                let (lo, hi) = (b * pass / passes, b * (pass + 1) / passes);
+                self.k.msm_scatter.launch(
+                    self,
+                    "msm_scatter",
+                    m,
+                    cfg1d(m, MSM_SCATTER_BLOCK),
+                    kp,
+                    ids,
+                    m as u32,
+                    lo as u32,
+                    hi as u32,
+                    cp,
+                    self.p(&sorted),
+                )?;
+            }
         }
         drop((cursor, keys));
         Ok((hist, off0, sorted))
