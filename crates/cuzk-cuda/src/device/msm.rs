@@ -184,7 +184,15 @@ const MSM_SCATTER_BLOCK: u32 = 256;
 const MSM_SORT_BLOCK: u32 = host::MSM_SORT_BLOCK;
 /// Bytes of `sorted` one pass of msm_scatter writes into (0: a window in
 /// one pass), `CUZK_MSM_SCATTER_KB` for measuring and checking; default 16
-/// MB (not yet measured: the L2 is 50 MB).
+/// MiB. H200, 2026-12-04 call 33 (`CUZK_MSM_PROFILE` sort phase, G1, c =
+/// 20): 2^24 points, one pass 12.45 ms, 16 MiB (4 passes) **9.87**, 4 MiB
+/// (16 passes) slower (row 113.2 against 109.5); 2^26, one pass 54.4 ms,
+/// 16 MiB (16 passes) 68.2: the passes' key reads outweigh the writes
+/// they keep in the L2, hence [`MAX_SCATTER_PASSES`].
+/// The most scatter passes a window takes; past it, one (call 33: 4
+/// passes gained 2.6 ms at 2^24, 16 lost 13.8 at 2^26).
+const MAX_SCATTER_PASSES: usize = 4;
+
 fn scatter_region_bytes() -> usize {
     static REGION: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *REGION.get_or_init(|| {
@@ -1051,12 +1059,14 @@ impl CudaDevice {
         let total_bound = w as usize * m;
         let sorted: CudaSlice<u32> = self.alloc(kernel, total_bound)?;
         // Passes per window: each writes the entries of 1/passes of the
-        // buckets, a range of `sorted` of about scatter_region bytes.
+        // buckets, a range of `sorted` of about scatter_region bytes; one
+        // pass where that would take more than MAX_SCATTER_PASSES (each
+        // pass reads the window's keys again).
         let region = scatter_region_bytes();
-        let passes = if region == 0 {
-            1
-        } else {
-            (4 * m).div_ceil(region).clamp(1, b)
+        let passes = match (4 * m).div_ceil(region.max(1)) {
+            _ if region == 0 => 1,
+            p if p > MAX_SCATTER_PASSES => 1,
+            p => p.clamp(1, b),
         };
         for win in 0..w as u64 {
             let kp = self.p(&keys) + 4 * win * m as u64;
