@@ -71,7 +71,7 @@ extern "C" __global__ void test_g2_ops(const G2Affine* p, const G2Affine* q, con
 // Each thread runs two independent chains of `iters` products (ILP 2);
 // data holds 2 elements per thread and receives the results, so nothing is
 // optimised away. variant: 0 = PTX inline, 1 = C++ CIOS inline, 2 = the
-// kernels' operator* (out of line for Fq).
+// kernels' operator* (out of line for Fq), 3 = the kernels' sqr().
 template <class P>
 DEV void mul_throughput(Fp<P>* data, uint32_t iters, uint32_t variant) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -87,10 +87,15 @@ DEV void mul_throughput(Fp<P>* data, uint32_t iters, uint32_t variant) {
             a = mont_mul_cios<P>(a, y);
             b = mont_mul_cios<P>(b, x);
         }
-    } else {
+    } else if (variant == 2) {
         for (uint32_t k = 0; k < iters; k++) {
             a = a * y;
             b = b * x;
+        }
+    } else {
+        for (uint32_t k = 0; k < iters; k++) {
+            a = a.sqr();
+            b = b.sqr();
         }
     }
     data[2 * i] = a;

@@ -55,6 +55,9 @@ pub struct Card {
     /// the kernels call it) and Fr (PTX, CIOS).
     pub fq_mul_per_s: [f64; 3],
     pub fr_mul_per_s: [f64; 2],
+    /// Measured Fq squarings per second as the kernels call them
+    /// (`Fp::sqr`: a squaring routine, not a product).
+    pub fq_sqr_per_s: f64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -184,6 +187,7 @@ fn card(dev: &CudaDevice) -> Result<Card> {
         arith.mul_throughput(false, 0, sms)?,
         arith.mul_throughput(false, 1, sms)?,
     ];
+    let fq_sqr_per_s = arith.mul_throughput(true, 3, sms)?;
     Ok(Card {
         name: dev.name().to_string(),
         sms,
@@ -192,6 +196,7 @@ fn card(dev: &CudaDevice) -> Result<Card> {
         copy_gb_s,
         fq_mul_per_s,
         fr_mul_per_s,
+        fq_sqr_per_s,
     })
 }
 
@@ -372,8 +377,9 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
         card.name, card.sms, card.clock_mhz, card.imad_per_s, card.copy_gb_s
     );
     eprintln!(
-        "Fq mul/s: ptx {:.3e}, cios {:.3e}, as called {:.3e} (IMAD floor {:.3e}); Fr mul/s: ptx {:.3e}, cios {:.3e} (floor {:.3e})",
+        "Fq mul/s: ptx {:.3e}, cios {:.3e}, as called {:.3e} (IMAD floor {:.3e}); Fq sqr/s as called {:.3e}; Fr mul/s: ptx {:.3e}, cios {:.3e} (floor {:.3e})",
         card.fq_mul_per_s[0], card.fq_mul_per_s[1], card.fq_mul_per_s[2], card.imad_per_s / FQ_MUL_IMAD,
+        card.fq_sqr_per_s,
         card.fr_mul_per_s[0], card.fr_mul_per_s[1], card.imad_per_s / FR_MUL_IMAD
     );
     let want = |name: &str| {
@@ -413,7 +419,14 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
                 source: e.into(),
             })?
             .copy_from_slice(bytes);
-        for lg in [sz(20), sz(24), sz(26)] {
+        // CUZK_MSM_BENCH_LOGS (say "26") keeps only those of the G1 sizes.
+        let keep: Option<Vec<u32>> = std::env::var("CUZK_MSM_BENCH_LOGS")
+            .ok()
+            .map(|v| v.split(',').filter_map(|s| s.trim().parse().ok()).collect());
+        for lg in [sz(20), sz(24), sz(26)]
+            .into_iter()
+            .filter(|lg| keep.as_ref().is_none_or(|k| k.contains(lg)))
+        {
             let n = 1usize << lg;
             let (work, imad) = msm_work(n, false);
             let mem = n as f64 * (96.0 + 32.0);
@@ -981,9 +994,10 @@ fn spmv_rows(
 pub fn table(r: &BenchReport) -> String {
     let mut s = format!(
         "card: {} | {} SMs @ {:.0} MHz | IMAD {:.2e}/s | copy {:.0} GB/s\n\
-         measured mul/s: Fq ptx {:.3e}, Fq cios {:.3e}, Fq as called {:.3e} (floor {:.3e}) | Fr ptx {:.3e}, Fr cios {:.3e} (floor {:.3e})\n",
+         measured mul/s: Fq ptx {:.3e}, Fq cios {:.3e}, Fq as called {:.3e} (floor {:.3e}), Fq sqr {:.3e} | Fr ptx {:.3e}, Fr cios {:.3e} (floor {:.3e})\n",
         r.card.name, r.card.sms, r.card.clock_mhz, r.card.imad_per_s, r.card.copy_gb_s,
         r.card.fq_mul_per_s[0], r.card.fq_mul_per_s[1], r.card.fq_mul_per_s[2], r.card.imad_per_s / FQ_MUL_IMAD,
+        r.card.fq_sqr_per_s,
         r.card.fr_mul_per_s[0], r.card.fr_mul_per_s[1], r.card.imad_per_s / FR_MUL_IMAD
     );
     s += &format!(

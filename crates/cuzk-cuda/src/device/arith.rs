@@ -167,7 +167,8 @@ impl<'d> ArithKernels<'d> {
 
     /// Products per second of the Montgomery multiplication: `fq` picks Fq
     /// (else Fr); variant 0 = PTX inline, 1 = C++ CIOS inline, 2 = what the
-    /// kernels use (out of line for Fq). Median of 3 timed runs.
+    /// kernels use (out of line for Fq), 3 = squarings as the kernels call
+    /// them. Median of 3 timed runs.
     pub(crate) fn mul_throughput(&self, fq: bool, variant: u32, sms: u32) -> Result<f64> {
         let dev = self.dev;
         let threads = sms as usize * 2048;

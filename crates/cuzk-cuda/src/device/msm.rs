@@ -182,16 +182,32 @@ const MSM_SCATTER_BLOCK: u32 = 256;
 /// `__launch_bounds__` (MSM_SORT_BLOCK in kernels/msm_sort.cuh), and the
 /// scratch words of msm_sort_buckets' block scan.
 const MSM_SORT_BLOCK: u32 = host::MSM_SORT_BLOCK;
-/// Bytes of `sorted` one pass of msm_scatter writes into (0: a window in
-/// one pass), `CUZK_MSM_SCATTER_KB` for measuring and checking; default 16
-/// MiB. H200, 2026-12-04 call 33 (`CUZK_MSM_PROFILE` sort phase, G1, c =
-/// 20): 2^24 points, one pass 12.45 ms, 16 MiB (4 passes) **9.87**, 4 MiB
-/// (16 passes) slower (row 113.2 against 109.5); 2^26, one pass 54.4 ms,
-/// 16 MiB (16 passes) 68.2: the passes' key reads outweigh the writes
-/// they keep in the L2, hence [`MAX_SCATTER_PASSES`].
-/// The most scatter passes a window takes; past it, one (call 33: 4
-/// passes gained 2.6 ms at 2^24, 16 lost 13.8 at 2^26).
+/// Bytes of `sorted` one pass of msm_scatter aims to write into (0: a
+/// window in one pass), `CUZK_MSM_SCATTER_KB` for measuring and checking;
+/// default 16 MiB, with at most [`MAX_SCATTER_PASSES`] passes a window
+/// (larger windows take larger regions). H200, G1, c = 20, the scatter
+/// step of `CUZK_MSM_PROFILE`: 2^24 points (64 MB a window), one pass
+/// 12.45 ms of sort, 4 passes of 16 MiB **9.87** (2026-12-04 call 33), 16
+/// of 4 MiB slower; 2^26 (256 MB a window, call 34): one pass 39.1 ms, 8
+/// passes of 32 MiB 33.1, **4 of 64 MiB 27.0** (G1 2^26 410.6 -> 396.1
+/// ms), 16 of 16 MiB lost 13.8 ms (call 33): each pass reads the window's
+/// keys again.
+const SCATTER_REGION_KB: usize = 16 << 10;
+/// The most scatter passes a window takes (the fewest that measured best
+/// at both 2^24 and 2^26, see [`SCATTER_REGION_KB`]).
 const MAX_SCATTER_PASSES: usize = 4;
+
+/// [`MAX_SCATTER_PASSES`], or `CUZK_MSM_SCATTER_PASSES_MAX` (measuring).
+fn max_scatter_passes() -> usize {
+    static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *MAX.get_or_init(|| {
+        std::env::var("CUZK_MSM_SCATTER_PASSES_MAX")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|&p| p > 0)
+            .unwrap_or(MAX_SCATTER_PASSES)
+    })
+}
 
 fn scatter_region_bytes() -> usize {
     static REGION: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
@@ -199,7 +215,7 @@ fn scatter_region_bytes() -> usize {
         std::env::var("CUZK_MSM_SCATTER_KB")
             .ok()
             .and_then(|v| v.trim().parse::<usize>().ok())
-            .unwrap_or(16 << 10)
+            .unwrap_or(SCATTER_REGION_KB)
             << 10
     })
 }
@@ -792,11 +808,15 @@ impl CudaDevice {
         // bucket's count, `off0` its first place (and the total at s).
         let total_bound = w as usize * m;
         let (hist, off0, sorted) = if self.msm_shared_sort() {
-            self.sort_shared(sc, mont, ids_ptr, m, c, kernel)?
+            let r = self.sort_shared(sc, mont, ids_ptr, m, c, kernel)?;
+            prof.mark(self, "sort")?;
+            r
         } else {
-            self.sort_atomic(sc, mont, ids_ptr, m, c, kernel)?
+            // Marks "digits", "histogram" and "scan" itself.
+            let r = self.sort_atomic(sc, mont, ids_ptr, m, c, kernel, &mut prof)?;
+            prof.mark(self, "scatter")?;
+            r
         };
-        prof.mark(self, "sort")?;
 
         // 3: chunked bucket sums, first pass from the affine points.
         let (cnt1, off1, owner1, max1, bound1) = self.chunk_plan(&hist, s, total_bound, kernel)?;
@@ -1007,10 +1027,11 @@ impl CudaDevice {
         Ok((hist, off0, sorted))
     }
 
-    /// The same sort with a global atomic per entry in each of two passes
+    /// The sort with a global atomic per entry in each of two passes
     /// (msm_digits, msm_histogram and msm_scatter, window by window): the
-    /// sort before 2026-12-04, kept for comparison.
-    #[allow(clippy::type_complexity)]
+    /// default (the shared-memory sort measured slower, 2026-12-04).
+    /// `prof` marks its steps but the last (the scatter).
+    #[allow(clippy::type_complexity, clippy::too_many_arguments)]
     fn sort_atomic(
         &self,
         scalars: u64,
@@ -1019,6 +1040,7 @@ impl CudaDevice {
         m: usize,
         c: u32,
         kernel: &'static str,
+        prof: &mut PhaseTimer,
     ) -> Result<(CudaSlice<u32>, CudaSlice<u32>, CudaSlice<u32>)> {
         let w = host::num_windows(c);
         let b = 1usize << (c - 1);
@@ -1036,6 +1058,7 @@ impl CudaDevice {
             w,
             self.p(&keys),
         )?;
+        prof.mark(self, "digits")?;
         let hist: CudaSlice<u32> = self.zeros(kernel, s)?;
         for win in 0..w as u64 {
             let kp = self.p(&keys) + 4 * win * m as u64;
@@ -1050,23 +1073,24 @@ impl CudaDevice {
                 hp,
             )?;
         }
+        prof.mark(self, "histogram")?;
         let off0: CudaSlice<u32> = self.alloc(kernel, s + 1)?;
         self.scan(&hist, &off0, s)?;
         let mut cursor: CudaSlice<u32> = self.alloc(kernel, s)?;
         self.stream
             .memcpy_dtod(&off0.slice(0..s), &mut cursor)
             .map_err(|e| self.err("copy", kernel, m, e))?;
+        prof.mark(self, "scan")?;
         let total_bound = w as usize * m;
         let sorted: CudaSlice<u32> = self.alloc(kernel, total_bound)?;
         // Passes per window: each writes the entries of 1/passes of the
-        // buckets, a range of `sorted` of about scatter_region bytes; one
-        // pass where that would take more than MAX_SCATTER_PASSES (each
+        // buckets, a range of `sorted` of about scatter_region bytes, or
+        // larger where that would take more than the most passes (each
         // pass reads the window's keys again).
         let region = scatter_region_bytes();
         let passes = match (4 * m).div_ceil(region.max(1)) {
             _ if region == 0 => 1,
-            p if p > MAX_SCATTER_PASSES => 1,
-            p => p.clamp(1, b),
+            p => p.min(max_scatter_passes()).clamp(1, b),
         };
         for win in 0..w as u64 {
             let kp = self.p(&keys) + 4 * win * m as u64;
