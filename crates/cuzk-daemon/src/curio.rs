@@ -304,17 +304,9 @@ fn cluster_status(e: ClusterModeError) -> Status {
     }
 }
 
+/// The daemon's own service answers engine errors the same way.
 fn engine_status(e: EngineError) -> Status {
-    let msg = e.to_string();
-    match e {
-        EngineError::Kind(_) => Status::invalid_argument(msg),
-        EngineError::RequestIdConflict(_) => Status::already_exists(msg),
-        EngineError::RequestIdTooLong(_) => Status::invalid_argument(msg),
-        EngineError::ClientLimit { .. } => Status::resource_exhausted(msg),
-        EngineError::ShuttingDown => Status::unavailable(msg),
-        EngineError::UnknownJob(_) => Status::not_found(msg),
-        EngineError::Params(_) | EngineError::NoGpuFits(_) => Status::failed_precondition(msg),
-    }
+    crate::service::status_of(e)
 }
 
 fn ms(d: Duration) -> u64 {

@@ -86,13 +86,19 @@ impl FilecoinKind {
             .collect()
     }
 
+    /// A failure after decoding: the core's own, the request's (malformed
+    /// input), or the kind's (its files, parameters or code).
     fn kind_error(&self, e: Error) -> KindError {
         match e {
             Error::Core(source) => KindError::Core {
                 kind: self.name.clone(),
                 source,
             },
-            other => self.malformed(other),
+            other if other.caused_by_input() => self.malformed(other),
+            other => KindError::Failed {
+                kind: self.name.clone(),
+                source: Box::new(other),
+            },
         }
     }
 
@@ -496,13 +502,7 @@ impl CircuitKind for FilecoinKind {
                     })
             }
         };
-        Some(generated.map_err(|e| match e {
-            Error::Core(source) => KindError::Core {
-                kind: self.name.clone(),
-                source,
-            },
-            other => self.malformed(other),
-        }))
+        Some(generated.map_err(|e| self.kind_error(e)))
     }
 }
 
@@ -588,6 +588,50 @@ mod tests {
             .downcast_ref::<Error>()
             .expect("the Filecoin error itself");
         assert_eq!(e.input_part(), Some(InputPart::VanillaProof(1)), "{e}");
+    }
+
+    /// A request's fault is malformed input (INVALID_ARGUMENT); the kind's
+    /// own (a file it cannot read, parameters it lacks, an internal fault)
+    /// is a failure of the kind (INTERNAL), named with its cause.
+    #[test]
+    fn kind_failures_are_not_blamed_on_the_input() {
+        let circuit = CircuitId::current(ProofKind::WinningPost, 2048).unwrap();
+        let k = FilecoinKind::new(circuit, false).unwrap();
+        let status = |e: KindError| crate::service::status_of(crate::engine::EngineError::Kind(e));
+
+        let bad_input = k.kind_error(Error::Empty {
+            field: "vanilla_proofs".into(),
+        });
+        assert!(
+            matches!(bad_input, KindError::MalformedInput { .. }),
+            "{bad_input}"
+        );
+        assert_eq!(status(bad_input).code(), tonic::Code::InvalidArgument);
+
+        let cases = [
+            Error::io(
+                "/nowhere/c.compiled",
+                std::io::Error::from(std::io::ErrorKind::NotFound),
+            ),
+            Error::MissingParameters {
+                circuit: circuit.to_string(),
+                path: "/nowhere/p.params".into(),
+            },
+            Error::Internal {
+                what: "a lock poisoned".into(),
+            },
+        ];
+        for e in cases {
+            let text = e.to_string();
+            let got = k.kind_error(e);
+            let KindError::Failed { source, .. } = &got else {
+                panic!("{got} blamed on the input");
+            };
+            assert!(!source.downcast_ref::<Error>().unwrap().caused_by_input());
+            assert!(got.to_string().contains(&text), "{got}");
+            let st = status(got);
+            assert_eq!(st.code(), tonic::Code::Internal, "{}", st.message());
+        }
     }
 
     /// An aliased kind finds the production files through links.

@@ -29,6 +29,15 @@ pub enum KindError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync + 'static>,
     },
+    /// The kind failed on an input it could read, for a reason of its own
+    /// (a file it could not read or write, parameters that do not match,
+    /// an internal fault): not the sender's to fix.
+    #[error("kind {kind}: {source}")]
+    Failed {
+        kind: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
+    },
     #[error("kind {kind}: {source}")]
     Core {
         kind: String,

@@ -65,6 +65,7 @@ pub fn status_of(e: EngineError) -> Status {
         EngineError::RequestIdConflict(_) => Status::already_exists(msg),
         EngineError::ClientLimit { .. } => Status::resource_exhausted(msg),
         EngineError::ShuttingDown => Status::unavailable(msg),
+        EngineError::Kind(KindError::Failed { .. }) => Status::internal(msg),
         EngineError::UnknownJob(_) => Status::not_found(msg),
         EngineError::Kind(_) | EngineError::Params(_) | EngineError::NoGpuFits(_) => {
             Status::failed_precondition(msg)

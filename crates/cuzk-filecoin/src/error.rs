@@ -418,6 +418,41 @@ impl Error {
         }
     }
 
+    /// Whether the request is at fault (its sender must change it), as
+    /// against the prover's own files, parameters or code. filecoin-proofs'
+    /// failures count as the input's: they come from checking or
+    /// synthesizing the proofs a request carries.
+    pub fn caused_by_input(&self) -> bool {
+        match self {
+            Error::Decode { .. }
+            | Error::InvalidPart { .. }
+            | Error::Filecoin { .. }
+            | Error::WrongCount { .. }
+            | Error::Unreadable { .. }
+            | Error::Disagree { .. }
+            | Error::WrongProofKind { .. }
+            | Error::PartitionNotApplicable { .. }
+            | Error::PartitionOutOfRange { .. }
+            | Error::PorepPartition { .. }
+            | Error::MixedBatch { .. }
+            | Error::Missing { .. }
+            | Error::Empty { .. }
+            | Error::BothSet { .. }
+            | Error::InvalidValue { .. }
+            | Error::AllZero { .. }
+            | Error::Unsupported { .. }
+            | Error::UnsupportedSectorSize(_)
+            | Error::UnknownRegisteredProof { .. } => true,
+            Error::Io { .. }
+            | Error::Core(_)
+            | Error::Encode { .. }
+            | Error::Internal { .. }
+            | Error::MissingParameters { .. }
+            | Error::SelfCheckFailed { .. }
+            | Error::ParametersMismatch { .. } => false,
+        }
+    }
+
     /// This error with the file its part was read from (input errors about
     /// one part; any other error is returned as it is).
     pub fn in_file(self, path: PathBuf) -> Self {
