@@ -349,7 +349,11 @@ fn keep_pool_memory(ctx: &Arc<CudaContext>) -> std::result::Result<(), DriverErr
     // for CU_MEMPOOL_ATTR_RELEASE_THRESHOLD.
     unsafe {
         sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()).result()?;
-        let mut threshold: u64 = total / 4;
+        // CUZK_POOL_KEEP_GIB replaces the quarter, for measuring.
+        let mut threshold: u64 = std::env::var("CUZK_POOL_KEEP_GIB")
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map_or(total / 4, |g| g << 30);
         sys::cuMemPoolSetAttribute(
             pool,
             sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,

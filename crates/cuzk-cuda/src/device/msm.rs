@@ -1046,6 +1046,7 @@ impl CudaDevice {
         let b = 1usize << (c - 1);
         let s = w as usize * b;
         let keys: CudaSlice<u32> = self.alloc(kernel, w as usize * m)?;
+        prof.mark(self, "keys alloc")?;
         self.k.msm_digits.launch(
             self,
             "msm_digits",
@@ -1083,6 +1084,7 @@ impl CudaDevice {
         prof.mark(self, "scan")?;
         let total_bound = w as usize * m;
         let sorted: CudaSlice<u32> = self.alloc(kernel, total_bound)?;
+        prof.mark(self, "sorted alloc")?;
         // Passes per window: each writes the entries of 1/passes of the
         // buckets, a range of `sorted` of about scatter_region bytes, or
         // larger where that would take more than the most passes (each
