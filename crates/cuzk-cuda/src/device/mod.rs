@@ -364,6 +364,38 @@ fn keep_pool_memory(ctx: &Arc<CudaContext>) -> std::result::Result<(), DriverErr
     Ok(())
 }
 
+/// The default memory pool's reserved and used bytes (for the MSM
+/// profile); `None` where the driver does not say.
+pub(super) fn pool_usage(ctx: &Arc<CudaContext>) -> Option<(u64, u64)> {
+    use cudarc::driver::sys;
+    ctx.bind_to_thread().ok()?;
+    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+    let (mut reserved, mut used) = (0u64, 0u64);
+    // SAFETY: plain driver queries on this context's device; `pool` is an
+    // out parameter and both attribute values are u64s, as the driver API
+    // specifies for CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT / USED_MEM_CURRENT.
+    unsafe {
+        sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device())
+            .result()
+            .ok()?;
+        sys::cuMemPoolGetAttribute(
+            pool,
+            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT,
+            (&mut reserved as *mut u64).cast(),
+        )
+        .result()
+        .ok()?;
+        sys::cuMemPoolGetAttribute(
+            pool,
+            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT,
+            (&mut used as *mut u64).cast(),
+        )
+        .result()
+        .ok()?;
+    }
+    Some((reserved, used))
+}
+
 #[cfg(test)]
 mod tests {
     use super::launch::check_signatures;

@@ -1310,6 +1310,8 @@ struct PhaseTimer {
     on: bool,
     last: std::time::Instant,
     phases: Vec<(&'static str, f64)>,
+    /// The memory pool's (reserved, used) bytes after each phase.
+    pool: Vec<Option<(u64, u64)>>,
 }
 
 impl PhaseTimer {
@@ -1318,6 +1320,7 @@ impl PhaseTimer {
             on: std::env::var_os("CUZK_MSM_PROFILE").is_some(),
             last: std::time::Instant::now(),
             phases: Vec::new(),
+            pool: Vec::new(),
         }
     }
     fn mark(&mut self, dev: &CudaDevice, name: &'static str) -> Result<()> {
@@ -1326,6 +1329,7 @@ impl PhaseTimer {
             let now = std::time::Instant::now();
             self.phases
                 .push((name, (now - self.last).as_secs_f64() * 1e3));
+            self.pool.push(super::pool_usage(dev.context()));
             self.last = now;
         }
         Ok(())
@@ -1338,6 +1342,17 @@ impl PhaseTimer {
                 .map(|(n, t)| format!("{n} {t:.2}"))
                 .collect();
             eprintln!("msm profile {what}: {} ms", parts.join(", "));
+            // The pool after each step, GB reserved / used.
+            let gb = |b: u64| b as f64 / 1e9;
+            let pool: Vec<String> = self
+                .phases
+                .iter()
+                .zip(&self.pool)
+                .filter_map(|((n, _), p)| p.map(|(r, u)| format!("{n} {:.2}/{:.2}", gb(r), gb(u))))
+                .collect();
+            if !pool.is_empty() {
+                eprintln!("msm pool {what}: {} GB reserved/used", pool.join(", "));
+            }
         }
     }
 }
