@@ -5,6 +5,7 @@
 //!                   [--bench-only] [--json-out PATH] [--paramgen cpu|gpu]
 //!                   [--paramgen-cpu-max LOG] [--cpu-ref-max LOG] [--no-pageable]
 //!                   [--distinct K] [--concurrent-cap-mib MIB] [--compiled-bench LOGS]
+//!                   [--device-only]
 //!
 //! Checks (always): cuzk-core's conformance check; a GPU proof verified by
 //! bellperson and cuzk (and a wrong input rejected); every staging plan
@@ -27,6 +28,9 @@
 //! default, then the other way, packed by 0/1; then matrices streamed in
 //! row blocks) and by the host path
 //! from the same witness; each line gives z's bytes and the bytes sent.
+//! With `--device-only` only the two device-path runs (resident matrices,
+//! z raw and packed): a quicker run for comparing settings such as
+//! `CUZK_COPY_THREADS` across processes.
 //!
 //! Parameter generation: the GPU fixed-base engine's parameters equal the
 //! CPU generator's byte for byte (porep-like 2^10 and 2^16, same toxic
@@ -1119,7 +1123,13 @@ fn packed_witness(t: &mut Tally) {
 /// the MSMs from the device split) against the host path of the same
 /// witness (a/b/c on the CPU's cores, host preparation, upload), each
 /// `reps` times after a warm-up that makes everything resident.
-fn compiled_bench(logs: &[u32], reps: usize, out: &mut Vec<Value>, t: &mut Tally) {
+fn compiled_bench(
+    logs: &[u32],
+    reps: usize,
+    device_only: bool,
+    out: &mut Vec<Value>,
+    t: &mut Tally,
+) {
     for &log in logs {
         let clock = Instant::now();
         let prep = std::thread::spawn(move || {
@@ -1222,7 +1232,8 @@ fn compiled_bench(logs: &[u32], reps: usize, out: &mut Vec<Value>, t: &mut Tally
         // The host path of the same witness, for comparison.
         let mut host_runs = Vec::new();
         let mut host_reports = Vec::new();
-        for _ in 0..reps {
+        let host_reps = if device_only { 0 } else { reps };
+        for _ in 0..host_reps {
             let one = w[0].clone();
             let clock = Instant::now();
             let pa = cc.assign(one).expect("assign");
@@ -1245,35 +1256,41 @@ fn compiled_bench(logs: &[u32], reps: usize, out: &mut Vec<Value>, t: &mut Tally
         drop(gpu);
         let mut streamed_runs = Vec::new();
         let mut streamed_reports = Vec::new();
-        match open(GpuConfig {
-            keep_compiled_resident: false,
-            ..GpuConfig::default()
-        }) {
-            Ok(gpu) => {
-                // Warm-up: the parameters go up.
-                let _ = compute_compiled(&gpu, &params, &cc, &w);
-                let _ = gpu.take_reports();
-                for _ in 0..reps {
-                    let batch = w.clone();
-                    let clock = Instant::now();
-                    let r = gpu
-                        .compute_compiled(&params, &cc, batch)
-                        .map(|r| r.0)
-                        .map_err(|e| e.to_string());
-                    streamed_runs.push(clock.elapsed());
-                    t.check(
-                        &format!(
-                            "compiled bench 2^{log}: streamed matrices equal the first result"
-                        ),
-                        r.and_then(|g| same(&g, &first)),
-                    );
-                    streamed_reports.extend(gpu.take_reports());
+        if !device_only {
+            match open(GpuConfig {
+                keep_compiled_resident: false,
+                ..GpuConfig::default()
+            }) {
+                Ok(gpu) => {
+                    // Warm-up: the parameters go up.
+                    let _ = compute_compiled(&gpu, &params, &cc, &w);
+                    let _ = gpu.take_reports();
+                    for _ in 0..reps {
+                        let batch = w.clone();
+                        let clock = Instant::now();
+                        let r = gpu
+                            .compute_compiled(&params, &cc, batch)
+                            .map(|r| r.0)
+                            .map_err(|e| e.to_string());
+                        streamed_runs.push(clock.elapsed());
+                        t.check(
+                            &format!(
+                                "compiled bench 2^{log}: streamed matrices equal the first result"
+                            ),
+                            r.and_then(|g| same(&g, &first)),
+                        );
+                        streamed_reports.extend(gpu.take_reports());
+                    }
                 }
+                Err(e) => t.check("compiled bench open (streamed)", Err(e)),
             }
-            Err(e) => t.check("compiled bench open (streamed)", Err(e)),
         }
         let med = median(runs.clone());
-        let host_med = median(host_runs.clone());
+        let host_med = if host_runs.is_empty() {
+            "not run".to_string()
+        } else {
+            format!("{:.1} ms", ms(median(host_runs.clone())))
+        };
         let phase = |rs: &[PartitionReport], f: &dyn Fn(&PartitionReport) -> Duration| {
             ms(median(rs.iter().map(f).collect()))
         };
@@ -1295,11 +1312,10 @@ fn compiled_bench(logs: &[u32], reps: usize, out: &mut Vec<Value>, t: &mut Tally
             )
         };
         println!(
-            "compiled bench 2^{log}: device path {:.1} ms median (warm-up {:.1} ms, {dev} on the device; compiled system resident {:.2} GB), host path {:.1} ms",
+            "compiled bench 2^{log}: device path {:.1} ms median (warm-up {:.1} ms, {dev} on the device; compiled system resident {:.2} GB), host path {host_med}",
             ms(med),
             ms(warm),
             resident as f64 / 1e9,
-            ms(host_med)
         );
         println!("  {}", line("device path", &reports));
         if !other_runs.is_empty() {
@@ -1309,7 +1325,9 @@ fn compiled_bench(logs: &[u32], reps: usize, out: &mut Vec<Value>, t: &mut Tally
             );
             println!("  {}", line(other, &other_reports));
         }
-        println!("  {}", line("host path", &host_reports));
+        if !host_reports.is_empty() {
+            println!("  {}", line("host path", &host_reports));
+        }
         if !streamed_runs.is_empty() {
             println!(
                 "compiled bench 2^{log}: streamed matrices {:.1} ms median, {} row blocks",
@@ -1735,7 +1753,8 @@ fn main() {
                 .map(|x| x as u32)
                 .collect();
             if !compiled_logs.is_empty() {
-                compiled_bench(&compiled_logs, reps, &mut out, &mut t);
+                let device_only = args.iter().any(|a| a == "--device-only");
+                compiled_bench(&compiled_logs, reps, device_only, &mut out, &mut t);
             }
             if !bench_logs.is_empty() {
                 let o = BenchOptions {
