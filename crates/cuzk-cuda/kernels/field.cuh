@@ -301,6 +301,15 @@ DEV void ptx_mad_pairs_shift(uint32_t* acc, const uint32_t* a, uint32_t bi) {
         : "=r"(acc[N - 2]), "=r"(acc[N - 1])
         : "r"(a[N - 2]), "r"(bi));
 }
+// The Montgomery half of a row: m * p added so that ev[0] becomes 0.
+template <class P>
+DEV void ptx_mont_reduce_row(uint32_t* ev, uint32_t* od, const uint32_t* mod) {
+    constexpr int N = P::N;
+    uint32_t m = ev[0] * P::INV;
+    ptx_mad_pairs<N>(od, mod + 1, m);
+    ptx_mad_pairs<N>(ev, mod, m);
+    PTX("addc.u32 %0, %0, 0;" : "+r"(od[N - 1]));
+}
 template <class P>
 DEV void ptx_mont_row(uint32_t* ev, uint32_t* od, const uint32_t* a, const uint32_t* mod,
                       uint32_t bi, bool first) {
@@ -314,10 +323,20 @@ DEV void ptx_mont_row(uint32_t* ev, uint32_t* od, const uint32_t* a, const uint3
         ptx_mad_pairs<N>(ev, a, bi);
         PTX("addc.u32 %0, %0, 0;" : "+r"(od[N - 1]));
     }
-    uint32_t m = ev[0] * P::INV;
-    ptx_mad_pairs<N>(od, mod + 1, m);
-    ptx_mad_pairs<N>(ev, mod, m);
-    PTX("addc.u32 %0, %0, 0;" : "+r"(od[N - 1]));
+    ptx_mont_reduce_row<P>(ev, od, mod);
+}
+// r = ev + (od >> 1 limb), then below the modulus: the end of a product or
+// square whose N rows left ev / od in their first roles.
+template <class P>
+DEV Fp<P> ptx_mont_finish(Fp<P>& r, const uint32_t* od) {
+    constexpr int N = P::N;
+    uint32_t* ev = r.v;
+    PTX("add.cc.u32 %0, %0, %1;" : "+r"(ev[0]) : "r"(od[1]));
+#pragma unroll
+    for (int i = 1; i < N - 1; i++) PTX("addc.cc.u32 %0, %0, %1;" : "+r"(ev[i]) : "r"(od[i + 1]));
+    PTX("addc.u32 %0, %0, 0;" : "+r"(ev[N - 1]));
+    r.reduce_once();
+    return r;
 }
 template <class P>
 DEV Fp<P> mont_mul_ptx(const Fp<P>& a, const Fp<P>& b) {
@@ -333,12 +352,8 @@ DEV Fp<P> mont_mul_ptx(const Fp<P>& a, const Fp<P>& b) {
         ptx_mont_row<P>(ev, od, a.v, mod, b.v[i], i == 0);
         ptx_mont_row<P>(od, ev, a.v, mod, b.v[i + 1], false);
     }
-    PTX("add.cc.u32 %0, %0, %1;" : "+r"(ev[0]) : "r"(od[1]));
-#pragma unroll
-    for (int i = 1; i < N - 1; i++) PTX("addc.cc.u32 %0, %0, %1;" : "+r"(ev[i]) : "r"(od[i + 1]));
-    PTX("addc.u32 %0, %0, 0;" : "+r"(ev[N - 1]));
-    r.reduce_once();
-    return r;
+    // N is even: after N rows ev / od are back in their first roles.
+    return ptx_mont_finish<P>(r, od);
 }
 
 // a^2 R^-1 mod p with the same rows as mont_mul_ptx, each limb product
@@ -400,10 +415,7 @@ DEV void ptx_sqr_row(uint32_t* ev, uint32_t* od, const uint32_t* a, const uint32
             PTX("addc.u32 %0, %0, 0;" : "+r"(od[N - 1]));
         }
     }
-    uint32_t m = ev[0] * P::INV;
-    ptx_mad_pairs<N>(od, mod + 1, m);
-    ptx_mad_pairs<N>(ev, mod, m);
-    PTX("addc.u32 %0, %0, 0;" : "+r"(od[N - 1]));
+    ptx_mont_reduce_row<P>(ev, od, mod);
 }
 template <class P>
 DEV Fp<P> mont_sqr_ptx(const Fp<P>& a) {
@@ -423,12 +435,8 @@ DEV Fp<P> mont_sqr_ptx(const Fp<P>& a) {
         ptx_sqr_row<P>(ev, od, a.v, a2, mod, i);
         ptx_sqr_row<P>(od, ev, a.v, a2, mod, i + 1);
     }
-    PTX("add.cc.u32 %0, %0, %1;" : "+r"(ev[0]) : "r"(od[1]));
-#pragma unroll
-    for (int i = 1; i < N - 1; i++) PTX("addc.cc.u32 %0, %0, %1;" : "+r"(ev[i]) : "r"(od[i + 1]));
-    PTX("addc.u32 %0, %0, 0;" : "+r"(ev[N - 1]));
-    r.reduce_once();
-    return r;
+    // N is even: after N rows ev / od are back in their first roles.
+    return ptx_mont_finish<P>(r, od);
 }
 #undef PTX
 

@@ -335,6 +335,35 @@ impl CudaDevice {
     }
 }
 
+/// The default stream-ordered memory pool of `ctx`'s device (the one
+/// every `stream.alloc` draws from), with the context bound to this thread.
+fn default_pool(
+    ctx: &Arc<CudaContext>,
+) -> std::result::Result<cudarc::driver::sys::CUmemoryPool, DriverError> {
+    use cudarc::driver::sys;
+    ctx.bind_to_thread()?;
+    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+    // SAFETY: a plain driver query on this context's device; `pool` is an
+    // out parameter.
+    unsafe { sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()).result()? };
+    Ok(pool)
+}
+
+/// One u64 attribute of a memory pool.
+fn pool_attribute(
+    pool: cudarc::driver::sys::CUmemoryPool,
+    attr: cudarc::driver::sys::CUmemPool_attribute,
+) -> std::result::Result<u64, DriverError> {
+    let mut v = 0u64;
+    // SAFETY: `pool` comes from default_pool; the attributes read here
+    // (reserved / used bytes) are u64s, as the driver API specifies.
+    unsafe {
+        cudarc::driver::sys::cuMemPoolGetAttribute(pool, attr, (&mut v as *mut u64).cast())
+            .result()?
+    };
+    Ok(v)
+}
+
 /// Lets the default stream-ordered memory pool keep up to a quarter of the
 /// card's memory after a synchronisation. With the driver's default
 /// threshold (0) every synchronisation handed freed memory back to the
@@ -342,18 +371,15 @@ impl CudaDevice {
 fn keep_pool_memory(ctx: &Arc<CudaContext>) -> std::result::Result<(), DriverError> {
     use cudarc::driver::sys;
     let total = ctx.total_mem()? as u64;
-    ctx.bind_to_thread()?;
-    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
-    // SAFETY: plain driver calls on this context's device; `pool` is an out
-    // parameter and the attribute value a u64, as the driver API specifies
-    // for CU_MEMPOOL_ATTR_RELEASE_THRESHOLD.
+    let pool = default_pool(ctx)?;
+    // CUZK_POOL_KEEP_GIB replaces the quarter, for measuring.
+    let mut threshold: u64 = std::env::var("CUZK_POOL_KEEP_GIB")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(total / 4, |g| g << 30);
+    // SAFETY: `pool` comes from default_pool; the attribute value is a u64,
+    // as the driver API specifies for CU_MEMPOOL_ATTR_RELEASE_THRESHOLD.
     unsafe {
-        sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()).result()?;
-        // CUZK_POOL_KEEP_GIB replaces the quarter, for measuring.
-        let mut threshold: u64 = std::env::var("CUZK_POOL_KEEP_GIB")
-            .ok()
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map_or(total / 4, |g| g << 30);
         sys::cuMemPoolSetAttribute(
             pool,
             sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
@@ -367,32 +393,10 @@ fn keep_pool_memory(ctx: &Arc<CudaContext>) -> std::result::Result<(), DriverErr
 /// The default memory pool's reserved and used bytes (for the MSM
 /// profile); `None` where the driver does not say.
 pub(super) fn pool_usage(ctx: &Arc<CudaContext>) -> Option<(u64, u64)> {
-    use cudarc::driver::sys;
-    ctx.bind_to_thread().ok()?;
-    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
-    let (mut reserved, mut used) = (0u64, 0u64);
-    // SAFETY: plain driver queries on this context's device; `pool` is an
-    // out parameter and both attribute values are u64s, as the driver API
-    // specifies for CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT / USED_MEM_CURRENT.
-    unsafe {
-        sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device())
-            .result()
-            .ok()?;
-        sys::cuMemPoolGetAttribute(
-            pool,
-            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT,
-            (&mut reserved as *mut u64).cast(),
-        )
-        .result()
-        .ok()?;
-        sys::cuMemPoolGetAttribute(
-            pool,
-            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT,
-            (&mut used as *mut u64).cast(),
-        )
-        .result()
-        .ok()?;
-    }
+    use cudarc::driver::sys::CUmemPool_attribute as A;
+    let pool = default_pool(ctx).ok()?;
+    let reserved = pool_attribute(pool, A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT).ok()?;
+    let used = pool_attribute(pool, A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT).ok()?;
     Some((reserved, used))
 }
 
