@@ -169,6 +169,12 @@ pub trait DeviceBackend: Send + Sync + 'static {
     fn keeps_parameters_resident(&self) -> bool {
         false
     }
+    /// Whether the devices' provers want witnesses in their 0/1 form
+    /// ([`ProverBackend::wants_zero_one`]): the daemon's synthesis workers
+    /// then make it after each witness. By default no.
+    fn wants_zero_one(&self) -> bool {
+        false
+    }
     /// The parameter sets resident on `device` now, as its owner knows
     /// them; empty for a backend without VRAM.
     fn resident_params(&self, _device: u32) -> Vec<ResidentParams> {

@@ -29,6 +29,7 @@
 use crate::params::{open_regular, write_atomically, Parameters};
 use crate::prover::CircuitShape;
 use crate::synthesis::{Density, ProvingAssignment};
+use crate::zero_one::ZeroOneForm;
 use crate::{Error, Result};
 use bellpepper_core::{
     Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
@@ -212,6 +213,29 @@ pub struct CompiledCircuit {
 pub struct Witness {
     pub inputs: Vec<Scalar>,
     pub aux: Vec<Scalar>,
+    /// The aux vector's 0/1 form, made on the synthesis side for a backend
+    /// that sends it ([`Self::prepare_zero_one`]); None otherwise. A backend
+    /// checks it against `aux` ([`ZeroOneForm::matches`]) before using it.
+    pub aux_zero_one: Option<ZeroOneForm>,
+}
+
+impl Witness {
+    /// A witness of these values, without a 0/1 form.
+    pub fn new(inputs: Vec<Scalar>, aux: Vec<Scalar>) -> Self {
+        Witness {
+            inputs,
+            aux,
+            aux_zero_one: None,
+        }
+    }
+    /// Makes the aux vector's 0/1 form where it pays (a backend whose
+    /// [`ProverBackend::wants_zero_one`](crate::prover::ProverBackend::wants_zero_one)
+    /// is true then sends it instead of packing on the proving side).
+    /// Parallel over rayon's pool; the form is about a sixth of the
+    /// vector's bytes for a Filecoin witness.
+    pub fn prepare_zero_one(&mut self) {
+        self.aux_zero_one = ZeroOneForm::of(&self.aux);
+    }
 }
 
 impl CompiledCircuit {
@@ -653,10 +677,7 @@ impl WitnessCs {
         cs
     }
     pub fn into_witness(self) -> Witness {
-        Witness {
-            inputs: self.inputs,
-            aux: self.aux,
-        }
+        Witness::new(self.inputs, self.aux)
     }
 }
 

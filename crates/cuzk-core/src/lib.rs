@@ -24,6 +24,8 @@
 //! - [`generator`]: random (insecure, development-only) parameters.
 //! - [`circuits`]: built-in benchmark circuits (`porep-like`).
 //! - [`testing`]: the conformance check every backend must pass.
+//! - [`zero_one`]: a witness vector as 0/1 masks and its other values, as a
+//!   GPU backend sends it.
 
 //!
 //! Unsafe code is denied crate-wide. The exceptions, each with its
@@ -51,6 +53,7 @@ pub mod synthesis;
 pub mod testing;
 pub mod timing;
 pub mod verifier;
+pub mod zero_one;
 
 pub use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 pub use error::{Error, Result};

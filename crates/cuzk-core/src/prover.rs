@@ -62,6 +62,13 @@ pub trait ProverBackend: Send + Sync {
     fn keeps_parameters_resident(&self) -> bool {
         false
     }
+    /// Whether this backend sends a witness's aux vector in its 0/1 form
+    /// ([`Witness::prepare_zero_one`]): the synthesis side then makes the
+    /// form right after the witness, on its own time, and the backend only
+    /// copies it. By default no (the CPU backend reads the vector itself).
+    fn wants_zero_one(&self) -> bool {
+        false
+    }
     /// H and the five MSMs for every assignment, with the time each phase
     /// took (summed over the batch). All assignments share `params`.
     fn compute(
@@ -422,6 +429,14 @@ pub enum Synthesized {
 }
 
 impl Synthesized {
+    /// A witness's 0/1 form ([`Witness::prepare_zero_one`]), for a backend
+    /// that [wants it](ProverBackend::wants_zero_one); an assignment has
+    /// none.
+    pub fn prepare_zero_one(&mut self) {
+        if let Synthesized::Witness { witness, .. } = self {
+            witness.prepare_zero_one();
+        }
+    }
     /// Public inputs as the verifier sees them (without the leading one).
     pub fn public_inputs(&self) -> &[Scalar] {
         match self {

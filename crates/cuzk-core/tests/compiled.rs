@@ -497,10 +497,7 @@ fn witness_parts_in_place_equal_sequential_synthesis() {
         })
         .unwrap();
         let (pi, pa) = (prefix.inputs.len(), prefix.aux.len());
-        let mut out = Witness {
-            inputs: whole.inputs[..pi].to_vec(),
-            aux: whole.aux[..pa].to_vec(),
-        };
+        let mut out = Witness::new(whole.inputs[..pi].to_vec(), whole.aux[..pa].to_vec());
         out.inputs.resize(whole.inputs.len(), Scalar::ZERO);
         out.aux.resize(whole.aux.len(), Scalar::ZERO);
         let part = |k: usize| Prefixed {

@@ -1831,7 +1831,17 @@ async fn synthesize_part(inner: &Arc<Inner>, slot: usize, p: Picked) {
     let k = p.kind.clone();
     let input = p.input.clone();
     let part = p.part;
-    let res = tokio::task::spawn_blocking(move || k.synthesize_parts(&[(input, part)])).await;
+    // A backend that sends witnesses in their 0/1 form gets it made here,
+    // beside synthesis, instead of on its own time while it uploads.
+    let zero_one = inner.devices.wants_zero_one();
+    let res = tokio::task::spawn_blocking(move || {
+        let mut parts = k.synthesize_parts(&[(input, part)])?;
+        if zero_one {
+            parts.iter_mut().for_each(Synthesized::prepare_zero_one);
+        }
+        Ok(parts)
+    })
+    .await;
     let end = Instant::now();
     let broken = |what: String| JobFailure::SynthesisBroken {
         kind: p.kind.name().to_owned(),

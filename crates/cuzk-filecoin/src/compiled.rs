@@ -422,10 +422,7 @@ impl<Tree: FilTree> PartitionCircuit for PorepPartition<Tree> {
                         what: format!("PoRep challenge {k}'s witness: {what}"),
                     })
             })?;
-        Ok(Witness {
-            inputs: out_inputs,
-            aux: out_aux,
-        })
+        Ok(Witness::new(out_inputs, out_aux))
     }
 }
 

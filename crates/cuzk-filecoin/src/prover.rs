@@ -444,6 +444,7 @@ impl FilecoinProver {
         let synth_at_once = (3 * threads).div_ceil(parts).max(2).min(group);
         let dir = self.compiled_files.then(|| self.cache.dir());
         let mode = self.synthesis;
+        let zero_one = self.backend.wants_zero_one();
         if mode == crate::SynthesisMode::Compiled {
             if let Some(first) = circuits.first() {
                 // Compiled once, before any partition waits on it.
@@ -470,7 +471,15 @@ impl FilecoinProver {
                         }
                         let tx = tx.clone();
                         s.spawn(move |_| {
-                            let r = crate::compiled::synthesize_parts(circuit, vec![c], mode, dir);
+                            let mut r =
+                                crate::compiled::synthesize_parts(circuit, vec![c], mode, dir);
+                            // A backend that sends witnesses in their 0/1
+                            // form gets it made here, beside synthesis.
+                            if let (Ok(parts), true) = (&mut r, zero_one) {
+                                parts
+                                    .iter_mut()
+                                    .for_each(cuzk_core::prover::Synthesized::prepare_zero_one);
+                            }
                             synthesizing.release();
                             // The receiver is gone only once proving has
                             // stopped; the witness is dropped then.

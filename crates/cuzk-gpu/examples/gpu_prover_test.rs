@@ -64,6 +64,7 @@ use cuzk_core::prover::{
 use cuzk_core::synthesis::synthesize_batch;
 use cuzk_core::testing::LayoutCircuit;
 use cuzk_core::verifier::{prepare_verifying_key, verify_proof};
+use cuzk_core::zero_one::ZeroOneForm;
 use cuzk_core::{Parameters, Proof, ProvingAssignment};
 use cuzk_gpu::plan::{self, Footprint, PartitionSizes};
 use cuzk_gpu::{
@@ -1091,9 +1092,30 @@ fn packed_witness(t: &mut Tally) {
     for (name, aux, packs) in &cases {
         let inputs = [Scalar::ONE, Scalar::from(7u64)];
         let raw_bytes = 32 * (inputs.len() + aux.len()) as u64;
-        for pack in [true, false] {
+        // The aux vector's 0/1 form as the synthesis side makes it (None
+        // where it does not pay), and a stale one (of another vector of the
+        // same length), which the upload must refuse and pack instead.
+        let form = ZeroOneForm::of(aux);
+        let mut other = aux.clone();
+        if let Some(e) = other.last_mut() {
+            *e = if *e == Scalar::ZERO {
+                Scalar::ONE
+            } else {
+                Scalar::ZERO
+            };
+        }
+        let stale = ZeroOneForm::of(&other);
+        for (how, pack, form) in [
+            ("packed", true, None),
+            ("prepared", true, form.as_ref()),
+            ("stale form", true, stale.as_ref()),
+            ("raw", false, form.as_ref()),
+        ] {
+            if how != "packed" && how != "raw" && form.is_none() {
+                continue;
+            }
             let r = gpu
-                .witness_round_trip(&inputs, aux, pack)
+                .witness_round_trip(&inputs, aux, form, pack)
                 .map_err(|e| e.to_string())
                 .and_then(|(z, sent)| {
                     let want = inputs.iter().chain(aux.iter());
@@ -1113,7 +1135,6 @@ fn packed_witness(t: &mut Tally) {
                     }
                     Ok(())
                 });
-            let how = if pack { "packed" } else { "raw" };
             t.check(&format!("z {how} through the upload and back: {name}"), r);
         }
     }
@@ -1200,7 +1221,7 @@ fn compiled_bench(
         let resident = gpu.compiled_resident_bytes().unwrap_or(0);
         // `reps` device-path runs as the backend is set now, each checked
         // against the first result: (times, reports).
-        let mut device_runs = |what: &str| {
+        let mut device_runs = |what: &str, w: &Vec<Witness>| {
             let mut runs = Vec::new();
             let mut reports = Vec::new();
             for _ in 0..reps {
@@ -1221,13 +1242,23 @@ fn compiled_bench(
             }
             (runs, reports)
         };
-        let (runs, reports) = device_runs("device path");
+        let (runs, reports) = device_runs("device path", &w);
         // The same with z sent the other way (packed by 0/1 or raw, the
         // default's opposite), on the same warm backend.
         let other_packed = !GpuConfig::default().pack_witness;
         let other = if other_packed { "z packed" } else { "z raw" };
         gpu.set_pack_witness(other_packed);
-        let (other_runs, other_reports) = device_runs(&format!("device path, {other},"));
+        let (other_runs, other_reports) = device_runs(&format!("device path, {other},"), &w);
+        // z's 0/1 form made on the synthesis side (as the daemon's synthesis
+        // workers do when the backend packs), then sent as it is.
+        let mut prepared = w.clone();
+        let clock = Instant::now();
+        prepared.iter_mut().for_each(Witness::prepare_zero_one);
+        let form_ms = ms(clock.elapsed());
+        let formed = prepared.iter().all(|w| w.aux_zero_one.is_some());
+        gpu.set_pack_witness(true);
+        let (prep_runs, prep_reports) = device_runs("device path, z prepared,", &prepared);
+        drop(prepared);
         gpu.set_pack_witness(GpuConfig::default().pack_witness);
         // The host path of the same witness, for comparison.
         let mut host_runs = Vec::new();
@@ -1325,6 +1356,12 @@ fn compiled_bench(
             );
             println!("  {}", line(other, &other_reports));
         }
+        println!(
+            "compiled bench 2^{log}: device path with z prepared {:.1} ms median (0/1 form made in {form_ms:.1} ms on the synthesis side{})",
+            ms(median(prep_runs.clone())),
+            if formed { "" } else { "; it did not pay: z went raw" }
+        );
+        println!("  {}", line("z prepared", &prep_reports));
         if !host_reports.is_empty() {
             println!("  {}", line("host path", &host_reports));
         }
@@ -1348,6 +1385,9 @@ fn compiled_bench(
             "z_other": other,
             "z_other_ms": other_runs.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
             "z_other_reports": other_reports,
+            "z_prepared_form_ms": form_ms,
+            "z_prepared_ms": prep_runs.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
+            "z_prepared_reports": prep_reports,
             "host_reports": host_reports,
             "streamed_ms": streamed_runs.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
             "streamed_reports": streamed_reports,

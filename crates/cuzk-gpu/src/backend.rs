@@ -1448,6 +1448,10 @@ impl ProverBackend for CudaBackend {
         self.config.keep_params_resident
     }
 
+    fn wants_zero_one(&self) -> bool {
+        self.packs_witness()
+    }
+
     fn compute(
         &self,
         params: &Parameters,

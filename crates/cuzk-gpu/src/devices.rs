@@ -107,6 +107,9 @@ impl DeviceBackend for GpuDevices {
     fn keeps_parameters_resident(&self) -> bool {
         !self.backends.is_empty() && self.backends.iter().all(|b| b.keeps_parameters_resident())
     }
+    fn wants_zero_one(&self) -> bool {
+        self.backends.iter().any(|b| b.wants_zero_one())
+    }
     fn release_params(&self, device: u32, id: &str) {
         if let Some(b) = self.backends.get(device as usize) {
             b.evict_resident(id);

@@ -32,6 +32,7 @@ use std::time::{Duration, Instant};
 use cudarc::driver::{result, CudaEvent, CudaStream, DriverError};
 
 use crate::pinned::{PinnedLease, PinnedPool};
+use cuzk_core::zero_one::ZeroOneForm;
 
 /// Ring buffers per upload and their size: a 32 MiB piece is about 0.6 ms
 /// of copy-engine time at the 55 GB/s measured from pinned memory on the
@@ -56,6 +57,11 @@ pub struct Unpack<'a> {
     /// The first `parts` sources are Montgomery scalars (z's inputs and
     /// aux); the others (bytes of any kind) always go raw.
     pub parts: usize,
+    /// Source k's 0/1 form where the synthesis side made it (cuzk-core's
+    /// `zero_one`, checked against the source by the caller): its pieces
+    /// are copied as they are, with nothing to classify on the way. Missing
+    /// entries (and None) are packed as they go up.
+    pub forms: &'a [Option<&'a ZeroOneForm>],
     /// The device buffer packed pieces are copied to, at least
     /// [`PACK_STAGING_BYTES`] long; the caller keeps it allocated until the
     /// stream has finished.
@@ -163,9 +169,16 @@ pub fn upload_all(
                 dst.len
             );
             let unpack = unpack.filter(|u| k < u.parts);
-            match ring.as_mut() {
-                Some(ring) => sent += through_ring(stream, ring, src, dst.ptr, unpack, cancel)?,
-                None => {
+            let form = unpack.and_then(|u| u.forms.get(k).copied().flatten());
+            match (ring.as_mut(), unpack, form) {
+                (Some(ring), Some(u), Some(form)) => {
+                    assert_eq!(form.len() * cuzk_cuda::host::FR_BYTES, src.len());
+                    sent += form_through_ring(stream, ring, form, dst.ptr, u, cancel)?
+                }
+                (Some(ring), _, _) => {
+                    sent += through_ring(stream, ring, src, dst.ptr, unpack, cancel)?
+                }
+                (None, _, _) => {
                     for (i, piece) in src.chunks(PAGEABLE_PIECE).enumerate() {
                         if cancel.load(Ordering::Relaxed) {
                             return Ok(());
@@ -262,6 +275,54 @@ fn through_ring(
             }
         }
         *done = Some(stream.record_event(None)?);
+    }
+    Ok(sent)
+}
+
+/// A prepared 0/1 form through the ring: each ring buffer takes as many
+/// groups as fit it (and the device staging buffer) as one packed piece,
+/// written from the form (its header words and big values copied, nothing
+/// classified), sent, and expanded into its place at `dst`. Returns the
+/// bytes sent.
+fn form_through_ring(
+    stream: &Arc<CudaStream>,
+    ring: &mut Ring<'_>,
+    form: &ZeroOneForm,
+    dst: u64,
+    unpack: &Unpack<'_>,
+    cancel: &AtomicBool,
+) -> Result<u64, UploadError> {
+    let room = ring.slot_bytes().min(unpack.staging.len);
+    let mut sent = 0u64;
+    let mut g = 0;
+    while g < form.groups() {
+        if cancel.load(Ordering::Relaxed) {
+            return Ok(sent);
+        }
+        // A group is at most 32 elements and its 12 header bytes: far below
+        // a ring buffer.
+        let end = crate::zpack::form_piece_end(form, g, room)
+            .expect("a ring buffer holds one group of a packed piece");
+        let k = ring.next;
+        ring.next = (k + 1) % ring.slots.len();
+        let (lease, done) = &mut ring.slots[k];
+        if let Some(ev) = done.take() {
+            ev.synchronize()?;
+        }
+        let buf = lease.bytes_mut()?;
+        let (len, n) = crate::zpack::write_form_piece(form, g, end, &mut buf[..room]);
+        let at = dst + (g * cuzk_core::zero_one::GROUP * cuzk_cuda::host::FR_BYTES) as u64;
+        // SAFETY: as for a piece packed on the way (through_ring): the
+        // staging buffer is a live device allocation of at least `room`
+        // bytes, kept alive by the caller until the stream has finished,
+        // and the copy into it is ordered after the previous expansion by
+        // this one stream; the pinned source is not written again before
+        // the event recorded below completes.
+        unsafe { result::memcpy_htod_async(unpack.staging.ptr, &buf[..len], stream.cu_stream()) }?;
+        (unpack.expand)(unpack.staging.ptr, n, at)?;
+        sent += len as u64;
+        *done = Some(stream.record_event(None)?);
+        g = end;
     }
     Ok(sent)
 }

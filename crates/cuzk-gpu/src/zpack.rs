@@ -15,7 +15,8 @@
 //! copy (the piece read and written once) that is the piece read once and
 //! its big elements, about a sixth of it, written twice and read once.
 
-use cuzk_cuda::host::FR_BYTES;
+use cuzk_core::zero_one::ZeroOneForm;
+use cuzk_cuda::host::{scalars_as_bytes, FR_BYTES};
 use cuzk_cuda::zpack::{data_offset, groups, one_bytes, packed_bytes, GROUP, HEADER_WORDS};
 use rayon::prelude::*;
 use std::sync::Mutex;
@@ -213,6 +214,74 @@ fn pack_into(piece: &[u8], dst: &mut [u8], one: &Limbs) -> Option<usize> {
     Some(packed_bytes(n, big))
 }
 
+// A prepared form (cuzk-core's zero_one, made on the synthesis side) goes
+// up in pieces of this layout: the groups and header words must agree.
+const _: () = assert!(cuzk_core::zero_one::GROUP == GROUP);
+const _: () = assert!(cuzk_core::zero_one::HEADER_WORDS == HEADER_WORDS);
+
+/// The end (exclusive) of the piece of `form` that starts at group `g0`
+/// (below `form.groups()`): the most groups whose packed piece fits `room`
+/// bytes, at least one (None when not even one group fits).
+pub(crate) fn form_piece_end(form: &ZeroOneForm, g0: usize, room: usize) -> Option<usize> {
+    let fits = |g1: usize| {
+        let n = (g1 * GROUP).min(form.len()) - g0 * GROUP;
+        packed_bytes(n, form.big_before(g1) - form.big_before(g0)) <= room
+    };
+    if !fits(g0 + 1) {
+        return None;
+    }
+    // fits is monotone: the largest g1 in (g0, groups] that fits.
+    let (mut lo, mut hi) = (g0 + 1, form.groups());
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    Some(lo)
+}
+
+/// Writes groups `g0..g1` of `form` into the start of `dst` as a packed
+/// piece (the layout `expand_z` reads, offsets counted from the piece's
+/// first big element), on the copy pool; returns its length and its
+/// elements. `dst` must hold it ([`form_piece_end`] chose `g1` so).
+pub(crate) fn write_form_piece(
+    form: &ZeroOneForm,
+    g0: usize,
+    g1: usize,
+    dst: &mut [u8],
+) -> (usize, usize) {
+    let n = (g1 * GROUP).min(form.len()) - g0 * GROUP;
+    let (b0, b1) = (form.big_before(g0), form.big_before(g1));
+    let data = data_offset(n);
+    let len = packed_bytes(n, b1 - b0);
+    let (header, rest) = dst[..len].split_at_mut(data);
+    let (header, pad) = header.split_at_mut((g1 - g0) * HEADER_WORDS * 4);
+    pad.fill(0);
+    let words = &form.header()[g0 * HEADER_WORDS..g1 * HEADER_WORDS];
+    crate::copy::on_copy_pool(|| {
+        header
+            .par_chunks_mut(TASK_GROUPS * HEADER_WORDS * 4)
+            .zip(words.par_chunks(TASK_GROUPS * HEADER_WORDS))
+            .for_each(|(h, w)| {
+                for (i, (out, &v)) in h.chunks_exact_mut(4).zip(w).enumerate() {
+                    // The offset word counts from the piece's first big
+                    // element (at most u32::MAX: the form's length is).
+                    let v = if i % HEADER_WORDS == 2 {
+                        v - b0 as u32
+                    } else {
+                        v
+                    };
+                    out.copy_from_slice(&v.to_le_bytes());
+                }
+            })
+    });
+    crate::copy::parallel_copy(rest, scalars_as_bytes(&form.big()[b0..b1]));
+    (len, n)
+}
+
 /// The tasks' scratch buffers, kept between pieces (a fresh 1 MiB buffer
 /// per task would be a fresh mapping, page faults included, 32 times a
 /// piece). At most [`SCRATCH_KEPT`] are kept: two workers' pieces of 32
@@ -318,6 +387,48 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A prepared form sent in pieces of at most `room` bytes: what z holds
+    /// on the device (each piece expanded by the kernel's model) and the
+    /// pieces it took.
+    fn form_through_pieces(form: &ZeroOneForm, room: usize) -> (Vec<u8>, usize) {
+        let mut z = Vec::new();
+        let mut buf = vec![0xA5u8; room];
+        let (mut g, mut pieces) = (0, 0);
+        while g < form.groups() {
+            let end = form_piece_end(form, g, room).expect("a group fits");
+            assert!(end > g);
+            let (len, n) = write_form_piece(form, g, end, &mut buf);
+            assert!(len <= room);
+            z.extend(expand(&buf[..len], n).expect("expands"));
+            g = end;
+            pieces += 1;
+        }
+        (z, pieces)
+    }
+
+    #[test]
+    fn prepared_forms_round_trip_in_pieces() {
+        for n in [1usize, 31, 33, 1000, 3 * TASK_GROUPS * GROUP + 77] {
+            for (zeros, ones) in [(0.566, 0.294), (1.0, 0.0), (0.0, 1.0), (0.3, 0.3)] {
+                let w = witness(n, zeros, ones, 40 + n as u64);
+                let form = ZeroOneForm::of_any(&w).expect("short");
+                let src = scalars_as_bytes(&w);
+                // One piece; pieces of a few groups; the smallest room one
+                // group of big values needs.
+                for room in [packed_bytes(n, n), 4096, packed_bytes(GROUP, GROUP)] {
+                    let (z, pieces) = form_through_pieces(&form, room);
+                    assert!(z == src, "{n} elements, {zeros} zeros, room {room}");
+                    if room >= packed_bytes(n, n) {
+                        assert_eq!(pieces, 1);
+                    }
+                }
+            }
+        }
+        // Too small for one group's header and data.
+        let form = ZeroOneForm::of(&witness(64, 0.5, 0.5, 3)).expect("pays");
+        assert!(form_piece_end(&form, 0, 8).is_none());
     }
 
     #[test]

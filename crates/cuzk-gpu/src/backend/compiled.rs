@@ -25,6 +25,25 @@ use cuzk_cuda::{CsrStaging, DeviceCsr, DeviceDensity, DeviceScalars, DeviceSplit
 use std::ops::Range;
 
 use crate::upload::DeviceDst;
+use cuzk_core::zero_one::ZeroOneForm;
+
+/// `form` where it matches `aux` (the witness's 0/1 form made on the
+/// synthesis side); one that does not (aux changed after it was made) is
+/// left out with a warning, and z is packed as it goes up instead.
+fn checked_form<'a>(form: Option<&'a ZeroOneForm>, aux: &[Scalar]) -> Option<&'a ZeroOneForm> {
+    let form = form?;
+    if form.matches(aux) {
+        Some(form)
+    } else {
+        eprintln!(
+            "cuzk: a witness's 0/1 form does not match its aux vector ({} elements against \
+             {}): packing it on the way up instead",
+            form.len(),
+            aux.len()
+        );
+        None
+    }
+}
 
 /// Which compiled system a resident one is: a system reopened (another
 /// mapping) or recompiled goes up again.
@@ -401,7 +420,7 @@ impl CudaBackend {
                     u32s_as_bytes(&m.coefs()[lo..hi]),
                 ];
                 let dsts = [d.row_start, d.cols, d.coef].map(|(ptr, len)| DeviceDst { ptr, len });
-                self.copy_up(slot, &srcs, &dsts, 0, "copy to device (matrix block)")?;
+                self.copy_up(slot, &srcs, &dsts, 0, &[], "copy to device (matrix block)")?;
                 let csr = dev.csr_from_staging(buffers, block.rows.len(), base)?;
                 dev.spmv_device(&csr, table, z, &mut out, first)?;
                 staging = Some(csr.into_staging());
@@ -513,7 +532,7 @@ impl CudaBackend {
 
     /// Whether a partition starting now sends z packed: packing writes
     /// into the pinned ring's buffers, so it needs pinned staging.
-    fn packs_witness(&self) -> bool {
+    pub(crate) fn packs_witness(&self) -> bool {
         self.config.pinned_staging && self.pack_witness.load(Ordering::Relaxed)
     }
 
@@ -524,7 +543,9 @@ impl CudaBackend {
     /// `pack_parts` sources are Montgomery scalars that go packed by 0/1
     /// where that pays (upload.rs), through a device staging buffer of
     /// [`PACK_STAGING_BYTES`](crate::upload::PACK_STAGING_BYTES) the caller
-    /// has reserved; 0 sends everything raw. Returns whether the copies
+    /// has reserved; 0 sends everything raw. `forms[k]`, where given, is
+    /// source k's 0/1 form made on the synthesis side (checked against it
+    /// by the caller), sent as it is. Returns whether the copies
     /// went through pinned memory and the bytes sent; `op` names them in
     /// errors.
     fn copy_up(
@@ -533,6 +554,7 @@ impl CudaBackend {
         srcs: &[&[u8]],
         dsts: &[DeviceDst],
         pack_parts: usize,
+        forms: &[Option<&ZeroOneForm>],
         op: &'static str,
     ) -> Result<(bool, u64)> {
         use crate::upload::{
@@ -568,6 +590,7 @@ impl CudaBackend {
         };
         let unpack = staging.as_ref().map(|s| Unpack {
             parts: pack_parts,
+            forms,
             staging: DeviceDst {
                 ptr: slot.dev.scalars_address(s),
                 len: PACK_STAGING_BYTES,
@@ -627,7 +650,9 @@ impl CudaBackend {
     /// z = (inputs, aux) into a new device buffer through the pinned
     /// staging ring (pageable copies where the host refuses page-locked
     /// memory or pinned staging is off), packed by 0/1 when `pack` (the
-    /// caller has reserved the staging buffer), on the slot's own stream,
+    /// caller has reserved the staging buffer; the aux part from
+    /// `aux_form`, its 0/1 form checked against `aux`, where given), on the
+    /// slot's own stream,
     /// and with it, when `with` is given (a system whose matrices are
     /// streamed), that system's table and densities (raw); the device's
     /// stream waits for the last copy. Returns z, the table and densities
@@ -637,6 +662,7 @@ impl CudaBackend {
         slot: &Slot,
         inputs: &[Scalar],
         aux: &[Scalar],
+        aux_form: Option<&ZeroOneForm>,
         with: Option<&CompiledCircuit>,
         pack: bool,
     ) -> Result<(DeviceScalars, Option<CompiledAux>, UploadStats)> {
@@ -673,7 +699,14 @@ impl CudaBackend {
         };
         let clock = Instant::now();
         // z's two parts (inputs, aux) may go packed.
-        let copied = self.copy_up(slot, &srcs, &dsts, if pack { 2 } else { 0 }, op);
+        let copied = self.copy_up(
+            slot,
+            &srcs,
+            &dsts,
+            if pack { 2 } else { 0 },
+            &[None, aux_form],
+            op,
+        );
         // Until the copies are done the ring's buffers are busy and z is
         // incomplete: the partition's first kernels wait on the device. A
         // failed upload may have left copies in flight into z, which its
@@ -694,19 +727,22 @@ impl CudaBackend {
     }
 
     /// z = (inputs, aux) up as a compiled partition sends it (packed by 0/1
-    /// where that pays when `pack`, else raw), and back: z as the device
-    /// holds it, and the bytes sent. For the GPU checks, which compare it
-    /// with what went up; its device memory is not counted in the VRAM
-    /// budget (a check holds nothing else).
+    /// where that pays when `pack`, from `aux_form` where given and it
+    /// matches, else raw), and back: z as the device holds it, and the
+    /// bytes sent. For the GPU checks, which compare it with what went up;
+    /// its device memory is not counted in the VRAM budget (a check holds
+    /// nothing else).
     pub fn witness_round_trip(
         &self,
         inputs: &[Scalar],
         aux: &[Scalar],
+        aux_form: Option<&ZeroOneForm>,
         pack: bool,
     ) -> Result<(Vec<Scalar>, u64)> {
         let slot = self.acquire_slot();
         let pack = pack && self.config.pinned_staging;
-        let (z, _, stats) = self.upload_witness(&slot, inputs, aux, None, pack)?;
+        let form = pack.then(|| checked_form(aux_form, aux)).flatten();
+        let (z, _, stats) = self.upload_witness(&slot, inputs, aux, form, None, pack)?;
         slot.dev.synchronize()?;
         Ok((slot.dev.download_scalars(&z)?, stats.sent))
     }
@@ -808,8 +844,15 @@ impl CudaBackend {
         let staging_held = pack
             .then(|| grant.reserve(pack_staging, "z's packed staging buffer (upload)"))
             .transpose()?;
-        let (z, streamed_aux, upload) =
-            self.upload_witness(&slot, &w.inputs, &w.aux, streamed.then_some(cc), pack)?;
+        let (z, streamed_aux, upload) = self.upload_witness(
+            &slot,
+            &w.inputs,
+            &w.aux,
+            pack.then(|| checked_form(w.aux_zero_one.as_ref(), &w.aux))
+                .flatten(),
+            streamed.then_some(cc),
+            pack,
+        )?;
         drop(staging_held);
         let pinned = upload.pinned;
         let aux = match &mats {

@@ -1,0 +1,297 @@
+//! The 0/1 form of a witness vector: most of a Filecoin witness is 0 or 1
+//! (porep-like's aux measured 56.6% zeros and 29.4% ones), so a vector can
+//! be held as two masks and a count per group of [`GROUP`] elements and
+//! only its other ("big") elements.
+//!
+//! A GPU backend sends z this way (a sixth of its raw bytes) and expands it
+//! on the device. Packing reads the whole vector once; made here, on the
+//! synthesis side, right after a witness is generated ([`crate::compiled::Witness::prepare_zero_one`]),
+//! it costs no time on the proving side, which then only copies the packed
+//! bytes (cuzk-gpu's upload). Where it is not made, the upload packs as it
+//! goes, on its own time.
+//!
+//! Each group's header is three words: the nonzero mask, the big mask (bit
+//! i of each for element i of the group) and the big elements before the
+//! group; element i of a group is 0 if its nonzero bit is clear, 1 if its
+//! big bit is, and otherwise `big()[offset + popcount(big mask below i)]`.
+
+use crate::Scalar;
+use ff::Field;
+use rayon::prelude::*;
+
+/// Elements per group: one bit of a `u32` mask each.
+pub const GROUP: usize = 32;
+/// Header words per group: nonzero mask, big mask, big elements before.
+pub const HEADER_WORDS: usize = 3;
+
+/// Groups per parallel task: 1024 groups are 1 MiB of the vector.
+const TASK_GROUPS: usize = 1024;
+
+/// The decision reads about this many groups spread evenly over the vector
+/// (every group of a shorter one), as the check against a vector does.
+const SAMPLE_GROUPS: usize = 512;
+
+/// The 0/1 form of a vector of scalars (see the module's description).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ZeroOneForm {
+    len: usize,
+    header: Vec<u32>,
+    big: Vec<Scalar>,
+}
+
+/// The masks (nonzero, big) of one group's elements.
+pub fn group_masks(group: &[Scalar]) -> (u32, u32) {
+    let (mut nonzero, mut big) = (0u32, 0u32);
+    for (i, e) in group.iter().enumerate() {
+        let nz = (*e != Scalar::ZERO) as u32;
+        let not_one = (*e != Scalar::ONE) as u32;
+        nonzero |= nz << i;
+        big |= (nz & not_one) << i;
+    }
+    (nonzero, big)
+}
+
+/// Indices of about [`SAMPLE_GROUPS`] groups spread evenly over `groups`.
+fn sample(groups: usize) -> impl Iterator<Item = usize> {
+    let stride = (groups / SAMPLE_GROUPS).max(1);
+    (0..groups).step_by(stride)
+}
+
+/// Whether a vector with `big` big elements in `sampled` pays to send in
+/// this form: at most half big (beyond that, packing moves more bytes
+/// through host memory than it saves on the link).
+fn worth_it(big: usize, sampled: usize) -> bool {
+    2 * big <= sampled
+}
+
+impl ZeroOneForm {
+    /// The form of `v`, or None when it does not pay (more than half of a
+    /// sample of its groups' elements are big) or `v` has more than
+    /// `u32::MAX` elements. Parallel over rayon's pool.
+    pub fn of(v: &[Scalar]) -> Option<Self> {
+        u32::try_from(v.len()).ok()?;
+        let groups = v.len().div_ceil(GROUP);
+        let (mut big, mut sampled) = (0usize, 0usize);
+        for g in sample(groups) {
+            let group = &v[g * GROUP..((g + 1) * GROUP).min(v.len())];
+            big += group_masks(group).1.count_ones() as usize;
+            sampled += group.len();
+        }
+        if !worth_it(big, sampled) {
+            return None;
+        }
+        Self::of_any(v)
+    }
+
+    /// The form of `v` whether it pays or not; None only when `v` has more
+    /// than `u32::MAX` elements.
+    pub fn of_any(v: &[Scalar]) -> Option<Self> {
+        u32::try_from(v.len()).ok()?;
+        let groups = v.len().div_ceil(GROUP);
+        let mut header = vec![0u32; groups * HEADER_WORDS];
+        // Each task's masks, offsets within the task and big values.
+        let parts: Vec<Vec<Scalar>> = header
+            .par_chunks_mut(TASK_GROUPS * HEADER_WORDS)
+            .zip(v.par_chunks(TASK_GROUPS * GROUP))
+            .map(|(h, src)| {
+                let mut values = Vec::new();
+                for (g, group) in src.chunks(GROUP).enumerate() {
+                    let (nz, bg) = group_masks(group);
+                    h[HEADER_WORDS * g] = nz;
+                    h[HEADER_WORDS * g + 1] = bg;
+                    h[HEADER_WORDS * g + 2] = values.len() as u32;
+                    let mut bits = bg;
+                    while bits != 0 {
+                        let i = bits.trailing_zeros() as usize;
+                        bits &= bits - 1;
+                        values.push(group[i]);
+                    }
+                }
+                values
+            })
+            .collect();
+        // The tasks' values in order, each task's offsets moved by the big
+        // elements before it.
+        let total: usize = parts.iter().map(Vec::len).sum();
+        let mut big = vec![Scalar::ZERO; total];
+        let mut shares = Vec::with_capacity(parts.len());
+        let mut free = &mut big[..];
+        let mut before = 0usize;
+        for values in &parts {
+            let (share, tail) = std::mem::take(&mut free).split_at_mut(values.len());
+            shares.push((share, values, before));
+            free = tail;
+            before += values.len();
+        }
+        header
+            .par_chunks_mut(TASK_GROUPS * HEADER_WORDS)
+            .zip(shares.into_par_iter())
+            .for_each(|(h, (share, values, before))| {
+                share.copy_from_slice(values);
+                for w in h.chunks_exact_mut(HEADER_WORDS) {
+                    w[2] += before as u32;
+                }
+            });
+        Some(ZeroOneForm {
+            len: v.len(),
+            header,
+            big,
+        })
+    }
+
+    /// Elements of the vector.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// Groups (the last one may be partial).
+    pub fn groups(&self) -> usize {
+        self.len.div_ceil(GROUP)
+    }
+    /// [`HEADER_WORDS`] words per group (see the module's description).
+    pub fn header(&self) -> &[u32] {
+        &self.header
+    }
+    /// The big elements, in order.
+    pub fn big(&self) -> &[Scalar] {
+        &self.big
+    }
+    /// Big elements before group `g` (`g` up to [`Self::groups`]).
+    pub fn big_before(&self, g: usize) -> usize {
+        if g < self.groups() {
+            self.header[HEADER_WORDS * g + 2] as usize
+        } else {
+            self.big.len()
+        }
+    }
+
+    /// Whether this could be the form of `v`: the same length, and a sample
+    /// of groups (about [`SAMPLE_GROUPS`], the first and last among them)
+    /// with the masks and big values `v` has. A form made before `v` was
+    /// changed is refused this way unless the change missed the sample.
+    pub fn matches(&self, v: &[Scalar]) -> bool {
+        if v.len() != self.len {
+            return false;
+        }
+        let groups = self.groups();
+        let last = groups.checked_sub(1);
+        sample(groups).chain(last).all(|g| {
+            let group = &v[g * GROUP..((g + 1) * GROUP).min(v.len())];
+            let h = &self.header[HEADER_WORDS * g..HEADER_WORDS * (g + 1)];
+            let (nz, bg) = group_masks(group);
+            if (nz, bg) != (h[0], h[1]) {
+                return false;
+            }
+            let at = h[2] as usize;
+            let mut bits = bg;
+            let mut k = 0;
+            while bits != 0 {
+                let i = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                if self.big.get(at + k) != Some(&group[i]) {
+                    return false;
+                }
+                k += 1;
+            }
+            true
+        })
+    }
+
+    /// The vector back (tests; a backend expands on its device).
+    pub fn expand(&self) -> Vec<Scalar> {
+        let mut out = vec![Scalar::ZERO; self.len];
+        for (g, group) in out.chunks_mut(GROUP).enumerate() {
+            let h = &self.header[HEADER_WORDS * g..HEADER_WORDS * (g + 1)];
+            let mut k = h[2] as usize;
+            for (i, e) in group.iter_mut().enumerate() {
+                let bit = 1u32 << i;
+                if h[0] & bit == 0 {
+                    continue;
+                }
+                if h[1] & bit == 0 {
+                    *e = Scalar::ONE;
+                } else {
+                    *e = self.big[k];
+                    k += 1;
+                }
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// `n` scalars: each 0 with probability `zeros`, 1 with `ones`, else
+    /// random.
+    pub(crate) fn mixed(n: usize, zeros: f64, ones: f64, seed: u64) -> Vec<Scalar> {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        (0..n)
+            .map(|_| {
+                let u: f64 = rng.gen();
+                if u < zeros {
+                    Scalar::ZERO
+                } else if u < zeros + ones {
+                    Scalar::ONE
+                } else {
+                    Scalar::random(&mut rng)
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn round_trips_at_every_size() {
+        for n in [0usize, 1, 31, 32, 33, 1000, 3 * TASK_GROUPS * GROUP + 77] {
+            for (zeros, ones) in [(0.566, 0.294), (1.0, 0.0), (0.0, 1.0), (0.3, 0.3)] {
+                let v = mixed(n, zeros, ones, n as u64 + 11);
+                let f = ZeroOneForm::of_any(&v).expect("short");
+                assert_eq!(f.expand(), v, "{n} elements, {zeros} zeros, {ones} ones");
+                assert!(f.matches(&v));
+                let big = v
+                    .iter()
+                    .filter(|e| **e != Scalar::ZERO && **e != Scalar::ONE)
+                    .count();
+                assert_eq!(f.big().len(), big);
+                assert_eq!(f.big_before(f.groups()), big);
+                assert_eq!(f.header().len(), f.groups() * HEADER_WORDS);
+                if n >= 1000 {
+                    assert_eq!(ZeroOneForm::of(&v).as_ref(), Some(&f), "pays at {n}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn random_values_are_not_worth_it() {
+        let v = mixed(100_000, 0.0, 0.0, 5);
+        assert!(ZeroOneForm::of(&v).is_none());
+        // Forced, they still round-trip.
+        assert_eq!(ZeroOneForm::of_any(&v).expect("short").expand(), v);
+    }
+
+    #[test]
+    fn a_changed_vector_is_not_matched() {
+        let n = 3 * TASK_GROUPS * GROUP + 5;
+        let v = mixed(n, 0.566, 0.294, 9);
+        let f = ZeroOneForm::of(&v).expect("pays");
+        // The last element, a sampled group's big value, a length change.
+        let mut w = v.clone();
+        w[n - 1] = Scalar::random(&mut ChaCha8Rng::seed_from_u64(1));
+        assert!(!f.matches(&w));
+        let mut w = v.clone();
+        let i = (0..GROUP)
+            .find(|&i| v[i] != Scalar::ZERO && v[i] != Scalar::ONE)
+            .expect("a big value in the first group");
+        w[i] += Scalar::ONE;
+        assert!(!f.matches(&w));
+        assert!(!f.matches(&v[..n - 1]));
+        assert!(f.matches(&v));
+    }
+}
