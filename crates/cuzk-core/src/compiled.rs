@@ -690,7 +690,7 @@ impl WitnessCs {
 /// 2^24 witnesses at once 0.063 µs per row per core, 0.048 with glibc's
 /// huge-page malloc). Only the 2 MiB-aligned interior is advised; buffers
 /// under 4 MiB, other systems and a refusal (THP off) change nothing.
-fn advise_huge_pages<T>(v: &Vec<T>) {
+pub(crate) fn advise_huge_pages<T>(v: &Vec<T>) {
     #[cfg(target_os = "linux")]
     {
         const HUGE: usize = 2 << 20;

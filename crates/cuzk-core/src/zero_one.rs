@@ -39,12 +39,17 @@ pub struct ZeroOneForm {
     big: Vec<Scalar>,
 }
 
-/// The masks (nonzero, big) of one group's elements.
+/// The masks (nonzero, big) of one group's elements. Without branches, on
+/// the Montgomery limbs: a witness's 0, 1 and big values follow no pattern
+/// a branch predictor could learn.
 pub fn group_masks(group: &[Scalar]) -> (u32, u32) {
+    let one = blst::blst_fr::from(Scalar::ONE).l;
     let (mut nonzero, mut big) = (0u32, 0u32);
     for (i, e) in group.iter().enumerate() {
-        let nz = (*e != Scalar::ZERO) as u32;
-        let not_one = (*e != Scalar::ONE) as u32;
+        let l = blst::blst_fr::from(*e).l;
+        let nz = (l[0] | l[1] | l[2] | l[3] != 0) as u32;
+        let not_one =
+            ((l[0] ^ one[0]) | (l[1] ^ one[1]) | (l[2] ^ one[2]) | (l[3] ^ one[3]) != 0) as u32;
         nonzero |= nz << i;
         big |= (nz & not_one) << i;
     }
@@ -85,50 +90,67 @@ impl ZeroOneForm {
 
     /// The form of `v` whether it pays or not; None only when `v` has more
     /// than `u32::MAX` elements.
+    ///
+    /// Two passes over rayon's pool, writing only memory allocated once
+    /// (backed by huge pages where Linux allows, and first touched by the
+    /// threads that fill it): the first reads `v` for the masks and counts
+    /// each task's big elements, the second copies the big elements (only
+    /// those: the masks say where) to the task's share. Per-task buffers
+    /// grown as they went and concatenated after took ~1 s at 2^27 on the
+    /// H200 machine's 16 cores (2026-12-04 call 40), most of it page
+    /// faults of fresh memory taken by all threads at once.
     pub fn of_any(v: &[Scalar]) -> Option<Self> {
         u32::try_from(v.len()).ok()?;
         let groups = v.len().div_ceil(GROUP);
-        let mut header = vec![0u32; groups * HEADER_WORDS];
-        // Each task's masks, offsets within the task and big values.
-        let parts: Vec<Vec<Scalar>> = header
+        let mut header = Vec::with_capacity(groups * HEADER_WORDS);
+        crate::compiled::advise_huge_pages(&header);
+        header.par_extend((0..groups * HEADER_WORDS).into_par_iter().map(|_| 0u32));
+        // Pass 1: masks, offsets within the task, the task's count.
+        let counts: Vec<usize> = header
             .par_chunks_mut(TASK_GROUPS * HEADER_WORDS)
             .zip(v.par_chunks(TASK_GROUPS * GROUP))
             .map(|(h, src)| {
-                let mut values = Vec::new();
-                for (g, group) in src.chunks(GROUP).enumerate() {
+                let mut count = 0usize;
+                for (w, group) in h.chunks_exact_mut(HEADER_WORDS).zip(src.chunks(GROUP)) {
                     let (nz, bg) = group_masks(group);
-                    h[HEADER_WORDS * g] = nz;
-                    h[HEADER_WORDS * g + 1] = bg;
-                    h[HEADER_WORDS * g + 2] = values.len() as u32;
-                    let mut bits = bg;
-                    while bits != 0 {
-                        let i = bits.trailing_zeros() as usize;
-                        bits &= bits - 1;
-                        values.push(group[i]);
-                    }
+                    w[0] = nz;
+                    w[1] = bg;
+                    w[2] = count as u32;
+                    count += bg.count_ones() as usize;
                 }
-                values
+                count
             })
             .collect();
-        // The tasks' values in order, each task's offsets moved by the big
-        // elements before it.
-        let total: usize = parts.iter().map(Vec::len).sum();
-        let mut big = vec![Scalar::ZERO; total];
-        let mut shares = Vec::with_capacity(parts.len());
+        let total: usize = counts.iter().sum();
+        let mut big = Vec::with_capacity(total);
+        crate::compiled::advise_huge_pages(&big);
+        big.par_extend((0..total).into_par_iter().map(|_| Scalar::ZERO));
+        // Pass 2: each task's big elements to its share, its offsets moved
+        // by the big elements before it.
+        let mut shares = Vec::with_capacity(counts.len());
         let mut free = &mut big[..];
         let mut before = 0usize;
-        for values in &parts {
-            let (share, tail) = std::mem::take(&mut free).split_at_mut(values.len());
-            shares.push((share, values, before));
+        for &count in &counts {
+            let (share, tail) = std::mem::take(&mut free).split_at_mut(count);
+            shares.push((share, before));
             free = tail;
-            before += values.len();
+            before += count;
         }
         header
             .par_chunks_mut(TASK_GROUPS * HEADER_WORDS)
+            .zip(v.par_chunks(TASK_GROUPS * GROUP))
             .zip(shares.into_par_iter())
-            .for_each(|(h, (share, values, before))| {
-                share.copy_from_slice(values);
-                for w in h.chunks_exact_mut(HEADER_WORDS) {
+            .for_each(|((h, src), (share, before))| {
+                for (w, group) in h.chunks_exact_mut(HEADER_WORDS).zip(src.chunks(GROUP)) {
+                    let at = w[2] as usize;
+                    let mut bits = w[1];
+                    let mut k = 0;
+                    while bits != 0 {
+                        let i = bits.trailing_zeros() as usize;
+                        bits &= bits - 1;
+                        share[at + k] = group[i];
+                        k += 1;
+                    }
                     w[2] += before as u32;
                 }
             });

@@ -9,9 +9,11 @@
 mod common;
 
 use common::*;
+use cuzk_core::compiled::{CompiledCircuit, Witness};
 use cuzk_core::generator::{CpuFixedBase, FixedBaseEngine, FixedBaseTable};
 use cuzk_core::params::Parameters;
 use cuzk_core::prover::{CpuBackend, MsmResults, ProverBackend};
+use cuzk_core::zero_one::ZeroOneForm;
 use cuzk_core::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use cuzk_core::{PhaseTimings, ProvingAssignment};
 use cuzk_daemon::devices::{DeviceBackend, DeviceError, DeviceInfo, ResidentParams};
@@ -275,4 +277,179 @@ async fn parameters_stay_in_their_file_for_gpus_that_keep_them_resident() {
         )
     });
     assert_eq!((calls, mapped), (4, 4));
+}
+
+/// What the stand-in prover saw of one witness handed to `compute_compiled`.
+#[derive(Clone, Copy, Debug)]
+struct SeenWitness {
+    /// It arrived with a 0/1 form.
+    has_form: bool,
+    /// That form matches its aux vector (false without one).
+    form_matches: bool,
+    /// Its aux vector is one whose form pays (`ZeroOneForm::of` is Some).
+    form_pays: bool,
+}
+
+/// The CPU prover, recording whether each compiled witness it is handed
+/// comes with its aux vector's 0/1 form.
+struct ZeroOneProver {
+    wants: bool,
+    seen: Arc<std::sync::Mutex<Vec<SeenWitness>>>,
+    /// Calls to `compute` (full synthesis's assignments), none expected.
+    assignment_calls: Arc<AtomicUsize>,
+}
+
+impl ProverBackend for ZeroOneProver {
+    fn name(&self) -> &'static str {
+        "fake-gpu"
+    }
+    fn wants_zero_one(&self) -> bool {
+        self.wants
+    }
+    fn compute(
+        &self,
+        params: &Parameters,
+        assignments: &[ProvingAssignment],
+    ) -> cuzk_core::Result<(Vec<MsmResults>, PhaseTimings)> {
+        self.assignment_calls.fetch_add(1, Ordering::SeqCst);
+        CpuBackend.compute(params, assignments)
+    }
+    fn compute_compiled(
+        &self,
+        params: &Parameters,
+        compiled: &CompiledCircuit,
+        witnesses: Vec<Witness>,
+    ) -> cuzk_core::Result<(Vec<MsmResults>, PhaseTimings)> {
+        self.seen
+            .lock()
+            .unwrap()
+            .extend(witnesses.iter().map(|w| SeenWitness {
+                has_form: w.aux_zero_one.is_some(),
+                form_matches: w.aux_zero_one.as_ref().is_some_and(|f| f.matches(&w.aux)),
+                form_pays: ZeroOneForm::of(&w.aux).is_some(),
+            }));
+        CpuBackend.compute_compiled(params, compiled, witnesses)
+    }
+}
+
+/// One stand-in GPU whose prover says whether it wants witnesses in their
+/// 0/1 form.
+struct ZeroOneGpu {
+    wants: bool,
+    seen: Arc<std::sync::Mutex<Vec<SeenWitness>>>,
+    assignment_calls: Arc<AtomicUsize>,
+    resident: FakeResident,
+}
+
+impl DeviceBackend for ZeroOneGpu {
+    fn name(&self) -> &'static str {
+        "fake-gpu"
+    }
+    fn devices(&self) -> Vec<DeviceInfo> {
+        vec![DeviceInfo {
+            index: 0,
+            name: "fake 0".into(),
+            vram_total_bytes: 8 << 30,
+            vram_free_bytes: 8 << 30,
+            ..Default::default()
+        }]
+    }
+    fn prover(&self, device: Option<u32>) -> Arc<dyn ProverBackend> {
+        assert_eq!(device, Some(0), "GPU workers are bound to the device");
+        Arc::new(ZeroOneProver {
+            wants: self.wants,
+            seen: self.seen.clone(),
+            assignment_calls: self.assignment_calls.clone(),
+        })
+    }
+    fn upload_params(
+        &self,
+        _device: u32,
+        id: &str,
+        params: &Arc<Parameters>,
+    ) -> Result<u64, DeviceError> {
+        Ok(self.resident.upload(id, params))
+    }
+    fn release_params(&self, _device: u32, id: &str) {
+        self.resident.release(id);
+    }
+    fn resident_params(&self, _device: u32) -> Vec<ResidentParams> {
+        self.resident.list()
+    }
+    fn wants_zero_one(&self) -> bool {
+        self.wants
+    }
+}
+
+/// Porep-like-12 (4096 constraints, mostly 0/1 witnesses, compiled
+/// synthesis: the default) jobs through a daemon whose one stand-in GPU
+/// wants or does not want the 0/1 form; what its prover saw of each
+/// witness, after checking that every proof verifies.
+async fn zero_one_run(wants: bool) -> Vec<SeenWitness> {
+    const LOG: u32 = 12;
+    const JOBS: u64 = 2;
+    const PARTITIONS: u32 = 2;
+    let gpu = Arc::new(ZeroOneGpu {
+        wants,
+        seen: Arc::default(),
+        assignment_calls: Arc::default(),
+        resident: FakeResident::default(),
+    });
+    let g = gpu.clone();
+    let t = TestDaemon::start_with(
+        |c| {
+            c.kinds.porep_like_log_sizes = vec![LOG];
+            c.engine.gpu_workers_per_device = 1;
+        },
+        move |b| b.device_backend(g),
+    )
+    .await;
+    let mut c = t.unix().await;
+    let mut ids = Vec::new();
+    for seed in 0..JOBS {
+        let id = c
+            .submit_proof(req(LOG, seed, PARTITIONS, P::Normal))
+            .await
+            .unwrap()
+            .into_inner()
+            .job_id;
+        ids.push((id, seed));
+    }
+    let mut done = Vec::new();
+    for (id, seed) in ids {
+        done.push((await_done(&mut c, id).await, seed));
+    }
+    let pvk = t.pvk(LOG);
+    for (r, seed) in &done {
+        check_proofs(&pvk, LOG, *seed, PARTITIONS, r);
+    }
+    t.stop().await;
+    // Every partition went through the compiled path, none as an
+    // assignment.
+    assert_eq!(gpu.assignment_calls.load(Ordering::SeqCst), 0);
+    let seen = gpu.seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), (JOBS * PARTITIONS as u64) as usize, "{seen:?}");
+    // The witnesses are ones whose form pays, so the test tells the cases
+    // apart.
+    assert!(seen.iter().all(|s| s.form_pays), "{seen:?}");
+    seen
+}
+
+/// A backend that wants the 0/1 form gets every witness with it, made on
+/// the synthesis side and matching the witness's aux vector; the proofs
+/// verify.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn witnesses_arrive_with_their_zero_one_form_when_the_backend_wants_it() {
+    let seen = zero_one_run(true).await;
+    assert!(
+        seen.iter().all(|s| s.has_form && s.form_matches),
+        "{seen:?}"
+    );
+}
+
+/// A backend that does not want it gets no witness with one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn witnesses_arrive_without_a_zero_one_form_when_the_backend_does_not_want_it() {
+    let seen = zero_one_run(false).await;
+    assert!(seen.iter().all(|s| !s.has_form), "{seen:?}");
 }

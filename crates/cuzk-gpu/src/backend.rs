@@ -249,6 +249,10 @@ pub struct CudaBackend {
     /// Whether the compiled path's z goes up packed by 0/1
     /// (`GpuConfig::pack_witness`, changed by [`Self::set_pack_witness`]).
     pack_witness: std::sync::atomic::AtomicBool,
+    /// Whether compiled partitions send a witness's 0/1 form made on the
+    /// synthesis side (`GpuConfig::zero_one_form`, changed by
+    /// [`Self::set_zero_one_form`]).
+    zero_one_form: std::sync::atomic::AtomicBool,
 }
 
 fn relock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -311,6 +315,7 @@ impl CudaBackend {
             compiled: Mutex::new(Vec::new()),
             pool_high_max: std::sync::atomic::AtomicU64::new(0),
             pack_witness: std::sync::atomic::AtomicBool::new(config.pack_witness),
+            zero_one_form: std::sync::atomic::AtomicBool::new(config.zero_one_form),
         };
         let free = me.measure_free()?;
         me.budget = VramBudget::new(me.label.clone(), free, config.budget);
@@ -1449,7 +1454,7 @@ impl ProverBackend for CudaBackend {
     }
 
     fn wants_zero_one(&self) -> bool {
-        self.packs_witness()
+        self.uses_zero_one_form()
     }
 
     fn compute(

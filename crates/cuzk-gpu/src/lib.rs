@@ -149,8 +149,17 @@ pub struct GpuConfig {
     /// GB/s; 2^24, call 30: 21.7 against 18.3 ms). Worth turning on where
     /// the link is the slower side (a PCIe Gen4 card, several GPUs sharing
     /// the host's lanes). `CUZK_Z_PACK=1` in the environment turns the
-    /// default on.
+    /// default on. A witness whose 0/1 form the synthesis side made
+    /// (`zero_one_form`) goes up that way whatever this says.
     pub pack_witness: bool,
+    /// Send the aux part of a compiled partition's witness as its 0/1 form
+    /// where the synthesis side made it (`cuzk_core::zero_one`; the
+    /// daemon's synthesis workers and `prove --filecoin` make it when this
+    /// is on: `ProverBackend::wants_zero_one`); needs `pinned_staging`. On
+    /// by default: porep-like 2^27 on the H200 machine, z's upload 27.9 ms
+    /// (652 of 4295 MB sent) against 101.2 raw (2026-12-04 call 40).
+    /// `CUZK_Z_FORM=0` in the environment turns the default off.
+    pub zero_one_form: bool,
 }
 
 /// The default of [`GpuConfig::pack_witness`]: off, unless `CUZK_Z_PACK`
@@ -159,6 +168,15 @@ fn pack_witness_default() -> bool {
     matches!(
         std::env::var("CUZK_Z_PACK").as_deref().map(str::trim),
         Ok("1" | "on" | "true")
+    )
+}
+
+/// The default of [`GpuConfig::zero_one_form`]: on, unless `CUZK_Z_FORM`
+/// is `0` (or `off`, `false`).
+fn zero_one_form_default() -> bool {
+    !matches!(
+        std::env::var("CUZK_Z_FORM").as_deref().map(str::trim),
+        Ok("0" | "off" | "false")
     )
 }
 
@@ -177,6 +195,7 @@ impl Default for GpuConfig {
             keep_compiled_resident: true,
             compiled_block_bytes: COMPILED_BLOCK_BYTES,
             pack_witness: pack_witness_default(),
+            zero_one_form: zero_one_form_default(),
         }
     }
 }

@@ -62,6 +62,9 @@ pub struct Unpack<'a> {
     /// are copied as they are, with nothing to classify on the way. Missing
     /// entries (and None) are packed as they go up.
     pub forms: &'a [Option<&'a ZeroOneForm>],
+    /// Whether the first `parts` sources without a form are packed as they
+    /// go up (where that pays); off, they go raw.
+    pub on_the_way: bool,
     /// The device buffer packed pieces are copied to, at least
     /// [`PACK_STAGING_BYTES`] long; the caller keeps it allocated until the
     /// stream has finished.
@@ -176,6 +179,7 @@ pub fn upload_all(
                     sent += form_through_ring(stream, ring, form, dst.ptr, u, cancel)?
                 }
                 (Some(ring), _, _) => {
+                    let unpack = unpack.filter(|u| u.on_the_way);
                     sent += through_ring(stream, ring, src, dst.ptr, unpack, cancel)?
                 }
                 (None, _, _) => {

@@ -420,7 +420,15 @@ impl CudaBackend {
                     u32s_as_bytes(&m.coefs()[lo..hi]),
                 ];
                 let dsts = [d.row_start, d.cols, d.coef].map(|(ptr, len)| DeviceDst { ptr, len });
-                self.copy_up(slot, &srcs, &dsts, 0, &[], "copy to device (matrix block)")?;
+                self.copy_up(
+                    slot,
+                    &srcs,
+                    &dsts,
+                    0,
+                    &[],
+                    false,
+                    "copy to device (matrix block)",
+                )?;
                 let csr = dev.csr_from_staging(buffers, block.rows.len(), base)?;
                 dev.spmv_device(&csr, table, z, &mut out, first)?;
                 staging = Some(csr.into_staging());
@@ -532,8 +540,23 @@ impl CudaBackend {
 
     /// Whether a partition starting now sends z packed: packing writes
     /// into the pinned ring's buffers, so it needs pinned staging.
-    pub(crate) fn packs_witness(&self) -> bool {
+    fn packs_witness(&self) -> bool {
         self.config.pinned_staging && self.pack_witness.load(Ordering::Relaxed)
+    }
+
+    /// Whether compiled partitions send a witness's 0/1 form where the
+    /// synthesis side made it ([`GpuConfig::zero_one_form`](crate::GpuConfig),
+    /// which sets it at open): benchmarks compare it with the other ways
+    /// on one warm backend.
+    pub fn set_zero_one_form(&self, on: bool) {
+        self.zero_one_form.store(on, Ordering::Relaxed);
+    }
+
+    /// Whether a partition starting now sends a witness's 0/1 form (and so
+    /// whether the synthesis side should make it): it goes through the
+    /// pinned ring's buffers, so it needs pinned staging.
+    pub(crate) fn uses_zero_one_form(&self) -> bool {
+        self.config.pinned_staging && self.zero_one_form.load(Ordering::Relaxed)
     }
 
     /// Copies each `srcs[k]` to `dsts[k]` on the slot's stream, through the
@@ -545,7 +568,8 @@ impl CudaBackend {
     /// [`PACK_STAGING_BYTES`](crate::upload::PACK_STAGING_BYTES) the caller
     /// has reserved; 0 sends everything raw. `forms[k]`, where given, is
     /// source k's 0/1 form made on the synthesis side (checked against it
-    /// by the caller), sent as it is. Returns whether the copies
+    /// by the caller), sent as it is; the others of the first `pack_parts`
+    /// are packed as they go up when `on_the_way`. Returns whether the copies
     /// went through pinned memory and the bytes sent; `op` names them in
     /// errors.
     fn copy_up(
@@ -555,6 +579,7 @@ impl CudaBackend {
         dsts: &[DeviceDst],
         pack_parts: usize,
         forms: &[Option<&ZeroOneForm>],
+        on_the_way: bool,
         op: &'static str,
     ) -> Result<(bool, u64)> {
         use crate::upload::{
@@ -591,6 +616,7 @@ impl CudaBackend {
         let unpack = staging.as_ref().map(|s| Unpack {
             parts: pack_parts,
             forms,
+            on_the_way,
             staging: DeviceDst {
                 ptr: slot.dev.scalars_address(s),
                 len: PACK_STAGING_BYTES,
@@ -649,10 +675,10 @@ impl CudaBackend {
 
     /// z = (inputs, aux) into a new device buffer through the pinned
     /// staging ring (pageable copies where the host refuses page-locked
-    /// memory or pinned staging is off), packed by 0/1 when `pack` (the
-    /// caller has reserved the staging buffer; the aux part from
-    /// `aux_form`, its 0/1 form checked against `aux`, where given), on the
-    /// slot's own stream,
+    /// memory or pinned staging is off): the aux part as its 0/1 form
+    /// `aux_form` where given (checked against `aux` by the caller), else
+    /// packed by 0/1 on the way when `pack` (either way the caller has
+    /// reserved the staging buffer), on the slot's own stream,
     /// and with it, when `with` is given (a system whose matrices are
     /// streamed), that system's table and densities (raw); the device's
     /// stream waits for the last copy. Returns z, the table and densities
@@ -703,8 +729,9 @@ impl CudaBackend {
             slot,
             &srcs,
             &dsts,
-            if pack { 2 } else { 0 },
+            if pack || aux_form.is_some() { 2 } else { 0 },
             &[None, aux_form],
+            pack,
             op,
         );
         // Until the copies are done the ring's buffers are busy and z is
@@ -726,10 +753,10 @@ impl CudaBackend {
         Ok((z, system, stats))
     }
 
-    /// z = (inputs, aux) up as a compiled partition sends it (packed by 0/1
-    /// where that pays when `pack`, from `aux_form` where given and it
-    /// matches, else raw), and back: z as the device holds it, and the
-    /// bytes sent. For the GPU checks, which compare it with what went up;
+    /// z = (inputs, aux) up as a compiled partition sends it (the aux part
+    /// as `aux_form` where given and it matches `aux`, else packed by 0/1
+    /// on the way where that pays when `pack`, else raw), and back: z as
+    /// the device holds it, and the bytes sent. For the GPU checks, which compare it with what went up;
     /// its device memory is not counted in the VRAM budget (a check holds
     /// nothing else).
     pub fn witness_round_trip(
@@ -740,8 +767,9 @@ impl CudaBackend {
         pack: bool,
     ) -> Result<(Vec<Scalar>, u64)> {
         let slot = self.acquire_slot();
-        let pack = pack && self.config.pinned_staging;
-        let form = pack.then(|| checked_form(aux_form, aux)).flatten();
+        let pinned = self.config.pinned_staging;
+        let pack = pack && pinned;
+        let form = pinned.then(|| checked_form(aux_form, aux)).flatten();
         let (z, _, stats) = self.upload_witness(&slot, inputs, aux, form, None, pack)?;
         slot.dev.synchronize()?;
         Ok((slot.dev.download_scalars(&z)?, stats.sent))
@@ -791,9 +819,15 @@ impl CudaBackend {
                 self.config.compiled_block_bytes as u64,
             )),
         };
-        // z packed by 0/1 (read once: the setting may change meanwhile).
+        // z packed by 0/1 on the way, and the 0/1 form made on the
+        // synthesis side (the settings read once: they may change
+        // meanwhile).
         let pack = self.packs_witness();
-        let pack_staging = if pack {
+        let form = self
+            .uses_zero_one_form()
+            .then(|| checked_form(w.aux_zero_one.as_ref(), &w.aux))
+            .flatten();
+        let pack_staging = if pack || form.is_some() {
             crate::upload::PACK_STAGING_BYTES as u64
         } else {
             0
@@ -841,18 +875,11 @@ impl CudaBackend {
                 )
             })
             .transpose()?;
-        let staging_held = pack
+        let staging_held = (pack_staging > 0)
             .then(|| grant.reserve(pack_staging, "z's packed staging buffer (upload)"))
             .transpose()?;
-        let (z, streamed_aux, upload) = self.upload_witness(
-            &slot,
-            &w.inputs,
-            &w.aux,
-            pack.then(|| checked_form(w.aux_zero_one.as_ref(), &w.aux))
-                .flatten(),
-            streamed.then_some(cc),
-            pack,
-        )?;
+        let (z, streamed_aux, upload) =
+            self.upload_witness(&slot, &w.inputs, &w.aux, form, streamed.then_some(cc), pack)?;
         drop(staging_held);
         let pinned = upload.pinned;
         let aux = match &mats {
