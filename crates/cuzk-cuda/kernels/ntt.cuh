@@ -216,16 +216,27 @@ NTT_PASS(ntt_pass_r3x2, 3, 2)
 NTT_PASS(ntt_pass_r2x3, 2, 3)
 #undef NTT_PASS
 
-// H's pointwise steps (src/device/ntt.rs, `h_finish_device`): the product
-// of a's and b's coset values, then the subtraction of C's coefficients
-// (already divided by Z) from the quotient's.
+// H's steps (src/device/ntt.rs, `h_finish_device`): the product of a's and
+// b's coset values, then, after the DIF passes of that product (U, in a)
+// and of c (V, in c; both bit-reversed, unscaled), one permutation back
+// that also scales and subtracts: a[j] = p(j) U[rev j] - p(0) V[rev j], with
+// p(j) = s g^-j from the tables (s = n^-1 / Z, the tables' c): the coset
+// inverse of a b over Z minus C's coefficients over Z. It replaces c's own
+// permutation and scaling and a separate subtraction pass.
 extern "C" __global__ void ntt_mul_pointwise(Fr* a, const Fr* b, uint32_t n) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     st_fr(a + i, ld_fr(a + i) * ldg_fr(b + i));
 }
-extern "C" __global__ void ntt_sub_pointwise(Fr* a, const Fr* c, uint32_t n) {
+extern "C" __global__ void h_finish_bitrev(Fr* a, const Fr* c, uint32_t lg, const Fr* lo,
+                                           const Fr* hi, uint32_t lo_bits) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    st_fr(a + i, ld_fr(a + i) - ldg_fr(c + i));
+    if (lg > 31 || i >= (1u << lg)) return;
+    uint32_t r = lg == 0 ? 0 : __brev(i) >> (32 - lg);
+    if (i > r) return;
+    const Fr s = power_from_tables(lo, hi, lo_bits, 0);
+    const Fr ui = ld_fr(a + i), ur = ld_fr(a + r);
+    const Fr vi = ldg_fr(c + i), vr = ldg_fr(c + r);
+    st_fr(a + i, ur * power_from_tables(lo, hi, lo_bits, i) - vr * s);
+    if (i != r) st_fr(a + r, ui * power_from_tables(lo, hi, lo_bits, r) - vi * s);
 }

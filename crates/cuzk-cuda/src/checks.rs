@@ -919,7 +919,7 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
             );
         }
     }
-    for m in [1usize, 2, 3, 7, 100, 1000, (1 << 16) + 3] {
+    for m in [1usize, 2, 3, 7, 100, 1000, (1 << 16) + 3, (1 << 20) - 5] {
         r.case(&format!("ntt/compute_h {m} vs cpu"), |dev, rng| {
             let a = random_scalars(m, rng.gen());
             let b = random_scalars(m, rng.gen());

@@ -85,7 +85,7 @@ struct Kernels {
     /// Indexed by [`NttPass::index`].
     ntt_pass: [ntt::NttPassKernel; NttPass::ALL.len()],
     ntt_mul_pointwise: ntt::NttMulPointwise,
-    ntt_sub_pointwise: ntt::NttSubPointwise,
+    h_finish_bitrev: ntt::HFinishBitrev,
     scan_block: scan::ScanBlock,
     scan_add: scan::ScanAdd,
     msm_digits: msm::MsmDigits,
@@ -212,7 +212,7 @@ impl CudaDevice {
             ntt_bitrev: ntt::NttBitrev::load(&f)?,
             ntt_pass: ntt::NttPassKernel::load_all(&f)?,
             ntt_mul_pointwise: ntt::NttMulPointwise::load(&f)?,
-            ntt_sub_pointwise: ntt::NttSubPointwise::load(&f)?,
+            h_finish_bitrev: ntt::HFinishBitrev::load(&f)?,
             scan_block: scan::ScanBlock::load(&f)?,
             scan_add: scan::ScanAdd::load(&f)?,
             msm_digits: msm::MsmDigits::load(&f)?,

@@ -43,15 +43,16 @@ typed_kernels! {
     );
     /// `ntt_mul_pointwise`: a[i] = a[i] b[i].
     NttMulPointwise["ntt_mul_pointwise"](a: DevPtr, b: DevPtr, n: u32);
-    /// `ntt_sub_pointwise`: a[i] = a[i] - c[i].
-    NttSubPointwise["ntt_sub_pointwise"](a: DevPtr, c: DevPtr, n: u32);
+    /// `h_finish_bitrev`: a[j] = p(j) a[rev j] - p(0) c[rev j], p(j) the
+    /// power tables' c*base^j (H's last step, [`CudaDevice::h_finish_device`]).
+    HFinishBitrev["h_finish_bitrev"](a: DevPtr, c: DevPtr, lg: u32, lo: DevPtr, hi: DevPtr, lo_bits: u32);
 }
 
 /// Threads per block of ntt_powers.
 const NTT_POWERS_BLOCK: u32 = 256;
 /// Threads per block of ntt_bitrev.
 const NTT_BITREV_BLOCK: u32 = 256;
-/// Threads per block of ntt_mul_pointwise and ntt_sub_pointwise.
+/// Threads per block of ntt_mul_pointwise.
 const NTT_POINTWISE_BLOCK: u32 = 256;
 // The pass kernels' blocks are sized per pass (`host::ntt_pass_threads`,
 // at most their `__launch_bounds__(256)`).
@@ -429,21 +430,26 @@ impl CudaDevice {
     // constant on the coset (g^n - 1), so the result equals
     // coset_inverse(a b) / Z - coset_inverse(c_coset) / Z, and the
     // coset inverse of C's coset values is C's coefficients, inverse(c):
-    // c needs one transform instead of two. The factor 1/Z rides on each
-    // inverse's final scaling; what is left is a product and a
-    // subtraction per element.
+    // c needs one transform instead of two. Both inverses are DIF passes
+    // (bit-reversed out, unscaled) and one permutation back that scales
+    // (n^-1 g^-j / Z and n^-1 / Z) and subtracts (`h_finish_bitrev`).
 
-    /// H's step for c: its coefficients divided by Z, in place, natural
-    /// order (c holds its evaluations on the domain of 2^lg, zero-padded).
+    /// H's step for c: the DIF passes of its inverse transform, in place
+    /// (c holds its evaluations on the domain of 2^lg, zero-padded; it is
+    /// left bit-reversed and unscaled, for [`Self::h_finish_device`]).
     pub fn h_c_coeffs_device(&self, c: &mut CudaSlice<u8>, lg: u32) -> Result<()> {
         self.check_ntt_buffer(c, lg)?;
-        self.ntt_inverse_scaled(self.p(c), lg, false, h_z_inv(lg))
+        if lg > 0 {
+            self.ntt_run_passes(self.p(c), lg, true, None)?;
+        }
+        Ok(())
     }
 
     /// H's last steps: with `a` and `b` taken to the coset
     /// ([`Self::evals_to_coset_device`]) and `c` by
-    /// [`Self::h_c_coeffs_device`], leaves H's 2^lg coefficients in `a`:
-    /// coset_inverse(a b) / Z - c. `b` and `c` are left as scratch.
+    /// [`Self::h_c_coeffs_device`], leaves H's 2^lg coefficients in `a`,
+    /// natural order: coset_inverse(a b) / Z - inverse(c) / Z. `b` and `c`
+    /// are left as scratch.
     pub fn h_finish_device(
         &self,
         a: &mut CudaSlice<u8>,
@@ -472,15 +478,27 @@ impl CudaDevice {
             self.p(b),
             n as u32,
         )?;
-        self.ntt_inverse_scaled(self.p(a), lg, true, h_z_inv(lg))?;
-        self.k.ntt_sub_pointwise.launch(
+        if lg > 0 {
+            self.ntt_run_passes(self.p(a), lg, true, None)?;
+        }
+        // p(j) = n^-1 g^-j / Z: the coset inverse's scaling over Z; p(0)
+        // the plain inverse's.
+        let n_inv = Scalar::from(n as u64).invert().expect("n is nonzero in Fr");
+        let g_inv = Scalar::MULTIPLICATIVE_GENERATOR
+            .invert()
+            .expect("g is nonzero");
+        let (lo, hi, lo_bits) = self.power_tables(g_inv, h_z_inv(lg) * n_inv, lg)?;
+        self.k.h_finish_bitrev.launch(
             self,
-            "ntt_sub_pointwise",
+            "h_finish_bitrev",
             n,
-            cfg,
+            cfg1d(n, NTT_BITREV_BLOCK),
             self.p(a),
             self.p(c),
-            n as u32,
+            lg,
+            self.p(&lo),
+            self.p(&hi),
+            lo_bits,
         )
     }
 
