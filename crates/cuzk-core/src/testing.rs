@@ -144,6 +144,25 @@ impl Circuit<Scalar> for LayoutCircuit {
     }
 }
 
+/// `n` scalars, each 0 with probability `zeros`, 1 with `ones`, else
+/// random: a witness-like mix for tests of the 0/1 paths
+/// ([`crate::zero_one`], a backend's packed upload).
+pub fn zero_one_mix(n: usize, zeros: f64, ones: f64, seed: u64) -> Vec<Scalar> {
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    (0..n)
+        .map(|_| {
+            let u: f64 = rng.gen();
+            if u < zeros {
+                Scalar::ZERO
+            } else if u < zeros + ones {
+                Scalar::ONE
+            } else {
+                Scalar::random(&mut rng)
+            }
+        })
+        .collect()
+}
+
 /// Compare `backend` with the CPU backend on every case; see the module
 /// documentation for the cases. Takes a few seconds on two cores.
 pub fn check_backend(backend: &dyn ProverBackend) -> Result<(), ConformanceError> {

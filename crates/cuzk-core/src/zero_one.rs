@@ -44,9 +44,14 @@ pub struct ZeroOneForm {
 /// a branch predictor could learn.
 pub fn group_masks(group: &[Scalar]) -> (u32, u32) {
     let one = blst::blst_fr::from(Scalar::ONE).l;
+    limb_masks(group.iter().map(|e| blst::blst_fr::from(*e).l), &one)
+}
+
+/// [`group_masks`] of elements given as their four Montgomery limbs (as a
+/// byte copy of z reads them), `one` the Montgomery one's.
+pub fn limb_masks(group: impl Iterator<Item = [u64; 4]>, one: &[u64; 4]) -> (u32, u32) {
     let (mut nonzero, mut big) = (0u32, 0u32);
-    for (i, e) in group.iter().enumerate() {
-        let l = blst::blst_fr::from(*e).l;
+    for (i, l) in group.enumerate() {
         let nz = (l[0] | l[1] | l[2] | l[3] != 0) as u32;
         let not_one =
             ((l[0] ^ one[0]) | (l[1] ^ one[1]) | (l[2] ^ one[2]) | (l[3] ^ one[3]) != 0) as u32;
@@ -247,26 +252,9 @@ impl ZeroOneForm {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::{Rng, SeedableRng};
+    use crate::testing::zero_one_mix as mixed;
+    use rand::SeedableRng;
     use rand_chacha::ChaCha8Rng;
-
-    /// `n` scalars: each 0 with probability `zeros`, 1 with `ones`, else
-    /// random.
-    pub(crate) fn mixed(n: usize, zeros: f64, ones: f64, seed: u64) -> Vec<Scalar> {
-        let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        (0..n)
-            .map(|_| {
-                let u: f64 = rng.gen();
-                if u < zeros {
-                    Scalar::ZERO
-                } else if u < zeros + ones {
-                    Scalar::ONE
-                } else {
-                    Scalar::random(&mut rng)
-                }
-            })
-            .collect()
-    }
 
     #[test]
     fn round_trips_at_every_size() {

@@ -1115,10 +1115,9 @@ fn packed_witness(t: &mut Tally) {
             ("stale form, no packing", false, stale.as_ref(), false),
             ("raw", false, None, false),
         ] {
-            if how.starts_with("prepared") || how.starts_with("stale") {
-                if form.is_none() {
-                    continue;
-                }
+            // A form that was not made (it does not pay) has nothing to send.
+            if (how.starts_with("prepared") || how.starts_with("stale")) && form.is_none() {
+                continue;
             }
             let r = gpu
                 .witness_round_trip(&inputs, aux, form, pack)

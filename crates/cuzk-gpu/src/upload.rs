@@ -121,6 +121,18 @@ impl<'a> Ring<'a> {
     fn slot_bytes(&self) -> usize {
         self.slots[0].0.len()
     }
+
+    /// The next buffer, once the copy engine has finished reading it, and
+    /// where to put the event of the copy that reads it next.
+    fn next_slot(&mut self) -> Result<(&mut [u8], &mut Option<CudaEvent>), UploadError> {
+        let k = self.next;
+        self.next = (k + 1) % self.slots.len();
+        let (lease, done) = &mut self.slots[k];
+        if let Some(ev) = done.take() {
+            ev.synchronize()?;
+        }
+        Ok((lease.bytes_mut()?, done))
+    }
 }
 
 impl Drop for Ring<'_> {
@@ -240,13 +252,7 @@ fn through_ring(
         if cancel.load(Ordering::Relaxed) {
             return Ok(sent);
         }
-        let k = ring.next;
-        ring.next = (k + 1) % ring.slots.len();
-        let (lease, done) = &mut ring.slots[k];
-        if let Some(ev) = done.take() {
-            ev.synchronize()?;
-        }
-        let buf = lease.bytes_mut()?;
+        let (buf, done) = ring.next_slot()?;
         let at = dst + (i * piece_bytes) as u64;
         let packed = unpack.and_then(|u| {
             let room = buf.len().min(u.staging.len);
@@ -307,13 +313,7 @@ fn form_through_ring(
         // a ring buffer.
         let end = crate::zpack::form_piece_end(form, g, room)
             .expect("a ring buffer holds one group of a packed piece");
-        let k = ring.next;
-        ring.next = (k + 1) % ring.slots.len();
-        let (lease, done) = &mut ring.slots[k];
-        if let Some(ev) = done.take() {
-            ev.synchronize()?;
-        }
-        let buf = lease.bytes_mut()?;
+        let (buf, done) = ring.next_slot()?;
         let (len, n) = crate::zpack::write_form_piece(form, g, end, &mut buf[..room]);
         let at = dst + (g * cuzk_core::zero_one::GROUP * cuzk_cuda::host::FR_BYTES) as u64;
         // SAFETY: as for a piece packed on the way (through_ring): the

@@ -83,21 +83,11 @@ fn limbs(e: &[u8]) -> Limbs {
     out
 }
 
-/// The masks (nonzero, big) of one group's elements. Without branches:
-/// a witness's 0, 1 and big values follow no pattern a branch predictor
-/// could learn (with branches, 512 MB took 145 ms against 120 ms on the
-/// build machine).
+/// The masks (nonzero, big) of one group's elements, read as limbs
+/// (cuzk-core's `limb_masks`, without branches: with branches, 512 MB took
+/// 145 ms against 120 ms on the build machine).
 fn masks(group: &[u8], one: &Limbs) -> (u32, u32) {
-    let (mut nonzero, mut big) = (0u32, 0u32);
-    for (i, e) in group.chunks_exact(FR_BYTES).enumerate() {
-        let l = limbs(e);
-        let nz = (l[0] | l[1] | l[2] | l[3] != 0) as u32;
-        let not_one =
-            ((l[0] ^ one[0]) | (l[1] ^ one[1]) | (l[2] ^ one[2]) | (l[3] ^ one[3]) != 0) as u32;
-        nonzero |= nz << i;
-        big |= (nz & not_one) << i;
-    }
-    (nonzero, big)
+    cuzk_core::zero_one::limb_masks(group.chunks_exact(FR_BYTES).map(limbs), one)
 }
 
 fn word(h: &[u8], i: usize) -> u32 {
@@ -312,30 +302,9 @@ fn give_scratch(v: Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use blstrs::Scalar;
+    use cuzk_core::testing::zero_one_mix as witness;
     use cuzk_cuda::host::scalars_as_bytes;
     use cuzk_cuda::zpack::expand;
-    use ff::Field;
-    use rand::{Rng, SeedableRng};
-    use rand_chacha::ChaCha8Rng;
-
-    /// `n` scalars: each 0 with probability `zeros`, 1 with `ones`, else
-    /// random.
-    fn witness(n: usize, zeros: f64, ones: f64, seed: u64) -> Vec<Scalar> {
-        let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        (0..n)
-            .map(|_| {
-                let u: f64 = rng.gen();
-                if u < zeros {
-                    Scalar::ZERO
-                } else if u < zeros + ones {
-                    Scalar::ONE
-                } else {
-                    Scalar::random(&mut rng)
-                }
-            })
-            .collect()
-    }
 
     /// What z holds on the device after `src` went up in pieces of
     /// `piece_bytes` as upload.rs sends them: each packed where pack_piece

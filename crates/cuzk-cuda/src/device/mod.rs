@@ -425,7 +425,7 @@ mod tests {
                     NttBitrev::SIGNATURE,
                     NttPassKernel::SIGNATURE,
                     NttMulPointwise::SIGNATURE,
-                    NttSubPointwise::SIGNATURE,
+                    HFinishBitrev::SIGNATURE,
                 ],
             ),
             (

@@ -27,6 +27,16 @@ use std::ops::Range;
 use crate::upload::DeviceDst;
 use cuzk_core::zero_one::ZeroOneForm;
 
+/// Which of [`CudaBackend::copy_up`]'s sources go packed by 0/1: the
+/// first `parts`, each as its 0/1 form where `forms` gives one, else
+/// packed on the way when `on_the_way`; the default sends all raw.
+#[derive(Clone, Copy, Default)]
+struct ZPacking<'a> {
+    parts: usize,
+    forms: &'a [Option<&'a ZeroOneForm>],
+    on_the_way: bool,
+}
+
 /// `form` where it matches `aux` (the witness's 0/1 form made on the
 /// synthesis side); one that does not (aux changed after it was made) is
 /// left out with a warning, and z is packed as it goes up instead.
@@ -424,9 +434,7 @@ impl CudaBackend {
                     slot,
                     &srcs,
                     &dsts,
-                    0,
-                    &[],
-                    false,
+                    ZPacking::default(),
                     "copy to device (matrix block)",
                 )?;
                 let csr = dev.csr_from_staging(buffers, block.rows.len(), base)?;
@@ -563,25 +571,25 @@ impl CudaBackend {
     /// pinned staging ring (pageable copies where the host refuses
     /// page-locked memory or pinned staging is off), and makes the
     /// device's stream wait, on the device, for every copy. The first
-    /// `pack_parts` sources are Montgomery scalars that go packed by 0/1
-    /// where that pays (upload.rs), through a device staging buffer of
+    /// `packing.parts` sources are Montgomery scalars that may go packed
+    /// by 0/1 ([`ZPacking`]; upload.rs), through a device staging buffer of
     /// [`PACK_STAGING_BYTES`](crate::upload::PACK_STAGING_BYTES) the caller
-    /// has reserved; 0 sends everything raw. `forms[k]`, where given, is
-    /// source k's 0/1 form made on the synthesis side (checked against it
-    /// by the caller), sent as it is; the others of the first `pack_parts`
-    /// are packed as they go up when `on_the_way`. Returns whether the copies
-    /// went through pinned memory and the bytes sent; `op` names them in
-    /// errors.
+    /// has reserved; a form given is made on the synthesis side and checked
+    /// against its source by the caller. Returns whether the copies went
+    /// through pinned memory and the bytes sent; `op` names them in errors.
     fn copy_up(
         &self,
         slot: &Slot,
         srcs: &[&[u8]],
         dsts: &[DeviceDst],
-        pack_parts: usize,
-        forms: &[Option<&ZeroOneForm>],
-        on_the_way: bool,
+        packing: ZPacking<'_>,
         op: &'static str,
     ) -> Result<(bool, u64)> {
+        let ZPacking {
+            parts: pack_parts,
+            forms,
+            on_the_way,
+        } = packing;
         use crate::upload::{
             upload_all, Ring, Unpack, PACK_STAGING_BYTES, RING_SLOTS, RING_SLOT_BYTES,
         };
@@ -725,15 +733,13 @@ impl CudaBackend {
         };
         let clock = Instant::now();
         // z's two parts (inputs, aux) may go packed.
-        let copied = self.copy_up(
-            slot,
-            &srcs,
-            &dsts,
-            if pack || aux_form.is_some() { 2 } else { 0 },
-            &[None, aux_form],
-            pack,
-            op,
-        );
+        let forms = [None, aux_form];
+        let packing = ZPacking {
+            parts: if pack || aux_form.is_some() { 2 } else { 0 },
+            forms: &forms,
+            on_the_way: pack,
+        };
+        let copied = self.copy_up(slot, &srcs, &dsts, packing, op);
         // Until the copies are done the ring's buffers are busy and z is
         // incomplete: the partition's first kernels wait on the device. A
         // failed upload may have left copies in flight into z, which its
