@@ -735,7 +735,75 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
     if want("spmv") {
         spmv_rows(dev, &card, opts, &want, &mut push)?;
     }
+
+    // ---- Large device allocations (printed only): z's upload and the
+    // MSM's keys pay ~1 ms per GB for theirs inside a partition though the
+    // pool does not grow (2026-12-04 calls 38-42); which patterns cost it.
+    if want("alloc") {
+        alloc_lines(dev, sz(27))?;
+    }
     Ok(BenchReport { card, rows })
+}
+
+/// Times `alloc_scalars` of 2^lg scalars (allocation on the device's
+/// stream and the wait for it) in three patterns, five times each, with the
+/// pool's reserved / used bytes after each pattern.
+fn alloc_lines(dev: &CudaDevice, lg: u32) -> Result<()> {
+    let n = 1usize << lg;
+    let gb = |b: u64| b as f64 / 1e9;
+    let pool = |dev: &CudaDevice| {
+        dev.pool_usage().map_or("?".to_string(), |(r, u)| {
+            format!("{:.2} / {:.2} GB", gb(r), gb(u))
+        })
+    };
+    let timed = |dev: &CudaDevice, len: usize| -> Result<(crate::DeviceScalars, f64)> {
+        dev.synchronize()?;
+        let clock = Instant::now();
+        let s = dev.alloc_scalars(len)?;
+        Ok((s, clock.elapsed().as_secs_f64() * 1e3))
+    };
+    // 1. The same size again and again, freed between.
+    let mut same = Vec::new();
+    for _ in 0..5 {
+        let (z, ms) = timed(dev, n)?;
+        same.push(ms);
+        drop(z);
+    }
+    eprintln!(
+        "alloc 2^{lg} scalars ({:.2} GB), freed between: {same:.2?} ms; pool {}",
+        gb(n as u64 * 32),
+        pool(dev)
+    );
+    // 2. Freed while a later, smaller allocation stays (the MSM's keys,
+    // then its chunk arrays), then the same size again.
+    let mut after = Vec::new();
+    for _ in 0..5 {
+        let (z, _) = timed(dev, n)?;
+        let (other, _) = timed(dev, n / 4)?;
+        drop(z);
+        let (z, ms) = timed(dev, n)?;
+        after.push(ms);
+        drop((z, other));
+    }
+    eprintln!(
+        "alloc 2^{lg} scalars again while a quarter-size one allocated after the first stays: {after:.2?} ms; pool {}",
+        pool(dev)
+    );
+    // 3. Half the size, twice, then the whole size (pieces to coalesce).
+    let mut halves = Vec::new();
+    for _ in 0..5 {
+        let (a, _) = timed(dev, n / 2)?;
+        let (b, _) = timed(dev, n / 2)?;
+        drop((a, b));
+        let (z, ms) = timed(dev, n)?;
+        halves.push(ms);
+        drop(z);
+    }
+    eprintln!(
+        "alloc 2^{lg} scalars after two halves were freed: {halves:.2?} ms; pool {}",
+        pool(dev)
+    );
+    Ok(())
 }
 
 #[cfg(feature = "cuda")]

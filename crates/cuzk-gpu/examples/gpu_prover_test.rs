@@ -1333,9 +1333,11 @@ fn compiled_bench(
         };
         let line = |name: &str, rs: &[PartitionReport]| {
             format!(
-                "{name}: abc {:.1} ms, upload {:.1} ms (copies {:.1} ms, {:.1} MB, {:.1} MB sent), H {:.1} ms, msm h {:.1} / l {:.1} / a {:.1} / b1 {:.1} / b2 {:.1} ms, host prep {:.1} ms",
+                "{name}: abc {:.1} ms, upload {:.1} ms (wait {:.1}, z alloc {:.1}, copies {:.1} ms, {:.1} MB, {:.1} MB sent), H {:.1} ms, msm h {:.1} / l {:.1} / a {:.1} / b1 {:.1} / b2 {:.1} ms, host prep {:.1} ms",
                 phase(rs, &|r| r.timings.abc),
                 phase(rs, &|r| r.timings.upload),
+                phase(rs, &|r| Duration::from_secs_f64(r.upload_wait_ms / 1e3)),
+                phase(rs, &|r| Duration::from_secs_f64(r.upload_alloc_ms / 1e3)),
                 median(rs.iter().map(|r| Duration::from_secs_f64(r.upload_copy_ms / 1e3)).collect::<Vec<_>>()).as_secs_f64() * 1e3,
                 rs.first().map_or(0.0, |r| r.upload_bytes as f64 / 1e6),
                 rs.first().map_or(0.0, |r| r.upload_sent_bytes as f64 / 1e6),

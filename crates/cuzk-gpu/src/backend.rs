@@ -116,6 +116,11 @@ pub struct PartitionReport {
     /// zero where not measured (the host path).
     pub upload_bytes: u64,
     pub upload_copy_ms: f64,
+    /// Of the upload phase before the copies: the wait for what the
+    /// device's stream still had to do, then z's allocation, in
+    /// milliseconds (zero on the host path).
+    pub upload_wait_ms: f64,
+    pub upload_alloc_ms: f64,
     /// Bytes the upload phase sent over the link: `upload_bytes` less what
     /// packing z by 0/1 saved (equal to it when everything went raw).
     pub upload_sent_bytes: u64,
@@ -840,6 +845,8 @@ impl CudaBackend {
             abc_row_blocks: 0,
             upload_bytes: 0,
             upload_copy_ms: 0.0,
+            upload_wait_ms: 0.0,
+            upload_alloc_ms: 0.0,
             upload_sent_bytes: 0,
         };
         Ok((

@@ -330,6 +330,12 @@ impl CudaDevice {
     pub(crate) fn stream(&self) -> &Arc<CudaStream> {
         &self.stream
     }
+    /// The default memory pool's reserved and used bytes now, where the
+    /// driver answers (benchmarks).
+    pub fn pool_usage(&self) -> Option<(u64, u64)> {
+        pool_usage(&self.ctx)
+    }
+
     pub(crate) fn context(&self) -> &Arc<CudaContext> {
         &self.ctx
     }
