@@ -27,8 +27,13 @@ pub const HEADER_WORDS: usize = 3;
 /// Groups per parallel task: 1024 groups are 1 MiB of the vector.
 const TASK_GROUPS: usize = 1024;
 
-/// The decision reads about this many groups spread evenly over the vector
-/// (every group of a shorter one), as the check against a vector does.
+/// The decision reads about this many groups spread evenly over a vector or
+/// a piece of one (every group of fewer), as the check against a vector
+/// does: 512 of a 32 MiB upload piece's 32768 (~1.5% of a raw copy's
+/// reads), enough to tell a Filecoin witness (~14% big) from random values
+/// (all big). A fixed stride of 64 groups read only the first group of a
+/// small witness (porep-like 2^10: 32 groups), whose first values are big,
+/// and sent the whole witness raw (H200, 2026-12-04 call 30).
 const SAMPLE_GROUPS: usize = 512;
 
 /// The 0/1 form of a vector of scalars (see the module's description).
@@ -61,16 +66,21 @@ pub fn limb_masks(group: impl Iterator<Item = [u64; 4]>, one: &[u64; 4]) -> (u32
     (nonzero, big)
 }
 
-/// Indices of about [`SAMPLE_GROUPS`] groups spread evenly over `groups`.
-fn sample(groups: usize) -> impl Iterator<Item = usize> {
+/// Indices of about [`SAMPLE_GROUPS`] groups spread evenly over `groups`
+/// (every group of fewer): what the decision to send a vector (or a piece
+/// of one) in this form reads.
+pub fn sample_groups(groups: usize) -> impl Iterator<Item = usize> {
     let stride = (groups / SAMPLE_GROUPS).max(1);
     (0..groups).step_by(stride)
 }
 
 /// Whether a vector with `big` big elements in `sampled` pays to send in
-/// this form: at most half big (beyond that, packing moves more bytes
-/// through host memory than it saves on the link).
-fn worth_it(big: usize, sampled: usize) -> bool {
+/// this form: at most half big. At half, packing on the way up moves 2.5
+/// times the vector's bytes through host memory (read once, the big half
+/// written twice and read once) against a raw copy's 2, for half the bytes
+/// over the link: beyond that it no longer pays on the host, whose copy is
+/// what limits the upload.
+pub fn worth_sending(big: usize, sampled: usize) -> bool {
     2 * big <= sampled
 }
 
@@ -82,12 +92,12 @@ impl ZeroOneForm {
         u32::try_from(v.len()).ok()?;
         let groups = v.len().div_ceil(GROUP);
         let (mut big, mut sampled) = (0usize, 0usize);
-        for g in sample(groups) {
+        for g in sample_groups(groups) {
             let group = &v[g * GROUP..((g + 1) * GROUP).min(v.len())];
             big += group_masks(group).1.count_ones() as usize;
             sampled += group.len();
         }
-        if !worth_it(big, sampled) {
+        if !worth_sending(big, sampled) {
             return None;
         }
         Self::of_any(v)
@@ -204,7 +214,7 @@ impl ZeroOneForm {
         }
         let groups = self.groups();
         let last = groups.checked_sub(1);
-        sample(groups).chain(last).all(|g| {
+        sample_groups(groups).chain(last).all(|g| {
             let group = &v[g * GROUP..((g + 1) * GROUP).min(v.len())];
             let h = &self.header[HEADER_WORDS * g..HEADER_WORDS * (g + 1)];
             let (nz, bg) = group_masks(group);

@@ -745,6 +745,7 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
     Ok(BenchReport { card, rows })
 }
 
+#[cfg(feature = "cuda")]
 /// Times `alloc_scalars` of 2^lg scalars (allocation on the device's
 /// stream and the wait for it) in three patterns, five times each, with the
 /// pool's reserved / used bytes after each pattern.

@@ -15,7 +15,7 @@
 //! copy (the piece read and written once) that is the piece read once and
 //! its big elements, about a sixth of it, written twice and read once.
 
-use cuzk_core::zero_one::ZeroOneForm;
+use cuzk_core::zero_one::{self, ZeroOneForm};
 use cuzk_cuda::host::{scalars_as_bytes, FR_BYTES};
 use cuzk_cuda::zpack::{data_offset, groups, one_bytes, packed_bytes, GROUP, HEADER_WORDS};
 use rayon::prelude::*;
@@ -24,25 +24,6 @@ use std::sync::Mutex;
 /// Groups per copy-pool task: 1024 groups are 1 MiB of z, the copy pool's
 /// piece (copy.rs), so a 32 MiB ring piece is 32 tasks for its 12 threads.
 const TASK_GROUPS: usize = 1024;
-
-/// The decision reads about this many groups spread evenly over a piece
-/// (every group of a piece of fewer): 512 of a 32 MiB piece's 32768
-/// (~1.5% of a raw copy's reads), enough to tell a Filecoin witness (~14%
-/// big) from random values (all big). A fixed stride of 64 groups read only
-/// the first group of a small witness (porep-like 2^10: 32 groups), whose
-/// first values are big, and sent the whole witness raw (H200, 2026-12-04
-/// call 30).
-const SAMPLE_GROUPS: usize = 512;
-
-/// A piece goes packed when at most half of its sampled elements are big.
-/// At half, packing moves 2.5 times the piece's bytes through memory (read
-/// once, the big half written twice and read once) against the raw copy's
-/// 2, for half the bytes over the link: beyond that it no longer pays on
-/// the host, whose copy is what limits the upload, and a witness of random
-/// values (all big) costs the sample and a raw copy, as before.
-fn worth_packing(big: usize, sampled: usize) -> bool {
-    2 * big <= sampled
-}
 
 /// Groups ahead of the one being classified whose memory is asked for
 /// (8 KiB). The classification is bound by how fast one thread's reads
@@ -87,7 +68,7 @@ fn limbs(e: &[u8]) -> Limbs {
 /// (cuzk-core's `limb_masks`, without branches: with branches, 512 MB took
 /// 145 ms against 120 ms on the build machine).
 fn masks(group: &[u8], one: &Limbs) -> (u32, u32) {
-    cuzk_core::zero_one::limb_masks(group.chunks_exact(FR_BYTES).map(limbs), one)
+    zero_one::limb_masks(group.chunks_exact(FR_BYTES).map(limbs), one)
 }
 
 fn word(h: &[u8], i: usize) -> u32 {
@@ -103,12 +84,12 @@ fn set_word(h: &mut [u8], i: usize, v: u32) {
 fn sample_says_pack(piece: &[u8], one: &Limbs) -> bool {
     let (mut big, mut sampled) = (0usize, 0usize);
     let groups = piece.len().div_ceil(GROUP * FR_BYTES);
-    let stride = (groups / SAMPLE_GROUPS).max(1);
-    for group in piece.chunks(GROUP * FR_BYTES).step_by(stride) {
+    for g in zero_one::sample_groups(groups) {
+        let group = &piece[g * GROUP * FR_BYTES..((g + 1) * GROUP * FR_BYTES).min(piece.len())];
         big += masks(group, one).1.count_ones() as usize;
         sampled += group.len() / FR_BYTES;
     }
-    worth_packing(big, sampled)
+    zero_one::worth_sending(big, sampled)
 }
 
 /// The packed form of `piece` (whole Montgomery scalars, at most
