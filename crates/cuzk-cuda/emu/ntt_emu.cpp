@@ -53,6 +53,18 @@ int main() {
                     emu_launch(grid, block, smem,
                                [&] { ntt_powers(fr(0), u(1), fr(2), fr(3), u(4)); });
                     break;
+                case 7:
+                    if (nargs != 7) throw std::runtime_error("h_finish_tiled takes 7 arguments");
+                    emu_launch(grid, block, smem, [&] {
+                        h_finish_tiled(fr(0), fr(1), fr(2), u(3), fr(4), fr(5), u(6));
+                    });
+                    break;
+                case 8:
+                    if (nargs != 6) throw std::runtime_error("h_finish_bitrev takes 6 arguments");
+                    emu_launch(grid, block, smem, [&] {
+                        h_finish_bitrev(fr(0), fr(1), u(2), fr(3), fr(4), u(5));
+                    });
+                    break;
                 default: throw std::runtime_error("unknown kernel");
             }
         }

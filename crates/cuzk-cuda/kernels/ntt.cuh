@@ -157,10 +157,13 @@ DEV void ntt_round(const PassShared& sh, const Fr* __restrict__ tw, const PassPl
 // One fused pass of stages [s0, s0+k) over n = 2^lg elements, in rounds of
 // up to R stages in registers between shared-memory exchanges. DIT: input
 // bit-reversed, stages bottom up (rounds at j = 0, R, 2R, ...); DIF: natural
-// input, stages top down. With `scale` (only for a DIT pass at s0 = 0) each
-// element is multiplied on load by c*base^bitrev(position) from the power
-// tables: the coset scaling of coefficients that a DIF pass left in
-// bit-reversed order. Dynamic shared memory: 2 * slots(2^(k+lgL)) * 16 B.
+// input, stages top down. `scale` says what happens to each element as it
+// is loaded, in the transform's first pass only: 1 (a DIT pass at s0 = 0)
+// multiplies it by c*base^bitrev(position) from the power tables (plo,
+// phi), the coset scaling of coefficients that a DIF pass left in
+// bit-reversed order; 2 multiplies it by plo[position], a pointwise
+// product fused into the pass (H's a b before its inverse); 0 neither.
+// Dynamic shared memory: 2 * slots(2^(k+lgL)) * 16 B.
 template <int R, bool DIF>
 DEV void ntt_pass_body(Fr* d, const Fr* __restrict__ tw, uint32_t lg, uint32_t s0, uint32_t k,
                        uint32_t lgL, const Fr* plo, const Fr* phi,
@@ -178,7 +181,8 @@ DEV void ntt_pass_body(Fr* d, const Fr* __restrict__ tw, uint32_t lg, uint32_t s
     for (uint32_t e = threadIdx.x; e < E; e += blockDim.x) {
         const uint64_t idx = pl.index(e);
         Fr x = ld_fr(d + idx);
-        if (scale) x = x * power_from_tables(plo, phi, plo_bits, __brev((uint32_t)idx) >> (32 - lg));
+        if (scale == 1) x = x * power_from_tables(plo, phi, plo_bits, __brev((uint32_t)idx) >> (32 - lg));
+        else if (scale == 2) x = x * ldg_fr(plo + idx);
         sh.put(e, x);
     }
     __syncthreads();
@@ -216,18 +220,13 @@ NTT_PASS(ntt_pass_r3x2, 3, 2)
 NTT_PASS(ntt_pass_r2x3, 2, 3)
 #undef NTT_PASS
 
-// H's steps (src/device/ntt.rs, `h_finish_device`): the product of a's and
-// b's coset values, then, after the DIF passes of that product (U, in a)
-// and of c (V, in c; both bit-reversed, unscaled), one permutation back
+// H's last step (src/device/ntt.rs, `h_finish_device`): after the DIF
+// passes of a b (U, in a; the product taken as the first pass loads a) and
+// of c (V, in c; both bit-reversed, unscaled), one permutation back
 // that also scales and subtracts: a[j] = p(j) U[rev j] - p(0) V[rev j], with
 // p(j) = s g^-j from the tables (s = n^-1 / Z, the tables' c): the coset
 // inverse of a b over Z minus C's coefficients over Z. It replaces c's own
 // permutation and scaling and a separate subtraction pass.
-extern "C" __global__ void ntt_mul_pointwise(Fr* a, const Fr* b, uint32_t n) {
-    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    st_fr(a + i, ld_fr(a + i) * ldg_fr(b + i));
-}
 extern "C" __global__ void h_finish_bitrev(Fr* a, const Fr* c, uint32_t lg, const Fr* lo,
                                            const Fr* hi, uint32_t lo_bits) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -239,4 +238,55 @@ extern "C" __global__ void h_finish_bitrev(Fr* a, const Fr* c, uint32_t lg, cons
     const Fr vi = ldg_fr(c + i), vr = ldg_fr(c + r);
     st_fr(a + i, ur * power_from_tables(lo, hi, lo_bits, i) - vr * s);
     if (i != r) st_fr(a + r, ui * power_from_tables(lo, hi, lo_bits, r) - vi * s);
+}
+
+// The same last step out of place and in tiles, for lg >= 2 * H_TILE_LOG:
+// out[j] = p(j) a[rev j] - p(0) c[rev j]. Index bits split as (hi | mid |
+// lo), hi and lo H_TILE_LOG bits each; rev maps (hi, mid, lo) to (rev lo,
+// rev mid, rev hi), so block `mid` reads the 2^(2 H_TILE_LOG) elements of
+// one mid value in runs of 2^H_TILE_LOG consecutive ones (lo varying),
+// forms p(rev i) a[i] - p(0) c[i] as it loads them, and writes them
+// through shared memory in runs of 2^H_TILE_LOG consecutive places (rev hi
+// varying). The in-place kernel above reads one element of each pair from
+// a scattered place: 26.1 ms at 2^27 on the H200 (2026-12-04 call 45).
+// Shared memory: two arrays (low and high 16 bytes) of 2^H_TILE_LOG rows
+// of 2^H_TILE_LOG slots, element (h, l) at h 2^H_TILE_LOG + (l ^ ((h >> 2)
+// & 7)): a quarter warp's eight 16-byte accesses fall on distinct bank
+// groups both when it loads (h fixed, eight consecutive l) and when it
+// writes (l fixed, h = rev jl for eight consecutive jl: h differs in bits
+// 2-4).
+#define H_TILE_LOG 5
+#define H_TILE_THREADS 256
+extern "C" __global__ void __launch_bounds__(H_TILE_THREADS)
+h_finish_tiled(Fr* __restrict__ out, const Fr* __restrict__ a, const Fr* __restrict__ c,
+               uint32_t lg, const Fr* lo, const Fr* hi, uint32_t lo_bits) {
+    constexpr uint32_t T = 1u << H_TILE_LOG;
+    extern __shared__ uint4 shm[];  // 2 T^2 16-byte slots (dynamic)
+    uint4* sh_lo = shm;
+    uint4* sh_hi = shm + T * T;
+    const uint32_t mid = blockIdx.x;
+    const uint32_t mid_bits = lg - 2 * H_TILE_LOG;
+    const Fr s = ldg_fr(lo);  // p(0) = c * base^0
+    for (uint32_t e = threadIdx.x; e < T * T; e += blockDim.x) {
+        const uint32_t h = e >> H_TILE_LOG, l = e & (T - 1);
+        const uint32_t i = (h << (lg - H_TILE_LOG)) | (mid << H_TILE_LOG) | l;
+        const uint32_t j = __brev(i) >> (32 - lg);
+        const Fr x = ldg_fr(a + i) * power_from_tables(lo, hi, lo_bits, j) - ldg_fr(c + i) * s;
+        const uint32_t slot = h * T + (l ^ ((h >> 2) & 7));
+        sh_lo[slot] = make_uint4(x.v[0], x.v[1], x.v[2], x.v[3]);
+        sh_hi[slot] = make_uint4(x.v[4], x.v[5], x.v[6], x.v[7]);
+    }
+    __syncthreads();
+    const uint32_t rmid = mid_bits == 0 ? 0 : __brev(mid) >> (32 - mid_bits);
+    for (uint32_t e = threadIdx.x; e < T * T; e += blockDim.x) {
+        // Place (jh | rmid | jl): it came from hi = rev jl, lo = rev jh.
+        const uint32_t jh = e >> H_TILE_LOG, jl = e & (T - 1);
+        const uint32_t h = __brev(jl) >> (32 - H_TILE_LOG), l = __brev(jh) >> (32 - H_TILE_LOG);
+        const uint32_t slot = h * T + (l ^ ((h >> 2) & 7));
+        const uint4 x0 = sh_lo[slot], x1 = sh_hi[slot];
+        Fr x;
+        x.v[0] = x0.x; x.v[1] = x0.y; x.v[2] = x0.z; x.v[3] = x0.w;
+        x.v[4] = x1.x; x.v[5] = x1.y; x.v[6] = x1.z; x.v[7] = x1.w;
+        st_fr(out + ((jh << (lg - H_TILE_LOG)) | (rmid << H_TILE_LOG) | jl), x);
+    }
 }

@@ -61,8 +61,8 @@ mod device;
 #[cfg(feature = "cuda")]
 pub use device::{
     compact_scratch_bytes, CsrStaging, CsrStagingDsts, CudaDevice, DeviceCsr, DeviceDensity,
-    DevicePoints, DeviceScalars, DeviceSplit, NttPass, ScalarForm, SubgroupReport, MAX_NTT_LOG,
-    SPMV_LONG, SUBGROUP_MAX_POINTS, SUBGROUP_SCRATCH_BYTES,
+    DevicePoints, DeviceScalars, DeviceSplit, HSteps, NttPass, ScalarForm, SubgroupReport,
+    MAX_NTT_LOG, SPMV_LONG, SUBGROUP_MAX_POINTS, SUBGROUP_SCRATCH_BYTES,
 };
 
 #[cfg(not(feature = "cuda"))]

@@ -18,6 +18,8 @@ use rand::SeedableRng;
 /// Kernel ids of emu/ntt_emu.cpp.
 const BITREV: u32 = 0;
 const POWERS: u32 = 5;
+const H_FINISH_TILED: u32 = 7;
+const H_FINISH_BITREV: u32 = 8;
 /// ntt_pass_r1, r2, r3, r3x2, r2x3 and their stages per round.
 const PASSES: [(u32, u32, &str); 5] = [
     (1, 1, "r1"),
@@ -152,26 +154,31 @@ fn twiddles(l: &mut Launches, lg: u32) -> u32 {
     tw
 }
 
-fn passes(
-    l: &mut Launches,
-    kernel: u32,
-    radix: u32,
-    lg: u32,
-    tw: u32,
-    dif: bool,
-    scale: Option<(u32, u32, u32)>,
-) {
+/// What the first pass does to each element it loads (src/device/ntt.rs's
+/// `OnLoad`).
+#[derive(Clone, Copy)]
+enum OnLoad {
+    Nothing,
+    Scale(u32, u32, u32),
+    Times(u32),
+}
+
+fn passes(l: &mut Launches, kernel: u32, radix: u32, lg: u32, tw: u32, dif: bool, on_load: OnLoad) {
     let mut plan = host::ntt_pass_plan(lg);
     if dif {
         plan.reverse();
     }
-    for (s0, k) in plan {
+    if plan.is_empty() && matches!(on_load, OnLoad::Times(_)) {
+        plan.push((0, 0));
+    }
+    for (i, (s0, k)) in plan.into_iter().enumerate() {
         let lgl = host::ntt_pass_lgl(s0);
         let log_e = k + lgl;
-        let scale_here = scale.is_some() && s0 == 0 && !dif;
-        let (plo, phi, bits) = match scale {
-            Some((lo, hi, b)) => (Arg::Buf(lo), Arg::Buf(hi), b),
-            None => (Arg::Null, Arg::Null, 0),
+        let (plo, phi, bits, mode) = match on_load {
+            _ if i > 0 => (Arg::Null, Arg::Null, 0, 0),
+            OnLoad::Nothing => (Arg::Null, Arg::Null, 0, 0),
+            OnLoad::Scale(lo, hi, b) => (Arg::Buf(lo), Arg::Buf(hi), b, 1),
+            OnLoad::Times(other) => (Arg::Buf(other), Arg::Null, 0, 2),
         };
         l.launch(
             kernel,
@@ -189,7 +196,7 @@ fn passes(
                 plo,
                 phi,
                 Arg::U32(bits),
-                Arg::U32(scale_here as u32),
+                Arg::U32(mode),
             ],
         );
     }
@@ -229,15 +236,15 @@ fn emulate(x: &[Scalar], kind: Option<NttKind>, kernel: u32, radix: u32) -> Vec<
     match kind {
         Some(NttKind::Forward) => {
             bitrev(&mut l, lg, None, false);
-            passes(&mut l, kernel, radix, lg, tw, false, None);
+            passes(&mut l, kernel, radix, lg, tw, false, OnLoad::Nothing);
         }
         Some(NttKind::CosetForward) => {
             let t = power_tables(&mut l, g, Scalar::ONE, lg);
             bitrev(&mut l, lg, Some(t), false);
-            passes(&mut l, kernel, radix, lg, tw, false, None);
+            passes(&mut l, kernel, radix, lg, tw, false, OnLoad::Nothing);
         }
         Some(k @ (NttKind::Inverse | NttKind::CosetInverse)) => {
-            passes(&mut l, kernel, radix, lg, tw, true, None);
+            passes(&mut l, kernel, radix, lg, tw, true, OnLoad::Nothing);
             let base = if k == NttKind::CosetInverse {
                 g.invert().unwrap()
             } else {
@@ -248,8 +255,16 @@ fn emulate(x: &[Scalar], kind: Option<NttKind>, kernel: u32, radix: u32) -> Vec<
         }
         None => {
             let t = power_tables(&mut l, g, n_inv, lg);
-            passes(&mut l, kernel, radix, lg, tw, true, None);
-            passes(&mut l, kernel, radix, lg, tw, false, Some(t));
+            passes(&mut l, kernel, radix, lg, tw, true, OnLoad::Nothing);
+            passes(
+                &mut l,
+                kernel,
+                radix,
+                lg,
+                tw,
+                false,
+                OnLoad::Scale(t.0, t.1, t.2),
+            );
         }
     }
     l.run()
@@ -283,6 +298,111 @@ fn ntt_kernels_on_the_cpu_match_the_reference() {
                 if let Some(i) = (0..n).find(|&i| got[i] != want[i]) {
                     panic!("2^{lg} {kind:?} with {name}: first difference at {i}");
                 }
+            }
+        }
+    }
+}
+
+/// H's product of a and b fused into the first DIF pass (`OnLoad::Times`),
+/// then the inverse's scaled permutation: the inverse transform of a b.
+#[test]
+fn product_fused_into_the_inverse_matches_the_reference() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0xab);
+    for lg in [0u32, 1, 2, 5, 11, 12, 14] {
+        let n = 1usize << lg;
+        let a: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut rng)).collect();
+        let b: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut rng)).collect();
+        let mut want: Vec<Scalar> = a.iter().zip(&b).map(|(x, y)| x * y).collect();
+        host::ntt_cpu(&mut want, NttKind::Inverse);
+        for (kernel, radix, name) in [PASSES[0], PASSES[4]] {
+            let mut l = Launches::default();
+            l.scalars(&a);
+            let bb = l.scalars(&b);
+            let tw = twiddles(&mut l, lg);
+            passes(&mut l, kernel, radix, lg, tw, true, OnLoad::Times(bb));
+            let n_inv = Scalar::from(n as u64).invert().unwrap();
+            let t = power_tables(&mut l, Scalar::ONE, n_inv, lg);
+            bitrev(&mut l, lg, Some(t), true);
+            let got = l.run();
+            if let Some(i) = (0..n).find(|&i| got[i] != want[i]) {
+                panic!("2^{lg} with {name}: first difference at {i}");
+            }
+        }
+    }
+}
+
+/// H's permutation back, a[j] = p(j) U[rev j] - p(0) V[rev j] with p(j) =
+/// c base^j: the tiled out-of-place kernel (2^10 and up: 1, 2 and 3 mid
+/// bits around the two 5-bit tile indices) and the in-place one (every
+/// size) against the formula.
+#[test]
+fn h_permutation_back_matches_the_formula() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0xf1);
+    let base = Scalar::random(&mut rng);
+    let c = Scalar::random(&mut rng);
+    for lg in [0u32, 1, 2, 5, 9, 10, 11, 12, 13] {
+        let n = 1usize << lg;
+        let u: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut rng)).collect();
+        let v: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut rng)).collect();
+        let rev = |j: usize| {
+            if lg == 0 {
+                0
+            } else {
+                (j as u32).reverse_bits() as usize >> (32 - lg)
+            }
+        };
+        let want: Vec<Scalar> = (0..n)
+            .map(|j| c * base.pow_vartime([j as u64]) * u[rev(j)] - c * v[rev(j)])
+            .collect();
+        let mut kernels = vec![("in place", H_FINISH_BITREV)];
+        if lg >= 10 {
+            kernels.push(("tiled", H_FINISH_TILED));
+        }
+        for (name, kernel) in kernels {
+            let mut l = Launches::default();
+            let got = if kernel == H_FINISH_TILED {
+                l.buf(vec![0u8; n * 32]); // buffer 0: the result
+                let (ub, vb) = (l.scalars(&u), l.scalars(&v));
+                let (lo, hi, bits) = power_tables(&mut l, base, c, lg);
+                l.launch(
+                    kernel,
+                    1 << (lg - 10),
+                    256,
+                    2 * 1024 * 16,
+                    vec![
+                        Arg::Buf(0),
+                        Arg::Buf(ub),
+                        Arg::Buf(vb),
+                        Arg::U32(lg),
+                        Arg::Buf(lo),
+                        Arg::Buf(hi),
+                        Arg::U32(bits),
+                    ],
+                );
+                l.run()
+            } else {
+                l.scalars(&u);
+                let vb = l.scalars(&v);
+                let (lo, hi, bits) = power_tables(&mut l, base, c, lg);
+                let (g, b) = cfg1d(n);
+                l.launch(
+                    kernel,
+                    g,
+                    b,
+                    0,
+                    vec![
+                        Arg::Buf(0),
+                        Arg::Buf(vb),
+                        Arg::U32(lg),
+                        Arg::Buf(lo),
+                        Arg::Buf(hi),
+                        Arg::U32(bits),
+                    ],
+                );
+                l.run()
+            };
+            if let Some(j) = (0..n).find(|&j| got[j] != want[j]) {
+                panic!("2^{lg} {name}: first difference at {j}");
             }
         }
     }

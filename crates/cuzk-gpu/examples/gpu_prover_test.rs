@@ -1264,6 +1264,25 @@ fn compiled_bench(
         gpu.set_pack_witness(GpuConfig::default().pack_witness);
         gpu.set_zero_one_form(true);
         let (prep_runs, prep_reports) = device_runs("device path, z prepared,", &prepared);
+        // The same with the device pool handing free memory back at each
+        // synchronisation once a quarter of the card is reserved (the
+        // default before 2026-12-04; resident parameters alone pass it),
+        // then once more with H's steps timed.
+        let total = gpu.memory_info().map(|(_, total, _)| total).unwrap_or(0);
+        let quarter = gpu.set_pool_keep(Some(total / 4));
+        if let Err(e) = &quarter {
+            println!("compiled bench 2^{log}: the pool's threshold could not be set: {e}");
+        }
+        let (keep_runs, keep_reports) = if quarter.is_ok() {
+            device_runs("device path, z prepared, pool keeps a quarter,", &prepared)
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        let _ = gpu.set_pool_keep(None);
+        gpu.set_h_profile(true);
+        let _ = device_runs("device path, H profiled,", &prepared);
+        let h_steps = gpu.take_h_profiles();
+        gpu.set_h_profile(false);
         drop(prepared);
         gpu.set_zero_one_form(GpuConfig::default().zero_one_form);
         // The host path of the same witness, for comparison.
@@ -1370,6 +1389,33 @@ fn compiled_bench(
             if formed { "" } else { "; it did not pay: z went raw" }
         );
         println!("  {}", line("z prepared", &prep_reports));
+        if !keep_runs.is_empty() {
+            println!(
+                "compiled bench 2^{log}: device path with z prepared, pool keeps a quarter {:.1} ms median",
+                ms(median(keep_runs.clone()))
+            );
+            println!("  {}", line("pool keeps a quarter", &keep_reports));
+        }
+        if let Some(first) = h_steps.first() {
+            let steps: Vec<String> = (0..first.len())
+                .map(|i| {
+                    let v: Vec<f64> = h_steps
+                        .iter()
+                        .filter_map(|p| p.get(i).map(|s| s.1))
+                        .collect();
+                    format!(
+                        "{} {:.1}",
+                        first[i].0,
+                        v.iter().sum::<f64>() / v.len() as f64
+                    )
+                })
+                .collect();
+            println!(
+                "  H steps (mean of {} profiled partitions, ms): {}",
+                h_steps.len(),
+                steps.join(", ")
+            );
+        }
         if !host_reports.is_empty() {
             println!("  {}", line("host path", &host_reports));
         }
@@ -1396,6 +1442,9 @@ fn compiled_bench(
             "z_prepared_form_ms": form_ms,
             "z_prepared_ms": prep_runs.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
             "z_prepared_reports": prep_reports,
+            "pool_keep_quarter_ms": keep_runs.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
+            "pool_keep_quarter_reports": keep_reports,
+            "h_steps": h_steps,
             "host_reports": host_reports,
             "streamed_ms": streamed_runs.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
             "streamed_reports": streamed_reports,

@@ -40,7 +40,7 @@ mod zpack;
 pub(crate) use arith::ArithKernels;
 pub use buffers::{DevicePoints, DeviceScalars, ScalarForm};
 pub use msm::{BucketPairs, G2_ACCUMULATE_BLOCKS};
-pub use ntt::{NttPass, MAX_NTT_LOG};
+pub use ntt::{HSteps, NttPass, MAX_NTT_LOG};
 pub use spmv::{
     compact_scratch_bytes, CsrStaging, CsrStagingDsts, DeviceCsr, DeviceDensity, DeviceSplit,
     SPMV_LONG,
@@ -84,8 +84,8 @@ struct Kernels {
     ntt_bitrev: ntt::NttBitrev,
     /// Indexed by [`NttPass::index`].
     ntt_pass: [ntt::NttPassKernel; NttPass::ALL.len()],
-    ntt_mul_pointwise: ntt::NttMulPointwise,
     h_finish_bitrev: ntt::HFinishBitrev,
+    h_finish_tiled: ntt::HFinishTiled,
     scan_block: scan::ScanBlock,
     scan_add: scan::ScanAdd,
     msm_digits: msm::MsmDigits,
@@ -130,6 +130,9 @@ pub struct CudaDevice {
     name: String,
     ordinal: usize,
     twiddles: Mutex<Option<Twiddles>>,
+    /// Each profiled H's steps (name, ms) since the last take; None: H is
+    /// not profiled.
+    h_profile: Mutex<Option<Vec<ntt::HSteps>>>,
     ntt_pass: std::sync::atomic::AtomicU8,
     /// Whether the G1 accumulation, reduction and 0/1 kernels are the
     /// builds with inlined Fq products.
@@ -211,8 +214,8 @@ impl CudaDevice {
             ntt_powers: ntt::NttPowers::load(&f)?,
             ntt_bitrev: ntt::NttBitrev::load(&f)?,
             ntt_pass: ntt::NttPassKernel::load_all(&f)?,
-            ntt_mul_pointwise: ntt::NttMulPointwise::load(&f)?,
             h_finish_bitrev: ntt::HFinishBitrev::load(&f)?,
+            h_finish_tiled: ntt::HFinishTiled::load(&f)?,
             scan_block: scan::ScanBlock::load(&f)?,
             scan_add: scan::ScanAdd::load(&f)?,
             msm_digits: msm::MsmDigits::load(&f)?,
@@ -266,6 +269,7 @@ impl CudaDevice {
             name,
             ordinal,
             twiddles: Mutex::new(None),
+            h_profile: Mutex::new(None),
             ntt_pass: std::sync::atomic::AtomicU8::new(NttPass::from_env() as u8),
             g1_inline: std::sync::atomic::AtomicBool::new(DEFAULT_G1_INLINE),
             zero_one_inline: std::sync::atomic::AtomicBool::new(DEFAULT_ZERO_ONE_INLINE),
@@ -336,6 +340,20 @@ impl CudaDevice {
         pool_usage(&self.ctx)
     }
 
+    /// Sets the device's default pool's release threshold (shared by every
+    /// `CudaDevice` of this GPU in the process): the reserved bytes, in use
+    /// or not, it keeps at a synchronisation; `None` puts back the one set
+    /// at open. Memory used past it (resident parameters count) means every
+    /// synchronisation returns all free memory and the next large
+    /// allocation maps it again.
+    pub fn set_pool_keep(&self, bytes: Option<u64>) -> Result<()> {
+        match bytes {
+            Some(b) => set_pool_release_threshold(&self.ctx, b),
+            None => keep_pool_memory(&self.ctx),
+        }
+        .map_err(|e| self.err("setting the pool's release threshold", "pool", 0, e))
+    }
+
     pub(crate) fn context(&self) -> &Arc<CudaContext> {
         &self.ctx
     }
@@ -370,19 +388,36 @@ fn pool_attribute(
     Ok(v)
 }
 
-/// Lets the default stream-ordered memory pool keep up to a quarter of the
-/// card's memory after a synchronisation. With the driver's default
+/// Lets the default stream-ordered memory pool keep all it reserved (up to
+/// the card's memory) after a synchronisation. With the driver's default
 /// threshold (0) every synchronisation handed freed memory back to the
-/// system, so each MSM mapped its multi-GB temporaries afresh.
+/// system, so each MSM mapped its multi-GB temporaries afresh; with a
+/// quarter of the card (the default until 2026-12-04) resident parameters
+/// alone passed it, and the porep-like 2^27 partition's H step took 288.0
+/// ms against 275.0 when the pool keeps all, its B G2 MSM 117.3 against
+/// 92.4 (H200, call 45). What the pool keeps is this process's own memory,
+/// which the VRAM budget already bounds; `measure_free` (cuzk-gpu) trims
+/// the pool before it asks the driver what is free.
 fn keep_pool_memory(ctx: &Arc<CudaContext>) -> std::result::Result<(), DriverError> {
-    use cudarc::driver::sys;
     let total = ctx.total_mem()? as u64;
-    let pool = default_pool(ctx)?;
-    // CUZK_POOL_KEEP_GIB replaces the quarter, for measuring.
-    let mut threshold: u64 = std::env::var("CUZK_POOL_KEEP_GIB")
+    // CUZK_POOL_KEEP_GIB replaces it, for measuring.
+    let threshold: u64 = std::env::var("CUZK_POOL_KEEP_GIB")
         .ok()
         .and_then(|v| v.trim().parse::<u64>().ok())
-        .map_or(total / 4, |g| g << 30);
+        .map_or(total, |g| g << 30);
+    set_pool_release_threshold(ctx, threshold)
+}
+
+/// The default pool's release threshold: the reserved bytes (in use or
+/// not) it holds on to at a synchronisation before handing free memory
+/// back to the system.
+fn set_pool_release_threshold(
+    ctx: &Arc<CudaContext>,
+    bytes: u64,
+) -> std::result::Result<(), DriverError> {
+    use cudarc::driver::sys;
+    let pool = default_pool(ctx)?;
+    let mut threshold = bytes;
     // SAFETY: `pool` comes from default_pool; the attribute value is a u64,
     // as the driver API specifies for CU_MEMPOOL_ATTR_RELEASE_THRESHOLD.
     unsafe {
@@ -430,8 +465,8 @@ mod tests {
                     NttPowers::SIGNATURE,
                     NttBitrev::SIGNATURE,
                     NttPassKernel::SIGNATURE,
-                    NttMulPointwise::SIGNATURE,
                     HFinishBitrev::SIGNATURE,
+                    HFinishTiled::SIGNATURE,
                 ],
             ),
             (

@@ -5,6 +5,7 @@ use blstrs::Scalar;
 use cudarc::driver::sys::CUfunction_attribute_enum;
 use cudarc::driver::{CudaSlice, DriverError, LaunchConfig};
 use ff::{Field, PrimeField};
+use std::sync::Mutex;
 
 use super::launch::{cfg1d, typed_kernels, DevPtr};
 use super::CudaDevice;
@@ -21,7 +22,8 @@ typed_kernels! {
     /// by the power tables (`scale` 0: none, 1: before, 2: after).
     NttBitrev["ntt_bitrev"](d: DevPtr, lg: u32, lo: DevPtr, hi: DevPtr, lo_bits: u32, scale: u32);
     /// `ntt_pass_r1`, `_r2`, `_r3`, `_r3x2`, `_r2x3`: `k` stages from stage
-    /// `s0` in shared memory ([`NttPass`] picks the build).
+    /// `s0` in shared memory ([`NttPass`] picks the build); `scale`: what
+    /// the pass does to each element it loads ([`OnLoad`]).
     NttPassKernel[
         "ntt_pass_r1",
         "ntt_pass_r2",
@@ -41,19 +43,24 @@ typed_kernels! {
         plo_bits: u32,
         scale: u32,
     );
-    /// `ntt_mul_pointwise`: a[i] = a[i] b[i].
-    NttMulPointwise["ntt_mul_pointwise"](a: DevPtr, b: DevPtr, n: u32);
     /// `h_finish_bitrev`: a[j] = p(j) a[rev j] - p(0) c[rev j], p(j) the
     /// power tables' c*base^j (H's last step, [`CudaDevice::h_finish_device`]).
     HFinishBitrev["h_finish_bitrev"](a: DevPtr, c: DevPtr, lg: u32, lo: DevPtr, hi: DevPtr, lo_bits: u32);
+    /// `h_finish_tiled`: out[j] = p(j) a[rev j] - p(0) c[rev j], out of
+    /// place, in tiles of 2^(2 H_TILE_LOG) elements (lg >= 2 H_TILE_LOG).
+    HFinishTiled["h_finish_tiled"](out: DevPtr, a: DevPtr, c: DevPtr, lg: u32, lo: DevPtr, hi: DevPtr, lo_bits: u32);
 }
 
 /// Threads per block of ntt_powers.
 const NTT_POWERS_BLOCK: u32 = 256;
 /// Threads per block of ntt_bitrev.
 const NTT_BITREV_BLOCK: u32 = 256;
-/// Threads per block of ntt_mul_pointwise.
-const NTT_POINTWISE_BLOCK: u32 = 256;
+/// h_finish_tiled's tile: 2^H_TILE_LOG x 2^H_TILE_LOG elements (ntt.cuh's
+/// `H_TILE_LOG`), one block of H_TILE_THREADS threads each.
+const H_TILE_LOG: u32 = 5;
+const H_TILE_THREADS: u32 = 256;
+/// Its dynamic shared memory: a tile's low and high 16-byte halves.
+const H_TILE_SMEM: u32 = 2 << (2 * H_TILE_LOG) << 4;
 // The pass kernels' blocks are sized per pass (`host::ntt_pass_threads`,
 // at most their `__launch_bounds__(256)`).
 
@@ -135,6 +142,18 @@ impl NttPass {
             .and_then(|v| NttPass::from_name(v.trim()))
             .unwrap_or(DEFAULT_NTT_PASS)
     }
+}
+
+/// What a transform's first pass does to each element as it loads it
+/// (the pass kernels' `scale` argument).
+#[derive(Clone, Copy)]
+enum OnLoad<'a> {
+    Nothing,
+    /// x_p *= c base^bitrev(p), from the power tables (lo, hi, lo_bits):
+    /// the coset scaling of bit-reversed coefficients (DIT only).
+    Scale(&'a CudaSlice<u8>, &'a CudaSlice<u8>, u32),
+    /// x_p *= other[p]: a pointwise product fused into the pass.
+    Times(&'a CudaSlice<u8>),
 }
 
 /// One NTT twiddle table kept between calls: tw[i] = w^i, i < n/2, for the
@@ -243,15 +262,9 @@ impl CudaDevice {
     }
 
     /// Runs the passes: DIT (bit-reversed in, natural out) bottom up, or DIF
-    /// (natural in, bit-reversed out, inverse root) top down. `scale`: the
-    /// DIT's first pass multiplies element p by c*base^bitrev(p) on load.
-    fn ntt_run_passes(
-        &self,
-        d: u64,
-        lg: u32,
-        dif: bool,
-        scale: Option<(&CudaSlice<u8>, &CudaSlice<u8>, u32)>,
-    ) -> Result<()> {
+    /// (natural in, bit-reversed out, inverse root) top down, the first of
+    /// them doing `on_load` to each element it loads.
+    fn ntt_run_passes(&self, d: u64, lg: u32, dif: bool, on_load: OnLoad) -> Result<()> {
         let n = 1usize << lg;
         let pass = self.ntt_pass();
         let kernel = &self.k.ntt_pass[pass.index()];
@@ -259,12 +272,20 @@ impl CudaDevice {
         if dif {
             passes.reverse();
         }
-        let (plo, phi, plo_bits) = match scale {
-            Some((lo, hi, bits)) => (self.p(lo), self.p(hi), bits),
-            None => (0, 0, 0),
+        let (plo, phi, plo_bits, mode) = match on_load {
+            OnLoad::Nothing => (0, 0, 0, 0u32),
+            OnLoad::Scale(lo, hi, bits) => {
+                debug_assert!(!dif, "the coset scaling is a DIT's");
+                (self.p(lo), self.p(hi), bits, 1)
+            }
+            OnLoad::Times(other) => (self.p(other), 0, 0, 2),
         };
+        if passes.is_empty() && mode == 2 {
+            // 2^0 elements: no stages, the product on load alone.
+            passes.push((0, 0));
+        }
         self.with_twiddles(lg, |tw| {
-            for &(s0, k) in &passes {
+            for (i, &(s0, k)) in passes.iter().enumerate() {
                 let lgl = host::ntt_pass_lgl(s0);
                 let log_e = k + lgl;
                 let threads = host::ntt_pass_threads(log_e, k, pass.radix_log());
@@ -273,7 +294,6 @@ impl CudaDevice {
                     block_dim: (threads, 1, 1),
                     shared_mem_bytes: ntt_pass_smem(log_e),
                 };
-                let scale_here = u32::from(scale.is_some() && s0 == 0 && !dif);
                 kernel.launch(
                     self,
                     "ntt_pass",
@@ -289,7 +309,7 @@ impl CudaDevice {
                     plo,
                     phi,
                     plo_bits,
-                    scale_here,
+                    if i == 0 { mode } else { 0 },
                 )?;
             }
             Ok(())
@@ -313,7 +333,7 @@ impl CudaDevice {
                     self.bitrev(d, lg, None, false)?;
                 }
                 if lg > 0 {
-                    self.ntt_run_passes(d, lg, false, None)?;
+                    self.ntt_run_passes(d, lg, false, OnLoad::Nothing)?;
                 }
             }
             NttKind::Inverse | NttKind::CosetInverse => {
@@ -329,7 +349,7 @@ impl CudaDevice {
     /// element's place after the permutation).
     fn ntt_inverse_scaled(&self, d: u64, lg: u32, coset: bool, extra: Scalar) -> Result<()> {
         if lg > 0 {
-            self.ntt_run_passes(d, lg, true, None)?;
+            self.ntt_run_passes(d, lg, true, OnLoad::Nothing)?;
         }
         let n_inv = Scalar::from(1u64 << lg)
             .invert()
@@ -356,12 +376,19 @@ impl CudaDevice {
             // One element: its own coefficient and coset value.
             return Ok(());
         }
-        let n = 1usize << lg;
+        let (lo, hi, lo_bits) = self.coset_tables(lg)?;
         let d = self.p(data);
-        let n_inv = Scalar::from(n as u64).invert().expect("n is nonzero in Fr");
-        let (lo, hi, lo_bits) = self.power_tables(Scalar::MULTIPLICATIVE_GENERATOR, n_inv, lg)?;
-        self.ntt_run_passes(d, lg, true, None)?;
-        self.ntt_run_passes(d, lg, false, Some((&lo, &hi, lo_bits)))
+        self.ntt_run_passes(d, lg, true, OnLoad::Nothing)?;
+        self.ntt_run_passes(d, lg, false, OnLoad::Scale(&lo, &hi, lo_bits))
+    }
+
+    /// The power tables of [`Self::evals_to_coset_device`]'s scaling:
+    /// n^-1 g^i.
+    fn coset_tables(&self, lg: u32) -> Result<(CudaSlice<u8>, CudaSlice<u8>, u32)> {
+        let n_inv = Scalar::from(1u64 << lg)
+            .invert()
+            .expect("n is nonzero in Fr");
+        self.power_tables(Scalar::MULTIPLICATIVE_GENERATOR, n_inv, lg)
     }
 
     /// In-place bit reversal; with tables, the scaling by c*base^i of each
@@ -440,7 +467,7 @@ impl CudaDevice {
     pub fn h_c_coeffs_device(&self, c: &mut CudaSlice<u8>, lg: u32) -> Result<()> {
         self.check_ntt_buffer(c, lg)?;
         if lg > 0 {
-            self.ntt_run_passes(self.p(c), lg, true, None)?;
+            self.ntt_run_passes(self.p(c), lg, true, OnLoad::Nothing)?;
         }
         Ok(())
     }
@@ -449,37 +476,47 @@ impl CudaDevice {
     /// ([`Self::evals_to_coset_device`]) and `c` by
     /// [`Self::h_c_coeffs_device`], leaves H's 2^lg coefficients in `a`,
     /// natural order: coset_inverse(a b) / Z - inverse(c) / Z. `b` and `c`
-    /// are left as scratch.
+    /// are left as scratch (from 2^10 elements on, the permutation back
+    /// writes into b's memory and the two handles are exchanged).
     pub fn h_finish_device(
         &self,
         a: &mut CudaSlice<u8>,
-        b: &CudaSlice<u8>,
+        b: &mut CudaSlice<u8>,
+        c: &CudaSlice<u8>,
+        lg: u32,
+    ) -> Result<()> {
+        self.h_product_passes(a, b, lg)?;
+        self.h_permute_back(a, b, c, lg)
+    }
+
+    /// The DIF passes of a b's inverse, the product taken as the first
+    /// pass loads a (a left bit-reversed, unscaled).
+    fn h_product_passes(&self, a: &mut CudaSlice<u8>, b: &CudaSlice<u8>, lg: u32) -> Result<()> {
+        self.check_ntt_buffer(a, lg)?;
+        let n = 1usize << lg;
+        if b.len() < n * FR_BYTES {
+            return Err(self.bad("ntt_pass", n, "b holds fewer than n elements".into()));
+        }
+        self.ntt_run_passes(self.p(a), lg, true, OnLoad::Times(b))
+    }
+
+    /// The permutation back that scales both inverses over Z and subtracts:
+    /// a[j] = p(j) U[rev j] - p(0) V[rev j]. From 2^(2 H_TILE_LOG) elements
+    /// on out of place in tiles (`h_finish_tiled`, into `b`, whose handle
+    /// then changes places with `a`'s), below that in place
+    /// (`h_finish_bitrev`).
+    fn h_permute_back(
+        &self,
+        a: &mut CudaSlice<u8>,
+        b: &mut CudaSlice<u8>,
         c: &CudaSlice<u8>,
         lg: u32,
     ) -> Result<()> {
         let n = 1usize << lg;
-        self.check_ntt_buffer(a, lg)?;
-        for v in [b, c] {
+        for (v, what) in [(&*b, "b"), (c, "c")] {
             if v.len() < n * FR_BYTES {
-                return Err(self.bad(
-                    "ntt_mul_pointwise",
-                    n,
-                    "a buffer holds fewer than n elements".into(),
-                ));
+                return Err(self.bad("h_finish", n, format!("{what} holds fewer than n elements")));
             }
-        }
-        let cfg = cfg1d(n, NTT_POINTWISE_BLOCK);
-        self.k.ntt_mul_pointwise.launch(
-            self,
-            "ntt_mul_pointwise",
-            n,
-            cfg,
-            self.p(a),
-            self.p(b),
-            n as u32,
-        )?;
-        if lg > 0 {
-            self.ntt_run_passes(self.p(a), lg, true, None)?;
         }
         // p(j) = n^-1 g^-j / Z: the coset inverse's scaling over Z; p(0)
         // the plain inverse's.
@@ -488,6 +525,27 @@ impl CudaDevice {
             .invert()
             .expect("g is nonzero");
         let (lo, hi, lo_bits) = self.power_tables(g_inv, h_z_inv(lg) * n_inv, lg)?;
+        if lg >= 2 * H_TILE_LOG {
+            self.k.h_finish_tiled.launch(
+                self,
+                "h_finish_tiled",
+                n,
+                LaunchConfig {
+                    grid_dim: (1u32 << (lg - 2 * H_TILE_LOG), 1, 1),
+                    block_dim: (H_TILE_THREADS, 1, 1),
+                    shared_mem_bytes: H_TILE_SMEM,
+                },
+                self.p(b),
+                self.p(a),
+                self.p(c),
+                lg,
+                self.p(&lo),
+                self.p(&hi),
+                lo_bits,
+            )?;
+            std::mem::swap(a, b);
+            return Ok(());
+        }
         self.k.h_finish_bitrev.launch(
             self,
             "h_finish_bitrev",
@@ -504,7 +562,9 @@ impl CudaDevice {
 
     /// H's coefficients from a, b and c (evaluations on the domain of 2^lg,
     /// zero-padded, on the device), left in `a`: a and b to the coset, c
-    /// to its coefficients over Z, then [`Self::h_finish_device`].
+    /// to its coefficients over Z, then [`Self::h_finish_device`]. With
+    /// [`Self::set_h_profile`] on, each step is timed (the stream
+    /// synchronized after it) for [`Self::take_h_profile`].
     pub fn h_device(
         &self,
         a: &mut CudaSlice<u8>,
@@ -512,10 +572,65 @@ impl CudaDevice {
         c: &mut CudaSlice<u8>,
         lg: u32,
     ) -> Result<()> {
-        self.evals_to_coset_device(a, lg)?;
-        self.evals_to_coset_device(b, lg)?;
+        for v in [&*a, &*b, &*c] {
+            self.check_ntt_buffer(v, lg)?;
+        }
+        if lg == 0 {
+            self.evals_to_coset_device(a, lg)?;
+            self.evals_to_coset_device(b, lg)?;
+            self.h_c_coeffs_device(c, lg)?;
+            return self.h_finish_device(a, b, c, lg);
+        }
+        let mut prof = StepClock::new(self, self.h_profile_on());
+        self.with_twiddles(lg, |_| Ok(()))?;
+        let (lo, hi, lo_bits) = self.coset_tables(lg)?;
+        prof.step("twiddles and tables")?;
+        for (v, name) in [(&*a, "a"), (&*b, "b")] {
+            let d = self.p(v);
+            self.ntt_run_passes(d, lg, true, OnLoad::Nothing)?;
+            prof.step(if name == "a" {
+                "a inverse (DIF)"
+            } else {
+                "b inverse (DIF)"
+            })?;
+            self.ntt_run_passes(d, lg, false, OnLoad::Scale(&lo, &hi, lo_bits))?;
+            prof.step(if name == "a" {
+                "a to the coset (DIT)"
+            } else {
+                "b to the coset (DIT)"
+            })?;
+        }
         self.h_c_coeffs_device(c, lg)?;
-        self.h_finish_device(a, b, c, lg)
+        prof.step("c inverse (DIF)")?;
+        self.h_product_passes(a, b, lg)?;
+        prof.step("a b, coset inverse (DIF)")?;
+        self.h_permute_back(a, b, c, lg)?;
+        prof.step("permutation back, scaled, minus c")?;
+        prof.finish(&self.h_profile);
+        Ok(())
+    }
+
+    /// Times each step of [`Self::h_device`] from now on (or stops).
+    pub fn set_h_profile(&self, on: bool) {
+        *self.h_profile.lock().unwrap_or_else(|p| p.into_inner()) = on.then(Vec::new);
+    }
+
+    fn h_profile_on(&self) -> bool {
+        self.h_profile
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some()
+    }
+
+    /// The steps of each [`Self::h_device`] profiled since the last take
+    /// (name, ms), and clears them; empty when profiling is off.
+    pub fn take_h_profile(&self) -> Vec<HSteps> {
+        self.h_profile
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     /// The whole H computation of Groth16 on the GPU: a, b, c are the
@@ -554,4 +669,47 @@ fn h_z_inv(lg: u32) -> Scalar {
     let z = Scalar::MULTIPLICATIVE_GENERATOR.pow_vartime([1u64 << lg]) - Scalar::ONE;
     z.invert()
         .expect("g^n != 1: g is not a root of unity of this order")
+}
+
+/// One profiled H step's parts: (name, ms) in order.
+pub type HSteps = Vec<(&'static str, f64)>;
+
+/// Wall time of each step of a sequence of queued work, the stream
+/// synchronized at each step (only when on: otherwise nothing waits).
+struct StepClock<'a> {
+    dev: &'a CudaDevice,
+    on: bool,
+    clock: std::time::Instant,
+    steps: Vec<(&'static str, f64)>,
+}
+
+impl<'a> StepClock<'a> {
+    fn new(dev: &'a CudaDevice, on: bool) -> Self {
+        if on {
+            // What was queued before is not the first step's.
+            let _ = dev.synchronize();
+        }
+        StepClock {
+            dev,
+            on,
+            clock: std::time::Instant::now(),
+            steps: Vec::new(),
+        }
+    }
+    fn step(&mut self, name: &'static str) -> Result<()> {
+        if self.on {
+            self.dev.synchronize()?;
+            self.steps
+                .push((name, self.clock.elapsed().as_secs_f64() * 1e3));
+            self.clock = std::time::Instant::now();
+        }
+        Ok(())
+    }
+    fn finish(self, into: &Mutex<Option<Vec<HSteps>>>) {
+        if self.on {
+            if let Some(v) = into.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+                v.push(self.steps);
+            }
+        }
+    }
 }

@@ -550,6 +550,31 @@ impl CudaBackend {
         self.pack_witness.store(on, Ordering::Relaxed);
     }
 
+    /// Sets the device pool's release threshold
+    /// ([`CudaDevice::set_pool_keep`]): benchmarks compare the default
+    /// with keeping everything on one warm backend (`None`: the default).
+    pub fn set_pool_keep(&self, bytes: Option<u64>) -> Result<()> {
+        self.acquire_slot().dev.set_pool_keep(bytes)?;
+        Ok(())
+    }
+
+    /// Times the steps of every worker's H step from now on (or stops):
+    /// [`CudaDevice::set_h_profile`]; [`Self::take_h_profiles`] collects.
+    pub fn set_h_profile(&self, on: bool) {
+        for s in &self.slots {
+            relock(s).dev.set_h_profile(on);
+        }
+    }
+
+    /// Every H step profiled since the last take, on any worker: (name,
+    /// ms) in order.
+    pub fn take_h_profiles(&self) -> Vec<cuzk_cuda::HSteps> {
+        self.slots
+            .iter()
+            .flat_map(|s| relock(s).dev.take_h_profile())
+            .collect()
+    }
+
     /// Whether a partition starting now sends z packed: packing writes
     /// into the pinned ring's buffers, so it needs pinned staging.
     fn packs_witness(&self) -> bool {
