@@ -359,48 +359,23 @@ fn h_permutation_back_matches_the_formula() {
             kernels.push(("tiled", H_FINISH_TILED));
         }
         for (name, kernel) in kernels {
+            let tiled = kernel == H_FINISH_TILED;
             let mut l = Launches::default();
-            let got = if kernel == H_FINISH_TILED {
+            if tiled {
                 l.buf(vec![0u8; n * 32]); // buffer 0: the result
-                let (ub, vb) = (l.scalars(&u), l.scalars(&v));
-                let (lo, hi, bits) = power_tables(&mut l, base, c, lg);
-                l.launch(
-                    kernel,
-                    1 << (lg - 10),
-                    256,
-                    2 * 1024 * 16,
-                    vec![
-                        Arg::Buf(0),
-                        Arg::Buf(ub),
-                        Arg::Buf(vb),
-                        Arg::U32(lg),
-                        Arg::Buf(lo),
-                        Arg::Buf(hi),
-                        Arg::U32(bits),
-                    ],
-                );
-                l.run()
+            }
+            let (ub, vb) = (l.scalars(&u), l.scalars(&v)); // in place: u is buffer 0
+            let (lo, hi, bits) = power_tables(&mut l, base, c, lg);
+            let (grid, block, smem, mut args) = if tiled {
+                let bufs = vec![Arg::Buf(0), Arg::Buf(ub), Arg::Buf(vb)];
+                (1 << (lg - 10), 256, 2 * 1024 * 16, bufs)
             } else {
-                l.scalars(&u);
-                let vb = l.scalars(&v);
-                let (lo, hi, bits) = power_tables(&mut l, base, c, lg);
                 let (g, b) = cfg1d(n);
-                l.launch(
-                    kernel,
-                    g,
-                    b,
-                    0,
-                    vec![
-                        Arg::Buf(0),
-                        Arg::Buf(vb),
-                        Arg::U32(lg),
-                        Arg::Buf(lo),
-                        Arg::Buf(hi),
-                        Arg::U32(bits),
-                    ],
-                );
-                l.run()
+                (g, b, 0, vec![Arg::Buf(ub), Arg::Buf(vb)])
             };
+            args.extend([Arg::U32(lg), Arg::Buf(lo), Arg::Buf(hi), Arg::U32(bits)]);
+            l.launch(kernel, grid, block, smem, args);
+            let got = l.run();
             if let Some(j) = (0..n).find(|&j| got[j] != want[j]) {
                 panic!("2^{lg} {name}: first difference at {j}");
             }
