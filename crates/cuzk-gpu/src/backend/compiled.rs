@@ -731,8 +731,9 @@ impl CudaBackend {
     ) -> Result<(DeviceScalars, Option<CompiledAux>, UploadStats)> {
         // alloc_scalars waits for the device's stream; the wait for what
         // was already on it is timed apart from the allocation (inside a
-        // partition the allocation took 6.7-10.3 ms at 2^27 with no wait
-        // before it, an allocation alone 0.02 ms: 2026-12-04 calls 43-44).
+        // partition the allocation took 6.7-10.3 ms at 2^27 while each
+        // admission trimmed the pool, 0.0 ms since it does not:
+        // 2026-12-04 calls 44 and 48).
         let clock = Instant::now();
         slot.dev.synchronize()?;
         let wait_ms = clock.elapsed().as_secs_f64() * 1e3;
@@ -1028,17 +1029,12 @@ impl CudaBackend {
         let q = dev.select_device(&z, cc.num_inputs(), Some(&aux.b_input), Some(&aux.b_aux))?;
         let sp = dev.split_zero_one_device(&q)?;
         drop(q);
+        drop(z);
         let b_g1 = dev.msm_g1_split_device(&bases.b_g1, &sp)?;
         t.end(Phase::MsmBG1, clock);
         let clock = Instant::now();
         let b_g2 = dev.msm_g2_split_device(&bases.b_g2, &sp)?;
         drop(sp);
-        // z goes last, after the B MSMs' temporaries: freed before them
-        // (until 2026-12-04), its 4.3 GB block (at 2^27) was split by
-        // their allocations, and the next partition's z took 5-10 ms to
-        // allocate against 0.02 for a block freed whole (calls 43-46). Its
-        // reservation (`_z_held`) covers the whole partition either way.
-        drop(z);
         dev.synchronize()?;
         t.end(Phase::MsmBG2, clock);
 
