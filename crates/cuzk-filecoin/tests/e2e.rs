@@ -60,6 +60,51 @@ fn assert_synthesis_modes_agree(req: &ProofRequest) {
             "{what}: full synthesis {tf:.2?}, compiled {tc:.2?} (compile included on first use)"
         );
     }
+    let reps = std::env::var("CUZK_SYNTH_BENCH")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .unwrap_or(0);
+    if reps > 0 {
+        synthesis_bench(req, n, reps);
+    }
+}
+
+/// Issue 12's synthesis benchmark, run only when `CUZK_SYNTH_BENCH=N` is
+/// set (CI leaves it unset): each partition of `req` synthesized N times
+/// in each mode after the first run above (which compiled the system),
+/// full and compiled on one thread, compiled on every thread of rayon's
+/// pool; the medians on one line `synthesis bench: ...` each. No timing
+/// is asserted.
+fn synthesis_bench(req: &ProofRequest, n: usize, reps: usize) {
+    use cuzk_filecoin::partitions::synthesize_partitions;
+    use cuzk_filecoin::SynthesisMode;
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let median_ms = |k: usize, mode: SynthesisMode| {
+        let mut v: Vec<f64> = (0..reps)
+            .map(|_| {
+                let t = Instant::now();
+                synthesize_partitions(&[(req, k)], mode).unwrap();
+                t.elapsed().as_secs_f64() * 1e3
+            })
+            .collect();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    for k in 0..n {
+        let full = one.install(|| median_ms(k, SynthesisMode::Full));
+        let comp1 = one.install(|| median_ms(k, SynthesisMode::Compiled));
+        let compn = median_ms(k, SynthesisMode::Compiled);
+        eprintln!(
+            "synthesis bench: {} partition {k}: full (1 thread) {full:.1} ms, compiled (1 thread) {comp1:.1} ms = {:.3} of full, compiled ({} threads) {compn:.1} ms = {:.3} of full ({reps} runs each, medians)",
+            req.circuit(),
+            comp1 / full,
+            rayon::current_num_threads(),
+            compn / full,
+        );
+    }
 }
 
 #[test]
