@@ -1577,8 +1577,8 @@ impl ProverBackend for CudaBackend {
 /// GPU worker's thread between two partitions: a porep-like 2^27 proof's
 /// wall time past its phases (H200, 2026-12-04: 1834.0 ms against 1583 ms
 /// of phases in call 44; dropped apart 1542.6 ms in call 45). Where no
-/// thread can
-/// be started the refused closure, and `value` with it, is dropped here.
+/// thread can be started the refused closure, and `value` with it, is
+/// dropped here.
 fn drop_apart<T: Send + 'static>(value: T) {
     let _ = std::thread::Builder::new()
         .name("cuzk-drop".into())

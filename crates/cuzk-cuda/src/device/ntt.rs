@@ -459,7 +459,8 @@ impl CudaDevice {
     // coset inverse of C's coset values is C's coefficients, inverse(c):
     // c needs one transform instead of two. Both inverses are DIF passes
     // (bit-reversed out, unscaled) and one permutation back that scales
-    // (n^-1 g^-j / Z and n^-1 / Z) and subtracts (`h_finish_bitrev`).
+    // (n^-1 g^-j / Z and n^-1 / Z) and subtracts (`h_finish_tiled`, or
+    // `h_finish_bitrev` below 2^10).
 
     /// H's step for c: the DIF passes of its inverse transform, in place
     /// (c holds its evaluations on the domain of 2^lg, zero-padded; it is
@@ -575,30 +576,21 @@ impl CudaDevice {
         for v in [&*a, &*b, &*c] {
             self.check_ntt_buffer(v, lg)?;
         }
-        if lg == 0 {
-            self.evals_to_coset_device(a, lg)?;
-            self.evals_to_coset_device(b, lg)?;
-            self.h_c_coeffs_device(c, lg)?;
-            return self.h_finish_device(a, b, c, lg);
-        }
+        // At 2^0 the passes are none and the coset scaling is by one; the
+        // product is a pass of no stages (`ntt_run_passes`).
         let mut prof = StepClock::new(self, self.h_profile_on());
         self.with_twiddles(lg, |_| Ok(()))?;
         let (lo, hi, lo_bits) = self.coset_tables(lg)?;
         prof.step("twiddles and tables")?;
-        for (v, name) in [(&*a, "a"), (&*b, "b")] {
+        for (v, [inverse, coset]) in [
+            (&*a, ["a inverse (DIF)", "a to the coset (DIT)"]),
+            (&*b, ["b inverse (DIF)", "b to the coset (DIT)"]),
+        ] {
             let d = self.p(v);
             self.ntt_run_passes(d, lg, true, OnLoad::Nothing)?;
-            prof.step(if name == "a" {
-                "a inverse (DIF)"
-            } else {
-                "b inverse (DIF)"
-            })?;
+            prof.step(inverse)?;
             self.ntt_run_passes(d, lg, false, OnLoad::Scale(&lo, &hi, lo_bits))?;
-            prof.step(if name == "a" {
-                "a to the coset (DIT)"
-            } else {
-                "b to the coset (DIT)"
-            })?;
+            prof.step(coset)?;
         }
         self.h_c_coeffs_device(c, lg)?;
         prof.step("c inverse (DIF)")?;
