@@ -19,8 +19,8 @@
 //! - [`paramcache`]: the `FIL_PROOFS_PARAMETER_CACHE` directory.
 //! - [`prover`]: [`FilecoinProver`], proof requests and outputs.
 //! - [`porep`], [`post`], [`snap`]: the circuits of each proof.
-//! - `porep_witness`: PoRep's witness without the SHA-256 gadget's linear
-//!   combinations (the compiled path's).
+//! - `native_witness`: PoRep's and PoSt's witnesses with their hashes
+//!   generated natively (the compiled path's).
 //! - [`partitions`]: requests prepared once (every partition's circuit
 //!   built and kept) and partitions synthesized from them, for the daemon.
 //! - [`ids`]: 32-byte values in hex, a miner's prover id.
@@ -32,10 +32,10 @@ pub mod circuits;
 pub mod compiled;
 pub mod error;
 pub mod ids;
+mod native_witness;
 pub mod paramcache;
 pub mod partitions;
 pub mod porep;
-mod porep_witness;
 pub mod post;
 pub mod progress;
 pub mod prover;

@@ -6,12 +6,19 @@
 //! `FallbackPoStCompound::circuit`, as `generate_*_post_with_vanilla` do.
 
 use crate::circuits::{with_tree_shape, FilTree};
+use crate::compiled::Parts;
+use crate::native_witness::post::{sector_witness, SectorValues};
+use crate::native_witness::MerklePath;
 use crate::prover::{guarded, FilecoinProver, ProofCircuits, ProofOutput};
 use crate::{CircuitId, Counted, Error, Expected, InputPart, ProofKind, Result};
+use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
+use blstrs::Scalar;
+use cuzk_core::compiled::{Witness, WitnessCs};
 use filecoin_proofs::{
     as_safe_commitment, DefaultTreeDomain, FallbackPoStSectorProof, PoStConfig, PoStType,
 };
 use filecoin_proofs_api::RegisteredPoStProof;
+use std::sync::Arc;
 use std::time::Instant;
 use storage_proofs_core::compound_proof::{self, CompoundProof};
 use storage_proofs_post::fallback::{
@@ -20,19 +27,51 @@ use storage_proofs_post::fallback::{
 
 type Compound<T> = FallbackPoStCompound<T>;
 
+/// Partition `k`'s circuit as `FallbackPoStCompound::circuit` builds it,
+/// with its sectors' paths kept for the native witness.
 fn compound_circuit<Tree: FilTree>(
     pub_in: &fallback::PublicInputs<DefaultTreeDomain>,
     proof: &filecoin_proofs::VanillaProof<Tree>,
     pp: &fallback::PublicParams,
     k: usize,
-) -> anyhow::Result<FallbackPoStCircuit<Tree>> {
-    <Compound<Tree> as CompoundProof<FallbackPoSt<'_, Tree>, FallbackPoStCircuit<Tree>>>::circuit(
-        pub_in,
-        Default::default(),
-        proof,
-        pp,
-        Some(k),
-    )
+) -> anyhow::Result<PostPartition<Tree>> {
+    let circuit = <Compound<Tree> as CompoundProof<
+        FallbackPoSt<'_, Tree>,
+        FallbackPoStCircuit<Tree>,
+    >>::circuit(pub_in, Default::default(), proof, pp, Some(k))?;
+    // The compound takes the i-th sector's paths from the i-th sector
+    // proof (`Sector::circuit`), in this order.
+    let paths = proof.sectors.iter().map(|s| s.as_options()).collect();
+    Ok(PostPartition {
+        circuit,
+        paths: Arc::new(paths),
+    })
+}
+
+/// A PoSt partition: the circuit (what full synthesis and compiling run)
+/// and, per sector and challenge, the Merkle path the circuit holds in a
+/// form private to storage-proofs (what the native witness reads).
+pub(crate) struct PostPartition<Tree: FilTree> {
+    circuit: FallbackPoStCircuit<Tree>,
+    paths: Arc<Vec<Vec<MerklePath>>>,
+}
+
+impl<Tree: FilTree> Clone for PostPartition<Tree> {
+    fn clone(&self) -> Self {
+        PostPartition {
+            circuit: self.circuit.clone(),
+            paths: self.paths.clone(),
+        }
+    }
+}
+
+impl<Tree: FilTree> Circuit<Scalar> for PostPartition<Tree> {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(
+        self,
+        cs: &mut CS,
+    ) -> std::result::Result<(), SynthesisError> {
+        self.circuit.synthesize(cs)
+    }
 }
 
 fn compound_inputs<Tree: FilTree>(
@@ -83,7 +122,7 @@ fn prove_post<Tree: FilTree>(prover: &FilecoinProver, a: &PostArgs<'_>) -> Resul
 
 pub(crate) fn post_circuits<Tree: FilTree>(
     a: &PostArgs<'_>,
-) -> Result<ProofCircuits<FallbackPoStCircuit<Tree>>> {
+) -> Result<ProofCircuits<PostPartition<Tree>>> {
     let config: PoStConfig = a.registered.as_v1_config();
     if a.vanilla_proofs.is_empty() {
         return Err(Error::WrongCount {
@@ -287,10 +326,10 @@ pub fn post_proof_from_u64(v: u64) -> Result<RegisteredPoStProof> {
         })
 }
 
-/// WindowPoSt's sectors are generated in parallel through bellpepper's
-/// `extend` (storage-proofs splits them when the system is extensible);
-/// the witness-only system is.
-impl<Tree: FilTree> crate::compiled::PartitionCircuit for FallbackPoStCircuit<Tree> {
+/// A partition's sectors are independent parts of one size, each
+/// generated natively on its own thread ([`Parts`]); the circuit allocates
+/// nothing before them, so the shared prefix is the constant one alone.
+impl<Tree: FilTree> crate::compiled::PartitionCircuit for PostPartition<Tree> {
     fn shape_sample(&self) -> Self {
         self.clone()
     }
@@ -300,7 +339,39 @@ impl<Tree: FilTree> crate::compiled::PartitionCircuit for FallbackPoStCircuit<Tr
     }
 
     fn parallel_parts(&self) -> usize {
-        self.sectors.len()
+        self.circuit.sectors.len()
+    }
+
+    fn witness(self, inputs: usize, aux: usize) -> cuzk_core::Result<Witness> {
+        let sectors = &self.circuit.sectors;
+        if sectors.len() != self.paths.len() {
+            return Err(cuzk_core::Error::InvalidCircuit {
+                index: 0,
+                what: format!(
+                    "the PoSt circuit has {} sectors and {} sectors' paths",
+                    sectors.len(),
+                    self.paths.len()
+                ),
+            });
+        }
+        let parts = Parts {
+            what: "PoSt",
+            part: "sector",
+            count: sectors.len(),
+            inputs,
+            aux,
+        };
+        parts.generate(WitnessCs::with_one().into_witness(), |k, cs| {
+            let s = &sectors[k];
+            let values = SectorValues {
+                comm_r: s.comm_r,
+                comm_c: s.comm_c,
+                comm_r_last: s.comm_r_last,
+                leafs: &s.leafs,
+                paths: &self.paths[k],
+            };
+            sector_witness::<Tree, _>(cs, &values)
+        })
     }
 }
 

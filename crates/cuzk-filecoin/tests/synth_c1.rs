@@ -185,7 +185,7 @@ fn tampered_synthetic_c1_is_refused() {
 /// At 2 KiB: the counts of a real C1 (partitions, challenges, columns,
 /// layers, parents, path lengths), from the real types' constants.
 /// The compiled path's PoRep witness (challenges in parallel, the labels'
-/// SHA-256 generated natively: crates/cuzk-filecoin/src/porep_witness)
+/// SHA-256 generated natively: crates/cuzk-filecoin/src/native_witness)
 /// gives exactly full synthesis's assignment: at 2 KiB every partition, at
 /// 8 MiB the first (another seed, so other values and paths), a/b/c,
 /// inputs, aux and densities element by element.

@@ -1,0 +1,130 @@
+//! Witnesses of Filecoin's circuits generated natively: the same values in
+//! the same order as storage-proofs' circuits allocate them in a
+//! witness-only constraint system, without the linear combinations their
+//! hash gadgets build whether or not the system keeps them (bellperson's
+//! SHA-256 one for every addition and packed equality, neptune's legacy
+//! Poseidon one for every MDS product).
+//!
+//! - [`porep`]: a PoRep challenge (`StackedCircuit`'s `Proof::synthesize`).
+//! - [`post`]: a PoSt sector (`FallbackPoStCircuit`'s `Sector`).
+//! - [`sha256`], [`poseidon`]: the two hashes, each tested equal to its
+//!   gadget on random inputs.
+//!
+//! Allocations, inputs, bit decompositions and insertions still go through
+//! the gadgets (cheap in a witness generator); only the hashes are native.
+//! Each module is tested element by element against full synthesis of the
+//! circuit it mirrors, written against storage-proofs 19.1: a new version
+//! of those circuits must be checked against it again.
+
+pub(crate) mod porep;
+mod poseidon;
+pub(crate) mod post;
+pub(crate) mod sha256;
+
+use crate::circuits::FilTree;
+use bellpepper_core::boolean::{AllocatedBit, Boolean};
+use bellpepper_core::num::AllocatedNum;
+use bellpepper_core::{ConstraintSystem, SynthesisError};
+use bellperson::gadgets::multipack;
+use blstrs::Scalar;
+use filecoin_hashers::PoseidonArity;
+use sha256::Bit;
+use storage_proofs_core::gadgets::constraint;
+use storage_proofs_core::gadgets::insertion::insert;
+
+pub(crate) fn bit_of(b: &Boolean) -> Bit {
+    match b {
+        Boolean::Constant(v) => Bit::Const(*v),
+        Boolean::Is(a) => Bit::Is(a.get_value().unwrap_or(false)),
+        Boolean::Not(a) => Bit::Not(a.get_value().unwrap_or(false)),
+    }
+}
+
+/// A Merkle path as `MerkleProofTrait::as_options` gives it: per level the
+/// siblings and the index within the node.
+pub(crate) type MerklePath = Vec<(Vec<Option<Scalar>>, Option<usize>)>;
+
+/// `enforce_inclusion` of a Poseidon tree of `Tree`'s shape: storage-proofs'
+/// `PoRCircuit` (private), each level's `insert` by the gadget and its hash
+/// natively.
+pub(crate) fn tree_inclusion<Tree: FilTree, CS: ConstraintSystem<Scalar>>(
+    cs: &mut CS,
+    path: MerklePath,
+    root: &AllocatedNum<Scalar>,
+    leaf: &AllocatedNum<Scalar>,
+    scratch: &mut Vec<Scalar>,
+) -> Result<(), SynthesisError> {
+    use typenum::Unsigned;
+    let (base, sub, top) = (
+        Tree::Arity::to_usize(),
+        Tree::SubTreeArity::to_usize(),
+        Tree::TopTreeArity::to_usize(),
+    );
+    // AuthPath::from: the last element is the top tree's, the one before
+    // it the sub-tree's, where the shape has them.
+    let extra = if top > 0 { 2 } else { usize::from(sub > 0) };
+    let n = path.len();
+    if n < extra {
+        return Err(SynthesisError::Unsatisfiable);
+    }
+    let mut cur = leaf.clone();
+    let mut path_bits = Vec::new();
+    for (k, (hashes, index)) in path.into_iter().enumerate() {
+        let arity = if k < n - extra {
+            base
+        } else if extra == 2 && k == n - 1 {
+            top
+        } else {
+            sub
+        };
+        if arity < 2 || !arity.is_power_of_two() || hashes.len() + 1 != arity {
+            return Err(SynthesisError::Unsatisfiable);
+        }
+        // SubPath::synthesize: the index bits, the siblings, the insertion.
+        let mut bits = Vec::with_capacity(arity.trailing_zeros() as usize);
+        for i in 0..arity.trailing_zeros() {
+            let b = AllocatedBit::alloc(
+                cs.namespace(|| "index bit"),
+                index.map(|ix| (ix >> i) & 1 == 1),
+            )?;
+            bits.push(Boolean::from(b));
+        }
+        path_bits.extend_from_slice(&bits);
+        let siblings = hashes
+            .iter()
+            .map(|h| {
+                AllocatedNum::alloc(cs.namespace(|| "path element"), || {
+                    h.ok_or(SynthesisError::AssignmentMissing)
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let inserted = insert(cs, &cur, &bits, &siblings)?;
+        let values: Vec<Scalar> = inserted
+            .iter()
+            .map(|x| x.get_value().ok_or(SynthesisError::AssignmentMissing))
+            .collect::<Result<_, _>>()?;
+        cur = if k < n - extra {
+            poseidon_num::<Tree::Arity, _>(cs, &values, scratch)?
+        } else if extra == 2 && k == n - 1 {
+            poseidon_num::<Tree::TopTreeArity, _>(cs, &values, scratch)?
+        } else {
+            poseidon_num::<Tree::SubTreeArity, _>(cs, &values, scratch)?
+        };
+    }
+    multipack::pack_into_inputs(cs.namespace(|| "path"), &path_bits)?;
+    constraint::equal(cs, || "root", &cur, root);
+    Ok(())
+}
+
+/// `hash_multi_leaf_circuit` of filecoin-hashers' Poseidon: the gadget's
+/// allocations, then its result as a variable.
+pub(crate) fn poseidon_num<A: PoseidonArity, CS: ConstraintSystem<Scalar>>(
+    cs: &mut CS,
+    preimage: &[Scalar],
+    scratch: &mut Vec<Scalar>,
+) -> Result<AllocatedNum<Scalar>, SynthesisError> {
+    scratch.clear();
+    let r = poseidon::poseidon_hash(scratch, preimage, A::PARAMETERS());
+    cs.extend_aux(scratch);
+    AllocatedNum::alloc(cs.namespace(|| "hash"), || Ok(r))
+}
