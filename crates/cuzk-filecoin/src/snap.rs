@@ -166,4 +166,13 @@ impl<Tree: FilTree> crate::compiled::PartitionCircuit
             },
         }
     }
+
+    /// Generated natively (`native_witness::snap`: the same values without
+    /// the hash gadgets' linear combinations), in one sequence.
+    fn witness(self, inputs: usize, aux: usize) -> cuzk_core::Result<cuzk_core::compiled::Witness> {
+        let mut cs = cuzk_core::compiled::WitnessCs::with_capacity(inputs, aux);
+        crate::native_witness::snap::update_witness(&mut cs, &self)
+            .map_err(|source| cuzk_core::Error::Synthesis { index: 0, source })?;
+        Ok(cs.into_witness())
+    }
 }

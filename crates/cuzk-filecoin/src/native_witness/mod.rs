@@ -7,6 +7,7 @@
 //!
 //! - [`porep`]: a PoRep challenge (`StackedCircuit`'s `Proof::synthesize`).
 //! - [`post`]: a PoSt sector (`FallbackPoStCircuit`'s `Sector`).
+//! - [`snap`]: a SnapDeals partition (`EmptySectorUpdateCircuit`).
 //! - [`sha256`], [`poseidon`]: the two hashes, each tested equal to its
 //!   gadget on random inputs.
 //!
@@ -20,6 +21,7 @@ pub(crate) mod porep;
 mod poseidon;
 pub(crate) mod post;
 pub(crate) mod sha256;
+pub(crate) mod snap;
 
 use crate::circuits::FilTree;
 use bellpepper_core::boolean::{AllocatedBit, Boolean};
@@ -27,10 +29,13 @@ use bellpepper_core::num::AllocatedNum;
 use bellpepper_core::{ConstraintSystem, SynthesisError};
 use bellperson::gadgets::multipack;
 use blstrs::Scalar;
+use ff::{Field, PrimeField};
 use filecoin_hashers::PoseidonArity;
+use neptune::poseidon::{Arity, PoseidonConstants};
 use sha256::Bit;
 use storage_proofs_core::gadgets::constraint;
 use storage_proofs_core::gadgets::insertion::insert;
+use storage_proofs_core::util::reverse_bit_numbering;
 
 pub(crate) fn bit_of(b: &Boolean) -> Bit {
     match b {
@@ -123,8 +128,62 @@ pub(crate) fn poseidon_num<A: PoseidonArity, CS: ConstraintSystem<Scalar>>(
     preimage: &[Scalar],
     scratch: &mut Vec<Scalar>,
 ) -> Result<AllocatedNum<Scalar>, SynthesisError> {
+    poseidon_with(cs, preimage, A::PARAMETERS(), scratch)
+}
+
+/// neptune's `poseidon_hash` gadget with constants `c`: its allocations,
+/// then its result as a variable.
+pub(crate) fn poseidon_with<A: Arity<Scalar>, CS: ConstraintSystem<Scalar>>(
+    cs: &mut CS,
+    preimage: &[Scalar],
+    c: &PoseidonConstants<Scalar, A>,
+    scratch: &mut Vec<Scalar>,
+) -> Result<AllocatedNum<Scalar>, SynthesisError> {
+    if preimage.len() + 1 != c.width() {
+        return Err(SynthesisError::Unsatisfiable);
+    }
     scratch.clear();
-    let r = poseidon::poseidon_hash(scratch, preimage, A::PARAMETERS());
+    let r = poseidon::poseidon_hash(scratch, preimage, c);
     cs.extend_aux(scratch);
     AllocatedNum::alloc(cs.namespace(|| "hash"), || Ok(r))
+}
+
+/// `hash_multi_leaf_circuit` (and `hash2_circuit`) of filecoin-hashers'
+/// SHA-256: each node's bits by the gadget (`to_bits_le`, bit-reversed per
+/// byte), the hash natively, its digest packed into a variable. `input`
+/// and `scratch` are buffers kept between calls.
+pub(crate) fn sha256_num<CS: ConstraintSystem<Scalar>>(
+    cs: &mut CS,
+    nodes: &[AllocatedNum<Scalar>],
+    input: &mut Vec<Bit>,
+    scratch: &mut Vec<Scalar>,
+) -> Result<AllocatedNum<Scalar>, SynthesisError> {
+    input.clear();
+    for node in nodes {
+        let bits = reverse_bit_numbering(node.to_bits_le(cs.namespace(|| "bits"))?);
+        input.extend(bits.iter().map(bit_of));
+    }
+    scratch.clear();
+    let digest = sha256::sha256(&mut sha256::Aux(scratch), input);
+    cs.extend_aux(scratch);
+    let value = pack_digest(&digest);
+    AllocatedNum::alloc(cs.namespace(|| "hash"), || Ok(value))
+}
+
+/// `multipack::pack_bits` of a digest as storage-proofs takes it: bits
+/// reversed within each byte, the first `CAPACITY` little-endian.
+pub(crate) fn pack_digest(digest: &[Bit]) -> Scalar {
+    let mut repr = [0u8; 32];
+    for (k, b) in digest
+        .chunks(8)
+        .flat_map(|byte| byte.iter().rev())
+        .take(Scalar::CAPACITY as usize)
+        .enumerate()
+    {
+        if b.value() {
+            repr[k / 8] |= 1 << (k % 8);
+        }
+    }
+    // Below 2^254, so a canonical representation.
+    Scalar::from_repr_vartime(repr).unwrap_or(Scalar::ZERO)
 }

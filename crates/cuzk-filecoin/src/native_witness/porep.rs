@@ -21,14 +21,13 @@
 //! new version of that circuit must be checked against it again.
 
 use super::sha256::{self, Aux, Bit};
-use super::{bit_of, poseidon, tree_inclusion, MerklePath};
+use super::{bit_of, pack_digest, poseidon, sha256_num, tree_inclusion, MerklePath};
 use crate::circuits::FilTree;
 use bellpepper_core::boolean::{AllocatedBit, Boolean};
 use bellpepper_core::num::AllocatedNum;
 use bellpepper_core::{ConstraintSystem, SynthesisError};
 use bellperson::gadgets::multipack;
 use blstrs::Scalar;
-use ff::{Field, PrimeField};
 use filecoin_hashers::{HashFunction, Hasher};
 use filecoin_proofs::{DefaultPieceDomain, DefaultPieceHasher, DefaultTreeDomain};
 use storage_proofs_core::gadgets::insertion::insert;
@@ -270,38 +269,11 @@ fn comm_d_inclusion<CS: ConstraintSystem<Scalar>>(
             sibling.ok_or(SynthesisError::AssignmentMissing)
         })?;
         let inserted = insert(cs, &cur, &[bit], &[sibling])?;
-        input.clear();
-        for node in &inserted {
-            let bits = reverse_bit_numbering(node.to_bits_le(cs.namespace(|| "bits"))?);
-            input.extend(bits.iter().map(bit_of));
-        }
-        scratch.clear();
-        let digest = sha256::sha256(&mut Aux(scratch), &input);
-        cs.extend_aux(scratch);
-        let value = pack_digest(&digest);
-        cur = AllocatedNum::alloc(cs.namespace(|| "hash"), || Ok(value))?;
+        cur = sha256_num(cs, &inserted, &mut input, scratch)?;
     }
     multipack::pack_into_inputs(cs.namespace(|| "path"), &path_bits)?;
     constraint::equal(cs, || "root", &cur, root);
     Ok(())
-}
-
-/// `multipack::pack_bits` of a digest as storage-proofs takes it: bits
-/// reversed within each byte, the first `CAPACITY` little-endian.
-fn pack_digest(digest: &[Bit]) -> Scalar {
-    let mut repr = [0u8; 32];
-    for (k, b) in digest
-        .chunks(8)
-        .flat_map(|byte| byte.iter().rev())
-        .take(Scalar::CAPACITY as usize)
-        .enumerate()
-    {
-        if b.value() {
-            repr[k / 8] |= 1 << (k % 8);
-        }
-    }
-    // Below 2^254, so a canonical representation.
-    Scalar::from_repr_vartime(repr).unwrap_or(Scalar::ZERO)
 }
 
 /// storage-proofs' `hash_single_column` (private there): Poseidon of the
