@@ -45,6 +45,17 @@ pub(crate) fn bit_of(b: &Boolean) -> Bit {
     }
 }
 
+/// A tree shape's arities: the base tree's, the sub-tree's and the top
+/// tree's (0 where the shape has none).
+pub(crate) fn arities<Tree: FilTree>() -> [usize; 3] {
+    use typenum::Unsigned;
+    [
+        Tree::Arity::to_usize(),
+        Tree::SubTreeArity::to_usize(),
+        Tree::TopTreeArity::to_usize(),
+    ]
+}
+
 /// A Merkle path as `MerkleProofTrait::as_options` gives it: per level the
 /// siblings and the index within the node.
 pub(crate) type MerklePath = Vec<(Vec<Option<Scalar>>, Option<usize>)>;
@@ -59,12 +70,7 @@ pub(crate) fn tree_inclusion<Tree: FilTree, CS: ConstraintSystem<Scalar>>(
     leaf: &AllocatedNum<Scalar>,
     scratch: &mut Vec<Scalar>,
 ) -> Result<(), SynthesisError> {
-    use typenum::Unsigned;
-    let (base, sub, top) = (
-        Tree::Arity::to_usize(),
-        Tree::SubTreeArity::to_usize(),
-        Tree::TopTreeArity::to_usize(),
-    );
+    let [base, sub, top] = arities::<Tree>();
     // AuthPath::from: the last element is the top tree's, the one before
     // it the sub-tree's, where the shape has them.
     let extra = if top > 0 { 2 } else { usize::from(sub > 0) };
@@ -186,4 +192,30 @@ pub(crate) fn pack_digest(digest: &[Bit]) -> Scalar {
     }
     // Below 2^254, so a canonical representation.
     Scalar::from_repr_vartime(repr).unwrap_or(Scalar::ZERO)
+}
+
+/// What the modules' tests share.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+    use cuzk_core::compiled::Witness;
+
+    /// The arities of a path of `Tree`'s shape with `base_levels` levels in
+    /// the base tree.
+    pub fn path_arities<Tree: FilTree>(base_levels: usize) -> Vec<usize> {
+        let [base, sub, top] = arities::<Tree>();
+        let mut a = vec![base; base_levels];
+        a.extend([sub, top].into_iter().filter(|&a| a > 0));
+        a
+    }
+
+    /// The gadget's witness and the native one are the same, element by
+    /// element (the first aux that differs is named).
+    pub fn assert_same_witness(what: &str, gadget: Witness, native: Witness) {
+        assert_eq!(gadget.inputs, native.inputs, "{what}: inputs");
+        assert_eq!(gadget.aux.len(), native.aux.len(), "{what}: aux count");
+        if let Some(i) = (0..gadget.aux.len()).find(|&i| gadget.aux[i] != native.aux[i]) {
+            panic!("{what}: aux {i} differs");
+        }
+    }
 }

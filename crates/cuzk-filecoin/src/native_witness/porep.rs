@@ -321,6 +321,7 @@ fn create_label(
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::assert_same_witness;
     use super::*;
     use crate::compiled::PorepPartition;
     use crate::synth_c1::{self, SynthSpec};
@@ -352,12 +353,8 @@ mod tests {
             comm_c: part.comm_c,
         };
         stacked_witness(&mut native, &c, &part.proofs[..1]).unwrap();
-        let (g, n) = (gadget.into_witness(), native.into_witness());
-        assert_eq!(g.inputs, n.inputs, "{rp:?}: inputs");
-        assert_eq!(g.aux.len(), n.aux.len(), "{rp:?}: aux count");
-        if let Some(i) = (0..g.aux.len()).find(|&i| g.aux[i] != n.aux[i]) {
-            panic!("{rp:?}: aux {i} differs");
-        }
+        let what = format!("{rp:?}");
+        assert_same_witness(&what, gadget.into_witness(), native.into_witness());
     }
 
     /// Counts that do not make the prefix plus equal challenge parts, or

@@ -63,6 +63,7 @@ pub(crate) fn sector_witness<Tree: FilTree, CS: ConstraintSystem<Scalar>>(
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::{assert_same_witness, path_arities};
     use super::*;
     use bellpepper_core::Circuit;
     use cuzk_core::compiled::WitnessCs;
@@ -75,15 +76,8 @@ mod tests {
     /// tree shape without a sub-tree (2 KiB), with one (32 GiB) and with a
     /// top tree (64 GiB): the same inputs and aux, element by element.
     fn one_sector<Tree: FilTree>(seed: u64) {
-        use typenum::Unsigned;
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-        let (base, sub, top) = (
-            Tree::Arity::to_usize(),
-            Tree::SubTreeArity::to_usize(),
-            Tree::TopTreeArity::to_usize(),
-        );
-        let mut arities = vec![base; 3];
-        arities.extend([sub, top].into_iter().filter(|&a| a > 0));
+        let arities = path_arities::<Tree>(3);
         let path = |rng: &mut rand_chacha::ChaCha8Rng| -> MerklePath {
             arities
                 .iter()
@@ -115,13 +109,8 @@ mod tests {
             paths: &paths,
         };
         sector_witness::<Tree, _>(&mut native, &values).unwrap();
-        let (g, n) = (gadget.into_witness(), native.into_witness());
         let shape = std::any::type_name::<Tree>();
-        assert_eq!(g.inputs, n.inputs, "{shape}: inputs");
-        assert_eq!(g.aux.len(), n.aux.len(), "{shape}: aux count");
-        if let Some(i) = (0..g.aux.len()).find(|&i| g.aux[i] != n.aux[i]) {
-            panic!("{shape}: aux {i} differs");
-        }
+        assert_same_witness(shape, gadget.into_witness(), native.into_witness());
     }
 
     #[test]

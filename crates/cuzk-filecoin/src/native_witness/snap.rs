@@ -12,7 +12,7 @@
 //! not keep them). Checks the circuit makes by panicking (counts, the
 //! partition index, `h_select`) are refused with `Unsatisfiable` here.
 
-use super::{poseidon_num, poseidon_with, sha256_num};
+use super::{arities, poseidon_num, poseidon_with, sha256_num};
 use crate::circuits::FilTree;
 use bellpepper_core::boolean::{field_into_allocated_bits_le, AllocatedBit, Boolean};
 use bellpepper_core::num::AllocatedNum;
@@ -347,20 +347,21 @@ fn tree_r_por<Tree: FilTree, CS: ConstraintSystem<Scalar>>(
     path: Vec<Vec<Num>>,
     scratch: &mut Scratch,
 ) -> Result<(), SynthesisError> {
-    use typenum::Unsigned;
-    let arities = [
-        Tree::Arity::to_usize(),
-        Tree::SubTreeArity::to_usize(),
-        Tree::TopTreeArity::to_usize(),
-    ];
-    por_levels(cs, arities, bits, leaf, path, |cs, level, preimage| {
-        let values = preimage.iter().map(value).collect::<Result<Vec<_>, _>>()?;
-        match level {
-            Level::Base => poseidon_num::<Tree::Arity, _>(cs, &values, &mut scratch.aux),
-            Level::Sub => poseidon_num::<Tree::SubTreeArity, _>(cs, &values, &mut scratch.aux),
-            Level::Top => poseidon_num::<Tree::TopTreeArity, _>(cs, &values, &mut scratch.aux),
-        }
-    })
+    por_levels(
+        cs,
+        arities::<Tree>(),
+        bits,
+        leaf,
+        path,
+        |cs, level, preimage| {
+            let values = preimage.iter().map(value).collect::<Result<Vec<_>, _>>()?;
+            match level {
+                Level::Base => poseidon_num::<Tree::Arity, _>(cs, &values, &mut scratch.aux),
+                Level::Sub => poseidon_num::<Tree::SubTreeArity, _>(cs, &values, &mut scratch.aux),
+                Level::Top => poseidon_num::<Tree::TopTreeArity, _>(cs, &values, &mut scratch.aux),
+            }
+        },
+    )
 }
 
 /// `por_no_challenge_input` of the data tree (binary SHA-256).
@@ -378,6 +379,7 @@ fn tree_d_por<CS: ConstraintSystem<Scalar>>(
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::{assert_same_witness, path_arities};
     use super::*;
     use cuzk_core::compiled::{Witness, WitnessCs};
     use rand::{Rng, SeedableRng};
@@ -387,15 +389,8 @@ mod tests {
     /// the shapes the 2 KiB end-to-end test does not reach (a sub-tree at
     /// 32 GiB, a top tree at 64 GiB): the same witness.
     fn replica_path<Tree: FilTree>(seed: u64) {
-        use typenum::Unsigned;
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-        let (base, sub, top) = (
-            Tree::Arity::to_usize(),
-            Tree::SubTreeArity::to_usize(),
-            Tree::TopTreeArity::to_usize(),
-        );
-        let mut arities = vec![base; 4];
-        arities.extend([sub, top].into_iter().filter(|&a| a > 0));
+        let arities = path_arities::<Tree>(4);
         let nbits: u32 = arities.iter().map(|a| a.trailing_zeros()).sum();
         let bits: Vec<bool> = (0..nbits).map(|_| rng.gen()).collect();
         let path: Vec<Vec<Scalar>> = arities
@@ -435,13 +430,7 @@ mod tests {
             }
             cs.into_witness()
         };
-        let (g, n) = (run(false), run(true));
-        let shape = std::any::type_name::<Tree>();
-        assert_eq!(g.inputs, n.inputs, "{shape}: inputs");
-        assert_eq!(g.aux.len(), n.aux.len(), "{shape}: aux count");
-        if let Some(i) = (0..g.aux.len()).find(|&i| g.aux[i] != n.aux[i]) {
-            panic!("{shape}: aux {i} differs");
-        }
+        assert_same_witness(std::any::type_name::<Tree>(), run(false), run(true));
     }
 
     #[test]
