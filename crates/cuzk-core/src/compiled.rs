@@ -869,6 +869,18 @@ impl<'a> WitnessPart<'a> {
         }
     }
 
+    /// Takes the shared prefix as allocated already: for a part whose
+    /// generator holds the prefix's variables from generating it once, and
+    /// so starts with its own. Only before anything is allocated.
+    pub fn skip_prefix(&mut self) {
+        if self.num_inputs != 1 || self.num_aux != 0 {
+            self.fail(|| "the prefix skipped after allocations".to_owned());
+            return;
+        }
+        self.num_inputs = self.prefix_inputs.len();
+        self.num_aux = self.prefix_aux.len();
+    }
+
     fn fail(&mut self, what: impl FnOnce() -> String) {
         if self.error.is_none() {
             self.error = Some(what());

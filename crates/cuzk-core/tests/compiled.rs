@@ -512,6 +512,26 @@ fn witness_parts_in_place_equal_sequential_synthesis() {
             cs.finish().unwrap();
         }
         assert_eq!(out, whole, "prefix {np}, {nparts} parts of {len}");
+        // Parts whose generator holds the prefix already skip it: the same.
+        let mut skipped = Witness::new(whole.inputs[..pi].to_vec(), whole.aux[..pa].to_vec());
+        skipped.inputs.resize(whole.inputs.len(), Scalar::ZERO);
+        skipped.aux.resize(whole.aux.len(), Scalar::ZERO);
+        let ins = skipped.inputs[pi..].chunks_mut(1);
+        let auxs = skipped.aux[pa..].chunks_mut(len);
+        for (k, (i, a)) in ins.zip(auxs).enumerate() {
+            let mut cs = WitnessPart::new(&prefix.inputs, &prefix.aux, i, a);
+            cs.skip_prefix();
+            let alone = Prefixed {
+                prefix: Vec::new(),
+                parts: vec![c.parts[k].clone()],
+            };
+            alone.synthesize(&mut cs).unwrap();
+            cs.finish().unwrap();
+        }
+        assert_eq!(
+            skipped, whole,
+            "prefix {np} skipped, {nparts} parts of {len}"
+        );
 
         let (mut i, mut a) = (vec![Scalar::ZERO; 1], vec![Scalar::ZERO; len + 1]);
         // The room exactly, then one aux short and one too many.
@@ -535,6 +555,12 @@ fn witness_parts_in_place_equal_sequential_synthesis() {
             let e = cs.finish().unwrap_err();
             assert!(e.contains("differs from the shared prefix"), "{e}");
         }
+        // Skipping the prefix after an allocation is refused.
+        let mut cs = WitnessPart::new(&prefix.inputs, &prefix.aux, &mut i, &mut a[..len]);
+        cs.alloc_input(|| "in", || Ok(Scalar::ONE)).unwrap();
+        cs.skip_prefix();
+        let e = cs.finish().unwrap_err();
+        assert!(e.contains("skipped after allocations"), "{e}");
         // The sequential system agrees with itself as the reference.
         let mut w = WitnessCs::with_one();
         c.clone().synthesize(&mut w).unwrap();

@@ -167,12 +167,30 @@ impl<Tree: FilTree> crate::compiled::PartitionCircuit
         }
     }
 
+    fn parallel_parts(&self) -> usize {
+        self.priv_inputs.challenge_proofs.len()
+    }
+
     /// Generated natively (`native_witness::snap`: the same values without
-    /// the hash gadgets' linear combinations), in one sequence.
+    /// the hash gadgets' linear combinations): the prefix once, then the
+    /// challenges, independent parts of one size, each on its own thread
+    /// ([`Parts`](crate::compiled::Parts)) reading the prefix's variables
+    /// instead of allocating them again.
     fn witness(self, inputs: usize, aux: usize) -> cuzk_core::Result<cuzk_core::compiled::Witness> {
-        let mut cs = cuzk_core::compiled::WitnessCs::with_capacity(inputs, aux);
-        crate::native_witness::snap::update_witness(&mut cs, &self)
-            .map_err(|source| cuzk_core::Error::Synthesis { index: 0, source })?;
-        Ok(cs.into_witness())
+        use crate::native_witness::snap::{update_challenge, update_prefix, Scratch};
+        let synth_err = |source| cuzk_core::Error::Synthesis { index: 0, source };
+        let mut cs = cuzk_core::compiled::WitnessCs::with_one();
+        let prefix = update_prefix(&mut cs, &self).map_err(synth_err)?;
+        let parts = crate::compiled::Parts {
+            what: "SnapDeals",
+            part: "challenge",
+            count: self.priv_inputs.challenge_proofs.len(),
+            inputs,
+            aux,
+        };
+        parts.generate(cs.into_witness(), |k, part| {
+            part.skip_prefix();
+            update_challenge(part, &self, &prefix, k, &mut Scratch::default())
+        })
     }
 }

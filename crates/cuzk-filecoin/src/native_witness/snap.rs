@@ -1,10 +1,11 @@
 //! The witness of storage-proofs-update 19.1's `EmptySectorUpdateCircuit`
-//! (SnapDeals), in the circuit's order, with its hashes generated
-//! natively: Poseidon for the replica trees (TreeR, old and new), for
-//! comm_r = H(comm_c, root_r) and for the randomness (phi, each digest of
-//! challenge bits, each challenge's rho, with the update's own constants),
-//! SHA-256 for the data tree (TreeD: the apex tree, the partition path,
-//! each challenge's path to its apex leaf).
+//! (SnapDeals) as its prefix ([`update_prefix`]) and its challenges
+//! ([`update_challenge`], independent parts of one size), in the circuit's
+//! order, with its hashes generated natively: Poseidon for the replica
+//! trees (TreeR, old and new), for comm_r = H(comm_c, root_r) and for the
+//! randomness (phi, each digest of challenge bits, each challenge's rho,
+//! with the update's own constants), SHA-256 for the data tree (TreeD: the
+//! apex tree, the partition path, each challenge's path to its apex leaf).
 //!
 //! The small gadgets the update crate keeps private (the challenge's high
 //! bits, the new label, a number's bits) are followed here allocation by
@@ -28,7 +29,7 @@ type Num = AllocatedNum<Scalar>;
 
 /// Buffers the native hashes reuse.
 #[derive(Default)]
-struct Scratch {
+pub(crate) struct Scratch {
     aux: Vec<Scalar>,
     bits: Vec<super::sha256::Bit>,
 }
@@ -58,12 +59,25 @@ fn alloc<CS: ConstraintSystem<Scalar>>(
     })
 }
 
-/// What `EmptySectorUpdateCircuit::synthesize` allocates for `c` into
-/// `cs`, which must be a witness generator.
-pub(crate) fn update_witness<Tree: FilTree, CS: ConstraintSystem<Scalar>>(
+/// The variables of the circuit's prefix (all it allocates before its
+/// challenges) that the challenges read. Their indices are the prefix's,
+/// which a part generated apart shares (`WitnessPart::skip_prefix`).
+pub(crate) struct Prefix {
+    phi: Num,
+    partition_bits: Vec<AllocatedBit>,
+    h_select_bits: Vec<AllocatedBit>,
+    apex_leafs: Vec<Num>,
+    /// Each challenge's random bits, from the digests of comm_r_new.
+    generated: Vec<Vec<AllocatedBit>>,
+}
+
+/// The circuit up to its challenges: the public inputs and their bits,
+/// phi, the private commitments, comm_r's two checks, the apex tree and
+/// its path, the challenges' random bits.
+pub(crate) fn update_prefix<Tree: FilTree, CS: ConstraintSystem<Scalar>>(
     cs: &mut CS,
     c: &EmptySectorUpdateCircuit<Tree>,
-) -> Result<(), SynthesisError> {
+) -> Result<Prefix, SynthesisError> {
     if !cs.is_witness_generator() {
         return Err(SynthesisError::AssignmentMissing);
     }
@@ -118,7 +132,6 @@ pub(crate) fn update_witness<Tree: FilTree, CS: ConstraintSystem<Scalar>>(
         .map(|&b| AllocatedBit::alloc(cs.namespace(|| ""), Some(b)))
         .collect::<Result<Vec<_>, _>>()?;
     let partition_bits = &k_and_h_select_bits[..partition_bit_len];
-    let h_select_bits = &k_and_h_select_bits[partition_bit_len..];
     let partition = pack_bits(
         cs.namespace(|| ""),
         &partition_bits
@@ -134,14 +147,6 @@ pub(crate) fn update_witness<Tree: FilTree, CS: ConstraintSystem<Scalar>>(
     comm_d_new.inputize(cs.namespace(|| ""))?;
     let comm_r_new = alloc(cs, pi.comm_r_new)?;
     comm_r_new.inputize(cs.namespace(|| ""))?;
-    let gen_randomness = |cs: &mut CS, a: &Num, b: &Num, scratch: &mut Scratch| {
-        poseidon_with(
-            cs,
-            &[value(a)?, value(b)?],
-            &POSEIDON_CONSTANTS_GEN_RANDOMNESS,
-            &mut scratch.aux,
-        )
-    };
     let phi = gen_randomness(cs, &comm_d_new, &comm_r_old, &mut scratch)?;
 
     let comm_c = alloc(cs, pv.comm_c)?;
@@ -214,57 +219,92 @@ pub(crate) fn update_witness<Tree: FilTree, CS: ConstraintSystem<Scalar>>(
         return unsat();
     }
 
-    for (cp, random_bits) in proofs.iter().zip(generated) {
-        let c_bits: Vec<AllocatedBit> = random_bits
-            .into_iter()
-            .chain(partition_bits.iter().cloned())
-            .collect();
-        let c_high = challenge_high_bits(cs, &c_bits, h_select_bits, &hs)?;
-        let rho = gen_randomness(cs, &phi, &c_high, &mut scratch)?;
-        let leaf_r_old = alloc(cs, cp.leaf_r_old)?;
-        let leaf_d_new = alloc(cs, cp.leaf_d_new)?;
-        // label_r_new = label_r_old + label_d_new * rho
-        let d_rho = leaf_d_new.mul(cs.namespace(|| ""), &rho)?;
-        let leaf_r_new = alloc(cs, Some(value(&leaf_r_old)? + value(&d_rho)?))?;
-        if cp.leaf_r_new != Some(value(&leaf_r_new)?) {
-            return unsat();
-        }
-        let alloc_path = |cs: &mut CS, path: &[Vec<Option<Scalar>>]| {
-            path.iter()
-                .map(|s| {
-                    s.iter()
-                        .map(|&v| alloc(cs, v))
-                        .collect::<Result<Vec<_>, _>>()
-                })
-                .collect::<Result<Vec<_>, _>>()
-        };
-        let path_r_old = alloc_path(cs, &cp.path_r_old)?;
-        tree_r_por::<Tree, _>(cs, &c_bits, &leaf_r_old, path_r_old, &mut scratch)?;
-        let path_r_new = alloc_path(cs, &cp.path_r_new)?;
-        tree_r_por::<Tree, _>(cs, &c_bits, &leaf_r_new, path_r_new, &mut scratch)?;
+    Ok(Prefix {
+        phi,
+        partition_bits: partition_bits.to_vec(),
+        h_select_bits: k_and_h_select_bits[partition_bit_len..].to_vec(),
+        apex_leafs,
+        generated,
+    })
+}
 
-        let to_apex = challenge_bit_len - partition_bit_len - p.apex_leaf_bit_len;
-        let apex_bits: Vec<Boolean> = c_bits[to_apex..to_apex + p.apex_leaf_bit_len]
-            .iter()
-            .cloned()
-            .map(Into::into)
-            .collect();
-        // The root the path to the apex leaf must reach (an equality, which
-        // a witness generator does not keep).
-        select(cs.namespace(|| ""), &apex_leafs, &apex_bits)?;
-        let path_to_apex = cp.path_d_new[..to_apex]
-            .iter()
-            .map(|s| alloc(cs, s[0]).map(|n| vec![n]))
-            .collect::<Result<Vec<_>, _>>()?;
-        tree_d_por(
-            cs,
-            &c_bits[..to_apex],
-            &leaf_d_new,
-            path_to_apex,
-            &mut scratch,
-        )?;
+/// Challenge `k` of the circuit, after its prefix: the challenge's high
+/// bits and rho, its leaves and new label, its openings in the old and
+/// new replica trees and its path to its apex leaf.
+pub(crate) fn update_challenge<Tree: FilTree, CS: ConstraintSystem<Scalar>>(
+    cs: &mut CS,
+    c: &EmptySectorUpdateCircuit<Tree>,
+    prefix: &Prefix,
+    k: usize,
+    scratch: &mut Scratch,
+) -> Result<(), SynthesisError> {
+    let p = &c.pub_params;
+    let (Some(cp), Some(random_bits)) = (
+        c.priv_inputs.challenge_proofs.get(k),
+        prefix.generated.get(k),
+    ) else {
+        return unsat();
+    };
+    let hs = hs(p.sector_nodes);
+    let c_bits: Vec<AllocatedBit> = random_bits
+        .iter()
+        .chain(&prefix.partition_bits)
+        .cloned()
+        .collect();
+    let c_high = challenge_high_bits(cs, &c_bits, &prefix.h_select_bits, &hs)?;
+    let rho = gen_randomness(cs, &prefix.phi, &c_high, scratch)?;
+    let leaf_r_old = alloc(cs, cp.leaf_r_old)?;
+    let leaf_d_new = alloc(cs, cp.leaf_d_new)?;
+    // label_r_new = label_r_old + label_d_new * rho
+    let d_rho = leaf_d_new.mul(cs.namespace(|| ""), &rho)?;
+    let leaf_r_new = alloc(cs, Some(value(&leaf_r_old)? + value(&d_rho)?))?;
+    if cp.leaf_r_new != Some(value(&leaf_r_new)?) {
+        return unsat();
     }
-    Ok(())
+    let alloc_path = |cs: &mut CS, path: &[Vec<Option<Scalar>>]| {
+        path.iter()
+            .map(|s| {
+                s.iter()
+                    .map(|&v| alloc(cs, v))
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .collect::<Result<Vec<_>, _>>()
+    };
+    let path_r_old = alloc_path(cs, &cp.path_r_old)?;
+    tree_r_por::<Tree, _>(cs, &c_bits, &leaf_r_old, path_r_old, scratch)?;
+    let path_r_new = alloc_path(cs, &cp.path_r_new)?;
+    tree_r_por::<Tree, _>(cs, &c_bits, &leaf_r_new, path_r_new, scratch)?;
+
+    let to_apex = p.challenge_bit_len - p.partition_bit_len - p.apex_leaf_bit_len;
+    let apex_bits: Vec<Boolean> = c_bits[to_apex..to_apex + p.apex_leaf_bit_len]
+        .iter()
+        .cloned()
+        .map(Into::into)
+        .collect();
+    // The root the path to the apex leaf must reach (an equality, which a
+    // witness generator does not keep).
+    select(cs.namespace(|| ""), &prefix.apex_leafs, &apex_bits)?;
+    let path_to_apex = cp.path_d_new[..to_apex]
+        .iter()
+        .map(|s| alloc(cs, s[0]).map(|n| vec![n]))
+        .collect::<Result<Vec<_>, _>>()?;
+    tree_d_por(cs, &c_bits[..to_apex], &leaf_d_new, path_to_apex, scratch)
+}
+
+/// One of the update's randomness hashes (phi, a digest of challenge
+/// bits, rho): Poseidon of two with the update's own constants.
+fn gen_randomness<CS: ConstraintSystem<Scalar>>(
+    cs: &mut CS,
+    a: &Num,
+    b: &Num,
+    scratch: &mut Scratch,
+) -> Result<Num, SynthesisError> {
+    poseidon_with(
+        cs,
+        &[value(a)?, value(b)?],
+        &POSEIDON_CONSTANTS_GEN_RANDOMNESS,
+        &mut scratch.aux,
+    )
 }
 
 /// The update's `get_challenge_high_bits`: per allowed h, the challenge's
