@@ -5,7 +5,7 @@
 //!                   [--bench-only] [--json-out PATH] [--paramgen cpu|gpu]
 //!                   [--paramgen-cpu-max LOG] [--cpu-ref-max LOG] [--no-pageable]
 //!                   [--distinct K] [--concurrent-cap-mib MIB] [--compiled-bench LOGS]
-//!                   [--device-only]
+//!                   [--device-only] [--compiled-batch N]
 //!
 //! Checks (always): cuzk-core's conformance check; a GPU proof verified by
 //! bellperson and cuzk (and a wrong input rejected); every staging plan
@@ -30,7 +30,9 @@
 //! from the same witness; each line gives z's bytes and the bytes sent.
 //! With `--device-only` only the two device-path runs (resident matrices,
 //! z raw and packed): a quicker run for comparing settings such as
-//! `CUZK_COPY_THREADS` across processes.
+//! `CUZK_COPY_THREADS` across processes. `--compiled-batch 10` then also
+//! times 10 partitions (z prepared) as one GPU worker proves them, in
+//! turn, and as two do, half each at once on the backend's two slots.
 //!
 //! Parameter generation: the GPU fixed-base engine's parameters equal the
 //! CPU generator's byte for byte (porep-like 2^10 and 2^16, same toxic
@@ -1153,6 +1155,7 @@ fn compiled_bench(
     logs: &[u32],
     reps: usize,
     device_only: bool,
+    batch: usize,
     out: &mut Vec<Value>,
     t: &mut Tally,
 ) {
@@ -1222,6 +1225,8 @@ fn compiled_bench(
             ),
             verifies(&params, &pa, &first[0]),
         );
+        // A 2^27 assignment is ~17 GB of host memory.
+        drop(pa);
         let (dev, _) = on_device(&gpu);
         let resident = gpu.compiled_resident_bytes().unwrap_or(0);
         // `reps` device-path runs as the backend is set now, each checked
@@ -1283,6 +1288,82 @@ fn compiled_bench(
         let _ = device_runs("device path, H profiled,", &prepared);
         let h_steps = gpu.take_h_profiles();
         gpu.set_h_profile(false);
+        // `batch` partitions (the prepared witness each), as one GPU worker
+        // proves them (one caller, in turn) and as two do (two callers at
+        // once, half each, on the backend's two slots): the daemon's ways.
+        // Each worker is fed by a thread of its own that clones the next
+        // witness while the current one is proved (one waiting, as a
+        // synthesis pipeline keeps them), so that no more than a few 2^27
+        // witnesses are in memory at once; the clock starts when every
+        // worker holds its first.
+        // The raw witness is not read again on the device-only path: its
+        // memory goes to the batch's witnesses.
+        let w = if device_only { Vec::new() } else { w };
+        let mut batches = Vec::new();
+        for workers in [1usize, 2].into_iter().filter(|_| batch > 0) {
+            if GpuConfig::default().workers_per_device < workers {
+                println!("compiled bench 2^{log}: {workers} workers: the backend has fewer slots");
+                continue;
+            }
+            let per = batch.div_ceil(workers);
+            let counts: Vec<usize> = (0..workers)
+                .map(|k| per.min(batch - (k * per).min(batch)))
+                .collect();
+            let ready = std::sync::Barrier::new(workers + 1);
+            let (wall, results) = std::thread::scope(|s| {
+                let handles: Vec<_> = counts
+                    .iter()
+                    .map(|&n| {
+                        let (tx, rx) = std::sync::mpsc::sync_channel::<Witness>(1);
+                        let one = &prepared[0];
+                        s.spawn(move || {
+                            for _ in 0..n {
+                                if tx.send(one.clone()).is_err() {
+                                    break;
+                                }
+                            }
+                        });
+                        let (gpu, params, cc, ready) = (&gpu, &params, &cc, &ready);
+                        s.spawn(move || {
+                            let mut next = rx.recv().ok();
+                            ready.wait();
+                            let mut got = Vec::new();
+                            while let Some(w) = next.take() {
+                                let r = gpu
+                                    .compute_compiled(params, cc, vec![w])
+                                    .map(|r| r.0)
+                                    .map_err(|e| e.to_string());
+                                got.push(r);
+                                next = rx.recv().ok();
+                            }
+                            got
+                        })
+                    })
+                    .collect();
+                ready.wait();
+                let clock = Instant::now();
+                let results: Vec<Result<Vec<MsmResults>, String>> = handles
+                    .into_iter()
+                    .flat_map(|h| h.join().unwrap_or_else(|_| vec![Err("panicked".into())]))
+                    .collect();
+                (clock.elapsed(), results)
+            });
+            let proved = results.len();
+            t.check(
+                &format!(
+                    "compiled bench 2^{log}: {batch} partitions by {workers} worker(s) equal the first result"
+                ),
+                if proved == batch {
+                    results.into_iter().try_for_each(|r| {
+                        r?.iter()
+                            .try_for_each(|g| same(std::slice::from_ref(g), &first[..1]))
+                    })
+                } else {
+                    Err(format!("{proved} partitions proved"))
+                },
+            );
+            batches.push((workers, wall, gpu.take_reports()));
+        }
         drop(prepared);
         gpu.set_zero_one_form(GpuConfig::default().zero_one_form);
         // The host path of the same witness, for comparison.
@@ -1427,8 +1508,22 @@ fn compiled_bench(
             );
             println!("  {}", line("streamed", &streamed_reports));
         }
+        for (workers, wall, rs) in &batches {
+            println!(
+                "compiled bench 2^{log}: {batch} partitions, {workers} worker(s): {:.1} ms, {:.1} ms a partition",
+                ms(*wall),
+                ms(*wall) / batch as f64
+            );
+            println!("  {}", line(&format!("{workers} worker(s), medians"), rs));
+        }
         out.push(json!({
             "compiled_bench": log,
+            "batches": batches.iter().map(|(w, wall, rs)| json!({
+                "partitions": batch,
+                "workers": w,
+                "wall_ms": ms(*wall),
+                "reports": rs,
+            })).collect::<Vec<_>>(),
             "compile_s": compile_s,
             "witness_s": witness_s,
             "matrix_bytes": cc.matrix_bytes(),
@@ -1851,7 +1946,10 @@ fn main() {
                 .collect();
             if !compiled_logs.is_empty() {
                 let device_only = args.iter().any(|a| a == "--device-only");
-                compiled_bench(&compiled_logs, reps, device_only, &mut out, &mut t);
+                let batch = arg("--compiled-batch")
+                    .and_then(|x| x.parse().ok())
+                    .unwrap_or(0);
+                compiled_bench(&compiled_logs, reps, device_only, batch, &mut out, &mut t);
             }
             if !bench_logs.is_empty() {
                 let o = BenchOptions {
