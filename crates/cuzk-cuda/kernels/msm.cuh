@@ -371,11 +371,8 @@ DEV void fold_windows(const Xyzz<F>* items, uint32_t lanes, uint32_t lg_seq, uin
 // lane of a warp does the same number of additions whatever the mask
 // (by words, run 22 measured 28.3 of 32 lanes active on a random half
 // mask), and the host launches about one wave of threads, so that no
-// partial wave trails the rest. With PREFETCH each thread loads its next
-// point before adding the current one, so that the load's latency runs
-// beside the addition's products instead of after them (the `_pf` kernels;
-// src/device/zero_one.rs picks by measurement).
-template <class F, bool PREFETCH>
+// partial wave trails the rest.
+template <class F>
 DEV void sum_selected(const Affine<F>* points, const uint32_t* mask, const uint32_t* prefix,
                       uint32_t n_words, Xyzz<F>* out, uint32_t nthreads) {
     uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -399,42 +396,16 @@ DEV void sum_selected(const Affine<F>* points, const uint32_t* mask, const uint3
         uint32_t wi = lo;
         uint32_t bits = mask[wi];
         for (uint32_t skip = start - prefix[wi]; skip; skip--) bits &= bits - 1;
-        // The index of the next selected point (left > 0 on every call).
-        auto next_index = [&]() {
+        while (left) {
             while (bits == 0) bits = mask[++wi];
             uint32_t b = __ffs(bits) - 1;
             bits &= bits - 1;
-            return wi * 32 + b;
-        };
-        if (PREFETCH) {
-            Affine<F> next = points[next_index()];
-            while (left) {
-                const Affine<F> cur = next;
-                if (left > 1) next = points[next_index()];
-                acc = acc.add_affine(cur);
-                left--;
-            }
-        } else {
-            while (left) {
-                acc = acc.add_affine(points[next_index()]);
-                left--;
-            }
+            acc = acc.add_affine(points[wi * 32 + b]);
+            left--;
         }
     }
     out[t] = acc;
 }
-
-// Blocks of 128 an SM the prefetching 0/1 sum is capped for: the plain
-// kernel's residency (G1: 156 registers, 3 blocks; the prefetching one
-// takes 176 uncapped; G2: 200, 2 blocks).
-template <class F>
-struct SumSelectedPfBlocks {
-    static constexpr int value = 3;
-};
-template <>
-struct SumSelectedPfBlocks<Fq2> {
-    static constexpr int value = 2;
-};
 
 // Set bits of each mask word, for the scan that sum_selected reads.
 extern "C" __global__ void mask_popcount(const uint32_t* mask, uint32_t n_words, uint32_t* counts) {
@@ -468,14 +439,7 @@ extern "C" __global__ void mask_popcount(const uint32_t* mask, uint32_t n_words,
     extern "C" __global__ void sum_selected_##G(const Affine<F>* points, const uint32_t* mask,   \
                                                 const uint32_t* prefix, uint32_t n_words,        \
                                                 Xyzz<F>* out, uint32_t nthreads) {               \
-        sum_selected<F, false>(points, mask, prefix, n_words, out, nthreads);                    \
-    }                                                                                            \
-    extern "C" __global__ void __launch_bounds__(128, SumSelectedPfBlocks<F>::value)            \
-        sum_selected_pf_##G(const Affine<F>* points,                                             \
-                                                   const uint32_t* mask, const uint32_t* prefix, \
-                                                   uint32_t n_words, Xyzz<F>* out,               \
-                                                   uint32_t nthreads) {                          \
-        sum_selected<F, true>(points, mask, prefix, n_words, out, nthreads);                     \
+        sum_selected<F>(points, mask, prefix, n_words, out, nthreads);                           \
     }
 
 MSM_KERNELS(g1, Fq)
@@ -500,15 +464,7 @@ extern "C" __global__ void msm_reduce_g1i(const Xyzz<FqI>* items, const uint32_t
 extern "C" __global__ void sum_selected_g1i(const Affine<FqI>* points, const uint32_t* mask,
                                             const uint32_t* prefix, uint32_t n_words,
                                             Xyzz<FqI>* out, uint32_t nthreads) {
-    sum_selected<FqI, false>(points, mask, prefix, n_words, out, nthreads);
-}
-// Capped for 3 blocks of 128 an SM, the plain kernel's residency (198
-// registers uncapped: 2 blocks).
-extern "C" __global__ void __launch_bounds__(128, 3)
-    sum_selected_pf_g1i(const Affine<FqI>* points, const uint32_t* mask,
-                                               const uint32_t* prefix, uint32_t n_words,
-                                               Xyzz<FqI>* out, uint32_t nthreads) {
-    sum_selected<FqI, true>(points, mask, prefix, n_words, out, nthreads);
+    sum_selected<FqI>(points, mask, prefix, n_words, out, nthreads);
 }
 // The pairs' bucket reduction and the tree of window sums, for each build
 // (indexed like msm_reduce_*).

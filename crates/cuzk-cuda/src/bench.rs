@@ -536,26 +536,6 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
                 n as f64 * 96.0,
                 t,
             ));
-            // The default build with the other prefetch setting.
-            let prefetch = dev.zero_one_prefetch();
-            dev.set_zero_one_prefetch(!prefetch);
-            let t = time_it(dev, opts.reps, || {
-                dev.sum_selected_g1(&dp, &mask).map(|_| ())
-            })?;
-            dev.set_zero_one_prefetch(prefetch);
-            let muls = ones as f64 * MADD_MULS;
-            push(row(
-                &card,
-                &format!(
-                    "sum_selected_g1 (0/1) {}",
-                    if prefetch { "no prefetch" } else { "prefetch" }
-                ),
-                lg,
-                format!("{ones} selected: {ones} mixed adds = {muls:.3e} Fq mul"),
-                muls * FQ_MUL_IMAD,
-                n as f64 * 96.0,
-                t,
-            ));
             let t = time_it(dev, opts.reps, || {
                 dev.sum_selected_g1(&dp, &mask).map(|_| ())
             })?;

@@ -557,46 +557,19 @@ fn check_msm_g1(dev: &CudaDevice, points: &[G1Affine], scalars: &[Scalar]) -> Ca
     .map(|_| ())
 }
 
-/// The 0/1 sum with both G1 builds, each with and without the next point
-/// loaded ahead, which must all agree.
+/// The 0/1 sum with both G1 builds, which must agree.
 fn sum_selected_g1_both(
     dev: &CudaDevice,
     points: &crate::device::DevicePoints,
     mask: &[u32],
 ) -> Result<G1Projective, String> {
-    let sums = with_each_prefetch(dev, || {
-        with_each_g1_build(dev, |_| {
-            dev.sum_selected_g1(points, mask).map_err(|e| e.to_string())
-        })
+    let sums = with_each_g1_build(dev, |_| {
+        dev.sum_selected_g1(points, mask).map_err(|e| e.to_string())
     })?;
-    let all: Vec<G1Projective> = sums.into_iter().flatten().collect();
-    ensure(all.iter().all(|s| *s == all[0]), || {
-        "the 0/1 sum's builds (inline-fq, outline-fq, each with and without prefetch) differ".into()
+    ensure(sums[0] == sums[1], || {
+        "the inline-fq and outline-fq builds differ".into()
     })?;
-    Ok(all[0])
-}
-
-/// `f` with the 0/1 sum loading each next point ahead and without; the
-/// device's setting is restored afterwards.
-fn with_each_prefetch<T>(
-    dev: &CudaDevice,
-    mut f: impl FnMut() -> Result<T, String>,
-) -> Result<Vec<T>, String> {
-    let restore = dev.zero_one_prefetch();
-    let mut out = Vec::with_capacity(2);
-    let mut result = Ok(());
-    for prefetch in [false, true] {
-        dev.set_zero_one_prefetch(prefetch);
-        match f() {
-            Ok(v) => out.push(v),
-            Err(e) => {
-                result = Err(format!("prefetch {prefetch}: {e}"));
-                break;
-            }
-        }
-    }
-    dev.set_zero_one_prefetch(restore);
-    result.map(|()| out)
+    Ok(sums[0])
 }
 
 /// The G2 MSM with each build of its accumulation (2, 3 and 4 blocks per
@@ -1224,12 +1197,10 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
             let p = random_g2(n, rng.gen());
             let m = random_mask(rng, n, 0.5);
             let dp = dev.upload_g2(&p).map_err(|e| e.to_string())?;
-            let want = masked_sum::<_, G2Projective>(&p, &m);
-            with_each_prefetch(dev, || {
-                let got = dev.sum_selected_g2(&dp, &m).map_err(|e| e.to_string())?;
-                ensure(got == want, || "differs from the CPU sum".into())
+            let got = dev.sum_selected_g2(&dp, &m).map_err(|e| e.to_string())?;
+            ensure(got == masked_sum::<_, G2Projective>(&p, &m), || {
+                "differs from the CPU sum".into()
             })
-            .map(|_| ())
         });
     }
     for n in [1000usize, (1 << 16) + 3] {

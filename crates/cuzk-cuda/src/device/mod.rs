@@ -50,7 +50,6 @@ pub use subgroup::{SubgroupReport, SUBGROUP_MAX_POINTS, SUBGROUP_SCRATCH_BYTES};
 use msm::{
     DEFAULT_BUCKET_PAIRS, DEFAULT_CHUNK_ORDER, DEFAULT_G1_INLINE, DEFAULT_G2_ACCUMULATE_BLOCKS,
     DEFAULT_MERGE_IN_PLACE, DEFAULT_SHARED_SORT, DEFAULT_WINDOW_TREE, DEFAULT_ZERO_ONE_INLINE,
-    DEFAULT_ZERO_ONE_PREFETCH,
 };
 use ntt::Twiddles;
 
@@ -110,7 +109,7 @@ struct Kernels {
     msm_merge_counts: msm::MsmMergeCounts,
     /// Indexed like `msm_reduce` ([`CudaDevice::msm_kernel`]).
     msm_merge: [msm::MsmMerge; 3],
-    sum_selected: [zero_one::SumSelected; 6],
+    sum_selected: [zero_one::SumSelected; 3],
     mask_popcount: zero_one::MaskPopcount,
     fixed_base: [fixed_base::FixedBase; 2],
     to_affine: [fixed_base::ToAffine; 2],
@@ -140,8 +139,6 @@ pub struct CudaDevice {
     g1_inline: std::sync::atomic::AtomicBool,
     /// Whether the G1 0/1 sum uses the kernel with inlined Fq products.
     zero_one_inline: std::sync::atomic::AtomicBool,
-    /// Whether the 0/1 sum loads each thread's next point ahead.
-    zero_one_prefetch: std::sync::atomic::AtomicBool,
     /// Blocks per SM of the G2 accumulation build in use (2, 3 or 4).
     g2_accumulate_blocks: std::sync::atomic::AtomicU32,
     /// Whether the MSM's first bucket sums take their chunks longest first.
@@ -161,7 +158,7 @@ pub struct CudaDevice {
     msm_window: std::sync::atomic::AtomicU32,
     /// Threads of one full wave of each `sum_selected` build (indexed like
     /// `Kernels::sum_selected`): blocks resident per SM x SMs x block.
-    sum_selected_wave: [usize; 6],
+    sum_selected_wave: [usize; 3],
 }
 
 impl CudaDevice {
@@ -276,7 +273,6 @@ impl CudaDevice {
             ntt_pass: std::sync::atomic::AtomicU8::new(NttPass::from_env() as u8),
             g1_inline: std::sync::atomic::AtomicBool::new(DEFAULT_G1_INLINE),
             zero_one_inline: std::sync::atomic::AtomicBool::new(DEFAULT_ZERO_ONE_INLINE),
-            zero_one_prefetch: std::sync::atomic::AtomicBool::new(DEFAULT_ZERO_ONE_PREFETCH),
             g2_accumulate_blocks: std::sync::atomic::AtomicU32::new(DEFAULT_G2_ACCUMULATE_BLOCKS),
             chunk_order: std::sync::atomic::AtomicBool::new(DEFAULT_CHUNK_ORDER),
             shared_sort: std::sync::atomic::AtomicBool::new(DEFAULT_SHARED_SORT),

@@ -297,11 +297,6 @@ pub(super) const DEFAULT_G1_INLINE: bool = false;
 /// points, half selected: 18.28 ms inlined against 19.15 out of line.
 pub(super) const DEFAULT_ZERO_ONE_INLINE: bool = true;
 
-/// Whether the 0/1 sum loads each thread's next point before adding the
-/// current one (`sum_selected_pf_*`). Off until measured on the H200
-/// (bench_kernels' `sum_selected_g1 (0/1) prefetch` row).
-pub(super) const DEFAULT_ZERO_ONE_PREFETCH: bool = false;
-
 /// Blocks of `MSM_ACCUMULATE_BLOCK` threads that the G2 accumulation's
 /// register cap leaves room for on one SM: 2 (uncapped, 204 registers on
 /// sm_90), 3 (168) or 4 (128, with spills). H200, G2 MSM 2^24 with chunks
@@ -549,28 +544,14 @@ impl CudaDevice {
             .load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// Uses (or not) the 0/1 sum that loads each thread's next point
-    /// before adding the current one.
-    pub fn set_zero_one_prefetch(&self, prefetch: bool) {
-        self.zero_one_prefetch
-            .store(prefetch, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    pub fn zero_one_prefetch(&self) -> bool {
-        self.zero_one_prefetch
-            .load(std::sync::atomic::Ordering::Relaxed)
-    }
-
     /// Index into the 0/1 sum's kernel array (like [`Self::msm_kernel`]'s,
-    /// with the G1 build of [`Self::set_zero_one_inline`]; the prefetching
-    /// kernels three places on).
+    /// with the G1 build of [`Self::set_zero_one_inline`]).
     pub(super) fn zero_one_kernel(&self, group: Group_) -> usize {
-        let build = match group {
+        match group {
             Group_::G1 if self.zero_one_inline() => 2,
             Group_::G1 => 0,
             Group_::G2 => 1,
-        };
-        build + 3 * usize::from(self.zero_one_prefetch())
+        }
     }
 
     /// Index into the accumulation, reduction and 0/1 kernel arrays.

@@ -12,16 +12,8 @@ use crate::host;
 
 typed_kernels! {
     /// `sum_selected_g1`, `_g2`, `_g1i`: each thread's sum of its equal run
-    /// of the selected points, found through the mask's popcount scan; then
-    /// the same three loading each next point ahead (`sum_selected_pf_*`).
-    SumSelected[
-        "sum_selected_g1",
-        "sum_selected_g2",
-        "sum_selected_g1i",
-        "sum_selected_pf_g1",
-        "sum_selected_pf_g2",
-        "sum_selected_pf_g1i"
-    ](
+    /// of the selected points, found through the mask's popcount scan.
+    SumSelected["sum_selected_g1", "sum_selected_g2", "sum_selected_g1i"](
         points: DevPtr,
         mask: DevPtr,
         prefix: DevPtr,
@@ -37,10 +29,10 @@ typed_kernels! {
 /// SUM_SELECTED_BLOCK threads its registers leave resident on an SM, times
 /// the SMs.
 pub(super) fn waves(
-    kernels: &[SumSelected; 6],
+    kernels: &[SumSelected; 3],
     sms: usize,
-) -> std::result::Result<[usize; 6], cudarc::driver::DriverError> {
-    let mut out = [0; 6];
+) -> std::result::Result<[usize; 3], cudarc::driver::DriverError> {
+    let mut out = [0; 3];
     for (o, k) in out.iter_mut().zip(kernels) {
         let per_sm =
             k.0.occupancy_max_active_blocks_per_multiprocessor(SUM_SELECTED_BLOCK, 0, None)?;
