@@ -65,7 +65,7 @@ pub(crate) type MerklePath = Vec<(Vec<Option<Scalar>>, Option<usize>)>;
 /// natively.
 pub(crate) fn tree_inclusion<Tree: FilTree, CS: ConstraintSystem<Scalar>>(
     cs: &mut CS,
-    path: MerklePath,
+    path: &[(Vec<Option<Scalar>>, Option<usize>)],
     root: &AllocatedNum<Scalar>,
     leaf: &AllocatedNum<Scalar>,
     scratch: &mut Vec<Scalar>,
@@ -80,7 +80,8 @@ pub(crate) fn tree_inclusion<Tree: FilTree, CS: ConstraintSystem<Scalar>>(
     }
     let mut cur = leaf.clone();
     let mut path_bits = Vec::new();
-    for (k, (hashes, index)) in path.into_iter().enumerate() {
+    for (k, (hashes, index)) in path.iter().enumerate() {
+        let index = *index;
         let arity = if k < n - extra {
             base
         } else if extra == 2 && k == n - 1 {

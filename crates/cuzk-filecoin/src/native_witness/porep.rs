@@ -149,7 +149,7 @@ fn challenge_witness<Tree: FilTree, CS: ConstraintSystem<Scalar>>(
                 .map(|&v| AllocatedNum::alloc(cs.namespace(|| "row"), || Ok(v)))
                 .collect::<Result<Vec<_>, _>>()?;
             let val = hash_single_column(cs, &rows, &mut scratch)?;
-            tree_inclusion::<Tree, _>(cs, path, comm_c, &val, &mut scratch)?;
+            tree_inclusion::<Tree, _>(cs, &path, comm_c, &val, &mut scratch)?;
             cols.push(nums);
         }
         Ok::<_, SynthesisError>(cols)
@@ -209,7 +209,7 @@ fn challenge_witness<Tree: FilTree, CS: ConstraintSystem<Scalar>>(
     let encoded_node = encode(cs.namespace(|| "encode_node"), key, &data_leaf_num)?;
     tree_inclusion::<Tree, _>(
         cs,
-        vanilla.comm_r_last_proof.as_options(),
+        &vanilla.comm_r_last_proof.as_options(),
         comm_r_last,
         &encoded_node,
         &mut scratch,
@@ -220,7 +220,7 @@ fn challenge_witness<Tree: FilTree, CS: ConstraintSystem<Scalar>>(
         .collect::<Result<_, _>>()?;
     let column_hash = hash_single_column(cs, &labels, &mut scratch)?;
     let (_, c_x_path) = column_parts::<Tree>(&vanilla.replica_column_proofs.c_x)?;
-    tree_inclusion::<Tree, _>(cs, c_x_path, comm_c, &column_hash, &mut scratch)
+    tree_inclusion::<Tree, _>(cs, &c_x_path, comm_c, &column_hash, &mut scratch)
 }
 
 /// A vanilla column proof's rows and inclusion path. storage-proofs keeps

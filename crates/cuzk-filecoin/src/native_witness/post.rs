@@ -56,7 +56,7 @@ pub(crate) fn sector_witness<Tree: FilTree, CS: ConstraintSystem<Scalar>>(
     constraint::equal(cs, || "comm_r", &comm_r, &hash);
     for (&leaf, path) in s.leafs.iter().zip(s.paths) {
         let leaf = alloc(cs, leaf)?;
-        tree_inclusion::<Tree, _>(cs, path.clone(), &comm_r_last, &leaf, &mut scratch)?;
+        tree_inclusion::<Tree, _>(cs, path, &comm_r_last, &leaf, &mut scratch)?;
     }
     Ok(())
 }
