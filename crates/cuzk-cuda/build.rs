@@ -7,7 +7,9 @@
 //! fatbin holds SASS for sm_80, sm_86, sm_89, sm_90 and sm_120 and PTX for
 //! compute_80, which the driver compiles for any newer GPU (sm_100 included).
 //! `CUZK_CUDA_ARCHS=90` (a comma list) narrows the SASS list for quick local
-//! builds; the default is the full list.
+//! builds; the default is the full list. `CUZK_NVCC_DEFINES` (a comma list
+//! of macro names) builds the kernels with those defined, for measuring a
+//! kernel option side by side (`CUZK_FP64_MIX`: field.cuh's `mul_fp64`).
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -43,6 +45,7 @@ fn main() {
     println!("cargo:rerun-if-changed=kernels");
     println!("cargo:rerun-if-env-changed=NVCC");
     println!("cargo:rerun-if-env-changed=CUZK_CUDA_ARCHS");
+    println!("cargo:rerun-if-env-changed=CUZK_NVCC_DEFINES");
     if env::var_os("CARGO_FEATURE_CUDA").is_none() {
         return;
     }
@@ -56,6 +59,9 @@ fn main() {
         )
     });
     let archs = env::var("CUZK_CUDA_ARCHS").unwrap_or_else(|_| DEFAULT_ARCHS.to_string());
+    // Kernel build options for measurements side by side, e.g.
+    // CUZK_NVCC_DEFINES=CUZK_FP64_MIX (comma-separated macro names).
+    let defines = env::var("CUZK_NVCC_DEFINES").unwrap_or_default();
     // The production kernels, and apart from them the arithmetic kernels
     // that only the GPU checks and the benchmarks load.
     for (source, fatbin) in [
@@ -67,11 +73,12 @@ fn main() {
             &manifest_dir.join("kernels").join(source),
             &out_dir.join(fatbin),
             &archs,
+            &defines,
         );
     }
 }
 
-fn compile(nvcc: &Path, source: &Path, fatbin: &Path, archs: &str) {
+fn compile(nvcc: &Path, source: &Path, fatbin: &Path, archs: &str, defines: &str) {
     let mut cmd = Command::new(nvcc);
     cmd.arg("--fatbin")
         .arg("-O3")
@@ -82,6 +89,9 @@ fn compile(nvcc: &Path, source: &Path, fatbin: &Path, archs: &str) {
         .arg("-o")
         .arg(fatbin)
         .arg(source);
+    for d in defines.split(',').map(str::trim).filter(|d| !d.is_empty()) {
+        cmd.arg(format!("-D{d}"));
+    }
     for a in archs.split(',').map(str::trim).filter(|a| !a.is_empty()) {
         cmd.arg(format!("-gencode=arch=compute_{a},code=sm_{a}"));
     }

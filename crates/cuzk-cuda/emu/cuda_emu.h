@@ -8,6 +8,7 @@
 // small sizes, not for timing.
 #pragma once
 #include <barrier>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <thread>
@@ -49,6 +50,36 @@ inline T __ldg(const T* p) {
     return *p;
 }
 inline uint32_t min(uint32_t a, uint32_t b) { return a < b ? a : b; }
+// The FP64 intrinsics of field_f64.cuh. __fma_rz is computed exactly in
+// 128-bit integers and cut to 53 significant bits toward zero: exact for
+// what that file passes (integers, |x y + z| < 2^126), and independent of
+// the host's rounding mode; anything else is refused.
+inline long long __double_as_longlong(double x) {
+    long long r;
+    std::memcpy(&r, &x, 8);
+    return r;
+}
+inline double __longlong_as_double(long long x) {
+    double r;
+    std::memcpy(&r, &x, 8);
+    return r;
+}
+inline double __dsub_rn(double x, double y) { return x - y; }
+inline double __fma_rn(double x, double y, double z) { return std::fma(x, y, z); }
+inline double __fma_rz(double x, double y, double z) {
+    const double lim = 0x1p62;
+    if (x != std::trunc(x) || y != std::trunc(y) || z != std::trunc(z) || std::fabs(x) >= lim ||
+        std::fabs(y) >= lim || std::fabs(z) >= 0x1p125)
+        throw "emu: __fma_rz outside the integers field_f64.cuh uses";
+    __int128 v = (__int128)x * (__int128)y + (__int128)z;
+    const bool neg = v < 0;
+    unsigned __int128 m = neg ? -(unsigned __int128)v : (unsigned __int128)v;
+    int bits = 0;
+    for (unsigned __int128 t = m; t; t >>= 1) bits++;
+    if (bits > 53) m = (m >> (bits - 53)) << (bits - 53);
+    const double r = (double)m;  // exact: at most 53 significant bits
+    return neg ? -r : r;
+}
 // The threads of a block run at once: shared counters need real atomics.
 inline uint32_t atomicAdd(uint32_t* p, uint32_t v) {
     return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);

@@ -5,7 +5,9 @@
 // b != 0). Accumulators are XYZZ (x = X/ZZ, y = Y/ZZZ, ZZ^3 = ZZZ^2), the
 // point at infinity having ZZ = 0. Formulas are the EFD's "xyzz" set:
 // madd-2008-s, add-2008-s, dbl-2008-s-1, mdbl-2008-s-1, with the special
-// cases (P = Q, P = -Q, infinity) handled explicitly.
+// cases (P = Q, P = -Q, infinity) handled explicitly. About half of each
+// formula's products go through mul_fp64 (field.cuh): with CUZK_FP64_MIX,
+// G1's then run on the FP64 pipe beside the others' IMADs.
 #pragma once
 #include "field.cuh"
 
@@ -64,25 +66,25 @@ struct Xyzz {
         if (is_inf()) return *this;
         F U = Y.dbl();
         F V = U.sqr();
-        F W = U * V;
+        F W = mul_fp64(U, V);
         F S = X * V;
         F X2 = X.sqr();
         F M = X2.dbl() + X2;
         F X3 = M.sqr() - S.dbl();
-        F Y3 = M * (S - X3) - W * Y;
-        return {X3, Y3, V * ZZ, W * ZZZ};
+        F Y3 = mul_fp64(M, S - X3) - W * Y;
+        return {X3, Y3, mul_fp64(V, ZZ), W * ZZZ};
     }
 
     // mdbl-2008-s-1: double an affine point (not infinity).
     DEV static Xyzz dbl_affine(const Affine<F>& a) {
         F U = a.y.dbl();
         F V = U.sqr();
-        F W = U * V;
+        F W = mul_fp64(U, V);
         F S = a.x * V;
         F X2 = a.x.sqr();
         F M = X2.dbl() + X2;
         F X3 = M.sqr() - S.dbl();
-        F Y3 = M * (S - X3) - W * a.y;
+        F Y3 = mul_fp64(M, S - X3) - W * a.y;
         return {X3, Y3, V, W};
     }
 
@@ -91,7 +93,7 @@ struct Xyzz {
         if (a.is_inf()) return *this;
         if (is_inf()) return from_affine(a);
         F U2 = a.x * ZZ;
-        F S2 = a.y * ZZZ;
+        F S2 = mul_fp64(a.y, ZZZ);
         F P = U2 - X;
         F R = S2 - Y;
         if (P.is_zero()) {
@@ -99,11 +101,11 @@ struct Xyzz {
             return inf();
         }
         F PP = P.sqr();
-        F PPP = P * PP;
+        F PPP = mul_fp64(P, PP);
         F Q = X * PP;
         F X3 = R.sqr() - PPP - Q.dbl();
-        F Y3 = R * (Q - X3) - Y * PPP;
-        return {X3, Y3, ZZ * PP, ZZZ * PPP};
+        F Y3 = mul_fp64(R, Q - X3) - mul_fp64(Y, PPP);
+        return {X3, Y3, mul_fp64(ZZ, PP), ZZZ * PPP};
     }
 
     // add-2008-s: *this + b.
@@ -111,9 +113,9 @@ struct Xyzz {
         if (b.is_inf()) return *this;
         if (is_inf()) return b;
         F U1 = X * b.ZZ;
-        F U2 = b.X * ZZ;
+        F U2 = mul_fp64(b.X, ZZ);
         F S1 = Y * b.ZZZ;
-        F S2 = b.Y * ZZZ;
+        F S2 = mul_fp64(b.Y, ZZZ);
         F P = U2 - U1;
         F R = S2 - S1;
         if (P.is_zero()) {
@@ -121,11 +123,11 @@ struct Xyzz {
             return inf();
         }
         F PP = P.sqr();
-        F PPP = P * PP;
+        F PPP = mul_fp64(P, PP);
         F Q = U1 * PP;
         F X3 = R.sqr() - PPP - Q.dbl();
-        F Y3 = R * (Q - X3) - S1 * PPP;
-        return {X3, Y3, ZZ * b.ZZ * PP, ZZZ * b.ZZZ * PPP};
+        F Y3 = R * (Q - X3) - mul_fp64(S1, PPP);
+        return {X3, Y3, mul_fp64(ZZ * b.ZZ, PP), mul_fp64(ZZZ, b.ZZZ) * PPP};
     }
 
     // k * this for a small non-negative k (double-and-add, MSB first).

@@ -440,6 +440,8 @@ DEV Fp<P> mont_sqr_ptx(const Fp<P>& a) {
 }
 #undef PTX
 
+#include "field_f64.cuh"
+
 template <class P>
 DEV Fp<P> mont_mul_inline(const Fp<P>& a, const Fp<P>& b) {
 #if defined(CUZK_CIOS_MUL) || defined(CUZK_EMU)
@@ -462,6 +464,30 @@ __device__ __noinline__ Fp<FqParams> fq_mul_outline(const Fp<FqParams> a, const 
 }
 __device__ __noinline__ Fp<FqParams> fq_sqr_outline(const Fp<FqParams> a) {
     return mont_sqr_inline<FqParams>(a);
+}
+
+__device__ __noinline__ Fp<FqParams> fq_mul_f64_outline(const Fp<FqParams> a,
+                                                         const Fp<FqParams> b) {
+    return fq_mul_f64<FqParams>(a, b);
+}
+
+// The second product: the point formulas (curve.cuh) and Fq2 send about
+// half of their Fq products through it. Built with CUZK_FP64_MIX, an Fq
+// product there runs on the FP64 pipe (field_f64.cuh), beside the IMAD
+// pipe's of operator*, which it leaves free; otherwise (and for Fr) it is
+// operator*.
+template <class P>
+DEV Fp<P> mul_fp64(const Fp<P>& a, const Fp<P>& b) {
+#if defined(CUZK_FP64_MIX) && !defined(CUZK_CIOS_MUL)
+    if constexpr (P::N == 12) {
+        if constexpr (P::OUTLINE) return fq_mul_f64_outline(a, b);
+        else return fq_mul_f64<P>(a, b);
+    } else {
+        return a * b;
+    }
+#else
+    return a * b;
+#endif
 }
 
 template <class P>
@@ -528,17 +554,21 @@ struct Fq2 {
     DEV Fq2 operator-(const Fq2& b) const { return {c0 - b.c0, c1 - b.c1}; }
     DEV Fq2 neg() const { return {c0.neg(), c1.neg()}; }
     DEV Fq2 dbl() const { return {c0.dbl(), c1.dbl()}; }
-    // Karatsuba: 3 Fq products.
+    // Karatsuba: 3 Fq products (one through mul_fp64).
     DEV Fq2 operator*(const Fq2& b) const {
         Fq t0 = c0 * b.c0;
-        Fq t1 = c1 * b.c1;
+        Fq t1 = mul_fp64(c1, b.c1);
         Fq t2 = (c0 + c1) * (b.c0 + b.c1);
         return {t0 - t1, t2 - t0 - t1};
     }
     // (a + bu)^2 = (a+b)(a-b) + 2ab u: 2 Fq products.
     DEV Fq2 sqr() const {
         Fq t0 = (c0 + c1) * (c0 - c1);
-        Fq t1 = c0 * c1;
+        Fq t1 = mul_fp64(c0, c1);
         return {t0, t1.dbl()};
     }
 };
+
+// Fq2 products mix the pipes inside (operator*, sqr): the point formulas'
+// second product is operator* for them.
+DEV Fq2 mul_fp64(const Fq2& a, const Fq2& b) { return a * b; }

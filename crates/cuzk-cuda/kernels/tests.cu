@@ -4,6 +4,7 @@
 // throughput to the benchmarks (src/bench.rs). Only those load it
 // (src/device/arith.rs); the production fatbin does not carry them.
 #include "field.cuh"
+#include "field_f64.cuh"
 #include "curve.cuh"
 
 // ------------------------------------------------- arithmetic for the tests
@@ -40,6 +41,13 @@ extern "C" __global__ void test_fq_ops(const Fq* a, const Fq* b, Fq* out, uint32
 extern "C" __global__ void test_fq2_ops(const Fq2* a, const Fq2* b, Fq2* out, uint32_t n) {
     field_ops<Fq2>(a, b, out, n);
 }
+// out = [a*b, a^2] per element by field_f64.cuh's FP64 products.
+extern "C" __global__ void test_fq_f64(const Fq* a, const Fq* b, Fq* out, uint32_t n) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    out[2 * i + 0] = fq_mul_f64(a[i], b[i]);
+    out[2 * i + 1] = fq_sqr_f64(a[i]);
+}
 extern "C" __global__ void test_fr_from_mont(const Fr* a, Fr* out, uint32_t n) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = a[i].from_mont();
@@ -71,7 +79,10 @@ extern "C" __global__ void test_g2_ops(const G2Affine* p, const G2Affine* q, con
 // Each thread runs two independent chains of `iters` products (ILP 2);
 // data holds 2 elements per thread and receives the results, so nothing is
 // optimised away. variant: 0 = PTX inline, 1 = C++ CIOS inline, 2 = the
-// kernels' operator* (out of line for Fq), 3 = the kernels' sqr().
+// kernels' operator* (out of line for Fq), 3 = the kernels' sqr(), and for
+// Fq 4 = fq_mul_f64, 5 = fq_sqr_f64 (field_f64.cuh, inline), 6 = one
+// chain by mont_mul_ptx and the other by fq_mul_f64 (the IMAD and FP64
+// pipes side by side).
 template <class P>
 DEV void mul_throughput(Fp<P>* data, uint32_t iters, uint32_t variant) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -92,10 +103,27 @@ DEV void mul_throughput(Fp<P>* data, uint32_t iters, uint32_t variant) {
             a = a * y;
             b = b * x;
         }
-    } else {
+    } else if (variant == 3) {
         for (uint32_t k = 0; k < iters; k++) {
             a = a.sqr();
             b = b.sqr();
+        }
+    } else if constexpr (P::N == 12) {
+        if (variant == 4) {
+            for (uint32_t k = 0; k < iters; k++) {
+                a = fq_mul_f64(a, y);
+                b = fq_mul_f64(b, x);
+            }
+        } else if (variant == 5) {
+            for (uint32_t k = 0; k < iters; k++) {
+                a = fq_sqr_f64(a);
+                b = fq_sqr_f64(b);
+            }
+        } else {
+            for (uint32_t k = 0; k < iters; k++) {
+                a = mont_mul_ptx<P>(a, y);
+                b = fq_mul_f64(b, x);
+            }
         }
     }
     data[2 * i] = a;

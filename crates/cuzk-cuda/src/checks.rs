@@ -17,6 +17,7 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
 use crate::device::{ArithKernels, CudaDevice, DeviceCsr, DeviceScalars, NttPass, SPMV_LONG};
+use crate::field_cases::{near_modulus_pairs, FQ_MODULUS, FR_MODULUS};
 use crate::host::{self, NttKind};
 
 type CaseResult = std::result::Result<(), String>;
@@ -200,78 +201,6 @@ fn field_ops_check<T: Copy + PartialEq + std::fmt::Debug>(
         }
     }
     Ok(())
-}
-
-/// The moduli as little-endian u32 limbs (field.cuh's FrParams::mod and
-/// FqParams::mod), for edge values next to them.
-const FR_MODULUS: [u32; 8] = [
-    0x00000001, 0xffffffff, 0xfffe5bfe, 0x53bda402, 0x09a1d805, 0x3339d808, 0x299d7d48, 0x73eda753,
-];
-const FQ_MODULUS: [u32; 12] = [
-    0xffffaaab, 0xb9feffff, 0xb153ffff, 0x1eabfffe, 0xf6b0f624, 0x6730d2a0, 0xf38512bf, 0x64774b84,
-    0x434bacd7, 0x4b1ba7b6, 0x397fe69a, 0x1a0111ea,
-];
-
-/// Inputs whose Montgomery products land next to the modulus m: for each
-/// target raw value z (1, 2, 2^32k, m - 1, m - 2, m - 2^32k for k = 1..limbs-1,
-/// so that the final conditional subtraction's borrow runs through every
-/// limb) and `per` random x, the pair (x, z / x), whose product's raw limbs
-/// are z (the value before the final subtraction is z or z + m). Then pairs
-/// of raw 0, 1, m - 1 for the sum, difference and negation. `m` is the
-/// modulus as little-endian u32 limbs; `raw` reads raw Montgomery limbs.
-fn near_modulus_pairs<T: Field>(
-    rng: &mut ChaCha8Rng,
-    m: &[u32],
-    per: usize,
-    raw: impl Fn(&[u32]) -> T,
-) -> (Vec<T>, Vec<T>) {
-    let n = m.len();
-    let sub = |a: &[u32], b: &[u32]| -> Vec<u32> {
-        let mut borrow = 0i64;
-        a.iter()
-            .zip(b)
-            .map(|(&x, &y)| {
-                let d = x as i64 - y as i64 + borrow;
-                borrow = d >> 32;
-                d as u32
-            })
-            .collect()
-    };
-    let unit =
-        |k: usize, v: u32| -> Vec<u32> { (0..n).map(|i| if i == k { v } else { 0 }).collect() };
-    let mut targets = vec![
-        unit(0, 1),
-        unit(0, 2),
-        sub(m, &unit(0, 1)),
-        sub(m, &unit(0, 2)),
-    ];
-    for k in 1..n {
-        targets.push(unit(k, 1));
-        targets.push(sub(m, &unit(k, 1)));
-    }
-    let (mut xs, mut ys) = (Vec::new(), Vec::new());
-    for z in &targets {
-        let z = raw(z);
-        for _ in 0..per {
-            let x = T::random(&mut *rng);
-            // x = 0 has probability ~2^-255; take it as the zero pair then.
-            let y = Option::<T>::from(x.invert()).map_or(T::ZERO, |inv| z * inv);
-            xs.push(x);
-            ys.push(y);
-        }
-    }
-    let small = [
-        raw(&unit(0, 0)),
-        raw(&unit(0, 1)),
-        raw(&sub(m, &unit(0, 1))),
-    ];
-    for a in small {
-        for b in small {
-            xs.push(a);
-            ys.push(b);
-        }
-    }
-    (xs, ys)
 }
 
 fn fr_bytes(s: &Scalar) -> Vec<u8> {
@@ -786,6 +715,37 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
             host::fp_from_le,
             |x, y| [x * y, x + y, x - y, x.square(), -x],
         )
+    });
+    // field_f64.cuh's products (limb products on the FP64 pipe): random
+    // pairs, 0, 1, -1 and products next to p.
+    r.case("field/fq fp64 products", |dev, rng| {
+        let mut xs: Vec<Fp> = (0..2000).map(|_| Fp::random(&mut *rng)).collect();
+        let mut ys: Vec<Fp> = (0..2000).map(|_| Fp::random(&mut *rng)).collect();
+        xs = with_edges(xs, &[Fp::ZERO, Fp::ONE, -Fp::ONE, Fp::ZERO, -Fp::ONE]);
+        ys = with_edges(ys, &[Fp::ZERO, -Fp::ONE, -Fp::ONE, Fp::ONE, Fp::ONE]);
+        let (nx, ny) = near_modulus_pairs(rng, &FQ_MODULUS, 32, |l| {
+            let b: Vec<u8> = l.iter().flat_map(|w| w.to_le_bytes()).collect();
+            host::fp_from_le(&b)
+        });
+        xs.extend(nx);
+        ys.extend(ny);
+        let a: Vec<u8> = xs.iter().flat_map(host::fp_raw_bytes).collect();
+        let b: Vec<u8> = ys.iter().flat_map(host::fp_raw_bytes).collect();
+        let out = ArithKernels::load(dev)
+            .and_then(|k| k.fq_f64_raw(&a, &b))
+            .map_err(|e| e.to_string())?;
+        for (i, (x, y)) in xs.iter().zip(&ys).enumerate() {
+            let m = host::fp_from_le(&out[96 * i..96 * i + 48]);
+            let s = host::fp_from_le(&out[96 * i + 48..96 * i + 96]);
+            ensure(m == x * y && s == x.square(), || {
+                format!(
+                    "element {i}: got {m:?}, {s:?}; want {:?}, {:?}",
+                    x * y,
+                    x.square()
+                )
+            })?;
+        }
+        Ok(())
     });
     r.case("field/fq2 ops", |dev, rng| {
         let mut xs: Vec<Fp2> = (0..1000).map(|_| Fp2::random(&mut *rng)).collect();

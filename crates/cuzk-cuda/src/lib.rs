@@ -54,6 +54,7 @@
 //! which they load themselves; the production fatbin does not carry them.
 
 pub mod error;
+pub mod field_cases;
 pub mod host;
 
 #[cfg(feature = "cuda")]

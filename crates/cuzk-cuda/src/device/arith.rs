@@ -24,6 +24,8 @@ typed_kernels! {
         out: DevPtr,
         n: u32,
     );
+    /// `test_fq_f64`: [a*b, a^2] per pair by field_f64.cuh's FP64 products.
+    FqF64["test_fq_f64"](a: DevPtr, b: DevPtr, out: DevPtr, n: u32);
     /// `test_fr_from_mont`: out of Montgomery form.
     FrFromMont["test_fr_from_mont"](a: DevPtr, out: DevPtr, n: u32);
     /// `test_g1_ops`, `test_g2_ops`: four results per pair of points.
@@ -48,6 +50,7 @@ pub(crate) struct ArithKernels<'d> {
     fq_ops: FieldOps,
     fq2_ops: FieldOps,
     fr_from_mont: FrFromMont,
+    fq_f64: FqF64,
     g1_ops: CurveOps,
     g2_ops: CurveOps,
     fq_mul: MulThroughput,
@@ -76,6 +79,7 @@ impl<'d> ArithKernels<'d> {
             fq_ops,
             fq2_ops,
             fr_from_mont: FrFromMont::load(&f)?,
+            fq_f64: FqF64::load(&f)?,
             g1_ops,
             g2_ops,
             fq_mul,
@@ -114,6 +118,26 @@ impl<'d> ArithKernels<'d> {
             n as u32,
         )?;
         dev.download("field_ops", &out, 6 * n * elem)
+    }
+
+    /// Runs test_fq_f64: per pair [a*b, a^2] by the FP64 products, raw
+    /// Montgomery bytes (48 per element) in and out.
+    pub(crate) fn fq_f64_raw(&self, a: &[u8], b: &[u8]) -> Result<Vec<u8>> {
+        let dev = self.dev;
+        let n = a.len() / 48;
+        let (da, db) = (dev.upload("fq_f64", a)?, dev.upload("fq_f64", b)?);
+        let out: CudaSlice<u8> = dev.alloc("fq_f64", 2 * n * 48)?;
+        self.fq_f64.launch(
+            dev,
+            "test_fq_f64",
+            n,
+            cfg1d(n, FIELD_OPS_BLOCK),
+            dev.p(&da),
+            dev.p(&db),
+            dev.p(&out),
+            n as u32,
+        )?;
+        dev.download("fq_f64", &out, 2 * n * 48)
     }
 
     pub(crate) fn fr_from_mont_raw(&self, a: &[u8]) -> Result<Vec<u8>> {
@@ -168,7 +192,8 @@ impl<'d> ArithKernels<'d> {
     /// Products per second of the Montgomery multiplication: `fq` picks Fq
     /// (else Fr); variant 0 = PTX inline, 1 = C++ CIOS inline, 2 = what the
     /// kernels use (out of line for Fq), 3 = squarings as the kernels call
-    /// them. Median of 3 timed runs.
+    /// them; Fq only: 4 = the FP64 product, 5 = the FP64 square, 6 = one
+    /// chain by PTX and one by the FP64 product. Median of 3 timed runs.
     pub(crate) fn mul_throughput(&self, fq: bool, variant: u32, sms: u32) -> Result<f64> {
         let dev = self.dev;
         let threads = sms as usize * 2048;
@@ -232,6 +257,7 @@ mod tests {
             "test_fq_ops",
             "test_fq2_ops",
             "test_fr_from_mont",
+            "test_fq_f64",
             "test_g1_ops",
             "test_g2_ops",
             "bench_fq_mul",

@@ -533,6 +533,7 @@ mod tests {
                 vec![
                     FieldOps::SIGNATURE,
                     FrFromMont::SIGNATURE,
+                    FqF64::SIGNATURE,
                     CurveOps::SIGNATURE,
                     MulThroughput::SIGNATURE,
                 ],
