@@ -9,7 +9,8 @@
 //! `CUZK_CUDA_ARCHS=90` (a comma list) narrows the SASS list for quick local
 //! builds; the default is the full list. `CUZK_NVCC_DEFINES` (a comma list
 //! of macro names) builds the kernels with those defined, for measuring a
-//! kernel option side by side (`CUZK_FP64_MIX`: field.cuh's `mul_fp64`).
+//! kernel option side by side (`CUZK_FP64_MIX_FQ`, `CUZK_FP64_MIX_FR`: field.cuh's
+//! `mul_fp64`).
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -60,7 +61,7 @@ fn main() {
     });
     let archs = env::var("CUZK_CUDA_ARCHS").unwrap_or_else(|_| DEFAULT_ARCHS.to_string());
     // Kernel build options for measurements side by side, e.g.
-    // CUZK_NVCC_DEFINES=CUZK_FP64_MIX (comma-separated macro names).
+    // CUZK_NVCC_DEFINES=CUZK_FP64_MIX_FQ,CUZK_FP64_MIX_FR (macro names).
     let defines = env::var("CUZK_NVCC_DEFINES").unwrap_or_default();
     // The production kernels, and apart from them the arithmetic kernels
     // that only the GPU checks and the benchmarks load.

@@ -6,8 +6,9 @@
 // point at infinity having ZZ = 0. Formulas are the EFD's "xyzz" set:
 // madd-2008-s, add-2008-s, dbl-2008-s-1, mdbl-2008-s-1, with the special
 // cases (P = Q, P = -Q, infinity) handled explicitly. About half of each
-// formula's products go through mul_fp64 (field.cuh): with CUZK_FP64_MIX,
-// G1's then run on the FP64 pipe beside the others' IMADs.
+// formula's products go through mul_fp64 (field.cuh): with
+// CUZK_FP64_MIX_FQ, G1's then run on the FP64 pipe beside the others'
+// IMADs.
 #pragma once
 #include "field.cuh"
 

@@ -468,26 +468,28 @@ __device__ __noinline__ Fp<FqParams> fq_sqr_outline(const Fp<FqParams> a) {
 
 __device__ __noinline__ Fp<FqParams> fq_mul_f64_outline(const Fp<FqParams> a,
                                                          const Fp<FqParams> b) {
-    return fq_mul_f64<FqParams>(a, b);
+    return mul_f64<FqParams>(a, b);
 }
 
-// The second product: the point formulas (curve.cuh) and Fq2 send about
-// half of their Fq products through it. Built with CUZK_FP64_MIX, an Fq
-// product there runs on the FP64 pipe (field_f64.cuh), beside the IMAD
-// pipe's of operator*, which it leaves free; otherwise (and for Fr) it is
-// operator*.
+// The second product: the point formulas (curve.cuh), Fq2 and the NTT's
+// butterflies (ntt.cuh) send about half of their products through it.
+// Built with CUZK_FP64_MIX_FQ (Fq) or CUZK_FP64_MIX_FR (Fr), such a product
+// runs on the FP64 pipe (field_f64.cuh) beside the IMAD pipe's of
+// operator*, which it leaves free; otherwise it is operator*.
 template <class P>
 DEV Fp<P> mul_fp64(const Fp<P>& a, const Fp<P>& b) {
-#if defined(CUZK_FP64_MIX) && !defined(CUZK_CIOS_MUL)
+#if !defined(CUZK_CIOS_MUL)
+#if defined(CUZK_FP64_MIX_FQ)
     if constexpr (P::N == 12) {
         if constexpr (P::OUTLINE) return fq_mul_f64_outline(a, b);
-        else return fq_mul_f64<P>(a, b);
-    } else {
-        return a * b;
+        else return mul_f64<P>(a, b);
     }
-#else
-    return a * b;
 #endif
+#if defined(CUZK_FP64_MIX_FR)
+    if constexpr (P::N == 8) return mul_f64<P>(a, b);
+#endif
+#endif
+    return a * b;
 }
 
 template <class P>

@@ -1,4 +1,4 @@
-// Fq products with their limb products on the FP64 pipe.
+// Fq and Fr products with their limb products on the FP64 pipe.
 //
 // Why: every Fq product of field.cuh (mont_mul_ptx, mont_sqr_ptx) is 576 /
 // 450 IMADs, and on Hopper IMAD issues at half rate (16 lanes a clock a
@@ -22,54 +22,75 @@
 // a * b, 64 for the Montgomery reduction), ~400 FP64 and ~500 integer
 // instructions, against 1152 IMAD issue cycles for mont_mul_ptx.
 //
-// The representation in memory does not change: inputs and outputs are Fq
-// as field.cuh keeps it (12 u32 limbs, Montgomery form with R = 2^384, below
-// p). Inside, 8 limbs of 52 bits (416 bits); the reduction takes 7 rows of
-// 52 bits and one of 20 (364 + 20 = 384), so that R stays 2^384 and these
-// products mix freely with field.cuh's.
+// The representation in memory does not change: inputs and outputs are
+// elements as field.cuh keeps them (u32 limbs, Montgomery form with R =
+// 2^384 for Fq and 2^256 for Fr, below the modulus). Inside, limbs of 52
+// bits: 8 for Fq (416 bits), 5 for Fr (260); the reduction takes rows of 52
+// bits and a last, shorter one (Fq: 7 x 52 + 20 = 384, Fr: 4 x 52 + 48 =
+// 256), so that R stays field.cuh's and these products mix freely with
+// its own. An Fr product is 50 limb products (150 FP64 operations) against
+// 128 IMAD.WIDE for mont_mul_ptx.
 //
 // Included by field.cuh once its Fp template is defined (these products are
 // templates over the field's parameters: Fq's, inline or not).
 #pragma once
 
-namespace fq64 {
+namespace f64p {
 
-constexpr int L = 8;  // 52-bit limbs of an Fq
 constexpr uint64_t M52 = (1ull << 52) - 1;
-constexpr uint64_t M20 = (1ull << 20) - 1;
 constexpr uint64_t LO_BIAS = 0x4330000000000000ull;  // the bits of 2^52
 constexpr uint64_t HI_BIAS = 0x4670000000000000ull;  // the bits of 2^104
-constexpr double TWO52 = 4503599627370496.0;                    // 2^52
-constexpr double C_HI = 20282409603651670423947251286016.0;     // 2^104
+constexpr double TWO52 = 4503599627370496.0;                 // 2^52
+constexpr double C_HI = 20282409603651670423947251286016.0;  // 2^104
 constexpr double C_LO = 20282409603651670423947251286016.0 + TWO52;
-// -p^-1 mod 2^52; its low 20 bits are -p^-1 mod 2^20 (the last row's).
-constexpr uint64_t INV = 0x3fffcfffcfffdull;
 
-// p in 52-bit limbs, as doubles (each exact).
-DEV double p_limb(int j) {
-    constexpr double P[L] = {
-        (double)0xeffffffffaaabull, (double)0xfeb153ffffb9full, (double)0x6b0f6241eabffull,
-        (double)0x12bf6730d2a0full, (double)0x764774b84f385ull, (double)0x1ba7b6434bacdull,
-        (double)0x1ea397fe69a4bull, (double)0x1a011ull};
-    return P[j];
-}
+// A field's modulus in 52-bit limbs. L: limbs; LAST: the bits the last
+// reduction row clears (52 (L - 1) + LAST = 32 N, field.cuh's R); INV:
+// -m^-1 mod 2^52 (its low LAST bits are -m^-1 mod 2^LAST); limb(j): the
+// modulus' limb j as a double (each exact).
+template <int N>
+struct Limbs;
+template <>
+struct Limbs<12> {  // Fq: p < 2^381
+    static constexpr int L = 8, LAST = 20;
+    static constexpr uint64_t INV = 0x3fffcfffcfffdull;
+    DEV static double limb(int j) {
+        constexpr double P[L] = {
+            (double)0xeffffffffaaabull, (double)0xfeb153ffffb9full, (double)0x6b0f6241eabffull,
+            (double)0x12bf6730d2a0full, (double)0x764774b84f385ull, (double)0x1ba7b6434bacdull,
+            (double)0x1ea397fe69a4bull, (double)0x1a011ull};
+        return P[j];
+    }
+};
+template <>
+struct Limbs<8> {  // Fr: r < 2^255
+    static constexpr int L = 5, LAST = 48;
+    static constexpr uint64_t INV = 0xffffeffffffffull;
+    DEV static double limb(int j) {
+        constexpr double R[L] = {(double)0xfffff00000001ull, (double)0x2fffe5bfefffull,
+                                 (double)0x9a1d80553bda4ull, (double)0x7d483339d8080ull,
+                                 (double)0x73eda753299dull};
+        return R[j];
+    }
+};
 
 // The double whose value is x (x < 2^52): 2^52 + x by its bits, less 2^52.
 DEV double exact_double(uint64_t x) {
     return __dsub_rn(__longlong_as_double((long long)(x | LO_BIAS)), TWO52);
 }
 
-// An Fq's 12 u32 limbs as 8 limbs of 52 bits, each an exact double.
+// An element's N u32 limbs as L limbs of 52 bits, each an exact double.
 template <class P>
 DEV void split(const Fp<P>& a, double* d) {
-    uint64_t w[6];
+    constexpr int N = P::N, W = N / 2, L = Limbs<N>::L;
+    uint64_t w[W];
 #pragma unroll
-    for (int i = 0; i < 6; i++) w[i] = a.v[2 * i] | (uint64_t)a.v[2 * i + 1] << 32;
+    for (int i = 0; i < W; i++) w[i] = a.v[2 * i] | (uint64_t)a.v[2 * i + 1] << 32;
 #pragma unroll
     for (int k = 0; k < L; k++) {
         const int q = 52 * k / 64, s = 52 * k % 64;
         uint64_t x = w[q] >> s;
-        if (s > 12 && q + 1 < 6) x |= w[q + 1] << (64 - s);
+        if (s > 12 && q + 1 < W) x |= w[q + 1] << (64 - s);
         d[k] = exact_double(x & M52);
     }
 }
@@ -90,50 +111,66 @@ DEV void mul_acc(uint64_t* col, int k, double x, double y) {
     }
 }
 
-// The Montgomery reduction of the 16 columns of a product (column k weighs
-// 2^(52 k); every column below 2^60) by 2^384, and its result as an Fq
-// below p. `col` is consumed.
+// Row r of the Montgomery reduction: q = -col[r] / m mod 2^52 (2^LAST in
+// the last row), col += q m 2^(52 r), which clears column r; its carry
+// moves up. Column r must hold every limb product of weight 2^(52 r) by
+// then.
 template <class P>
-DEV Fp<P> reduce(uint64_t* col) {
+DEV void reduce_row(uint64_t* col, int r) {
+    using M = Limbs<P::N>;
+    constexpr int L = M::L;
+    const uint64_t mask = r < L - 1 ? M52 : (1ull << M::LAST) - 1;
+    const uint64_t q = (col[r] * M::INV) & mask;
+    const double qd = exact_double(q);
 #pragma unroll
-    for (int r = 0; r < L; r++) {
-        // Rows 0..6 clear 52 bits each, row 7 the remaining 20.
-        const uint64_t q = (col[r] * INV) & (r < L - 1 ? M52 : M20);
-        const double qd = exact_double(q);
-#pragma unroll
-        for (int j = 0; j < L; j++) mul_acc<1>(col, r + j, qd, p_limb(j));
-        if (r < L - 1) col[r + 1] += col[r] >> 52;
-    }
-    // The result is the columns 7.. as an integer, shifted down by 384 - 364
-    // = 20 bits; it is below 2p < 2^382, so column 15 and what the carries
-    // would leave there are 0 (not read).
-    uint64_t n[L];
+    for (int j = 0; j < L; j++) mul_acc<1>(col, r + j, qd, M::limb(j));
+    if (r < L - 1) col[r + 1] += col[r] >> 52;
+}
+
+// The reduced columns (every row done; each column below 2^60) as an
+// element below the modulus: the columns L-1.. as an integer, shifted down
+// by LAST bits (R = 2^(52 (L - 1) + LAST)).
+template <class P>
+DEV Fp<P> finish(const uint64_t* col) {
+    using M = Limbs<P::N>;
+    constexpr int L = M::L;
+    // The result is below 2m < 2^(32 N), so it lies in the K columns that
+    // hold bits LAST .. LAST + 32 N - 1 of them, and what the carries would
+    // leave above is 0 (not read; Fq: K = 8 of the 9 columns, Fr: K = 6,
+    // all of them).
+    constexpr int K = (M::LAST + 32 * P::N + 51) / 52;
+    static_assert(L - 1 + K <= 2 * L, "the result lies in the product's columns");
+    uint64_t n[K];
     uint64_t c = 0;
 #pragma unroll
-    for (int k = 0; k < L; k++) {
+    for (int k = 0; k < K; k++) {
         const uint64_t x = col[L - 1 + k] + c;
         n[k] = x & M52;
         c = x >> 52;
     }
     Fp<P> r;
 #pragma unroll
-    for (int w = 0; w < 12; w++) {
-        const int pos = 20 + 32 * w, k = pos / 52, s = pos % 52;
+    for (int w = 0; w < P::N; w++) {
+        const int pos = M::LAST + 32 * w, k = pos / 52, s = pos % 52;
         uint64_t x = n[k] >> s;
-        if (s > 20 && k + 1 < L) x |= n[k + 1] << (52 - s);
+        if (s > 20 && k + 1 < K) x |= n[k + 1] << (52 - s);
         r.v[w] = (uint32_t)x;
     }
     r.reduce_once();
     return r;
 }
 
-}  // namespace fq64
+}  // namespace f64p
 
-// a * b * 2^-384 mod p, as mont_mul_ptx, with the limb products as DFMAs.
+// a * b * R^-1 mod m, as mont_mul_ptx, with the limb products as DFMAs.
+// Every limb product first, then the reduction's rows: the order that
+// needs the fewest registers (sm_90 ptxas, Fq alone: 66 against 72 row by
+// row, where the products of later rows overlap the reduction; in
+// msm_accumulate_g1 with CUZK_FP64_MIX_FQ 194 against 208).
 template <class P>
-DEV Fp<P> fq_mul_f64(const Fp<P>& a, const Fp<P>& b) {
-    static_assert(P::N == 12, "the FP64 product is Fq's");
-    using namespace fq64;
+DEV Fp<P> mul_f64(const Fp<P>& a, const Fp<P>& b) {
+    using namespace f64p;
+    constexpr int L = Limbs<P::N>::L;
     double x[L], y[L];
     split(a, x);
     split(b, y);
@@ -144,15 +181,17 @@ DEV Fp<P> fq_mul_f64(const Fp<P>& a, const Fp<P>& b) {
     for (int i = 0; i < L; i++)
 #pragma unroll
         for (int j = 0; j < L; j++) mul_acc<1>(col, i + j, x[i], y[j]);
-    return reduce<P>(col);
+#pragma unroll
+    for (int r = 0; r < L; r++) reduce_row<P>(col, r);
+    return finish<P>(col);
 }
 
-// a^2 * 2^-384 mod p: each limb product x_i x_j (i != j) formed once and
-// added twice (36 limb products instead of 64).
+// a^2 * R^-1 mod m: each limb product x_i x_j (i != j) formed once and
+// added twice (Fq: 36 limb products instead of 64).
 template <class P>
-DEV Fp<P> fq_sqr_f64(const Fp<P>& a) {
-    static_assert(P::N == 12, "the FP64 square is Fq's");
-    using namespace fq64;
+DEV Fp<P> sqr_f64(const Fp<P>& a) {
+    using namespace f64p;
+    constexpr int L = Limbs<P::N>::L;
     double x[L];
     split(a, x);
     uint64_t col[2 * L];
@@ -164,5 +203,7 @@ DEV Fp<P> fq_sqr_f64(const Fp<P>& a) {
 #pragma unroll
         for (int j = i + 1; j < L; j++) mul_acc<2>(col, i + j, x[i], x[j]);
     }
-    return reduce<P>(col);
+#pragma unroll
+    for (int r = 0; r < L; r++) reduce_row<P>(col, r);
+    return finish<P>(col);
 }

@@ -137,13 +137,16 @@ DEV void ntt_round(const PassShared& sh, const Fr* __restrict__ tw, const PassPl
                     const int t0 = (hi << (i + 1)) | c;
                     const int t1 = t0 | (1 << i);
                     Fr u = x[t0], v = x[t1];
+                    // Every other butterfly's product through mul_fp64 (the
+                    // FP64 pipe with CUZK_FP64_MIX_FR; field.cuh).
+                    const bool alt = ((hi + c) & 1) != 0;
                     if (!DIF) {
-                        if (texp != 0) v = v * w;
+                        if (texp != 0) v = alt ? mul_fp64(v, w) : v * w;
                         x[t0] = u + v;
                         x[t1] = u - v;
                     } else {
                         x[t0] = u + v;
-                        x[t1] = texp != 0 ? (v - u) * w : u - v;
+                        x[t1] = texp != 0 ? (alt ? mul_fp64(v - u, w) : (v - u) * w) : u - v;
                     }
                 }
             }

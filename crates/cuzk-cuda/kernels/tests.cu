@@ -42,11 +42,18 @@ extern "C" __global__ void test_fq2_ops(const Fq2* a, const Fq2* b, Fq2* out, ui
     field_ops<Fq2>(a, b, out, n);
 }
 // out = [a*b, a^2] per element by field_f64.cuh's FP64 products.
-extern "C" __global__ void test_fq_f64(const Fq* a, const Fq* b, Fq* out, uint32_t n) {
+template <class P>
+DEV void f64_ops(const Fp<P>* a, const Fp<P>* b, Fp<P>* out, uint32_t n) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    out[2 * i + 0] = fq_mul_f64(a[i], b[i]);
-    out[2 * i + 1] = fq_sqr_f64(a[i]);
+    out[2 * i + 0] = mul_f64(a[i], b[i]);
+    out[2 * i + 1] = sqr_f64(a[i]);
+}
+extern "C" __global__ void test_fr_f64(const Fr* a, const Fr* b, Fr* out, uint32_t n) {
+    f64_ops<FrParams>(a, b, out, n);
+}
+extern "C" __global__ void test_fq_f64(const Fq* a, const Fq* b, Fq* out, uint32_t n) {
+    f64_ops<FqParams>(a, b, out, n);
 }
 extern "C" __global__ void test_fr_from_mont(const Fr* a, Fr* out, uint32_t n) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -79,10 +86,10 @@ extern "C" __global__ void test_g2_ops(const G2Affine* p, const G2Affine* q, con
 // Each thread runs two independent chains of `iters` products (ILP 2);
 // data holds 2 elements per thread and receives the results, so nothing is
 // optimised away. variant: 0 = PTX inline, 1 = C++ CIOS inline, 2 = the
-// kernels' operator* (out of line for Fq), 3 = the kernels' sqr(), and for
-// Fq 4 = fq_mul_f64, 5 = fq_sqr_f64 (field_f64.cuh, inline), 6 = one
-// chain by mont_mul_ptx and the other by fq_mul_f64 (the IMAD and FP64
-// pipes side by side).
+// kernels' operator* (out of line for Fq), 3 = the kernels' sqr(), 4 =
+// mul_f64, 5 = sqr_f64 (field_f64.cuh, inline), 6 = one chain by
+// mont_mul_ptx and the other by mul_f64 (the IMAD and FP64 pipes side by
+// side).
 template <class P>
 DEV void mul_throughput(Fp<P>* data, uint32_t iters, uint32_t variant) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -108,22 +115,20 @@ DEV void mul_throughput(Fp<P>* data, uint32_t iters, uint32_t variant) {
             a = a.sqr();
             b = b.sqr();
         }
-    } else if constexpr (P::N == 12) {
-        if (variant == 4) {
-            for (uint32_t k = 0; k < iters; k++) {
-                a = fq_mul_f64(a, y);
-                b = fq_mul_f64(b, x);
-            }
-        } else if (variant == 5) {
-            for (uint32_t k = 0; k < iters; k++) {
-                a = fq_sqr_f64(a);
-                b = fq_sqr_f64(b);
-            }
-        } else {
-            for (uint32_t k = 0; k < iters; k++) {
-                a = mont_mul_ptx<P>(a, y);
-                b = fq_mul_f64(b, x);
-            }
+    } else if (variant == 4) {
+        for (uint32_t k = 0; k < iters; k++) {
+            a = mul_f64(a, y);
+            b = mul_f64(b, x);
+        }
+    } else if (variant == 5) {
+        for (uint32_t k = 0; k < iters; k++) {
+            a = sqr_f64(a);
+            b = sqr_f64(b);
+        }
+    } else {
+        for (uint32_t k = 0; k < iters; k++) {
+            a = mont_mul_ptx<P>(a, y);
+            b = mul_f64(b, x);
         }
     }
     data[2 * i] = a;

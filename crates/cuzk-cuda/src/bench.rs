@@ -58,9 +58,11 @@ pub struct Card {
     /// Measured Fq squarings per second as the kernels call them
     /// (`Fp::sqr`: a squaring routine, not a product).
     pub fq_sqr_per_s: f64,
-    /// Fq products on the FP64 pipe (kernels/field_f64.cuh): product,
-    /// square, and one chain each of PTX and FP64 products side by side.
+    /// Fq and Fr products on the FP64 pipe (kernels/field_f64.cuh):
+    /// product, square, and one chain each of PTX and FP64 products side by
+    /// side.
     pub fq_f64_per_s: [f64; 3],
+    pub fr_f64_per_s: [f64; 3],
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -196,6 +198,11 @@ fn card(dev: &CudaDevice) -> Result<Card> {
         arith.mul_throughput(true, 5, sms)?,
         arith.mul_throughput(true, 6, sms)?,
     ];
+    let fr_f64_per_s = [
+        arith.mul_throughput(false, 4, sms)?,
+        arith.mul_throughput(false, 5, sms)?,
+        arith.mul_throughput(false, 6, sms)?,
+    ];
     Ok(Card {
         name: dev.name().to_string(),
         sms,
@@ -206,6 +213,7 @@ fn card(dev: &CudaDevice) -> Result<Card> {
         fr_mul_per_s,
         fq_sqr_per_s,
         fq_f64_per_s,
+        fr_f64_per_s,
     })
 }
 
@@ -392,8 +400,9 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
         card.fr_mul_per_s[0], card.fr_mul_per_s[1], card.imad_per_s / FR_MUL_IMAD
     );
     eprintln!(
-        "Fq on the FP64 pipe /s: product {:.3e}, square {:.3e}, PTX and FP64 chains side by side {:.3e}",
-        card.fq_f64_per_s[0], card.fq_f64_per_s[1], card.fq_f64_per_s[2]
+        "on the FP64 pipe /s: Fq product {:.3e}, square {:.3e}, PTX and FP64 chains side by side {:.3e}; Fr {:.3e}, {:.3e}, {:.3e}",
+        card.fq_f64_per_s[0], card.fq_f64_per_s[1], card.fq_f64_per_s[2],
+        card.fr_f64_per_s[0], card.fr_f64_per_s[1], card.fr_f64_per_s[2]
     );
     let want = |name: &str| {
         opts.filter
@@ -1077,12 +1086,13 @@ pub fn table(r: &BenchReport) -> String {
     let mut s = format!(
         "card: {} | {} SMs @ {:.0} MHz | IMAD {:.2e}/s | copy {:.0} GB/s\n\
          measured mul/s: Fq ptx {:.3e}, Fq cios {:.3e}, Fq as called {:.3e} (floor {:.3e}), Fq sqr {:.3e} | Fr ptx {:.3e}, Fr cios {:.3e} (floor {:.3e})\n\
-         Fq on the FP64 pipe /s: product {:.3e}, square {:.3e}, PTX + FP64 side by side {:.3e}\n",
+         on the FP64 pipe /s: Fq product {:.3e}, square {:.3e}, PTX + FP64 side by side {:.3e} | Fr {:.3e}, {:.3e}, {:.3e}\n",
         r.card.name, r.card.sms, r.card.clock_mhz, r.card.imad_per_s, r.card.copy_gb_s,
         r.card.fq_mul_per_s[0], r.card.fq_mul_per_s[1], r.card.fq_mul_per_s[2], r.card.imad_per_s / FQ_MUL_IMAD,
         r.card.fq_sqr_per_s,
         r.card.fr_mul_per_s[0], r.card.fr_mul_per_s[1], r.card.imad_per_s / FR_MUL_IMAD,
-        r.card.fq_f64_per_s[0], r.card.fq_f64_per_s[1], r.card.fq_f64_per_s[2]
+        r.card.fq_f64_per_s[0], r.card.fq_f64_per_s[1], r.card.fq_f64_per_s[2],
+        r.card.fr_f64_per_s[0], r.card.fr_f64_per_s[1], r.card.fr_f64_per_s[2]
     );
     s += &format!(
         "{:<24} {:>5} {:>11} {:>11} {:>11} {:>11} {:>7}  {}\n",

@@ -203,6 +203,35 @@ fn field_ops_check<T: Copy + PartialEq + std::fmt::Debug>(
     Ok(())
 }
 
+/// field_f64.cuh's product and square of each pair (test_fr_f64 /
+/// test_fq_f64) against blstrs'.
+fn f64_products_check<T: Field + std::fmt::Debug>(
+    dev: &CudaDevice,
+    elem: usize,
+    xs: &[T],
+    ys: &[T],
+    to_bytes: impl Fn(&T) -> Vec<u8>,
+    from_bytes: impl Fn(&[u8]) -> T,
+) -> CaseResult {
+    let a: Vec<u8> = xs.iter().flat_map(&to_bytes).collect();
+    let b: Vec<u8> = ys.iter().flat_map(&to_bytes).collect();
+    let out = ArithKernels::load(dev)
+        .and_then(|k| k.field_f64_raw(&a, &b, elem))
+        .map_err(|e| e.to_string())?;
+    for (i, (x, y)) in xs.iter().zip(ys).enumerate() {
+        let m = from_bytes(&out[2 * elem * i..(2 * i + 1) * elem]);
+        let s = from_bytes(&out[(2 * i + 1) * elem..(2 * i + 2) * elem]);
+        ensure(m == *x * y && s == x.square(), || {
+            format!(
+                "element {i}: got {m:?}, {s:?}; want {:?}, {:?} (inputs {x:?}, {y:?})",
+                *x * y,
+                x.square()
+            )
+        })?;
+    }
+    Ok(())
+}
+
 fn fr_bytes(s: &Scalar) -> Vec<u8> {
     host::scalars_as_bytes(std::slice::from_ref(s)).to_vec()
 }
@@ -717,7 +746,41 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
         )
     });
     // field_f64.cuh's products (limb products on the FP64 pipe): random
-    // pairs, 0, 1, -1 and products next to p.
+    // pairs, 0, 1, -1 and products next to the modulus.
+    r.case("field/fr fp64 products", |dev, rng| {
+        let xs = with_edges(
+            random_scalars(2000, rng.gen()),
+            &[
+                Scalar::ZERO,
+                Scalar::ONE,
+                -Scalar::ONE,
+                Scalar::ZERO,
+                -Scalar::ONE,
+            ],
+        );
+        let ys = with_edges(
+            random_scalars(2000, rng.gen()),
+            &[
+                Scalar::ZERO,
+                -Scalar::ONE,
+                -Scalar::ONE,
+                Scalar::ONE,
+                Scalar::ONE,
+            ],
+        );
+        let (nx, ny) = near_modulus_pairs(rng, &FR_MODULUS, 32, |l| {
+            let b: Vec<u8> = l.iter().flat_map(|w| w.to_le_bytes()).collect();
+            fr_from(&b)
+        });
+        f64_products_check(
+            dev,
+            32,
+            &[xs, nx].concat(),
+            &[ys, ny].concat(),
+            fr_bytes,
+            fr_from,
+        )
+    });
     r.case("field/fq fp64 products", |dev, rng| {
         let mut xs: Vec<Fp> = (0..2000).map(|_| Fp::random(&mut *rng)).collect();
         let mut ys: Vec<Fp> = (0..2000).map(|_| Fp::random(&mut *rng)).collect();
@@ -727,25 +790,14 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
             let b: Vec<u8> = l.iter().flat_map(|w| w.to_le_bytes()).collect();
             host::fp_from_le(&b)
         });
-        xs.extend(nx);
-        ys.extend(ny);
-        let a: Vec<u8> = xs.iter().flat_map(host::fp_raw_bytes).collect();
-        let b: Vec<u8> = ys.iter().flat_map(host::fp_raw_bytes).collect();
-        let out = ArithKernels::load(dev)
-            .and_then(|k| k.fq_f64_raw(&a, &b))
-            .map_err(|e| e.to_string())?;
-        for (i, (x, y)) in xs.iter().zip(&ys).enumerate() {
-            let m = host::fp_from_le(&out[96 * i..96 * i + 48]);
-            let s = host::fp_from_le(&out[96 * i + 48..96 * i + 96]);
-            ensure(m == x * y && s == x.square(), || {
-                format!(
-                    "element {i}: got {m:?}, {s:?}; want {:?}, {:?}",
-                    x * y,
-                    x.square()
-                )
-            })?;
-        }
-        Ok(())
+        f64_products_check(
+            dev,
+            48,
+            &[xs, nx].concat(),
+            &[ys, ny].concat(),
+            |x| host::fp_raw_bytes(x).to_vec(),
+            host::fp_from_le,
+        )
     });
     r.case("field/fq2 ops", |dev, rng| {
         let mut xs: Vec<Fp2> = (0..1000).map(|_| Fp2::random(&mut *rng)).collect();

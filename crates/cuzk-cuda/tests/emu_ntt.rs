@@ -29,14 +29,22 @@ const PASSES: [(u32, u32, &str); 5] = [
     (6, 2, "r2x3"),
 ];
 
-fn emu_binary() -> &'static PathBuf {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
+/// The emulator, built as the kernels are by default or (`fp64`) with
+/// CUZK_FP64_MIX_FR: every other butterfly's product by field_f64.cuh.
+fn emu_binary(fp64: bool) -> &'static PathBuf {
+    static BIN: [OnceLock<PathBuf>; 2] = [OnceLock::new(), OnceLock::new()];
+    BIN[fp64 as usize].get_or_init(|| {
         let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ntt_emu");
+        let name = if fp64 { "ntt_emu_fp64" } else { "ntt_emu" };
+        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
         let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-        let status = Command::new(&cxx)
-            .args(["-std=c++20", "-O2", "-pthread", "-o"])
+        let mut cmd = Command::new(&cxx);
+        cmd.args(["-std=c++20", "-O2", "-pthread"]);
+        if fp64 {
+            cmd.arg("-DCUZK_FP64_MIX_FR");
+        }
+        let status = cmd
+            .arg("-o")
             .arg(&out)
             .arg(dir.join("emu/ntt_emu.cpp"))
             .status()
@@ -54,6 +62,8 @@ enum Arg {
 
 #[derive(Default)]
 struct Launches {
+    /// Run by the emulator built with CUZK_FP64_MIX_FR.
+    fp64: bool,
     bufs: Vec<Vec<u8>>,
     list: Vec<(u32, u32, u32, u32, Vec<Arg>)>,
 }
@@ -92,7 +102,7 @@ impl Launches {
                 input.extend(v.to_le_bytes());
             }
         }
-        let mut child = Command::new(emu_binary())
+        let mut child = Command::new(emu_binary(self.fp64))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -225,10 +235,19 @@ fn bitrev(l: &mut Launches, lg: u32, scale: Option<(u32, u32, u32)>, after: bool
 }
 
 /// `kind` as src/device/ntt.rs's ntt_device runs it, or (None) evals_to_coset.
-fn emulate(x: &[Scalar], kind: Option<NttKind>, kernel: u32, radix: u32) -> Vec<Scalar> {
+fn emulate(
+    x: &[Scalar],
+    kind: Option<NttKind>,
+    kernel: u32,
+    radix: u32,
+    fp64: bool,
+) -> Vec<Scalar> {
     let n = x.len();
     let lg = n.trailing_zeros();
-    let mut l = Launches::default();
+    let mut l = Launches {
+        fp64,
+        ..Default::default()
+    };
     l.scalars(x); // buffer 0: the data
     let g = Scalar::MULTIPLICATIVE_GENERATOR;
     let n_inv = Scalar::from(n as u64).invert().unwrap();
@@ -270,12 +289,10 @@ fn emulate(x: &[Scalar], kind: Option<NttKind>, kernel: u32, radix: u32) -> Vec<
     l.run()
 }
 
-#[test]
-fn ntt_kernels_on_the_cpu_match_the_reference() {
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0x5eed);
-    // One pass, two passes, uneven rounds for every R, and 2^13/2^14 where
-    // the later passes take 4 groups side by side (lgL = 2).
-    for lg in [1u32, 2, 3, 4, 7, 11, 12, 13, 14] {
+/// Every pass kernel and transform kind at `lgs` against the reference.
+fn check_transforms(lgs: &[u32], fp64: bool, seed: u64) {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    for &lg in lgs {
         let n = 1usize << lg;
         let x: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut rng)).collect();
         for (kernel, radix, name) in PASSES {
@@ -294,13 +311,27 @@ fn ntt_kernels_on_the_cpu_match_the_reference() {
                         host::ntt_cpu(&mut want, NttKind::CosetForward);
                     }
                 }
-                let got = emulate(&x, kind, kernel, radix);
+                let got = emulate(&x, kind, kernel, radix, fp64);
                 if let Some(i) = (0..n).find(|&i| got[i] != want[i]) {
-                    panic!("2^{lg} {kind:?} with {name}: first difference at {i}");
+                    panic!("2^{lg} {kind:?} with {name} (fp64 {fp64}): first difference at {i}");
                 }
             }
         }
     }
+}
+
+#[test]
+fn ntt_kernels_on_the_cpu_match_the_reference() {
+    // One pass, two passes, uneven rounds for every R, and 2^13/2^14 where
+    // the later passes take 4 groups side by side (lgL = 2).
+    check_transforms(&[1, 2, 3, 4, 7, 11, 12, 13, 14], false, 0x5eed);
+}
+
+/// The same kernels built with half the butterflies' products on the FP64
+/// pipe (CUZK_FP64_MIX_FR): both kinds of product, in rounds of every size.
+#[test]
+fn ntt_kernels_with_fp64_butterflies_match_the_reference() {
+    check_transforms(&[1, 2, 3, 7, 12], true, 0xf64);
 }
 
 /// H's product of a and b fused into the first DIF pass (`OnLoad::Times`),

@@ -24,8 +24,9 @@ typed_kernels! {
         out: DevPtr,
         n: u32,
     );
-    /// `test_fq_f64`: [a*b, a^2] per pair by field_f64.cuh's FP64 products.
-    FqF64["test_fq_f64"](a: DevPtr, b: DevPtr, out: DevPtr, n: u32);
+    /// `test_fr_f64`, `test_fq_f64`: [a*b, a^2] per pair by field_f64.cuh's
+    /// FP64 products.
+    FieldF64["test_fr_f64", "test_fq_f64"](a: DevPtr, b: DevPtr, out: DevPtr, n: u32);
     /// `test_fr_from_mont`: out of Montgomery form.
     FrFromMont["test_fr_from_mont"](a: DevPtr, out: DevPtr, n: u32);
     /// `test_g1_ops`, `test_g2_ops`: four results per pair of points.
@@ -50,7 +51,8 @@ pub(crate) struct ArithKernels<'d> {
     fq_ops: FieldOps,
     fq2_ops: FieldOps,
     fr_from_mont: FrFromMont,
-    fq_f64: FqF64,
+    fr_f64: FieldF64,
+    fq_f64: FieldF64,
     g1_ops: CurveOps,
     g2_ops: CurveOps,
     fq_mul: MulThroughput,
@@ -73,13 +75,15 @@ impl<'d> ArithKernels<'d> {
         let [fr_ops, fq_ops, fq2_ops] = FieldOps::load_all(&f)?;
         let [g1_ops, g2_ops] = CurveOps::load_all(&f)?;
         let [fq_mul, fr_mul] = MulThroughput::load_all(&f)?;
+        let [fr_f64, fq_f64] = FieldF64::load_all(&f)?;
         Ok(ArithKernels {
             dev,
             fr_ops,
             fq_ops,
             fq2_ops,
             fr_from_mont: FrFromMont::load(&f)?,
-            fq_f64: FqF64::load(&f)?,
+            fr_f64,
+            fq_f64,
             g1_ops,
             g2_ops,
             fq_mul,
@@ -120,16 +124,22 @@ impl<'d> ArithKernels<'d> {
         dev.download("field_ops", &out, 6 * n * elem)
     }
 
-    /// Runs test_fq_f64: per pair [a*b, a^2] by the FP64 products, raw
-    /// Montgomery bytes (48 per element) in and out.
-    pub(crate) fn fq_f64_raw(&self, a: &[u8], b: &[u8]) -> Result<Vec<u8>> {
+    /// Runs test_fr_f64 or test_fq_f64: per pair [a*b, a^2] by the FP64
+    /// products, raw Montgomery bytes (`elem` per element: 32 Fr, 48 Fq) in
+    /// and out.
+    pub(crate) fn field_f64_raw(&self, a: &[u8], b: &[u8], elem: usize) -> Result<Vec<u8>> {
         let dev = self.dev;
-        let n = a.len() / 48;
-        let (da, db) = (dev.upload("fq_f64", a)?, dev.upload("fq_f64", b)?);
-        let out: CudaSlice<u8> = dev.alloc("fq_f64", 2 * n * 48)?;
-        self.fq_f64.launch(
+        let n = a.len() / elem;
+        let f = if elem == 48 {
+            &self.fq_f64
+        } else {
+            &self.fr_f64
+        };
+        let (da, db) = (dev.upload("field_f64", a)?, dev.upload("field_f64", b)?);
+        let out: CudaSlice<u8> = dev.alloc("field_f64", 2 * n * elem)?;
+        f.launch(
             dev,
-            "test_fq_f64",
+            "test_field_f64",
             n,
             cfg1d(n, FIELD_OPS_BLOCK),
             dev.p(&da),
@@ -137,7 +147,7 @@ impl<'d> ArithKernels<'d> {
             dev.p(&out),
             n as u32,
         )?;
-        dev.download("fq_f64", &out, 2 * n * 48)
+        dev.download("field_f64", &out, 2 * n * elem)
     }
 
     pub(crate) fn fr_from_mont_raw(&self, a: &[u8]) -> Result<Vec<u8>> {
@@ -192,8 +202,8 @@ impl<'d> ArithKernels<'d> {
     /// Products per second of the Montgomery multiplication: `fq` picks Fq
     /// (else Fr); variant 0 = PTX inline, 1 = C++ CIOS inline, 2 = what the
     /// kernels use (out of line for Fq), 3 = squarings as the kernels call
-    /// them; Fq only: 4 = the FP64 product, 5 = the FP64 square, 6 = one
-    /// chain by PTX and one by the FP64 product. Median of 3 timed runs.
+    /// them, 4 = the FP64 product, 5 = the FP64 square, 6 = one chain by PTX
+    /// and one by the FP64 product. Median of 3 timed runs.
     pub(crate) fn mul_throughput(&self, fq: bool, variant: u32, sms: u32) -> Result<f64> {
         let dev = self.dev;
         let threads = sms as usize * 2048;
@@ -257,6 +267,7 @@ mod tests {
             "test_fq_ops",
             "test_fq2_ops",
             "test_fr_from_mont",
+            "test_fr_f64",
             "test_fq_f64",
             "test_g1_ops",
             "test_g2_ops",

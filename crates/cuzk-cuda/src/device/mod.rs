@@ -533,7 +533,7 @@ mod tests {
                 vec![
                     FieldOps::SIGNATURE,
                     FrFromMont::SIGNATURE,
-                    FqF64::SIGNATURE,
+                    FieldF64::SIGNATURE,
                     CurveOps::SIGNATURE,
                     MulThroughput::SIGNATURE,
                 ],
