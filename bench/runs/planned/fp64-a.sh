@@ -17,7 +17,7 @@
 #      Predicted (bench/gpu-kernels.md run 27): Fq FP64 product ~1.3x PTX's
 #      26.2e9/s (issue-bound, 952 SASS instructions a product against
 #      mont_mul_ptx's ~1276 IMAD-pipe cycles); side by side ~1.7x; Fr FP64
-#      ~1.4x PTX; NTT forward 2^27 44.65 -> 36-40 ms if the r2x3 pass's
+#      ~1.5x PTX (5.2e10/s); NTT forward 2^27 44.65 -> 36-40 ms if the r2x3 pass's
 #      spills (72 -> 240 bytes) do not eat it (r2 / r3: no spills).
 #   3. 0/1 rows, both builds (18.1 -> 13-14 ms predicted).
 set -u
