@@ -10,6 +10,15 @@
 //! back to the CPU. Without the feature the same API exists and `open`
 //! answers [`CudaError::NotCompiled`].
 //!
+//! Field products: kernels/field.cuh's Montgomery products run on the IMAD
+//! pipe (PTX carry chains); kernels/field_f64.cuh has the same products
+//! with their limb products on the FP64 pipe (52-bit limbs in doubles, the
+//! same memory form and R), which kernels built with `CUZK_FP64_MIX_FQ` /
+//! `CUZK_FP64_MIX_FR` (build.rs's `CUZK_NVCC_DEFINES`) use for about half
+//! of the point formulas' and NTT butterflies' products, so that both
+//! pipes work at once (bench/gpu-kernels.md run 27; off by default until
+//! measured).
+//!
 //! This crate owns the kernels and their host API; it knows nothing of
 //! Groth16 (cuzk-core) beyond the field and curve types of blstrs.
 //!
