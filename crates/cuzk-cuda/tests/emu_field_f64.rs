@@ -7,10 +7,7 @@
 //! products`, `field/fq fp64 products`). Needs a C++20 compiler (`$CXX`,
 //! else `c++`).
 
-use std::io::Write;
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::sync::OnceLock;
+mod common;
 
 use blstrs::{Fp, Scalar};
 use cuzk_cuda::field_cases::{near_modulus_pairs, FQ_MODULUS, FR_MODULUS};
@@ -18,26 +15,6 @@ use cuzk_cuda::host;
 use ff::Field;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-
-fn emu_binary() -> &'static PathBuf {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("field_f64_emu");
-        let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-        let status = Command::new(&cxx)
-            .args(["-std=c++20", "-O2", "-pthread", "-o"])
-            .arg(&out)
-            .arg(dir.join("emu/field_f64_emu.cpp"))
-            .status()
-            .unwrap_or_else(|e| panic!("running {cxx} (set CXX to a C++20 compiler): {e}"));
-        assert!(
-            status.success(),
-            "{cxx} failed to compile emu/field_f64_emu.cpp"
-        );
-        out
-    })
-}
 
 /// One field as the emulator and blstrs see it.
 trait EmuField: Field + std::fmt::Debug {
@@ -88,18 +65,10 @@ fn run<F: EmuField>(pairs: &[(F, F)]) -> Vec<[F; 2]> {
         input.extend(a.raw_bytes());
         input.extend(b.raw_bytes());
     }
-    let mut child = Command::new(emu_binary())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("starting field_f64_emu");
-    child.stdin.take().unwrap().write_all(&input).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "field_f64_emu failed");
-    assert_eq!(out.stdout.len(), 2 * elem * pairs.len());
-    out.stdout
-        .chunks_exact(2 * elem)
+    let bin = common::emu_binary("field_f64_emu.cpp", "field_f64_emu", &[]);
+    let out = common::run_emu(&bin, &input);
+    assert_eq!(out.len(), 2 * elem * pairs.len());
+    out.chunks_exact(2 * elem)
         .map(|c| [F::from_raw(&c[..elem]), F::from_raw(&c[elem..])])
         .collect()
 }

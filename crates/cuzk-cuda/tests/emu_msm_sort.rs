@@ -8,36 +8,14 @@
 //! one group and in several. Needs a C++20 compiler (`$CXX`, else `c++`);
 //! PTX is not covered (the GPU checks run every MSM through it).
 
+mod common;
+
 use std::collections::BTreeMap;
-use std::io::Write;
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::sync::OnceLock;
 
 use blstrs::Scalar;
 use cuzk_cuda::host::{self, MsmSortPlan};
 use ff::Field;
 use rand::{Rng, SeedableRng};
-
-fn emu_binary() -> &'static PathBuf {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("msm_sort_emu");
-        let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-        let status = Command::new(&cxx)
-            .args(["-std=c++20", "-O2", "-pthread", "-o"])
-            .arg(&out)
-            .arg(dir.join("emu/msm_sort_emu.cpp"))
-            .status()
-            .unwrap_or_else(|e| panic!("running {cxx} (set CXX to a C++20 compiler): {e}"));
-        assert!(
-            status.success(),
-            "{cxx} failed to compile emu/msm_sort_emu.cpp"
-        );
-        out
-    })
-}
 
 struct Sorted {
     count: Vec<u32>,
@@ -115,21 +93,11 @@ fn run_emu(case: Case<'_>) -> Sorted {
             input.extend_from_slice(&id.to_le_bytes());
         }
     }
-    let mut child = Command::new(emu_binary())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("msm_sort_emu");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(&input)
-        .expect("writing to msm_sort_emu");
-    let out = child.wait_with_output().expect("msm_sort_emu output");
-    assert!(out.status.success(), "msm_sort_emu failed");
+    let out = common::run_emu(
+        &common::emu_binary("msm_sort_emu.cpp", "msm_sort_emu", &[]),
+        &input,
+    );
     let words: Vec<u32> = out
-        .stdout
         .chunks_exact(4)
         .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
         .collect();

@@ -5,10 +5,9 @@
 //! arithmetic is field.cuh's portable form, so PTX is not covered (the GPU
 //! checks do that).
 
-use std::io::Write;
+mod common;
+
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::sync::OnceLock;
 
 use blstrs::Scalar;
 use cuzk_cuda::host::{self, NttKind};
@@ -31,27 +30,12 @@ const PASSES: [(u32, u32, &str); 5] = [
 
 /// The emulator, built as the kernels are by default or (`fp64`) with
 /// CUZK_FP64_MIX_FR: every other butterfly's product by field_f64.cuh.
-fn emu_binary(fp64: bool) -> &'static PathBuf {
-    static BIN: [OnceLock<PathBuf>; 2] = [OnceLock::new(), OnceLock::new()];
-    BIN[fp64 as usize].get_or_init(|| {
-        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-        let name = if fp64 { "ntt_emu_fp64" } else { "ntt_emu" };
-        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
-        let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-        let mut cmd = Command::new(&cxx);
-        cmd.args(["-std=c++20", "-O2", "-pthread"]);
-        if fp64 {
-            cmd.arg("-DCUZK_FP64_MIX_FR");
-        }
-        let status = cmd
-            .arg("-o")
-            .arg(&out)
-            .arg(dir.join("emu/ntt_emu.cpp"))
-            .status()
-            .unwrap_or_else(|e| panic!("running {cxx} (set CXX to a C++20 compiler): {e}"));
-        assert!(status.success(), "{cxx} failed to compile emu/ntt_emu.cpp");
-        out
-    })
+fn emu_binary(fp64: bool) -> PathBuf {
+    if fp64 {
+        common::emu_binary("ntt_emu.cpp", "ntt_emu_fp64", &["CUZK_FP64_MIX_FR"])
+    } else {
+        common::emu_binary("ntt_emu.cpp", "ntt_emu", &[])
+    }
 }
 
 enum Arg {
@@ -102,24 +86,11 @@ impl Launches {
                 input.extend(v.to_le_bytes());
             }
         }
-        let mut child = Command::new(emu_binary(self.fp64))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("starting ntt_emu");
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(&input)
-            .expect("writing to ntt_emu");
-        let out = child.wait_with_output().expect("ntt_emu output");
-        assert!(out.status.success(), "ntt_emu failed");
+        let out = common::run_emu(&emu_binary(self.fp64), &input);
         let n = self.bufs[0].len() / 32;
-        assert!(out.stdout.len() >= n * 32, "ntt_emu returned too little");
+        assert!(out.len() >= n * 32, "ntt_emu returned too little");
         let mut v = vec![Scalar::ZERO; n];
-        host::scalars_as_bytes_mut(&mut v).copy_from_slice(&out.stdout[..n * 32]);
+        host::scalars_as_bytes_mut(&mut v).copy_from_slice(&out[..n * 32]);
         v
     }
 }
