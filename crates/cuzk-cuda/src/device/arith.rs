@@ -17,16 +17,15 @@ use crate::host::FR_BYTES;
 static TEST_FATBIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cuzk_tests.fatbin"));
 
 typed_kernels! {
-    /// `test_fr_ops`, `test_fq_ops`, `test_fq2_ops`: six results per pair.
-    FieldOps["test_fr_ops", "test_fq_ops", "test_fq2_ops"](
+    /// `test_fr_ops`, `test_fq_ops`, `test_fq2_ops`: six results per pair;
+    /// `test_fr_f64`, `test_fq_f64`: [a*b, a^2] per pair by field_f64.cuh's
+    /// FP64 products.
+    FieldOps["test_fr_ops", "test_fq_ops", "test_fq2_ops", "test_fr_f64", "test_fq_f64"](
         a: DevPtr,
         b: DevPtr,
         out: DevPtr,
         n: u32,
     );
-    /// `test_fr_f64`, `test_fq_f64`: [a*b, a^2] per pair by field_f64.cuh's
-    /// FP64 products.
-    FieldF64["test_fr_f64", "test_fq_f64"](a: DevPtr, b: DevPtr, out: DevPtr, n: u32);
     /// `test_fr_from_mont`: out of Montgomery form.
     FrFromMont["test_fr_from_mont"](a: DevPtr, out: DevPtr, n: u32);
     /// `test_g1_ops`, `test_g2_ops`: four results per pair of points.
@@ -51,8 +50,8 @@ pub(crate) struct ArithKernels<'d> {
     fq_ops: FieldOps,
     fq2_ops: FieldOps,
     fr_from_mont: FrFromMont,
-    fr_f64: FieldF64,
-    fq_f64: FieldF64,
+    fr_f64: FieldOps,
+    fq_f64: FieldOps,
     g1_ops: CurveOps,
     g2_ops: CurveOps,
     fq_mul: MulThroughput,
@@ -72,10 +71,9 @@ impl<'d> ArithKernels<'d> {
                 .load_function(name)
                 .map_err(|e| dev.err("kernel lookup", kernel, 0, e))
         };
-        let [fr_ops, fq_ops, fq2_ops] = FieldOps::load_all(&f)?;
+        let [fr_ops, fq_ops, fq2_ops, fr_f64, fq_f64] = FieldOps::load_all(&f)?;
         let [g1_ops, g2_ops] = CurveOps::load_all(&f)?;
         let [fq_mul, fr_mul] = MulThroughput::load_all(&f)?;
-        let [fr_f64, fq_f64] = FieldF64::load_all(&f)?;
         Ok(ArithKernels {
             dev,
             fr_ops,
@@ -102,44 +100,44 @@ impl<'d> ArithKernels<'d> {
         b: &[u8],
         elem: usize,
     ) -> Result<Vec<u8>> {
-        let dev = self.dev;
-        let n = a.len() / elem;
         let f = match which {
             0 => &self.fr_ops,
             1 => &self.fq_ops,
             _ => &self.fq2_ops,
         };
-        let (da, db) = (dev.upload("field_ops", a)?, dev.upload("field_ops", b)?);
-        let out: CudaSlice<u8> = dev.alloc("field_ops", 6 * n * elem)?;
-        f.launch(
-            dev,
-            "test_field_ops",
-            n,
-            cfg1d(n, FIELD_OPS_BLOCK),
-            dev.p(&da),
-            dev.p(&db),
-            dev.p(&out),
-            n as u32,
-        )?;
-        dev.download("field_ops", &out, 6 * n * elem)
+        self.pairs(f, "field_ops", a, b, elem, 6)
     }
 
     /// Runs test_fr_f64 or test_fq_f64: per pair [a*b, a^2] by the FP64
     /// products, raw Montgomery bytes (`elem` per element: 32 Fr, 48 Fq) in
     /// and out.
     pub(crate) fn field_f64_raw(&self, a: &[u8], b: &[u8], elem: usize) -> Result<Vec<u8>> {
-        let dev = self.dev;
-        let n = a.len() / elem;
         let f = if elem == 48 {
             &self.fq_f64
         } else {
             &self.fr_f64
         };
-        let (da, db) = (dev.upload("field_f64", a)?, dev.upload("field_f64", b)?);
-        let out: CudaSlice<u8> = dev.alloc("field_f64", 2 * n * elem)?;
+        self.pairs(f, "field_f64", a, b, elem, 2)
+    }
+
+    /// One of the field kernels over the pairs (a[i], b[i]) of `elem`-byte
+    /// elements: its `per` results for each pair.
+    fn pairs(
+        &self,
+        f: &FieldOps,
+        what: &'static str,
+        a: &[u8],
+        b: &[u8],
+        elem: usize,
+        per: usize,
+    ) -> Result<Vec<u8>> {
+        let dev = self.dev;
+        let n = a.len() / elem;
+        let (da, db) = (dev.upload(what, a)?, dev.upload(what, b)?);
+        let out: CudaSlice<u8> = dev.alloc(what, per * n * elem)?;
         f.launch(
             dev,
-            "test_field_f64",
+            what,
             n,
             cfg1d(n, FIELD_OPS_BLOCK),
             dev.p(&da),
@@ -147,7 +145,7 @@ impl<'d> ArithKernels<'d> {
             dev.p(&out),
             n as u32,
         )?;
-        dev.download("field_f64", &out, 2 * n * elem)
+        dev.download(what, &out, per * n * elem)
     }
 
     pub(crate) fn fr_from_mont_raw(&self, a: &[u8]) -> Result<Vec<u8>> {

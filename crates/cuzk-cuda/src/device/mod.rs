@@ -533,7 +533,6 @@ mod tests {
                 vec![
                     FieldOps::SIGNATURE,
                     FrFromMont::SIGNATURE,
-                    FieldF64::SIGNATURE,
                     CurveOps::SIGNATURE,
                     MulThroughput::SIGNATURE,
                 ],
