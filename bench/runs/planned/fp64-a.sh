@@ -21,11 +21,8 @@
 #      spills (72 -> 240 bytes) do not eat it (r2 / r3: no spills).
 #   3. 0/1 rows, both builds (18.1 -> 13-14 ms predicted).
 set -u
-out="${OUT:-/tmp}"
-w=/tmp/fp64a; rm -rf "$w"; mkdir -p "$w/tests" "$w/tests-mix"
-t0=$(date +%s); left() { echo $((560 - $(date +%s) + t0)); }
-lim() { local l; l=$(left); [ "$l" -lt "$1" ] && echo "$l" || echo "$1"; }
-stamp() { echo "== $1 $(date +%T) (+$(( $(date +%s) - t0 )) s, $(left) s left)"; }
+. bench/runs/lib.sh 560 /tmp/fp64a
+mkdir -p "$w/tests" "$w/tests-mix"
 tar -xzf .carry/bins.tgz
 stamp "kernel checks, default build"
 OUT="$w/tests" timeout "$(lim 110)" bash .gpu/gpu-test.sh > "$w/tests/run.log" 2>&1

@@ -11,11 +11,7 @@
 #      launches 16-19), side by side (6, launches 24-27): pipe use (fp64,
 #      fmaheavy, alu), issue slots, stalls.
 set -u
-out="${OUT:-/tmp}"
-w=/tmp/fp64b; rm -rf "$w"; mkdir -p "$w"
-t0=$(date +%s); left() { echo $((560 - $(date +%s) + t0)); }
-lim() { local l; l=$(left); [ "$l" -lt "$1" ] && echo "$l" || echo "$1"; }
-stamp() { echo "== $1 $(date +%T) (+$(( $(date +%s) - t0 )) s, $(left) s left)"; }
+. bench/runs/lib.sh 560 /tmp/fp64b
 tar -xzf .carry/bins.tgz
 for b in gpu gpu-mix; do
     stamp "$b: G1 rows"
