@@ -63,6 +63,9 @@ fn main() {
     // Kernel build options for measurements side by side, e.g.
     // CUZK_NVCC_DEFINES=CUZK_FP64_MIX_FQ,CUZK_FP64_MIX_FR (macro names).
     let defines = env::var("CUZK_NVCC_DEFINES").unwrap_or_default();
+    // The crate reports them (`KERNEL_DEFINES`), so that a benchmark's log
+    // says which build it measured.
+    println!("cargo:rustc-env=CUZK_KERNEL_DEFINES={defines}");
     // The production kernels, and apart from them the arithmetic kernels
     // that only the GPU checks and the benchmarks load.
     for (source, fatbin) in [

@@ -63,6 +63,8 @@ pub struct Card {
     /// side.
     pub fq_f64_per_s: [f64; 3],
     pub fr_f64_per_s: [f64; 3],
+    /// The macros the kernels were built with (`crate::KERNEL_DEFINES`).
+    pub kernel_defines: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -214,6 +216,7 @@ fn card(dev: &CudaDevice) -> Result<Card> {
         fq_sqr_per_s,
         fq_f64_per_s,
         fr_f64_per_s,
+        kernel_defines: crate::KERNEL_DEFINES.to_string(),
     })
 }
 
@@ -390,8 +393,17 @@ fn row(
 pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
     let card = card(dev)?;
     eprintln!(
-        "card: {} ({} SMs, {:.0} MHz, {:.2e} IMAD/s, copy {:.0} GB/s)",
-        card.name, card.sms, card.clock_mhz, card.imad_per_s, card.copy_gb_s
+        "card: {} ({} SMs, {:.0} MHz, {:.2e} IMAD/s, copy {:.0} GB/s); kernels built with {}",
+        card.name,
+        card.sms,
+        card.clock_mhz,
+        card.imad_per_s,
+        card.copy_gb_s,
+        if card.kernel_defines.is_empty() {
+            "the defaults"
+        } else {
+            &card.kernel_defines
+        }
     );
     eprintln!(
         "Fq mul/s: ptx {:.3e}, cios {:.3e}, as called {:.3e} (IMAD floor {:.3e}); Fq sqr/s as called {:.3e}; Fr mul/s: ptx {:.3e}, cios {:.3e} (floor {:.3e})",
@@ -1084,10 +1096,11 @@ fn spmv_rows(
 /// The report as a fixed-width table.
 pub fn table(r: &BenchReport) -> String {
     let mut s = format!(
-        "card: {} | {} SMs @ {:.0} MHz | IMAD {:.2e}/s | copy {:.0} GB/s\n\
+        "card: {} | {} SMs @ {:.0} MHz | IMAD {:.2e}/s | copy {:.0} GB/s | kernels built with {}\n\
          measured mul/s: Fq ptx {:.3e}, Fq cios {:.3e}, Fq as called {:.3e} (floor {:.3e}), Fq sqr {:.3e} | Fr ptx {:.3e}, Fr cios {:.3e} (floor {:.3e})\n\
          on the FP64 pipe /s: Fq product {:.3e}, square {:.3e}, PTX + FP64 side by side {:.3e} | Fr {:.3e}, {:.3e}, {:.3e}\n",
         r.card.name, r.card.sms, r.card.clock_mhz, r.card.imad_per_s, r.card.copy_gb_s,
+        if r.card.kernel_defines.is_empty() { "the defaults" } else { &r.card.kernel_defines },
         r.card.fq_mul_per_s[0], r.card.fq_mul_per_s[1], r.card.fq_mul_per_s[2], r.card.imad_per_s / FQ_MUL_IMAD,
         r.card.fq_sqr_per_s,
         r.card.fr_mul_per_s[0], r.card.fr_mul_per_s[1], r.card.imad_per_s / FR_MUL_IMAD,

@@ -91,3 +91,8 @@ pub use host::{split_zero_one, NttKind, ZeroOneSplit};
 
 /// Whether this build carries the CUDA kernels.
 pub const CUDA_COMPILED: bool = cfg!(feature = "cuda");
+
+/// The macros the kernels were compiled with (build.rs's
+/// `CUZK_NVCC_DEFINES`, a comma list; empty for the default build).
+#[cfg(feature = "cuda")]
+pub const KERNEL_DEFINES: &str = env!("CUZK_KERNEL_DEFINES");
