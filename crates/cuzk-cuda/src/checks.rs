@@ -232,6 +232,56 @@ fn f64_products_check<T: Field + std::fmt::Debug>(
     Ok(())
 }
 
+/// test_g{1,2}_ops on n random pairs (p[i], q[i]) with special pairs put in (P
+/// = Q, P = -Q, infinity on either side or both) and small multiples k =
+/// 0, 1, 2 among random ones, against blstrs: [P+Q mixed, P+Q xyzz, 2P,
+/// k*P]. `sz`: the bytes of an XYZZ point.
+#[allow(clippy::too_many_arguments)]
+fn curve_ops_check<A, P>(
+    dev: &CudaDevice,
+    rng: &mut ChaCha8Rng,
+    g2: bool,
+    n: usize,
+    random: fn(usize, u64) -> Vec<A>,
+    as_bytes: fn(&[A]) -> &[u8],
+    from_xyzz: fn(&[u8]) -> P,
+    sz: usize,
+) -> CaseResult
+where
+    A: PrimeCurveAffine + std::ops::Neg<Output = A>,
+    P: Group<Scalar = Scalar> + From<A>,
+{
+    let mut p = random(n, rng.gen());
+    let mut q = random(n, rng.gen());
+    q[0] = p[0];
+    q[1] = -p[1];
+    p[2] = A::identity();
+    q[3] = A::identity();
+    p[4] = A::identity();
+    q[4] = A::identity();
+    let mut ks: Vec<u32> = (0..n).map(|_| rng.gen_range(0..1 << 20)).collect();
+    ks[5] = 0;
+    ks[6] = 1;
+    ks[7] = 2;
+    let out = ArithKernels::load(dev)
+        .and_then(|k| k.curve_ops_raw(g2, as_bytes(&p), as_bytes(&q), &ks))
+        .map_err(|e| e.to_string())?;
+    for i in 0..n {
+        let (pp, qq) = (P::from(p[i]), P::from(q[i]));
+        let want = [
+            pp + qq,
+            pp + qq,
+            pp.double(),
+            pp * Scalar::from(ks[i] as u64),
+        ];
+        for (k, w) in want.iter().enumerate() {
+            let got = from_xyzz(&out[(4 * i + k) * sz..]);
+            ensure(got == *w, || format!("pair {i} op {k}"))?;
+        }
+    }
+    Ok(())
+}
+
 fn fr_bytes(s: &Scalar) -> Vec<u8> {
     host::scalars_as_bytes(std::slice::from_ref(s)).to_vec()
 }
@@ -818,70 +868,28 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
 
     // ------------------------------------------------------------ curves
     r.case("curve/g1 add, double, small multiple", |dev, rng| {
-        let n = 200;
-        let mut p = random_g1(n, rng.gen());
-        let mut q = random_g1(n, rng.gen());
-        // Special pairs: P = Q, P = -Q, infinity on either side or both.
-        q[0] = p[0];
-        q[1] = -p[1];
-        p[2] = G1Affine::identity();
-        q[3] = G1Affine::identity();
-        p[4] = G1Affine::identity();
-        q[4] = G1Affine::identity();
-        let mut ks: Vec<u32> = (0..n).map(|_| rng.gen_range(0..1 << 20)).collect();
-        ks[5] = 0;
-        ks[6] = 1;
-        ks[7] = 2;
-        let out = ArithKernels::load(dev)
-            .and_then(|k| k.curve_ops_raw(false, host::g1_as_bytes(&p), host::g1_as_bytes(&q), &ks))
-            .map_err(|e| e.to_string())?;
-        let sz = host::G1_XYZZ_BYTES;
-        for i in 0..n {
-            let (pp, qq) = (G1Projective::from(p[i]), G1Projective::from(q[i]));
-            let want = [
-                pp + qq,
-                pp + qq,
-                pp.double(),
-                pp * Scalar::from(ks[i] as u64),
-            ];
-            for (k, w) in want.iter().enumerate() {
-                let got = host::g1_from_xyzz(&out[(4 * i + k) * sz..]);
-                ensure(got == *w, || format!("pair {i} op {k}"))?;
-            }
-        }
-        Ok(())
+        curve_ops_check(
+            dev,
+            rng,
+            false,
+            200,
+            random_g1,
+            host::g1_as_bytes,
+            host::g1_from_xyzz,
+            host::G1_XYZZ_BYTES,
+        )
     });
     r.case("curve/g2 add, double, small multiple", |dev, rng| {
-        let n = 100;
-        let mut p = random_g2(n, rng.gen());
-        let mut q = random_g2(n, rng.gen());
-        q[0] = p[0];
-        q[1] = -p[1];
-        p[2] = G2Affine::identity();
-        q[3] = G2Affine::identity();
-        p[4] = G2Affine::identity();
-        q[4] = G2Affine::identity();
-        let mut ks: Vec<u32> = (0..n).map(|_| rng.gen_range(0..1 << 20)).collect();
-        ks[5] = 0;
-        ks[6] = 1;
-        let out = ArithKernels::load(dev)
-            .and_then(|k| k.curve_ops_raw(true, host::g2_as_bytes(&p), host::g2_as_bytes(&q), &ks))
-            .map_err(|e| e.to_string())?;
-        let sz = host::G2_XYZZ_BYTES;
-        for i in 0..n {
-            let (pp, qq) = (G2Projective::from(p[i]), G2Projective::from(q[i]));
-            let want = [
-                pp + qq,
-                pp + qq,
-                pp.double(),
-                pp * Scalar::from(ks[i] as u64),
-            ];
-            for (k, w) in want.iter().enumerate() {
-                let got = host::g2_from_xyzz(&out[(4 * i + k) * sz..]);
-                ensure(got == *w, || format!("pair {i} op {k}"))?;
-            }
-        }
-        Ok(())
+        curve_ops_check(
+            dev,
+            rng,
+            true,
+            100,
+            random_g2,
+            host::g2_as_bytes,
+            host::g2_from_xyzz,
+            host::G2_XYZZ_BYTES,
+        )
     });
 
     // --------------------------------------------------------------- NTT
