@@ -475,10 +475,17 @@ __device__ __noinline__ Fp<FqParams> fq_mul_f64_outline(const Fp<FqParams> a,
 // butterflies (ntt.cuh) send about half of their products through it.
 // Built with CUZK_FP64_MIX_FQ (Fq) or CUZK_FP64_MIX_FR (Fr), such a product
 // runs on the FP64 pipe (field_f64.cuh) beside the IMAD pipe's of
-// operator*, which it leaves free; otherwise it is operator*.
+// operator*, which it leaves free; otherwise it is operator*. Only where
+// the FP64 pipe is wide: sm_90 (H100/H200: as many DFMA lanes as IMAD's)
+// and sm_80 (A100: half as many); the other targets (sm_86, sm_89, sm_120:
+// 1/32 of IMAD's or less) keep operator* in any build. The CPU emulation
+// takes the request as is.
+#if defined(CUZK_EMU) || (defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900))
+#define CUZK_FAST_FP64 1
+#endif
 template <class P>
 DEV Fp<P> mul_fp64(const Fp<P>& a, const Fp<P>& b) {
-#if !defined(CUZK_CIOS_MUL)
+#if !defined(CUZK_CIOS_MUL) && defined(CUZK_FAST_FP64)
 #if defined(CUZK_FP64_MIX_FQ)
     if constexpr (P::N == 12) {
         if constexpr (P::OUTLINE) return fq_mul_f64_outline(a, b);
