@@ -82,6 +82,7 @@ extern "C" __global__ void test_g2_ops(const G2Affine* p, const G2Affine* q, con
     curve_ops<Fq2>(p, q, ks, out, n);
 }
 
+#ifndef CUZK_EMU  // the CPU emulation (emu/curve_emu.cpp) has no PTX to time
 // ------------------------------------------ multiplication throughput
 // Each thread runs two independent chains of `iters` products (ILP 2);
 // data holds 2 elements per thread and receives the results, so nothing is
@@ -140,3 +141,4 @@ extern "C" __global__ void bench_fq_mul(Fq* data, uint32_t iters, uint32_t varia
 extern "C" __global__ void bench_fr_mul(Fr* data, uint32_t iters, uint32_t variant) {
     mul_throughput<FrParams>(data, iters, variant);
 }
+#endif
