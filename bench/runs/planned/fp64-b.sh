@@ -2,7 +2,7 @@
 # Planned (2026-12-04, twelfth session; not run). Second of two calls
 # measuring field_f64.cuh, the same .carry/bins.tgz as fp64-a.sh.
 #   1. G1 MSM rows 2^20/2^24/2^26 (both G1 builds), G2 2^24, default and
-#      mix builds. Predicted: G1 2^26 425 -> 340-370 ms (the accumulation
+#      mix builds. Predicted: G1 2^26 395 -> 310-340 ms (the accumulation
 #      ~80% of it, its products ~1.6x faster mixed; occupancy: the out-of-
 #      line build's accumulation 154 -> 194 registers, 3 -> 2 blocks of
 #      128 an SM, the inline build's 156 -> 168, still 3), G2 2^24 326 ->
