@@ -185,26 +185,23 @@ fn card(dev: &CudaDevice) -> Result<Card> {
     })?;
     let copy_gb_s = 2.0 * bytes as f64 / (ms * 1e-3) / 1e9;
     let arith = ArithKernels::load(dev)?;
-    let fq_mul_per_s = [
-        arith.mul_throughput(true, 0, sms)?,
-        arith.mul_throughput(true, 1, sms)?,
-        arith.mul_throughput(true, 2, sms)?,
-    ];
-    let fr_mul_per_s = [
-        arith.mul_throughput(false, 0, sms)?,
-        arith.mul_throughput(false, 1, sms)?,
-    ];
-    let fq_sqr_per_s = arith.mul_throughput(true, 3, sms)?;
-    let fq_f64_per_s = [
-        arith.mul_throughput(true, 4, sms)?,
-        arith.mul_throughput(true, 5, sms)?,
-        arith.mul_throughput(true, 6, sms)?,
-    ];
-    let fr_f64_per_s = [
-        arith.mul_throughput(false, 4, sms)?,
-        arith.mul_throughput(false, 5, sms)?,
-        arith.mul_throughput(false, 6, sms)?,
-    ];
+    // In this order (a profiler picks bench_fq_mul's variants by launch
+    // index: 4 launches each, variants 0-3 then 4-6).
+    let rates = |fq: bool, variants: &[u32]| -> Result<Vec<f64>> {
+        variants
+            .iter()
+            .map(|&v| arith.mul_throughput(fq, v, sms))
+            .collect()
+    };
+    let fq_mul = rates(true, &[0, 1, 2])?;
+    let fr_mul = rates(false, &[0, 1])?;
+    let fq_sqr_per_s = rates(true, &[3])?[0];
+    let fq_f64 = rates(true, &[4, 5, 6])?;
+    let fr_f64 = rates(false, &[4, 5, 6])?;
+    let fq_mul_per_s = [fq_mul[0], fq_mul[1], fq_mul[2]];
+    let fr_mul_per_s = [fr_mul[0], fr_mul[1]];
+    let fq_f64_per_s = [fq_f64[0], fq_f64[1], fq_f64[2]];
+    let fr_f64_per_s = [fr_f64[0], fr_f64[1], fr_f64[2]];
     Ok(Card {
         name: dev.name().to_string(),
         sms,
