@@ -16,8 +16,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
+use crate::cases::{near_modulus_pairs, point_ops, with_special_pairs, FQ_MODULUS, FR_MODULUS};
 use crate::device::{ArithKernels, CudaDevice, DeviceCsr, DeviceScalars, NttPass, SPMV_LONG};
-use crate::field_cases::{near_modulus_pairs, FQ_MODULUS, FR_MODULUS};
 use crate::host::{self, NttKind};
 
 type CaseResult = std::result::Result<(), String>;
@@ -253,27 +253,13 @@ where
 {
     let mut p = random(n, rng.gen());
     let mut q = random(n, rng.gen());
-    q[0] = p[0];
-    q[1] = -p[1];
-    p[2] = A::identity();
-    q[3] = A::identity();
-    p[4] = A::identity();
-    q[4] = A::identity();
     let mut ks: Vec<u32> = (0..n).map(|_| rng.gen_range(0..1 << 20)).collect();
-    ks[5] = 0;
-    ks[6] = 1;
-    ks[7] = 2;
+    with_special_pairs(&mut p, &mut q, &mut ks);
     let out = ArithKernels::load(dev)
         .and_then(|k| k.curve_ops_raw(g2, as_bytes(&p), as_bytes(&q), &ks))
         .map_err(|e| e.to_string())?;
     for i in 0..n {
-        let (pp, qq) = (P::from(p[i]), P::from(q[i]));
-        let want = [
-            pp + qq,
-            pp + qq,
-            pp.double(),
-            pp * Scalar::from(ks[i] as u64),
-        ];
+        let want: [P; 4] = point_ops(p[i], q[i], ks[i]);
         for (k, w) in want.iter().enumerate() {
             let got = from_xyzz(&out[(4 * i + k) * sz..]);
             ensure(got == *w, || format!("pair {i} op {k}"))?;

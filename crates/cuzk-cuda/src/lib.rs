@@ -62,8 +62,8 @@
 //! only they run are compiled from kernels/tests.cu into a second fatbin,
 //! which they load themselves; the production fatbin does not carry them.
 
+pub mod cases;
 pub mod error;
-pub mod field_cases;
 pub mod host;
 
 #[cfg(feature = "cuda")]

@@ -11,6 +11,7 @@
 mod common;
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use cuzk_cuda::cases::{point_ops, with_special_pairs};
 use cuzk_cuda::host;
 use group::prime::PrimeCurveAffine;
 use group::{Curve, Group};
@@ -35,79 +36,59 @@ fn run(g: u32, fp64: bool, p: &[u8], q: &[u8], ks: &[u32]) -> Vec<u8> {
     common::run_emu(&bin, &input)
 }
 
-/// Special pairs at the front of p, q and ks (as the GPU check puts them).
-fn specials<A: PrimeCurveAffine + std::ops::Neg<Output = A>>(
-    p: &mut [A],
-    q: &mut [A],
-    ks: &mut [u32],
-) {
-    q[0] = p[0];
-    q[1] = -p[1];
-    p[2] = A::identity();
-    q[3] = A::identity();
-    p[4] = A::identity();
-    q[4] = A::identity();
-    ks[5] = 0;
-    ks[6] = 1;
-    ks[7] = 2;
+/// `n` random pairs (the special ones in front) through the emulated
+/// test_g{g}_ops, each result against blstrs. `bits`: the multipliers' size.
+#[allow(clippy::too_many_arguments)]
+fn check<A, P>(
+    g: u32,
+    fp64: bool,
+    n: usize,
+    bits: u32,
+    as_bytes: fn(&[A]) -> &[u8],
+    from_xyzz: fn(&[u8]) -> P,
+    sz: usize,
+) where
+    A: PrimeCurveAffine + std::ops::Neg<Output = A>,
+    P: Group<Scalar = Scalar> + Curve<AffineRepr = A> + From<A>,
+{
+    let mut rng = ChaCha8Rng::seed_from_u64(0xc0 + 2 * g as u64 + fp64 as u64);
+    let mut random = || -> Vec<A> { (0..n).map(|_| P::random(&mut rng).to_affine()).collect() };
+    let (mut p, mut q) = (random(), random());
+    let mut ks: Vec<u32> = (0..n).map(|_| rng.gen_range(0..1 << bits)).collect();
+    with_special_pairs(&mut p, &mut q, &mut ks);
+    let out = run(g, fp64, as_bytes(&p), as_bytes(&q), &ks);
+    assert_eq!(out.len(), 4 * n * sz);
+    for i in 0..n {
+        let want: [P; 4] = point_ops(p[i], q[i], ks[i]);
+        for (k, w) in want.iter().enumerate() {
+            let got = from_xyzz(&out[(4 * i + k) * sz..]);
+            assert_eq!(got, *w, "G{g} pair {i} op {k} (fp64 {fp64})");
+        }
+    }
 }
 
 fn check_g1(fp64: bool) {
-    let mut rng = ChaCha8Rng::seed_from_u64(0xc1 + fp64 as u64);
-    let n = 48;
-    let mut p: Vec<G1Affine> = (0..n)
-        .map(|_| G1Projective::random(&mut rng).to_affine())
-        .collect();
-    let mut q: Vec<G1Affine> = (0..n)
-        .map(|_| G1Projective::random(&mut rng).to_affine())
-        .collect();
-    let mut ks: Vec<u32> = (0..n).map(|_| rng.gen_range(0..1 << 16)).collect();
-    specials(&mut p, &mut q, &mut ks);
-    let out = run(1, fp64, host::g1_as_bytes(&p), host::g1_as_bytes(&q), &ks);
-    let sz = host::G1_XYZZ_BYTES;
-    assert_eq!(out.len(), 4 * n * sz);
-    for i in 0..n {
-        let (pp, qq) = (G1Projective::from(p[i]), G1Projective::from(q[i]));
-        let want = [
-            pp + qq,
-            pp + qq,
-            pp.double(),
-            pp * Scalar::from(ks[i] as u64),
-        ];
-        for (k, w) in want.iter().enumerate() {
-            let got = host::g1_from_xyzz(&out[(4 * i + k) * sz..]);
-            assert_eq!(got, *w, "G1 pair {i} op {k} (fp64 {fp64})");
-        }
-    }
+    check::<G1Affine, G1Projective>(
+        1,
+        fp64,
+        48,
+        16,
+        host::g1_as_bytes,
+        host::g1_from_xyzz,
+        host::G1_XYZZ_BYTES,
+    );
 }
 
 fn check_g2(fp64: bool) {
-    let mut rng = ChaCha8Rng::seed_from_u64(0xc2 + fp64 as u64);
-    let n = 16;
-    let mut p: Vec<G2Affine> = (0..n)
-        .map(|_| G2Projective::random(&mut rng).to_affine())
-        .collect();
-    let mut q: Vec<G2Affine> = (0..n)
-        .map(|_| G2Projective::random(&mut rng).to_affine())
-        .collect();
-    let mut ks: Vec<u32> = (0..n).map(|_| rng.gen_range(0..1 << 12)).collect();
-    specials(&mut p, &mut q, &mut ks);
-    let out = run(2, fp64, host::g2_as_bytes(&p), host::g2_as_bytes(&q), &ks);
-    let sz = host::G2_XYZZ_BYTES;
-    assert_eq!(out.len(), 4 * n * sz);
-    for i in 0..n {
-        let (pp, qq) = (G2Projective::from(p[i]), G2Projective::from(q[i]));
-        let want = [
-            pp + qq,
-            pp + qq,
-            pp.double(),
-            pp * Scalar::from(ks[i] as u64),
-        ];
-        for (k, w) in want.iter().enumerate() {
-            let got = host::g2_from_xyzz(&out[(4 * i + k) * sz..]);
-            assert_eq!(got, *w, "G2 pair {i} op {k} (fp64 {fp64})");
-        }
-    }
+    check::<G2Affine, G2Projective>(
+        2,
+        fp64,
+        16,
+        12,
+        host::g2_as_bytes,
+        host::g2_from_xyzz,
+        host::G2_XYZZ_BYTES,
+    );
 }
 
 #[test]

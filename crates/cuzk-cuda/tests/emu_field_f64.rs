@@ -10,7 +10,7 @@
 mod common;
 
 use blstrs::{Fp, Scalar};
-use cuzk_cuda::field_cases::{near_modulus_pairs, FQ_MODULUS, FR_MODULUS};
+use cuzk_cuda::cases::{near_modulus_pairs, FQ_MODULUS, FR_MODULUS};
 use cuzk_cuda::host;
 use ff::Field;
 use rand::SeedableRng;

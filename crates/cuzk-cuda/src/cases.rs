@@ -1,9 +1,13 @@
-//! Field inputs next to the moduli, shared by the GPU checks
-//! (`crate::checks`) and the CPU emulation tests (tests/emu_fq_f64.rs): the
-//! values where a product's final conditional subtraction is taken or not
-//! and its borrow runs through every limb.
+//! Test inputs and expected results shared by the GPU checks
+//! (`crate::checks`) and the CPU emulation tests (tests/emu_*.rs): field
+//! values next to the moduli, where a product's final conditional
+//! subtraction is taken or not and its borrow runs through every limb; the
+//! special pairs of the point operations and what those operations give.
 
+use blstrs::Scalar;
 use ff::Field;
+use group::prime::PrimeCurveAffine;
+use group::Group;
 use rand_chacha::ChaCha8Rng;
 
 /// The moduli as little-endian u32 limbs (field.cuh's FrParams::mod and
@@ -76,4 +80,33 @@ pub fn near_modulus_pairs<T: Field>(
         }
     }
     (xs, ys)
+}
+
+/// Puts the point operations' special pairs at the front of `p`, `q` and
+/// `ks` (each at least 8 long): P = Q, P = -Q, infinity on either side or
+/// both, and the multipliers 0, 1, 2.
+pub fn with_special_pairs<A: PrimeCurveAffine + std::ops::Neg<Output = A>>(
+    p: &mut [A],
+    q: &mut [A],
+    ks: &mut [u32],
+) {
+    q[0] = p[0];
+    q[1] = -p[1];
+    p[2] = A::identity();
+    q[3] = A::identity();
+    p[4] = A::identity();
+    q[4] = A::identity();
+    ks[5] = 0;
+    ks[6] = 1;
+    ks[7] = 2;
+}
+
+/// What kernels/tests.cu's test_g1_ops / test_g2_ops give for (P, Q, k):
+/// [P + Q (mixed), P + Q (XYZZ), 2P, k P].
+pub fn point_ops<A, P>(p: A, q: A, k: u32) -> [P; 4]
+where
+    P: Group<Scalar = Scalar> + From<A>,
+{
+    let (pp, qq) = (P::from(p), P::from(q));
+    [pp + qq, pp + qq, pp.double(), pp * Scalar::from(k as u64)]
 }
