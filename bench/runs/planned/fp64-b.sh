@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Planned (2026-12-04, twelfth session; not run). Second of two calls
-# measuring field_f64.cuh, the same .carry/bins.tgz as fp64-a.sh.
+# measuring field_f64.cuh, the same .carry/bins.tgz as fp64-a.sh (carry
+# [".carry/bins.tgz"]).
 #   1. G1 MSM rows 2^20/2^24/2^26 (both G1 builds), G2 2^24, default and
 #      mix builds. Predicted: G1 2^26 395 -> 310-340 ms (the accumulation
 #      ~80% of it, its products ~1.6x faster mixed; occupancy: the out-of-

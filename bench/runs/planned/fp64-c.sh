@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Planned (2026-12-04, twelfth session; not run). Third call measuring
 # field_f64.cuh, after fp64-a.sh and fp64-b.sh: the GPU prover with the
-# mix build, against issue 14's 1.2 s a partition. Carried as
+# mix build, against issue 14's 1.2 s a partition (carry
+# [".carry/prover.tgz"]; fp64-prepare.sh builds it). Carried as
 # .carry/prover.tgz, CUZK_CUDA_ARCHS=90:
 #   .gpu-prover      scripts/gpu-prover-test.sh --prepare (default kernels)
 #   .gpu-prover-mix  CUZK_NVCC_DEFINES=CUZK_FP64_MIX_FQ,CUZK_FP64_MIX_FR
