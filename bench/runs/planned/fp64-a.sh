@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Planned (2026-12-04, twelfth session; not run: no device was lent for
-# the rest of that session). First of two calls measuring field_f64.cuh.
+# the rest of that session). First of three calls measuring field_f64.cuh.
 # Carried as .carry/bins.tgz (carry [".carry/bins.tgz"]; fp64-prepare.sh
 # builds it), CUZK_CUDA_ARCHS=90:
 #   .gpu      scripts/gpu-test.sh --prepare (default kernels; the FP64

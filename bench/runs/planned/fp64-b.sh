@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Planned (2026-12-04, twelfth session; not run). Second of two calls
+# Planned (2026-12-04, twelfth session; not run). Second of three calls
 # measuring field_f64.cuh, the same .carry/bins.tgz as fp64-a.sh (carry
 # [".carry/bins.tgz"]).
 #   1. G1 MSM rows 2^20/2^24/2^26 (both G1 builds), G2 2^24, default and
