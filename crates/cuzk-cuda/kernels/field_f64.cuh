@@ -1,10 +1,11 @@
 // Fq and Fr products with their limb products on the FP64 pipe.
 //
-// Why: every Fq product of field.cuh (mont_mul_ptx, mont_sqr_ptx) is 576 /
-// 450 IMADs, and on Hopper IMAD issues at half rate (16 lanes a clock a
-// sub-partition), so the products, which are most of an MSM's and the NTT's
-// time, run at the IMAD pipe's rate while the FP64 pipe (as wide as IMAD on
-// the H100/H200, 64 DFMA a clock an SM) is idle. This file multiplies with
+// Why: an Fq product of field.cuh (mont_mul_ptx) is 301 IMADs in SASS,
+// nearly all IMAD.WIDE, which hold Hopper's half-rate IMAD pipe about 4
+// cycles a warp each (the measured 2.62e10 products/s on the H200 is ~1276
+// cycles a warp-product), so the products, most of an MSM's and the NTT's
+// time, run at the IMAD pipe's rate while the FP64 pipe (as wide as IMAD's
+// on the H100/H200, 64 DFMA a clock an SM) is idle. This file multiplies with
 // DFMAs instead (Emmart, Zheng and Weems, "Faster Modular Exponentiation
 // Using Double Precision Floating Point Arithmetic on the GPU", ARITH 2018):
 // limbs of 52 bits held exactly in doubles, and each 104-bit limb product
@@ -19,8 +20,10 @@
 // (the bits of 2^104 and of 2^52), so columns of them are summed as 64-bit
 // integers, the constants taken off. A product is 3 FP64 operations and two
 // 64-bit integer additions per limb product: 128 limb products (64 for
-// a * b, 64 for the Montgomery reduction), ~400 FP64 and ~500 integer
-// instructions, against 1152 IMAD issue cycles for mont_mul_ptx.
+// a * b, 64 for the Montgomery reduction): 952 SASS instructions (256
+// DFMA, 152 DADD; sm_90), issue-bound at ~952 cycles a warp-product
+// against mont_mul_ptx's ~1276 on the IMAD pipe, and with both kinds of
+// product in flight the two pipes work at once (field.cuh's mul_fp64).
 //
 // The representation in memory does not change: inputs and outputs are
 // elements as field.cuh keeps them (u32 limbs, Montgomery form with R =
@@ -28,8 +31,8 @@
 // bits: 8 for Fq (416 bits), 5 for Fr (260); the reduction takes rows of 52
 // bits and a last, shorter one (Fq: 7 x 52 + 20 = 384, Fr: 4 x 52 + 48 =
 // 256), so that R stays field.cuh's and these products mix freely with
-// its own. An Fr product is 50 limb products (150 FP64 operations) against
-// 128 IMAD.WIDE for mont_mul_ptx.
+// its own. An Fr product is 50 limb products (448 SASS instructions, 165
+// of them FP64) against mont_mul_ptx's 178 IMADs.
 //
 // Included by field.cuh once its Fp template is defined (these products are
 // templates over the field's parameters: Fq's, inline or not).
