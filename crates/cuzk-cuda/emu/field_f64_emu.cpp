@@ -1,6 +1,6 @@
 // The products of kernels/field_f64.cuh (limb products as FP64 fused
 // multiply-adds) run on the CPU (cuda_emu.h's exact __fma_rz), for
-// tests/emu_fq_f64.rs, which compares them with blstrs.
+// tests/emu_field_f64.rs, which compares them with blstrs.
 //
 // Input, little-endian: u32 field (0: Fr, 32-byte elements; 1: Fq, 48),
 // u32 n, then n pairs (a, b) of raw Montgomery elements. Output: per pair

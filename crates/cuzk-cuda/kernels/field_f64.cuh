@@ -35,7 +35,7 @@
 // of them FP64) against mont_mul_ptx's 178 IMADs.
 //
 // Included by field.cuh once its Fp template is defined (these products are
-// templates over the field's parameters: Fq's, inline or not).
+// templates over the field's parameters: Fr's, and Fq's inline or not).
 #pragma once
 
 namespace f64p {

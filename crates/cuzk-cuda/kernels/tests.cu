@@ -4,7 +4,6 @@
 // throughput to the benchmarks (src/bench.rs). Only those load it
 // (src/device/arith.rs); the production fatbin does not carry them.
 #include "field.cuh"
-#include "field_f64.cuh"
 #include "curve.cuh"
 
 // ------------------------------------------------- arithmetic for the tests

@@ -187,21 +187,11 @@ fn card(dev: &CudaDevice) -> Result<Card> {
     let arith = ArithKernels::load(dev)?;
     // In this order (a profiler picks bench_fq_mul's variants by launch
     // index: 4 launches each, variants 0-3 then 4-6).
-    let rates = |fq: bool, variants: &[u32]| -> Result<Vec<f64>> {
-        variants
-            .iter()
-            .map(|&v| arith.mul_throughput(fq, v, sms))
-            .collect()
-    };
-    let fq_mul = rates(true, &[0, 1, 2])?;
-    let fr_mul = rates(false, &[0, 1])?;
-    let fq_sqr_per_s = rates(true, &[3])?[0];
-    let fq_f64 = rates(true, &[4, 5, 6])?;
-    let fr_f64 = rates(false, &[4, 5, 6])?;
-    let fq_mul_per_s = [fq_mul[0], fq_mul[1], fq_mul[2]];
-    let fr_mul_per_s = [fr_mul[0], fr_mul[1]];
-    let fq_f64_per_s = [fq_f64[0], fq_f64[1], fq_f64[2]];
-    let fr_f64_per_s = [fr_f64[0], fr_f64[1], fr_f64[2]];
+    let fq_mul_per_s = mul_rates(&arith, true, [0, 1, 2], sms)?;
+    let fr_mul_per_s = mul_rates(&arith, false, [0, 1], sms)?;
+    let [fq_sqr_per_s] = mul_rates(&arith, true, [3], sms)?;
+    let fq_f64_per_s = mul_rates(&arith, true, [4, 5, 6], sms)?;
+    let fr_f64_per_s = mul_rates(&arith, false, [4, 5, 6], sms)?;
     Ok(Card {
         name: dev.name().to_string(),
         sms,
@@ -215,6 +205,21 @@ fn card(dev: &CudaDevice) -> Result<Card> {
         fr_f64_per_s,
         kernel_defines: crate::KERNEL_DEFINES.to_string(),
     })
+}
+
+/// Products per second of bench_{fq,fr}_mul's `variants`, in that order.
+#[cfg(feature = "cuda")]
+fn mul_rates<const K: usize>(
+    arith: &ArithKernels<'_>,
+    fq: bool,
+    variants: [u32; K],
+    sms: u32,
+) -> Result<[f64; K]> {
+    let mut rates = [0.0; K];
+    for (r, v) in rates.iter_mut().zip(variants) {
+        *r = arith.mul_throughput(fq, v, sms)?;
+    }
+    Ok(rates)
 }
 
 #[cfg(feature = "cuda")]
