@@ -111,6 +111,17 @@ fn cluster_json(p: &Proc) -> serde_json::Value {
     serde_json::from_str(&cluster_status(p, true)).unwrap()
 }
 
+/// Daemons node-a, node-b and node-c. The first makes the parameter file
+/// before the others start and read it (a job's partitions proved on two
+/// daemons verify against one key only if they hold the same file).
+async fn three(dir: &Path, url: &str, params: &Path) -> [Proc; 3] {
+    let a = spawn(dir, "node-a", url, params);
+    preload(&mut client(&a).await).await;
+    let b = spawn(dir, "node-b", url, params);
+    let c = spawn(dir, "node-c", url, params);
+    [a, b, c]
+}
+
 async fn client(p: &Proc) -> DaemonClient {
     connect(&ConnectOptions {
         target: format!("unix:{}", p.sock.display()),
@@ -126,14 +137,8 @@ async fn three_daemon_processes_share_the_work_and_survive_a_sigkill() {
     let dir = tempfile::tempdir().unwrap();
     let params = dir.path().join("params");
     let url = db.url.clone();
-    let a = spawn(dir.path(), "node-a", &url, &params);
+    let [a, b, c] = three(dir.path(), &url, &params).await;
     let mut ca = client(&a).await;
-    // The first daemon makes the parameter file; the others read it (a
-    // job's partitions proved on two daemons verify against one key only
-    // if they hold the same file).
-    preload(&mut ca).await;
-    let b = spawn(dir.path(), "node-b", &url, &params);
-    let c = spawn(dir.path(), "node-c", &url, &params);
     let (mut cb, mut cc) = (client(&b).await, client(&c).await);
     let m = MappedParameters::open(&params.join(format!(
         "{}.params",
@@ -260,10 +265,7 @@ async fn hundreds_of_jobs_from_several_clients_across_three_daemons_none_lost_or
     let dir = tempfile::tempdir().unwrap();
     let params = dir.path().join("params");
     let url = db.url.clone();
-    let a = spawn(dir.path(), "node-a", &url, &params);
-    preload(&mut client(&a).await).await;
-    let b = spawn(dir.path(), "node-b", &url, &params);
-    let c = spawn(dir.path(), "node-c", &url, &params);
+    let [a, b, c] = three(dir.path(), &url, &params).await;
     let daemons = [&a, &b, &c];
     const CLIENTS: u64 = 4;
     const PER_CLIENT: u64 = 75;
@@ -411,11 +413,8 @@ async fn three_daemon_processes_ride_a_database_restart_and_take_a_cancel_from_a
     let dir = tempfile::tempdir().unwrap();
     let params = dir.path().join("params");
     let url = db.url.clone();
-    let a = spawn(dir.path(), "node-a", &url, &params);
+    let [a, b, c] = three(dir.path(), &url, &params).await;
     let mut ca = client(&a).await;
-    preload(&mut ca).await;
-    let b = spawn(dir.path(), "node-b", &url, &params);
-    let c = spawn(dir.path(), "node-c", &url, &params);
     let (mut cb, mut cc) = (client(&b).await, client(&c).await);
     let pvk = pvk_of(&params, LOG);
     let watch = db.node("test-watcher").await;

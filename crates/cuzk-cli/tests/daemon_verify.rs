@@ -117,26 +117,14 @@ fn a_daemon_proof_verifies_with_the_served_key() {
         cuzk(&a)
     };
     let o = verify(&["--vk", p(&served)], &inputs);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}{}",
-        text(&o.stdout),
-        text(&o.stderr)
-    );
+    daemon_process::assert_exit(&o, 0);
     assert!(
         text(&o.stdout).contains("2 proof(s): verified"),
         "{}",
         text(&o.stdout)
     );
     let o = verify(&["--kind", "porep-like-6", "--daemon", &target], &inputs);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}{}",
-        text(&o.stdout),
-        text(&o.stderr)
-    );
+    daemon_process::assert_exit(&o, 0);
 
     // A changed statement does not verify (exit 1).
     let text_inputs = std::fs::read_to_string(&inputs).unwrap();
@@ -145,13 +133,7 @@ fn a_daemon_proof_verifies_with_the_served_key() {
     let wrong = dir.path().join("wrong.inputs");
     std::fs::write(&wrong, lines.join("\n")).unwrap();
     let o = verify(&["--kind", "porep-like-6", "--daemon", &target], &wrong);
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "{}{}",
-        text(&o.stdout),
-        text(&o.stderr)
-    );
+    daemon_process::assert_exit(&o, 1);
 
     // An unknown kind is refused with the kinds there are.
     let o = verify(&["--kind", "porep-like-7", "--daemon", &target], &inputs);

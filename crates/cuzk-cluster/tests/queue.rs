@@ -41,6 +41,31 @@ fn result_for(lease: &Lease, salt: u8) -> PartitionResult {
     }
 }
 
+/// Completes `lease` with a result made of `salt`: the queue's answer.
+async fn complete(c: &ClusterClient, lease: &Lease, salt: u8) -> Completion {
+    c.complete(&lease.key(), &result_for(lease, salt))
+        .await
+        .unwrap()
+}
+
+/// Completes `lease`, the last partition of job `id`: the queue answers that
+/// it completed the job, and `front` sees the job completed.
+async fn complete_job(
+    c: &ClusterClient,
+    lease: &Lease,
+    salt: u8,
+    front: &ClusterClient,
+    id: JobId,
+) {
+    assert_eq!(complete(c, lease, salt).await, JOB_DONE);
+    assert_eq!(front.job(id).await.unwrap().state, JobState::Completed);
+}
+
+/// The answer to the result that completes its job.
+const JOB_DONE: Completion = Completion::Accepted {
+    job_completed: true,
+};
+
 /// Claim until something comes (another node's lease has to expire first);
 /// a bound on the wait so a bug fails the test instead of hanging it.
 async fn claim_until(c: &ClusterClient, req: &ClaimRequest, want: usize) -> Vec<Lease> {
@@ -343,10 +368,7 @@ async fn expired_lease_is_reclaimed_and_the_late_result_refused() {
         held_by: Some("live".to_owned()),
     });
     assert_eq!(st, vec![lost.clone(), lost.clone(), lost]);
-    let r = dead
-        .complete(&old[0].key(), &result_for(&old[0], 1))
-        .await
-        .unwrap();
+    let r = complete(&dead, &old[0], 1).await;
     assert_eq!(
         r,
         Completion::Refused(StopReason::Lost {
@@ -361,7 +383,7 @@ async fn expired_lease_is_reclaimed_and_the_late_result_refused() {
     ));
 
     for (i, l) in new.iter().enumerate() {
-        let r = live.complete(&l.key(), &result_for(l, 2)).await.unwrap();
+        let r = complete(&live, l, 2).await;
         assert_eq!(
             r,
             Completion::Accepted {
@@ -369,7 +391,7 @@ async fn expired_lease_is_reclaimed_and_the_late_result_refused() {
             }
         );
         // Reporting again (as after a lost answer) is accepted, not recorded twice.
-        let again = live.complete(&l.key(), &result_for(l, 2)).await.unwrap();
+        let again = complete(&live, l, 2).await;
         assert_eq!(
             again,
             Completion::Accepted {
@@ -378,10 +400,7 @@ async fn expired_lease_is_reclaimed_and_the_late_result_refused() {
         );
     }
     // After completion, the dead node's late result is still refused.
-    let r = dead
-        .complete(&old[2].key(), &result_for(&old[2], 1))
-        .await
-        .unwrap();
+    let r = complete(&dead, &old[2], 1).await;
     assert_eq!(r, Completion::Refused(StopReason::AlreadyDone));
 
     let j = live.job(s.job_id).await.unwrap();
@@ -413,20 +432,7 @@ async fn expired_lease_is_reclaimed_and_the_late_result_refused() {
         dead.renew(&[l[0].key()]).await.unwrap(),
         vec![LeaseStatus::Held]
     );
-    let r = dead
-        .complete(&l[0].key(), &result_for(&l[0], 1))
-        .await
-        .unwrap();
-    assert_eq!(
-        r,
-        Completion::Accepted {
-            job_completed: true
-        }
-    );
-    assert_eq!(
-        live.job(s2.job_id).await.unwrap().state,
-        JobState::Completed
-    );
+    complete_job(&dead, &l[0], 1, &live, s2.job_id).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -518,10 +524,7 @@ async fn retries_are_bounded_then_the_job_fails_with_reasons() {
         vec![LeaseStatus::Stop(StopReason::JobFailed)]
     );
     assert_eq!(
-        other
-            .complete(&o[0].key(), &result_for(&o[0], 0))
-            .await
-            .unwrap(),
+        complete(&other, &o[0], 0).await,
         Completion::Refused(StopReason::JobFailed)
     );
 
@@ -563,10 +566,7 @@ async fn cancel_reaches_the_lease_holder() {
         vec![LeaseStatus::Stop(StopReason::Cancelled)]
     );
     assert_eq!(
-        worker
-            .complete(&l[0].key(), &result_for(&l[0], 0))
-            .await
-            .unwrap(),
+        complete(&worker, &l[0], 0).await,
         Completion::Refused(StopReason::Cancelled)
     );
     assert!(worker
@@ -593,10 +593,7 @@ async fn cancel_reaches_the_lease_holder() {
         .await
         .unwrap();
     let l = worker.claim(&claim_req(&["k"], &[], 1)).await.unwrap();
-    worker
-        .complete(&l[0].key(), &result_for(&l[0], 0))
-        .await
-        .unwrap();
+    complete(&worker, &l[0], 0).await;
     assert_eq!(
         front.cancel(s.job_id).await.unwrap(),
         (JobState::Completed, false)
@@ -1064,20 +1061,7 @@ async fn the_keeper_renews_and_reports_stops() {
     drop(h);
     assert_eq!(keeper.held(), 0);
     held.clear();
-    let r = worker
-        .complete(&l[0].key(), &result_for(&l[0], 0))
-        .await
-        .unwrap();
-    assert_eq!(
-        r,
-        Completion::Accepted {
-            job_completed: true
-        }
-    );
-    assert_eq!(
-        front.job(s.job_id).await.unwrap().state,
-        JobState::Completed
-    );
+    complete_job(&worker, &l[0], 0, &front, s.job_id).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -1105,9 +1089,7 @@ async fn a_request_id_names_its_latest_attempt() {
 
     // Completed: returned for the same input, replaced for another.
     let l = a.claim(&req).await.unwrap();
-    a.complete(&l[0].key(), &result_for(&l[0], 0))
-        .await
-        .unwrap();
+    complete(&a, &l[0], 0).await;
     let again = b
         .submit(&job("k", Priority::Normal, 1, Some("r")))
         .await
@@ -1217,10 +1199,7 @@ async fn young_partitions_wait_for_an_alive_holder_with_room() {
         .unwrap()
         .is_empty());
     // Room again after a result, with the capacity said.
-    holder
-        .complete(&h[0].key(), &result_for(&h[0], 1))
-        .await
-        .unwrap();
+    complete(&holder, &h[0], 1).await;
     holder.heartbeat(&holds(2)).await.unwrap();
     assert!(cold
         .claim(&claim_req(&["k"], &[], 3))
@@ -1355,14 +1334,7 @@ async fn a_large_input_is_stored_once_and_its_request_id_compared_by_digest() {
     .unwrap();
     let l = n.claim(&claim_req(&["k"], &[], 1)).await.unwrap();
     assert_eq!(l[0].job_id, done);
-    assert_eq!(
-        n.complete(&l[0].key(), &result_for(&l[0], 1))
-            .await
-            .unwrap(),
-        Completion::Accepted {
-            job_completed: true
-        }
-    );
+    assert_eq!(complete(&n, &l[0], 1).await, JOB_DONE);
     let again = n.submit(&small).await.unwrap();
     assert_eq!((again.job_id, again.deduplicated), (done, true));
     let mut changed = small.clone();

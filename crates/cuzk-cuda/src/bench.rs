@@ -28,7 +28,7 @@ use serde::Serialize;
 #[cfg(feature = "cuda")]
 use crate::checks::{random_g1, random_g2, random_scalars};
 #[cfg(feature = "cuda")]
-use crate::device::{ArithKernels, BucketPairs, CudaDevice};
+use crate::device::{ArithKernels, BucketPairs, CudaDevice, DevicePoints};
 use crate::error::{CudaError, Result};
 #[cfg(feature = "cuda")]
 use crate::host::{self, NttKind};
@@ -875,28 +875,36 @@ fn subgroup_rows(
         );
         push(r);
     };
+    // The check over resident points: (group, log size, Fq products a
+    // point, bytes a point).
+    let vram = |g: &str, lg: u32, products: u32, bytes: f64, dp: &DevicePoints| {
+        let n = dp.len();
+        let muls = n as f64 * products as f64;
+        let work = format!("{n} points x {products} Fq mul = {muls:.3e} Fq mul");
+        let t = time_it(dev, opts.reps, || {
+            let r = dev.subgroup_check_device(dp)?;
+            assert_eq!(r.outside, 0, "random {g} points are in the subgroup");
+            Ok(())
+        })?;
+        let name = format!("subgroup_{} vram", g.to_lowercase());
+        let r = row(
+            card,
+            &name,
+            lg,
+            work.clone(),
+            muls * FQ_MUL_IMAD,
+            n as f64 * bytes,
+            t,
+        );
+        Ok::<_, CudaError>((r, work, muls))
+    };
     if want("subgroup_g1") {
         let lg = sz(24);
         let n = 1usize << lg;
         eprintln!("generating 2^{lg} G1 points ...");
         let points = random_g1(n, opts.seed ^ 5);
-        let muls = n as f64 * G1_FQ_PRODUCTS as f64;
-        let work = format!("{n} points x {G1_FQ_PRODUCTS} Fq mul = {muls:.3e} Fq mul");
         let dp = dev.upload_g1(&points)?;
-        let t = time_it(dev, opts.reps, || {
-            let r = dev.subgroup_check_device(&dp)?;
-            assert_eq!(r.outside, 0, "random G1 points are in the subgroup");
-            Ok(())
-        })?;
-        let r = row(
-            card,
-            "subgroup_g1 vram",
-            lg,
-            work.clone(),
-            muls * FQ_MUL_IMAD,
-            n as f64 * 96.0,
-            t,
-        );
+        let (r, work, muls) = vram("G1", lg, G1_FQ_PRODUCTS, 96.0, &dp)?;
         report(r, n);
         drop(dp);
         let chunk_n = n.min(1 << sz(22));
@@ -926,25 +934,8 @@ fn subgroup_rows(
         let lg = sz(22);
         let n = 1usize << lg;
         eprintln!("generating 2^{lg} G2 points ...");
-        let points = random_g2(n, opts.seed ^ 6);
-        let muls = n as f64 * G2_FQ_PRODUCTS as f64;
-        let work = format!("{n} points x {G2_FQ_PRODUCTS} Fq mul = {muls:.3e} Fq mul");
-        let dp = dev.upload_g2(&points)?;
-        let t = time_it(dev, opts.reps, || {
-            let r = dev.subgroup_check_device(&dp)?;
-            assert_eq!(r.outside, 0, "random G2 points are in the subgroup");
-            Ok(())
-        })?;
-        let r = row(
-            card,
-            "subgroup_g2 vram",
-            lg,
-            work,
-            muls * FQ_MUL_IMAD,
-            n as f64 * 192.0,
-            t,
-        );
-        report(r, n);
+        let dp = dev.upload_g2(&random_g2(n, opts.seed ^ 6))?;
+        report(vram("G2", lg, G2_FQ_PRODUCTS, 192.0, &dp)?.0, n);
     }
     Ok(())
 }

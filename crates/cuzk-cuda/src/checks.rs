@@ -20,7 +20,8 @@ use crate::cases::{near_modulus_pairs, point_ops, with_special_pairs, FQ_MODULUS
 use crate::device::{ArithKernels, CudaDevice, DeviceCsr, DeviceScalars, NttPass, SPMV_LONG};
 use crate::host::{self, NttKind};
 
-type CaseResult = std::result::Result<(), String>;
+/// A case's outcome: the failure's description.
+pub type CaseResult = std::result::Result<(), String>;
 
 /// Options of a check run.
 #[derive(Debug, Clone)]
@@ -32,33 +33,19 @@ pub struct CheckOptions {
     pub filter: Option<String>,
 }
 
+/// Passed and failed cases of a check run; [`Summary::run`] runs one case.
+#[derive(Debug, Default)]
 pub struct Summary {
     pub passed: usize,
     pub failed: usize,
 }
 
-struct Runner<'a> {
-    dev: &'a CudaDevice,
-    opts: &'a CheckOptions,
-    passed: usize,
-    failed: usize,
-    case_no: u64,
-}
-
-impl Runner<'_> {
-    fn case(&mut self, name: &str, f: impl FnOnce(&CudaDevice, &mut ChaCha8Rng) -> CaseResult) {
-        self.case_no += 1;
-        if let Some(filt) = &self.opts.filter {
-            if !name.contains(filt.as_str()) {
-                return;
-            }
-        }
-        // Each case draws from its own stream of the run's seed.
-        let mut rng = ChaCha8Rng::seed_from_u64(
-            self.opts.seed ^ self.case_no.wrapping_mul(0x9e37_79b9_7f4a_7c15),
-        );
+impl Summary {
+    /// Runs one case, timed, with a panic counted as its failure, and
+    /// prints its line (`ok`, `FAIL` or `PANIC`, the name and seconds).
+    pub fn run(&mut self, name: &str, f: impl FnOnce() -> CaseResult) {
         let t = Instant::now();
-        let r = std::panic::catch_unwind(AssertUnwindSafe(|| f(self.dev, &mut rng)));
+        let r = std::panic::catch_unwind(AssertUnwindSafe(f));
         let secs = t.elapsed().as_secs_f64();
         match r {
             Ok(Ok(())) => {
@@ -82,7 +69,32 @@ impl Runner<'_> {
     }
 }
 
-fn ensure(cond: bool, msg: impl FnOnce() -> String) -> CaseResult {
+struct Runner<'a> {
+    dev: &'a CudaDevice,
+    opts: &'a CheckOptions,
+    tally: Summary,
+    case_no: u64,
+}
+
+impl Runner<'_> {
+    fn case(&mut self, name: &str, f: impl FnOnce(&CudaDevice, &mut ChaCha8Rng) -> CaseResult) {
+        self.case_no += 1;
+        if let Some(filt) = &self.opts.filter {
+            if !name.contains(filt.as_str()) {
+                return;
+            }
+        }
+        // Each case draws from its own stream of the run's seed.
+        let mut rng = ChaCha8Rng::seed_from_u64(
+            self.opts.seed ^ self.case_no.wrapping_mul(0x9e37_79b9_7f4a_7c15),
+        );
+        let dev = self.dev;
+        self.tally.run(name, || f(dev, &mut rng));
+    }
+}
+
+/// `Ok` when `cond` holds, else the message.
+pub fn ensure(cond: bool, msg: impl FnOnce() -> String) -> CaseResult {
     if cond {
         Ok(())
     } else {
@@ -94,41 +106,33 @@ fn ensure(cond: bool, msg: impl FnOnce() -> String) -> CaseResult {
 /// random P and Q per chunk (one addition per point instead of a scalar
 /// multiplication), normalised in batches.
 pub fn random_g1(n: usize, seed: u64) -> Vec<G1Affine> {
-    const CH: usize = 4096;
-    let mut out = vec![G1Affine::identity(); n];
-    out.par_chunks_mut(CH).enumerate().for_each(|(ci, chunk)| {
-        let mut r =
-            ChaCha8Rng::seed_from_u64(seed ^ (ci as u64).wrapping_mul(0xa076_1d64_78bd_642f));
-        let mut p = G1Projective::random(&mut r);
-        let q = G1Projective::random(&mut r);
-        let proj: Vec<G1Projective> = (0..chunk.len())
-            .map(|_| {
-                let cur = p;
-                p += q;
-                cur
-            })
-            .collect();
-        G1Projective::batch_normalize(&proj, chunk);
-    });
-    out
+    random_points::<G1Projective>(n, seed)
 }
 
 pub fn random_g2(n: usize, seed: u64) -> Vec<G2Affine> {
+    random_points::<G2Projective>(n, seed)
+}
+
+/// [`random_g1`] for either group.
+fn random_points<G: Curve>(n: usize, seed: u64) -> Vec<G::AffineRepr>
+where
+    G::AffineRepr: PrimeCurveAffine + Send,
+{
     const CH: usize = 4096;
-    let mut out = vec![G2Affine::identity(); n];
+    let mut out = vec![G::AffineRepr::identity(); n];
     out.par_chunks_mut(CH).enumerate().for_each(|(ci, chunk)| {
         let mut r =
             ChaCha8Rng::seed_from_u64(seed ^ (ci as u64).wrapping_mul(0xa076_1d64_78bd_642f));
-        let mut p = G2Projective::random(&mut r);
-        let q = G2Projective::random(&mut r);
-        let proj: Vec<G2Projective> = (0..chunk.len())
+        let mut p = G::random(&mut r);
+        let q = G::random(&mut r);
+        let proj: Vec<G> = (0..chunk.len())
             .map(|_| {
                 let cur = p;
                 p += q;
                 cur
             })
             .collect();
-        G2Projective::batch_normalize(&proj, chunk);
+        G::batch_normalize(&proj, chunk);
     });
     out
 }
@@ -704,8 +708,7 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
     let mut r = Runner {
         dev,
         opts,
-        passed: 0,
-        failed: 0,
+        tally: Summary::default(),
         case_no: 0,
     };
 
@@ -1284,10 +1287,7 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
     let _ = G1Projective::generator().to_affine();
     spmv_checks(&mut r);
     subgroup_checks(&mut r);
-    Summary {
-        passed: r.passed,
-        failed: r.failed,
-    }
+    r.tally
 }
 
 // ------------------------------------------------- compiled constraint system
@@ -1955,15 +1955,67 @@ fn spmv_checks(r: &mut Runner) {
 /// (random curve points, small-order points, sums of both) and `inf`
 /// points at infinity at random distinct positions; returns the points and
 /// the sorted positions of those outside.
-fn subgroup_input<A: Copy>(
+/// What the subgroup checks need of G1 or G2 affine points.
+trait SubgroupCase: PrimeCurveAffine + Send {
+    /// The group in the checks' names.
+    const NAME: &'static str;
+    fn random(n: usize, seed: u64) -> Vec<Self>;
+    /// A point on the curve outside the subgroup, of kind `k`.
+    fn outside(rng: &mut ChaCha8Rng, k: u32) -> Self;
+    fn bytes(points: &[Self]) -> &[u8];
+    fn check(dev: &CudaDevice, points: &[Self]) -> crate::Result<crate::SubgroupReport>;
+    /// blstrs' answer.
+    fn in_subgroup(&self) -> bool;
+}
+
+impl SubgroupCase for G1Affine {
+    const NAME: &'static str = "g1";
+    fn random(n: usize, seed: u64) -> Vec<Self> {
+        random_g1(n, seed)
+    }
+    fn outside(rng: &mut ChaCha8Rng, k: u32) -> Self {
+        crate::subgroup::g1_outside(rng, k)
+    }
+    fn bytes(points: &[Self]) -> &[u8] {
+        host::g1_as_bytes(points)
+    }
+    fn check(dev: &CudaDevice, points: &[Self]) -> crate::Result<crate::SubgroupReport> {
+        dev.subgroup_check_g1(points)
+    }
+    fn in_subgroup(&self) -> bool {
+        self.is_torsion_free().into()
+    }
+}
+
+impl SubgroupCase for G2Affine {
+    const NAME: &'static str = "g2";
+    fn random(n: usize, seed: u64) -> Vec<Self> {
+        random_g2(n, seed)
+    }
+    fn outside(rng: &mut ChaCha8Rng, k: u32) -> Self {
+        crate::subgroup::g2_outside(rng, k)
+    }
+    fn bytes(points: &[Self]) -> &[u8] {
+        host::g2_as_bytes(points)
+    }
+    fn check(dev: &CudaDevice, points: &[Self]) -> crate::Result<crate::SubgroupReport> {
+        dev.subgroup_check_g2(points)
+    }
+    fn in_subgroup(&self) -> bool {
+        self.is_torsion_free().into()
+    }
+}
+
+/// `n` random points with `outside` of them moved out of the subgroup and
+/// `inf` others at infinity, at random positions; the outside positions
+/// sorted.
+fn subgroup_input<A: SubgroupCase>(
     rng: &mut ChaCha8Rng,
-    mut points: Vec<A>,
+    n: usize,
     outside: usize,
     inf: usize,
-    identity: A,
-    make_outside: impl Fn(&mut ChaCha8Rng, u32) -> A,
 ) -> (Vec<A>, Vec<usize>) {
-    let n = points.len();
+    let mut points = A::random(n, rng.gen());
     let mut pos: Vec<usize> = Vec::new();
     let want = (outside + inf).min(n);
     while pos.len() < want {
@@ -1974,14 +2026,44 @@ fn subgroup_input<A: Copy>(
     }
     let (bad, infs) = pos.split_at(outside.min(want));
     for (k, &p) in bad.iter().enumerate() {
-        points[p] = make_outside(rng, k as u32);
+        points[p] = A::outside(rng, k as u32);
     }
     for &p in infs {
-        points[p] = identity;
+        points[p] = A::identity();
     }
     let mut bad = bad.to_vec();
     bad.sort_unstable();
     (points, bad)
+}
+
+/// [`subgroup_input`] with up to two points at infinity, as raw bytes.
+fn subgroup_raw<A: SubgroupCase>(
+    rng: &mut ChaCha8Rng,
+    n: usize,
+    outside: usize,
+) -> (Vec<u8>, Vec<usize>) {
+    let (p, bad) = subgroup_input::<A>(rng, n, outside, n.min(2));
+    (A::bytes(&p).to_vec(), bad)
+}
+
+/// The check of whole uploads of `sizes` (points, of them outside) in
+/// group `A`.
+fn subgroup_upload_cases<A: SubgroupCase>(r: &mut Runner<'_>, sizes: Vec<(usize, usize)>) {
+    for (n, outside) in sizes {
+        r.case(
+            &format!("subgroup/{} {n} points, {outside} outside", A::NAME),
+            |dev, rng| {
+                let (points, bad) = subgroup_input::<A>(rng, n, outside, n.min(3));
+                for &p in &bad {
+                    ensure(!points[p].in_subgroup(), || {
+                        format!("test input {p} is in the subgroup")
+                    })?;
+                }
+                let got = A::check(dev, &points).map_err(|e| e.to_string())?;
+                expect_report(got, n, &bad, "whole upload")
+            },
+        );
+    }
 }
 
 fn expect_report(got: crate::SubgroupReport, n: usize, bad: &[usize], what: &str) -> CaseResult {
@@ -2012,29 +2094,7 @@ fn subgroup_checks(r: &mut Runner<'_>) {
     if r.opts.large {
         g1_sizes.push(((1 << 24) - 3, 300));
     }
-    for (n, outside) in g1_sizes {
-        r.case(
-            &format!("subgroup/g1 {n} points, {outside} outside"),
-            |dev, rng| {
-                let seed = rng.gen();
-                let (points, bad) = subgroup_input(
-                    rng,
-                    random_g1(n, seed),
-                    outside,
-                    n.min(3),
-                    G1Affine::identity(),
-                    g1_outside,
-                );
-                for &p in &bad {
-                    ensure(!bool::from(points[p].is_torsion_free()), || {
-                        format!("test input {p} is in the subgroup")
-                    })?;
-                }
-                let got = dev.subgroup_check_g1(&points).map_err(|e| e.to_string())?;
-                expect_report(got, n, &bad, "whole upload")
-            },
-        );
-    }
+    subgroup_upload_cases::<G1Affine>(r, g1_sizes);
     let mut g2_sizes: Vec<(usize, usize)> = vec![
         (0, 0),
         (1, 0),
@@ -2049,29 +2109,7 @@ fn subgroup_checks(r: &mut Runner<'_>) {
     if r.opts.large {
         g2_sizes.push(((1 << 22) + 1, 100));
     }
-    for (n, outside) in g2_sizes {
-        r.case(
-            &format!("subgroup/g2 {n} points, {outside} outside"),
-            |dev, rng| {
-                let seed = rng.gen();
-                let (points, bad) = subgroup_input(
-                    rng,
-                    random_g2(n, seed),
-                    outside,
-                    n.min(3),
-                    G2Affine::identity(),
-                    g2_outside,
-                );
-                for &p in &bad {
-                    ensure(!bool::from(points[p].is_torsion_free()), || {
-                        format!("test input {p} is in the subgroup")
-                    })?;
-                }
-                let got = dev.subgroup_check_g2(&points).map_err(|e| e.to_string())?;
-                expect_report(got, n, &bad, "whole upload")
-            },
-        );
-    }
+    subgroup_upload_cases::<G2Affine>(r, g2_sizes);
     // One point at a time, each answer against blstrs and the CPU model.
     r.case("subgroup/g1 and g2 point by point vs blstrs", |dev, rng| {
         for k in 0..60u32 {
@@ -2125,27 +2163,10 @@ fn subgroup_checks(r: &mut Runner<'_>) {
                 host::G1_AFFINE_BYTES
             };
             let outside = (n / 1000).max(n.min(1)).min(40);
-            let seed = rng.gen();
             let (raw, bad) = if g2 {
-                let (p, bad) = subgroup_input(
-                    rng,
-                    random_g2(n, seed),
-                    outside,
-                    n.min(2),
-                    G2Affine::identity(),
-                    g2_outside,
-                );
-                (host::g2_as_bytes(&p).to_vec(), bad)
+                subgroup_raw::<G2Affine>(rng, n, outside)
             } else {
-                let (p, bad) = subgroup_input(
-                    rng,
-                    random_g1(n, seed),
-                    outside,
-                    n.min(2),
-                    G1Affine::identity(),
-                    g1_outside,
-                );
-                (host::g1_as_bytes(&p).to_vec(), bad)
+                subgroup_raw::<G1Affine>(rng, n, outside)
             };
             let dchunk = dev.alloc_points(g2, chunk).map_err(|e| e.to_string())?;
             let mut pinned = dev.alloc_pinned(st0 * size).map_err(|e| e.to_string())?;

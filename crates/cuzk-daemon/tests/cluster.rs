@@ -189,6 +189,14 @@ fn pvk(params: &Path) -> cuzk_core::verifier::PreparedVerifyingKey {
 
 /// The first daemon makes the parameter file; the others start after it
 /// exists.
+/// Nodes a and b, plain, over one parameter directory whose file a made.
+async fn two_nodes(db: &pg::TestDb, params: &Path, delay: Duration) -> (TestDaemon, TestDaemon) {
+    let a = node(db, "node-a", params, delay, |_| {}).await;
+    make_params(&a).await;
+    let b = node(db, "node-b", params, delay, |_| {}).await;
+    (a, b)
+}
+
 async fn make_params(d: &TestDaemon) {
     d.daemon()
         .engine
@@ -237,9 +245,7 @@ async fn a_job_submitted_to_one_daemon_is_proved_by_both_and_awaited_on_the_othe
     let db = pg::TestDb::new().await;
     let params = tempfile::tempdir().unwrap();
     let delay = Duration::from_millis(700);
-    let a = node(&db, "node-a", params.path(), delay, |_| {}).await;
-    make_params(&a).await;
-    let b = node(&db, "node-b", params.path(), delay, |_| {}).await;
+    let (a, b) = two_nodes(&db, params.path(), delay).await;
     let (mut ca, mut cb) = (a.unix().await, b.unix().await);
 
     let parts = 6;
@@ -402,9 +408,7 @@ async fn a_request_id_names_one_job_across_the_cluster() {
     let db = pg::TestDb::new().await;
     let params = tempfile::tempdir().unwrap();
     let delay = Duration::from_millis(500);
-    let a = node(&db, "node-a", params.path(), delay, |_| {}).await;
-    make_params(&a).await;
-    let b = node(&db, "node-b", params.path(), delay, |_| {}).await;
+    let (a, b) = two_nodes(&db, params.path(), delay).await;
     let (mut ca, mut cb) = (a.unix().await, b.unix().await);
 
     let (id, dedup) = submit_to(&mut ca, submit(5, 2, "req-1")).await;
@@ -442,9 +446,7 @@ async fn a_cancel_on_one_daemon_stops_the_daemon_proving_the_job() {
     let db = pg::TestDb::new().await;
     let params = tempfile::tempdir().unwrap();
     let delay = Duration::from_secs(4);
-    let a = node(&db, "node-a", params.path(), delay, |_| {}).await;
-    make_params(&a).await;
-    let b = node(&db, "node-b", params.path(), delay, |_| {}).await;
+    let (a, b) = two_nodes(&db, params.path(), delay).await;
     let (mut ca, mut cb) = (a.unix().await, b.unix().await);
 
     let (id, _) = submit_to(&mut ca, submit(9, 4, "")).await;
@@ -1004,9 +1006,7 @@ async fn a_database_restart_mid_job_loses_and_duplicates_nothing() {
     let db = pg::TestDb::on(&server.url).await;
     let params = tempfile::tempdir().unwrap();
     let delay = Duration::from_millis(800);
-    let a = node(&db, "node-a", params.path(), delay, |_| {}).await;
-    make_params(&a).await;
-    let b = node(&db, "node-b", params.path(), delay, |_| {}).await;
+    let (a, b) = two_nodes(&db, params.path(), delay).await;
     let (mut ca, mut cb) = (a.unix().await, b.unix().await);
     let parts = 6;
     let (id, _) = submit_to(&mut ca, submit(57, parts, "restart")).await;

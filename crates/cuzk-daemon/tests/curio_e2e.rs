@@ -10,6 +10,7 @@
 #[path = "../../cuzk-filecoin/tests/fixture/mod.rs"]
 mod fixture;
 
+use cuzk_daemon::curio::pb;
 use cuzk_filecoin::filecoin_proofs_api::{
     post, PublicReplicaInfo, RegisteredPoStProof, RegisteredSealProof, SectorId,
 };
@@ -52,6 +53,19 @@ async fn curio_daemon(
     (daemon, client)
 }
 
+/// Proves `submit` through Curio's one-call `Prove`: its result.
+async fn prove(client: &mut CurioClient, submit: pb::SubmitProofRequest) -> pb::AwaitProofResponse {
+    client
+        .prove(pb::ProveRequest {
+            submit: Some(submit),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .result
+        .unwrap()
+}
+
 /// Curio's PoRep submission of `c1` for the fixture's sector, as Curio
 /// sends it: the C1 output inside Curio's wrapper, miner 1000.
 fn curio_porep(
@@ -82,8 +96,6 @@ fn curio_porep(
 /// client generated from Curio's schema.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn curio_client_proves_through_the_daemon() {
-    use cuzk_daemon::curio::pb;
-
     let f = fixture();
     let s = &f.sector;
     let winning = RegisteredPoStProof::StackedDrgWinning2KiBV1;
@@ -118,15 +130,7 @@ async fn curio_client_proves_through_the_daemon() {
         randomness: rand.to_vec(),
         ..Default::default()
     };
-    let res = client
-        .prove(pb::ProveRequest {
-            submit: Some(submit.clone()),
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .result
-        .unwrap();
+    let res = prove(&mut client, submit.clone()).await;
     assert_eq!(
         res.status,
         pb::await_proof_response::Status::Completed as i32,
@@ -138,15 +142,7 @@ async fn curio_client_proves_through_the_daemon() {
     let replicas = BTreeMap::from([(s.sector_id, PublicReplicaInfo::new(winning, s.comm_r))]);
     assert!(post::verify_winning_post(&rand, &res.proof, &replicas, s.prover_id).unwrap());
     // Proving the same request again returns the completed job's proof.
-    let again = client
-        .prove(pb::ProveRequest {
-            submit: Some(submit.clone()),
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .result
-        .unwrap();
+    let again = prove(&mut client, submit.clone()).await;
     assert_eq!(again.proof, res.proof);
 
     // Randomness other than the vanilla proof's: PoSt's vanilla proofs are
@@ -165,15 +161,7 @@ async fn curio_client_proves_through_the_daemon() {
     // The refused request left its id free: the right one runs.
     let mut fixed = submit.clone();
     fixed.request_id = "winning-2".into();
-    let good = client
-        .prove(pb::ProveRequest {
-            submit: Some(fixed),
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .result
-        .unwrap();
+    let good = prove(&mut client, fixed).await;
     assert_eq!(
         good.status,
         pb::await_proof_response::Status::Completed as i32,
@@ -378,8 +366,6 @@ async fn curio_client_proves_through_the_daemon() {
 /// right request passes the replica-id check.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn curio_porep_with_an_altered_seed_fails_verification() {
-    use cuzk_daemon::curio::pb;
-
     let f = fixture();
     let s = &f.sector;
     ensure_params(f, CircuitId::PoRep(SEAL_PROOF));
@@ -397,15 +383,7 @@ async fn curio_porep_with_an_altered_seed_fails_verification() {
     let mut c1 = s.c1.clone();
     c1.seed[0] ^= 1;
     let submit = curio_porep(s, &c1, format!("porep-1000-{}", u64::from(s.sector_id)));
-    let res = client
-        .prove(pb::ProveRequest {
-            submit: Some(submit),
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .result
-        .unwrap();
+    let res = prove(&mut client, submit).await;
     assert_eq!(
         res.status,
         pb::await_proof_response::Status::Failed as i32,

@@ -17,7 +17,6 @@ use cuzk_core::zero_one::ZeroOneForm;
 use cuzk_core::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use cuzk_core::{PhaseTimings, ProvingAssignment};
 use cuzk_daemon::devices::{DeviceBackend, DeviceError, DeviceInfo, ResidentParams};
-use cuzk_daemon::proto::Priority as P;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -170,25 +169,7 @@ async fn run_with(workers_per_device: usize, jobs: u64, keeps_resident: bool) ->
     )
     .await;
     let mut c = t.unix().await;
-    let mut ids = Vec::new();
-    for seed in 0..jobs {
-        let id = c
-            .submit_proof(req(6, seed, 1, P::Normal))
-            .await
-            .unwrap()
-            .into_inner()
-            .job_id;
-        ids.push((id, seed));
-    }
-    let mut done = Vec::new();
-    for (id, seed) in ids {
-        done.push((await_done(&mut c, id).await, seed));
-    }
-    // The parameter file exists once the first job has run.
-    let pvk = t.pvk(6);
-    for (r, seed) in &done {
-        check_proofs(&pvk, 6, *seed, 1, r);
-    }
+    prove_seeds(&t, &mut c, 6, jobs, 1).await;
     let st = status(&mut c).await;
     assert_eq!(st.workers as usize, 2 * workers_per_device);
     // Status lists what the backend holds: porep-like-6 on each device
@@ -405,24 +386,7 @@ async fn zero_one_run(wants: bool) -> Vec<SeenWitness> {
     )
     .await;
     let mut c = t.unix().await;
-    let mut ids = Vec::new();
-    for seed in 0..JOBS {
-        let id = c
-            .submit_proof(req(LOG, seed, PARTITIONS, P::Normal))
-            .await
-            .unwrap()
-            .into_inner()
-            .job_id;
-        ids.push((id, seed));
-    }
-    let mut done = Vec::new();
-    for (id, seed) in ids {
-        done.push((await_done(&mut c, id).await, seed));
-    }
-    let pvk = t.pvk(LOG);
-    for (r, seed) in &done {
-        check_proofs(&pvk, LOG, *seed, PARTITIONS, r);
-    }
+    prove_seeds(&t, &mut c, LOG, JOBS, PARTITIONS).await;
     t.stop().await;
     // Every partition went through the compiled path, none as an
     // assignment.

@@ -283,12 +283,7 @@ async fn start_probing(gpus: &Arc<FakeGpus>, retries: u32, probe_s: u64) -> Test
 }
 
 async fn prove(c: &mut cuzk_daemon::client::DaemonClient, seed: u64) -> proto::AwaitProofResponse {
-    let id = c
-        .submit_proof(req(6, seed, 10, P::Normal))
-        .await
-        .unwrap()
-        .into_inner()
-        .job_id;
+    let id = submit_id(c, req(6, seed, 10, P::Normal)).await;
     await_done(c, id).await
 }
 
@@ -675,12 +670,7 @@ async fn status_has_each_devices_busy_fraction() {
         );
     }
     // One partition: one device proves it, the other is never called.
-    let id = c
-        .submit_proof(req(6, 25, 1, P::Normal))
-        .await
-        .unwrap()
-        .into_inner()
-        .job_id;
+    let id = submit_id(&mut c, req(6, 25, 1, P::Normal)).await;
     let r = await_done(&mut c, id).await;
     check_proofs(&t.pvk(6), 6, 25, 1, &r);
     let used = if gpus.proved(0) == 1 { 0 } else { 1 };
@@ -801,12 +791,7 @@ async fn parameters_generated_after_submission_are_checked_before_synthesis() {
     let gpus = FakeGpus::new(&[1024, 1024]);
     let t = start(&gpus, 2).await;
     let mut c = t.unix().await;
-    let id = c
-        .submit_proof(req(6, 1, 3, P::Normal))
-        .await
-        .unwrap()
-        .into_inner()
-        .job_id;
+    let id = submit_id(&mut c, req(6, 1, 3, P::Normal)).await;
     let r = await_done(&mut c, id).await;
     assert_eq!(r.state, proto::JobState::Failed as i32, "{r:?}");
     assert!(
@@ -836,11 +821,6 @@ async fn prove_log6(
     seed: u64,
     partitions: u32,
 ) -> proto::AwaitProofResponse {
-    let id = c
-        .submit_proof(req(6, seed, partitions, P::Normal))
-        .await
-        .unwrap()
-        .into_inner()
-        .job_id;
+    let id = submit_id(c, req(6, seed, partitions, P::Normal)).await;
     await_done(c, id).await
 }

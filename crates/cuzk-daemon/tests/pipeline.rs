@@ -176,7 +176,7 @@ async fn partitions_of_one_job_and_chunks_of_many_are_synthesized_side_by_side()
     for s in 0..4 {
         let mut q = gauged_req(20 + s, 1, P::Normal);
         q.request_id = format!("single-{s}");
-        ids.push(c.submit_proof(q).await.unwrap().into_inner().job_id);
+        ids.push(submit_id(&mut c, q).await);
     }
     for (s, id) in ids.into_iter().enumerate() {
         let r = await_done(&mut c, id).await;
@@ -193,13 +193,7 @@ async fn partitions_of_one_job_and_chunks_of_many_are_synthesized_side_by_side()
     gauge.reset(0, true);
     let mut ids = Vec::new();
     for s in 0..12 {
-        ids.push(
-            c.submit_proof(gauged_req(100 + s, 2, P::Normal))
-                .await
-                .unwrap()
-                .into_inner()
-                .job_id,
-        );
+        ids.push(submit_id(&mut c, gauged_req(100 + s, 2, P::Normal)).await);
     }
     for (s, id) in ids.into_iter().enumerate() {
         let r = await_done(&mut c, id).await;
@@ -265,22 +259,10 @@ async fn a_small_host_budget_makes_reservations_wait_and_all_finish() {
     gauge.reset(2, false);
     let mut ids = Vec::new();
     for s in 0..8 {
-        ids.push(
-            c.submit_proof(gauged_req(s, 1, P::Normal))
-                .await
-                .unwrap()
-                .into_inner()
-                .job_id,
-        );
+        ids.push(submit_id(&mut c, gauged_req(s, 1, P::Normal)).await);
     }
     // A job of four partitions: its chunks fit only two at a time.
-    ids.push(
-        c.submit_proof(gauged_req(50, 4, P::High))
-            .await
-            .unwrap()
-            .into_inner()
-            .job_id,
-    );
+    ids.push(submit_id(&mut c, gauged_req(50, 4, P::High)).await);
     let pvk = t.pvk(6);
     for (i, id) in ids.into_iter().enumerate() {
         let r = await_done(&mut c, id).await;
@@ -319,20 +301,9 @@ async fn a_critical_job_overtakes_queued_partitions() {
     const NORMAL: u64 = 16;
     let mut ids = Vec::new();
     for s in 0..NORMAL {
-        ids.push(
-            c.submit_proof(req(10, s, 1, P::Normal))
-                .await
-                .unwrap()
-                .into_inner()
-                .job_id,
-        );
+        ids.push(submit_id(&mut c, req(10, s, 1, P::Normal)).await);
     }
-    let critical = c
-        .submit_proof(req(10, 999, 1, P::Critical))
-        .await
-        .unwrap()
-        .into_inner()
-        .job_id;
+    let critical = submit_id(&mut c, req(10, 999, 1, P::Critical)).await;
     let pvk = t.pvk(10);
     let rc = await_done(&mut c, critical).await;
     check_proofs(&pvk, 10, 999, 1, &rc);
@@ -367,12 +338,7 @@ async fn cancelling_a_job_mid_synthesis_releases_its_memory_and_slots() {
     preload6(&mut c).await;
     // Syntheses hold until the gate opens.
     gauge.reset(usize::MAX, false);
-    let id = c
-        .submit_proof(gauged_req(1, 6, P::Normal))
-        .await
-        .unwrap()
-        .into_inner()
-        .job_id;
+    let id = submit_id(&mut c, gauged_req(1, 6, P::Normal)).await;
     let engine = t.daemon().engine.clone();
     assert!(
         eventually(LIMIT, || {

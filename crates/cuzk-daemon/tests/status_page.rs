@@ -176,12 +176,7 @@ async fn prove_all(t: &TestDaemon, jobs: &[(u32, u64, u32, P)]) {
     let mut c = t.unix().await;
     let mut ids = Vec::new();
     for &(log, seed, parts, p) in jobs {
-        let id = c
-            .submit_proof(req(log, seed, parts, p))
-            .await
-            .unwrap()
-            .into_inner()
-            .job_id;
+        let id = submit_id(&mut c, req(log, seed, parts, p)).await;
         ids.push(id);
     }
     for id in ids {

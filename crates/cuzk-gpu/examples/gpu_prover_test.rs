@@ -1231,7 +1231,7 @@ fn compiled_bench(
         let resident = gpu.compiled_resident_bytes().unwrap_or(0);
         // `reps` device-path runs as the backend is set now, each checked
         // against the first result: (times, reports).
-        let mut device_runs = |what: &str, w: &Vec<Witness>| {
+        let timed_runs = |gpu: &CudaBackend, what: &str, w: &Vec<Witness>, t: &mut Tally| {
             let mut runs = Vec::new();
             let mut reports = Vec::new();
             for _ in 0..reps {
@@ -1245,20 +1245,21 @@ fn compiled_bench(
                     .map_err(|e| e.to_string());
                 runs.push(clock.elapsed());
                 t.check(
-                    &format!("compiled bench 2^{log}: {what} equals the first result"),
+                    &format!("compiled bench 2^{log}: {what} the first result"),
                     r.and_then(|g| same(&g, &first)),
                 );
                 reports.extend(gpu.take_reports());
             }
             (runs, reports)
         };
-        let (runs, reports) = device_runs("device path", &w);
+        let mut device_runs = |what: &str, w: &Vec<Witness>| timed_runs(&gpu, what, w, t);
+        let (runs, reports) = device_runs("device path equals", &w);
         // The same with z sent the other way (packed by 0/1 or raw, the
         // default's opposite), on the same warm backend.
         let other_packed = !GpuConfig::default().pack_witness;
         let other = if other_packed { "z packed" } else { "z raw" };
         gpu.set_pack_witness(other_packed);
-        let (other_runs, other_reports) = device_runs(&format!("device path, {other},"), &w);
+        let (other_runs, other_reports) = device_runs(&format!("device path, {other}, equals"), &w);
         // z's 0/1 form made on the synthesis side (as the daemon's synthesis
         // workers do when the backend packs), then sent as it is.
         let mut prepared = w.clone();
@@ -1268,7 +1269,7 @@ fn compiled_bench(
         let formed = prepared.iter().all(|w| w.aux_zero_one.is_some());
         gpu.set_pack_witness(GpuConfig::default().pack_witness);
         gpu.set_zero_one_form(true);
-        let (prep_runs, prep_reports) = device_runs("device path, z prepared,", &prepared);
+        let (prep_runs, prep_reports) = device_runs("device path, z prepared, equals", &prepared);
         // The same with the device pool handing free memory back at each
         // synchronisation once a quarter of the card is reserved (the
         // default before 2026-12-04; resident parameters alone pass it),
@@ -1403,22 +1404,8 @@ fn compiled_bench(
                     // Warm-up: the parameters go up.
                     let _ = compute_compiled(&gpu, &params, &cc, &w);
                     let _ = gpu.take_reports();
-                    for _ in 0..reps {
-                        let batch = w.clone();
-                        let clock = Instant::now();
-                        let r = gpu
-                            .compute_compiled(&params, &cc, batch)
-                            .map(|r| r.0)
-                            .map_err(|e| e.to_string());
-                        streamed_runs.push(clock.elapsed());
-                        t.check(
-                            &format!(
-                                "compiled bench 2^{log}: streamed matrices equal the first result"
-                            ),
-                            r.and_then(|g| same(&g, &first)),
-                        );
-                        streamed_reports.extend(gpu.take_reports());
-                    }
+                    (streamed_runs, streamed_reports) =
+                        timed_runs(&gpu, "streamed matrices equal", &w, t);
                 }
                 Err(e) => t.check("compiled bench open (streamed)", Err(e)),
             }

@@ -16,7 +16,6 @@
 //! `--no-cpu`) with the CPU's, and the GPU check alone on the decoded
 //! points, in points per second. The last line is `N passed, M failed`.
 
-use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -24,7 +23,7 @@ use std::time::Instant;
 use blstrs::{G1Affine, G2Affine};
 use cuzk_core::params::{MappedParameters, Parameters, Section, VerifyingKey};
 use cuzk_core::subgroup::{CpuSubgroupChecker, SubgroupChecker};
-use cuzk_cuda::checks::{random_g1, random_g2};
+use cuzk_cuda::checks::{ensure, random_g1, random_g2, Summary};
 use cuzk_cuda::host::{g1_as_bytes, g2_as_bytes};
 use cuzk_cuda::subgroup::{g1_outside, g2_outside};
 use cuzk_gpu::{BudgetConfig, CudaBackend, GpuConfig, GpuSubgroupChecker};
@@ -32,48 +31,6 @@ use group::prime::PrimeCurveAffine;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
-
-type CaseResult = Result<(), String>;
-
-struct Runner {
-    passed: usize,
-    failed: usize,
-}
-
-impl Runner {
-    fn case(&mut self, name: &str, f: impl FnOnce() -> CaseResult) {
-        let t = Instant::now();
-        let r = std::panic::catch_unwind(AssertUnwindSafe(f));
-        let secs = t.elapsed().as_secs_f64();
-        match r {
-            Ok(Ok(())) => {
-                self.passed += 1;
-                println!("ok     {name} ({secs:.2} s)");
-            }
-            Ok(Err(e)) => {
-                self.failed += 1;
-                println!("FAIL   {name} ({secs:.2} s): {e}");
-            }
-            Err(p) => {
-                self.failed += 1;
-                let msg = p
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_default();
-                println!("PANIC  {name} ({secs:.2} s): {msg}");
-            }
-        }
-    }
-}
-
-fn ensure(cond: bool, msg: impl FnOnce() -> String) -> CaseResult {
-    if cond {
-        Ok(())
-    } else {
-        Err(msg())
-    }
-}
 
 /// `n` points with a few at infinity and `bad` outside the subgroup, at
 /// random positions (the reference answer is blstrs' on the result).
@@ -176,10 +133,7 @@ fn main() -> std::process::ExitCode {
         }
     }
     println!("seed {seed}");
-    let mut r = Runner {
-        passed: 0,
-        failed: 0,
-    };
+    let mut r = Summary::default();
     let backend = match CudaBackend::open(GpuConfig::default()) {
         Ok(b) => Arc::new(b),
         Err(e) => {
@@ -210,7 +164,7 @@ fn main() -> std::process::ExitCode {
             g1_outside,
         );
         let want1 = reference_g1(&g1);
-        r.case(
+        r.run(
             &format!("backend g1 {n} points in pieces of {piece}, {bad} outside"),
             || {
                 let got = backend
@@ -229,7 +183,7 @@ fn main() -> std::process::ExitCode {
                 g2_outside,
             );
             let want2 = reference_g2(&g2);
-            r.case(
+            r.run(
                 &format!("backend g2 {n} points in pieces of {piece}, {bad} outside"),
                 || {
                     let got = backend
@@ -242,7 +196,7 @@ fn main() -> std::process::ExitCode {
     }
 
     // A budget smaller than one piece: smaller pieces, the same answer.
-    r.case("a 4 MiB VRAM limit shrinks the pieces", || {
+    r.run("a 4 MiB VRAM limit shrinks the pieces", || {
         let small = CudaBackend::open(GpuConfig {
             budget: BudgetConfig {
                 vram_limit: Some(4 << 20),
@@ -273,7 +227,7 @@ fn main() -> std::process::ExitCode {
     // The loader: one point out of the subgroup in each section in turn.
     let gpu = GpuSubgroupChecker::new(vec![backend.clone()]).expect("one backend");
     let dir = TempDir::new();
-    r.case(
+    r.run(
         "loader: gpu and cpu checkers refuse the same point, accept the same file",
         || {
             let p = params(seed ^ 9, 40_000, 5_000);
@@ -319,7 +273,7 @@ fn main() -> std::process::ExitCode {
     // Timing: the loader on a larger file.
     let n1 = 1usize << log_points;
     let n2 = n1 >> 3;
-    r.case(
+    r.run(
         &format!("timing: load 2^{log_points} G1 + 2^{} G2 points", log_points - 3),
         || {
             let t = Instant::now();

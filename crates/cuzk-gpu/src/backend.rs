@@ -776,10 +776,7 @@ impl CudaBackend {
         let log = log_domain_size(pa.a.len());
         let sizes = PartitionSizes {
             domain: 1usize << log,
-            a: params.a.len(),
-            b: params.b_g1.len(),
-            l: params.l.len(),
-            h: params.h.len(),
+            ..PartitionSizes::of_params(params)
         };
         // 1. Host preparation on its own thread (it overlaps the wait for
         //    a slot, H and the H MSM, which need none of it).

@@ -8,6 +8,18 @@ use std::path::Path;
 use std::process::{Child, Command, ExitStatus};
 use std::time::{Duration, Instant};
 
+/// Asserts that a finished command exited with `code`, showing its output
+/// if not.
+pub fn assert_exit(o: &std::process::Output, code: i32) {
+    assert_eq!(
+        o.status.code(),
+        Some(code),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
 /// Kills the daemon if the test fails before stopping it.
 pub struct Reap(pub Child);
 

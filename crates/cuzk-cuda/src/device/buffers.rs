@@ -2,10 +2,10 @@
 //! family uses, resident points and scalars ([`DevicePoints`],
 //! [`DeviceScalars`]) and pinned host memory for streaming points.
 
-use blstrs::{G1Affine, G2Affine, Scalar};
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DeviceRepr, ValidAsZeroBits};
 
-use super::{CudaDevice, Group_};
+use super::{CudaDevice, DeviceGroup, Group_};
 use crate::error::Result;
 use crate::host::{self, FR_BYTES};
 
@@ -119,17 +119,19 @@ impl CudaDevice {
     }
 
     pub fn upload_g1(&self, points: &[G1Affine]) -> Result<DevicePoints> {
-        Ok(DevicePoints {
-            group: Group_::G1,
-            len: points.len(),
-            buf: self.upload("upload_g1", host::g1_as_bytes(points))?,
-        })
+        self.upload_points::<G1Projective>(points)
     }
     pub fn upload_g2(&self, points: &[G2Affine]) -> Result<DevicePoints> {
+        self.upload_points::<G2Projective>(points)
+    }
+    pub(super) fn upload_points<G: DeviceGroup>(
+        &self,
+        points: &[G::Affine],
+    ) -> Result<DevicePoints> {
         Ok(DevicePoints {
-            group: Group_::G2,
+            group: G::GROUP,
             len: points.len(),
-            buf: self.upload("upload_g2", host::g2_as_bytes(points))?,
+            buf: self.upload(G::UPLOAD, G::as_bytes(points))?,
         })
     }
     /// Uploads points from any host buffer holding their raw bytes (e.g.

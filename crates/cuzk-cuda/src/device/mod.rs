@@ -77,6 +77,44 @@ impl Group_ {
     }
 }
 
+/// G1 or G2 as the generic launchers see it: the kernels' family, the
+/// points' bytes and the buckets' XYZZ form read back.
+trait DeviceGroup: group::Group {
+    type Affine: Copy;
+    const GROUP: Group_;
+    /// The names errors give: the upload and the MSM.
+    const UPLOAD: &'static str;
+    const MSM: &'static str;
+    fn as_bytes(points: &[Self::Affine]) -> &[u8];
+    fn from_xyzz(bytes: &[u8]) -> Self;
+}
+
+impl DeviceGroup for blstrs::G1Projective {
+    type Affine = blstrs::G1Affine;
+    const GROUP: Group_ = Group_::G1;
+    const UPLOAD: &'static str = "upload_g1";
+    const MSM: &'static str = "msm_g1";
+    fn as_bytes(points: &[Self::Affine]) -> &[u8] {
+        host::g1_as_bytes(points)
+    }
+    fn from_xyzz(bytes: &[u8]) -> Self {
+        host::g1_from_xyzz(bytes)
+    }
+}
+
+impl DeviceGroup for blstrs::G2Projective {
+    type Affine = blstrs::G2Affine;
+    const GROUP: Group_ = Group_::G2;
+    const UPLOAD: &'static str = "upload_g2";
+    const MSM: &'static str = "msm_g2";
+    fn as_bytes(points: &[Self::Affine]) -> &[u8] {
+        host::g2_as_bytes(points)
+    }
+    fn from_xyzz(bytes: &[u8]) -> Self {
+        host::g2_from_xyzz(bytes)
+    }
+}
+
 /// The production kernels, each a typed handle (`launch`) declared beside
 /// its host code.
 struct Kernels {

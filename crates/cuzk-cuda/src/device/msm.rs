@@ -7,7 +7,7 @@ use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig};
 use group::Group;
 
 use super::launch::{cfg1d, typed_kernels, DevPtr};
-use super::{CudaDevice, DevicePoints, DeviceScalars, Group_, ScalarForm};
+use super::{CudaDevice, DeviceGroup, DevicePoints, DeviceScalars, Group_, ScalarForm};
 use crate::error::{CudaError, Result};
 use crate::host::{self, FR_BYTES};
 
@@ -565,31 +565,25 @@ impl CudaDevice {
 
     /// sum s_i P_i over Montgomery scalars; points.len() >= scalars.len().
     pub fn msm_g1(&self, points: &[G1Affine], scalars: &[Scalar]) -> Result<G1Projective> {
-        let n = scalars.len();
-        if points.len() < n {
-            return Err(self.bad(
-                "msm_g1",
-                n,
-                format!("{} points for {n} scalars", points.len()),
-            ));
-        }
-        let p = self.upload_g1(&points[..n])?;
-        let s = self.upload_scalars(scalars)?;
-        self.msm_g1_device(&p, &s, None)
+        self.msm_host(points, scalars)
     }
 
     pub fn msm_g2(&self, points: &[G2Affine], scalars: &[Scalar]) -> Result<G2Projective> {
+        self.msm_host(points, scalars)
+    }
+
+    fn msm_host<G: DeviceGroup>(&self, points: &[G::Affine], scalars: &[Scalar]) -> Result<G> {
         let n = scalars.len();
         if points.len() < n {
             return Err(self.bad(
-                "msm_g2",
+                G::MSM,
                 n,
                 format!("{} points for {n} scalars", points.len()),
             ));
         }
-        let p = self.upload_g2(&points[..n])?;
+        let p = self.upload_points::<G>(&points[..n])?;
         let s = self.upload_scalars(scalars)?;
-        self.msm_g2_device(&p, &s, None)
+        self.msm_device(&p, &s, None)
     }
 
     /// MSM over resident points; `ids` (if any) gives, for each scalar, the
@@ -600,12 +594,7 @@ impl CudaDevice {
         scalars: &DeviceScalars,
         ids: Option<&[u32]>,
     ) -> Result<G1Projective> {
-        let at = self.scalars_at(scalars);
-        let sums = self.msm_windows(Group_::G1, points, at, ids.map(Ids::Host), None, "msm_g1")?;
-        Ok(combine_windows(
-            sums.0.iter().map(|b| host::g1_from_xyzz(b)).collect(),
-            sums.1,
-        ))
+        self.msm_device(points, scalars, ids)
     }
 
     pub fn msm_g2_device(
@@ -614,12 +603,18 @@ impl CudaDevice {
         scalars: &DeviceScalars,
         ids: Option<&[u32]>,
     ) -> Result<G2Projective> {
+        self.msm_device(points, scalars, ids)
+    }
+
+    fn msm_device<G: DeviceGroup>(
+        &self,
+        points: &DevicePoints,
+        scalars: &DeviceScalars,
+        ids: Option<&[u32]>,
+    ) -> Result<G> {
         let at = self.scalars_at(scalars);
-        let sums = self.msm_windows(Group_::G2, points, at, ids.map(Ids::Host), None, "msm_g2")?;
-        Ok(combine_windows(
-            sums.0.iter().map(|b| host::g2_from_xyzz(b)).collect(),
-            sums.1,
-        ))
+        let (sums, c) = self.msm_windows(G::GROUP, points, at, ids.map(Ids::Host), None, G::MSM)?;
+        Ok(window_sum(&sums, c))
     }
 
     pub(super) fn scalars_at(&self, s: &DeviceScalars) -> ScalarsAt {
@@ -663,11 +658,8 @@ impl CudaDevice {
             len: count,
             montgomery: true,
         };
-        let sums = self.msm_windows(Group_::G1, points, at, None, None, kernel)?;
-        Ok(combine_windows(
-            sums.0.iter().map(|b| host::g1_from_xyzz(b)).collect(),
-            sums.1,
-        ))
+        let (sums, c) = self.msm_windows(Group_::G1, points, at, None, None, kernel)?;
+        Ok(window_sum(&sums, c))
     }
 
     /// G1 MSM with the points streamed from pinned host memory: the copy
@@ -709,11 +701,8 @@ impl CudaDevice {
             buf,
         };
         let at = self.scalars_at(scalars);
-        let sums = self.msm_windows(Group_::G1, &points, at, None, Some(&copied), kernel)?;
-        Ok(combine_windows(
-            sums.0.iter().map(|b| host::g1_from_xyzz(b)).collect(),
-            sums.1,
-        ))
+        let (sums, c) = self.msm_windows(Group_::G1, &points, at, None, Some(&copied), kernel)?;
+        Ok(window_sum(&sums, c))
     }
 
     /// Runs the Pippenger kernels; returns each window's sum (XYZZ bytes)
@@ -1355,6 +1344,12 @@ impl PhaseTimer {
             }
         }
     }
+}
+
+/// The MSM's value from its windows' sums as the kernels leave them (XYZZ
+/// bytes) and the window width.
+pub(super) fn window_sum<G: DeviceGroup>(sums: &[Vec<u8>], c: u32) -> G {
+    combine_windows(sums.iter().map(|b| G::from_xyzz(b)).collect(), c)
 }
 
 /// sum_w 2^(c w) S_w by Horner, on the host (W <= 64 windows).

@@ -19,7 +19,7 @@ use cudarc::driver::{CudaSlice, LaunchConfig};
 use ff::Field;
 
 use super::launch::{cfg1d, typed_kernels, DevPtr, Lookup};
-use super::msm::{combine_windows, Ids};
+use super::msm::{window_sum, Ids};
 use super::{CudaDevice, DevicePoints, DeviceScalars, Group_, ScalarForm};
 use crate::error::{CudaError, Result};
 use crate::host::{self, FR_BYTES};
@@ -1169,8 +1169,7 @@ impl CudaDevice {
     ) -> Result<G1Projective> {
         let (ones, (sums, c)) =
             self.split_sums(Group_::G1, points, split, "msm_g1_split_device")?;
-        Ok(host::g1_from_xyzz(&ones)
-            + combine_windows(sums.iter().map(|b| host::g1_from_xyzz(b)).collect(), c))
+        Ok(host::g1_from_xyzz(&ones) + window_sum::<G1Projective>(&sums, c))
     }
 
     pub fn msm_g2_split_device(
@@ -1180,8 +1179,7 @@ impl CudaDevice {
     ) -> Result<G2Projective> {
         let (ones, (sums, c)) =
             self.split_sums(Group_::G2, points, split, "msm_g2_split_device")?;
-        Ok(host::g2_from_xyzz(&ones)
-            + combine_windows(sums.iter().map(|b| host::g2_from_xyzz(b)).collect(), c))
+        Ok(host::g2_from_xyzz(&ones) + window_sum::<G2Projective>(&sums, c))
     }
 }
 

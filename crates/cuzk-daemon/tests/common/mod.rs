@@ -145,6 +145,38 @@ pub fn check_proofs(
     );
 }
 
+/// Submits `r` and returns its job's id.
+pub async fn submit_id(c: &mut DaemonClient, r: proto::SubmitProofRequest) -> u64 {
+    c.submit_proof(r).await.unwrap().into_inner().job_id
+}
+
+/// Submits porep-like-`log` jobs of seeds 0..jobs, `partitions` each, at
+/// normal priority, waits for every one and checks its proofs.
+pub async fn prove_seeds(
+    t: &TestDaemon,
+    c: &mut DaemonClient,
+    log: u32,
+    jobs: u64,
+    partitions: u32,
+) {
+    let mut ids = Vec::new();
+    for seed in 0..jobs {
+        ids.push((
+            submit_id(c, req(log, seed, partitions, proto::Priority::Normal)).await,
+            seed,
+        ));
+    }
+    let mut done = Vec::new();
+    for (id, seed) in ids {
+        done.push((await_done(c, id).await, seed));
+    }
+    // The parameter file exists once the first job has run.
+    let pvk = t.pvk(log);
+    for (r, seed) in &done {
+        check_proofs(&pvk, log, *seed, partitions, r);
+    }
+}
+
 pub async fn status(c: &mut DaemonClient) -> proto::GetStatusResponse {
     c.get_status(proto::GetStatusRequest {})
         .await

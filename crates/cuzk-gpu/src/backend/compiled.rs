@@ -836,10 +836,7 @@ impl CudaBackend {
         let log = log_domain_size(cc.num_constraints());
         let sizes = PartitionSizes {
             domain: 1usize << log,
-            a: params.a.len(),
-            b: params.b_g1.len(),
-            l: params.l.len(),
-            h: params.h.len(),
+            ..PartitionSizes::of_params(params)
         };
         let z_len = cc.num_inputs() + cc.num_aux();
         if !self.config.keep_params_resident || self.config.force_plan.is_some() {
