@@ -111,6 +111,19 @@ fn cluster_json(p: &Proc) -> serde_json::Value {
     serde_json::from_str(&cluster_status(p, true)).unwrap()
 }
 
+/// The daemons' own counts of results the queue accepted, summed (from
+/// their heartbeats, a second behind).
+async fn partitions_proved(watch: &cuzk_cluster::ClusterClient) -> u64 {
+    watch
+        .nodes()
+        .await
+        .unwrap()
+        .iter()
+        .filter(|n| n.node_id.starts_with("node-"))
+        .map(|n| n.report.partitions_proved)
+        .sum()
+}
+
 /// Daemons node-a, node-b and node-c. The first makes the parameter file
 /// before the others start and read it (a job's partitions proved on two
 /// daemons verify against one key only if they hold the same file).
@@ -348,16 +361,7 @@ async fn hundreds_of_jobs_from_several_clients_across_three_daemons_none_lost_or
     assert_eq!(provers.len(), 3, "{provers:?}");
     // The daemons' own counts of results the queue accepted (from their
     // heartbeats, a second behind): exactly one per partition.
-    let proved = || async {
-        watch
-            .nodes()
-            .await
-            .unwrap()
-            .iter()
-            .filter(|n| n.node_id.starts_with("node-"))
-            .map(|n| n.report.partitions_proved)
-            .sum::<u64>()
-    };
+    let proved = || partitions_proved(&watch);
     assert!(
         eventually(Duration::from_secs(10), || async {
             proved().await == total
@@ -454,16 +458,7 @@ async fn three_daemon_processes_ride_a_database_restart_and_take_a_cancel_from_a
     }
     // Each partition's result accepted once (the daemons' own counts, in
     // their heartbeats a second behind).
-    let proved = || async {
-        watch
-            .nodes()
-            .await
-            .unwrap()
-            .iter()
-            .filter(|n| n.node_id.starts_with("node-"))
-            .map(|n| n.report.partitions_proved)
-            .sum::<u64>()
-    };
+    let proved = || partitions_proved(&watch);
     assert!(
         eventually(Duration::from_secs(20), || async { proved().await == 6 }).await,
         "{} results accepted for 6 partitions",

@@ -808,6 +808,15 @@ fn on_device(b: &CudaBackend) -> (usize, usize) {
     (r.iter().filter(|r| r.abc_on_device).count(), r.len())
 }
 
+/// Of the `total` partitions proved since the last reports were taken,
+/// `want` had a/b/c made on the device.
+fn expect_on_device(b: &CudaBackend, want: usize, total: usize) -> Result<(), String> {
+    match on_device(b) {
+        got if got == (want, total) => Ok(()),
+        (d, a) => Err(format!("{d} of {a} on the device")),
+    }
+}
+
 /// The compiled path on the device against the CPU backend's full
 /// synthesis: porep-like and a circuit with inputs in every matrix, table
 /// coefficients and odd sizes; the host fallback when parameters may not
@@ -891,10 +900,7 @@ fn compiled_checks(t: &mut Tally) {
                 .map_err(|e| e.to_string())?;
             let gpu = open(GpuConfig::default())?;
             same(&compute_compiled(&gpu, &params, &cc, &w)?, &want)?;
-            match on_device(&gpu) {
-                (2, 2) => Ok(()),
-                (d, a) => Err(format!("{d} of {a} on the device")),
-            }
+            expect_on_device(&gpu, 2, 2)
         })();
         t.check(
             &format!("compiled on the device, layout circuit {inputs} inputs x {rows} rows"),
@@ -965,10 +971,7 @@ fn compiled_checks(t: &mut Tally) {
                 ..GpuConfig::default()
             })?;
             same(&compute_compiled(&gpu, &params, &cc, &w)?, &want)?;
-            match on_device(&gpu) {
-                (2, 2) => Ok(()),
-                (d, a) => Err(format!("{d} of {a} on the device")),
-            }
+            expect_on_device(&gpu, 2, 2)
         })();
         t.check(
             &format!("compiled, matrices streamed, layout circuit {inputs} inputs x {rows} rows"),
@@ -990,10 +993,7 @@ fn compiled_checks(t: &mut Tally) {
                 ..GpuConfig::default()
             })?;
             same(&compute_compiled(&gpu, &params, &cc, &w)?, &want)?;
-            match on_device(&gpu) {
-                (0, 2) => Ok(()),
-                (d, a) => Err(format!("{d} of {a} on the device")),
-            }
+            expect_on_device(&gpu, 0, 2)
         })(),
     );
     for (panic, streamed) in [(false, false), (true, false), (false, true)] {
