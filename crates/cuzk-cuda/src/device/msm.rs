@@ -1165,10 +1165,25 @@ impl CudaDevice {
             self.p(&cnt),
             self.p(&maxbuf),
         )?;
-        let off: CudaSlice<u32> = self.alloc(kernel, s + 1)?;
-        self.scan(&cnt, &off, s)?;
         let bound = items_bound / CHUNK as usize + s;
-        let owner: CudaSlice<u32> = self.alloc(kernel, bound)?;
+        let (off, owner) = self.offsets_and_owners(&cnt, s, bound, kernel)?;
+        let max = self.download(kernel, &maxbuf, 1)?[0] as usize;
+        Ok((cnt, off, owner, max, bound))
+    }
+
+    /// From `counts` of s segments: their offsets (an exclusive scan, s + 1
+    /// entries) and, for each of the first `len` places (at least the
+    /// counts' total), the segment it belongs to (`msm_chunk_owner`).
+    fn offsets_and_owners(
+        &self,
+        counts: &CudaSlice<u32>,
+        s: usize,
+        len: usize,
+        kernel: &'static str,
+    ) -> Result<(CudaSlice<u32>, CudaSlice<u32>)> {
+        let off: CudaSlice<u32> = self.alloc(kernel, s + 1)?;
+        self.scan(counts, &off, s)?;
+        let owner: CudaSlice<u32> = self.alloc(kernel, len)?;
         self.k.msm_chunk_owner.launch(
             self,
             "msm_chunk_owner",
@@ -1178,8 +1193,7 @@ impl CudaDevice {
             s as u32,
             self.p(&owner),
         )?;
-        let max = self.download(kernel, &maxbuf, 1)?[0] as usize;
-        Ok((cnt, off, owner, max, bound))
+        Ok((off, owner))
     }
 
     /// Merges each bucket's chunk sums in place (`msm_merge_*`, passes of
@@ -1213,23 +1227,12 @@ impl CudaDevice {
                 CHUNK,
                 self.p(&threads),
             )?;
-            let moff: CudaSlice<u32> = self.alloc(kernel, s + 1)?;
-            self.scan(&threads, &moff, s)?;
             // Threads: one per CHUNK live sums of the buckets with more
             // than one, at most one a bucket plus, for the buckets of more
             // than CHUNK live sums (at most bound / stride / CHUNK of
             // them), one per CHUNK and one more.
             let most = 2 * (bound / stride).div_ceil(CHUNK as usize) + s;
-            let owner: CudaSlice<u32> = self.alloc(kernel, most)?;
-            self.k.msm_chunk_owner.launch(
-                self,
-                "msm_chunk_owner",
-                s,
-                cfg1d(s, MSM_CHUNK_OWNER_BLOCK),
-                self.p(&moff),
-                s as u32,
-                self.p(&owner),
-            )?;
+            let (moff, owner) = self.offsets_and_owners(&threads, s, most, kernel)?;
             self.k.msm_merge[self.msm_kernel(group)].launch(
                 self,
                 "msm_merge",
