@@ -598,6 +598,19 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
         let (work, imad) = msm_work(n, true);
         let dp = dev.upload_g2(&points)?;
         let ds = dev.upload_scalars(&scalars)?;
+        // A row of this size: its name and times (points and scalars read
+        // once: the memory floor).
+        let mut g2_row = |name: &str, t: (f64, f64)| {
+            push(row(
+                &card,
+                name,
+                lg,
+                work.clone(),
+                imad,
+                n as f64 * (192.0 + 32.0),
+                t,
+            ))
+        };
         // The default build of the accumulation first, then the others.
         let default = dev.g2_accumulate_blocks();
         let mut builds = vec![default];
@@ -616,30 +629,14 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
             } else {
                 format!("msm_g2 vram o{blocks}")
             };
-            push(row(
-                &card,
-                &name,
-                lg,
-                work.clone(),
-                imad,
-                n as f64 * (192.0 + 32.0),
-                t,
-            ));
+            g2_row(&name, t);
         }
         dev.set_g2_accumulate_blocks(default);
         for c in bench_windows(n) {
             let t = time_window(dev, opts.reps, c, || {
                 dev.msm_g2_device(&dp, &ds, None).map(|_| ())
             })?;
-            push(row(
-                &card,
-                &format!("msm_g2 vram c={c}"),
-                lg,
-                work.clone(),
-                imad,
-                n as f64 * (192.0 + 32.0),
-                t,
-            ));
+            g2_row(&format!("msm_g2 vram c={c}"), t);
         }
         let order = dev.msm_chunk_order();
         dev.set_msm_chunk_order(!order);
@@ -647,41 +644,17 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
             dev.msm_g2_device(&dp, &ds, None).map(|_| ())
         })?;
         dev.set_msm_chunk_order(order);
-        push(row(
-            &card,
-            &format!("msm_g2 vram {}", chunk_order_name(!order)),
-            lg,
-            work.clone(),
-            imad,
-            n as f64 * (192.0 + 32.0),
-            t,
-        ));
+        g2_row(&format!("msm_g2 vram {}", chunk_order_name(!order)), t);
         for (form, t) in other_sort_and_merge(dev, opts.reps, || {
             dev.msm_g2_device(&dp, &ds, None).map(|_| ())
         })? {
-            push(row(
-                &card,
-                &format!("msm_g2 vram {form}"),
-                lg,
-                work.clone(),
-                imad,
-                n as f64 * (192.0 + 32.0),
-                t,
-            ));
+            g2_row(&format!("msm_g2 vram {form}"), t);
         }
         for (pairs, tree, form) in reduction_forms(dev) {
             let t = time_reduction_form(dev, opts.reps, (pairs, tree), || {
                 dev.msm_g2_device(&dp, &ds, None).map(|_| ())
             })?;
-            push(row(
-                &card,
-                &format!("msm_g2 vram {form}"),
-                lg,
-                work.clone(),
-                imad,
-                n as f64 * (192.0 + 32.0),
-                t,
-            ));
+            g2_row(&format!("msm_g2 vram {form}"), t);
         }
     }
 
