@@ -51,7 +51,7 @@ use crate::config::{ClusterSettings, ServerConfig};
 use crate::engine::{Engine, EngineError, JobState};
 use crate::kinds::KindError;
 use crate::proto;
-use crate::service::{priority_from_proto, status_of, ProofServiceImpl};
+use crate::service::{status_of, ProofServiceImpl};
 use cuzk_cluster::{
     ClaimRequest, ClusterClient, ClusterConfig, ClusterError, Completion, FailMode, FailOutcome,
     JobId, JobInput, JobRecord, Lease, LeaseKeeper, NewJob, NodeReport, PartitionResult,
@@ -1178,26 +1178,6 @@ impl ClusterProofService {
             .max_decoding_message_size(max_message_bytes)
             .max_encoding_message_size(max_message_bytes)
     }
-
-    fn submit_req(
-        &self,
-        req: Request<proto::SubmitProofRequest>,
-    ) -> Result<crate::engine::SubmitRequest, Status> {
-        // Who the job is for, kept with it: the caller's id, else the peer.
-        let client = match (&req.get_ref().client_id, req.remote_addr()) {
-            (c, _) if !c.is_empty() => format!("id:{}", c.chars().take(128).collect::<String>()),
-            (_, Some(a)) => format!("ip:{}", a.ip()),
-            _ => "local".into(),
-        };
-        let r = req.into_inner();
-        Ok(crate::engine::SubmitRequest {
-            request_id: Some(r.request_id).filter(|s| !s.is_empty()),
-            kind: r.kind,
-            input: r.input,
-            priority: priority_from_proto(r.priority)?,
-            client,
-        })
-    }
 }
 
 use proto::proof_service_server::ProofService;
@@ -1210,7 +1190,7 @@ impl ProofService for ClusterProofService {
     ) -> Result<Response<proto::SubmitProofResponse>, Status> {
         let s = self
             .node
-            .submit(self.submit_req(req)?)
+            .submit(self.local.submit_req(req)?)
             .await
             .map_err(cluster_status)?;
         Ok(Response::new(proto::SubmitProofResponse {
@@ -1239,7 +1219,7 @@ impl ProofService for ClusterProofService {
     ) -> Result<Response<proto::AwaitProofResponse>, Status> {
         let s = self
             .node
-            .submit(self.submit_req(req)?)
+            .submit(self.local.submit_req(req)?)
             .await
             .map_err(cluster_status)?;
         let j = self

@@ -158,7 +158,12 @@ fn client_key<T>(req: &Request<T>, client_id: &str) -> String {
 }
 
 impl ProofServiceImpl {
-    fn submit_req(&self, req: Request<proto::SubmitProofRequest>) -> Result<SubmitRequest, Status> {
+    /// A submission as the engine takes it: the caller ([`client_key`]),
+    /// the priority checked (a bad one counted as a rejection).
+    pub(crate) fn submit_req(
+        &self,
+        req: Request<proto::SubmitProofRequest>,
+    ) -> Result<SubmitRequest, Status> {
         let client = client_key(&req, &req.get_ref().client_id);
         let r = req.into_inner();
         Ok(SubmitRequest {
