@@ -20,7 +20,10 @@
 #      mont_mul_ptx's ~1276 IMAD-pipe cycles); side by side ~1.7x; Fr FP64
 #      ~1.5x PTX (5.2e10/s); NTT forward 2^27 44.65 -> 36-40 ms if the r2x3 pass's
 #      spills (72 -> 240 bytes) do not eat it (r2 / r3: no spills).
-#   3. 0/1 rows, both builds (18.1 -> 13-14 ms predicted).
+#   3. 0/1 rows, both builds (18.1 -> 13-14 ms predicted), and (added in
+#      the thirteenth session) the paired row: the points' pair sums
+#      resident beside them, 3/4 of the additions on a random half mask
+#      (18.1 -> ~14 ms in the default build, ~10-11 with the mix; run 28).
 set -u
 . bench/runs/lib.sh 560 /tmp/fp64a
 mkdir -p "$w/tests" "$w/tests-mix"
@@ -37,7 +40,7 @@ for b in gpu gpu-mix; do
     echo "rc $?"; grep -E "^card|mul/s|FP64|ms \(floor" "$w/$b-ntt.log" | cut -c1-240
     grep -E "^ntt" "$w/$b-ntt.log" | cut -c1-70
     stamp "$b: 0/1 rows"
-    timeout "$(lim 50)" ./.$b/bench_kernels --filter sum_selected --reps 3 --json-out "$w/$b-ss.json" > "$w/$b-ss.log" 2>&1
+    timeout "$(lim 70)" ./.$b/bench_kernels --filter sum_selected --reps 3 --json-out "$w/$b-ss.json" > "$w/$b-ss.log" 2>&1
     echo "rc $?"; grep -E "sum_selected" "$w/$b-ss.log" | cut -c1-120
 done
 stamp done

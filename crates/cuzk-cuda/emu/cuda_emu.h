@@ -46,6 +46,7 @@ inline uint32_t __brev(uint32_t x) {
 }
 inline int __ffs(uint32_t x) { return __builtin_ffs((int)x); }
 inline int __clz(uint32_t x) { return x ? __builtin_clz(x) : 32; }
+inline int __popc(uint32_t x) { return __builtin_popcount(x); }
 template <class T>
 inline T __ldg(const T* p) {
     return *p;

@@ -8,6 +8,7 @@
 #include "curve.cuh"
 #include "ntt.cuh"
 #include "msm.cuh"
+#include "zero_one.cuh"
 #include "fixed.cuh"
 #include "spmv.cuh"
 #include "scan.cuh"

@@ -364,55 +364,6 @@ DEV void fold_windows(const Xyzz<F>* items, uint32_t lanes, uint32_t lg_seq, uin
         merge_in_place<F>(items, cnt, off, moff, owner, S, stride, T);                           \
     }
 
-// The 0/1 path: sum of the points whose bit is set. `prefix` holds the
-// mask words' exclusive popcount scan (n_words + 1 entries, the total
-// last). The selected points are dealt out by count, not by position:
-// thread t takes the t-th run of ceil(total / nthreads) set bits, so every
-// lane of a warp does the same number of additions whatever the mask
-// (by words, run 22 measured 28.3 of 32 lanes active on a random half
-// mask), and the host launches about one wave of threads, so that no
-// partial wave trails the rest.
-template <class F>
-DEV void sum_selected(const Affine<F>* points, const uint32_t* mask, const uint32_t* prefix,
-                      uint32_t n_words, Xyzz<F>* out, uint32_t nthreads) {
-    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= nthreads) return;
-    const uint32_t total = prefix[n_words];
-    const uint32_t per = (total + nthreads - 1) / nthreads;
-    const uint64_t start64 = (uint64_t)t * per;
-    Xyzz<F> acc = Xyzz<F>::inf();
-    if (start64 < total) {
-        const uint32_t start = (uint32_t)start64;
-        uint32_t left = min(per, total - start);
-        // The word holding selected point number `start`: the last w with
-        // prefix[w] <= start (prefix[0] = 0 <= start, prefix[n_words] =
-        // total > start).
-        uint32_t lo = 0, hi = n_words;
-        while (hi - lo > 1) {
-            uint32_t mid = (lo + hi) >> 1;
-            if (prefix[mid] <= start) lo = mid;
-            else hi = mid;
-        }
-        uint32_t wi = lo;
-        uint32_t bits = mask[wi];
-        for (uint32_t skip = start - prefix[wi]; skip; skip--) bits &= bits - 1;
-        while (left) {
-            while (bits == 0) bits = mask[++wi];
-            uint32_t b = __ffs(bits) - 1;
-            bits &= bits - 1;
-            acc = acc.add_affine(points[wi * 32 + b]);
-            left--;
-        }
-    }
-    out[t] = acc;
-}
-
-// Set bits of each mask word, for the scan that sum_selected reads.
-extern "C" __global__ void mask_popcount(const uint32_t* mask, uint32_t n_words, uint32_t* counts) {
-    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n_words) counts[i] = __popc(mask[i]);
-}
-
 #define MSM_KERNELS(G, F)                                                                        \
     extern "C" __global__ void msm_accumulate_##G(const Affine<F>* points,                      \
                                                   const uint32_t* sorted,                        \
@@ -435,11 +386,6 @@ extern "C" __global__ void mask_popcount(const uint32_t* mask, uint32_t n_words,
                                                      const uint32_t* off, uint32_t W,            \
                                                      uint32_t B, uint32_t lgG, Xyzz<F>* out) {   \
         bucket_reduce<F>(items, count, off, W, B, lgG, out);                                     \
-    }                                                                                            \
-    extern "C" __global__ void sum_selected_##G(const Affine<F>* points, const uint32_t* mask,   \
-                                                const uint32_t* prefix, uint32_t n_words,        \
-                                                Xyzz<F>* out, uint32_t nthreads) {               \
-        sum_selected<F>(points, mask, prefix, n_words, out, nthreads);                           \
     }
 
 MSM_KERNELS(g1, Fq)
@@ -460,11 +406,6 @@ extern "C" __global__ void msm_reduce_g1i(const Xyzz<FqI>* items, const uint32_t
                                           const uint32_t* owner, uint32_t S, uint32_t T,
                                           Xyzz<FqI>* out) {
     reduce_xyzz<FqI>(items, seg_count, seg_off, chunk_off, owner, S, T, out);
-}
-extern "C" __global__ void sum_selected_g1i(const Affine<FqI>* points, const uint32_t* mask,
-                                            const uint32_t* prefix, uint32_t n_words,
-                                            Xyzz<FqI>* out, uint32_t nthreads) {
-    sum_selected<FqI>(points, mask, prefix, n_words, out, nthreads);
 }
 // The pairs' bucket reduction and the tree of window sums, for each build
 // (indexed like msm_reduce_*).

@@ -585,6 +585,31 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
                 n as f64 * 96.0,
                 t,
             ));
+            // With the points' pair sums resident beside them: one addition
+            // a pair with a bit set.
+            let clock = Instant::now();
+            let pairs = dev.upload_g1(&host::pair_sums_g1(&points[..n]))?;
+            eprintln!(
+                "pair sums of 2^{lg} points made and uploaded in {:.2} s",
+                clock.elapsed().as_secs_f64()
+            );
+            let t = time_it(dev, opts.reps, || {
+                dev.sum_selected_g1_paired(&dp, &pairs, &mask).map(|_| ())
+            })?;
+            let adds: u64 = mask
+                .iter()
+                .map(|&w| ((w | w >> 1) & 0x5555_5555).count_ones() as u64)
+                .sum();
+            let muls = adds as f64 * MADD_MULS;
+            push(row(
+                &card,
+                "sum_selected_g1 (0/1) paired",
+                lg,
+                format!("{ones} selected: {adds} mixed adds = {muls:.3e} Fq mul"),
+                muls * FQ_MUL_IMAD,
+                n as f64 * 96.0 * 1.5,
+                t,
+            ));
         }
     }
 

@@ -555,14 +555,26 @@ fn check_msm_g1(dev: &CudaDevice, points: &[G1Affine], scalars: &[Scalar]) -> Ca
     .map(|_| ())
 }
 
-/// The 0/1 sum with both G1 builds, which must agree.
+/// The 0/1 sum with both G1 builds, plain and with the pair sums of
+/// `host` (the points `points` holds), which must all agree.
 fn sum_selected_g1_both(
     dev: &CudaDevice,
+    host: &[G1Affine],
     points: &crate::device::DevicePoints,
     mask: &[u32],
 ) -> Result<G1Projective, String> {
+    let pairs = dev
+        .upload_g1(&host::pair_sums_g1(host))
+        .map_err(|e| e.to_string())?;
     let sums = with_each_g1_build(dev, |_| {
-        dev.sum_selected_g1(points, mask).map_err(|e| e.to_string())
+        let plain = dev
+            .sum_selected_g1(points, mask)
+            .map_err(|e| e.to_string())?;
+        let paired = dev
+            .sum_selected_g1_paired(points, &pairs, mask)
+            .map_err(|e| format!("paired: {e}"))?;
+        ensure(plain == paired, || "the paired sum differs".into())?;
+        Ok(plain)
     })?;
     ensure(sums[0] == sums[1], || {
         "the inline-fq and outline-fq builds differ".into()
@@ -1150,7 +1162,7 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
             let p = random_g1(n, rng.gen());
             let m = random_mask(rng, n, 0.5);
             let dp = dev.upload_g1(&p).map_err(|e| e.to_string())?;
-            let got = sum_selected_g1_both(dev, &dp, &m)?;
+            let got = sum_selected_g1_both(dev, &p, &dp, &m)?;
             ensure(got == masked_sum::<_, G1Projective>(&p, &m), || {
                 "differs from the CPU sum".into()
             })
@@ -1161,7 +1173,7 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
             let p = random_g1(1000, rng.gen());
             let m = random_mask(rng, 1000, prob);
             let dp = dev.upload_g1(&p).map_err(|e| e.to_string())?;
-            let got = sum_selected_g1_both(dev, &dp, &m)?;
+            let got = sum_selected_g1_both(dev, &p, &dp, &m)?;
             ensure(got == masked_sum::<_, G1Projective>(&p, &m), || {
                 "differs from the CPU sum".into()
             })
@@ -1188,28 +1200,53 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
                 _ => random_mask(rng, n, 0.5),
             };
             let dp = dev.upload_g1(&p).map_err(|e| e.to_string())?;
-            let got = sum_selected_g1_both(dev, &dp, &m)?;
+            let got = sum_selected_g1_both(dev, &p, &dp, &m)?;
             ensure(got == masked_sum::<_, G1Projective>(&p, &m), || {
                 "differs from the CPU sum".into()
             })
         });
     }
-    r.case("sum_selected/g1 rejects bits past the end", |dev, rng| {
-        let p = random_g1(40, rng.gen());
-        let dp = dev.upload_g1(&p).map_err(|e| e.to_string())?;
-        ensure(dev.sum_selected_g1(&dp, &[0, 1 << 9]).is_err(), || {
-            "accepted a bit for point 41".into()
-        })
-    });
+    r.case(
+        "sum_selected/g1 rejects bits past the end and wrong pair sums",
+        |dev, rng| {
+            let p = random_g1(40, rng.gen());
+            let dp = dev.upload_g1(&p).map_err(|e| e.to_string())?;
+            ensure(dev.sum_selected_g1(&dp, &[0, 1 << 9]).is_err(), || {
+                "accepted a bit for point 41".into()
+            })?;
+            // Pair sums of another length, or of the other group.
+            let short = dev
+                .upload_g1(&host::pair_sums_g1(&p[..38]))
+                .map_err(|e| e.to_string())?;
+            ensure(
+                dev.sum_selected_g1_paired(&dp, &short, &[1, 0]).is_err(),
+                || "accepted 19 pair sums for 40 points".into(),
+            )?;
+            let g2 = dev
+                .upload_g2(&random_g2(20, rng.gen()))
+                .map_err(|e| e.to_string())?;
+            ensure(
+                dev.sum_selected_g1_paired(&dp, &g2, &[1, 0]).is_err(),
+                || "accepted G2 pair sums".into(),
+            )
+        },
+    );
     for n in [0usize, 1, 7, 1000, (1 << 16) + 3] {
         r.case(&format!("sum_selected/g2 {n} random mask"), |dev, rng| {
             let p = random_g2(n, rng.gen());
             let m = random_mask(rng, n, 0.5);
             let dp = dev.upload_g2(&p).map_err(|e| e.to_string())?;
             let got = dev.sum_selected_g2(&dp, &m).map_err(|e| e.to_string())?;
+            let pairs = dev
+                .upload_g2(&host::pair_sums_g2(&p))
+                .map_err(|e| e.to_string())?;
+            let paired = dev
+                .sum_selected_g2_paired(&dp, &pairs, &m)
+                .map_err(|e| format!("paired: {e}"))?;
             ensure(got == masked_sum::<_, G2Projective>(&p, &m), || {
                 "differs from the CPU sum".into()
-            })
+            })?;
+            ensure(paired == got, || "the paired sum differs".into())
         });
     }
     for n in [1000usize, (1 << 16) + 3] {

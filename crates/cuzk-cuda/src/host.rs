@@ -421,6 +421,39 @@ impl ZeroOneSplit {
     }
 }
 
+/// The sums of consecutive pairs of G1 points, `out[i] = points[2i] +
+/// points[2i + 1]` (an odd last point has none), affine: what the paired
+/// 0/1 sums (`CudaDevice::sum_selected_g1_paired`) keep beside the points.
+pub fn pair_sums_g1(points: &[G1Affine]) -> Vec<G1Affine> {
+    pair_sums::<G1Projective>(points)
+}
+
+/// [`pair_sums_g1`] for G2.
+pub fn pair_sums_g2(points: &[G2Affine]) -> Vec<G2Affine> {
+    pair_sums::<G2Projective>(points)
+}
+
+fn pair_sums<G>(points: &[G::AffineRepr]) -> Vec<G::AffineRepr>
+where
+    G: group::Curve,
+    G::AffineRepr: group::prime::PrimeCurveAffine<Curve = G> + Send + Sync,
+{
+    use group::prime::PrimeCurveAffine;
+    use rayon::prelude::*;
+    const CHUNK: usize = 1 << 12;
+    let mut out = vec![G::AffineRepr::identity(); points.len() / 2];
+    out.par_chunks_mut(CHUNK).enumerate().for_each(|(c, o)| {
+        let sums: Vec<G> = (0..o.len())
+            .map(|k| {
+                let i = 2 * (c * CHUNK + k);
+                points[i].to_curve() + points[i + 1].to_curve()
+            })
+            .collect();
+        G::batch_normalize(&sums, o);
+    });
+    out
+}
+
 /// Splits `scalars` into its 0/1 part and the rest (see [`ZeroOneSplit`]).
 /// Comparison is on Montgomery limbs, so this is one pass of equality tests.
 pub fn split_zero_one(scalars: &[Scalar]) -> ZeroOneSplit {

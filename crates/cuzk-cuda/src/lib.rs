@@ -32,7 +32,10 @@
 //!   `msm_g2_device` over resident `DevicePoints` and `DeviceScalars`
 //!   (Montgomery or canonical, optional point ids for an indexed MSM),
 //!   `msm_g1_pinned` (points streamed from pinned memory).
-//! - The 0/1 path: `sum_selected_g1` / `sum_selected_g2` over a bit mask,
+//! - The 0/1 path (kernels/zero_one.cuh): `sum_selected_g1` /
+//!   `sum_selected_g2` over a bit mask, `sum_selected_g1_paired` /
+//!   `_g2_paired` with the points' pair sums resident beside them
+//!   ([`host::pair_sums_g1`]: one addition a pair with a bit set),
 //!   [`split_zero_one`] and `msm_g1_split` / `msm_g2_split`.
 //! - The compiled constraint system (src/device/spmv.rs): `upload_csr` /
 //!   `csr_from_device` make a resident [`DeviceCsr`]; `spmv_device` (into

@@ -524,9 +524,11 @@ mod tests {
                     MsmFold::SIGNATURE,
                     MsmMergeCounts::SIGNATURE,
                     MsmMerge::SIGNATURE,
-                    SumSelected::SIGNATURE,
-                    MaskPopcount::SIGNATURE,
                 ],
+            ),
+            (
+                include_str!("../../kernels/zero_one.cuh"),
+                vec![SumSelected::SIGNATURE, MaskPopcount::SIGNATURE],
             ),
             (
                 include_str!("../../kernels/msm_sort.cuh"),

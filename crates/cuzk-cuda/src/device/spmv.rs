@@ -1204,7 +1204,7 @@ impl CudaDevice {
                 format!("a split of {} scalars for {} points", split.len, points.len),
             ));
         }
-        let ones = self.sum_selected_at(group, points, self.p(&split.ones), kernel)?;
+        let ones = self.sum_selected_at(group, points, None, self.p(&split.ones), kernel)?;
         let at = self.scalars_at(&split.rest_scalars);
         let ids = Ids::Device {
             ptr: self.p(&split.rest_ids),

@@ -12,17 +12,20 @@ use crate::host;
 
 typed_kernels! {
     /// `sum_selected_g1`, `_g2`, `_g1i`: each thread's sum of its equal run
-    /// of the selected points, found through the mask's popcount scan.
+    /// of the selected points, found through the mask's popcount scan;
+    /// with `pairs` (not 0) a pair of set bits adds the pair's sum.
     SumSelected["sum_selected_g1", "sum_selected_g2", "sum_selected_g1i"](
         points: DevPtr,
+        pairs: DevPtr,
         mask: DevPtr,
         prefix: DevPtr,
         n_words: u32,
         out: DevPtr,
         nthreads: u32,
     );
-    /// `mask_popcount`: set bits per mask word.
-    MaskPopcount["mask_popcount"](mask: DevPtr, n_words: u32, counts: DevPtr);
+    /// `mask_popcount`: additions per mask word (set bits, or with
+    /// `paired` pairs with a bit set).
+    MaskPopcount["mask_popcount"](mask: DevPtr, n_words: u32, paired: u32, counts: DevPtr);
 }
 
 /// Threads of one full wave of each build of `sum_selected`: the blocks of
@@ -55,11 +58,34 @@ impl CudaDevice {
     /// Sum of the points whose bit is set in `mask` (bit i of word i/32);
     /// bits at or past `points.len()` must be clear.
     pub fn sum_selected_g1(&self, points: &DevicePoints, mask: &[u32]) -> Result<G1Projective> {
-        let b = self.sum_selected(Group_::G1, points, mask, "sum_selected_g1")?;
+        let b = self.sum_selected(Group_::G1, points, None, mask, "sum_selected_g1")?;
         Ok(host::g1_from_xyzz(&b))
     }
     pub fn sum_selected_g2(&self, points: &DevicePoints, mask: &[u32]) -> Result<G2Projective> {
-        let b = self.sum_selected(Group_::G2, points, mask, "sum_selected_g2")?;
+        let b = self.sum_selected(Group_::G2, points, None, mask, "sum_selected_g2")?;
+        Ok(host::g2_from_xyzz(&b))
+    }
+
+    /// [`Self::sum_selected_g1`] with the points' pair sums resident beside
+    /// them (`pairs[i] = points[2i] + points[2i + 1]`, made by
+    /// [`host::pair_sums_g1`]): two set bits of a pair are one addition of
+    /// their sum, so a random half mask takes 3/4 of the additions.
+    pub fn sum_selected_g1_paired(
+        &self,
+        points: &DevicePoints,
+        pairs: &DevicePoints,
+        mask: &[u32],
+    ) -> Result<G1Projective> {
+        let b = self.sum_selected(Group_::G1, points, Some(pairs), mask, "sum_selected_g1")?;
+        Ok(host::g1_from_xyzz(&b))
+    }
+    pub fn sum_selected_g2_paired(
+        &self,
+        points: &DevicePoints,
+        pairs: &DevicePoints,
+        mask: &[u32],
+    ) -> Result<G2Projective> {
+        let b = self.sum_selected(Group_::G2, points, Some(pairs), mask, "sum_selected_g2")?;
         Ok(host::g2_from_xyzz(&b))
     }
 
@@ -67,12 +93,20 @@ impl CudaDevice {
         &self,
         group: Group_,
         points: &DevicePoints,
+        pairs: Option<&DevicePoints>,
         mask: &[u32],
         kernel: &'static str,
     ) -> Result<Vec<u8>> {
         let n = points.len;
-        if points.group != group {
+        if points.group != group || pairs.is_some_and(|p| p.group != group) {
             return Err(self.bad(kernel, n, "points of the other group".into()));
+        }
+        if let Some(p) = pairs.filter(|p| p.len != n / 2) {
+            return Err(self.bad(
+                kernel,
+                n,
+                format!("{} pair sums for {n} points (want {})", p.len, n / 2),
+            ));
         }
         if mask.len() != n.div_ceil(32) {
             return Err(self.bad(
@@ -88,16 +122,19 @@ impl CudaDevice {
             return Ok(vec![0u8; group.xyzz_bytes()]);
         }
         let mbuf = self.upload(kernel, mask)?;
-        self.sum_selected_at(group, points, self.p(&mbuf), kernel)
+        self.sum_selected_at(group, points, pairs, self.p(&mbuf), kernel)
     }
 
     /// [`Self::sum_selected`] over a mask already on the device:
     /// `points.len().div_ceil(32)` words at `mask`, bits past the last
     /// point clear (the caller's checks, or the kernel that wrote it).
+    /// `pairs`: as in [`Self::sum_selected_g1_paired`], checked by the
+    /// caller.
     pub(super) fn sum_selected_at(
         &self,
         group: Group_,
         points: &DevicePoints,
+        pairs: Option<&DevicePoints>,
         mask: u64,
         kernel: &'static str,
     ) -> Result<Vec<u8>> {
@@ -114,6 +151,7 @@ impl CudaDevice {
             cfg1d(n_words, MASK_POPCOUNT_BLOCK),
             mask,
             n_words as u32,
+            pairs.is_some() as u32,
             self.p(&counts),
         )?;
         let prefix: CudaSlice<u32> = self.alloc(kernel, n_words + 1)?;
@@ -133,6 +171,7 @@ impl CudaDevice {
             n,
             cfg1d(threads, SUM_SELECTED_BLOCK),
             self.p(&points.buf),
+            pairs.map_or(0, |p| self.p(&p.buf)),
             mask,
             self.p(&prefix),
             n_words as u32,
