@@ -23,7 +23,8 @@
 #   3. 0/1 rows, both builds (18.1 -> 13-14 ms predicted), and (added in
 #      the thirteenth session) the paired row: the points' pair sums
 #      resident beside them, 3/4 of the additions on a random half mask
-#      (18.1 -> ~14 ms in the default build, ~10-11 with the mix; run 28).
+#      (18.1 -> ~14 ms in the default build, ~10-11 with the mix; run 28;
+#      the pair sums made on the device first, their time printed).
 set -u
 . bench/runs/lib.sh 560 /tmp/fp64a
 mkdir -p "$w/tests" "$w/tests-mix"

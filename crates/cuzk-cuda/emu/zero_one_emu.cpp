@@ -7,9 +7,23 @@
 // paired (0 or 1), n, nthreads; n affine points (blst's layout); with
 // paired, n / 2 pair sums; then ceil(n / 32) mask words.
 // Output: the nthreads partial sums (XYZZ).
+// With paired = 2 (pair_sums_* instead): group, 2, n, then the n points;
+// output the n / 2 pair sums (XYZZ).
 #include "cuda_emu.h"
 #include "emu_main.h"
 #include "../kernels/zero_one.cuh"
+
+template <class F>
+void run_pair_sums(uint32_t n) {
+    const uint32_t npairs = n / 2, block = 32;
+    std::vector<Affine<F>> points(n + 1);
+    std::vector<Xyzz<F>> out(npairs + 1);
+    rd_bytes(points.data(), sizeof(Affine<F>) * n, "short points");
+    emu_launch((npairs + block - 1) / block, block, 0,
+               [&] { pair_sums<F>(points.data(), npairs, out.data()); });
+    if (fwrite(out.data(), sizeof(Xyzz<F>), npairs, stdout) != npairs)
+        throw std::runtime_error("short write");
+}
 
 template <class F>
 void run(uint32_t paired, uint32_t n, uint32_t nthreads) {
@@ -35,7 +49,14 @@ void run(uint32_t paired, uint32_t n, uint32_t nthreads) {
 
 int main() {
     return emu_main("zero_one_emu", [] {
-        const uint32_t group = rd32(), paired = rd32(), n = rd32(), nthreads = rd32();
+        const uint32_t group = rd32(), paired = rd32(), n = rd32();
+        if (paired == 2) {
+            if (group == 1) run_pair_sums<Fq>(n);
+            else if (group == 2) run_pair_sums<Fq2>(n);
+            else throw std::runtime_error("group: 1 (G1) or 2 (G2)");
+            return;
+        }
+        const uint32_t nthreads = rd32();
         if (nthreads == 0) throw std::runtime_error("nthreads: at least 1");
         if (group == 1) run<Fq>(paired, n, nthreads);
         else if (group == 2) run<Fq2>(paired, n, nthreads);

@@ -92,3 +92,21 @@ extern "C" __global__ void sum_selected_g1i(const Affine<FqI>* points, const Aff
                                             uint32_t n_words, Xyzz<FqI>* out, uint32_t nthreads) {
     sum_selected<FqI>(points, pairs, mask, prefix, n_words, out, nthreads);
 }
+
+// The pair sums the paired sum reads, on the device: out[i] = points[2i] +
+// points[2i + 1] as XYZZ (to affine by fixed.cuh's to_affine_*), one
+// thread a pair.
+template <class F>
+DEV void pair_sums(const Affine<F>* points, uint32_t n_pairs, Xyzz<F>* out) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n_pairs) return;
+    out[i] = Xyzz<F>::inf().add_affine(points[2 * i]).add_affine(points[2 * i + 1]);
+}
+extern "C" __global__ void pair_sums_g1(const Affine<Fq>* points, uint32_t n_pairs,
+                                        Xyzz<Fq>* out) {
+    pair_sums<Fq>(points, n_pairs, out);
+}
+extern "C" __global__ void pair_sums_g2(const Affine<Fq2>* points, uint32_t n_pairs,
+                                        Xyzz<Fq2>* out) {
+    pair_sums<Fq2>(points, n_pairs, out);
+}

@@ -1249,6 +1249,52 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
             ensure(paired == got, || "the paired sum differs".into())
         });
     }
+    // The pair sums made on the device against the host's: odd sizes, one
+    // launch chunk and past it (2^22 pairs), with pairs at infinity,
+    // (P, -P) and (P, P).
+    for n in [0usize, 1, 2, 7, 1001, (1 << 23) + 7] {
+        r.case(
+            &format!("sum_selected/g1 pair sums of {n} points"),
+            |dev, rng| {
+                let mut p = random_g1(n, rng.gen());
+                if n >= 8 {
+                    p[0] = G1Affine::identity();
+                    p[1] = G1Affine::identity();
+                    p[3] = -p[2];
+                    p[5] = p[4];
+                }
+                let dp = dev.upload_g1(&p).map_err(|e| e.to_string())?;
+                let got = dev
+                    .pair_sums_device(&dp)
+                    .and_then(|q| dev.download_g1(&q))
+                    .map_err(|e| e.to_string())?;
+                ensure(got == host::pair_sums_g1(&p), || {
+                    "differ from the host's".into()
+                })
+            },
+        );
+    }
+    for n in [0usize, 3, 1001] {
+        r.case(
+            &format!("sum_selected/g2 pair sums of {n} points"),
+            |dev, rng| {
+                let mut p = random_g2(n, rng.gen());
+                if n >= 8 {
+                    p[0] = G2Affine::identity();
+                    p[3] = -p[2];
+                    p[5] = p[4];
+                }
+                let dp = dev.upload_g2(&p).map_err(|e| e.to_string())?;
+                let got = dev
+                    .pair_sums_device(&dp)
+                    .and_then(|q| dev.download_g2(&q))
+                    .map_err(|e| e.to_string())?;
+                ensure(got == host::pair_sums_g2(&p), || {
+                    "differ from the host's".into()
+                })
+            },
+        );
+    }
     for n in [1000usize, (1 << 16) + 3] {
         r.case(&format!("msm/g1 split 0/1 + rest {n}"), |dev, rng| {
             let p = random_g1(n, rng.gen());

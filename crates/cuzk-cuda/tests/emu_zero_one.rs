@@ -4,7 +4,8 @@
 //! odd and word-straddling sizes, masks of every shape (random, all ones,
 //! none, only the even or only the odd bit of each pair, whole pairs),
 //! points at infinity, pairs that sum to infinity (P, -P) or double
-//! (P, P), and the additions dealt to 1, 3 and 40 threads. The GPU checks
+//! (P, P), and the additions dealt to 1, 3 and 40 threads; and the
+//! device's pair sums (pair_sums_*) against the host's. The GPU checks
 //! run the same kernels on the device (`zero_one/...`). Needs a C++20
 //! compiler (`$CXX`, else `c++`).
 
@@ -49,6 +50,19 @@ fn emulated<A, P: Group>(
     let out = common::run_emu(&bin, &input);
     assert_eq!(out.len(), threads as usize * g.xyzz);
     out.chunks_exact(g.xyzz).map(g.from_xyzz).sum()
+}
+
+/// pair_sums_g{id}'s XYZZ sums of consecutive pairs, emulated.
+fn emulated_pair_sums<A, P>(g: &G<A, P>, points: &[A]) -> Vec<P> {
+    let bin = common::emu_binary("zero_one_emu.cpp", "zero_one_emu", &[]);
+    let mut input = Vec::new();
+    for w in [g.id, 2, points.len() as u32] {
+        input.extend(w.to_le_bytes());
+    }
+    input.extend((g.as_bytes)(points));
+    let out = common::run_emu(&bin, &input);
+    assert_eq!(out.len(), points.len() / 2 * g.xyzz);
+    out.chunks_exact(g.xyzz).map(g.from_xyzz).collect()
 }
 
 /// `n` random points with the special ones placed: infinity, a pair
@@ -102,6 +116,12 @@ where
         let pts = points::<A, P>(&mut rng, n);
         let pair_sums = (g.pair_sums)(&pts);
         assert_eq!(pair_sums.len(), n / 2);
+        // The device's pair sums (pair_sums_*) are the host's.
+        let device: Vec<A> = emulated_pair_sums(&g, &pts)
+            .iter()
+            .map(|p| p.to_affine())
+            .collect();
+        assert_eq!(device, pair_sums, "G{} pair sums of {n} points", g.id);
         for (k, mask) in masks(&mut rng, n).iter().enumerate() {
             let want = (0..n)
                 .filter(|&i| mask[i / 32] >> (i % 32) & 1 == 1)

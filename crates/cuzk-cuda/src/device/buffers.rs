@@ -124,6 +124,30 @@ impl CudaDevice {
     pub fn upload_g2(&self, points: &[G2Affine]) -> Result<DevicePoints> {
         self.upload_points::<G2Projective>(points)
     }
+    /// Resident points back to the host.
+    pub fn download_g1(&self, points: &DevicePoints) -> Result<Vec<G1Affine>> {
+        self.download_points::<G1Projective>(points)
+    }
+    pub fn download_g2(&self, points: &DevicePoints) -> Result<Vec<G2Affine>> {
+        self.download_points::<G2Projective>(points)
+    }
+    fn download_points<G: DeviceGroup>(&self, points: &DevicePoints) -> Result<Vec<G::Affine>>
+    where
+        G::Affine: Default + Clone,
+    {
+        let kernel = "download_points";
+        if points.group != G::GROUP {
+            return Err(self.bad(kernel, points.len, "points of the other group".into()));
+        }
+        let mut out = vec![G::Affine::default(); points.len];
+        if points.len > 0 {
+            let bytes = points.len * G::GROUP.affine_bytes();
+            self.stream
+                .memcpy_dtoh(&points.buf.slice(0..bytes), G::as_bytes_mut(&mut out))
+                .map_err(|e| self.err("copy to host", kernel, points.len, e))?;
+        }
+        Ok(out)
+    }
     pub(super) fn upload_points<G: DeviceGroup>(
         &self,
         points: &[G::Affine],

@@ -198,27 +198,35 @@ impl CudaDevice {
                 self.p(&xyzz),
                 m as u32,
             )?;
-            let threads = m.div_ceil(TO_AFFINE_PER as usize);
-            let cfg = cfg1d(threads, TO_AFFINE_BLOCK);
-            // The kernel strides by the whole grid: size `per` from it so
-            // that every point is covered.
-            let grid = cfg.grid_dim.0 as usize * cfg.block_dim.0 as usize;
-            let per = m.div_ceil(grid) as u32;
-            self.k.to_affine[gi].launch(
-                self,
-                "to_affine",
-                m,
-                cfg,
-                self.p(&xyzz),
-                self.p(&affine),
-                m as u32,
-                per,
-            )?;
+            self.to_affine(group, self.p(&xyzz), self.p(&affine), m)?;
             self.stream
                 .memcpy_dtoh(&affine.slice(0..m * ab), o)
                 .map_err(|e| self.err("copy to host", kernel, m, e))?;
         }
         self.synchronize()
+    }
+}
+
+impl CudaDevice {
+    /// `m` XYZZ points at `xyzz` to affine at `out` (to_affine_*: one
+    /// inversion per TO_AFFINE_PER points).
+    pub(super) fn to_affine(&self, group: Group_, xyzz: u64, out: u64, m: usize) -> Result<()> {
+        let threads = m.div_ceil(TO_AFFINE_PER as usize);
+        let cfg = cfg1d(threads, TO_AFFINE_BLOCK);
+        // The kernel strides by the whole grid: size `per` from it so
+        // that every point is covered.
+        let grid = cfg.grid_dim.0 as usize * cfg.block_dim.0 as usize;
+        let per = m.div_ceil(grid) as u32;
+        self.k.to_affine[(group == Group_::G2) as usize].launch(
+            self,
+            "to_affine",
+            m,
+            cfg,
+            xyzz,
+            out,
+            m as u32,
+            per,
+        )
     }
 }
 

@@ -86,6 +86,7 @@ trait DeviceGroup: group::Group {
     const UPLOAD: &'static str;
     const MSM: &'static str;
     fn as_bytes(points: &[Self::Affine]) -> &[u8];
+    fn as_bytes_mut(points: &mut [Self::Affine]) -> &mut [u8];
     fn from_xyzz(bytes: &[u8]) -> Self;
 }
 
@@ -96,6 +97,9 @@ impl DeviceGroup for blstrs::G1Projective {
     const MSM: &'static str = "msm_g1";
     fn as_bytes(points: &[Self::Affine]) -> &[u8] {
         host::g1_as_bytes(points)
+    }
+    fn as_bytes_mut(points: &mut [Self::Affine]) -> &mut [u8] {
+        host::g1_as_bytes_mut(points)
     }
     fn from_xyzz(bytes: &[u8]) -> Self {
         host::g1_from_xyzz(bytes)
@@ -109,6 +113,9 @@ impl DeviceGroup for blstrs::G2Projective {
     const MSM: &'static str = "msm_g2";
     fn as_bytes(points: &[Self::Affine]) -> &[u8] {
         host::g2_as_bytes(points)
+    }
+    fn as_bytes_mut(points: &mut [Self::Affine]) -> &mut [u8] {
+        host::g2_as_bytes_mut(points)
     }
     fn from_xyzz(bytes: &[u8]) -> Self {
         host::g2_from_xyzz(bytes)
@@ -149,6 +156,7 @@ struct Kernels {
     msm_merge: [msm::MsmMerge; 3],
     sum_selected: [zero_one::SumSelected; 3],
     mask_popcount: zero_one::MaskPopcount,
+    pair_sums: [zero_one::PairSums; 2],
     fixed_base: [fixed_base::FixedBase; 2],
     to_affine: [fixed_base::ToAffine; 2],
     expand_z: zpack::ExpandZ,
@@ -275,6 +283,7 @@ impl CudaDevice {
             msm_merge: msm::MsmMerge::load_all(&f)?,
             sum_selected: zero_one::SumSelected::load_all(&f)?,
             mask_popcount: zero_one::MaskPopcount::load(&f)?,
+            pair_sums: zero_one::PairSums::load_all(&f)?,
             fixed_base: fixed_base::FixedBase::load_all(&f)?,
             to_affine: fixed_base::ToAffine::load_all(&f)?,
             expand_z: zpack::ExpandZ::load(&f)?,
@@ -528,7 +537,11 @@ mod tests {
             ),
             (
                 include_str!("../../kernels/zero_one.cuh"),
-                vec![SumSelected::SIGNATURE, MaskPopcount::SIGNATURE],
+                vec![
+                    SumSelected::SIGNATURE,
+                    MaskPopcount::SIGNATURE,
+                    PairSums::SIGNATURE,
+                ],
             ),
             (
                 include_str!("../../kernels/msm_sort.cuh"),
