@@ -1955,7 +1955,12 @@ fn spmv_checks(r: &mut Runner) {
                 let got = dev
                     .msm_g1_split_device(&dp, &split)
                     .map_err(|e| e.to_string())?;
-                ensure(got == ref_msm_g1(&p, &s), || "differs from blstrs".into())
+                ensure(got == ref_msm_g1(&p, &s), || "differs from blstrs".into())?;
+                let pairs = dev.pair_sums_device(&dp).map_err(|e| e.to_string())?;
+                let paired = dev
+                    .msm_g1_split_device_paired(&dp, &pairs, &split)
+                    .map_err(|e| format!("paired: {e}"))?;
+                ensure(paired == got, || "the paired 0/1 part differs".into())
             },
         );
     }
@@ -1970,6 +1975,15 @@ fn spmv_checks(r: &mut Runner) {
             .msm_g2_split_device(&dp, &split)
             .map_err(|e| e.to_string())?;
         ensure(got == ref_msm_g2(&p, &s), || "differs from blstrs".into())?;
+        let pairs = dev.pair_sums_device(&dp).map_err(|e| e.to_string())?;
+        let paired = dev
+            .msm_g2_split_device_paired(&dp, &pairs, &split)
+            .map_err(|e| format!("paired: {e}"))?;
+        ensure(paired == got, || "the paired 0/1 part differs".into())?;
+        ensure(
+            dev.msm_g2_split_device_paired(&dp, &dp, &split).is_err(),
+            || "accepted 1000 pair sums for 1000 points".into(),
+        )?;
         // A split of other length or the other group's points: refused.
         let short = dev.upload_g2(&p[..999]).map_err(|e| e.to_string())?;
         let g1 = dev

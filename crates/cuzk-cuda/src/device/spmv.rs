@@ -20,7 +20,7 @@ use ff::Field;
 
 use super::launch::{cfg1d, typed_kernels, DevPtr, Lookup};
 use super::msm::{window_sum, Ids};
-use super::{CudaDevice, DevicePoints, DeviceScalars, Group_, ScalarForm};
+use super::{CudaDevice, DeviceGroup, DevicePoints, DeviceScalars, Group_, ScalarForm};
 use crate::error::{CudaError, Result};
 use crate::host::{self, FR_BYTES};
 
@@ -1167,9 +1167,7 @@ impl CudaDevice {
         points: &DevicePoints,
         split: &DeviceSplit,
     ) -> Result<G1Projective> {
-        let (ones, (sums, c)) =
-            self.split_sums(Group_::G1, points, split, "msm_g1_split_device")?;
-        Ok(host::g1_from_xyzz(&ones) + window_sum::<G1Projective>(&sums, c))
+        self.msm_split_device(points, None, split, "msm_g1_split_device")
     }
 
     pub fn msm_g2_split_device(
@@ -1177,9 +1175,39 @@ impl CudaDevice {
         points: &DevicePoints,
         split: &DeviceSplit,
     ) -> Result<G2Projective> {
-        let (ones, (sums, c)) =
-            self.split_sums(Group_::G2, points, split, "msm_g2_split_device")?;
-        Ok(host::g2_from_xyzz(&ones) + window_sum::<G2Projective>(&sums, c))
+        self.msm_split_device(points, None, split, "msm_g2_split_device")
+    }
+
+    /// [`Self::msm_g1_split_device`] with the points' pair sums (made by
+    /// [`Self::pair_sums_device`]) for the 0/1 part
+    /// ([`Self::sum_selected_g1_paired`]).
+    pub fn msm_g1_split_device_paired(
+        &self,
+        points: &DevicePoints,
+        pairs: &DevicePoints,
+        split: &DeviceSplit,
+    ) -> Result<G1Projective> {
+        self.msm_split_device(points, Some(pairs), split, "msm_g1_split_device_paired")
+    }
+
+    pub fn msm_g2_split_device_paired(
+        &self,
+        points: &DevicePoints,
+        pairs: &DevicePoints,
+        split: &DeviceSplit,
+    ) -> Result<G2Projective> {
+        self.msm_split_device(points, Some(pairs), split, "msm_g2_split_device_paired")
+    }
+
+    fn msm_split_device<G: DeviceGroup>(
+        &self,
+        points: &DevicePoints,
+        pairs: Option<&DevicePoints>,
+        split: &DeviceSplit,
+        kernel: &'static str,
+    ) -> Result<G> {
+        let (ones, (sums, c)) = self.split_sums(G::GROUP, points, pairs, split, kernel)?;
+        Ok(G::from_xyzz(&ones) + window_sum::<G>(&sums, c))
     }
 }
 
@@ -1191,11 +1219,19 @@ impl CudaDevice {
         &self,
         group: Group_,
         points: &DevicePoints,
+        pairs: Option<&DevicePoints>,
         split: &DeviceSplit,
         kernel: &'static str,
     ) -> Result<SplitSums> {
-        if points.group != group {
+        if points.group != group || pairs.is_some_and(|p| p.group != group) {
             return Err(self.bad(kernel, split.len, "points of the other group".into()));
+        }
+        if let Some(p) = pairs.filter(|p| p.len != points.len / 2) {
+            return Err(self.bad(
+                kernel,
+                split.len,
+                format!("{} pair sums for {} points", p.len, points.len),
+            ));
         }
         if points.len != split.len {
             return Err(self.bad(
@@ -1204,7 +1240,7 @@ impl CudaDevice {
                 format!("a split of {} scalars for {} points", split.len, points.len),
             ));
         }
-        let ones = self.sum_selected_at(group, points, None, self.p(&split.ones), kernel)?;
+        let ones = self.sum_selected_at(group, points, pairs, self.p(&split.ones), kernel)?;
         let at = self.scalars_at(&split.rest_scalars);
         let ids = Ids::Device {
             ptr: self.p(&split.rest_ids),
