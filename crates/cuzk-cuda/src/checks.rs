@@ -1252,49 +1252,8 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
     // The pair sums made on the device against the host's: odd sizes, one
     // launch chunk and past it (2^22 pairs), with pairs at infinity,
     // (P, -P) and (P, P).
-    for n in [0usize, 1, 2, 7, 1001, (1 << 23) + 7] {
-        r.case(
-            &format!("sum_selected/g1 pair sums of {n} points"),
-            |dev, rng| {
-                let mut p = random_g1(n, rng.gen());
-                if n >= 8 {
-                    p[0] = G1Affine::identity();
-                    p[1] = G1Affine::identity();
-                    p[3] = -p[2];
-                    p[5] = p[4];
-                }
-                let dp = dev.upload_g1(&p).map_err(|e| e.to_string())?;
-                let got = dev
-                    .pair_sums_device(&dp)
-                    .and_then(|q| dev.download_g1(&q))
-                    .map_err(|e| e.to_string())?;
-                ensure(got == host::pair_sums_g1(&p), || {
-                    "differ from the host's".into()
-                })
-            },
-        );
-    }
-    for n in [0usize, 3, 1001] {
-        r.case(
-            &format!("sum_selected/g2 pair sums of {n} points"),
-            |dev, rng| {
-                let mut p = random_g2(n, rng.gen());
-                if n >= 8 {
-                    p[0] = G2Affine::identity();
-                    p[3] = -p[2];
-                    p[5] = p[4];
-                }
-                let dp = dev.upload_g2(&p).map_err(|e| e.to_string())?;
-                let got = dev
-                    .pair_sums_device(&dp)
-                    .and_then(|q| dev.download_g2(&q))
-                    .map_err(|e| e.to_string())?;
-                ensure(got == host::pair_sums_g2(&p), || {
-                    "differ from the host's".into()
-                })
-            },
-        );
-    }
+    pair_sums_cases::<G1Affine>(&mut r, &[0, 1, 2, 7, 1001, (1 << 23) + 7]);
+    pair_sums_cases::<G2Affine>(&mut r, &[0, 3, 1001]);
     for n in [1000usize, (1 << 16) + 3] {
         r.case(&format!("msm/g1 split 0/1 + rest {n}"), |dev, rng| {
             let p = random_g1(n, rng.gen());
@@ -2052,7 +2011,7 @@ fn spmv_checks(r: &mut Runner) {
 /// (random curve points, small-order points, sums of both) and `inf`
 /// points at infinity at random distinct positions; returns the points and
 /// the sorted positions of those outside.
-/// What the subgroup checks need of G1 or G2 affine points.
+/// What the subgroup and pair-sum checks need of G1 or G2 affine points.
 trait SubgroupCase: PrimeCurveAffine + Send {
     /// The group in the checks' names.
     const NAME: &'static str;
@@ -2063,6 +2022,11 @@ trait SubgroupCase: PrimeCurveAffine + Send {
     fn check(dev: &CudaDevice, points: &[Self]) -> crate::Result<crate::SubgroupReport>;
     /// blstrs' answer.
     fn in_subgroup(&self) -> bool;
+    fn upload(dev: &CudaDevice, points: &[Self]) -> crate::Result<crate::device::DevicePoints>;
+    fn download(dev: &CudaDevice, points: &crate::device::DevicePoints)
+        -> crate::Result<Vec<Self>>;
+    /// The host's pair sums (`host::pair_sums_g1`).
+    fn pair_sums(points: &[Self]) -> Vec<Self>;
 }
 
 impl SubgroupCase for G1Affine {
@@ -2082,6 +2046,18 @@ impl SubgroupCase for G1Affine {
     fn in_subgroup(&self) -> bool {
         self.is_torsion_free().into()
     }
+    fn upload(dev: &CudaDevice, points: &[Self]) -> crate::Result<crate::device::DevicePoints> {
+        dev.upload_g1(points)
+    }
+    fn download(
+        dev: &CudaDevice,
+        points: &crate::device::DevicePoints,
+    ) -> crate::Result<Vec<Self>> {
+        dev.download_g1(points)
+    }
+    fn pair_sums(points: &[Self]) -> Vec<Self> {
+        host::pair_sums_g1(points)
+    }
 }
 
 impl SubgroupCase for G2Affine {
@@ -2100,6 +2076,18 @@ impl SubgroupCase for G2Affine {
     }
     fn in_subgroup(&self) -> bool {
         self.is_torsion_free().into()
+    }
+    fn upload(dev: &CudaDevice, points: &[Self]) -> crate::Result<crate::device::DevicePoints> {
+        dev.upload_g2(points)
+    }
+    fn download(
+        dev: &CudaDevice,
+        points: &crate::device::DevicePoints,
+    ) -> crate::Result<Vec<Self>> {
+        dev.download_g2(points)
+    }
+    fn pair_sums(points: &[Self]) -> Vec<Self> {
+        host::pair_sums_g2(points)
     }
 }
 
@@ -2141,6 +2129,35 @@ fn subgroup_raw<A: SubgroupCase>(
 ) -> (Vec<u8>, Vec<usize>) {
     let (p, bad) = subgroup_input::<A>(rng, n, outside, n.min(2));
     (A::bytes(&p).to_vec(), bad)
+}
+
+/// [`CudaDevice::pair_sums_device`] against [`host::pair_sums_g1`] (or
+/// g2) on `sizes` points, from 8 points on with a pair at infinity, one
+/// (P, -P) and one (P, P).
+fn pair_sums_cases<A>(r: &mut Runner<'_>, sizes: &[usize])
+where
+    A: SubgroupCase + std::ops::Neg<Output = A> + PartialEq,
+{
+    for &n in sizes {
+        r.case(
+            &format!("sum_selected/{} pair sums of {n} points", A::NAME),
+            |dev, rng| {
+                let mut p = A::random(n, rng.gen());
+                if n >= 8 {
+                    p[0] = A::identity();
+                    p[1] = A::identity();
+                    p[3] = -p[2];
+                    p[5] = p[4];
+                }
+                let dp = A::upload(dev, &p).map_err(|e| e.to_string())?;
+                let got = dev
+                    .pair_sums_device(&dp)
+                    .and_then(|q| A::download(dev, &q))
+                    .map_err(|e| e.to_string())?;
+                ensure(got == A::pair_sums(&p), || "differ from the host's".into())
+            },
+        );
+    }
 }
 
 /// The check of whole uploads of `sizes` (points, of them outside) in
