@@ -1,5 +1,6 @@
-// The 0/1 path's kernels (kernels/msm.cuh: mask_popcount, sum_selected)
-// run on the CPU (cuda_emu.h) as src/device/zero_one.rs launches them, for
+// The 0/1 path's kernels (kernels/zero_one.cuh: mask_popcount,
+// sum_selected, pair_sums) run on the CPU (cuda_emu.h) as
+// src/device/zero_one.rs launches them, for
 // tests/emu_zero_one.rs. The exclusive scan between them, a kernel of its
 // own on the GPU (scan.cuh, checked there), is done here on the host.
 //

@@ -1,4 +1,4 @@
-//! The 0/1 path of the MSM (sum_selected in kernels/msm.cuh): the sum of
+//! The 0/1 path of the MSM (sum_selected in kernels/zero_one.cuh): the sum of
 //! the points whose scalar is 1, and MSMs split into that sum and an indexed
 //! MSM over the other scalars.
 
