@@ -2007,10 +2007,6 @@ fn spmv_checks(r: &mut Runner) {
 
 // ------------------------------------------------------- subgroup checks
 
-/// `n` random subgroup points with `outside` points outside the subgroup
-/// (random curve points, small-order points, sums of both) and `inf`
-/// points at infinity at random distinct positions; returns the points and
-/// the sorted positions of those outside.
 /// What the subgroup and pair-sum checks need of G1 or G2 affine points.
 trait SubgroupCase: PrimeCurveAffine + Send {
     /// The group in the checks' names.
@@ -2091,9 +2087,10 @@ impl SubgroupCase for G2Affine {
     }
 }
 
-/// `n` random points with `outside` of them moved out of the subgroup and
-/// `inf` others at infinity, at random positions; the outside positions
-/// sorted.
+/// `n` random subgroup points with `outside` points outside the subgroup
+/// (random curve points, small-order points, sums of both) and `inf`
+/// points at infinity at random distinct positions; returns the points and
+/// the sorted positions of those outside.
 fn subgroup_input<A: SubgroupCase>(
     rng: &mut ChaCha8Rng,
     n: usize,

@@ -446,7 +446,7 @@ where
         let sums: Vec<G> = (0..o.len())
             .map(|k| {
                 let i = 2 * (c * CHUNK + k);
-                points[i].to_curve() + points[i + 1].to_curve()
+                points[i].to_curve() + points[i + 1]
             })
             .collect();
         G::batch_normalize(&sums, o);

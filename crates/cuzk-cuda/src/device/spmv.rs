@@ -1223,16 +1223,10 @@ impl CudaDevice {
         split: &DeviceSplit,
         kernel: &'static str,
     ) -> Result<SplitSums> {
-        if points.group != group || pairs.is_some_and(|p| p.group != group) {
+        if points.group != group {
             return Err(self.bad(kernel, split.len, "points of the other group".into()));
         }
-        if let Some(p) = pairs.filter(|p| p.len != points.len / 2) {
-            return Err(self.bad(
-                kernel,
-                split.len,
-                format!("{} pair sums for {} points", p.len, points.len),
-            ));
-        }
+        self.check_pairs(kernel, split.len, points, pairs)?;
         if points.len != split.len {
             return Err(self.bad(
                 kernel,

@@ -6,7 +6,7 @@ use blstrs::{G1Projective, G2Projective, Scalar};
 use cudarc::driver::CudaSlice;
 
 use super::launch::{cfg1d, typed_kernels, DevPtr};
-use super::{CudaDevice, DevicePoints, Group_};
+use super::{CudaDevice, DeviceGroup, DevicePoints, Group_};
 use crate::error::Result;
 use crate::host;
 
@@ -67,26 +67,24 @@ impl CudaDevice {
     /// Sum of the points whose bit is set in `mask` (bit i of word i/32);
     /// bits at or past `points.len()` must be clear.
     pub fn sum_selected_g1(&self, points: &DevicePoints, mask: &[u32]) -> Result<G1Projective> {
-        let b = self.sum_selected(Group_::G1, points, None, mask, "sum_selected_g1")?;
-        Ok(host::g1_from_xyzz(&b))
+        self.sum_selected_of(points, None, mask, "sum_selected_g1")
     }
     pub fn sum_selected_g2(&self, points: &DevicePoints, mask: &[u32]) -> Result<G2Projective> {
-        let b = self.sum_selected(Group_::G2, points, None, mask, "sum_selected_g2")?;
-        Ok(host::g2_from_xyzz(&b))
+        self.sum_selected_of(points, None, mask, "sum_selected_g2")
     }
 
     /// [`Self::sum_selected_g1`] with the points' pair sums resident beside
     /// them (`pairs[i] = points[2i] + points[2i + 1]`, made by
-    /// [`host::pair_sums_g1`]): two set bits of a pair are one addition of
-    /// their sum, so a random half mask takes 3/4 of the additions.
+    /// [`Self::pair_sums_device`] or [`host::pair_sums_g1`]): two set bits
+    /// of a pair are one addition of their sum, so a random half mask takes
+    /// 3/4 of the additions.
     pub fn sum_selected_g1_paired(
         &self,
         points: &DevicePoints,
         pairs: &DevicePoints,
         mask: &[u32],
     ) -> Result<G1Projective> {
-        let b = self.sum_selected(Group_::G1, points, Some(pairs), mask, "sum_selected_g1")?;
-        Ok(host::g1_from_xyzz(&b))
+        self.sum_selected_of(points, Some(pairs), mask, "sum_selected_g1_paired")
     }
     pub fn sum_selected_g2_paired(
         &self,
@@ -94,8 +92,46 @@ impl CudaDevice {
         pairs: &DevicePoints,
         mask: &[u32],
     ) -> Result<G2Projective> {
-        let b = self.sum_selected(Group_::G2, points, Some(pairs), mask, "sum_selected_g2")?;
-        Ok(host::g2_from_xyzz(&b))
+        self.sum_selected_of(points, Some(pairs), mask, "sum_selected_g2_paired")
+    }
+
+    fn sum_selected_of<G: DeviceGroup>(
+        &self,
+        points: &DevicePoints,
+        pairs: Option<&DevicePoints>,
+        mask: &[u32],
+        kernel: &'static str,
+    ) -> Result<G> {
+        let b = self.sum_selected(G::GROUP, points, pairs, mask, kernel)?;
+        Ok(G::from_xyzz(&b))
+    }
+
+    /// Refuses `pairs` that are not `points`' pair sums by shape: of the
+    /// other group, or not `points.len() / 2` of them. `size` names the
+    /// failing call's size.
+    pub(super) fn check_pairs(
+        &self,
+        kernel: &'static str,
+        size: usize,
+        points: &DevicePoints,
+        pairs: Option<&DevicePoints>,
+    ) -> Result<()> {
+        match pairs {
+            Some(p) if p.group != points.group => {
+                Err(self.bad(kernel, size, "pair sums of the other group".into()))
+            }
+            Some(p) if p.len != points.len / 2 => Err(self.bad(
+                kernel,
+                size,
+                format!(
+                    "{} pair sums for {} points (want {})",
+                    p.len,
+                    points.len,
+                    points.len / 2
+                ),
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// The pair sums of resident points made on the device (what
@@ -143,16 +179,10 @@ impl CudaDevice {
         kernel: &'static str,
     ) -> Result<Vec<u8>> {
         let n = points.len;
-        if points.group != group || pairs.is_some_and(|p| p.group != group) {
+        if points.group != group {
             return Err(self.bad(kernel, n, "points of the other group".into()));
         }
-        if let Some(p) = pairs.filter(|p| p.len != n / 2) {
-            return Err(self.bad(
-                kernel,
-                n,
-                format!("{} pair sums for {n} points (want {})", p.len, n / 2),
-            ));
-        }
+        self.check_pairs(kernel, n, points, pairs)?;
         if mask.len() != n.div_ceil(32) {
             return Err(self.bad(
                 kernel,
