@@ -544,6 +544,25 @@ fn two_workers(t: &mut Tally) {
     let params = Arc::new(params_for(log));
     let r = (|| {
         let gpu = Arc::new(open(GpuConfig::default())?);
+        // A set whose B vectors differ in length is refused by name before
+        // anything is reserved or uploaded (the reservation's count takes
+        // them equal).
+        let uneven = {
+            let mut p = (*params).clone();
+            let b_g2 = params.b_g2.read().map_err(|e| e.to_string())?;
+            p.b_g2 = b_g2[1..].to_vec().into();
+            gpu.make_resident(&p)
+        };
+        match uneven {
+            Err(e) if e.to_string().contains("b_g2") && gpu.budget().reserved() == 0 => {}
+            other => {
+                return Err(format!(
+                    "uneven B vectors: {:?}, {} bytes reserved",
+                    other.map_err(|e| e.to_string()),
+                    gpu.budget().reserved()
+                ))
+            }
+        }
         // The parameters go up ahead of the first proof (a scheduler's
         // parameter tier); the workers then find them resident.
         let bytes = gpu.make_resident(&params).map_err(|e| e.to_string())?;
@@ -589,7 +608,10 @@ fn two_workers(t: &mut Tally) {
         }
         Ok(())
     })();
-    t.check("two workers share one device, porep-like 2^12 x3 each", r);
+    t.check(
+        "two workers share one device, porep-like 2^12 x3 each (uneven B vectors refused first)",
+        r,
+    );
 }
 
 /// Two parameter sets resident at once when they fit (no re-upload when

@@ -15,14 +15,14 @@ use std::sync::Arc;
 use blstrs::{G1Affine, G2Affine};
 use cudarc::driver::{result, CudaEvent, CudaStream};
 use cuzk_core::points::{FilePoint, Points};
-use cuzk_core::Parameters;
+use cuzk_core::{Error as CoreError, Parameters};
 use cuzk_cuda::{CudaDevice, DevicePoints};
 
 use super::{CudaBackend, Slot};
 use crate::budget::Reservation;
 use crate::error::{GpuError, Result};
 use crate::pinned::PinnedPool;
-use crate::plan::{G1_POINT, G2_POINT};
+use crate::plan::{Footprint, PartitionSizes};
 use cuzk_core::points::PointsKey;
 
 /// The parameters' point vectors by storage (a, b_g1, l, b_g2, h: each
@@ -69,10 +69,19 @@ impl ResidentBases {
     }
 }
 
-/// Device bytes of the five point vectors of `params`.
-pub(super) fn params_bytes(params: &Parameters) -> u64 {
-    (params.a.len() + params.b_g1.len() + params.l.len() + params.h.len()) as u64 * G1_POINT
-        + params.b_g2.len() as u64 * G2_POINT
+/// Device bytes of the five point vectors of `params`: the planner's count
+/// ([`Footprint::params_bytes`] of their sizes). That count takes B in G2
+/// to have as many points as B in G1, so parameters where it has not are
+/// refused here, before anything is evicted, reserved or uploaded for them.
+pub(super) fn params_bytes(params: &Parameters) -> Result<u64> {
+    if params.b_g1.len() != params.b_g2.len() {
+        return Err(GpuError::Core(CoreError::InvalidParameters(format!(
+            "b_g1 has {} points and b_g2 {}: a parameter set has as many of each",
+            params.b_g1.len(),
+            params.b_g2.len()
+        ))));
+    }
+    Ok(PartitionSizes::of_params(params).params_bytes())
 }
 
 /// An affine point type the upload writes into pinned bytes.
@@ -113,7 +122,7 @@ impl CudaBackend {
         // Room was made for them: taken at once, never waited for.
         let reservation = self
             .budget
-            .reserve_persistent(params_bytes(params), "resident parameters")?;
+            .reserve_persistent(params_bytes(params)?, "resident parameters")?;
         let bases = ResidentBases {
             key: WeakKey::of(params),
             a: self.upload_points(slot, &params.a)?,

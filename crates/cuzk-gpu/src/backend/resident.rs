@@ -78,6 +78,7 @@ impl CudaBackend {
     /// partition's plan wants them. Fails with both sizes when they exceed
     /// the budget.
     pub fn make_resident_as(&self, id: &str, params: &Parameters) -> Result<u64> {
+        let bytes = params_bytes(params)?;
         self.name_parameters(id, params);
         if let Some(r) = relock(&self.resident).get(id) {
             if r.holds(params) {
@@ -91,7 +92,7 @@ impl CudaBackend {
             device: self.label.clone(),
             source: crate::residency::ResidencyError::NoRoomNow {
                 id: id.to_owned(),
-                needed: params_bytes(params),
+                needed: bytes,
                 available: 0,
                 evictable: table.evictable_bytes(Some(id)),
                 pinned: table.pinned_bytes(Some(id)),
@@ -112,7 +113,6 @@ impl CudaBackend {
                 return Ok(r.reservation.bytes());
             }
         }
-        let bytes = params_bytes(params);
         let victims = table
             .admit(id, bytes, self.budget.available(), self.budget.capacity())
             .map_err(|source| GpuError::Residency {
