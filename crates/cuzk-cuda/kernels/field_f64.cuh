@@ -25,6 +25,16 @@
 // against mont_mul_ptx's ~1276 on the IMAD pipe, and with both kinds of
 // product in flight the two pipes work at once (field.cuh's mul_fp64).
 //
+// Measured on the H200 (bench/gpu-kernels.md run 29): no faster. Alone the
+// Fq product runs at 2.44e10/s against mont_mul_ptx's 2.56e10 (Fr 5.24e10
+// against 4.98e10): at two warps a scheduler each warp waits ~3.2 cycles
+// an instruction on its own DFMA chain, so it reaches 62% of the issue
+// slots and 59% of the FP64 pipe. Beside the IMAD product the pair runs at
+// 2.58e10; and in the kernels the FP64 product's registers cost occupancy
+// (ntt_pass_r2 104 -> 156 registers: two blocks of 256 an SM -> one), so
+// the mix builds are slower (NTT 2^27 44.70 -> 47.55 ms, 0/1 sum 17.97 ->
+// 21.49). Kept for the record and for other cards, off by default.
+//
 // The representation in memory does not change: inputs and outputs are
 // elements as field.cuh keeps them (u32 limbs, Montgomery form with R =
 // 2^384 for Fq and 2^256 for Fr, below the modulus). Inside, limbs of 52

@@ -16,8 +16,9 @@
 //! same memory form and R), which kernels built with `CUZK_FP64_MIX_FQ` /
 //! `CUZK_FP64_MIX_FR` (build.rs's `CUZK_NVCC_DEFINES`) use for about half
 //! of the point formulas' and NTT butterflies' products, so that both
-//! pipes work at once (bench/gpu-kernels.md run 27; off by default until
-//! measured).
+//! pipes work at once (bench/gpu-kernels.md run 27). Measured slower on
+//! the H200 (run 29: latency-bound at the kernels' occupancy, and more
+//! registers), so off by default.
 //!
 //! This crate owns the kernels and their host API; it knows nothing of
 //! Groth16 (cuzk-core) beyond the field and curve types of blstrs.

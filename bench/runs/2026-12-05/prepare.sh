@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Builds what fp64-a.sh, fp64-b.sh and fp64-c.sh carry (on the dev machine,
-# no GPU; ~10 minutes on 2 cores): the kernel checks and benchmarks and the
+# Built the binaries of calls 54-56 (2026-12-05; planned as fp64-prepare.sh for
+# fp64-a.sh .. fp64-c.sh; fp64-a.sh ran as call 54, the others were replaced
+# by calls 55 and 56) on the dev machine, no GPU, ~10 minutes on 2 cores:
+# the kernel checks and benchmarks and the
 # GPU prover, each with the default kernels and with both FP64 mixes, for
 # sm_90 only; then .carry/bins.tgz (.gpu, .gpu-mix) and .carry/prover.tgz
 # (.gpu-prover, .gpu-prover-mix). Both builds share target/: each one
