@@ -12,7 +12,8 @@
 //! forced in turn and chosen by a VRAM cap, against the CPU backend, with
 //! the driver pool's high-water mark held to the cap; the fault hook at
 //! every allocation of a proof (error and panic), with device memory back
-//! at its level and the next proof right; two workers on one device; two
+//! at its level and the next proof right; two workers on one device; one
+//! pinned mirror shared by two backends streaming the same parameters; two
 //! parameter sets resident at once, and LRU eviction under a cap; three
 //! workers proving porep-like 2^18/2^20/2^22 at once under a 1 GiB cap
 //! (`--concurrent-cap-mib`), every partition waiting for its memory
@@ -610,6 +611,84 @@ fn two_workers(t: &mut Tally) {
     })();
     t.check(
         "two workers share one device, porep-like 2^12 x3 each (uneven B vectors refused first)",
+        r,
+    );
+}
+
+/// Whether the driver holds `bytes` page-locked (cuMemHostGetFlags
+/// answers for registered and pinned host memory only).
+fn page_locked(bytes: &[u8]) -> Result<bool, String> {
+    use cudarc::driver::sys;
+    let ctx = cudarc::driver::CudaContext::new(0).map_err(|e| e.to_string())?;
+    ctx.bind_to_thread().map_err(|e| e.to_string())?;
+    let mut flags = 0u32;
+    // SAFETY: a query of the driver's table of host allocations; it reads
+    // neither the bytes nor anything the pointer names.
+    let r = unsafe { sys::cuMemHostGetFlags(&mut flags, bytes.as_ptr() as *mut std::ffi::c_void) };
+    Ok(r == sys::CUresult::CUDA_SUCCESS)
+}
+
+/// Two backends (as two GPUs' would be; here both on GPU 0) streaming the
+/// same parameters use one pinned mirror, page-locked once: the second
+/// finds the first's, either proves alone once the other is gone, and the
+/// pages are unlocked when the last one lets the mirror go.
+fn shared_mirror(t: &mut Tally) {
+    let log = 12;
+    let params = params_for(log);
+    let r = (|| {
+        let h = params
+            .h
+            .in_memory()
+            .ok_or("the parameters are not in memory")?;
+        let h_bytes = cuzk_cuda::host::g1_as_bytes(h);
+        let before = cuzk_gpu::live_mirrors();
+        if page_locked(h_bytes)? {
+            return Err("H's points are page-locked before any mirror".into());
+        }
+        let config = GpuConfig {
+            force_plan: Some(StagingPlan {
+                h: HStaging::OneAtATime,
+                bases: BaseStaging::PerMsm,
+            }),
+            ..GpuConfig::default()
+        };
+        let a = open(config)?;
+        let b = open(config)?;
+        let batch = assignments(log, 60..62);
+        let (want, _) = CpuBackend.compute(&params, &batch).expect("cpu");
+        same(&compute(&a, &params, &batch)?, &want)?;
+        let locked = page_locked(h_bytes)?;
+        same(&compute(&b, &params, &batch)?, &want)?;
+        if cuzk_gpu::live_mirrors() != before + 1 {
+            return Err(format!(
+                "{} mirrors alive after two backends proved, {before} before",
+                cuzk_gpu::live_mirrors()
+            ));
+        }
+        drop(a);
+        same(&compute(&b, &params, &batch)?, &want)?;
+        if locked && !page_locked(h_bytes)? {
+            return Err("the pages were unlocked while the other backend used them".into());
+        }
+        drop(b);
+        if cuzk_gpu::live_mirrors() != before {
+            return Err(format!(
+                "{} mirrors alive after both backends went",
+                cuzk_gpu::live_mirrors()
+            ));
+        }
+        if page_locked(h_bytes)? {
+            return Err("H's points still page-locked after both backends went".into());
+        }
+        if !locked {
+            eprintln!(
+                "shared mirror: the points were copied into pinned buffers (registration refused)"
+            );
+        }
+        Ok(())
+    })();
+    t.check(
+        "two backends streaming one parameter set share one pinned mirror, unlocked after the last",
         r,
     );
 }
@@ -1951,6 +2030,7 @@ fn main() {
                 capped_plans(&mut t, &mut out);
                 faults(&mut t);
                 two_workers(&mut t);
+                shared_mirror(&mut t);
                 two_sets_resident(&mut t);
                 packed_witness(&mut t);
                 compiled_checks(&mut t);

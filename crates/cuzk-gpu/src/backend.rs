@@ -79,6 +79,7 @@ mod query;
 mod resident;
 mod subgroup;
 use bases::{ResidentBases, WeakKey};
+pub use mirror::live_mirrors;
 use mirror::{MirrorPart, PinnedMirror};
 use prep::{host_prep, HostPrep};
 use query::{G1Query, QueryBases};

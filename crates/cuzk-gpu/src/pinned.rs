@@ -111,13 +111,20 @@ impl Drop for PinnedLease<'_> {
     }
 }
 
-/// A pinned copy of `src`, made by every core (1 MiB pieces). For the
-/// parameters' point vectors when they do not stay in VRAM: streamed
-/// chunks then go up at the link's full speed.
+/// A pinned copy of `src`, made by every core (1 MiB pieces), portable
+/// to every context (another GPU's copies from it run at pinned speed
+/// too). For the parameters' point vectors when they do not stay in VRAM
+/// and cannot be page-locked where they lie: streamed chunks then go up
+/// at the link's full speed.
 pub fn pinned_copy(ctx: &Arc<CudaContext>, src: &[u8]) -> Result<PinnedHostSlice<u8>, DriverError> {
     // SAFETY: uninitialised pinned bytes, every one of which the copy
     // below writes before anything reads them; u8 has no invalid values.
-    let mut buf = unsafe { ctx.alloc_pinned_with_flags::<u8>(src.len().max(1), 0) }?;
+    let mut buf = unsafe {
+        ctx.alloc_pinned_with_flags::<u8>(
+            src.len().max(1),
+            cudarc::driver::sys::CU_MEMHOSTALLOC_PORTABLE,
+        )
+    }?;
     {
         let dst = buf.as_mut_slice()?;
         crate::copy::parallel_copy(&mut dst[..src.len()], src);

@@ -1,8 +1,13 @@
 //! The parameters' pinned mirror: their point vectors page-locked in host
 //! memory (or copied into pinned buffers), for the plans that stream them
 //! to the device per MSM or in chunks instead of keeping them resident.
+//!
+//! One mirror per parameter set in the process, whichever GPU made it:
+//! page-locked once, portable to every device's context, and shared by
+//! every backend that streams those parameters (`SHARED`). It goes, and
+//! its pages are unlocked, when the last backend using it lets it go.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
 
 use cudarc::driver::PinnedHostSlice;
 use cuzk_core::Parameters;
@@ -51,6 +56,33 @@ impl PinnedMirror {
     }
 }
 
+/// Every live mirror of the process, by any backend. Held while a mirror
+/// is made, so that two GPUs reaching the same parameters at once make
+/// one (a second registration of the same pages would be refused by the
+/// driver, and the first owner's unlock would pull them from under the
+/// second). Lock order: a backend's `mirror` slot, then this.
+static SHARED: Mutex<Vec<Weak<PinnedMirror>>> = Mutex::new(Vec::new());
+
+/// The live mirror of `params` another backend made, if any (dead entries
+/// are dropped on the way).
+fn shared_mirror(
+    all: &mut Vec<Weak<PinnedMirror>>,
+    params: &Parameters,
+) -> Option<Arc<PinnedMirror>> {
+    all.retain(|w| w.strong_count() > 0);
+    all.iter()
+        .filter_map(Weak::upgrade)
+        .find(|m| m.holds(params))
+}
+
+/// Pinned mirrors alive in the process (any device's), for tests and
+/// reports: two GPUs streaming the same parameters count one.
+pub fn live_mirrors() -> usize {
+    let mut all = relock(&SHARED);
+    all.retain(|w| w.strong_count() > 0);
+    all.len()
+}
+
 /// Host memory a pinned copy of the parameters must leave free: a copy
 /// that would eat into it is not made (the pageable vectors serve), so a
 /// large proof never pushes the host out of memory.
@@ -70,6 +102,11 @@ impl CudaBackend {
             }
         }
         *m = None;
+        let mut all = relock(&SHARED);
+        if let Some(x) = shared_mirror(&mut all, params) {
+            *m = Some(x.clone());
+            return Some(x);
+        }
         // Points left in a mapped file have no host vectors to lock: the
         // plans decode them a vector at a time (`host_points`).
         let (Some(a), Some(b_g1), Some(b_g2), Some(l), Some(h)) = (
@@ -106,6 +143,7 @@ impl CudaBackend {
             h: part(g1_as_bytes(h))?,
         };
         let made = Arc::new(made);
+        all.push(Arc::downgrade(&made));
         *m = Some(made.clone());
         Some(made)
     }
