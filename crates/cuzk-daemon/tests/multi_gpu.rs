@@ -1,6 +1,8 @@
 //! Several GPUs in one machine, with two fake devices behind the device
 //! seam (the CPU prover wrapped per device, recording what each proved and
 //! able to fail as a lost GPU does): a 10-partition job proved on both; a
+//! critical job proved by the free worker of one device while the other's
+//! is busy; a
 //! device lost mid-job sends its partitions to the other and the job
 //! completes; both lost fails the job naming both; a partition out of
 //! retries fails its job; an error that is not a lost device fails its
@@ -76,11 +78,14 @@ enum Hold {
     Lost(usize),
     /// Until device N has started this many calls.
     Calls(usize, usize),
+    /// Until the test opens the gate (`FakeGpus::open_gate`).
+    Gate,
 }
 
 struct FakeGpus {
     devices: Vec<Arc<FakeDevice>>,
     hold: Mutex<Vec<Hold>>,
+    gate_open: AtomicBool,
 }
 
 impl FakeGpus {
@@ -106,7 +111,14 @@ impl FakeGpus {
                 })
                 .collect(),
             hold: Mutex::new(vec![Hold::None; vram.len()]),
+            gate_open: AtomicBool::new(false),
         })
+    }
+    fn open_gate(&self) {
+        self.gate_open.store(true, Ordering::SeqCst);
+    }
+    fn calls(&self, device: usize) -> usize {
+        self.devices[device].calls.load(Ordering::SeqCst)
     }
     fn fail_after(&self, device: usize, calls: usize) {
         self.devices[device]
@@ -130,6 +142,7 @@ impl FakeGpus {
                 .all(|d| d.calls.load(Ordering::SeqCst) > 0),
             Hold::Lost(n) => self.devices[n].lost.load(Ordering::SeqCst),
             Hold::Calls(n, calls) => self.devices[n].calls.load(Ordering::SeqCst) >= calls,
+            Hold::Gate => self.gate_open.load(Ordering::SeqCst),
         };
         while !done() && start.elapsed() < HOLD_LIMIT {
             std::thread::sleep(Duration::from_millis(5));
@@ -347,6 +360,49 @@ async fn a_ten_partition_job_uses_both_devices() {
     let per = gpus.devices[0].resident_bytes();
     assert!(per > 0);
     assert_eq!(p6.bytes, 2 * per);
+    t.stop().await;
+}
+
+/// A critical job (WinningPoSt's priority) arriving while one GPU's only
+/// worker is busy is proved at once by the other GPU's free worker, with
+/// other parameters than the busy one holds, and the busy GPU's job is
+/// unharmed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_critical_job_takes_the_free_worker_of_the_other_device() {
+    let gpus = FakeGpus::new(&[8 * GIB, 8 * GIB]);
+    gpus.hold(0, Hold::Gate);
+    gpus.hold(1, Hold::Gate);
+    let t = start(&gpus, 2).await;
+    let mut c = t.unix().await;
+    let normal = submit_id(&mut c, req(8, 21, 1, P::Normal)).await;
+    let start = Instant::now();
+    while gpus.calls(0) + gpus.calls(1) == 0 {
+        assert!(
+            start.elapsed() < HOLD_LIMIT,
+            "the normal job never reached a device"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let busy = if gpus.calls(0) == 1 { 0 } else { 1 };
+    let free = 1 - busy;
+    gpus.hold(free, Hold::None);
+    let critical = submit_id(&mut c, req(6, 22, 1, P::Critical)).await;
+    let r = await_done(&mut c, critical).await;
+    check_proofs(&t.pvk(6), 6, 22, 1, &r);
+    assert_eq!(
+        gpus.proved(free),
+        1,
+        "the free device proved the critical job"
+    );
+    assert_eq!(
+        (gpus.calls(busy), gpus.proved(busy)),
+        (1, 0),
+        "the busy device is still on the normal job"
+    );
+    gpus.open_gate();
+    let r = await_done(&mut c, normal).await;
+    check_proofs(&t.pvk(8), 8, 21, 1, &r);
+    assert_eq!(gpus.proved(busy), 1);
     t.stop().await;
 }
 
