@@ -20,6 +20,12 @@
 #       {1, 2, 3}: porep-like-20, -22 and -24 jobs at once under each, one
 #       line per setting in $OUT/sweep.log (failed jobs, proofs verified,
 #       the driver pool's high-water mark, parameter uploads).
+#   bash .gpu-daemon/gpu-daemon-bench.sh --multi
+#       Every GPU the process sees (run it once with CUDA_VISIBLE_DEVICES=0
+#       and once with all, issue 19): porep-like-24 jobs of 10 partitions
+#       (4 at once) with porep-like-20 CRITICAL jobs (WinningPoSt's
+#       priority) submitted one after another among them; per GPU, the
+#       partitions proved and the busy fraction, in $OUT/multi.log.
 #   MAX_BATCH=N sets the engine's max_batch_size (default 1: a GPU worker
 #   takes each partition as soon as it is synthesized).
 set -uo pipefail
@@ -42,7 +48,9 @@ fi
 quick=0
 capped=0
 sweep=0
+multi=0
 [ "${1:-}" = "--quick" ] && quick=1
+[ "${1:-}" = "--multi" ] && multi=1
 [ "${1:-}" = "--sweep" ] && sweep=1
 # --capped: issue 11's failure case, 3 workers under a 1 GiB VRAM cap,
 # porep-like-22 jobs of 4 partitions beside porep-like-18 jobs.
@@ -173,6 +181,53 @@ if [ "$capped" = 1 ]; then
     wait "$daemon" 2>/dev/null
     rm -rf "$work"
     echo "$passed passed, $failed failed" | tee -a "$out/gpu-daemon.log"
+    exit 0
+fi
+if [ "$multi" = 1 ]; then
+    nvidia-smi -L 2>&1 | tee -a "$out/multi.log"
+    echo "CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-<all>}" | tee -a "$out/multi.log"
+    # Warm-up: parameters generated (GPU 0), constraints compiled, every
+    # GPU's resident copy uploaded.
+    run warm-24 --kind porep-like-24 --partitions 10 --count 1 --concurrency 1
+    run warm-20 --kind porep-like-20 --count 4 --concurrency 4
+    "$cuzk" status --daemon "unix:$sock" --json > "$out/status-warm.json" 2>&1
+    "$cuzk" bench batch --daemon "unix:$sock" --json --kind porep-like-24 --partitions 10 \
+        --count "${MULTI_JOBS:-4}" --concurrency 4 --trace "$out/trace-multi24.json" \
+        > "$out/multi-24x10.json" 2>> "$out/gpu-daemon.log" &
+    bg=$!
+    sleep 3
+    run multi-critical-20 --kind porep-like-20 --count 10 --concurrency 1 --priority critical
+    if wait "$bg"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "multi-24x10 FAILED" | tee -a "$out/gpu-daemon.log"; fi
+    head -c 3000 "$out/multi-24x10.json" | tee -a "$out/gpu-daemon.log"; echo
+    "$cuzk" status --daemon "unix:$sock" --json > "$out/status-multi.json" 2>&1
+    python3 - "$out" <<'PY' 2>&1 | tee -a "$out/multi.log"
+import json, sys
+o = sys.argv[1]
+def load(n):
+    try:
+        return json.load(open(f"{o}/{n}"))
+    except Exception as e:
+        return {"error": str(e)}
+warm, st = load("status-warm.json"), load("status-multi.json")
+jobs, crit = load("multi-24x10.json"), load("multi-critical-20.json")
+before = {d.get("index"): d for d in warm.get("devices") or []}
+for d in st.get("devices") or []:
+    w = before.get(d.get("index"), {})
+    print("gpu", d.get("index"), d.get("name"),
+          "partitions", d.get("partitions_proved", 0) - w.get("partitions_proved", 0),
+          "busy_s", round(d.get("busy_s", 0) - w.get("busy_s", 0), 1),
+          "busy_fraction_window", d.get("busy_fraction_window"),
+          "healthy", d.get("healthy"))
+for name, j in (("24x10", jobs), ("critical-20", crit)):
+    print(name, {k: j.get(k) for k in ("ok", "completed", "failed", "proofs_verified", "wall_s",
+                                       "proofs_per_minute", "seconds_per_job", "gpu_busy_fraction",
+                                       "median_ms") if k in j})
+PY
+    kill "$daemon" 2>/dev/null
+    wait "$daemon" 2>/dev/null
+    rm -rf "$work"
+    tar -czf "$out/daemon-multi.tgz" -C "$out" $(cd "$out" && ls *.json 2>/dev/null) 2>/dev/null
+    echo "$passed passed, $failed failed" | tee -a "$out/gpu-daemon.log" "$out/multi.log"
     exit 0
 fi
 # Warm-up: parameters generated (on the GPU) and constraints compiled.
