@@ -26,6 +26,8 @@
 #       (4 at once) with porep-like-20 CRITICAL jobs (WinningPoSt's
 #       priority) submitted one after another among them; per GPU, the
 #       partitions proved and the busy fraction, in $OUT/multi.log.
+#       MULTI_BIG / MULTI_SMALL change the sizes (24 / 20), MULTI_JOBS
+#       the number of 10-partition jobs (4).
 #   MAX_BATCH=N sets the engine's max_batch_size (default 1: a GPU worker
 #   takes each partition as soon as it is synthesized).
 set -uo pipefail
@@ -58,6 +60,11 @@ multi=0
 workers=2
 limit_line=""
 sizes="[20, 22, 24]"
+big="${MULTI_BIG:-24}"
+small="${MULTI_SMALL:-20}"
+if [ "$multi" = 1 ]; then
+    sizes="[$small, $big]"
+fi
 if [ "$capped" = 1 ]; then
     workers=3
     limit_line='gpu_vram_limit = "1GiB"'
@@ -188,17 +195,17 @@ if [ "$multi" = 1 ]; then
     echo "CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-<all>}" | tee -a "$out/multi.log"
     # Warm-up: parameters generated (GPU 0), constraints compiled, every
     # GPU's resident copy uploaded.
-    run warm-24 --kind porep-like-24 --partitions 10 --count 1 --concurrency 1
-    run warm-20 --kind porep-like-20 --count 4 --concurrency 4
+    run warm-big --kind porep-like-$big --partitions 10 --count 1 --concurrency 1
+    run warm-small --kind porep-like-$small --count 4 --concurrency 4
     "$cuzk" status --daemon "unix:$sock" --json > "$out/status-warm.json" 2>&1
-    "$cuzk" bench batch --daemon "unix:$sock" --json --kind porep-like-24 --partitions 10 \
-        --count "${MULTI_JOBS:-4}" --concurrency 4 --trace "$out/trace-multi24.json" \
-        > "$out/multi-24x10.json" 2>> "$out/gpu-daemon.log" &
+    "$cuzk" bench batch --daemon "unix:$sock" --json --kind porep-like-$big --partitions 10 \
+        --count "${MULTI_JOBS:-4}" --concurrency 4 --trace "$out/trace-multi.json" \
+        > "$out/multi-big.json" 2>> "$out/gpu-daemon.log" &
     bg=$!
     sleep 3
-    run multi-critical-20 --kind porep-like-20 --count 10 --concurrency 1 --priority critical
-    if wait "$bg"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "multi-24x10 FAILED" | tee -a "$out/gpu-daemon.log"; fi
-    head -c 3000 "$out/multi-24x10.json" | tee -a "$out/gpu-daemon.log"; echo
+    run multi-critical --kind porep-like-$small --count 10 --concurrency 1 --priority critical
+    if wait "$bg"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "multi-big FAILED" | tee -a "$out/gpu-daemon.log"; fi
+    head -c 3000 "$out/multi-big.json" | tee -a "$out/gpu-daemon.log"; echo
     "$cuzk" status --daemon "unix:$sock" --json > "$out/status-multi.json" 2>&1
     python3 - "$out" <<'PY' 2>&1 | tee -a "$out/multi.log"
 import json, sys
@@ -209,7 +216,7 @@ def load(n):
     except Exception as e:
         return {"error": str(e)}
 warm, st = load("status-warm.json"), load("status-multi.json")
-jobs, crit = load("multi-24x10.json"), load("multi-critical-20.json")
+jobs, crit = load("multi-big.json"), load("multi-critical.json")
 before = {d.get("index"): d for d in warm.get("devices") or []}
 for d in st.get("devices") or []:
     w = before.get(d.get("index"), {})
@@ -218,7 +225,7 @@ for d in st.get("devices") or []:
           "busy_s", round(d.get("busy_s", 0) - w.get("busy_s", 0), 1),
           "busy_fraction_window", d.get("busy_fraction_window"),
           "healthy", d.get("healthy"))
-for name, j in (("24x10", jobs), ("critical-20", crit)):
+for name, j in (("big x10", jobs), ("critical", crit)):
     print(name, {k: j.get(k) for k in ("ok", "completed", "failed", "proofs_verified", "wall_s",
                                        "proofs_per_minute", "seconds_per_job", "gpu_busy_fraction",
                                        "median_ms") if k in j})

@@ -3,7 +3,9 @@
 // machines): each block runs as blockDim.x OS threads meeting at a real
 // barrier for __syncthreads, blocks one after another, dynamic shared
 // memory one buffer reused by each block. Arithmetic takes the portable
-// paths of field.cuh (CUZK_EMU: no PTX). Slow, exact: for checking the
+// paths of field.cuh (CUZK_EMU: no PTX), or, built by tests/common's
+// `emu_binary_ptx`, field.cuh's PTX paths with each PTX instruction
+// emulated (below). Slow, exact: for checking the
 // kernels' index arithmetic and synchronisation against a reference at
 // small sizes, not for timing.
 #pragma once
@@ -82,6 +84,30 @@ inline double __fma_rz(double x, double y, double z) {
     const double r = (double)m;  // exact: at most 53 significant bits
     return neg ? -r : r;
 }
+// The PTX integer instructions field.cuh's carry chains use, for the
+// emulator built from the PTX form of field.cuh (tests/common's
+// `emu_binary_ptx`: each inline-PTX statement rewritten as calls of these,
+// operands copied in first and results written back last, as nvcc's own
+// registers for asm operands would). CC.CF is per thread, as on the GPU:
+// add/addc set it to the carry out, sub/subc to the borrow out (d = a -
+// (b + CF)); instructions without .cc leave it as it is.
+inline thread_local uint32_t emu_ptx_cf = 0;
+inline uint32_t emu_ptx_add(uint32_t a, uint32_t b, bool cin, bool cout) {
+    const uint64_t s = (uint64_t)a + b + (cin ? emu_ptx_cf : 0u);
+    if (cout) emu_ptx_cf = (uint32_t)(s >> 32);
+    return (uint32_t)s;
+}
+inline uint32_t emu_ptx_sub(uint32_t a, uint32_t b, bool cin, bool cout) {
+    const uint64_t t = (uint64_t)b + (cin ? emu_ptx_cf : 0u);
+    if (cout) emu_ptx_cf = (uint64_t)a < t ? 1u : 0u;
+    return (uint32_t)((uint64_t)a - t);
+}
+// mul.lo/hi (c = 0, no carry) and mad.lo/hi, madc.lo/hi with or without .cc.
+inline uint32_t emu_ptx_mad(bool hi, uint32_t a, uint32_t b, uint32_t c, bool cin, bool cout) {
+    const uint64_t p = (uint64_t)a * b;
+    return emu_ptx_add(hi ? (uint32_t)(p >> 32) : (uint32_t)p, c, cin, cout);
+}
+
 // The threads of a block run at once: shared counters need real atomics.
 inline uint32_t atomicAdd(uint32_t* p, uint32_t v) {
     return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);

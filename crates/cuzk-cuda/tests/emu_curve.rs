@@ -11,6 +11,7 @@
 mod common;
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use common::Arith;
 use cuzk_cuda::cases::{point_ops, with_special_pairs};
 use cuzk_cuda::host;
 use group::prime::PrimeCurveAffine;
@@ -19,12 +20,15 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 /// [P+Q mixed, P+Q xyzz, 2P, k P] per pair, by the emulated kernels built
-/// with the FP64 products (`fp64`) or without; `g`: 1 or 2.
-fn run(g: u32, fp64: bool, p: &[u8], q: &[u8], ks: &[u32]) -> Vec<u8> {
-    let bin = if fp64 {
-        common::emu_binary("curve_emu.cpp", "curve_emu_fp64", &["CUZK_FP64_MIX_FQ"])
-    } else {
-        common::emu_binary("curve_emu.cpp", "curve_emu", &[])
+/// with field.cuh's portable arithmetic, its PTX form, or the FP64
+/// products mixed in; `g`: 1 or 2.
+fn run(g: u32, arith: Arith, p: &[u8], q: &[u8], ks: &[u32]) -> Vec<u8> {
+    let bin = match arith {
+        Arith::Portable => common::emu_binary("curve_emu.cpp", "curve_emu", &[]),
+        Arith::Ptx => common::emu_binary_ptx("curve_emu.cpp", "curve_emu_ptx", &[]),
+        Arith::Fp64Mix => {
+            common::emu_binary("curve_emu.cpp", "curve_emu_fp64", &["CUZK_FP64_MIX_FQ"])
+        }
     };
     let mut input = g.to_le_bytes().to_vec();
     input.extend((ks.len() as u32).to_le_bytes());
@@ -41,7 +45,7 @@ fn run(g: u32, fp64: bool, p: &[u8], q: &[u8], ks: &[u32]) -> Vec<u8> {
 #[allow(clippy::too_many_arguments)]
 fn check<A, P>(
     g: u32,
-    fp64: bool,
+    arith: Arith,
     n: usize,
     bits: u32,
     as_bytes: fn(&[A]) -> &[u8],
@@ -51,26 +55,26 @@ fn check<A, P>(
     A: PrimeCurveAffine + std::ops::Neg<Output = A>,
     P: Group<Scalar = Scalar> + Curve<AffineRepr = A> + From<A>,
 {
-    let mut rng = ChaCha8Rng::seed_from_u64(0xc0 + 2 * g as u64 + fp64 as u64);
+    let mut rng = ChaCha8Rng::seed_from_u64(0xc0 + 3 * g as u64 + arith as u64);
     let mut random = || -> Vec<A> { (0..n).map(|_| P::random(&mut rng).to_affine()).collect() };
     let (mut p, mut q) = (random(), random());
     let mut ks: Vec<u32> = (0..n).map(|_| rng.gen_range(0..1 << bits)).collect();
     with_special_pairs(&mut p, &mut q, &mut ks);
-    let out = run(g, fp64, as_bytes(&p), as_bytes(&q), &ks);
+    let out = run(g, arith, as_bytes(&p), as_bytes(&q), &ks);
     assert_eq!(out.len(), 4 * n * sz);
     for i in 0..n {
         let want: [P; 4] = point_ops(p[i], q[i], ks[i]);
         for (k, w) in want.iter().enumerate() {
             let got = from_xyzz(&out[(4 * i + k) * sz..]);
-            assert_eq!(got, *w, "G{g} pair {i} op {k} (fp64 {fp64})");
+            assert_eq!(got, *w, "G{g} pair {i} op {k} ({arith:?})");
         }
     }
 }
 
-fn check_g1(fp64: bool) {
+fn check_g1(arith: Arith) {
     check::<G1Affine, G1Projective>(
         1,
-        fp64,
+        arith,
         48,
         16,
         host::g1_as_bytes,
@@ -79,10 +83,10 @@ fn check_g1(fp64: bool) {
     );
 }
 
-fn check_g2(fp64: bool) {
+fn check_g2(arith: Arith) {
     check::<G2Affine, G2Projective>(
         2,
-        fp64,
+        arith,
         16,
         12,
         host::g2_as_bytes,
@@ -93,20 +97,32 @@ fn check_g2(fp64: bool) {
 
 #[test]
 fn g1_operations_match_blstrs() {
-    check_g1(false);
+    check_g1(Arith::Portable);
 }
 
 #[test]
 fn g1_operations_with_fp64_products_match_blstrs() {
-    check_g1(true);
+    check_g1(Arith::Fp64Mix);
 }
 
 #[test]
 fn g2_operations_match_blstrs() {
-    check_g2(false);
+    check_g2(Arith::Portable);
 }
 
 #[test]
 fn g2_operations_with_fp64_products_match_blstrs() {
-    check_g2(true);
+    check_g2(Arith::Fp64Mix);
+}
+
+/// The same operations with field.cuh's PTX carry chains (each
+/// instruction emulated): Fq products, the PTX square, sums, differences.
+#[test]
+fn g1_operations_in_ptx_form_match_blstrs() {
+    check_g1(Arith::Ptx);
+}
+
+#[test]
+fn g2_operations_in_ptx_form_match_blstrs() {
+    check_g2(Arith::Ptx);
 }

@@ -1,15 +1,17 @@
 //! The NTT kernels' CUDA source run on the CPU (emu/cuda_emu.h) with the
 //! launches src/device/ntt.rs makes, against the reference NTT: the kernels' index
 //! arithmetic, rounds, shared-memory layout and barriers are checked in CI,
-//! where no GPU is. Needs a C++20 compiler (`$CXX`, else `c++`); the
-//! arithmetic is field.cuh's portable form, so PTX is not covered (the GPU
-//! checks do that).
+//! where no GPU is. Needs a C++20 compiler (`$CXX`, else `c++`). The
+//! arithmetic is field.cuh's portable form, its PTX form with each PTX
+//! instruction emulated (tests/common's `emu_binary_ptx`), or the FP64
+//! products mixed in.
 
 mod common;
 
 use std::path::PathBuf;
 
 use blstrs::Scalar;
+use common::Arith;
 use cuzk_cuda::host::{self, NttKind};
 use ff::{Field, PrimeField};
 use rand::SeedableRng;
@@ -28,13 +30,14 @@ const PASSES: [(u32, u32, &str); 5] = [
     (6, 2, "r2x3"),
 ];
 
-/// The emulator, built as the kernels are by default or (`fp64`) with
-/// CUZK_FP64_MIX_FR: every other butterfly's product by field_f64.cuh.
-fn emu_binary(fp64: bool) -> PathBuf {
-    if fp64 {
-        common::emu_binary("ntt_emu.cpp", "ntt_emu_fp64", &["CUZK_FP64_MIX_FR"])
-    } else {
-        common::emu_binary("ntt_emu.cpp", "ntt_emu", &[])
+/// The emulator, built with field.cuh's portable arithmetic, its PTX form,
+/// or with CUZK_FP64_MIX_FR: every other butterfly's product by
+/// field_f64.cuh.
+fn emu_binary(arith: Arith) -> PathBuf {
+    match arith {
+        Arith::Portable => common::emu_binary("ntt_emu.cpp", "ntt_emu", &[]),
+        Arith::Ptx => common::emu_binary_ptx("ntt_emu.cpp", "ntt_emu_ptx", &[]),
+        Arith::Fp64Mix => common::emu_binary("ntt_emu.cpp", "ntt_emu_fp64", &["CUZK_FP64_MIX_FR"]),
     }
 }
 
@@ -46,8 +49,8 @@ enum Arg {
 
 #[derive(Default)]
 struct Launches {
-    /// Run by the emulator built with CUZK_FP64_MIX_FR.
-    fp64: bool,
+    /// Which emulator build runs the launches.
+    arith: Arith,
     bufs: Vec<Vec<u8>>,
     list: Vec<(u32, u32, u32, u32, Vec<Arg>)>,
 }
@@ -86,7 +89,7 @@ impl Launches {
                 input.extend(v.to_le_bytes());
             }
         }
-        let out = common::run_emu(&emu_binary(self.fp64), &input);
+        let out = common::run_emu(&emu_binary(self.arith), &input);
         let n = self.bufs[0].len() / 32;
         assert!(out.len() >= n * 32, "ntt_emu returned too little");
         let mut v = vec![Scalar::ZERO; n];
@@ -211,12 +214,12 @@ fn emulate(
     kind: Option<NttKind>,
     kernel: u32,
     radix: u32,
-    fp64: bool,
+    arith: Arith,
 ) -> Vec<Scalar> {
     let n = x.len();
     let lg = n.trailing_zeros();
     let mut l = Launches {
-        fp64,
+        arith,
         ..Default::default()
     };
     l.scalars(x); // buffer 0: the data
@@ -261,7 +264,7 @@ fn emulate(
 }
 
 /// Every pass kernel and transform kind at `lgs` against the reference.
-fn check_transforms(lgs: &[u32], fp64: bool, seed: u64) {
+fn check_transforms(lgs: &[u32], arith: Arith, seed: u64) {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     for &lg in lgs {
         let n = 1usize << lg;
@@ -282,9 +285,9 @@ fn check_transforms(lgs: &[u32], fp64: bool, seed: u64) {
                         host::ntt_cpu(&mut want, NttKind::CosetForward);
                     }
                 }
-                let got = emulate(&x, kind, kernel, radix, fp64);
+                let got = emulate(&x, kind, kernel, radix, arith);
                 if let Some(i) = (0..n).find(|&i| got[i] != want[i]) {
-                    panic!("2^{lg} {kind:?} with {name} (fp64 {fp64}): first difference at {i}");
+                    panic!("2^{lg} {kind:?} with {name} ({arith:?}): first difference at {i}");
                 }
             }
         }
@@ -295,14 +298,22 @@ fn check_transforms(lgs: &[u32], fp64: bool, seed: u64) {
 fn ntt_kernels_on_the_cpu_match_the_reference() {
     // One pass, two passes, uneven rounds for every R, and 2^13/2^14 where
     // the later passes take 4 groups side by side (lgL = 2).
-    check_transforms(&[1, 2, 3, 4, 7, 11, 12, 13, 14], false, 0x5eed);
+    check_transforms(&[1, 2, 3, 4, 7, 11, 12, 13, 14], Arith::Portable, 0x5eed);
 }
 
 /// The same kernels built with half the butterflies' products on the FP64
 /// pipe (CUZK_FP64_MIX_FR): both kinds of product, in rounds of every size.
 #[test]
 fn ntt_kernels_with_fp64_butterflies_match_the_reference() {
-    check_transforms(&[1, 2, 3, 7, 12], true, 0xf64);
+    check_transforms(&[1, 2, 3, 7, 12], Arith::Fp64Mix, 0xf64);
+}
+
+/// The same kernels with field.cuh's PTX carry chains (each instruction
+/// emulated): the butterflies' Fr products, sums and differences as the
+/// GPU runs them, in rounds of every size.
+#[test]
+fn ntt_kernels_in_ptx_form_match_the_reference() {
+    check_transforms(&[1, 2, 3, 7, 12], Arith::Ptx, 0x9e7);
 }
 
 /// H's product of a and b fused into the first DIF pass (`OnLoad::Times`),
