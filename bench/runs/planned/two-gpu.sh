@@ -7,7 +7,9 @@
 # then `run` with kind nvidia-h200-x2, carry [".carry/two-gpu.tgz"]:
 #   bash bench/runs/planned/two-gpu.sh
 #   1. The GPU prover's checks on GPU 1 alone (the second card works as
-#      the first; the shared pinned mirror's check among them). ~40 s.
+#      the first; the shared pinned mirror's check among them), then with
+#      both visible (the selection check opens them in reverse: device 0
+#      named "(CUDA 1)"). ~40 s each.
 #   2. The daemon's --multi workload (scripts/gpu-daemon-bench.sh: 10-
 #      partition porep-like-24 jobs, 4 at once, with critical porep-like-20
 #      jobs one after another among them) on GPU 0 alone, then on both.
@@ -16,12 +18,16 @@
 #      minute up by 1.5-2x where synthesis keeps up (16 cores: it may not;
 #      gpu_busy_fraction says which), critical jobs' median total no worse.
 set -u
-. bench/runs/lib.sh 480 /tmp/two-gpu
+. bench/runs/lib.sh 540 /tmp/two-gpu
 [ -d .gpu-daemon ] || tar -xzf .carry/two-gpu.tgz
 nvidia-smi -L
 stamp "prover checks on GPU 1"
 CUDA_VISIBLE_DEVICES=1 OUT="$w" timeout "$(lim 90)" bash .gpu-prover/gpu-prover-test.sh > "$w/prover-gpu1.log" 2>&1
 echo "rc $?"; grep -E "^FAIL|pinned mirror|passed, " "$w/prover-gpu1.log" | tail -4 | cut -c1-200
+stamp "prover checks, both GPUs visible"
+mkdir -p "$w/both"
+OUT="$w/both" timeout "$(lim 90)" bash .gpu-prover/gpu-prover-test.sh > "$w/prover-both.log" 2>&1
+echo "rc $?"; grep -E "^FAIL|selection|passed, " "$w/prover-both.log" | tail -4 | cut -c1-200
 for devs in 0 0,1; do
     stamp "daemon --multi on GPUs $devs"
     mkdir -p "$w/multi-$devs"

@@ -331,6 +331,11 @@ pub struct EngineConfig {
     /// Cap on the device memory the prover uses on each GPU, whatever is
     /// free (sharing a card); proofs that do not fit stream in parts.
     pub gpu_vram_limit: Option<ByteSize>,
+    /// The GPUs to prove on, by CUDA ordinal (after CUDA_VISIBLE_DEVICES),
+    /// e.g. `[0, 1]`: the daemon's devices 0, 1, .. are these, in this
+    /// order. Absent: every GPU the driver reports; empty: none (the CPU
+    /// proves). An ordinal the driver does not report fails the start.
+    pub gpu_devices: Option<Vec<usize>>,
     /// Keep each GPU worker's host preparation vectors (about 8 GB per
     /// worker for a 2^27 partition) for the next partition to refill;
     /// false frees them after every partition.
@@ -388,6 +393,7 @@ impl Default for EngineConfig {
             gpu_workers_per_device: 2,
             gpu_vram_margin: ByteSize(512 << 20),
             gpu_vram_limit: None,
+            gpu_devices: None,
             gpu_reuse_host_buffers: true,
             partition_retries: 2,
             device_probe_interval_s: 60,
@@ -701,6 +707,18 @@ impl DaemonConfig {
         if e.partition_retries > 16 {
             return bad("engine.partition_retries must be at most 16");
         }
+        if let Some(list) = &e.gpu_devices {
+            if let Some(d) = list
+                .iter()
+                .enumerate()
+                .find(|(i, d)| list[..*i].contains(d))
+            {
+                return Err(ConfigError::Invalid(format!(
+                    "engine.gpu_devices lists GPU {} twice",
+                    d.1
+                )));
+            }
+        }
         if e.max_batch_size == 0 {
             return bad("engine.max_batch_size must be at least 1");
         }
@@ -953,6 +971,23 @@ mod tests {
         assert_eq!(cfg.engine.gpu_vram_limit, Some(ByteSize(16 << 30)));
         assert!(!cfg.engine.gpu_reuse_host_buffers);
         assert!(toml::from_str::<DaemonConfig>("[engine]\ngpu_vram_limit = \"lots\"\n").is_err());
+    }
+
+    #[test]
+    fn gpu_devices_select_by_ordinal_once_each() {
+        let parse = |t: &str| toml::from_str::<DaemonConfig>(t).unwrap();
+        assert_eq!(parse("").engine.gpu_devices, None);
+        let cfg = parse("[engine]\ngpu_devices = [2, 0]\n");
+        cfg.validate().unwrap();
+        assert_eq!(cfg.engine.gpu_devices, Some(vec![2, 0]));
+        let cfg = parse("[engine]\ngpu_devices = []\n");
+        cfg.validate().unwrap();
+        assert_eq!(cfg.engine.gpu_devices, Some(vec![]));
+        let e = parse("[engine]\ngpu_devices = [1, 0, 1]\n")
+            .validate()
+            .unwrap_err();
+        assert!(e.to_string().contains("lists GPU 1 twice"), "{e}");
+        assert!(toml::from_str::<DaemonConfig>("[engine]\ngpu_devices = [-1]\n").is_err());
     }
 
     #[test]

@@ -8,7 +8,8 @@ pub use cuzk_core::accel::{
     CpuDevices, DeviceBackend, DeviceError, DeviceInfo, NoPlanFits, PartitionSizes, ResidentParams,
 };
 
-/// The machine's GPUs behind the accelerator seam, each with the engine's
+/// The machine's GPUs (every one, or `engine.gpu_devices`) behind the
+/// accelerator seam, each with the engine's
 /// `gpu_workers_per_device` slots and GPU budget settings
 /// (`gpu_vram_margin`, `gpu_vram_limit`, `gpu_reuse_host_buffers`); the
 /// CPU where there is none (no libcuda, no device) or the build has no
@@ -28,10 +29,14 @@ pub fn open_devices(
             reuse_host_buffers: engine.gpu_reuse_host_buffers,
             ..cuzk_gpu::GpuConfig::default()
         };
-        if let Some(gpus) =
-            cuzk_gpu::GpuDevices::open_all(template).context("opening the GPUs for the daemon")?
+        let select = engine.gpu_devices.as_deref();
+        if let Some(gpus) = cuzk_gpu::GpuDevices::open(template, select)
+            .context("opening the GPUs for the daemon (engine.gpu_devices)")?
         {
             return Ok(std::sync::Arc::new(gpus));
+        }
+        if select.is_some_and(|s| s.is_empty()) {
+            eprintln!("cuzk daemon: engine.gpu_devices is empty: proving on the CPU");
         }
     }
     let _ = engine;

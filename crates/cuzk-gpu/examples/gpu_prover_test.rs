@@ -13,7 +13,8 @@
 //! the driver pool's high-water mark held to the cap; the fault hook at
 //! every allocation of a proof (error and panic), with device memory back
 //! at its level and the next proof right; two workers on one device; one
-//! pinned mirror shared by two backends streaming the same parameters; two
+//! pinned mirror shared by two backends streaming the same parameters; GPUs
+//! opened by a selection of ordinals; two
 //! parameter sets resident at once, and LRU eviction under a cap; three
 //! workers proving porep-like 2^18/2^20/2^22 at once under a 1 GiB cap
 //! (`--concurrent-cap-mib`), every partition waiting for its memory
@@ -611,6 +612,59 @@ fn two_workers(t: &mut Tally) {
     })();
     t.check(
         "two workers share one device, porep-like 2^12 x3 each (uneven B vectors refused first)",
+        r,
+    );
+}
+
+/// `GpuDevices::open` with a selection: every GPU listed in reverse order
+/// (the daemon's device 0 is the last card, named by its ordinal where
+/// they differ), an empty list (none: the CPU), an ordinal past the last
+/// (refused, naming it).
+fn device_selection(t: &mut Tally) {
+    use cuzk_core::accel::DeviceBackend;
+    let r = (|| {
+        let count = cuzk_gpu::device_count().map_err(|e| e.to_string())?;
+        let reversed: Vec<usize> = (0..count).rev().collect();
+        let gpus = cuzk_gpu::GpuDevices::open(GpuConfig::default(), Some(&reversed))
+            .map_err(|e| e.to_string())?
+            .ok_or("no GPUs opened")?;
+        let ords: Vec<usize> = gpus.backends().iter().map(|b| b.device_ordinal()).collect();
+        if ords != reversed {
+            return Err(format!("opened ordinals {ords:?}, asked for {reversed:?}"));
+        }
+        let infos = gpus.devices();
+        if infos.len() != count {
+            return Err(format!("{} devices reported of {count}", infos.len()));
+        }
+        for (i, info) in infos.iter().enumerate() {
+            let named = info.name.contains(&format!("(CUDA {})", reversed[i]));
+            if named != (reversed[i] != i) {
+                return Err(format!(
+                    "device {i} (CUDA {}) is named {:?}",
+                    reversed[i], info.name
+                ));
+            }
+        }
+        drop(gpus);
+        if cuzk_gpu::GpuDevices::open(GpuConfig::default(), Some(&[]))
+            .map_err(|e| e.to_string())?
+            .is_some()
+        {
+            return Err("an empty selection opened GPUs".into());
+        }
+        match cuzk_gpu::GpuDevices::open(GpuConfig::default(), Some(&[0, count])) {
+            Err(e)
+                if e.to_string()
+                    .contains(&format!("GPU {count} does not exist")) =>
+            {
+                Ok(())
+            }
+            Err(e) => Err(format!("past the last GPU: {e}")),
+            Ok(_) => Err(format!("GPU {count} of {count} opened")),
+        }
+    })();
+    t.check(
+        "GPU selection by ordinal (reversed, empty, one past the last)",
         r,
     );
 }
@@ -2031,6 +2085,7 @@ fn main() {
                 faults(&mut t);
                 two_workers(&mut t);
                 shared_mirror(&mut t);
+                device_selection(&mut t);
                 two_sets_resident(&mut t);
                 packed_witness(&mut t);
                 compiled_checks(&mut t);

@@ -36,11 +36,27 @@ impl GpuDevices {
     /// (its `device` replaced by the GPU's ordinal); None where there is
     /// none (no libcuda, or no device), so the caller proves on the CPU.
     pub fn open_all(template: GpuConfig) -> Result<Option<Self>, OpenError> {
+        Self::open(template, None)
+    }
+
+    /// The GPUs of `select` (CUDA ordinals, in that order: the daemon's
+    /// devices 0, 1, .. are these), or every GPU (None); None where the
+    /// machine has none or `select` is empty. An ordinal the driver does
+    /// not report, or one given twice, is refused by name.
+    pub fn open(template: GpuConfig, select: Option<&[usize]>) -> Result<Option<Self>, OpenError> {
         let count = crate::device_count().map_err(|source| OpenError { device: 0, source })?;
-        if count == 0 {
+        if count == 0 || select.is_some_and(|s| s.is_empty()) {
             return Ok(None);
         }
-        let backends = (0..count)
+        let ordinals = crate::select_ordinals(count, select).map_err(|source| OpenError {
+            device: match &source {
+                GpuError::NoSuchDevice { ordinal, .. } => *ordinal,
+                _ => 0,
+            },
+            source,
+        })?;
+        let backends = ordinals
+            .into_iter()
             .map(|device| {
                 CudaBackend::open(GpuConfig { device, ..template })
                     .map(Arc::new)
@@ -72,6 +88,13 @@ impl DeviceBackend for GpuDevices {
             .enumerate()
             .filter_map(|(i, b)| {
                 let (name, total, free) = b.memory_info().ok()?;
+                // Under a selection the daemon's index and the CUDA
+                // ordinal differ: the name says which card it is.
+                let name = if b.device_ordinal() == i {
+                    name
+                } else {
+                    format!("{name} (CUDA {})", b.device_ordinal())
+                };
                 Some(DeviceInfo {
                     index: i as u32,
                     name,

@@ -50,6 +50,14 @@ pub enum GpuError {
         #[source]
         source: std::io::Error,
     },
+    /// A GPU asked for by ordinal (the daemon's `engine.gpu_devices`) that
+    /// the driver does not report, or one asked for twice.
+    #[error("GPU {ordinal} {why} (the driver reports {count} GPU(s), ordinals 0..{count}; CUDA_VISIBLE_DEVICES renumbers them)")]
+    NoSuchDevice {
+        ordinal: usize,
+        count: usize,
+        why: &'static str,
+    },
     /// A worker panicked while proving circuit `index`; every buffer it held
     /// was released while unwinding.
     #[error("device {device}: proving circuit {index} panicked: {message}")]

@@ -268,6 +268,30 @@ pub fn open_all_devices(config: &GpuConfig) -> Result<Vec<Arc<dyn ProverBackend>
         .collect()
 }
 
+/// The CUDA ordinals to open out of `count` GPUs: every one (`select`
+/// None), or those listed, in the order given; an ordinal the driver does
+/// not report, or one listed twice, is refused by name.
+pub fn select_ordinals(count: usize, select: Option<&[usize]>) -> Result<Vec<usize>> {
+    let Some(list) = select else {
+        return Ok((0..count).collect());
+    };
+    for (i, &ordinal) in list.iter().enumerate() {
+        let why = if ordinal >= count {
+            "does not exist"
+        } else if list[..i].contains(&ordinal) {
+            "is listed twice"
+        } else {
+            continue;
+        };
+        return Err(GpuError::NoSuchDevice {
+            ordinal,
+            count,
+            why,
+        });
+    }
+    Ok(list.to_vec())
+}
+
 /// GPUs the driver reports (0 where libcuda is absent).
 #[cfg(feature = "cuda")]
 pub fn device_count() -> Result<usize> {
@@ -306,6 +330,29 @@ fn open_cuda(_config: &GpuConfig) -> Result<Opened> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gpu_selection_takes_listed_ordinals_and_refuses_unknown_or_repeated_ones() {
+        assert_eq!(select_ordinals(3, None).unwrap(), vec![0, 1, 2]);
+        assert_eq!(select_ordinals(0, None).unwrap(), Vec::<usize>::new());
+        assert_eq!(select_ordinals(4, Some(&[3, 1])).unwrap(), vec![3, 1]);
+        assert_eq!(select_ordinals(2, Some(&[])).unwrap(), Vec::<usize>::new());
+        let e = select_ordinals(2, Some(&[0, 2])).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                GpuError::NoSuchDevice {
+                    ordinal: 2,
+                    count: 2,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(e.to_string().contains("GPU 2 does not exist"), "{e}");
+        let e = select_ordinals(4, Some(&[1, 3, 1])).unwrap_err();
+        assert!(e.to_string().contains("GPU 1 is listed twice"), "{e}");
+    }
 
     #[test]
     fn choice_parses() {
