@@ -39,6 +39,12 @@ pub fn open_devices(
             eprintln!("cuzk daemon: engine.gpu_devices is empty: proving on the CPU");
         }
     }
-    let _ = engine;
+    #[cfg(not(feature = "cuda"))]
+    if engine.gpu_devices.as_ref().is_some_and(|s| !s.is_empty()) {
+        eprintln!(
+            "cuzk daemon: engine.gpu_devices is set, but this build has no CUDA \
+             (the `cuda` feature): proving on the CPU"
+        );
+    }
     Ok(std::sync::Arc::new(CpuDevices))
 }
