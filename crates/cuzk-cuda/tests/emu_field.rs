@@ -11,28 +11,17 @@
 mod common;
 
 use blstrs::{Fp, Scalar};
-use common::fields::{field_pairs, EmuField};
+use common::fields::{field_pairs, pairs_input, results, EmuField};
 
 /// [a * b, a^2, a + b, a - b, -a] per pair, by field.cuh's portable form
 /// or (`ptx`) its PTX form.
 fn run<F: EmuField>(pairs: &[(F, F)], ptx: bool) -> Vec<[F; 5]> {
-    let elem = 4 * F::MODULUS.len();
-    let mut input = F::ID.to_le_bytes().to_vec();
-    input.extend((pairs.len() as u32).to_le_bytes());
-    for (a, b) in pairs {
-        input.extend(a.raw_bytes());
-        input.extend(b.raw_bytes());
-    }
     let bin = if ptx {
         common::emu_binary_ptx("field_emu.cpp", "field_emu_ptx", &[])
     } else {
         common::emu_binary("field_emu.cpp", "field_emu", &[])
     };
-    let out = common::run_emu(&bin, &input);
-    assert_eq!(out.len(), 5 * elem * pairs.len());
-    out.chunks_exact(5 * elem)
-        .map(|c| std::array::from_fn(|k| F::from_raw(&c[k * elem..(k + 1) * elem])))
-        .collect()
+    results(&common::run_emu(&bin, &pairs_input(pairs)), pairs.len())
 }
 
 fn check<F: EmuField>(seed: u64, ptx: bool) {

@@ -10,23 +10,12 @@
 mod common;
 
 use blstrs::{Fp, Scalar};
-use common::fields::{field_pairs, EmuField};
+use common::fields::{field_pairs, pairs_input, results, EmuField};
 
 /// [a * b, a^2] per pair, by the emulated kernels.
 fn run<F: EmuField>(pairs: &[(F, F)]) -> Vec<[F; 2]> {
-    let elem = 4 * F::MODULUS.len();
-    let mut input = F::ID.to_le_bytes().to_vec();
-    input.extend((pairs.len() as u32).to_le_bytes());
-    for (a, b) in pairs {
-        input.extend(a.raw_bytes());
-        input.extend(b.raw_bytes());
-    }
     let bin = common::emu_binary("field_f64_emu.cpp", "field_f64_emu", &[]);
-    let out = common::run_emu(&bin, &input);
-    assert_eq!(out.len(), 2 * elem * pairs.len());
-    out.chunks_exact(2 * elem)
-        .map(|c| [F::from_raw(&c[..elem]), F::from_raw(&c[elem..])])
-        .collect()
+    results(&common::run_emu(&bin, &pairs_input(pairs)), pairs.len())
 }
 
 /// The pairs of `field_pairs`; every result compared with blstrs.

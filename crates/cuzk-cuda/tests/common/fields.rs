@@ -116,3 +116,24 @@ pub fn field_pairs<F: EmuField>(seed: u64) -> Vec<(F, F)> {
 
     pairs
 }
+
+/// The field drivers' input (field_emu.cpp, field_f64_emu.cpp): the field
+/// id, the pair count, then each pair's raw elements.
+pub fn pairs_input<F: EmuField>(pairs: &[(F, F)]) -> Vec<u8> {
+    let mut input = F::ID.to_le_bytes().to_vec();
+    input.extend((pairs.len() as u32).to_le_bytes());
+    for (a, b) in pairs {
+        input.extend(a.raw_bytes());
+        input.extend(b.raw_bytes());
+    }
+    input
+}
+
+/// A field driver's output for `pairs` pairs: K elements a pair.
+pub fn results<F: EmuField, const K: usize>(out: &[u8], pairs: usize) -> Vec<[F; K]> {
+    let elem = 4 * F::MODULUS.len();
+    assert_eq!(out.len(), K * elem * pairs, "the driver's output length");
+    out.chunks_exact(K * elem)
+        .map(|c| std::array::from_fn(|k| F::from_raw(&c[k * elem..(k + 1) * elem])))
+        .collect()
+}
