@@ -777,6 +777,11 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
     if want("alloc") {
         alloc_lines(dev, sz(27))?;
     }
+    if let (true, Some(f)) = (rows.is_empty(), opts.filter.as_ref()) {
+        // The filter picks groups by a part of their names ("msm_g1",
+        // "ntt", "sum_selected"...), not by a row's whole name.
+        eprintln!("no benchmark row matched --filter {f:?} (it matches a part of a group's name, such as msm_g1, msm_g2, ntt, sum_selected)");
+    }
     Ok(BenchReport { card, rows })
 }
 
