@@ -17,6 +17,14 @@
 #      about as much as the one GPU alone, the 24x10 jobs' proofs per
 #      minute up by 1.5-2x where synthesis keeps up (16 cores: it may not;
 #      gpu_busy_fraction says which), critical jobs' median total no worse.
+# A second call, if device time is left (~12-15 min in all): the 32 GiB
+# PoRep C2 through the daemon on both GPUs (CUZK_CUDA_ARCHS=90 bash
+# scripts/gpu-32g.sh --prepare here, carry .gpu-32g): `bash
+# .gpu-32g/gpu-32g.sh --background c1 params daemon`, then calls of
+# `bash .gpu-32g/gpu-32g.sh --wait 500` until it says done; compare
+# daemon-3.json's seconds a proof with run 4's 19.7 s on one H200
+# (BENCHMARKS.md, issue 13) and read each GPU's partitions in
+# daemon-status-3.json.
 set -u
 . bench/runs/lib.sh 540 /tmp/two-gpu
 [ -d .gpu-daemon ] || tar -xzf .carry/two-gpu.tgz
