@@ -707,17 +707,10 @@ impl DaemonConfig {
         if e.partition_retries > 16 {
             return bad("engine.partition_retries must be at most 16");
         }
-        if let Some(list) = &e.gpu_devices {
-            if let Some(d) = list
-                .iter()
-                .enumerate()
-                .find(|(i, d)| list[..*i].contains(d))
-            {
-                return Err(ConfigError::Invalid(format!(
-                    "engine.gpu_devices lists GPU {} twice",
-                    d.1
-                )));
-            }
+        if let Some(d) = e.gpu_devices.as_deref().and_then(cuzk_gpu::first_repeated) {
+            return Err(ConfigError::Invalid(format!(
+                "engine.gpu_devices lists GPU {d} twice"
+            )));
         }
         if e.max_batch_size == 0 {
             return bad("engine.max_batch_size must be at least 1");

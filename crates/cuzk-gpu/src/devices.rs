@@ -40,12 +40,16 @@ impl GpuDevices {
     }
 
     /// The GPUs of `select` (CUDA ordinals, in that order: the daemon's
-    /// devices 0, 1, .. are these), or every GPU (None); None where the
-    /// machine has none or `select` is empty. An ordinal the driver does
-    /// not report, or one given twice, is refused by name.
+    /// devices 0, 1, .. are these), or every GPU (None); None where
+    /// `select` is empty, or none is selected and the machine has none. An
+    /// ordinal the driver does not report (on a machine without GPUs, any),
+    /// or one given twice, is refused by name.
     pub fn open(template: GpuConfig, select: Option<&[usize]>) -> Result<Option<Self>, OpenError> {
+        if select.is_some_and(|s| s.is_empty()) {
+            return Ok(None);
+        }
         let count = crate::device_count().map_err(|source| OpenError { device: 0, source })?;
-        if count == 0 || select.is_some_and(|s| s.is_empty()) {
+        if count == 0 && select.is_none() {
             return Ok(None);
         }
         let ordinals = crate::select_ordinals(count, select).map_err(|source| OpenError {

@@ -275,21 +275,29 @@ pub fn select_ordinals(count: usize, select: Option<&[usize]>) -> Result<Vec<usi
     let Some(list) = select else {
         return Ok((0..count).collect());
     };
-    for (i, &ordinal) in list.iter().enumerate() {
-        let why = if ordinal >= count {
-            "does not exist"
-        } else if list[..i].contains(&ordinal) {
-            "is listed twice"
-        } else {
-            continue;
-        };
-        return Err(GpuError::NoSuchDevice {
+    let refuse = |ordinal, why| {
+        Err(GpuError::NoSuchDevice {
             ordinal,
             count,
             why,
-        });
+        })
+    };
+    if let Some(&ordinal) = list.iter().find(|&&o| o >= count) {
+        return refuse(ordinal, "does not exist");
+    }
+    if let Some(ordinal) = first_repeated(list) {
+        return refuse(ordinal, "is listed twice");
     }
     Ok(list.to_vec())
+}
+
+/// The first ordinal a GPU selection lists a second time, if any (the
+/// daemon's configuration check asks it too, before any GPU is opened).
+pub fn first_repeated(list: &[usize]) -> Option<usize> {
+    list.iter()
+        .enumerate()
+        .find(|&(i, o)| list[..i].contains(o))
+        .map(|(_, &o)| o)
 }
 
 /// GPUs the driver reports (0 where libcuda is absent).
@@ -352,6 +360,10 @@ mod tests {
         assert!(e.to_string().contains("GPU 2 does not exist"), "{e}");
         let e = select_ordinals(4, Some(&[1, 3, 1])).unwrap_err();
         assert!(e.to_string().contains("GPU 1 is listed twice"), "{e}");
+        let e = select_ordinals(0, Some(&[0])).unwrap_err();
+        assert!(e.to_string().contains("GPU 0 does not exist"), "{e}");
+        assert_eq!(first_repeated(&[2, 0, 1]), None);
+        assert_eq!(first_repeated(&[2, 0, 0, 2]), Some(0));
     }
 
     #[test]
