@@ -37,6 +37,12 @@ int main() {
                     k(fr(0), fr(1), u(2), u(3), u(4), u(5), u(6), fr(7), fr(8), u(9), u(10));
                 });
             };
+            auto perm = [&](auto k) {
+                if (nargs != 11) throw std::runtime_error("ntt_perm_pass takes 11 arguments");
+                emu_launch(grid, block, smem, [&] {
+                    k(fr(0), fr(1), fr(2), u(3), u(4), u(5), u(6), fr(7), fr(8), u(9), u(10));
+                });
+            };
             switch (kernel) {
                 case 0:
                     if (nargs != 6) throw std::runtime_error("ntt_bitrev takes 6 arguments");
@@ -65,6 +71,11 @@ int main() {
                         h_finish_bitrev(fr(0), fr(1), u(2), fr(3), fr(4), u(5));
                     });
                     break;
+                case 9: perm(ntt_perm_pass_r1); break;
+                case 10: perm(ntt_perm_pass_r2); break;
+                case 11: perm(ntt_perm_pass_r3); break;
+                case 12: perm(ntt_perm_pass_r3x2); break;
+                case 13: perm(ntt_perm_pass_r2x3); break;
                 default: throw std::runtime_error("unknown kernel");
             }
         }

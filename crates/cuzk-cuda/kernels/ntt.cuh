@@ -7,7 +7,11 @@
 // scaling by n^-1 (and g^-i for the inverse coset transform). The H step's
 // "evaluations to coset evaluations" runs DIF then DIT with no permutation
 // at all: the coefficients stay bit-reversed between the two, and their
-// coset scaling is fused into the DIT's first pass.
+// coset scaling is fused into the DIT's first pass. The out-of-place
+// transforms (src/device/ntt.rs, `ntt_device_into`) need no permutation
+// kernel: the forward's first DIT pass reads its input from bit-reversed
+// places, the inverse's last DIF pass writes its output to them
+// (ntt_perm_pass_body).
 //
 // A pass over stages [s0, s0+k) touches, for each fixed choice of the index
 // bits outside [s0, s0+k), the 2^k elements that differ in those bits. A
@@ -105,7 +109,10 @@ struct PassPlace {
 // them back. DIT (forward, w = tw) or DIF (inverse, w^-1: the table's
 // w^(n/2 - e) = -w^-e, so (u - v) w^-e = (v - u) w^(n/2 - e)). The twiddle
 // of the butterfly at bit s of element index i is w^((i mod 2^s) 2^(lg-s-1)).
-template <int R, bool DIF>
+// LO_TW: the block's 2^lgL groups differ in index bits below the stages,
+// which enter the twiddles (every in-place pass); false for the permuting
+// passes below, whose groups differ in the top bits.
+template <int R, bool DIF, bool LO_TW>
 DEV void ntt_round(const PassShared& sh, const Fr* __restrict__ tw, const PassPlace& pl,
                    uint32_t j) {
     const uint32_t L = 1u << pl.lgL;
@@ -120,7 +127,7 @@ DEV void ntt_round(const PassShared& sh, const Fr* __restrict__ tw, const PassPl
 #pragma unroll
         for (int t = 0; t < (1 << R); t++)
             x[t] = sh.get(((mid0 | ((uint32_t)t << j)) << pl.lgL) | lo_off);
-        const uint64_t lo_part = pl.lo_base + lo_off;
+        const uint64_t lo_part = LO_TW ? pl.lo_base + lo_off : 0;
 #pragma unroll
         for (int ii = 0; ii < R; ii++) {
             const int i = DIF ? R - 1 - ii : ii;  // DIF runs the stages top down
@@ -157,6 +164,24 @@ DEV void ntt_round(const PassShared& sh, const Fr* __restrict__ tw, const PassPl
     }
 }
 
+// A pass's k stages in rounds of up to R in registers, a barrier after
+// each: sizes R, R, ..., then the rest (k mod R); DIF visits them in the
+// opposite order. The caller has filled shared memory and synchronized.
+template <int R, bool DIF, bool LO_TW>
+DEV void ntt_rounds(const PassShared& sh, const Fr* __restrict__ tw, const PassPlace& pl) {
+    const uint32_t full = pl.k / R, rest = pl.k % R;
+    const uint32_t rounds = full + (rest ? 1 : 0);
+    for (uint32_t rr = 0; rr < rounds; rr++) {
+        const uint32_t r = DIF ? rounds - 1 - rr : rr;
+        const uint32_t j = r * R;
+        const uint32_t size = r < full ? R : rest;
+        if (size == R) ntt_round<R, DIF, LO_TW>(sh, tw, pl, j);
+        else if (R > 2 && size == 2) ntt_round<(R > 2 ? 2 : 1), DIF, LO_TW>(sh, tw, pl, j);
+        else ntt_round<1, DIF, LO_TW>(sh, tw, pl, j);
+        __syncthreads();
+    }
+}
+
 // One fused pass of stages [s0, s0+k) over n = 2^lg elements, in rounds of
 // up to R stages in registers between shared-memory exchanges. DIT: input
 // bit-reversed, stages bottom up (rounds at j = 0, R, 2R, ...); DIF: natural
@@ -189,20 +214,50 @@ DEV void ntt_pass_body(Fr* d, const Fr* __restrict__ tw, uint32_t lg, uint32_t s
         sh.put(e, x);
     }
     __syncthreads();
-    // Rounds: sizes R, R, ..., then the rest (k mod R); DIF visits them in
-    // the opposite order.
-    const uint32_t full = k / R, rest = k % R;
-    const uint32_t rounds = full + (rest ? 1 : 0);
-    for (uint32_t rr = 0; rr < rounds; rr++) {
-        const uint32_t r = DIF ? rounds - 1 - rr : rr;
-        const uint32_t j = r * R;
-        const uint32_t size = r < full ? R : rest;
-        if (size == R) ntt_round<R, DIF>(sh, tw, pl, j);
-        else if (R > 2 && size == 2) ntt_round<(R > 2 ? 2 : 1), DIF>(sh, tw, pl, j);
-        else ntt_round<1, DIF>(sh, tw, pl, j);
-        __syncthreads();
-    }
+    ntt_rounds<R, DIF, true>(sh, tw, pl);
     for (uint32_t e = threadIdx.x; e < E; e += blockDim.x) st_fr(d + pl.index(e), sh.get(e));
+}
+
+// The pass at s0 = 0 of an out-of-place transform, the bit reversal fused
+// into its global accesses. Element e of block b is index idx = (lo <<
+// (lg - lgL)) | (b << k) | mid (mid = e >> lgL, lo = e & (2^lgL - 1)): the
+// k stage bits at the bottom and the block's 2^lgL groups in the top bits,
+// so that their bit-reversed places q = rev(idx) are 2^lgL consecutive
+// elements (a 128-byte line at lgL = 2). DIT (a forward transform's first
+// pass) reads src[q], times c*base^q from the power tables with scale = 1
+// (the coset scaling), and writes d[idx]; DIF (an inverse's last pass)
+// reads src[idx] and writes d[q], times c*base^q with scale = 1 (n^-1, and
+// g^-q for the coset inverse). d and src do not overlap; 1 <= lg <= 31.
+// Dynamic shared memory as ntt_pass_body's.
+template <int R, bool DIF>
+DEV void ntt_perm_pass_body(Fr* __restrict__ d, const Fr* __restrict__ src,
+                            const Fr* __restrict__ tw, uint32_t lg, uint32_t k, uint32_t lgL,
+                            const Fr* plo, const Fr* phi, uint32_t plo_bits, uint32_t scale) {
+    extern __shared__ uint4 shm[];
+    const uint32_t E = 1u << (k + lgL);
+    PassPlace pl;
+    pl.lg = lg; pl.s0 = 0; pl.k = k; pl.lgL = lgL;
+    pl.lo_base = 0;
+    pl.base = (uint64_t)blockIdx.x << k;
+    const PassShared sh{shm, shm + PassShared::slots(E)};
+    const uint32_t lo_mask = (1u << lgL) - 1, lo_shift = lg - lgL;
+    const uint32_t block_bits = blockIdx.x << k;
+    for (uint32_t e = threadIdx.x; e < E; e += blockDim.x) {
+        const uint32_t idx = ((e & lo_mask) << lo_shift) | block_bits | (e >> lgL);
+        const uint32_t q = __brev(idx) >> (32 - lg);
+        Fr x = ld_fr(src + (DIF ? idx : q));
+        if (!DIF && scale == 1) x = x * power_from_tables(plo, phi, plo_bits, q);
+        sh.put(e, x);
+    }
+    __syncthreads();
+    ntt_rounds<R, DIF, false>(sh, tw, pl);
+    for (uint32_t e = threadIdx.x; e < E; e += blockDim.x) {
+        const uint32_t idx = ((e & lo_mask) << lo_shift) | block_bits | (e >> lgL);
+        const uint32_t q = __brev(idx) >> (32 - lg);
+        Fr x = sh.get(e);
+        if (DIF && scale == 1) x = x * power_from_tables(plo, phi, plo_bits, q);
+        st_fr(d + (DIF ? q : idx), x);
+    }
 }
 
 // The pass kernels, one per round size R and register cap: R = 3 capped at
@@ -222,6 +277,22 @@ NTT_PASS(ntt_pass_r3, 3, 1)
 NTT_PASS(ntt_pass_r3x2, 3, 2)
 NTT_PASS(ntt_pass_r2x3, 2, 3)
 #undef NTT_PASS
+
+// The permuting passes of the out-of-place transforms (ntt_perm_pass_body),
+// one per pass kernel above, with its round size and register cap.
+#define NTT_PERM_PASS(NAME, R, MIN_BLOCKS)                                                      \
+    extern "C" __global__ void __launch_bounds__(256, MIN_BLOCKS)                               \
+        NAME(Fr* d, const Fr* src, const Fr* tw, uint32_t lg, uint32_t k, uint32_t lgL,          \
+             uint32_t dif, const Fr* plo, const Fr* phi, uint32_t plo_bits, uint32_t scale) {    \
+        if (dif) ntt_perm_pass_body<R, true>(d, src, tw, lg, k, lgL, plo, phi, plo_bits, scale); \
+        else ntt_perm_pass_body<R, false>(d, src, tw, lg, k, lgL, plo, phi, plo_bits, scale);    \
+    }
+NTT_PERM_PASS(ntt_perm_pass_r1, 1, 1)
+NTT_PERM_PASS(ntt_perm_pass_r2, 2, 1)
+NTT_PERM_PASS(ntt_perm_pass_r3, 3, 1)
+NTT_PERM_PASS(ntt_perm_pass_r3x2, 3, 2)
+NTT_PERM_PASS(ntt_perm_pass_r2x3, 2, 3)
+#undef NTT_PERM_PASS
 
 // H's last step (src/device/ntt.rs, `h_finish_device`): after the DIF
 // passes of a b (U, in a; the product taken as the first pass loads a) and

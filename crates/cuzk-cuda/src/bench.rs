@@ -731,8 +731,20 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
                 device: card.name.clone(),
                 source: e.into(),
             })?;
+        // The out-of-place rows' second buffer.
+        let mut out = dev
+            .stream()
+            .alloc_zeros::<u8>(n * host::FR_BYTES)
+            .map_err(|e| CudaError::Driver {
+                op: "allocate",
+                kernel: "bench ntt",
+                size: n,
+                device: card.name.clone(),
+                source: e.into(),
+            })?;
         // Forward, inverse, and the H step's evaluations-to-coset (two
-        // transforms' worth of butterflies), with each pass kernel.
+        // transforms' worth of butterflies), with each pass kernel; forward
+        // and inverse also out of place (the bit reversal in a pass).
         let default = dev.ntt_pass();
         let muls = (n as f64 / 2.0) * lg as f64;
         for &pass in &ntt_passes {
@@ -756,8 +768,23 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
                     t,
                 ));
             }
+            for (what, kind) in [("forward", NttKind::Forward), ("inverse", NttKind::Inverse)] {
+                let t = time_it(dev, opts.reps, || {
+                    dev.ntt_device_into(&mut buf, &mut out, lg, kind)
+                })?;
+                push(row(
+                    &card,
+                    &format!("ntt {what} out of place vram {}", pass.name()),
+                    lg,
+                    format!("{muls:.3e} butterflies (1 Fr mul each)"),
+                    muls * FR_MUL_IMAD,
+                    2.0 * n as f64 * 32.0,
+                    t,
+                ));
+            }
         }
         dev.set_ntt_pass(default);
+        drop(out);
         dev.release_ntt_tables();
     }
 

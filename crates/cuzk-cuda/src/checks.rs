@@ -336,6 +336,86 @@ fn check_ntt(dev: &CudaDevice, rng: &mut ChaCha8Rng, lg: u32, kinds: &[NttKind])
     result
 }
 
+/// [`CudaDevice::ntt_device_into`] of `x` with the device's pass kernel:
+/// the result, and what the source buffer holds afterwards.
+fn ntt_into_on(
+    dev: &CudaDevice,
+    x: &[Scalar],
+    kind: NttKind,
+) -> Result<(Vec<Scalar>, Vec<Scalar>), String> {
+    let n = x.len();
+    let lg = n.trailing_zeros();
+    let s = dev.stream();
+    let mut src = s
+        .clone_htod(host::scalars_as_bytes(x))
+        .map_err(|e| e.to_string())?;
+    let mut dst = s
+        .alloc_zeros::<u8>(n * host::FR_BYTES)
+        .map_err(|e| e.to_string())?;
+    dev.ntt_device_into(&mut src, &mut dst, lg, kind)
+        .map_err(|e| e.to_string())?;
+    let (mut got, mut left) = (vec![Scalar::ZERO; n], vec![Scalar::ZERO; n]);
+    s.memcpy_dtoh(&dst, host::scalars_as_bytes_mut(&mut got))
+        .map_err(|e| e.to_string())?;
+    s.memcpy_dtoh(&src, host::scalars_as_bytes_mut(&mut left))
+        .map_err(|e| e.to_string())?;
+    Ok((got, left))
+}
+
+/// The out-of-place transforms (the bit reversal fused into a pass), every
+/// kind with every pass kernel, against the CPU (`cpu`) or, at sizes where
+/// the CPU is too slow, against the in-place transform's bytes; a forward
+/// kind must leave its source as it was.
+fn check_ntt_into(
+    dev: &CudaDevice,
+    rng: &mut ChaCha8Rng,
+    lg: u32,
+    kinds: &[NttKind],
+    passes: &[NttPass],
+    cpu: bool,
+) -> CaseResult {
+    let n = 1usize << lg;
+    let x = random_scalars(n, rng.gen());
+    let restore = dev.ntt_pass();
+    let result = (|| {
+        for &kind in kinds {
+            let want = if cpu {
+                let mut want = x.clone();
+                host::ntt_cpu(&mut want, kind);
+                want
+            } else {
+                let mut want = x.clone();
+                dev.set_ntt_pass(restore);
+                dev.ntt(&mut want, kind).map_err(|e| e.to_string())?;
+                want
+            };
+            for &pass in passes {
+                dev.set_ntt_pass(pass);
+                let (got, left) = ntt_into_on(dev, &x, kind)?;
+                if let Some(i) = (0..n).find(|&i| got[i] != want[i]) {
+                    return Err(format!(
+                        "2^{lg} {kind:?} out of place ({}): first difference at {i}",
+                        pass.name()
+                    ));
+                }
+                let forward = matches!(kind, NttKind::Forward | NttKind::CosetForward);
+                ensure(!forward || left == x, || {
+                    format!(
+                        "2^{lg} {kind:?} out of place ({}): the source changed",
+                        pass.name()
+                    )
+                })?;
+            }
+        }
+        Ok(())
+    })();
+    dev.set_ntt_pass(restore);
+    if lg > 22 {
+        dev.release_ntt_tables();
+    }
+    result
+}
+
 /// Large NTTs with pass kernel `pass` (the device's setting is restored
 /// afterwards): forward then inverse must give the input back, and a few
 /// forward outputs are checked by direct evaluation sum x_i w^(i k).
@@ -911,7 +991,26 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
             |dev, rng| check_ntt(dev, rng, lg, &[NttKind::Forward, NttKind::CosetInverse]),
         );
     }
+    // Out of place: one element, one pass (2^1-2^11), the permuting pass
+    // with two top bits (2^12-2^16) and with one (2^19, 2^20).
+    for lg in [0u32, 1, 2, 3, 5, 7, 11, 12, 13, 16, 19, 20] {
+        r.case(
+            &format!("ntt/2^{lg} out of place, all kinds vs cpu"),
+            |dev, rng| check_ntt_into(dev, rng, lg, &all, &NttPass::ALL, true),
+        );
+    }
     if opts.large {
+        // Out of place against in place, the default pass kernel: three
+        // passes (2^24, 2^27) and one top bit (2^28).
+        for lg in [24u32, 27, 28] {
+            r.case(
+                &format!("ntt/2^{lg} out of place: forward, coset inverse give in place's bytes"),
+                |dev, rng| {
+                    let kinds = [NttKind::Forward, NttKind::CosetInverse];
+                    check_ntt_into(dev, rng, lg, &kinds, &[dev.ntt_pass()], false)
+                },
+            );
+        }
         // The default (r2x3) and the default before it (r3x2, runs 9-15);
         // 2^25 for an odd size with three passes.
         for lg in [24u32, 25, 27, 28] {

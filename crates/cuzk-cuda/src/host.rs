@@ -539,6 +539,14 @@ pub fn ntt_pass_lgl(s0: u32) -> u32 {
     s0.min(2)
 }
 
+/// Top index bits the permuting pass of an out-of-place transform of 2^lg
+/// elements spans (its stages are [0, k)): up to 2, so that a block's
+/// bit-reversed places come in runs of 4 (a 128-byte line), within the
+/// shared memory of a pass and the bits above the stages.
+pub fn ntt_perm_lgl(lg: u32, k: u32) -> u32 {
+    2u32.min(lg - k).min(NTT_SMEM_LOG - k)
+}
+
 /// Plain iterative radix-2 NTT on the CPU, the reference for the GPU checks.
 pub fn ntt_cpu(values: &mut [Scalar], kind: NttKind) {
     let n = values.len();
@@ -773,6 +781,22 @@ mod tests {
             assert_eq!(s, lg, "2^{lg}: every stage once");
         }
         assert_eq!(ntt_pass_plan(27), vec![(0, 9), (9, 9), (18, 9)]);
+        // The permuting pass: the plan's first, within shared memory and
+        // the index bits; two top bits (128-byte runs) at every size
+        // measured but 2^19, 2^20 and 2^28 (one).
+        for lg in 1..=28u32 {
+            let (s0, k) = ntt_pass_plan(lg)[0];
+            let l = ntt_perm_lgl(lg, k);
+            assert!(s0 == 0 && k + l <= NTT_SMEM_LOG && k + l <= lg, "2^{lg}");
+            let want = if lg <= 11 {
+                0
+            } else if [19, 20, 28].contains(&lg) {
+                1
+            } else {
+                2
+            };
+            assert_eq!(l, want, "2^{lg}");
+        }
     }
     use super::*;
     use group::{Curve, Group};

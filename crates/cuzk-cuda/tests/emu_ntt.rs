@@ -30,6 +30,9 @@ const PASSES: [(u32, u32, &str); 5] = [
     (6, 2, "r2x3"),
 ];
 
+/// ntt_perm_pass_r1 ... r2x3, in the order of `PASSES`.
+const PERM_PASSES: [u32; 5] = [9, 10, 11, 12, 13];
+
 /// The emulator, built with field.cuh's portable arithmetic, its PTX form,
 /// or with CUZK_FP64_MIX_FR: every other butterfly's product by
 /// field_f64.cuh.
@@ -263,6 +266,122 @@ fn emulate(
     l.run()
 }
 
+/// `kind` as src/device/ntt.rs's ntt_device_into runs it: the input in
+/// buffer 1, the result in buffer 0; the permuting pass (`perm`) first for
+/// a forward kind, last for an inverse one, with the top bits
+/// `host::ntt_perm_lgl` gives it or (`perm_lgl`) fewer.
+fn emulate_into(
+    x: &[Scalar],
+    kind: NttKind,
+    (kernel, perm, radix): (u32, u32, u32),
+    perm_lgl: Option<u32>,
+    arith: Arith,
+) -> Vec<Scalar> {
+    let n = x.len();
+    let lg = n.trailing_zeros();
+    let mut l = Launches {
+        arith,
+        ..Default::default()
+    };
+    l.buf(vec![0u8; n * 32]); // buffer 0: the result
+    let src = l.scalars(x);
+    if lg == 0 {
+        // ntt_device_into copies the one element.
+        l.bufs[0] = l.bufs[src as usize].clone();
+        return l.run();
+    }
+    let g = Scalar::MULTIPLICATIVE_GENERATOR;
+    let n_inv = Scalar::from(n as u64).invert().unwrap();
+    let tw = twiddles(&mut l, lg);
+    let dif = matches!(kind, NttKind::Inverse | NttKind::CosetInverse);
+    let tables = match kind {
+        NttKind::Forward => None,
+        NttKind::CosetForward => Some(power_tables(&mut l, g, Scalar::ONE, lg)),
+        NttKind::Inverse => Some(power_tables(&mut l, Scalar::ONE, n_inv, lg)),
+        NttKind::CosetInverse => Some(power_tables(&mut l, g.invert().unwrap(), n_inv, lg)),
+    };
+    let mut plan = host::ntt_pass_plan(lg);
+    if dif {
+        plan.reverse();
+    }
+    for (s0, k) in plan {
+        let (lgl, id, mut args) = if s0 == 0 {
+            let lgl = host::ntt_perm_lgl(lg, k);
+            let lgl = perm_lgl.map_or(lgl, |l| l.min(lgl));
+            (
+                lgl,
+                perm,
+                vec![
+                    Arg::Buf(0),
+                    Arg::Buf(src),
+                    Arg::Buf(tw),
+                    Arg::U32(lg),
+                    Arg::U32(k),
+                ],
+            )
+        } else {
+            let d = if dif { src } else { 0 };
+            let lgl = host::ntt_pass_lgl(s0);
+            let args = vec![
+                Arg::Buf(d),
+                Arg::Buf(tw),
+                Arg::U32(lg),
+                Arg::U32(s0),
+                Arg::U32(k),
+            ];
+            (lgl, kernel, args)
+        };
+        args.extend([Arg::U32(lgl), Arg::U32(dif as u32)]);
+        match (s0, tables) {
+            (0, Some((lo, hi, bits))) => {
+                args.extend([Arg::Buf(lo), Arg::Buf(hi), Arg::U32(bits), Arg::U32(1)])
+            }
+            _ => args.extend([Arg::Null, Arg::Null, Arg::U32(0), Arg::U32(0)]),
+        }
+        let log_e = k + lgl;
+        l.launch(
+            id,
+            1 << (lg - log_e),
+            host::ntt_pass_threads(log_e, k, radix),
+            host::ntt_pass_smem(log_e),
+            args,
+        );
+    }
+    l.run()
+}
+
+/// The out-of-place transforms of every kind with `passes` (indices into
+/// `PASSES`) at `lgs` against the reference.
+fn check_transforms_into(
+    lgs: &[u32],
+    passes: &[usize],
+    perm_lgl: Option<u32>,
+    arith: Arith,
+    seed: u64,
+) {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    for &lg in lgs {
+        let n = 1usize << lg;
+        let x: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut rng)).collect();
+        for &p in passes {
+            let (kernel, radix, name) = PASSES[p];
+            for kind in [
+                NttKind::Forward,
+                NttKind::Inverse,
+                NttKind::CosetForward,
+                NttKind::CosetInverse,
+            ] {
+                let mut want = x.clone();
+                host::ntt_cpu(&mut want, kind);
+                let got = emulate_into(&x, kind, (kernel, PERM_PASSES[p], radix), perm_lgl, arith);
+                if let Some(i) = (0..n).find(|&i| got[i] != want[i]) {
+                    panic!("2^{lg} {kind:?} out of place with {name} ({arith:?}): first difference at {i}");
+                }
+            }
+        }
+    }
+}
+
 /// Every pass kernel and transform kind at `lgs` against the reference.
 fn check_transforms(lgs: &[u32], arith: Arith, seed: u64) {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
@@ -299,6 +418,32 @@ fn ntt_kernels_on_the_cpu_match_the_reference() {
     // One pass, two passes, uneven rounds for every R, and 2^13/2^14 where
     // the later passes take 4 groups side by side (lgL = 2).
     check_transforms(&[1, 2, 3, 4, 7, 11, 12, 13, 14], Arith::Portable, 0x5eed);
+}
+
+/// The out-of-place transforms (the bit reversal fused into the first DIT
+/// or last DIF pass): one element, one pass (no top bits: lgL = 0), two
+/// and three passes with two top bits (lgL = 2), with every pass kernel.
+#[test]
+fn out_of_place_ntt_kernels_on_the_cpu_match_the_reference() {
+    let all = [0, 1, 2, 3, 4];
+    check_transforms_into(
+        &[0, 1, 2, 3, 7, 11, 12, 13],
+        &all,
+        None,
+        Arith::Portable,
+        0x00b,
+    );
+    // One top bit (the host's choice at 2^19, 2^20 and 2^28, where the
+    // pass holds 10 stages) and none, at sizes the emulator runs quickly.
+    for lgl in [1, 0] {
+        check_transforms_into(&[12, 13], &[1, 4], Some(lgl), Arith::Portable, 0x19);
+    }
+}
+
+/// The same with field.cuh's PTX carry chains, the default pass kernel.
+#[test]
+fn out_of_place_ntt_kernels_in_ptx_form_match_the_reference() {
+    check_transforms_into(&[1, 7, 12], &[4], None, Arith::Ptx, 0x9e8);
 }
 
 /// The same kernels built with half the butterflies' products on the FP64

@@ -129,6 +129,8 @@ struct Kernels {
     ntt_bitrev: ntt::NttBitrev,
     /// Indexed by [`NttPass::index`].
     ntt_pass: [ntt::NttPassKernel; NttPass::ALL.len()],
+    /// The same builds' permuting passes (out-of-place transforms).
+    ntt_perm_pass: [ntt::NttPermPassKernel; NttPass::ALL.len()],
     h_finish_bitrev: ntt::HFinishBitrev,
     h_finish_tiled: ntt::HFinishTiled,
     scan_block: scan::ScanBlock,
@@ -260,6 +262,7 @@ impl CudaDevice {
             ntt_powers: ntt::NttPowers::load(&f)?,
             ntt_bitrev: ntt::NttBitrev::load(&f)?,
             ntt_pass: ntt::NttPassKernel::load_all(&f)?,
+            ntt_perm_pass: ntt::NttPermPassKernel::load_all(&f)?,
             h_finish_bitrev: ntt::HFinishBitrev::load(&f)?,
             h_finish_tiled: ntt::HFinishTiled::load(&f)?,
             scan_block: scan::ScanBlock::load(&f)?,
@@ -299,6 +302,10 @@ impl CudaDevice {
         let spmv = spmv::SpmvKernels::load(&f)?;
         let subgroup = subgroup::SubgroupKernels::load(&f)?;
         for pass in &k.ntt_pass {
+            pass.raise_smem_limit()
+                .map_err(|e| drv("raising an NTT pass's shared memory limit", e))?;
+        }
+        for pass in &k.ntt_perm_pass {
             pass.raise_smem_limit()
                 .map_err(|e| drv("raising an NTT pass's shared memory limit", e))?;
         }
@@ -512,6 +519,7 @@ mod tests {
                     NttPowers::SIGNATURE,
                     NttBitrev::SIGNATURE,
                     NttPassKernel::SIGNATURE,
+                    NttPermPassKernel::SIGNATURE,
                     HFinishBitrev::SIGNATURE,
                     HFinishTiled::SIGNATURE,
                 ],

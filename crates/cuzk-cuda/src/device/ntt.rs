@@ -43,6 +43,30 @@ typed_kernels! {
         plo_bits: u32,
         scale: u32,
     );
+    /// `ntt_perm_pass_r1` ... `_r2x3`: the first pass of an out-of-place
+    /// DIT (reads src[rev i], writes d[i]) or the last of an out-of-place
+    /// DIF (reads src[i], writes d[rev i]), stages [0, k), the block's
+    /// 2^lgl groups in the top index bits; `scale` 1: times c*base^(rev i)
+    /// from the power tables as it loads (DIT) or stores (DIF).
+    NttPermPassKernel[
+        "ntt_perm_pass_r1",
+        "ntt_perm_pass_r2",
+        "ntt_perm_pass_r3",
+        "ntt_perm_pass_r3x2",
+        "ntt_perm_pass_r2x3",
+    ](
+        d: DevPtr,
+        src: DevPtr,
+        tw: DevPtr,
+        lg: u32,
+        k: u32,
+        lgl: u32,
+        dif: u32,
+        plo: DevPtr,
+        phi: DevPtr,
+        plo_bits: u32,
+        scale: u32,
+    );
     /// `h_finish_bitrev`: a[j] = p(j) a[rev j] - p(0) c[rev j], p(j) the
     /// power tables' c*base^j (H's last step, [`CudaDevice::h_finish_device`]).
     HFinishBitrev["h_finish_bitrev"](a: DevPtr, c: DevPtr, lg: u32, lo: DevPtr, hi: DevPtr, lo_bits: u32);
@@ -64,14 +88,24 @@ const H_TILE_SMEM: u32 = 2 << (2 * H_TILE_LOG) << 4;
 // The pass kernels' blocks are sized per pass (`host::ntt_pass_threads`,
 // at most their `__launch_bounds__(256)`).
 
+/// Lets a pass kernel use the dynamic shared memory of the largest pass
+/// (`host::ntt_pass_smem(NTT_SMEM_LOG)`, above the driver's default).
+fn raise_pass_smem_limit(f: &cudarc::driver::CudaFunction) -> std::result::Result<(), DriverError> {
+    f.set_attribute(
+        CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        ntt_pass_smem(NTT_SMEM_LOG) as i32,
+    )
+}
+
 impl NttPassKernel {
-    /// Lets the pass use the dynamic shared memory of the largest pass
-    /// (`host::ntt_pass_smem(NTT_SMEM_LOG)`, above the driver's default).
     pub(super) fn raise_smem_limit(&self) -> std::result::Result<(), DriverError> {
-        self.0.set_attribute(
-            CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            ntt_pass_smem(NTT_SMEM_LOG) as i32,
-        )
+        raise_pass_smem_limit(&self.0)
+    }
+}
+
+impl NttPermPassKernel {
+    pub(super) fn raise_smem_limit(&self) -> std::result::Result<(), DriverError> {
+        raise_pass_smem_limit(&self.0)
     }
 }
 
@@ -141,6 +175,17 @@ impl NttPass {
             .ok()
             .and_then(|v| NttPass::from_name(v.trim()))
             .unwrap_or(DEFAULT_NTT_PASS)
+    }
+}
+
+/// Grid, block and shared memory of a pass over stages of `k` bits with
+/// 2^lgl groups a block, for the pass kernel `pass`.
+fn pass_config(lg: u32, k: u32, lgl: u32, pass: NttPass) -> LaunchConfig {
+    let log_e = k + lgl;
+    LaunchConfig {
+        grid_dim: (1u32 << (lg - log_e), 1, 1),
+        block_dim: (host::ntt_pass_threads(log_e, k, pass.radix_log()), 1, 1),
+        shared_mem_bytes: ntt_pass_smem(log_e),
     }
 }
 
@@ -287,18 +332,11 @@ impl CudaDevice {
         self.with_twiddles(lg, |tw| {
             for (i, &(s0, k)) in passes.iter().enumerate() {
                 let lgl = host::ntt_pass_lgl(s0);
-                let log_e = k + lgl;
-                let threads = host::ntt_pass_threads(log_e, k, pass.radix_log());
-                let cfg = LaunchConfig {
-                    grid_dim: (1u32 << (lg - log_e), 1, 1),
-                    block_dim: (threads, 1, 1),
-                    shared_mem_bytes: ntt_pass_smem(log_e),
-                };
                 kernel.launch(
                     self,
                     "ntt_pass",
                     n,
-                    cfg,
+                    pass_config(lg, k, lgl, pass),
                     d,
                     tw,
                     lg,
@@ -314,6 +352,117 @@ impl CudaDevice {
             }
             Ok(())
         })
+    }
+
+    /// Runs the passes out of place, from `src` into `dst` (1 <= lg): a DIT
+    /// (forward root) whose first pass reads src in natural order as the
+    /// bit-reversed input it needs and writes dst, the rest in place on
+    /// dst; or a DIF (inverse root) in place on src whose last pass writes
+    /// dst in natural order. `tables` (lo, hi, lo_bits) scale each element
+    /// by c*base^j of its natural place j, as the DIT loads it or the DIF
+    /// stores it.
+    fn ntt_run_passes_into(
+        &self,
+        src: u64,
+        dst: u64,
+        lg: u32,
+        dif: bool,
+        tables: Option<(&CudaSlice<u8>, &CudaSlice<u8>, u32)>,
+    ) -> Result<()> {
+        debug_assert!(lg >= 1);
+        let n = 1usize << lg;
+        let pass = self.ntt_pass();
+        let kernel = &self.k.ntt_pass[pass.index()];
+        let perm = &self.k.ntt_perm_pass[pass.index()];
+        let mut passes = host::ntt_pass_plan(lg);
+        if dif {
+            passes.reverse();
+        }
+        let (plo, phi, plo_bits, mode) = match tables {
+            Some((lo, hi, bits)) => (self.p(lo), self.p(hi), bits, 1u32),
+            None => (0, 0, 0, 0),
+        };
+        self.with_twiddles(lg, |tw| {
+            for &(s0, k) in &passes {
+                if s0 == 0 {
+                    let lgl = host::ntt_perm_lgl(lg, k);
+                    perm.launch(
+                        self,
+                        "ntt_perm_pass",
+                        n,
+                        pass_config(lg, k, lgl, pass),
+                        dst,
+                        src,
+                        tw,
+                        lg,
+                        k,
+                        lgl,
+                        u32::from(dif),
+                        plo,
+                        phi,
+                        plo_bits,
+                        mode,
+                    )?;
+                } else {
+                    let lgl = host::ntt_pass_lgl(s0);
+                    kernel.launch(
+                        self,
+                        "ntt_pass",
+                        n,
+                        pass_config(lg, k, lgl, pass),
+                        if dif { src } else { dst },
+                        tw,
+                        lg,
+                        s0,
+                        k,
+                        lgl,
+                        u32::from(dif),
+                        0,
+                        0,
+                        0,
+                        0,
+                    )?;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// NTT of the `n = 2^lg` Fr elements at `src` into `dst`, natural order
+    /// in and out, the bit reversal fused into a pass: no permutation
+    /// kernel, at the price of a second buffer. Forward kinds leave `src`
+    /// as it was; inverse kinds use it as scratch (its contents afterwards
+    /// are unspecified).
+    pub fn ntt_device_into(
+        &self,
+        src: &mut CudaSlice<u8>,
+        dst: &mut CudaSlice<u8>,
+        lg: u32,
+        kind: NttKind,
+    ) -> Result<()> {
+        self.check_ntt_buffer(src, lg)?;
+        self.check_ntt_buffer(dst, lg)?;
+        let (s, d) = (self.p(src), self.p(dst));
+        if lg == 0 {
+            // One element: its own transform of every kind (g^0 = n^-1 = 1).
+            return self
+                .stream
+                .memcpy_dtod(&src.slice(0..FR_BYTES), &mut dst.slice_mut(0..FR_BYTES))
+                .map_err(|e| self.err("copy on the device", "ntt", 1, e));
+        }
+        match kind {
+            NttKind::Forward => self.ntt_run_passes_into(s, d, lg, false, None),
+            NttKind::CosetForward => {
+                let g = Scalar::MULTIPLICATIVE_GENERATOR;
+                let (lo, hi, lo_bits) = self.power_tables(g, Scalar::ONE, lg)?;
+                self.ntt_run_passes_into(s, d, lg, false, Some((&lo, &hi, lo_bits)))
+            }
+            NttKind::Inverse | NttKind::CosetInverse => {
+                let (lo, hi, lo_bits) =
+                    self.inverse_tables(lg, kind == NttKind::CosetInverse, Scalar::ONE)?;
+                self.ntt_run_passes_into(s, d, lg, true, Some((&lo, &hi, lo_bits)))
+            }
+        }
     }
 
     /// NTT of `n = 2^lg` Fr elements already on the device at `data`,
@@ -351,6 +500,18 @@ impl CudaDevice {
         if lg > 0 {
             self.ntt_run_passes(d, lg, true, OnLoad::Nothing)?;
         }
+        let (lo, hi, lo_bits) = self.inverse_tables(lg, coset, extra)?;
+        self.bitrev(d, lg, Some((&lo, &hi, lo_bits)), true)
+    }
+
+    /// The power tables of an inverse transform's scaling, x_j *= extra
+    /// n^-1 (g^-j when `coset`), j the element's natural place.
+    fn inverse_tables(
+        &self,
+        lg: u32,
+        coset: bool,
+        extra: Scalar,
+    ) -> Result<(CudaSlice<u8>, CudaSlice<u8>, u32)> {
         let n_inv = Scalar::from(1u64 << lg)
             .invert()
             .expect("n is nonzero in Fr");
@@ -361,8 +522,7 @@ impl CudaDevice {
         } else {
             Scalar::ONE
         };
-        let (lo, hi, lo_bits) = self.power_tables(base, extra * n_inv, lg)?;
-        self.bitrev(d, lg, Some((&lo, &hi, lo_bits)), true)
+        self.power_tables(base, extra * n_inv, lg)
     }
 
     /// Evaluations on the domain to evaluations on the coset g<w>, natural
