@@ -3,9 +3,12 @@
 # this; every step of it is here) with branch oop's kernels added: the
 # out-of-place transforms, whose forward first DIT pass reads bit-reversed
 # places and whose inverse last DIF pass writes them (ntt_perm_pass_*), so
-# no permutation kernel runs. Branch oop = main-frlow + that change; its
-# other kernels' SASS is byte-identical to frlow's (sm_90 cubin sections
-# compared), so the in-place rows of .gpu here are frlow's.
+# no permutation kernel runs (on main since the seventeenth session,
+# not yet run on a GPU). Branch oop = main-frlow + that change (branch
+# main-oop-frlow: main with frlow merged, the same code); its other
+# kernels' SASS is byte-identical to frlow's (sm_90 cubin sections
+# compared), so the in-place rows of .gpu here are frlow's. If frlow's
+# checks pass and its rows gain: merge main-oop-frlow (or frlow) into main.
 # Builds: .carry/frlow.tgz (.gpu, .gpu-prover of frlow), .carry/oop.tgz
 # (.gpu of oop: CUZK_CUDA_ARCHS=90 bash scripts/gpu-test.sh --prepare),
 # .carry/main-bench.tgz (.gpu-main of main 3258e25, the baseline).
