@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# 2026-12-05 (fourteenth session), call 57. Branch frlow: Fr's Montgomery
+# rows add m r's two low limb products without multiplying (r's limbs 1
+# and 2^32 - 1, INV = -1: m = -e, m * 1 = m, m * (2^32 - 1) = (lo e, hi
+# m - [e != 0])). SASS of one Fr product (sm_90): 178 -> 163 IMAD-pipe
+# instructions (IMAD.HI.U32 16 -> 2, IMAD.WIDE.U32 16 -> 14), 8 ISETP and
+# 8 SEL more on the ALU pipe; ntt_pass_r2x3 80 registers, spills 72 -> 88
+# bytes. carry [".carry/frlow.tgz"] (.gpu and .gpu-prover, CUZK_CUDA_ARCHS=90).
+#   1. kernel checks (every Fr product, NTT and H case; the new case
+#      "field/fr products with zero limbs" takes rows with m = 0).
+#   2. card and NTT 2^27 rows. Predicted: Fr product 4.975e10 -> ~5.4e10/s
+#      (IMAD-bound, -8.4% IMAD instructions); NTT forward r2x3 44.70 ->
+#      ~41.5 ms.
+#   3. GPU prover checks.
+set -u
+. bench/runs/lib.sh 200 /tmp/call57
+mkdir -p "$w/tests" "$w/checks"
+tar -xzf .carry/frlow.tgz
+stamp "kernel checks"
+OUT="$w/tests" timeout "$(lim 80)" bash .gpu/gpu-test.sh > "$w/tests/run.log" 2>&1
+echo "rc $?"; grep -E "^FAIL|passed, |zero limbs" "$w/tests/run.log" | tail -5 | cut -c1-200
+stamp "card, NTT 2^27"
+CUZK_NTT_BENCH_LOGS=27 timeout "$(lim 40)" ./.gpu/bench_kernels --filter ntt --reps 3 --json-out "$w/ntt.json" > "$w/ntt.log" 2>&1
+echo "rc $?"; grep -E "mul/s|ms \(floor" "$w/ntt.log" | head -9 | cut -c1-200
+stamp "prover checks"
+timeout "$(lim 60)" ./.gpu-prover/gpu_prover_test --json-out "$w/checks/checks.json" > "$w/checks/run.log" 2>&1
+echo "rc $?"; grep -E "^FAIL|passed, " "$w/checks/run.log" | tail -4 | cut -c1-200
+stamp done
+tar -C "$w" -czf "$out/logs.tgz" .
