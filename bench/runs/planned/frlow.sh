@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# 2026-12-05 (fourteenth session), call 57. Branch frlow: Fr's Montgomery
+# Planned 2026-12-05 (fourteenth session; not run: the session's device
+# time was spent, the last start refused). Branch frlow: Fr's Montgomery
 # rows add m r's two low limb products without multiplying (r's limbs 1
 # and 2^32 - 1, INV = -1: m = -e, m * 1 = m, m * (2^32 - 1) = (lo e, hi
 # m - [e != 0])). SASS of one Fr product (sm_90): 178 -> 163 IMAD-pipe
 # instructions (IMAD.HI.U32 16 -> 2, IMAD.WIDE.U32 16 -> 14), 8 ISETP and
 # 8 SEL more on the ALU pipe; ntt_pass_r2x3 80 registers, spills 72 -> 88
-# bytes. carry [".carry/frlow.tgz"] (.gpu and .gpu-prover, CUZK_CUDA_ARCHS=90).
+# bytes. Build on branch frlow: CUZK_CUDA_ARCHS=90 bash scripts/gpu-test.sh
+# --prepare && CUZK_CUDA_ARCHS=90 bash scripts/gpu-prover-test.sh --prepare
+# && tar -czf .carry/frlow.tgz .gpu .gpu-prover (~10 min on 2 cores);
+# carry [".carry/frlow.tgz"], ~150 s of device time plus the start.
+# If every check passes and the NTT row gains, merge frlow into main.
 #   1. kernel checks (every Fr product, NTT and H case; the new case
 #      "field/fr products with zero limbs" takes rows with m = 0).
 #   2. card and NTT 2^27 rows. Predicted: Fr product 4.975e10 -> ~5.4e10/s
@@ -13,7 +18,7 @@
 #      ~41.5 ms.
 #   3. GPU prover checks.
 set -u
-. bench/runs/lib.sh 200 /tmp/call57
+. bench/runs/lib.sh 200 /tmp/frlow
 mkdir -p "$w/tests" "$w/checks"
 tar -xzf .carry/frlow.tgz
 stamp "kernel checks"
