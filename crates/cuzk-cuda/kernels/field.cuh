@@ -247,9 +247,23 @@ DEV Fp<P> mont_mul_cios(const Fp<P>& a, const Fp<P>& b) {
         }
         uint32_t tn = t[N] + (uint32_t)(c >> 32);  // fits: t < 2m < 2^(32N-1)
         const uint32_t m = t[0] * P::INV;
-        c = (uint64_t)m * P::mod(0) + t[0];
+        int j0 = 1;
+        if constexpr (P::LOW_LIMBS_1_AND_MINUS_1) {
+            // ptx_mont_reduce_row's rule for r's limbs 1 and 2^32 - 1 (the
+            // emulated kernels check it against blstrs): e + m = 0 with a
+            // carry iff e != 0, m (2^32 - 1) = (low e, high m - [e != 0]).
+            const uint32_t e = t[0], nz = e != 0u ? 1u : 0u;
+            c = (uint64_t)t[1] + e + nz;
+            t[0] = (uint32_t)c;
+            // The carry into limb 2 as the loop reads it (c >> 32): at
+            // most (2^32 - 2) + 1, since m - nz = 2^32 - 1 needs m = 0.
+            c = ((c >> 32) + (uint64_t)(m - nz)) << 32;
+            j0 = 2;
+        } else {
+            c = (uint64_t)m * P::mod(0) + t[0];
+        }
 #pragma unroll
-        for (int j = 1; j < N; j++) {
+        for (int j = j0; j < N; j++) {
             c = (uint64_t)m * P::mod(j) + t[j] + (c >> 32);
             t[j - 1] = (uint32_t)c;
         }
