@@ -11,6 +11,10 @@
 # && tar -czf .carry/frlow.tgz .gpu .gpu-prover (~10 min on 2 cores);
 # carry [".carry/frlow.tgz"], ~150 s of device time plus the start.
 # If every check passes and the NTT row gains, merge frlow into main.
+# On the CPU (fifteenth session, rebased on main 2c8653e): the PTX form of
+# the product, emulated instruction by instruction (tests/emu_field.rs,
+# emu_ntt's and emu_curve's PTX tests), matches blstrs, and fails with the
+# high word's borrow dropped or made unconditional.
 #   1. kernel checks (every Fr product, NTT and H case; the new case
 #      "field/fr products with zero limbs" takes rows with m = 0).
 #   2. card and NTT 2^27 rows. Predicted: Fr product 4.975e10 -> ~5.4e10/s
