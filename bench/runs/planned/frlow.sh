@@ -20,17 +20,30 @@
 #   2. card and NTT 2^27 rows. Predicted: Fr product 4.975e10 -> ~5.4e10/s
 #      (IMAD-bound, -8.4% IMAD instructions); NTT forward r2x3 44.70 ->
 #      ~41.5 ms.
-#   3. GPU prover checks.
+#   3. main's NTT rows on the same card (.gpu-main: main 3258e25, the
+#      baseline), ncu of ntt_pass_r2x3 at 2^24 with frlow and with main.
+#   4. GPU prover checks.
 set -u
-. bench/runs/lib.sh 200 /tmp/frlow
+. bench/runs/lib.sh 320 /tmp/frlow
 mkdir -p "$w/tests" "$w/checks"
 tar -xzf .carry/frlow.tgz
+tar -xzf .carry/main-bench.tgz
 stamp "kernel checks"
 OUT="$w/tests" timeout "$(lim 80)" bash .gpu/gpu-test.sh > "$w/tests/run.log" 2>&1
 echo "rc $?"; grep -E "^FAIL|passed, |zero limbs" "$w/tests/run.log" | tail -5 | cut -c1-200
 stamp "card, NTT 2^27"
 CUZK_NTT_BENCH_LOGS=27 timeout "$(lim 40)" ./.gpu/bench_kernels --filter ntt --reps 3 --json-out "$w/ntt.json" > "$w/ntt.log" 2>&1
 echo "rc $?"; grep -E "mul/s|ms \(floor" "$w/ntt.log" | head -9 | cut -c1-200
+stamp "baseline: main's NTT 2^27 on the same card"
+CUZK_NTT_BENCH_LOGS=27 timeout "$(lim 40)" ./.gpu-main/bench_kernels --filter ntt --reps 3 --json-out "$w/ntt-main.json" > "$w/ntt-main.log" 2>&1
+echo "rc $?"; grep -E "mul/s|ms \(floor" "$w/ntt-main.log" | head -9 | cut -c1-200
+stamp "ncu ntt_pass_r2x3 at 2^24, frlow then main"
+sections="--section SpeedOfLight --section ComputeWorkloadAnalysis --section SchedulerStats --section WarpStateStats --section Occupancy"
+for b in gpu gpu-main; do
+  CUZK_NTT_BENCH_LOGS=24 timeout "$(lim 45)" /usr/local/cuda/bin/ncu --clock-control none -k regex:ntt_pass_r2x3 --launch-count 6 $sections --csv \
+    ./.$b/bench_kernels --filter ntt --reps 1 > "$w/ncu-$b.csv" 2> "$w/ncu-$b.err"
+  echo "rc $?"; wc -l < "$w/ncu-$b.csv"; tail -1 "$w/ncu-$b.err" | cut -c1-200
+done
 stamp "prover checks"
 timeout "$(lim 60)" ./.gpu-prover/gpu_prover_test --json-out "$w/checks/checks.json" > "$w/checks/run.log" 2>&1
 echo "rc $?"; grep -E "^FAIL|passed, " "$w/checks/run.log" | tail -4 | cut -c1-200
