@@ -38,11 +38,12 @@ stamp "baseline: main's NTT 2^27 on the same card"
 CUZK_NTT_BENCH_LOGS=27 timeout "$(lim 40)" ./.gpu-main/bench_kernels --filter ntt --reps 3 --json-out "$w/ntt-main.json" > "$w/ntt-main.log" 2>&1
 echo "rc $?"; grep -E "mul/s|ms \(floor" "$w/ntt-main.log" | head -9 | cut -c1-200
 stamp "ncu ntt_pass_r2x3 at 2^24, frlow then main"
-sections="--section SpeedOfLight --section ComputeWorkloadAnalysis --section SchedulerStats --section WarpStateStats --section Occupancy"
+sections="--section SpeedOfLight --section ComputeWorkloadAnalysis --section SchedulerStats --section WarpStateStats --section Occupancy --section InstructionStats"
+metrics=sm__pipe_fmaheavy_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed
 for b in gpu gpu-main; do
-  CUZK_NTT_BENCH_LOGS=24 timeout "$(lim 45)" /usr/local/cuda/bin/ncu --clock-control none -k regex:ntt_pass_r2x3 --launch-count 6 $sections --csv \
-    ./.$b/bench_kernels --filter ntt --reps 1 > "$w/ncu-$b.csv" 2> "$w/ncu-$b.err"
-  echo "rc $?"; wc -l < "$w/ncu-$b.csv"; tail -1 "$w/ncu-$b.err" | cut -c1-200
+  CUZK_NTT_BENCH_LOGS=24 timeout "$(lim 45)" /usr/local/cuda/bin/ncu --clock-control none -k regex:ntt_pass_r2x3 --launch-count 3 $sections --metrics "$metrics" \
+    ./.$b/bench_kernels --filter ntt --reps 1 > "$w/ncu-$b.log" 2>&1
+  echo "rc $? ($b)"; grep -E "pipe_|issue_active|inst_executed.sum|dram__|Issue Slots Busy|Achieved Occupancy|Registers Per|No Eligible|Warp Cycles Per Issued|Duration|Stall" "$w/ncu-$b.log" | head -30 | cut -c1-150
 done
 stamp "prover checks"
 timeout "$(lim 60)" ./.gpu-prover/gpu_prover_test --json-out "$w/checks/checks.json" > "$w/checks/run.log" 2>&1
