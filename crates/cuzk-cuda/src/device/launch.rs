@@ -152,9 +152,10 @@ pub(super) struct Signature {
 /// `source` (a kernel header's text): every symbol is defined there, with
 /// the declared parameter types in order. Kernels that a macro defines
 /// (`NAME(...)` in `#define NTT_PASS(NAME, ...)`, `msm_accumulate_##G`) are
-/// matched through the macro: `NAME` when a macro is instantiated with the
-/// symbol as its first argument, `prefix##G` when the symbol is `prefix`
-/// followed by such a first argument.
+/// matched through the macro that holds the definition: `NAME` when that
+/// macro is instantiated with the symbol as its first argument,
+/// `prefix##G` when the symbol is `prefix` followed by such a first
+/// argument.
 #[cfg(test)]
 pub(super) fn check_signatures(source: &str, kernels: &[Signature]) {
     let defs = kernel_definitions(&source.replace("\\\n", "\n"));
@@ -162,8 +163,8 @@ pub(super) fn check_signatures(source: &str, kernels: &[Signature]) {
         for &sym in k.symbols {
             let found: Vec<&Vec<&'static str>> = defs
                 .iter()
-                .filter(|(name, _)| defines(name, sym, source))
-                .map(|(_, params)| params)
+                .filter(|d| defines(&d.name, d.in_macro.as_deref(), sym, source))
+                .map(|d| &d.params)
                 .collect();
             assert!(!found.is_empty(), "{sym}: no such kernel in the source");
             for params in found {
@@ -174,10 +175,13 @@ pub(super) fn check_signatures(source: &str, kernels: &[Signature]) {
 }
 
 /// Whether the definition named `name` (maybe a macro's `NAME` or
-/// `prefix##G`) defines the kernel `sym`.
+/// `prefix##G`, in the macro `in_macro`) defines the kernel `sym`.
 #[cfg(test)]
-fn defines(name: &str, sym: &str, source: &str) -> bool {
-    let instantiated = |arg: &str| source.contains(&format!("({arg},"));
+fn defines(name: &str, in_macro: Option<&str>, sym: &str, source: &str) -> bool {
+    let m = in_macro.unwrap_or("");
+    let instantiated = |arg: &str| {
+        source.contains(&format!("{m}({arg},")) || source.contains(&format!("{m}({arg})"))
+    };
     if let Some((prefix, _)) = name.split_once("##") {
         return sym.strip_prefix(prefix).is_some_and(instantiated);
     }
@@ -185,11 +189,34 @@ fn defines(name: &str, sym: &str, source: &str) -> bool {
     name == sym || (macro_param && instantiated(sym))
 }
 
-/// (name, parameter types) of each `__global__` definition in `source`.
+/// A `__global__` definition of a kernel header.
 #[cfg(test)]
-fn kernel_definitions(source: &str) -> Vec<(String, Vec<&'static str>)> {
+struct KernelDefinition {
+    name: String,
+    params: Vec<&'static str>,
+    /// The last macro `#define`d before it: the one whose body holds it
+    /// when its name is a macro parameter.
+    in_macro: Option<String>,
+}
+
+/// Each `__global__` definition in `source` (macro bodies' continuations
+/// joined).
+#[cfg(test)]
+fn kernel_definitions(source: &str) -> Vec<KernelDefinition> {
     let mut out = Vec::new();
-    for part in source.split("__global__").skip(1) {
+    let mut at = 0;
+    for part in source.split("__global__") {
+        let before = &source[..at];
+        at += part.len() + "__global__".len();
+        if before.is_empty() {
+            continue; // the text before the first definition
+        }
+        let in_macro = before.rfind("#define ").map(|i| {
+            before[i + "#define ".len()..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect::<String>()
+        });
         let rest = part.trim_start();
         let Some(rest) = rest.strip_prefix("void") else {
             continue;
@@ -215,7 +242,11 @@ fn kernel_definitions(source: &str) -> Vec<(String, Vec<&'static str>)> {
                 }
             })
             .collect();
-        out.push((name, params));
+        out.push(KernelDefinition {
+            name,
+            params,
+            in_macro,
+        });
     }
     out
 }
@@ -228,7 +259,11 @@ mod tests {
         plain(const uint32_t* a, uint32_t n, uint64_t m) {}\n\
         #define PAIR(G, F) \\\n\
             extern \"C\" __global__ void pair_##G(const F* x, uint32_t n) {}\n\
-        PAIR(g1, Fq)\n";
+        PAIR(g1, Fq)\n\
+        #define ONE(NAME) extern \"C\" __global__ void NAME(uint32_t n) {}\n\
+        #define TWO(NAME) extern \"C\" __global__ void NAME(uint32_t n, uint32_t m) {}\n\
+        ONE(one_a)\n\
+        TWO(two_a)\n";
 
     #[test]
     fn signatures_match_plain_and_macro_kernels() {
@@ -244,6 +279,37 @@ mod tests {
                     params: &["DevPtr", "u32"],
                 },
             ],
+        );
+    }
+
+    /// Two macros naming their kernel by a parameter: each symbol is
+    /// checked against the macro that it instantiates, not the other.
+    #[test]
+    fn each_macro_kernel_is_matched_through_its_own_macro() {
+        check_signatures(
+            SOURCE,
+            &[
+                Signature {
+                    symbols: &["one_a"],
+                    params: &["u32"],
+                },
+                Signature {
+                    symbols: &["two_a"],
+                    params: &["u32", "u32"],
+                },
+            ],
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "two_a: parameters differ")]
+    fn a_macro_kernel_with_the_other_macros_parameters_is_caught() {
+        check_signatures(
+            SOURCE,
+            &[Signature {
+                symbols: &["two_a"],
+                params: &["u32"],
+            }],
         );
     }
 
