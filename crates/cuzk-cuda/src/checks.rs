@@ -860,6 +860,35 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
             [x * y, x + y, x - y, x.square(), -x]
         })
     });
+    // Products whose Montgomery rows meet a zero low limb (m = 0 there):
+    // Fr's rows add m r's two low limb products (r's limbs 1 and 2^32 - 1)
+    // without multiplying, with their own rule when m = 0. A zeroed limb 0
+    // of x makes row 0's m zero; zeroed limbs of y make later rows' m zero
+    // where the rest cancels. Zeroing limbs keeps an element below r.
+    r.case("field/fr products with zero limbs", |dev, rng| {
+        let zeroed = |s: Scalar, mask: u32| {
+            let mut b = fr_bytes(&s);
+            for k in 0..8 {
+                if mask >> k & 1 == 1 {
+                    b[4 * k..4 * k + 4].fill(0);
+                }
+            }
+            fr_from(&b)
+        };
+        let xs: Vec<Scalar> = random_scalars(1024, rng.gen())
+            .into_iter()
+            .enumerate()
+            .map(|(i, s)| zeroed(s, i as u32 | 1))
+            .collect();
+        let ys: Vec<Scalar> = random_scalars(1024, rng.gen())
+            .into_iter()
+            .enumerate()
+            .map(|(i, s)| zeroed(s, (i as u32 * 37) & 0xff))
+            .collect();
+        field_ops_check(dev, 0, 32, &xs, &ys, fr_bytes, fr_from, |x, y| {
+            [x * y, x + y, x - y, x.square(), -x]
+        })
+    });
     r.case("field/fq products near p", |dev, rng| {
         let (xs, ys) = near_modulus_pairs(rng, &FQ_MODULUS, 32, |l| {
             let b: Vec<u8> = l.iter().flat_map(|w| w.to_le_bytes()).collect();
