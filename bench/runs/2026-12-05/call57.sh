@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Planned 2026-12-05 (seventeenth session): frlow's call (frlow.sh beside
-# this; every step of it is here) with branch oop's kernels added: the
+# 2026-12-05 (eighteenth session), call 57, ran on an H100 (nvidia-h100-x1;
+# output in call57/, the session's log in bench/gpu-kernels.md run 34).
+# Planned in the seventeenth session: frlow's call (frlow.sh, now removed:
+# every step of it is here) with branch oop's kernels added: the
 # out-of-place transforms, whose forward first DIT pass reads bit-reversed
 # places and whose inverse last DIF pass writes them (ntt_perm_pass_*), so
 # no permutation kernel runs (on main since the seventeenth session,
