@@ -76,6 +76,11 @@ int main() {
                 case 11: perm(ntt_perm_pass_r3); break;
                 case 12: perm(ntt_perm_pass_r3x2); break;
                 case 13: perm(ntt_perm_pass_r2x3); break;
+                case 14:
+                    if (nargs != 6) throw std::runtime_error("ntt_bitrev_tiled takes 6 arguments");
+                    emu_launch(grid, block, smem,
+                               [&] { ntt_bitrev_tiled(fr(0), u(1), fr(2), fr(3), u(4), u(5)); });
+                    break;
                 default: throw std::runtime_error("unknown kernel");
             }
         }

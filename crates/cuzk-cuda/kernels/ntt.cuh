@@ -275,7 +275,12 @@ NTT_PASS(ntt_pass_r1, 1, 1)
 NTT_PASS(ntt_pass_r2, 2, 1)
 NTT_PASS(ntt_pass_r3, 3, 1)
 NTT_PASS(ntt_pass_r3x2, 3, 2)
-NTT_PASS(ntt_pass_r2x3, 2, 3)
+// r2x3's blocks per SM: CUZK_NVCC_DEFINES=CUZK_NTT_R2X3_MIN_BLOCKS=4 builds
+// it at 64 registers (four blocks, half the warp slots) for a measurement.
+#ifndef CUZK_NTT_R2X3_MIN_BLOCKS
+#define CUZK_NTT_R2X3_MIN_BLOCKS 3
+#endif
+NTT_PASS(ntt_pass_r2x3, 2, CUZK_NTT_R2X3_MIN_BLOCKS)
 #undef NTT_PASS
 
 // The permuting passes of the out-of-place transforms (ntt_perm_pass_body),
@@ -291,7 +296,7 @@ NTT_PERM_PASS(ntt_perm_pass_r1, 1, 1)
 NTT_PERM_PASS(ntt_perm_pass_r2, 2, 1)
 NTT_PERM_PASS(ntt_perm_pass_r3, 3, 1)
 NTT_PERM_PASS(ntt_perm_pass_r3x2, 3, 2)
-NTT_PERM_PASS(ntt_perm_pass_r2x3, 2, 3)
+NTT_PERM_PASS(ntt_perm_pass_r2x3, 2, CUZK_NTT_R2X3_MIN_BLOCKS)
 #undef NTT_PERM_PASS
 
 // H's last step (src/device/ntt.rs, `h_finish_device`): after the DIF
@@ -331,6 +336,25 @@ extern "C" __global__ void h_finish_bitrev(Fr* a, const Fr* c, uint32_t lg, cons
 // 2-4).
 #define H_TILE_LOG 5
 #define H_TILE_THREADS 256
+// Element e = h 2^H_TILE_LOG + l of a tile into its slot, and the element
+// that place e = jh 2^H_TILE_LOG + jl of the reversed tile takes: (h, l) =
+// (rev jl, rev jh).
+DEV void tile_put(uint4* sh_lo, uint4* sh_hi, uint32_t e, const Fr& x) {
+    const uint32_t h = e >> H_TILE_LOG, l = e & ((1u << H_TILE_LOG) - 1);
+    const uint32_t slot = (h << H_TILE_LOG) + (l ^ ((h >> 2) & 7));
+    sh_lo[slot] = make_uint4(x.v[0], x.v[1], x.v[2], x.v[3]);
+    sh_hi[slot] = make_uint4(x.v[4], x.v[5], x.v[6], x.v[7]);
+}
+DEV Fr tile_get_reversed(const uint4* sh_lo, const uint4* sh_hi, uint32_t e) {
+    const uint32_t jh = e >> H_TILE_LOG, jl = e & ((1u << H_TILE_LOG) - 1);
+    const uint32_t h = __brev(jl) >> (32 - H_TILE_LOG), l = __brev(jh) >> (32 - H_TILE_LOG);
+    const uint32_t slot = (h << H_TILE_LOG) + (l ^ ((h >> 2) & 7));
+    const uint4 x0 = sh_lo[slot], x1 = sh_hi[slot];
+    Fr x;
+    x.v[0] = x0.x; x.v[1] = x0.y; x.v[2] = x0.z; x.v[3] = x0.w;
+    x.v[4] = x1.x; x.v[5] = x1.y; x.v[6] = x1.z; x.v[7] = x1.w;
+    return x;
+}
 extern "C" __global__ void __launch_bounds__(H_TILE_THREADS)
 h_finish_tiled(Fr* __restrict__ out, const Fr* __restrict__ a, const Fr* __restrict__ c,
                uint32_t lg, const Fr* lo, const Fr* hi, uint32_t lo_bits) {
@@ -345,22 +369,77 @@ h_finish_tiled(Fr* __restrict__ out, const Fr* __restrict__ a, const Fr* __restr
         const uint32_t h = e >> H_TILE_LOG, l = e & (T - 1);
         const uint32_t i = (h << (lg - H_TILE_LOG)) | (mid << H_TILE_LOG) | l;
         const uint32_t j = __brev(i) >> (32 - lg);
-        const Fr x = ldg_fr(a + i) * power_from_tables(lo, hi, lo_bits, j) - ldg_fr(c + i) * s;
-        const uint32_t slot = h * T + (l ^ ((h >> 2) & 7));
-        sh_lo[slot] = make_uint4(x.v[0], x.v[1], x.v[2], x.v[3]);
-        sh_hi[slot] = make_uint4(x.v[4], x.v[5], x.v[6], x.v[7]);
+        tile_put(sh_lo, sh_hi, e,
+                 ldg_fr(a + i) * power_from_tables(lo, hi, lo_bits, j) - ldg_fr(c + i) * s);
     }
     __syncthreads();
     const uint32_t rmid = mid_bits == 0 ? 0 : __brev(mid) >> (32 - mid_bits);
     for (uint32_t e = threadIdx.x; e < T * T; e += blockDim.x) {
         // Place (jh | rmid | jl): it came from hi = rev jl, lo = rev jh.
         const uint32_t jh = e >> H_TILE_LOG, jl = e & (T - 1);
-        const uint32_t h = __brev(jl) >> (32 - H_TILE_LOG), l = __brev(jh) >> (32 - H_TILE_LOG);
-        const uint32_t slot = h * T + (l ^ ((h >> 2) & 7));
-        const uint4 x0 = sh_lo[slot], x1 = sh_hi[slot];
-        Fr x;
-        x.v[0] = x0.x; x.v[1] = x0.y; x.v[2] = x0.z; x.v[3] = x0.w;
-        x.v[4] = x1.x; x.v[5] = x1.y; x.v[6] = x1.z; x.v[7] = x1.w;
-        st_fr(out + ((jh << (lg - H_TILE_LOG)) | (rmid << H_TILE_LOG) | jl), x);
+        st_fr(out + ((jh << (lg - H_TILE_LOG)) | (rmid << H_TILE_LOG) | jl),
+              tile_get_reversed(sh_lo, sh_hi, e));
     }
+}
+
+// The in-place bit reversal (ntt_bitrev's work, the same arguments) in
+// tiles, for lg >= 2 * H_TILE_LOG: block `mid` swaps the tile of mid value
+// `mid` with that of rev mid (blocks with mid > rev mid have nothing to
+// do; a tile with mid = rev mid is its own partner). Both tiles are read
+// before either is written: the partner's into registers (each thread
+// T^2 / H_TILE_THREADS elements), the own one into shared memory; the
+// own one goes out reversed to the partner's places, then the partner's
+// through shared memory to the own places, each read and written in runs
+// of 2^H_TILE_LOG elements as in h_finish_tiled. The thread-per-pair
+// kernel above writes one element of each pair to a scattered place and
+// leaves half its threads idle (~1.1 TB/s at 2^27 on the H100, 2026-12-05
+// call 57).
+extern "C" __global__ void __launch_bounds__(H_TILE_THREADS)
+ntt_bitrev_tiled(Fr* d, uint32_t lg, const Fr* lo, const Fr* hi, uint32_t lo_bits,
+                 uint32_t scale) {
+    constexpr uint32_t T = 1u << H_TILE_LOG;
+    constexpr uint32_t PER_THREAD = T * T / H_TILE_THREADS;
+    extern __shared__ uint4 shm[];  // 2 T^2 16-byte slots (dynamic)
+    uint4* sh_lo = shm;
+    uint4* sh_hi = shm + T * T;
+    const uint32_t mid = blockIdx.x;
+    const uint32_t mid_bits = lg - 2 * H_TILE_LOG;
+    const uint32_t rmid = mid_bits == 0 ? 0 : __brev(mid) >> (32 - mid_bits);
+    if (mid > rmid) return;
+    // Element e of tile m (row h = e / T, column l) sits at (h | m | l);
+    // loaded, it is scaled by c*base^i of its place i (scale 1) or of the
+    // place rev i it moves to (scale 2).
+    auto load = [&](uint32_t m, uint32_t e) {
+        const uint32_t i = ((e >> H_TILE_LOG) << (lg - H_TILE_LOG)) | (m << H_TILE_LOG) | (e & (T - 1));
+        Fr x = ld_fr(d + i);
+        if (scale == 1) x = x * power_from_tables(lo, hi, lo_bits, i);
+        if (scale == 2) x = x * power_from_tables(lo, hi, lo_bits, __brev(i) >> (32 - lg));
+        return x;
+    };
+    // Place e of tile m's reversal: row jh, column jl, from the other
+    // tile's element (rev jl, rev jh) (h_finish_tiled's second loop).
+    auto store = [&](uint32_t m, uint32_t e) {
+        const uint32_t i = ((e >> H_TILE_LOG) << (lg - H_TILE_LOG)) | (m << H_TILE_LOG) | (e & (T - 1));
+        st_fr(d + i, tile_get_reversed(sh_lo, sh_hi, e));
+    };
+    Fr partner[PER_THREAD];
+    if (mid != rmid) {
+#pragma unroll
+        for (uint32_t k = 0; k < PER_THREAD; k++) partner[k] = load(rmid, threadIdx.x + k * H_TILE_THREADS);
+    }
+#pragma unroll
+    for (uint32_t k = 0; k < PER_THREAD; k++) {
+        const uint32_t e = threadIdx.x + k * H_TILE_THREADS;
+        tile_put(sh_lo, sh_hi, e, load(mid, e));
+    }
+    __syncthreads();
+#pragma unroll
+    for (uint32_t k = 0; k < PER_THREAD; k++) store(rmid, threadIdx.x + k * H_TILE_THREADS);
+    if (mid == rmid) return;
+    __syncthreads();
+#pragma unroll
+    for (uint32_t k = 0; k < PER_THREAD; k++) tile_put(sh_lo, sh_hi, threadIdx.x + k * H_TILE_THREADS, partner[k]);
+    __syncthreads();
+#pragma unroll
+    for (uint32_t k = 0; k < PER_THREAD; k++) store(mid, threadIdx.x + k * H_TILE_THREADS);
 }

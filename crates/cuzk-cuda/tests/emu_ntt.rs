@@ -18,6 +18,12 @@ use rand::SeedableRng;
 
 /// Kernel ids of emu/ntt_emu.cpp.
 const BITREV: u32 = 0;
+const BITREV_TILED: u32 = 14;
+/// ntt.rs's tile: 2^TILE_LOG x 2^TILE_LOG elements, TILE_THREADS threads,
+/// the low and high 16 bytes of each element in shared memory.
+const TILE_LOG: u32 = 5;
+const TILE_THREADS: u32 = 256;
+const TILE_SMEM: u32 = 2 << (2 * TILE_LOG) << 4;
 const POWERS: u32 = 5;
 const H_FINISH_TILED: u32 = 7;
 const H_FINISH_BITREV: u32 = 8;
@@ -189,17 +195,36 @@ fn passes(l: &mut Launches, kernel: u32, radix: u32, lg: u32, tw: u32, dif: bool
     }
 }
 
+/// ntt.rs's in-place bit reversal: in tiles from 2^(2 TILE_LOG) on.
 fn bitrev(l: &mut Launches, lg: u32, scale: Option<(u32, u32, u32)>, after: bool) {
-    let (g, b) = cfg1d(1 << lg);
+    bitrev_with(l, lg >= 2 * TILE_LOG, lg, scale, after);
+}
+
+fn bitrev_with(
+    l: &mut Launches,
+    tiled: bool,
+    lg: u32,
+    scale: Option<(u32, u32, u32)>,
+    after: bool,
+) {
+    let (kernel, (g, b), smem) = if tiled {
+        (
+            BITREV_TILED,
+            (1 << (lg - 2 * TILE_LOG), TILE_THREADS),
+            TILE_SMEM,
+        )
+    } else {
+        (BITREV, cfg1d(1 << lg), 0)
+    };
     let (lo, hi, bits, mode) = match scale {
         Some((lo, hi, bits)) => (Arg::Buf(lo), Arg::Buf(hi), bits, if after { 2 } else { 1 }),
         None => (Arg::Null, Arg::Null, 0, 0),
     };
     l.launch(
-        BITREV,
+        kernel,
         g,
         b,
-        0,
+        smem,
         vec![
             Arg::Buf(0),
             Arg::U32(lg),
@@ -536,6 +561,52 @@ fn h_permutation_back_matches_the_formula() {
             let got = l.run();
             if let Some(j) = (0..n).find(|&j| got[j] != want[j]) {
                 panic!("2^{lg} {name}: first difference at {j}");
+            }
+        }
+    }
+}
+
+/// The in-place bit reversal, thread per pair and in tiles (2^10 and up:
+/// no mid bits, so every tile is its own partner, then 1-4 mid bits, pairs
+/// of tiles and tiles on their own), with no scaling and with the scaling
+/// by c base^i of the place before (1) or after (2) the permutation,
+/// against the formula.
+#[test]
+fn bit_reversal_in_place_matches_the_formula() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0xb17);
+    let base = Scalar::random(&mut rng);
+    let c = Scalar::random(&mut rng);
+    for lg in [0u32, 1, 2, 5, 9, 10, 11, 12, 13, 14] {
+        let n = 1usize << lg;
+        let x: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut rng)).collect();
+        let rev = |j: usize| {
+            if lg == 0 {
+                0
+            } else {
+                (j as u32).reverse_bits() as usize >> (32 - lg)
+            }
+        };
+        let p = |i: usize| c * base.pow_vartime([i as u64]);
+        for tiled in [false, true] {
+            if tiled && lg < 2 * TILE_LOG {
+                continue;
+            }
+            for mode in 0..3 {
+                let want: Vec<Scalar> = (0..n)
+                    .map(|j| match mode {
+                        0 => x[rev(j)],
+                        1 => x[rev(j)] * p(rev(j)),
+                        _ => x[rev(j)] * p(j),
+                    })
+                    .collect();
+                let mut l = Launches::default();
+                l.scalars(&x);
+                let t = (mode > 0).then(|| power_tables(&mut l, base, c, lg));
+                bitrev_with(&mut l, tiled, lg, t, mode == 2);
+                let got = l.run();
+                if let Some(j) = (0..n).find(|&j| got[j] != want[j]) {
+                    panic!("2^{lg}, tiled {tiled}, scale {mode}: first difference at {j}");
+                }
             }
         }
     }

@@ -127,6 +127,7 @@ impl DeviceGroup for blstrs::G2Projective {
 struct Kernels {
     ntt_powers: ntt::NttPowers,
     ntt_bitrev: ntt::NttBitrev,
+    ntt_bitrev_tiled: ntt::NttBitrevTiled,
     /// Indexed by [`NttPass::index`].
     ntt_pass: [ntt::NttPassKernel; NttPass::ALL.len()],
     /// The same builds' permuting passes (out-of-place transforms).
@@ -261,6 +262,7 @@ impl CudaDevice {
         let k = Kernels {
             ntt_powers: ntt::NttPowers::load(&f)?,
             ntt_bitrev: ntt::NttBitrev::load(&f)?,
+            ntt_bitrev_tiled: ntt::NttBitrevTiled::load(&f)?,
             ntt_pass: ntt::NttPassKernel::load_all(&f)?,
             ntt_perm_pass: ntt::NttPermPassKernel::load_all(&f)?,
             h_finish_bitrev: ntt::HFinishBitrev::load(&f)?,
@@ -518,6 +520,7 @@ mod tests {
                 vec![
                     NttPowers::SIGNATURE,
                     NttBitrev::SIGNATURE,
+                    NttBitrevTiled::SIGNATURE,
                     NttPassKernel::SIGNATURE,
                     NttPermPassKernel::SIGNATURE,
                     HFinishBitrev::SIGNATURE,

@@ -21,6 +21,10 @@ typed_kernels! {
     /// `ntt_bitrev`: the in-place bit reversal, with the optional scaling
     /// by the power tables (`scale` 0: none, 1: before, 2: after).
     NttBitrev["ntt_bitrev"](d: DevPtr, lg: u32, lo: DevPtr, hi: DevPtr, lo_bits: u32, scale: u32);
+    /// `ntt_bitrev_tiled`: the same permutation and scaling in tiles of
+    /// 2^(2 H_TILE_LOG) elements, a tile swapped with its partner through
+    /// shared memory (lg >= 2 H_TILE_LOG).
+    NttBitrevTiled["ntt_bitrev_tiled"](d: DevPtr, lg: u32, lo: DevPtr, hi: DevPtr, lo_bits: u32, scale: u32);
     /// `ntt_pass_r1`, `_r2`, `_r3`, `_r3x2`, `_r2x3`: `k` stages from stage
     /// `s0` in shared memory ([`NttPass`] picks the build); `scale`: what
     /// the pass does to each element it loads ([`OnLoad`]).
@@ -79,8 +83,9 @@ typed_kernels! {
 const NTT_POWERS_BLOCK: u32 = 256;
 /// Threads per block of ntt_bitrev.
 const NTT_BITREV_BLOCK: u32 = 256;
-/// h_finish_tiled's tile: 2^H_TILE_LOG x 2^H_TILE_LOG elements (ntt.cuh's
-/// `H_TILE_LOG`), one block of H_TILE_THREADS threads each.
+/// The tile of h_finish_tiled and ntt_bitrev_tiled: 2^H_TILE_LOG x
+/// 2^H_TILE_LOG elements (ntt.cuh's `H_TILE_LOG`), one block of
+/// H_TILE_THREADS threads each.
 const H_TILE_LOG: u32 = 5;
 const H_TILE_THREADS: u32 = 256;
 /// Its dynamic shared memory: a tile's low and high 16-byte halves.
@@ -565,6 +570,24 @@ impl CudaDevice {
             Some((lo, hi, bits)) => (self.p(lo), self.p(hi), bits, if after { 2u32 } else { 1 }),
             None => (0, 0, 0, 0),
         };
+        if lg >= 2 * H_TILE_LOG {
+            return self.k.ntt_bitrev_tiled.launch(
+                self,
+                "ntt_bitrev_tiled",
+                n,
+                LaunchConfig {
+                    grid_dim: (1u32 << (lg - 2 * H_TILE_LOG), 1, 1),
+                    block_dim: (H_TILE_THREADS, 1, 1),
+                    shared_mem_bytes: H_TILE_SMEM,
+                },
+                d,
+                lg,
+                lo,
+                hi,
+                lo_bits,
+                mode,
+            );
+        }
         self.k.ntt_bitrev.launch(
             self,
             "ntt_bitrev",
