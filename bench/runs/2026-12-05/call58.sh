@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Planned 2026-12-05 (eighteenth session), call 58: the in-place bit
+# 2026-12-05 (eighteenth session), call 58, ran on an H100 (asked as
+# nvidia-h200; output in call58/, bench/gpu-kernels.md run 35). Planned: the in-place bit
 # reversal in tiles (ntt_bitrev_tiled, from 2^10 on), and r2x3's pass at
 # four blocks an SM (64 registers, 340 B of spills) to test run 34's
 # reading that the pass is latency-bound (37% occupancy, half the issue
