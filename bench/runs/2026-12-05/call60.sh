@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Planned 2026-12-05 (eighteenth session), call 60: the NTT passes' loads
+# 2026-12-05 (eighteenth session), call 60, ran on an H100 (output in call60/). Planned: the NTT passes' loads
 # four at a time (ntt_load_batched; call 59's source counters: the shared
 # store waiting on its single global read held 7.7% of the pass's stall
 # samples, the barrier after the loads 5%). Builds

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Planned 2026-12-05 (eighteenth session), call 61: call 59's second half,
+# 2026-12-05 (eighteenth session), call 61, ran on an H100 (output in call61/: the
+# source view as gzipped CSV, no .ncu-rep). Planned: call 59's second half,
 # which ran out of its 60 s (the G1 bench makes its 2^24 points and runs
 # its variant rows under ncu before the launch profiled): ncu's source
 # counters of the G1 MSM's bucket accumulation (msm_accumulate_g1, the

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Planned 2026-12-05 (eighteenth session), call 59: where the stalls sit,
+# 2026-12-05 (eighteenth session), call 59, ran on an H100 (output in call59/: the
+# source view as gzipped CSV; the .ncu-rep files were not kept, 7 MB each). Planned: where the stalls sit,
 # per SASS instruction (ncu's source counters), in the NTT pass r2x3 (run
 # 35: bound by the math pipe and dispatch; frlow's fewer IMADs did not
 # shorten it) and in the G1 MSM's bucket accumulation (the partition's
