@@ -135,15 +135,30 @@ fn time_it(dev: &CudaDevice, reps: usize, mut f: impl FnMut() -> Result<()>) -> 
 }
 
 #[cfg(feature = "cuda")]
+/// The error of a driver call in a benchmark's own setup (not a kernel's):
+/// `op` on `size` (elements or bytes) for the rows of `kernel`, on `device`.
+fn setup_err<E: Into<crate::error::DriverFailure>>(
+    device: &str,
+    op: &'static str,
+    kernel: &'static str,
+    size: usize,
+) -> impl FnOnce(E) -> CudaError {
+    let device = device.to_string();
+    move |e| CudaError::Driver {
+        op,
+        kernel,
+        size,
+        device,
+        source: e.into(),
+    }
+}
+
+#[cfg(feature = "cuda")]
 fn card(dev: &CudaDevice) -> Result<Card> {
     let attr = |a| {
-        dev.context().attribute(a).map_err(|e| CudaError::Driver {
-            op: "device attribute",
-            kernel: "bench",
-            size: 0,
-            device: dev.name().to_string(),
-            source: e.into(),
-        })
+        dev.context()
+            .attribute(a)
+            .map_err(setup_err(dev.name(), "device attribute", "bench", 0))
     };
     let sms = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
     let clock_khz = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? as f64;
@@ -152,36 +167,25 @@ fn card(dev: &CudaDevice) -> Result<Card> {
     let imad_per_s = sms as f64 * 64.0 * clock_khz * 1e3;
     // Device-to-device copy of 4 GiB: bytes read + written over time.
     let bytes = 4usize << 30;
-    let src = dev
-        .stream()
-        .alloc_zeros::<u8>(bytes)
-        .map_err(|e| CudaError::Driver {
-            op: "alloc",
-            kernel: "bench copy",
-            size: bytes,
-            device: dev.name().to_string(),
-            source: e.into(),
-        })?;
-    let mut dst = dev
-        .stream()
-        .alloc_zeros::<u8>(bytes)
-        .map_err(|e| CudaError::Driver {
-            op: "alloc",
-            kernel: "bench copy",
-            size: bytes,
-            device: dev.name().to_string(),
-            source: e.into(),
-        })?;
+    let src = dev.stream().alloc_zeros::<u8>(bytes).map_err(setup_err(
+        dev.name(),
+        "alloc",
+        "bench copy",
+        bytes,
+    ))?;
+    let mut dst = dev.stream().alloc_zeros::<u8>(bytes).map_err(setup_err(
+        dev.name(),
+        "alloc",
+        "bench copy",
+        bytes,
+    ))?;
     let (ms, _) = time_it(dev, 5, || {
-        dev.stream()
-            .memcpy_dtod(&src, &mut dst)
-            .map_err(|e| CudaError::Driver {
-                op: "copy",
-                kernel: "bench copy",
-                size: bytes,
-                device: dev.name().to_string(),
-                source: e.into(),
-            })
+        dev.stream().memcpy_dtod(&src, &mut dst).map_err(setup_err(
+            dev.name(),
+            "copy",
+            "bench copy",
+            bytes,
+        ))
     })?;
     let copy_gb_s = 2.0 * bytes as f64 / (ms * 1e-3) / 1e9;
     let arith = ArithKernels::load(dev)?;
@@ -447,13 +451,7 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
         let mut pinned = dev.alloc_pinned(bytes.len())?;
         pinned
             .as_mut_slice()
-            .map_err(|e| CudaError::Driver {
-                op: "pinned slice",
-                kernel: "bench",
-                size: bytes.len(),
-                device: card.name.clone(),
-                source: e.into(),
-            })?
+            .map_err(setup_err(&card.name, "pinned slice", "bench", bytes.len()))?
             .copy_from_slice(bytes);
         // CUZK_MSM_BENCH_LOGS (say "26") keeps only those of the G1 sizes.
         let keep: Option<Vec<u32>> = std::env::var("CUZK_MSM_BENCH_LOGS")
@@ -724,24 +722,12 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
         let mut buf = dev
             .stream()
             .clone_htod(host::scalars_as_bytes(&x))
-            .map_err(|e| CudaError::Driver {
-                op: "copy to device",
-                kernel: "bench ntt",
-                size: n,
-                device: card.name.clone(),
-                source: e.into(),
-            })?;
+            .map_err(setup_err(&card.name, "copy to device", "bench ntt", n))?;
         // The out-of-place rows' second buffer.
         let mut out = dev
             .stream()
             .alloc_zeros::<u8>(n * host::FR_BYTES)
-            .map_err(|e| CudaError::Driver {
-                op: "allocate",
-                kernel: "bench ntt",
-                size: n,
-                device: card.name.clone(),
-                source: e.into(),
-            })?;
+            .map_err(setup_err(&card.name, "allocate", "bench ntt", n))?;
         // Forward, inverse, and the H step's evaluations-to-coset (two
         // transforms' worth of butterflies), with each pass kernel; forward
         // and inverse also out of place (the bit reversal in a pass).
@@ -890,13 +876,7 @@ fn subgroup_rows(
 ) -> Result<()> {
     use crate::subgroup::{G1_FQ_PRODUCTS, G2_FQ_PRODUCTS};
     let sz = |lg: u32| lg.saturating_sub(opts.shrink);
-    let drv = |op: &'static str, e: cudarc::driver::DriverError| CudaError::Driver {
-        op,
-        kernel: "bench subgroup",
-        size: 0,
-        device: card.name.clone(),
-        source: e.into(),
-    };
+    let drv = |op| setup_err(&card.name, op, "bench subgroup", 0);
     let mut report = |r: BenchRow, n: usize| {
         eprintln!(
             "{:<28} {:.3e} points/s ({:.1} ns a point)",
@@ -944,8 +924,8 @@ fn subgroup_rows(
         let mut s1 = dev.alloc_pinned(chunk_n * 96)?;
         let raw = host::g1_as_bytes(&points);
         let t = time_it(dev, opts.reps, || {
-            let a = s0.as_mut_slice().map_err(|e| drv("pinned slice", e))?;
-            let b = s1.as_mut_slice().map_err(|e| drv("pinned slice", e))?;
+            let a = s0.as_mut_slice().map_err(drv("pinned slice"))?;
+            let b = s1.as_mut_slice().map_err(drv("pinned slice"))?;
             let r = dev.subgroup_check_staged(&chunk, raw, [a, b])?;
             assert_eq!(r.outside, 0, "random G1 points are in the subgroup");
             Ok(())
@@ -1021,13 +1001,7 @@ fn spmv_rows(
         let mut out = dev
             .stream()
             .alloc_zeros::<u8>(rows * host::FR_BYTES)
-            .map_err(|e| CudaError::Driver {
-                op: "alloc",
-                kernel: "bench spmv",
-                size: rows,
-                device: card.name.clone(),
-                source: e.into(),
-            })?;
+            .map_err(setup_err(&card.name, "alloc", "bench spmv", rows))?;
         let t = time_it(dev, opts.reps, || {
             dev.spmv_device(&dm, &dt, &dz, &mut out, 0)
         })?;
