@@ -23,13 +23,7 @@ use rand_chacha::ChaCha8Rng;
 /// with field.cuh's portable arithmetic, its PTX form, or the FP64
 /// products mixed in; `g`: 1 or 2.
 fn run(g: u32, arith: Arith, p: &[u8], q: &[u8], ks: &[u32]) -> Vec<u8> {
-    let bin = match arith {
-        Arith::Portable => common::emu_binary("curve_emu.cpp", "curve_emu", &[]),
-        Arith::Ptx => common::emu_binary_ptx("curve_emu.cpp", "curve_emu_ptx", &[]),
-        Arith::Fp64Mix => {
-            common::emu_binary("curve_emu.cpp", "curve_emu_fp64", &["CUZK_FP64_MIX_FQ"])
-        }
-    };
+    let bin = common::emu_binary_for(arith, "curve_emu.cpp", "curve_emu", "CUZK_FP64_MIX_FQ");
     let mut input = g.to_le_bytes().to_vec();
     input.extend((ks.len() as u32).to_le_bytes());
     input.extend(p);

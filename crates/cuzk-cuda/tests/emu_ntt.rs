@@ -43,11 +43,7 @@ const PERM_PASSES: [u32; 5] = [9, 10, 11, 12, 13];
 /// or with CUZK_FP64_MIX_FR: every other butterfly's product by
 /// field_f64.cuh.
 fn emu_binary(arith: Arith) -> PathBuf {
-    match arith {
-        Arith::Portable => common::emu_binary("ntt_emu.cpp", "ntt_emu", &[]),
-        Arith::Ptx => common::emu_binary_ptx("ntt_emu.cpp", "ntt_emu_ptx", &[]),
-        Arith::Fp64Mix => common::emu_binary("ntt_emu.cpp", "ntt_emu_fp64", &["CUZK_FP64_MIX_FR"]),
-    }
+    common::emu_binary_for(arith, "ntt_emu.cpp", "ntt_emu", "CUZK_FP64_MIX_FR")
 }
 
 enum Arg {

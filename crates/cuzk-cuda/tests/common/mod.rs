@@ -38,6 +38,17 @@ pub fn emu_binary_ptx(source: &str, name: &str, defines: &[&str]) -> PathBuf {
     build_emu(source, name, defines, true)
 }
 
+/// The driver emu/`source` in `arith`'s form: binaries `stem`,
+/// `stem`_ptx and `stem`_fp64, the last built with `fp64_define` (the
+/// CUZK_FP64_MIX_* macro of the field its kernels multiply in).
+pub fn emu_binary_for(arith: Arith, source: &str, stem: &str, fp64_define: &str) -> PathBuf {
+    match arith {
+        Arith::Portable => emu_binary(source, stem, &[]),
+        Arith::Ptx => emu_binary_ptx(source, &format!("{stem}_ptx"), &[]),
+        Arith::Fp64Mix => emu_binary(source, &format!("{stem}_fp64"), &[fp64_define]),
+    }
+}
+
 fn build_emu(source: &str, name: &str, defines: &[&str], ptx: bool) -> PathBuf {
     static BUILT: Mutex<Option<HashMap<String, PathBuf>>> = Mutex::new(None);
     let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
