@@ -52,7 +52,8 @@ macro_rules! typed_kernels {
     ($(
         $(#[$doc:meta])*
         $name:ident[$($sym:literal),+ $(,)?]($($arg:ident: $ty:ty),* $(,)?);
-    )*) => {$(
+    )*) => {
+    $(
         $(#[$doc])*
         pub(in crate::device) struct $name(cudarc::driver::CudaFunction);
 
@@ -107,7 +108,14 @@ macro_rules! typed_kernels {
         }
 
         $crate::device::launch::typed_kernels!(@load $name $($sym),+);
-    )*};
+    )*
+        /// Every kernel this module declares (one `typed_kernels!` a
+        /// module), so that the signature test can tell whether it checks
+        /// them all.
+        #[cfg(test)]
+        pub(in crate::device) const SIGNATURES: &[$crate::device::launch::Signature] =
+            &[$($name::SIGNATURE),*];
+    };
     (@load $name:ident $sym:literal) => {
         impl $name {
             pub(in crate::device) fn load(

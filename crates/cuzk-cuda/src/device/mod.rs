@@ -602,6 +602,31 @@ mod tests {
                 ],
             ),
         ];
+        // The table names every kernel the modules declare, once.
+        let mut listed: Vec<&str> = table
+            .iter()
+            .flat_map(|(_, sigs)| sigs.iter().flat_map(|s| s.symbols.iter().copied()))
+            .collect();
+        let mut declared: Vec<&str> = [
+            arith::SIGNATURES,
+            fixed_base::SIGNATURES,
+            msm::SIGNATURES,
+            ntt::SIGNATURES,
+            scan::SIGNATURES,
+            spmv::SIGNATURES,
+            subgroup::SIGNATURES,
+            zero_one::SIGNATURES,
+            zpack::SIGNATURES,
+        ]
+        .iter()
+        .flat_map(|m| m.iter().flat_map(|s| s.symbols.iter().copied()))
+        .collect();
+        listed.sort_unstable();
+        declared.sort_unstable();
+        assert_eq!(
+            listed, declared,
+            "the table lists other kernels than the modules declare"
+        );
         for (source, signatures) in table {
             check_signatures(source, &signatures);
         }
