@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Planned 2026-12-05 (eighteenth session), call 62: the GPU prover of main
+# 2026-12-05 (eighteenth session), call 62, ran on an H200 (output in call62/;
+# the partition's timings were cut off: see bench/gpu-kernels.md run 37). Planned: the GPU prover of main
 # e0f89fe (frlow's Fr product, the passes' batched loads) end to end: its
 # checks, then the porep-like 2^27 partition (compiled bench, z prepared,
 # two reps) as run 25 measured it on the H200 (1463.7 ms). On whichever
