@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Planned 2026-12-05 (sixteenth session; eighteenth: main's prover, since
+# Call 63 (nineteenth session; ran on an H100, output in call63/), planned in the sixteenth and eighteenth: main's prover, since
 # frlow is merged): the porep-like 2^27 partition with main's kernels
 # (.gpu-prover from .carry/prover-main.tgz, main e0f89fe: frlow's Fr
 # product, the batched pass loads). Reference on the H200: run 25's
