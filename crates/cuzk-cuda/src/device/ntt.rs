@@ -90,6 +90,17 @@ const H_TILE_LOG: u32 = 5;
 const H_TILE_THREADS: u32 = 256;
 /// Its dynamic shared memory: a tile's low and high 16-byte halves.
 const H_TILE_SMEM: u32 = 2 << (2 * H_TILE_LOG) << 4;
+
+/// The launch of a tile kernel over 2^lg elements (lg >= 2 H_TILE_LOG): a
+/// block of H_TILE_THREADS per tile.
+fn tile_config(lg: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (1u32 << (lg - 2 * H_TILE_LOG), 1, 1),
+        block_dim: (H_TILE_THREADS, 1, 1),
+        shared_mem_bytes: H_TILE_SMEM,
+    }
+}
+
 // The pass kernels' blocks are sized per pass (`host::ntt_pass_threads`,
 // at most their `__launch_bounds__(256)`).
 
@@ -575,11 +586,7 @@ impl CudaDevice {
                 self,
                 "ntt_bitrev_tiled",
                 n,
-                LaunchConfig {
-                    grid_dim: (1u32 << (lg - 2 * H_TILE_LOG), 1, 1),
-                    block_dim: (H_TILE_THREADS, 1, 1),
-                    shared_mem_bytes: H_TILE_SMEM,
-                },
+                tile_config(lg),
                 d,
                 lg,
                 lo,
@@ -714,11 +721,7 @@ impl CudaDevice {
                 self,
                 "h_finish_tiled",
                 n,
-                LaunchConfig {
-                    grid_dim: (1u32 << (lg - 2 * H_TILE_LOG), 1, 1),
-                    block_dim: (H_TILE_THREADS, 1, 1),
-                    shared_mem_bytes: H_TILE_SMEM,
-                },
+                tile_config(lg),
                 self.p(b),
                 self.p(a),
                 self.p(c),
