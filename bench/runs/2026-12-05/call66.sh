@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 2026-12-05 (nineteenth session), call 66: main's NTT rows at 2^27 (the
+# 2026-12-05 (nineteenth session), call 66, ran on an H100 (output in call66/): main's NTT rows at 2^27 (the
 # build of call 60's batched loads = main's kernels, .carry/batched.tgz),
 # to see the headline on whichever card is lent (the H100's: forward out
 # of place 38.20 ms, in place 41.22, run 36). carry [".carry/batched.tgz"],
