@@ -1,5 +1,10 @@
 #!/usr/bin/env bash
-# 2026-12-05 (nineteenth session), call 64: the G1 MSM's affine rounds
+# 2026-12-05 (nineteenth session), call 64: ran first on an H200 (the
+# checks, output in call64/h200-checks/; the bench's filter "msm_g1 vram"
+# then matched no group and was corrected to msm_g1 below), then, after a
+# lost machine and a refused start, with SKIP_CHECKS=1 on an H100 (the
+# rows and the profiles, output in call64/; its ncu step ran out of time,
+# call 65 did it). The G1 MSM's affine rounds
 # (kernels/msm_affine.cuh, device/msm_affine.rs, branch affround): every
 # bucket's points halved r times by affine pair additions, each round's
 # denominators inverted together (one Fermat inversion at the top of the
