@@ -356,6 +356,32 @@ pub fn msm_scratch_bytes(m: usize, g2: bool) -> u64 {
     inputs + sort.max(accumulate).max(reduce) + MSM_SCRATCH_SLACK
 }
 
+/// Fewest points a thread of the 0/1 sum takes (small sums run fewer
+/// threads rather than a wide final reduction).
+pub const SUM_SELECTED_MIN: usize = 64;
+
+/// Most threads the 0/1 sum runs (about one wave on today's largest
+/// cards: 132 SMs x 16 blocks x 128 threads is 2^18 x 1.03; the device
+/// clamps its measured wave to this), so that its scratch has a bound
+/// known before a device is opened.
+pub const SUM_SELECTED_MAX_THREADS: usize = 1 << 18;
+
+/// Upper bound of the device bytes the 0/1 sum over `n` points allocates
+/// (src/device/zero_one.rs, `sum_selected_at`): the mask words' counts and
+/// their prefix, one XYZZ item per thread and the reduction's next items
+/// beside them. The sum runs before the rest's MSM of a split and frees
+/// all of it first, so a split MSM needs the larger of this and
+/// [`msm_scratch_bytes`] of the rest.
+pub fn zero_one_scratch_bytes(n: usize, g2: bool) -> u64 {
+    if n == 0 {
+        return 0;
+    }
+    let words = n.div_ceil(32) as u64 + 1;
+    let xyzz = if g2 { G2_XYZZ_BYTES } else { G1_XYZZ_BYTES } as u64;
+    let threads = n.div_ceil(SUM_SELECTED_MIN).min(SUM_SELECTED_MAX_THREADS) as u64;
+    8 * words + 2 * threads * xyzz + MSM_SCRATCH_SLACK
+}
+
 /// Device bytes the NTTs of a 2^lg domain allocate beside the data: the
 /// cached twiddle table (n/2 powers, kept until `release_ntt_tables`) and
 /// the two power tables of a coset or scaling step (2·2^ceil(lg/2) each,

@@ -72,7 +72,8 @@ use cuzk_core::zero_one::ZeroOneForm;
 use cuzk_core::{Parameters, Proof, ProvingAssignment};
 use cuzk_gpu::plan::{self, Footprint, PartitionSizes};
 use cuzk_gpu::{
-    select_backend_with, BackendChoice, BaseStaging, BudgetConfig, CudaBackend, GpuConfig,
+    select_backend_with, BackendChoice, BaseStaging, BudgetConfig, CompiledPlacement, CudaBackend,
+    GpuConfig,
     GpuFixedBase, HStaging, PartitionReport, StagingPlan,
 };
 use rand::SeedableRng;
@@ -1133,6 +1134,81 @@ fn compiled_checks(t: &mut Tally) {
             r,
         );
     }
+    // A card too small for the system beside its parameters streams the
+    // matrices (an 80 GB card at 2^27); one too small for the streamed
+    // working set too leaves a/b/c to the host.
+    {
+        let log = 13;
+        let params = params_for(log);
+        let circuits: Vec<_> = (64..66).map(|s| PorepLikeCircuit::new(log, s)).collect();
+        let (cc, w) = compiled_of(&circuits, "porep-like").expect("compile");
+        let (want, _) = CpuBackend
+            .compute(&params, &synthesize_batch(circuits).expect("synthesis"))
+            .expect("cpu");
+        let config = |cap: Option<u64>| GpuConfig {
+            pack_witness: false,
+            zero_one_form: false,
+            budget: BudgetConfig {
+                vram_limit: cap,
+                ..BudgetConfig::default()
+            },
+            ..GpuConfig::default()
+        };
+        let r = (|| {
+            // Both partitions the witness with more dense scalars, so that
+            // one capacity splits them the same way.
+            let whole = open(config(None))?;
+            let fits: Vec<_> = w
+                .iter()
+                .map(|x| whole.compiled_fit(&params, &cc, Some(x)))
+                .collect();
+            let k = (fits[1].working_streamed > fits[0].working_streamed) as usize;
+            let (fit, w) = (fits[k], vec![w[k].clone(), w[k].clone()]);
+            drop(whole);
+            if fit.placement != CompiledPlacement::Resident {
+                return Err(format!("on the whole card: {fit:?}"));
+            }
+            let need = fit.params_bytes + fit.working_streamed;
+            if need >= fit.params_bytes + fit.system_bytes + fit.working_resident {
+                return Err(format!("streaming needs no less than residence: {fit:?}"));
+            }
+            for (cap, placement, on) in [
+                (need, CompiledPlacement::Streamed, 2),
+                (need - 1, CompiledPlacement::Host, 0),
+            ] {
+                let gpu = open(config(Some(cap)))?;
+                let got = gpu.compiled_fit(&params, &cc, Some(&w[0]));
+                if got.placement != placement {
+                    return Err(format!("capacity {cap}: {got:?}, expected {placement:?}"));
+                }
+                same(&compute_compiled(&gpu, &params, &cc, &w)?, &want)?;
+                let reports = gpu.take_reports();
+                let streamed = reports.iter().filter(|r| r.abc_row_blocks > 0).count();
+                let dev = reports.iter().filter(|r| r.abc_on_device).count();
+                if (dev, streamed, reports.len()) != (on, on, 2) {
+                    return Err(format!(
+                        "capacity {cap} ({placement:?}): {dev} of {} on the device, {streamed} streamed",
+                        reports.len()
+                    ));
+                }
+                if gpu.compiled_resident_bytes().is_some() {
+                    return Err(format!("capacity {cap}: the system was made resident"));
+                }
+                println!(
+                    "     capacity {cap}: {placement:?} (parameters {} + system {} + working {} resident / {} streamed)",
+                    fit.params_bytes, fit.system_bytes, fit.working_resident, fit.working_streamed
+                );
+                let pa = cc.assign(w[0].clone()).map_err(|e| e.to_string())?;
+                let got = compute_compiled(&gpu, &params, &cc, &w[..1])?;
+                verifies(&params, &pa, &got[0])?;
+            }
+            Ok(())
+        })();
+        t.check(
+            "compiled: matrices streamed where the system does not fit beside its parameters, host below that, porep-like 2^13",
+            r,
+        );
+    }
     let log = 10;
     let params = params_for(log);
     let circuits: Vec<_> = (50..52).map(|s| PorepLikeCircuit::new(log, s)).collect();
@@ -1363,6 +1439,20 @@ fn compiled_bench(
                 return;
             }
         };
+        let fit = gpu.compiled_fit(&params, &cc, Some(&w[0]));
+        let bound = gpu.compiled_fit(&params, &cc, None);
+        let gb = |b: u64| b as f64 / 1e9;
+        for (what, f) in [("any witness", bound), ("this witness", fit)] {
+            println!(
+                "compiled bench 2^{log}, {what}: {:?} (capacity {:.2} GB: parameters {:.2} + system {:.2} + working {:.2} resident, working {:.2} streamed)",
+                f.placement,
+                gb(f.capacity),
+                gb(f.params_bytes),
+                gb(f.system_bytes),
+                gb(f.working_resident),
+                gb(f.working_streamed)
+            );
+        }
         let clock = Instant::now();
         let first = compute_compiled(&gpu, &params, &cc, &w);
         let warm = clock.elapsed();
@@ -1671,6 +1761,14 @@ fn compiled_bench(
             "witness_s": witness_s,
             "matrix_bytes": cc.matrix_bytes(),
             "resident_bytes": resident,
+            "placement": format!("{:?}", fit.placement),
+            "fit": {
+                "capacity": fit.capacity,
+                "params_bytes": fit.params_bytes,
+                "system_bytes": fit.system_bytes,
+                "working_resident": fit.working_resident,
+                "working_streamed": fit.working_streamed,
+            },
             "device_ms": runs.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
             "host_ms": host_runs.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
             "device_reports": reports,

@@ -73,6 +73,7 @@ use crate::GpuConfig;
 
 mod bases;
 mod compiled;
+pub use compiled::{CompiledFit, CompiledPlacement};
 mod mirror;
 mod prep;
 mod query;
@@ -252,6 +253,9 @@ pub struct CudaBackend {
     /// recently used first (`compiled`): partitions clone an Arc while
     /// they use it.
     compiled: Mutex<Vec<Arc<compiled::DeviceCompiled>>>,
+    /// The compiled systems seen, their resident shapes and row-block
+    /// plans (least recently made first).
+    system_plans: Mutex<Vec<Arc<compiled::SystemPlans>>>,
     /// Whether the compiled path's z goes up packed by 0/1
     /// (`GpuConfig::pack_witness`, changed by [`Self::set_pack_witness`]).
     pack_witness: std::sync::atomic::AtomicBool,
@@ -319,6 +323,7 @@ impl CudaBackend {
             reports: Mutex::new(Vec::new()),
             uploads: std::sync::atomic::AtomicU64::new(0),
             compiled: Mutex::new(Vec::new()),
+            system_plans: Mutex::new(Vec::new()),
             pool_high_max: std::sync::atomic::AtomicU64::new(0),
             pack_witness: std::sync::atomic::AtomicBool::new(config.pack_witness),
             zero_one_form: std::sync::atomic::AtomicBool::new(config.zero_one_form),

@@ -37,7 +37,10 @@ pub mod upload;
 #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
 mod zpack;
 #[cfg(feature = "cuda")]
-pub use backend::{live_mirrors, CudaBackend, PartitionReport, SUBGROUP_PIECE_POINTS};
+pub use backend::{
+    live_mirrors, CompiledFit, CompiledPlacement, CudaBackend, PartitionReport,
+    SUBGROUP_PIECE_POINTS,
+};
 #[cfg(feature = "cuda")]
 pub use devices::GpuDevices;
 

@@ -146,6 +146,13 @@ pub fn msm_scratch(m: usize, g2: bool) -> u64 {
     cuzk_cuda::host::msm_scratch_bytes(m, g2)
 }
 
+/// Peak device bytes of an MSM of `n` scalars by their 0/1 split, `rest`
+/// of them neither 0 nor 1 (bases and the split excluded): the 0/1 sum's
+/// scratch, freed before the MSM of the rest starts, or that MSM's.
+pub fn split_msm_scratch(n: usize, rest: usize, g2: bool) -> u64 {
+    cuzk_cuda::host::zero_one_scratch_bytes(n, g2).max(msm_scratch(rest.min(n), g2))
+}
+
 /// Points per chunk of a streamed MSM: the whole MSM when its bases and
 /// scratch fit `available` at once (nothing to overlap), otherwise the
 /// largest multiple of 32 whose scratch and *two* chunk buffers fit (chunk

@@ -41,7 +41,8 @@ pub(super) fn waves(
     for (o, k) in out.iter_mut().zip(kernels) {
         let per_sm =
             k.0.occupancy_max_active_blocks_per_multiprocessor(SUM_SELECTED_BLOCK, 0, None)?;
-        *o = per_sm.max(1) as usize * sms * SUM_SELECTED_BLOCK as usize;
+        *o = (per_sm.max(1) as usize * sms * SUM_SELECTED_BLOCK as usize)
+            .min(crate::host::SUM_SELECTED_MAX_THREADS);
     }
     Ok(out)
 }
@@ -59,9 +60,10 @@ const MASK_POPCOUNT_BLOCK: u32 = 256;
 /// Threads per block of sum_selected_*.
 const SUM_SELECTED_BLOCK: u32 = 128;
 
-/// Fewest points of the range per thread of sum_selected_* (a thread
-/// with fewer would leave more partial sums to reduce than it saves).
-const SUM_SELECTED_MIN: usize = 64;
+// Fewest points of the range per thread of sum_selected_* (a thread
+// with fewer would leave more partial sums to reduce than it saves); the
+// host states the 0/1 sum's scratch with it.
+use crate::host::SUM_SELECTED_MIN;
 
 impl CudaDevice {
     /// Sum of the points whose bit is set in `mask` (bit i of word i/32);

@@ -9,7 +9,9 @@
 //! compiled systems' matrices stay resident across partitions (several
 //! kinds' at once when they fit; an unused one is evicted, least recently
 //! used first, when another needs its room or a partition waiting for
-//! memory does). A system that cannot stay resident (it does not fit, or
+//! memory does). A system that cannot stay resident (it does not fit the
+//! card beside its parameters and a partition's working set, as on an 80
+//! GB card at 2^27, or
 //! [`GpuConfig::keep_compiled_resident`](crate::GpuConfig) is off) goes up
 //! for each partition in row blocks of at most
 //! [`GpuConfig::compiled_block_bytes`](crate::GpuConfig), each block copied
@@ -294,12 +296,24 @@ impl StreamedCompiled {
     }
 }
 
+/// Compiled systems whose plans the backend keeps (a few kinds at most
+/// run on one card).
+const MAX_SYSTEM_PLANS: usize = 8;
+
+/// What the backend keeps of a compiled system it has proved: both are a
+/// pass over its matrices (10 GB at 2^27), made at its first partition.
+pub(super) struct SystemPlans {
+    key: CompiledKey,
+    shape: ResidentShape,
+    streamed: StreamedCompiled,
+}
+
 /// Where a partition's matrices come from.
 enum Matrices {
     Resident(Arc<DeviceCompiled>),
     /// Sent up in blocks, with the table and densities uploaded for the
     /// partition (within its grant).
-    Streamed(StreamedCompiled),
+    Streamed(Arc<SystemPlans>),
 }
 
 impl DeviceCompiled {
@@ -332,18 +346,93 @@ fn product_count(row_start: &[u64], coefs: &[u32]) -> usize {
         .sum()
 }
 
-/// Device bytes of `cc` resident: the three matrices, the table and the
-/// three densities, as cuzk-cuda states them, and the largest transient
-/// its upload holds besides.
-fn resident_bytes(cc: &CompiledCircuit) -> (u64, u64) {
-    let mut bytes = 0u64;
-    for m in [&cc.a, &cc.b, &cc.c] {
-        let products = product_count(m.row_start(), m.coefs());
-        bytes += DeviceCsr::bytes_for(m.rows(), m.nnz(), products) as u64;
+/// What a compiled system holds on the device when resident, counted
+/// from its host form before any of it goes up (cuzk-cuda's statements of
+/// what it allocates).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct ResidentShape {
+    /// The three matrices, the table and the three densities.
+    bytes: u64,
+    /// The largest transient its upload holds besides.
+    scratch: u64,
+    /// The largest temporary one matrix's product allocates
+    /// ([`DeviceCsr::product_bytes`]).
+    max_product: u64,
+}
+
+impl ResidentShape {
+    /// One pass over the matrices' coefficients (a 2^27 system's 10 GB:
+    /// the backend keeps the result by [`CompiledKey`]).
+    fn of(cc: &CompiledCircuit) -> Self {
+        let mut bytes = 0u64;
+        let mut max_product = 0u64;
+        for m in [&cc.a, &cc.b, &cc.c] {
+            let products = product_count(m.row_start(), m.coefs());
+            bytes += DeviceCsr::bytes_for(m.rows(), m.nnz(), products) as u64;
+            max_product = max_product.max(products as u64 * plan::FR);
+        }
+        bytes += CompiledAux::bytes_for(cc);
+        let scratch = DeviceCsr::build_scratch_bytes(cc.num_constraints()) as u64;
+        ResidentShape {
+            bytes,
+            scratch,
+            max_product,
+        }
     }
-    bytes += CompiledAux::bytes_for(cc);
-    let scratch = DeviceCsr::build_scratch_bytes(cc.num_constraints()) as u64;
-    (bytes, scratch)
+}
+
+/// Where a compiled partition's matrices come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompiledPlacement {
+    /// Resident on the device across partitions (a/b/c in milliseconds).
+    Resident,
+    /// Sent up in row blocks for each partition: the system and the
+    /// parameters do not fit the card together, the parameters and the
+    /// partition's working set do.
+    Streamed,
+    /// Neither fits beside resident parameters (or the configuration
+    /// keeps them off the device): a/b/c on the host, the staging plans of
+    /// [`CudaBackend::prove_partition`].
+    Host,
+}
+
+/// Why a compiled system's partitions go where they go: the card's
+/// capacity against what each placement needs ([`CudaBackend::compiled_fit`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CompiledFit {
+    pub placement: CompiledPlacement,
+    /// The budget's capacity (free memory at open less the margin, or the
+    /// configured limit).
+    pub capacity: u64,
+    /// The parameters resident.
+    pub params_bytes: u64,
+    /// The compiled system resident.
+    pub system_bytes: u64,
+    /// A partition's working set with the system resident, and with its
+    /// matrices streamed (their table and densities and one row block's
+    /// buffers included).
+    pub working_resident: u64,
+    pub working_streamed: u64,
+}
+
+/// The placement by capacity alone: resident where the parameters, the
+/// system and a partition's working set fit the card together, else
+/// streamed where the parameters and the streamed working set do, else
+/// the host. What other kinds hold is not counted: it gives way (least
+/// recently used first) to a partition that needs the room.
+fn place_compiled(
+    capacity: u64,
+    params: u64,
+    system: Option<u64>,
+    working_resident: u64,
+    working_streamed: u64,
+) -> CompiledPlacement {
+    let fits = |need: u64| need <= capacity;
+    match system {
+        Some(system) if fits(params + system + working_resident) => CompiledPlacement::Resident,
+        _ if fits(params + working_streamed) => CompiledPlacement::Streamed,
+        _ => CompiledPlacement::Host,
+    }
 }
 
 /// The most device bytes a compiled partition holds at once beside the
@@ -353,12 +442,15 @@ fn resident_bytes(cc: &CompiledCircuit) -> (u64, u64) {
 /// and MSM scratch; L's split and scratch), each by cuzk-cuda's own
 /// statement of what it allocates. `pack_staging` is the device staging
 /// buffer z's packed pieces go through while z goes up (0 when z goes
-/// raw), beside z only.
+/// raw), beside z only. `dense` bounds the scalars of z that are neither 0
+/// nor 1 (`usize::MAX` where unknown): the queries' and L's MSMs run over
+/// those alone, their ones through the 0/1 sum.
 pub(super) fn compiled_working_bytes(
     s: &PartitionSizes,
     z: usize,
     max_product: u64,
     pack_staging: u64,
+    dense: usize,
 ) -> u64 {
     let n = s.domain;
     let fr = plan::FR;
@@ -368,14 +460,9 @@ pub(super) fn compiled_working_bytes(
         + cuzk_cuda::host::ntt_scratch_bytes(n.max(1).trailing_zeros());
     let h_msm = n as u64 * fr + plan::msm_scratch(s.h, false).saturating_sub(s.h as u64 * fr);
     let query = |m: usize, g2_too: bool| {
-        let scratch = plan::msm_scratch(m, false).max(if g2_too {
-            plan::msm_scratch(m, true)
-        } else {
-            0
-        });
-        CudaDevice::select_bytes(z, m) as u64 + DeviceSplit::bytes_for(m, m) as u64 + scratch
+        CudaDevice::select_bytes(z, m) as u64 + split_step_bytes(m, dense, g2_too)
     };
-    let l_step = DeviceSplit::bytes_for(s.l, s.l) as u64 + plan::msm_scratch(s.l, false);
+    let l_step = split_step_bytes(s.l, dense, false);
     z_bytes
         + [
             pack_staging,
@@ -388,6 +475,36 @@ pub(super) fn compiled_working_bytes(
         .into_iter()
         .max()
         .unwrap_or(0)
+}
+
+/// Device bytes of an MSM step over `m` scalars by their device split, of
+/// which at most `dense` are neither 0 nor 1: the split and the larger
+/// scratch of its G1 MSM and, where `g2_too`, its G2 one (the two run one
+/// after the other from the same split).
+fn split_step_bytes(m: usize, dense: usize, g2_too: bool) -> u64 {
+    let rest = m.min(dense);
+    let scratch = plan::split_msm_scratch(m, rest, false).max(if g2_too {
+        plan::split_msm_scratch(m, rest, true)
+    } else {
+        0
+    });
+    DeviceSplit::bytes_for(m, rest) as u64 + scratch
+}
+
+/// Scalars of a witness's z that are neither 0 nor 1, at most: every
+/// input, and aux's big elements (its 0/1 form's count where the synthesis
+/// side made one: the device expands z from that form; else counted here,
+/// one read of aux).
+fn dense_bound(w: &Witness, form: Option<&ZeroOneForm>) -> usize {
+    let aux = match form {
+        Some(f) => f.big().len(),
+        None => w
+            .aux
+            .par_chunks(cuzk_core::zero_one::GROUP)
+            .map(|g| cuzk_core::zero_one::group_masks(g).1.count_ones() as usize)
+            .sum(),
+    };
+    w.inputs.len() + aux
 }
 
 impl CudaBackend {
@@ -459,6 +576,7 @@ impl CudaBackend {
         &self,
         slot: &Slot,
         cc: &CompiledCircuit,
+        shape: ResidentShape,
     ) -> Result<Option<Arc<DeviceCompiled>>> {
         let key = CompiledKey::of(cc);
         let hit = |held: &mut Vec<Arc<DeviceCompiled>>| {
@@ -482,7 +600,7 @@ impl CudaBackend {
             // Waiting partitions come first; the room is theirs.
             return Ok(None);
         }
-        let (bytes, scratch) = resident_bytes(cc);
+        let ResidentShape { bytes, scratch, .. } = shape;
         let mut reservation = loop {
             match self
                 .budget
@@ -533,6 +651,109 @@ impl CudaBackend {
             }
             None => false,
         }
+    }
+
+    /// `cc`'s resident shape and row-block plan, made once per system
+    /// (the last [`MAX_SYSTEM_PLANS`] kept).
+    fn system_plans(&self, cc: &CompiledCircuit) -> Arc<SystemPlans> {
+        let key = CompiledKey::of(cc);
+        if let Some(p) = relock(&self.system_plans).iter().find(|p| p.key == key) {
+            return p.clone();
+        }
+        let made = Arc::new(SystemPlans {
+            shape: ResidentShape::of(cc),
+            streamed: StreamedCompiled::plan(cc, self.config.compiled_block_bytes as u64),
+            key,
+        });
+        let mut held = relock(&self.system_plans);
+        if let Some(p) = held.iter().find(|p| p.key == made.key) {
+            return p.clone();
+        }
+        if held.len() >= MAX_SYSTEM_PLANS {
+            held.remove(0);
+        }
+        held.push(made.clone());
+        made
+    }
+
+    /// Where `cc`'s partitions under `params` go on this card and why,
+    /// with z's packed staging buffer counted when `pack_staging`.
+    fn fit_compiled(
+        &self,
+        params: &Parameters,
+        cc: &CompiledCircuit,
+        pack_staging: u64,
+        dense: usize,
+    ) -> (CompiledFit, Arc<SystemPlans>) {
+        let sizes = PartitionSizes {
+            domain: 1usize << log_domain_size(cc.num_constraints()),
+            ..PartitionSizes::of_params(params)
+        };
+        let z_len = cc.num_inputs() + cc.num_aux();
+        let capacity = self.budget.capacity();
+        let params_bytes = sizes.params_bytes();
+        let plans = self.system_plans(cc);
+        let shape = self.config.keep_compiled_resident.then_some(plans.shape);
+        let working_resident = shape.map_or(0, |sh| {
+            compiled_working_bytes(&sizes, z_len, sh.max_product, pack_staging, dense)
+        });
+        let working_streamed =
+            compiled_working_bytes(&sizes, z_len, plans.streamed.block_bytes, pack_staging, dense)
+            + CompiledAux::bytes_for(cc);
+        let params_fit_cap = relock(&self.resident)
+            .cap()
+            .is_none_or(|cap| params_bytes <= cap);
+        let placement = if !self.config.keep_params_resident
+            || self.config.force_plan.is_some()
+            || !params_fit_cap
+        {
+            CompiledPlacement::Host
+        } else {
+            place_compiled(
+                capacity,
+                params_bytes,
+                shape.map(|sh| sh.bytes),
+                working_resident,
+                working_streamed,
+            )
+        };
+        let fit = CompiledFit {
+            placement,
+            capacity,
+            params_bytes,
+            system_bytes: shape.map_or(0, |sh| sh.bytes),
+            working_resident,
+            working_streamed,
+        };
+        (fit, plans)
+    }
+
+    /// Where `cc`'s partitions under `params` go on this card, and the
+    /// sizes that decide it (benchmarks, operators' reports): for any
+    /// witness, or for `witness` (its scalars other than 0 and 1 bound the
+    /// MSMs' scratch). A system whose matrices, parameters and working set
+    /// do not fit together streams its matrices for each partition rather
+    /// than leaving a/b/c to the host; the first call counts the system's
+    /// matrices once.
+    pub fn compiled_fit(
+        &self,
+        params: &Parameters,
+        cc: &CompiledCircuit,
+        witness: Option<&Witness>,
+    ) -> CompiledFit {
+        let staging = if self.packs_witness() || self.uses_zero_one_form() {
+            crate::upload::PACK_STAGING_BYTES as u64
+        } else {
+            0
+        };
+        let dense = witness.map_or(usize::MAX, |w| {
+            let form = self
+                .uses_zero_one_form()
+                .then(|| checked_form(w.aux_zero_one.as_ref(), &w.aux))
+                .flatten();
+            dense_bound(w, form)
+        });
+        self.fit_compiled(params, cc, staging, dense).0
     }
 
     /// Bytes of the compiled systems resident on the device, if any
@@ -842,27 +1063,6 @@ impl CudaBackend {
         if !self.config.keep_params_resident || self.config.force_plan.is_some() {
             return Ok(None);
         }
-        let slot = self.acquire_slot();
-        t.at(
-            SpanOn::Caller {
-                stream: Some(slot.index),
-            },
-            index,
-        );
-        let resident = if self.config.keep_compiled_resident {
-            self.device_compiled(&slot, cc)?
-        } else {
-            None
-        };
-        let mats = match resident {
-            Some(dc) => Matrices::Resident(dc),
-            // Waiting partitions come first: the room is theirs.
-            None if self.budget.queued() > 0 => return Ok(None),
-            None => Matrices::Streamed(StreamedCompiled::plan(
-                cc,
-                self.config.compiled_block_bytes as u64,
-            )),
-        };
         // z packed by 0/1 on the way, and the 0/1 form made on the
         // synthesis side (the settings read once: they may change
         // meanwhile).
@@ -876,14 +1076,59 @@ impl CudaBackend {
         } else {
             0
         };
+        // By the sizes alone first; where that leaves the card short, by
+        // this witness's scalars other than 0 and 1 (the queries' and L's
+        // MSMs run over those alone).
+        let (mut fit, plans) = self.fit_compiled(params, cc, pack_staging, usize::MAX);
+        let mut dense = usize::MAX;
+        if fit.placement != CompiledPlacement::Resident {
+            dense = dense_bound(w, form);
+            fit = self.fit_compiled(params, cc, pack_staging, dense).0;
+        }
+        if fit.placement == CompiledPlacement::Host {
+            return Ok(None);
+        }
+        let slot = self.acquire_slot();
+        t.at(
+            SpanOn::Caller {
+                stream: Some(slot.index),
+            },
+            index,
+        );
+        // A system that fits beside its parameters stays resident; one that
+        // does not (an 80 GB card at 2^27) is never made resident: its
+        // matrices go up for each partition instead.
+        let resident = if fit.placement == CompiledPlacement::Resident {
+            self.device_compiled(&slot, cc, plans.shape)?
+        } else {
+            None
+        };
+        let mats = match resident {
+            Some(dc) => Matrices::Resident(dc),
+            // Waiting partitions come first: the room is theirs.
+            None if self.budget.queued() > 0 => return Ok(None),
+            None => Matrices::Streamed(plans),
+        };
         // The partition's working set and what it holds besides.
         let (working, held) = match &mats {
             Matrices::Resident(dc) => (
-                compiled_working_bytes(&sizes, z_len, dc.max_product_bytes(), pack_staging),
+                compiled_working_bytes(
+                    &sizes,
+                    z_len,
+                    dc.max_product_bytes(),
+                    pack_staging,
+                    dense,
+                ),
                 dc.bytes(),
             ),
-            Matrices::Streamed(sc) => (
-                compiled_working_bytes(&sizes, z_len, sc.block_bytes, pack_staging)
+            Matrices::Streamed(sp) => (
+                compiled_working_bytes(
+                    &sizes,
+                    z_len,
+                    sp.streamed.block_bytes,
+                    pack_staging,
+                    dense,
+                )
                     + CompiledAux::bytes_for(cc),
                 0,
             ),
@@ -940,7 +1185,7 @@ impl CudaBackend {
             CudaDevice::abc_bytes(n) as u64
                 + match &mats {
                     Matrices::Resident(dc) => dc.max_product_bytes(),
-                    Matrices::Streamed(sc) => sc.block_bytes,
+                    Matrices::Streamed(sp) => sp.streamed.block_bytes,
                 }
                 + cuzk_cuda::host::ntt_scratch_bytes(log),
             "a, b, c (compiled) and the NTT tables",
@@ -951,7 +1196,9 @@ impl CudaBackend {
                 let [ma, mb, mc] = &dc.mats;
                 dev.abc_device([ma, mb, mc], &aux.table, &z, n)?
             }
-            Matrices::Streamed(sc) => self.abc_streamed(&slot, cc, sc, &aux.table, &z, n)?,
+            Matrices::Streamed(sp) => {
+                self.abc_streamed(&slot, cc, &sp.streamed, &aux.table, &z, n)?
+            }
         };
         dev.synchronize()?;
         t.end(Phase::Abc, clock);
@@ -984,10 +1231,7 @@ impl CudaBackend {
         let clock = Instant::now();
         let l = {
             let m = cc.num_aux();
-            let _step = grant.reserve(
-                DeviceSplit::bytes_for(m, m) as u64 + plan::msm_scratch(m, false),
-                "L split and MSM scratch",
-            )?;
+            let _step = grant.reserve(split_step_bytes(m, dense, false), "L split and MSM scratch")?;
             if m == 0 {
                 G1Projective::identity()
             } else {
@@ -1002,9 +1246,7 @@ impl CudaBackend {
         let a_g1 = {
             let m = sizes.a;
             let _step = grant.reserve(
-                CudaDevice::select_bytes(z_len, m) as u64
-                    + DeviceSplit::bytes_for(m, m) as u64
-                    + plan::msm_scratch(m, false),
+                CudaDevice::select_bytes(z_len, m) as u64 + split_step_bytes(m, dense, false),
                 "A query selection, split and MSM scratch",
             )?;
             let q = dev.select_device(&z, cc.num_inputs(), None, Some(&aux.a_aux))?;
@@ -1018,9 +1260,7 @@ impl CudaBackend {
         let clock = Instant::now();
         let m = sizes.b;
         let _step = grant.reserve(
-            CudaDevice::select_bytes(z_len, m) as u64
-                + DeviceSplit::bytes_for(m, m) as u64
-                + plan::msm_scratch(m, false).max(plan::msm_scratch(m, true)),
+            CudaDevice::select_bytes(z_len, m) as u64 + split_step_bytes(m, dense, true),
             "B query selection, split and MSM scratch",
         )?;
         let q = dev.select_device(&z, cc.num_inputs(), Some(&aux.b_input), Some(&aux.b_aux))?;
@@ -1049,7 +1289,7 @@ impl CudaBackend {
             abc_on_device: true,
             abc_row_blocks: match &mats {
                 Matrices::Resident(_) => 0,
-                Matrices::Streamed(sc) => sc.count(),
+                Matrices::Streamed(sp) => sp.streamed.count(),
             },
             upload_bytes: upload.bytes,
             upload_copy_ms: upload.copy_ms,
@@ -1074,6 +1314,29 @@ impl CudaBackend {
 mod tests {
     use super::*;
 
+    /// Resident where everything fits together; streamed where the system
+    /// is what does not fit (the 2^27 porep-like partition on an 80 GB
+    /// card: parameters 48 GB, system 13 GB, working set ~24 GB against
+    /// ~84 GB); the host where even the streamed working set does not fit
+    /// beside the parameters, or the system may not stay resident.
+    #[test]
+    fn placement_streams_a_system_that_does_not_fit_beside_its_parameters() {
+        use CompiledPlacement::*;
+        const GB: u64 = 1_000_000_000;
+        let (params, system, working, streamed) = (48 * GB, 13 * GB, 24 * GB, 21 * GB);
+        let place = |cap| place_compiled(cap, params, Some(system), working, streamed);
+        assert_eq!(place(141 * GB), Resident);
+        assert_eq!(place(params + system + working), Resident);
+        assert_eq!(place(params + system + working - 1), Streamed);
+        assert_eq!(place(84 * GB), Streamed);
+        assert_eq!(place(params + streamed), Streamed);
+        assert_eq!(place(params + streamed - 1), Host);
+        assert_eq!(place(24 * GB), Host);
+        // Not kept resident (the configuration): streamed where it fits.
+        assert_eq!(place_compiled(141 * GB, params, None, working, streamed), Streamed);
+        assert_eq!(place_compiled(60 * GB, params, None, working, streamed), Host);
+    }
+
     /// The working set covers z beside its largest step, and grows with
     /// each size that enters it.
     #[test]
@@ -1086,14 +1349,42 @@ mod tests {
             h: (1 << 20) - 1,
         };
         let z = 1_000_000;
-        let base = compiled_working_bytes(&s, z, 0, 0);
+        let base = compiled_working_bytes(&s, z, 0, 0, usize::MAX);
         // a/b/c alone are three domains of scalars.
         assert!(base >= z as u64 * plan::FR + 3 * (1 << 20) * plan::FR);
-        assert!(compiled_working_bytes(&s, z + 1000, 0, 0) > base);
-        assert!(compiled_working_bytes(&s, z, 1 << 30, 0) > base);
+        assert!(compiled_working_bytes(&s, z + 1000, 0, 0, usize::MAX) > base);
+        assert!(compiled_working_bytes(&s, z, 1 << 30, 0, usize::MAX) > base);
         let mut big_b = s;
         big_b.b = 4_000_000;
-        assert!(compiled_working_bytes(&big_b, z, 0, 0) > base);
+        assert!(compiled_working_bytes(&big_b, z, 0, 0, usize::MAX) > base);
+        // A dense bound no smaller than any query changes nothing.
+        assert_eq!(compiled_working_bytes(&s, z, 0, 0, z), base);
+    }
+
+    /// The porep-like 2^27 partition (14% of z neither 0 nor 1): bounded by
+    /// its dense scalars the queries' and L's steps fall below the H MSM's
+    /// (2^27 dense coefficients), which bounds the working set from below.
+    #[test]
+    fn dense_bound_shrinks_the_split_steps_to_the_h_msm() {
+        let n = 1usize << 27;
+        let s = PartitionSizes {
+            domain: n,
+            a: n - 3_000_000,
+            b: 33_550_118,
+            l: n - 3_000_000,
+            h: n - 1,
+        };
+        let z = n - 2_000_000;
+        let any = compiled_working_bytes(&s, z, 0, 0, usize::MAX);
+        let porep = compiled_working_bytes(&s, z, 0, 0, z / 7);
+        let h_msm = z as u64 * plan::FR
+            + n as u64 * plan::FR
+            + plan::msm_scratch(s.h, false).saturating_sub(s.h as u64 * plan::FR);
+        assert!(porep < any, "{porep} against {any}");
+        assert!(porep >= h_msm);
+        // Nothing dense: the 0/1 sums' scratch and the splits remain.
+        assert!(compiled_working_bytes(&s, z, 0, 0, 0) <= porep);
+        assert!(split_step_bytes(s.l, 0, false) >= cuzk_cuda::host::zero_one_scratch_bytes(s.l, false));
     }
 
     /// A matrix of `rows` rows with lengths and coefficients from a seed:
