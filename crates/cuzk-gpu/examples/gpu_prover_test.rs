@@ -73,8 +73,7 @@ use cuzk_core::{Parameters, Proof, ProvingAssignment};
 use cuzk_gpu::plan::{self, Footprint, PartitionSizes};
 use cuzk_gpu::{
     select_backend_with, BackendChoice, BaseStaging, BudgetConfig, CompiledPlacement, CudaBackend,
-    GpuConfig,
-    GpuFixedBase, HStaging, PartitionReport, StagingPlan,
+    GpuConfig, GpuFixedBase, HStaging, PartitionReport, StagingPlan,
 };
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
@@ -1384,6 +1383,7 @@ fn packed_witness(t: &mut Tally) {
 /// `reps` times after a warm-up that makes everything resident.
 fn compiled_bench(
     logs: &[u32],
+    limits: &[Option<u64>],
     reps: usize,
     device_only: bool,
     batch: usize,
@@ -1432,359 +1432,379 @@ fn compiled_bench(
             clock.elapsed().as_secs_f64(),
             cc.matrix_bytes() as f64 / 1e9
         );
-        let gpu = match open(GpuConfig::default()) {
-            Ok(g) => g,
-            Err(e) => {
-                t.check("compiled bench open", Err(e));
-                return;
-            }
-        };
-        let fit = gpu.compiled_fit(&params, &cc, Some(&w[0]));
-        let bound = gpu.compiled_fit(&params, &cc, None);
-        let gb = |b: u64| b as f64 / 1e9;
-        for (what, f) in [("any witness", bound), ("this witness", fit)] {
-            println!(
-                "compiled bench 2^{log}, {what}: {:?} (capacity {:.2} GB: parameters {:.2} + system {:.2} + working {:.2} resident, working {:.2} streamed)",
-                f.placement,
-                gb(f.capacity),
-                gb(f.params_bytes),
-                gb(f.system_bytes),
-                gb(f.working_resident),
-                gb(f.working_streamed)
-            );
-        }
-        let clock = Instant::now();
-        let first = compute_compiled(&gpu, &params, &cc, &w);
-        let warm = clock.elapsed();
-        let pa = cc.assign(w[0].clone()).expect("assign");
-        let first = match first {
-            Ok(f) => f,
-            Err(e) => {
-                t.check(&format!("compiled bench 2^{log}: first partition"), Err(e));
-                return;
-            }
-        };
-        t.check(
-            &format!(
-                "compiled bench 2^{log}: proof from the device path verifies, wrong input rejected"
-            ),
-            verifies(&params, &pa, &first[0]),
-        );
-        // A 2^27 assignment is ~17 GB of host memory.
-        drop(pa);
-        let (dev, _) = on_device(&gpu);
-        let resident = gpu.compiled_resident_bytes().unwrap_or(0);
-        // `reps` device-path runs as the backend is set now, each checked
-        // against the first result: (times, reports).
-        let timed_runs = |gpu: &CudaBackend, what: &str, w: &Vec<Witness>, t: &mut Tally| {
-            let mut runs = Vec::new();
-            let mut reports = Vec::new();
-            for _ in 0..reps {
-                // The witness is cloned before the clock starts (a prover
-                // moves it in).
-                let batch = w.clone();
-                let clock = Instant::now();
-                let r = gpu
-                    .compute_compiled(&params, &cc, batch)
-                    .map(|r| r.0)
-                    .map_err(|e| e.to_string());
-                runs.push(clock.elapsed());
-                t.check(
-                    &format!("compiled bench 2^{log}: {what} the first result"),
-                    r.and_then(|g| same(&g, &first)),
+        for &limit in limits {
+            // A budget capped as a smaller card's (an 80 GB card's on an
+            // H200), or the whole card.
+            let tag = match limit {
+                None => format!("2^{log}"),
+                Some(l) => format!("2^{log} under {:.2} GB", l as f64 / 1e9),
+            };
+            let budgeted = |c: GpuConfig| GpuConfig {
+                budget: BudgetConfig {
+                    vram_limit: limit,
+                    ..c.budget
+                },
+                ..c
+            };
+            let gpu = match open(budgeted(GpuConfig::default())) {
+                Ok(g) => g,
+                Err(e) => {
+                    t.check("compiled bench open", Err(e));
+                    return;
+                }
+            };
+            let fit = gpu.compiled_fit(&params, &cc, Some(&w[0]));
+            let bound = gpu.compiled_fit(&params, &cc, None);
+            let gb = |b: u64| b as f64 / 1e9;
+            for (what, f) in [("any witness", bound), ("this witness", fit)] {
+                println!(
+                    "compiled bench {tag}, {what}: {:?} (capacity {:.2} GB: parameters {:.2} + system {:.2} + working {:.2} resident, working {:.2} streamed)",
+                    f.placement,
+                    gb(f.capacity),
+                    gb(f.params_bytes),
+                    gb(f.system_bytes),
+                    gb(f.working_resident),
+                    gb(f.working_streamed)
                 );
-                reports.extend(gpu.take_reports());
             }
-            (runs, reports)
-        };
-        let mut device_runs = |what: &str, w: &Vec<Witness>| timed_runs(&gpu, what, w, t);
-        let (runs, reports) = device_runs("device path equals", &w);
-        // The same with z sent the other way (packed by 0/1 or raw, the
-        // default's opposite), on the same warm backend.
-        let other_packed = !GpuConfig::default().pack_witness;
-        let other = if other_packed { "z packed" } else { "z raw" };
-        gpu.set_pack_witness(other_packed);
-        let (other_runs, other_reports) = device_runs(&format!("device path, {other}, equals"), &w);
-        // z's 0/1 form made on the synthesis side (as the daemon's synthesis
-        // workers do when the backend packs), then sent as it is.
-        let mut prepared = w.clone();
-        let clock = Instant::now();
-        prepared.iter_mut().for_each(Witness::prepare_zero_one);
-        let form_ms = ms(clock.elapsed());
-        let formed = prepared.iter().all(|w| w.aux_zero_one.is_some());
-        gpu.set_pack_witness(GpuConfig::default().pack_witness);
-        gpu.set_zero_one_form(true);
-        let (prep_runs, prep_reports) = device_runs("device path, z prepared, equals", &prepared);
-        // The same with the device pool handing free memory back at each
-        // synchronisation once a quarter of the card is reserved (the
-        // default before 2026-12-04; resident parameters alone pass it),
-        // then once more with H's steps timed.
-        let total = gpu.memory_info().map(|(_, total, _)| total).unwrap_or(0);
-        let quarter = gpu.set_pool_keep(Some(total / 4));
-        if let Err(e) = &quarter {
-            println!("compiled bench 2^{log}: the pool's threshold could not be set: {e}");
-        }
-        let (keep_runs, keep_reports) = if quarter.is_ok() {
-            device_runs("device path, z prepared, pool keeps a quarter,", &prepared)
-        } else {
-            (Vec::new(), Vec::new())
-        };
-        let _ = gpu.set_pool_keep(None);
-        gpu.set_h_profile(true);
-        let _ = device_runs("device path, H profiled,", &prepared);
-        let h_steps = gpu.take_h_profiles();
-        gpu.set_h_profile(false);
-        // `batch` partitions (the prepared witness each), as one GPU worker
-        // proves them (one caller, in turn) and as two do (two callers at
-        // once, half each, on the backend's two slots): the daemon's ways.
-        // Each worker is fed by a thread of its own that copies the next
-        // witness (on every core) while the current one is proved (one
-        // waiting, as a synthesis pipeline keeps them), so that no more than
-        // a few 2^27 witnesses are in memory at once; the clock starts when
-        // every worker holds its first. Call 51 cloned on one thread: 3.0 s
-        // a partition with one worker, the copies' pace, not the GPU's.
-        // The raw witness is not read again on the device-only path: its
-        // memory goes to the batch's witnesses.
-        let w = if device_only { Vec::new() } else { w };
-        let mut batches = Vec::new();
-        for workers in [1usize, 2].into_iter().filter(|_| batch > 0) {
-            if GpuConfig::default().workers_per_device < workers {
-                println!("compiled bench 2^{log}: {workers} workers: the backend has fewer slots");
-                continue;
-            }
-            let per = batch.div_ceil(workers);
-            let counts: Vec<usize> = (0..workers)
-                .map(|k| per.min(batch - (k * per).min(batch)))
-                .collect();
-            let ready = std::sync::Barrier::new(workers + 1);
-            let (wall, results) = std::thread::scope(|s| {
-                let handles: Vec<_> = counts
-                    .iter()
-                    .map(|&n| {
-                        let (tx, rx) = std::sync::mpsc::sync_channel::<Witness>(1);
-                        let one = &prepared[0];
-                        s.spawn(move || {
-                            for _ in 0..n {
-                                if tx.send(par_clone(one)).is_err() {
-                                    break;
-                                }
-                            }
-                        });
-                        let (gpu, params, cc, ready) = (&gpu, &params, &cc, &ready);
-                        s.spawn(move || {
-                            let mut next = rx.recv().ok();
-                            ready.wait();
-                            let mut got = Vec::new();
-                            while let Some(w) = next.take() {
-                                let r = gpu
-                                    .compute_compiled(params, cc, vec![w])
-                                    .map(|r| r.0)
-                                    .map_err(|e| e.to_string());
-                                got.push(r);
-                                next = rx.recv().ok();
-                            }
-                            got
-                        })
-                    })
-                    .collect();
-                ready.wait();
-                let clock = Instant::now();
-                let results: Vec<Result<Vec<MsmResults>, String>> = handles
-                    .into_iter()
-                    .flat_map(|h| h.join().unwrap_or_else(|_| vec![Err("panicked".into())]))
-                    .collect();
-                (clock.elapsed(), results)
-            });
-            let proved = results.len();
+            let clock = Instant::now();
+            let first = compute_compiled(&gpu, &params, &cc, &w);
+            let warm = clock.elapsed();
+            let pa = cc.assign(w[0].clone()).expect("assign");
+            let first = match first {
+                Ok(f) => f,
+                Err(e) => {
+                    t.check(&format!("compiled bench {tag}: first partition"), Err(e));
+                    return;
+                }
+            };
             t.check(
                 &format!(
-                    "compiled bench 2^{log}: {batch} partitions by {workers} worker(s) equal the first result"
+                    "compiled bench {tag}: proof from the device path verifies, wrong input rejected"
                 ),
-                if proved == batch {
-                    results.into_iter().try_for_each(|r| {
-                        r?.iter()
-                            .try_for_each(|g| same(std::slice::from_ref(g), &first[..1]))
-                    })
-                } else {
-                    Err(format!("{proved} partitions proved"))
-                },
+                verifies(&params, &pa, &first[0]),
             );
-            batches.push((workers, wall, gpu.take_reports()));
-        }
-        drop(prepared);
-        gpu.set_zero_one_form(GpuConfig::default().zero_one_form);
-        // The host path of the same witness, for comparison.
-        let mut host_runs = Vec::new();
-        let mut host_reports = Vec::new();
-        let host_reps = if device_only { 0 } else { reps };
-        for _ in 0..host_reps {
-            let one = w[0].clone();
-            let clock = Instant::now();
-            let pa = cc.assign(one).expect("assign");
-            let assign = clock.elapsed();
-            let r = compute(&gpu, &params, std::slice::from_ref(&pa));
-            host_runs.push(clock.elapsed());
-            t.check(
-                &format!("compiled bench 2^{log}: host path equals the device path"),
-                r.and_then(|g| same(&g, &first)),
-            );
-            let mut rep = gpu.take_reports();
-            if let Some(r) = rep.first_mut() {
-                r.timings.abc = assign;
-            }
-            host_reports.extend(rep);
-        }
-        // The same witness with the matrices sent up in row blocks (as when
-        // the system does not fit beside the parameters), on a fresh
-        // backend: the first one's copies go first.
-        drop(gpu);
-        let mut streamed_runs = Vec::new();
-        let mut streamed_reports = Vec::new();
-        if !device_only {
-            match open(GpuConfig {
-                keep_compiled_resident: false,
-                ..GpuConfig::default()
-            }) {
-                Ok(gpu) => {
-                    // Warm-up: the parameters go up.
-                    let _ = compute_compiled(&gpu, &params, &cc, &w);
-                    let _ = gpu.take_reports();
-                    (streamed_runs, streamed_reports) =
-                        timed_runs(&gpu, "streamed matrices equal", &w, t);
+            // A 2^27 assignment is ~17 GB of host memory.
+            drop(pa);
+            let (dev, _) = on_device(&gpu);
+            let resident = gpu.compiled_resident_bytes().unwrap_or(0);
+            // `reps` device-path runs as the backend is set now, each checked
+            // against the first result: (times, reports).
+            let timed_runs = |gpu: &CudaBackend, what: &str, w: &Vec<Witness>, t: &mut Tally| {
+                let mut runs = Vec::new();
+                let mut reports = Vec::new();
+                for _ in 0..reps {
+                    // The witness is cloned before the clock starts (a prover
+                    // moves it in).
+                    let batch = w.clone();
+                    let clock = Instant::now();
+                    let r = gpu
+                        .compute_compiled(&params, &cc, batch)
+                        .map(|r| r.0)
+                        .map_err(|e| e.to_string());
+                    runs.push(clock.elapsed());
+                    t.check(
+                        &format!("compiled bench {tag}: {what} the first result"),
+                        r.and_then(|g| same(&g, &first)),
+                    );
+                    reports.extend(gpu.take_reports());
                 }
-                Err(e) => t.check("compiled bench open (streamed)", Err(e)),
+                (runs, reports)
+            };
+            let mut device_runs = |what: &str, w: &Vec<Witness>| timed_runs(&gpu, what, w, t);
+            let (runs, reports) = device_runs("device path equals", &w);
+            // The same with z sent the other way (packed by 0/1 or raw, the
+            // default's opposite), on the same warm backend.
+            let other_packed = !GpuConfig::default().pack_witness;
+            let other = if other_packed { "z packed" } else { "z raw" };
+            gpu.set_pack_witness(other_packed);
+            let (other_runs, other_reports) =
+                device_runs(&format!("device path, {other}, equals"), &w);
+            // z's 0/1 form made on the synthesis side (as the daemon's synthesis
+            // workers do when the backend packs), then sent as it is.
+            let mut prepared = w.clone();
+            let clock = Instant::now();
+            prepared.iter_mut().for_each(Witness::prepare_zero_one);
+            let form_ms = ms(clock.elapsed());
+            let formed = prepared.iter().all(|w| w.aux_zero_one.is_some());
+            gpu.set_pack_witness(GpuConfig::default().pack_witness);
+            gpu.set_zero_one_form(true);
+            let (prep_runs, prep_reports) =
+                device_runs("device path, z prepared, equals", &prepared);
+            // The same with the device pool handing free memory back at each
+            // synchronisation once a quarter of the card is reserved (the
+            // default before 2026-12-04; resident parameters alone pass it),
+            // then once more with H's steps timed.
+            let total = gpu.memory_info().map(|(_, total, _)| total).unwrap_or(0);
+            let quarter = gpu.set_pool_keep(Some(total / 4));
+            if let Err(e) = &quarter {
+                println!("compiled bench {tag}: the pool's threshold could not be set: {e}");
             }
-        }
-        let med = median(runs.clone());
-        let host_med = if host_runs.is_empty() {
-            "not run".to_string()
-        } else {
-            format!("{:.1} ms", ms(median(host_runs.clone())))
-        };
-        let phase = |rs: &[PartitionReport], f: &dyn Fn(&PartitionReport) -> Duration| {
-            ms(median(rs.iter().map(f).collect()))
-        };
-        let line = |name: &str, rs: &[PartitionReport]| {
-            format!(
-                "{name}: abc {:.1} ms, upload {:.1} ms (wait {:.1}, z alloc {:.1}, copies {:.1} ms, {:.1} MB, {:.1} MB sent), H {:.1} ms, msm h {:.1} / l {:.1} / a {:.1} / b1 {:.1} / b2 {:.1} ms, host prep {:.1} ms",
-                phase(rs, &|r| r.timings.abc),
-                phase(rs, &|r| r.timings.upload),
-                phase(rs, &|r| Duration::from_secs_f64(r.upload_wait_ms / 1e3)),
-                phase(rs, &|r| Duration::from_secs_f64(r.upload_alloc_ms / 1e3)),
-                median(rs.iter().map(|r| Duration::from_secs_f64(r.upload_copy_ms / 1e3)).collect::<Vec<_>>()).as_secs_f64() * 1e3,
-                rs.first().map_or(0.0, |r| r.upload_bytes as f64 / 1e6),
-                rs.first().map_or(0.0, |r| r.upload_sent_bytes as f64 / 1e6),
-                phase(rs, &|r| r.timings.h_ntt),
-                phase(rs, &|r| r.timings.msm_h),
-                phase(rs, &|r| r.timings.msm_l),
-                phase(rs, &|r| r.timings.msm_a),
-                phase(rs, &|r| r.timings.msm_b_g1),
-                phase(rs, &|r| r.timings.msm_b_g2),
-                rs.iter().map(|r| r.host_prep_ms).sum::<f64>() / rs.len().max(1) as f64,
-            )
-        };
-        println!(
-            "compiled bench 2^{log}: device path {:.1} ms median (warm-up {:.1} ms, {dev} on the device; compiled system resident {:.2} GB), host path {host_med}",
-            ms(med),
-            ms(warm),
-            resident as f64 / 1e9,
-        );
-        println!("  {}", line("device path", &reports));
-        if !other_runs.is_empty() {
-            println!(
-                "compiled bench 2^{log}: device path with {other} {:.1} ms median",
-                ms(median(other_runs.clone()))
-            );
-            println!("  {}", line(other, &other_reports));
-        }
-        println!(
-            "compiled bench 2^{log}: device path with z prepared {:.1} ms median (0/1 form made in {form_ms:.1} ms on the synthesis side{})",
-            ms(median(prep_runs.clone())),
-            if formed { "" } else { "; it did not pay: z went raw" }
-        );
-        println!("  {}", line("z prepared", &prep_reports));
-        if !keep_runs.is_empty() {
-            println!(
-                "compiled bench 2^{log}: device path with z prepared, pool keeps a quarter {:.1} ms median",
-                ms(median(keep_runs.clone()))
-            );
-            println!("  {}", line("pool keeps a quarter", &keep_reports));
-        }
-        if let Some(first) = h_steps.first() {
-            let steps: Vec<String> = (0..first.len())
-                .map(|i| {
-                    let v: Vec<f64> = h_steps
+            let (keep_runs, keep_reports) = if quarter.is_ok() {
+                device_runs("device path, z prepared, pool keeps a quarter,", &prepared)
+            } else {
+                (Vec::new(), Vec::new())
+            };
+            let _ = gpu.set_pool_keep(None);
+            gpu.set_h_profile(true);
+            let _ = device_runs("device path, H profiled,", &prepared);
+            let h_steps = gpu.take_h_profiles();
+            gpu.set_h_profile(false);
+            // `batch` partitions (the prepared witness each), as one GPU worker
+            // proves them (one caller, in turn) and as two do (two callers at
+            // once, half each, on the backend's two slots): the daemon's ways.
+            // Each worker is fed by a thread of its own that copies the next
+            // witness (on every core) while the current one is proved (one
+            // waiting, as a synthesis pipeline keeps them), so that no more than
+            // a few 2^27 witnesses are in memory at once; the clock starts when
+            // every worker holds its first. Call 51 cloned on one thread: 3.0 s
+            // a partition with one worker, the copies' pace, not the GPU's.
+            // The raw witness is not read again on the device-only path.
+            let none = Vec::new();
+            let w: &Vec<Witness> = if device_only { &none } else { &w };
+            let mut batches = Vec::new();
+            for workers in [1usize, 2].into_iter().filter(|_| batch > 0) {
+                if GpuConfig::default().workers_per_device < workers {
+                    println!(
+                        "compiled bench {tag}: {workers} workers: the backend has fewer slots"
+                    );
+                    continue;
+                }
+                let per = batch.div_ceil(workers);
+                let counts: Vec<usize> = (0..workers)
+                    .map(|k| per.min(batch - (k * per).min(batch)))
+                    .collect();
+                let ready = std::sync::Barrier::new(workers + 1);
+                let (wall, results) = std::thread::scope(|s| {
+                    let handles: Vec<_> = counts
                         .iter()
-                        .filter_map(|p| p.get(i).map(|s| s.1))
+                        .map(|&n| {
+                            let (tx, rx) = std::sync::mpsc::sync_channel::<Witness>(1);
+                            let one = &prepared[0];
+                            s.spawn(move || {
+                                for _ in 0..n {
+                                    if tx.send(par_clone(one)).is_err() {
+                                        break;
+                                    }
+                                }
+                            });
+                            let (gpu, params, cc, ready) = (&gpu, &params, &cc, &ready);
+                            s.spawn(move || {
+                                let mut next = rx.recv().ok();
+                                ready.wait();
+                                let mut got = Vec::new();
+                                while let Some(w) = next.take() {
+                                    let r = gpu
+                                        .compute_compiled(params, cc, vec![w])
+                                        .map(|r| r.0)
+                                        .map_err(|e| e.to_string());
+                                    got.push(r);
+                                    next = rx.recv().ok();
+                                }
+                                got
+                            })
+                        })
                         .collect();
-                    format!(
-                        "{} {:.1}",
-                        first[i].0,
-                        v.iter().sum::<f64>() / v.len() as f64
-                    )
-                })
-                .collect();
+                    ready.wait();
+                    let clock = Instant::now();
+                    let results: Vec<Result<Vec<MsmResults>, String>> = handles
+                        .into_iter()
+                        .flat_map(|h| h.join().unwrap_or_else(|_| vec![Err("panicked".into())]))
+                        .collect();
+                    (clock.elapsed(), results)
+                });
+                let proved = results.len();
+                t.check(
+                    &format!(
+                        "compiled bench {tag}: {batch} partitions by {workers} worker(s) equal the first result"
+                    ),
+                    if proved == batch {
+                        results.into_iter().try_for_each(|r| {
+                            r?.iter()
+                                .try_for_each(|g| same(std::slice::from_ref(g), &first[..1]))
+                        })
+                    } else {
+                        Err(format!("{proved} partitions proved"))
+                    },
+                );
+                batches.push((workers, wall, gpu.take_reports()));
+            }
+            drop(prepared);
+            gpu.set_zero_one_form(GpuConfig::default().zero_one_form);
+            // The host path of the same witness, for comparison.
+            let mut host_runs = Vec::new();
+            let mut host_reports = Vec::new();
+            let host_reps = if device_only { 0 } else { reps };
+            for _ in 0..host_reps {
+                let one = w[0].clone();
+                let clock = Instant::now();
+                let pa = cc.assign(one).expect("assign");
+                let assign = clock.elapsed();
+                let r = compute(&gpu, &params, std::slice::from_ref(&pa));
+                host_runs.push(clock.elapsed());
+                t.check(
+                    &format!("compiled bench {tag}: host path equals the device path"),
+                    r.and_then(|g| same(&g, &first)),
+                );
+                let mut rep = gpu.take_reports();
+                if let Some(r) = rep.first_mut() {
+                    r.timings.abc = assign;
+                }
+                host_reports.extend(rep);
+            }
+            // The same witness with the matrices sent up in row blocks (as when
+            // the system does not fit beside the parameters), on a fresh
+            // backend: the first one's copies go first.
+            drop(gpu);
+            let mut streamed_runs = Vec::new();
+            let mut streamed_reports = Vec::new();
+            if !device_only {
+                match open(budgeted(GpuConfig {
+                    keep_compiled_resident: false,
+                    ..GpuConfig::default()
+                })) {
+                    Ok(gpu) => {
+                        // Warm-up: the parameters go up.
+                        let _ = compute_compiled(&gpu, &params, &cc, &w);
+                        let _ = gpu.take_reports();
+                        (streamed_runs, streamed_reports) =
+                            timed_runs(&gpu, "streamed matrices equal", &w, t);
+                    }
+                    Err(e) => t.check("compiled bench open (streamed)", Err(e)),
+                }
+            }
+            let med = median(runs.clone());
+            let host_med = if host_runs.is_empty() {
+                "not run".to_string()
+            } else {
+                format!("{:.1} ms", ms(median(host_runs.clone())))
+            };
+            let phase = |rs: &[PartitionReport], f: &dyn Fn(&PartitionReport) -> Duration| {
+                ms(median(rs.iter().map(f).collect()))
+            };
+            let line = |name: &str, rs: &[PartitionReport]| {
+                format!(
+                    "{name}: abc {:.1} ms, upload {:.1} ms (wait {:.1}, z alloc {:.1}, copies {:.1} ms, {:.1} MB, {:.1} MB sent), H {:.1} ms, msm h {:.1} / l {:.1} / a {:.1} / b1 {:.1} / b2 {:.1} ms, host prep {:.1} ms",
+                    phase(rs, &|r| r.timings.abc),
+                    phase(rs, &|r| r.timings.upload),
+                    phase(rs, &|r| Duration::from_secs_f64(r.upload_wait_ms / 1e3)),
+                    phase(rs, &|r| Duration::from_secs_f64(r.upload_alloc_ms / 1e3)),
+                    median(rs.iter().map(|r| Duration::from_secs_f64(r.upload_copy_ms / 1e3)).collect::<Vec<_>>()).as_secs_f64() * 1e3,
+                    rs.first().map_or(0.0, |r| r.upload_bytes as f64 / 1e6),
+                    rs.first().map_or(0.0, |r| r.upload_sent_bytes as f64 / 1e6),
+                    phase(rs, &|r| r.timings.h_ntt),
+                    phase(rs, &|r| r.timings.msm_h),
+                    phase(rs, &|r| r.timings.msm_l),
+                    phase(rs, &|r| r.timings.msm_a),
+                    phase(rs, &|r| r.timings.msm_b_g1),
+                    phase(rs, &|r| r.timings.msm_b_g2),
+                    rs.iter().map(|r| r.host_prep_ms).sum::<f64>() / rs.len().max(1) as f64,
+                )
+            };
             println!(
-                "  H steps (mean of {} profiled partitions, ms): {}",
-                h_steps.len(),
-                steps.join(", ")
+                "compiled bench {tag}: device path {:.1} ms median (warm-up {:.1} ms, {dev} on the device; compiled system resident {:.2} GB), host path {host_med}",
+                ms(med),
+                ms(warm),
+                resident as f64 / 1e9,
             );
-        }
-        if !host_reports.is_empty() {
-            println!("  {}", line("host path", &host_reports));
-        }
-        if !streamed_runs.is_empty() {
+            println!("  {}", line("device path", &reports));
+            if !other_runs.is_empty() {
+                println!(
+                    "compiled bench {tag}: device path with {other} {:.1} ms median",
+                    ms(median(other_runs.clone()))
+                );
+                println!("  {}", line(other, &other_reports));
+            }
             println!(
-                "compiled bench 2^{log}: streamed matrices {:.1} ms median, {} row blocks",
-                ms(median(streamed_runs.clone())),
-                streamed_reports.first().map_or(0, |r| r.abc_row_blocks)
+                "compiled bench {tag}: device path with z prepared {:.1} ms median (0/1 form made in {form_ms:.1} ms on the synthesis side{})",
+                ms(median(prep_runs.clone())),
+                if formed { "" } else { "; it did not pay: z went raw" }
             );
-            println!("  {}", line("streamed", &streamed_reports));
+            println!("  {}", line("z prepared", &prep_reports));
+            if !keep_runs.is_empty() {
+                println!(
+                    "compiled bench {tag}: device path with z prepared, pool keeps a quarter {:.1} ms median",
+                    ms(median(keep_runs.clone()))
+                );
+                println!("  {}", line("pool keeps a quarter", &keep_reports));
+            }
+            if let Some(first) = h_steps.first() {
+                let steps: Vec<String> = (0..first.len())
+                    .map(|i| {
+                        let v: Vec<f64> = h_steps
+                            .iter()
+                            .filter_map(|p| p.get(i).map(|s| s.1))
+                            .collect();
+                        format!(
+                            "{} {:.1}",
+                            first[i].0,
+                            v.iter().sum::<f64>() / v.len() as f64
+                        )
+                    })
+                    .collect();
+                println!(
+                    "  H steps (mean of {} profiled partitions, ms): {}",
+                    h_steps.len(),
+                    steps.join(", ")
+                );
+            }
+            if !host_reports.is_empty() {
+                println!("  {}", line("host path", &host_reports));
+            }
+            if !streamed_runs.is_empty() {
+                println!(
+                    "compiled bench {tag}: streamed matrices {:.1} ms median, {} row blocks",
+                    ms(median(streamed_runs.clone())),
+                    streamed_reports.first().map_or(0, |r| r.abc_row_blocks)
+                );
+                println!("  {}", line("streamed", &streamed_reports));
+            }
+            for (workers, wall, rs) in &batches {
+                println!(
+                    "compiled bench {tag}: {batch} partitions, {workers} worker(s): {:.1} ms, {:.1} ms a partition",
+                    ms(*wall),
+                    ms(*wall) / batch as f64
+                );
+                println!("  {}", line(&format!("{workers} worker(s), medians"), rs));
+            }
+            out.push(json!({
+                "compiled_bench": log,
+                "vram_limit": limit,
+                "batches": batches.iter().map(|(w, wall, rs)| json!({
+                    "partitions": batch,
+                    "workers": w,
+                    "wall_ms": ms(*wall),
+                    "reports": rs,
+                })).collect::<Vec<_>>(),
+                "compile_s": compile_s,
+                "witness_s": witness_s,
+                "matrix_bytes": cc.matrix_bytes(),
+                "resident_bytes": resident,
+                "placement": format!("{:?}", fit.placement),
+                "fit": {
+                    "capacity": fit.capacity,
+                    "params_bytes": fit.params_bytes,
+                    "system_bytes": fit.system_bytes,
+                    "working_resident": fit.working_resident,
+                    "working_streamed": fit.working_streamed,
+                },
+                "device_ms": runs.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
+                "host_ms": host_runs.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
+                "device_reports": reports,
+                "z_other": other,
+                "z_other_ms": other_runs.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
+                "z_other_reports": other_reports,
+                "z_prepared_form_ms": form_ms,
+                "z_prepared_ms": prep_runs.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
+                "z_prepared_reports": prep_reports,
+                "pool_keep_quarter_ms": keep_runs.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
+                "pool_keep_quarter_reports": keep_reports,
+                "h_steps": h_steps,
+                "host_reports": host_reports,
+                "streamed_ms": streamed_runs.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
+                "streamed_reports": streamed_reports,
+            }));
         }
-        for (workers, wall, rs) in &batches {
-            println!(
-                "compiled bench 2^{log}: {batch} partitions, {workers} worker(s): {:.1} ms, {:.1} ms a partition",
-                ms(*wall),
-                ms(*wall) / batch as f64
-            );
-            println!("  {}", line(&format!("{workers} worker(s), medians"), rs));
-        }
-        out.push(json!({
-            "compiled_bench": log,
-            "batches": batches.iter().map(|(w, wall, rs)| json!({
-                "partitions": batch,
-                "workers": w,
-                "wall_ms": ms(*wall),
-                "reports": rs,
-            })).collect::<Vec<_>>(),
-            "compile_s": compile_s,
-            "witness_s": witness_s,
-            "matrix_bytes": cc.matrix_bytes(),
-            "resident_bytes": resident,
-            "placement": format!("{:?}", fit.placement),
-            "fit": {
-                "capacity": fit.capacity,
-                "params_bytes": fit.params_bytes,
-                "system_bytes": fit.system_bytes,
-                "working_resident": fit.working_resident,
-                "working_streamed": fit.working_streamed,
-            },
-            "device_ms": runs.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
-            "host_ms": host_runs.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
-            "device_reports": reports,
-            "z_other": other,
-            "z_other_ms": other_runs.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
-            "z_other_reports": other_reports,
-            "z_prepared_form_ms": form_ms,
-            "z_prepared_ms": prep_runs.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
-            "z_prepared_reports": prep_reports,
-            "pool_keep_quarter_ms": keep_runs.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
-            "pool_keep_quarter_reports": keep_reports,
-            "h_steps": h_steps,
-            "host_reports": host_reports,
-            "streamed_ms": streamed_runs.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
-            "streamed_reports": streamed_reports,
-        }));
     }
 }
 
@@ -2205,7 +2225,20 @@ fn main() {
                 let batch = arg("--compiled-batch")
                     .and_then(|x| x.parse().ok())
                     .unwrap_or(0);
-                compiled_bench(&compiled_logs, reps, device_only, batch, &mut out, &mut t);
+                // `--vram-limits whole,83860000000`: each budget in turn on
+                // one set of parameters (`whole`: the card's own).
+                let limits: Vec<Option<u64>> = arg("--vram-limits")
+                    .map(|x| x.split(',').map(|v| v.trim().parse().ok()).collect())
+                    .unwrap_or_else(|| vec![None]);
+                compiled_bench(
+                    &compiled_logs,
+                    &limits,
+                    reps,
+                    device_only,
+                    batch,
+                    &mut out,
+                    &mut t,
+                );
             }
             if !bench_logs.is_empty() {
                 let o = BenchOptions {

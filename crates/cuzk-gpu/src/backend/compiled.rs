@@ -697,9 +697,13 @@ impl CudaBackend {
         let working_resident = shape.map_or(0, |sh| {
             compiled_working_bytes(&sizes, z_len, sh.max_product, pack_staging, dense)
         });
-        let working_streamed =
-            compiled_working_bytes(&sizes, z_len, plans.streamed.block_bytes, pack_staging, dense)
-            + CompiledAux::bytes_for(cc);
+        let working_streamed = compiled_working_bytes(
+            &sizes,
+            z_len,
+            plans.streamed.block_bytes,
+            pack_staging,
+            dense,
+        ) + CompiledAux::bytes_for(cc);
         let params_fit_cap = relock(&self.resident)
             .cap()
             .is_none_or(|cap| params_bytes <= cap);
@@ -1112,23 +1116,11 @@ impl CudaBackend {
         // The partition's working set and what it holds besides.
         let (working, held) = match &mats {
             Matrices::Resident(dc) => (
-                compiled_working_bytes(
-                    &sizes,
-                    z_len,
-                    dc.max_product_bytes(),
-                    pack_staging,
-                    dense,
-                ),
+                compiled_working_bytes(&sizes, z_len, dc.max_product_bytes(), pack_staging, dense),
                 dc.bytes(),
             ),
             Matrices::Streamed(sp) => (
-                compiled_working_bytes(
-                    &sizes,
-                    z_len,
-                    sp.streamed.block_bytes,
-                    pack_staging,
-                    dense,
-                )
+                compiled_working_bytes(&sizes, z_len, sp.streamed.block_bytes, pack_staging, dense)
                     + CompiledAux::bytes_for(cc),
                 0,
             ),
@@ -1231,7 +1223,8 @@ impl CudaBackend {
         let clock = Instant::now();
         let l = {
             let m = cc.num_aux();
-            let _step = grant.reserve(split_step_bytes(m, dense, false), "L split and MSM scratch")?;
+            let _step =
+                grant.reserve(split_step_bytes(m, dense, false), "L split and MSM scratch")?;
             if m == 0 {
                 G1Projective::identity()
             } else {
@@ -1333,8 +1326,14 @@ mod tests {
         assert_eq!(place(params + streamed - 1), Host);
         assert_eq!(place(24 * GB), Host);
         // Not kept resident (the configuration): streamed where it fits.
-        assert_eq!(place_compiled(141 * GB, params, None, working, streamed), Streamed);
-        assert_eq!(place_compiled(60 * GB, params, None, working, streamed), Host);
+        assert_eq!(
+            place_compiled(141 * GB, params, None, working, streamed),
+            Streamed
+        );
+        assert_eq!(
+            place_compiled(60 * GB, params, None, working, streamed),
+            Host
+        );
     }
 
     /// The working set covers z beside its largest step, and grows with
@@ -1384,7 +1383,9 @@ mod tests {
         assert!(porep >= h_msm);
         // Nothing dense: the 0/1 sums' scratch and the splits remain.
         assert!(compiled_working_bytes(&s, z, 0, 0, 0) <= porep);
-        assert!(split_step_bytes(s.l, 0, false) >= cuzk_cuda::host::zero_one_scratch_bytes(s.l, false));
+        assert!(
+            split_step_bytes(s.l, 0, false) >= cuzk_cuda::host::zero_one_scratch_bytes(s.l, false)
+        );
     }
 
     /// A matrix of `rows` rows with lengths and coefficients from a seed:
