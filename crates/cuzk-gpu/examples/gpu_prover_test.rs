@@ -1665,10 +1665,10 @@ fn compiled_bench(
                 })) {
                     Ok(gpu) => {
                         // Warm-up: the parameters go up.
-                        let _ = compute_compiled(&gpu, &params, &cc, &w);
+                        let _ = compute_compiled(&gpu, &params, &cc, w);
                         let _ = gpu.take_reports();
                         (streamed_runs, streamed_reports) =
-                            timed_runs(&gpu, "streamed matrices equal", &w, t);
+                            timed_runs(&gpu, "streamed matrices equal", w, t);
                     }
                     Err(e) => t.check("compiled bench open (streamed)", Err(e)),
                 }
