@@ -73,7 +73,7 @@ use cuzk_core::{Parameters, Proof, ProvingAssignment};
 use cuzk_gpu::plan::{self, Footprint, PartitionSizes};
 use cuzk_gpu::{
     select_backend_with, BackendChoice, BaseStaging, BudgetConfig, CompiledPlacement, CudaBackend,
-    GpuConfig, GpuFixedBase, HStaging, PartitionReport, StagingPlan,
+    GpuConfig, GpuFixedBase, HStaging, PartitionReport, StagingPlan, H_PARTS,
 };
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
@@ -1133,9 +1133,9 @@ fn compiled_checks(t: &mut Tally) {
             r,
         );
     }
-    // A card too small for the system beside its parameters streams the
-    // matrices (an 80 GB card at 2^27); one too small for the streamed
-    // working set too leaves a/b/c to the host.
+    // A card too small for the system beside its parameters runs the H
+    // MSM in parts, then streams the matrices (an 80 GB card at 2^27); one
+    // too small for the streamed working set too leaves a/b/c to the host.
     {
         let log = 13;
         let params = params_for(log);
@@ -1155,47 +1155,77 @@ fn compiled_checks(t: &mut Tally) {
         };
         let r = (|| {
             // Both partitions the witness with more dense scalars, so that
-            // one capacity splits them the same way.
+            // one capacity places them the same way.
             let whole = open(config(None))?;
             let fits: Vec<_> = w
                 .iter()
                 .map(|x| whole.compiled_fit(&params, &cc, Some(x)))
                 .collect();
-            let k = (fits[1].working_streamed > fits[0].working_streamed) as usize;
+            let k = (fits[1].working_streamed[0] > fits[0].working_streamed[0]) as usize;
             let (fit, w) = (fits[k], vec![w[k].clone(), w[k].clone()]);
             drop(whole);
-            if fit.placement != CompiledPlacement::Resident {
+            if (fit.placement, fit.h_parts) != (CompiledPlacement::Resident, 1) {
                 return Err(format!("on the whole card: {fit:?}"));
             }
-            let need = fit.params_bytes + fit.working_streamed;
-            if need >= fit.params_bytes + fit.system_bytes + fit.working_resident {
+            let (p, sys) = (fit.params_bytes, fit.system_bytes);
+            let (res, st) = (fit.working_resident, fit.working_streamed);
+            if st[0] >= sys + res[0] {
                 return Err(format!("streaming needs no less than residence: {fit:?}"));
             }
-            for (cap, placement, on) in [
-                (need, CompiledPlacement::Streamed, 2),
-                (need - 1, CompiledPlacement::Host, 0),
-            ] {
+            // The fewest parts whose working set fits each capacity.
+            let fewest =
+                |v: [u64; 3], room: u64| H_PARTS[v.iter().position(|&x| x <= room).unwrap_or(0)];
+            let last = H_PARTS.len() - 1;
+            let mut cases = vec![(p + st[0], CompiledPlacement::Streamed, 1)];
+            // Parts only where they lower the working set at this size.
+            if res[last] < res[0] {
+                cases.push((
+                    p + sys + res[0] - 1,
+                    CompiledPlacement::Resident,
+                    fewest(res, res[0] - 1),
+                ));
+            }
+            if st[last] < st[0] {
+                cases.push((
+                    p + st[last],
+                    CompiledPlacement::Streamed,
+                    fewest(st, st[last]),
+                ));
+            }
+            cases.push((p + st[last] - 1, CompiledPlacement::Host, 1));
+            for (cap, placement, parts) in cases {
                 let gpu = open(config(Some(cap)))?;
                 let got = gpu.compiled_fit(&params, &cc, Some(&w[0]));
-                if got.placement != placement {
-                    return Err(format!("capacity {cap}: {got:?}, expected {placement:?}"));
+                let parts_ok = placement == CompiledPlacement::Host || got.h_parts == parts;
+                if got.placement != placement || !parts_ok {
+                    return Err(format!(
+                        "capacity {cap}: {:?} in {} parts, expected {placement:?} in {parts}",
+                        got.placement, got.h_parts
+                    ));
                 }
                 same(&compute_compiled(&gpu, &params, &cc, &w)?, &want)?;
                 let reports = gpu.take_reports();
                 let streamed = reports.iter().filter(|r| r.abc_row_blocks > 0).count();
                 let dev = reports.iter().filter(|r| r.abc_on_device).count();
-                if (dev, streamed, reports.len()) != (on, on, 2) {
+                let want_counts = match placement {
+                    CompiledPlacement::Resident => (2, 0),
+                    CompiledPlacement::Streamed => (2, 2),
+                    CompiledPlacement::Host => (0, 0),
+                };
+                if (dev, streamed) != want_counts || reports.len() != 2 {
                     return Err(format!(
                         "capacity {cap} ({placement:?}): {dev} of {} on the device, {streamed} streamed",
                         reports.len()
                     ));
                 }
-                if gpu.compiled_resident_bytes().is_some() {
-                    return Err(format!("capacity {cap}: the system was made resident"));
+                let resident = gpu.compiled_resident_bytes().is_some();
+                if resident != (placement == CompiledPlacement::Resident) {
+                    return Err(format!(
+                        "capacity {cap} ({placement:?}): system resident {resident}"
+                    ));
                 }
                 println!(
-                    "     capacity {cap}: {placement:?} (parameters {} + system {} + working {} resident / {} streamed)",
-                    fit.params_bytes, fit.system_bytes, fit.working_resident, fit.working_streamed
+                    "     capacity {cap}: {placement:?}, H MSM in {parts} part(s) (parameters {p} + system {sys}; working {res:?} resident, {st:?} streamed)"
                 );
                 let pa = cc.assign(w[0].clone()).map_err(|e| e.to_string())?;
                 let got = compute_compiled(&gpu, &params, &cc, &w[..1])?;
@@ -1204,7 +1234,7 @@ fn compiled_checks(t: &mut Tally) {
             Ok(())
         })();
         t.check(
-            "compiled: matrices streamed where the system does not fit beside its parameters, host below that, porep-like 2^13",
+            "compiled: the H MSM in parts, then the matrices streamed, where the system does not fit beside its parameters; the host below that; porep-like 2^13",
             r,
         );
     }
@@ -1457,14 +1487,16 @@ fn compiled_bench(
             let bound = gpu.compiled_fit(&params, &cc, None);
             let gb = |b: u64| b as f64 / 1e9;
             for (what, f) in [("any witness", bound), ("this witness", fit)] {
+                let gbs = |v: [u64; 3]| v.map(|b| format!("{:.2}", gb(b))).join(" / ");
                 println!(
-                    "compiled bench {tag}, {what}: {:?} (capacity {:.2} GB: parameters {:.2} + system {:.2} + working {:.2} resident, working {:.2} streamed)",
+                    "compiled bench {tag}, {what}: {:?}, H MSM in {} part(s) (capacity {:.2} GB: parameters {:.2} + system {:.2}; working with the H MSM in 1 / 2 / 4 parts {} resident, {} streamed)",
                     f.placement,
+                    f.h_parts,
                     gb(f.capacity),
                     gb(f.params_bytes),
                     gb(f.system_bytes),
-                    gb(f.working_resident),
-                    gb(f.working_streamed)
+                    gbs(f.working_resident),
+                    gbs(f.working_streamed)
                 );
             }
             let clock = Instant::now();
@@ -1787,6 +1819,7 @@ fn compiled_bench(
                     "system_bytes": fit.system_bytes,
                     "working_resident": fit.working_resident,
                     "working_streamed": fit.working_streamed,
+                    "h_parts": fit.h_parts,
                 },
                 "device_ms": runs.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
                 "host_ms": host_runs.iter().map(|d| ms(*d)).collect::<Vec<_>>(),

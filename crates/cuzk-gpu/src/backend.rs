@@ -73,7 +73,7 @@ use crate::GpuConfig;
 
 mod bases;
 mod compiled;
-pub use compiled::{CompiledFit, CompiledPlacement};
+pub use compiled::{CompiledFit, CompiledPlacement, H_PARTS};
 mod mirror;
 mod prep;
 mod query;

@@ -38,7 +38,7 @@ pub mod upload;
 mod zpack;
 #[cfg(feature = "cuda")]
 pub use backend::{
-    live_mirrors, CompiledFit, CompiledPlacement, CudaBackend, PartitionReport,
+    live_mirrors, CompiledFit, CompiledPlacement, CudaBackend, PartitionReport, H_PARTS,
     SUBGROUP_PIECE_POINTS,
 };
 #[cfg(feature = "cuda")]

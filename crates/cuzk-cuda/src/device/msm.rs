@@ -348,6 +348,15 @@ pub(super) struct ScalarsAt {
     pub(super) montgomery: bool,
 }
 
+/// Where an MSM's points are: a run of `len` points of `group` from a
+/// device address (a resident set, or a range of one).
+#[derive(Clone, Copy)]
+pub(super) struct PointsAt {
+    pub(super) group: Group_,
+    pub(super) ptr: u64,
+    pub(super) len: usize,
+}
+
 /// An indexed MSM's point ids: on the host (checked, then uploaded), or
 /// already on the device, written by a kernel that bounds them (the GPU
 /// 0/1 split's positions, below its length).
@@ -613,8 +622,19 @@ impl CudaDevice {
         ids: Option<&[u32]>,
     ) -> Result<G> {
         let at = self.scalars_at(scalars);
-        let (sums, c) = self.msm_windows(G::GROUP, points, at, ids.map(Ids::Host), None, G::MSM)?;
+        let pts = self.points_at(points, 0);
+        let (sums, c) = self.msm_windows(G::GROUP, pts, at, ids.map(Ids::Host), None, G::MSM)?;
         Ok(window_sum(&sums, c))
+    }
+
+    /// The points of `p` from point `first` on (`first` at most its length).
+    pub(super) fn points_at(&self, p: &DevicePoints, first: usize) -> PointsAt {
+        let first = first.min(p.len);
+        PointsAt {
+            group: p.group,
+            ptr: self.p(&p.buf) + (first * p.group.affine_bytes()) as u64,
+            len: p.len - first,
+        }
     }
 
     pub(super) fn scalars_at(&self, s: &DeviceScalars) -> ScalarsAt {
@@ -634,6 +654,37 @@ impl CudaDevice {
     pub fn msm_g1_scalars_on_device(
         &self,
         points: &DevicePoints,
+        scalars: &CudaSlice<u8>,
+        first: usize,
+        count: usize,
+    ) -> Result<G1Projective> {
+        self.msm_g1_on_device_at(self.points_at(points, 0), scalars, first, count)
+    }
+
+    /// [`Self::msm_g1_scalars_on_device`] of the range `first..first + count`
+    /// of both the scalars and the points: one part of a resident MSM run
+    /// in parts, each part's scratch that of `count` points
+    /// ([`host::msm_scratch_bytes`]).
+    pub fn msm_g1_range_on_device(
+        &self,
+        points: &DevicePoints,
+        scalars: &CudaSlice<u8>,
+        first: usize,
+        count: usize,
+    ) -> Result<G1Projective> {
+        if first > points.len {
+            return Err(self.bad(
+                "msm_g1",
+                count,
+                format!("points from {first} of {}", points.len),
+            ));
+        }
+        self.msm_g1_on_device_at(self.points_at(points, first), scalars, first, count)
+    }
+
+    fn msm_g1_on_device_at(
+        &self,
+        points: PointsAt,
         scalars: &CudaSlice<u8>,
         first: usize,
         count: usize,
@@ -701,7 +752,8 @@ impl CudaDevice {
             buf,
         };
         let at = self.scalars_at(scalars);
-        let (sums, c) = self.msm_windows(Group_::G1, &points, at, None, Some(&copied), kernel)?;
+        let pts = self.points_at(&points, 0);
+        let (sums, c) = self.msm_windows(Group_::G1, pts, at, None, Some(&copied), kernel)?;
         Ok(window_sum(&sums, c))
     }
 
@@ -713,7 +765,7 @@ impl CudaDevice {
     pub(super) fn msm_windows(
         &self,
         group: Group_,
-        points: &DevicePoints,
+        points: PointsAt,
         scalars: ScalarsAt,
         ids: Option<Ids<'_>>,
         points_ready: Option<&cudarc::driver::CudaEvent>,
@@ -827,7 +879,7 @@ impl CudaDevice {
             "msm_accumulate",
             m,
             cfg1d(bound1, MSM_ACCUMULATE_BLOCK),
-            self.p(&points.buf),
+            points.ptr,
             self.p(&sorted),
             self.p(&hist),
             self.p(&off0),

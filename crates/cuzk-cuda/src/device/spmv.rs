@@ -1240,7 +1240,8 @@ impl CudaDevice {
             ptr: self.p(&split.rest_ids),
             len: split.rest_count(),
         };
-        let rest = self.msm_windows(group, points, at, Some(ids), None, kernel)?;
+        let pts = self.points_at(points, 0);
+        let rest = self.msm_windows(group, pts, at, Some(ids), None, kernel)?;
         Ok((ones, rest))
     }
 }

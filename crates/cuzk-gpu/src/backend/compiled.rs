@@ -410,28 +410,46 @@ pub struct CompiledFit {
     pub system_bytes: u64,
     /// A partition's working set with the system resident, and with its
     /// matrices streamed (their table and densities and one row block's
-    /// buffers included).
-    pub working_resident: u64,
-    pub working_streamed: u64,
+    /// buffers included), with the H MSM in each of [`H_PARTS`] parts.
+    pub working_resident: [u64; 3],
+    pub working_streamed: [u64; 3],
+    /// Parts the H MSM runs in (one of [`H_PARTS`]): more than one where
+    /// only its smaller scratch lets the placement fit.
+    pub h_parts: usize,
 }
 
-/// The placement by capacity alone: resident where the parameters, the
-/// system and a partition's working set fit the card together, else
-/// streamed where the parameters and the streamed working set do, else
-/// the host. What other kinds hold is not counted: it gives way (least
+/// Parts the H MSM may run in, fewest first: each part sorts and sums its
+/// own range of the coefficients against its range of the bases (its
+/// scratch a part's, [`plan::msm_scratch`]), at the cost of one more
+/// bucket reduction a part (~10 ms at 2^26 points).
+pub const H_PARTS: [usize; 3] = [1, 2, 4];
+
+/// The placement by capacity alone, and the H MSM's parts (an index into
+/// [`H_PARTS`]; `working_*[i]` is the working set with `H_PARTS[i]` parts):
+/// resident where the parameters, the system and a partition's working set
+/// fit the card together, with the fewest parts that let them; else
+/// streamed where the parameters and the streamed working set do; else the
+/// host. What other kinds hold is not counted: it gives way (least
 /// recently used first) to a partition that needs the room.
 fn place_compiled(
     capacity: u64,
     params: u64,
     system: Option<u64>,
-    working_resident: u64,
-    working_streamed: u64,
-) -> CompiledPlacement {
+    working_resident: &[u64; 3],
+    working_streamed: &[u64; 3],
+) -> (CompiledPlacement, usize) {
     let fits = |need: u64| need <= capacity;
-    match system {
-        Some(system) if fits(params + system + working_resident) => CompiledPlacement::Resident,
-        _ if fits(params + working_streamed) => CompiledPlacement::Streamed,
-        _ => CompiledPlacement::Host,
+    if let Some(system) = system {
+        if let Some(i) = working_resident
+            .iter()
+            .position(|&w| fits(params + system + w))
+        {
+            return (CompiledPlacement::Resident, i);
+        }
+    }
+    match working_streamed.iter().position(|&w| fits(params + w)) {
+        Some(i) => (CompiledPlacement::Streamed, i),
+        None => (CompiledPlacement::Host, 0),
     }
 }
 
@@ -444,13 +462,15 @@ fn place_compiled(
 /// buffer z's packed pieces go through while z goes up (0 when z goes
 /// raw), beside z only. `dense` bounds the scalars of z that are neither 0
 /// nor 1 (`usize::MAX` where unknown): the queries' and L's MSMs run over
-/// those alone, their ones through the 0/1 sum.
+/// those alone, their ones through the 0/1 sum. The H MSM runs in
+/// `h_parts` parts.
 pub(super) fn compiled_working_bytes(
     s: &PartitionSizes,
     z: usize,
     max_product: u64,
     pack_staging: u64,
     dense: usize,
+    h_parts: usize,
 ) -> u64 {
     let n = s.domain;
     let fr = plan::FR;
@@ -458,7 +478,7 @@ pub(super) fn compiled_working_bytes(
     let h_step = CudaDevice::abc_bytes(n) as u64
         + max_product
         + cuzk_cuda::host::ntt_scratch_bytes(n.max(1).trailing_zeros());
-    let h_msm = n as u64 * fr + plan::msm_scratch(s.h, false).saturating_sub(s.h as u64 * fr);
+    let h_msm = n as u64 * fr + h_part_scratch(s.h, h_parts);
     let query = |m: usize, g2_too: bool| {
         CudaDevice::select_bytes(z, m) as u64 + split_step_bytes(m, dense, g2_too)
     };
@@ -475,6 +495,13 @@ pub(super) fn compiled_working_bytes(
         .into_iter()
         .max()
         .unwrap_or(0)
+}
+
+/// Device bytes of one part of the H MSM over `h` coefficients already on
+/// the device in `parts` parts (no copy of the scalars in its scratch).
+fn h_part_scratch(h: usize, parts: usize) -> u64 {
+    let part = h.div_ceil(parts.max(1));
+    plan::msm_scratch(part, false).saturating_sub(part as u64 * plan::FR)
 }
 
 /// Device bytes of an MSM step over `m` scalars by their device split, of
@@ -694,31 +721,31 @@ impl CudaBackend {
         let params_bytes = sizes.params_bytes();
         let plans = self.system_plans(cc);
         let shape = self.config.keep_compiled_resident.then_some(plans.shape);
-        let working_resident = shape.map_or(0, |sh| {
-            compiled_working_bytes(&sizes, z_len, sh.max_product, pack_staging, dense)
+        let working_resident = H_PARTS.map(|k| {
+            shape.map_or(0, |sh| {
+                compiled_working_bytes(&sizes, z_len, sh.max_product, pack_staging, dense, k)
+            })
         });
-        let working_streamed = compiled_working_bytes(
-            &sizes,
-            z_len,
-            plans.streamed.block_bytes,
-            pack_staging,
-            dense,
-        ) + CompiledAux::bytes_for(cc);
+        let working_streamed = H_PARTS.map(|k| {
+            let block = plans.streamed.block_bytes;
+            compiled_working_bytes(&sizes, z_len, block, pack_staging, dense, k)
+                + CompiledAux::bytes_for(cc)
+        });
         let params_fit_cap = relock(&self.resident)
             .cap()
             .is_none_or(|cap| params_bytes <= cap);
-        let placement = if !self.config.keep_params_resident
+        let (placement, i) = if !self.config.keep_params_resident
             || self.config.force_plan.is_some()
             || !params_fit_cap
         {
-            CompiledPlacement::Host
+            (CompiledPlacement::Host, 0)
         } else {
             place_compiled(
                 capacity,
                 params_bytes,
                 shape.map(|sh| sh.bytes),
-                working_resident,
-                working_streamed,
+                &working_resident,
+                &working_streamed,
             )
         };
         let fit = CompiledFit {
@@ -728,6 +755,7 @@ impl CudaBackend {
             system_bytes: shape.map_or(0, |sh| sh.bytes),
             working_resident,
             working_streamed,
+            h_parts: H_PARTS[i],
         };
         (fit, plans)
     }
@@ -1116,12 +1144,25 @@ impl CudaBackend {
         // The partition's working set and what it holds besides.
         let (working, held) = match &mats {
             Matrices::Resident(dc) => (
-                compiled_working_bytes(&sizes, z_len, dc.max_product_bytes(), pack_staging, dense),
+                compiled_working_bytes(
+                    &sizes,
+                    z_len,
+                    dc.max_product_bytes(),
+                    pack_staging,
+                    dense,
+                    fit.h_parts,
+                ),
                 dc.bytes(),
             ),
             Matrices::Streamed(sp) => (
-                compiled_working_bytes(&sizes, z_len, sp.streamed.block_bytes, pack_staging, dense)
-                    + CompiledAux::bytes_for(cc),
+                compiled_working_bytes(
+                    &sizes,
+                    z_len,
+                    sp.streamed.block_bytes,
+                    pack_staging,
+                    dense,
+                    fit.h_parts,
+                ) + CompiledAux::bytes_for(cc),
                 0,
             ),
         };
@@ -1206,13 +1247,21 @@ impl CudaBackend {
         let h = {
             let m = sizes.h.min(n);
             let _scratch = grant.reserve(
-                plan::msm_scratch(m, false).saturating_sub(m as u64 * plan::FR),
+                h_part_scratch(m, fit.h_parts),
                 "H MSM scratch (scalars on the device)",
             )?;
             if m == 0 {
                 G1Projective::identity()
-            } else {
+            } else if fit.h_parts <= 1 {
                 dev.msm_g1_scalars_on_device(&bases.h, &a, 0, m)?
+            } else {
+                // In parts, each within the part's scratch above.
+                let part = m.div_ceil(fit.h_parts);
+                let mut acc = G1Projective::identity();
+                for first in (0..m).step_by(part) {
+                    acc += dev.msm_g1_range_on_device(&bases.h, &a, first, part.min(m - first))?;
+                }
+                acc
             }
         };
         drop(a);
@@ -1317,23 +1366,26 @@ mod tests {
         use CompiledPlacement::*;
         const GB: u64 = 1_000_000_000;
         let (params, system, working, streamed) = (48 * GB, 13 * GB, 24 * GB, 21 * GB);
-        let place = |cap| place_compiled(cap, params, Some(system), working, streamed);
-        assert_eq!(place(141 * GB), Resident);
-        assert_eq!(place(params + system + working), Resident);
-        assert_eq!(place(params + system + working - 1), Streamed);
-        assert_eq!(place(84 * GB), Streamed);
-        assert_eq!(place(params + streamed), Streamed);
-        assert_eq!(place(params + streamed - 1), Host);
-        assert_eq!(place(24 * GB), Host);
+        // The H MSM in parts takes 3 and then 1 GB off each working set.
+        let res = [working, working - 3 * GB, working - 4 * GB];
+        let st = [streamed, streamed - 3 * GB, streamed - 4 * GB];
+        let place = |cap| place_compiled(cap, params, Some(system), &res, &st);
+        assert_eq!(place(141 * GB), (Resident, 0));
+        assert_eq!(place(params + system + working), (Resident, 0));
+        assert_eq!(place(params + system + working - 1), (Resident, 1));
+        assert_eq!(place(params + system + res[2]), (Resident, 2));
+        assert_eq!(place(params + system + res[2] - 1), (Streamed, 0));
+        assert_eq!(place(params + streamed), (Streamed, 0));
+        assert_eq!(place(params + streamed - 1), (Streamed, 1));
+        assert_eq!(place(params + st[2]), (Streamed, 2));
+        assert_eq!(place(params + st[2] - 1), (Host, 0));
+        assert_eq!(place(24 * GB), (Host, 0));
         // Not kept resident (the configuration): streamed where it fits.
         assert_eq!(
-            place_compiled(141 * GB, params, None, working, streamed),
-            Streamed
+            place_compiled(141 * GB, params, None, &res, &st),
+            (Streamed, 0)
         );
-        assert_eq!(
-            place_compiled(60 * GB, params, None, working, streamed),
-            Host
-        );
+        assert_eq!(place_compiled(60 * GB, params, None, &res, &st), (Host, 0));
     }
 
     /// The working set covers z beside its largest step, and grows with
@@ -1348,16 +1400,16 @@ mod tests {
             h: (1 << 20) - 1,
         };
         let z = 1_000_000;
-        let base = compiled_working_bytes(&s, z, 0, 0, usize::MAX);
+        let base = compiled_working_bytes(&s, z, 0, 0, usize::MAX, 1);
         // a/b/c alone are three domains of scalars.
         assert!(base >= z as u64 * plan::FR + 3 * (1 << 20) * plan::FR);
-        assert!(compiled_working_bytes(&s, z + 1000, 0, 0, usize::MAX) > base);
-        assert!(compiled_working_bytes(&s, z, 1 << 30, 0, usize::MAX) > base);
+        assert!(compiled_working_bytes(&s, z + 1000, 0, 0, usize::MAX, 1) > base);
+        assert!(compiled_working_bytes(&s, z, 1 << 30, 0, usize::MAX, 1) > base);
         let mut big_b = s;
         big_b.b = 4_000_000;
-        assert!(compiled_working_bytes(&big_b, z, 0, 0, usize::MAX) > base);
+        assert!(compiled_working_bytes(&big_b, z, 0, 0, usize::MAX, 1) > base);
         // A dense bound no smaller than any query changes nothing.
-        assert_eq!(compiled_working_bytes(&s, z, 0, 0, z), base);
+        assert_eq!(compiled_working_bytes(&s, z, 0, 0, z, 1), base);
     }
 
     /// The porep-like 2^27 partition (14% of z neither 0 nor 1): bounded by
@@ -1374,15 +1426,19 @@ mod tests {
             h: n - 1,
         };
         let z = n - 2_000_000;
-        let any = compiled_working_bytes(&s, z, 0, 0, usize::MAX);
-        let porep = compiled_working_bytes(&s, z, 0, 0, z / 7);
+        let any = compiled_working_bytes(&s, z, 0, 0, usize::MAX, 1);
+        let porep = compiled_working_bytes(&s, z, 0, 0, z / 7, 1);
         let h_msm = z as u64 * plan::FR
             + n as u64 * plan::FR
             + plan::msm_scratch(s.h, false).saturating_sub(s.h as u64 * plan::FR);
         assert!(porep < any, "{porep} against {any}");
         assert!(porep >= h_msm);
         // Nothing dense: the 0/1 sums' scratch and the splits remain.
-        assert!(compiled_working_bytes(&s, z, 0, 0, 0) <= porep);
+        assert!(compiled_working_bytes(&s, z, 0, 0, 0, 1) <= porep);
+        // The H MSM in parts: less, down to the a/b/c step's floor.
+        let halves = compiled_working_bytes(&s, z, 0, 0, z / 7, 2);
+        assert!(halves < porep, "{halves} against {porep}");
+        assert!(compiled_working_bytes(&s, z, 0, 0, z / 7, 4) <= halves);
         assert!(
             split_step_bytes(s.l, 0, false) >= cuzk_cuda::host::zero_one_scratch_bytes(s.l, false)
         );
