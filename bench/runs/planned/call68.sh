@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Call 68 (twentieth session; the first try ran the binaries before the
-# dense bound: placement Host, 36.6 GB streamed working set): compiled
-# systems that do not fit beside
-# their parameters are streamed instead of sent to the host path
-# (cuzk-gpu `compiled_fit`, `place_compiled`). On an 80 GB card the 2^27
-# porep-like partition took 5.5-6.4 s with a/b/c on the host (call 63);
-# predicted now ~2.3-2.6 s: call 63's GPU phases (~2.0 s) plus the matrices'
-# 10.41 GB streamed (~0.3-0.6 s). The prover checks first (the new check:
-# streamed at the capacity where the system no longer fits, host below).
+# Call 68 (twentieth session): where a compiled system does not fit the
+# card beside its parameters (an 80 GB card at 2^27) the H MSM runs in
+# parts, else the matrices stream, instead of a/b/c on the host; the
+# queries' and L's MSM scratch bounded by the witness's dense scalars
+# (cuzk-gpu `compiled_fit`, `place_compiled`). (A first try at 21:26 ran
+# the binaries before the dense bound on an H100: placement Host, streamed
+# working set 36.6 GB; 179 checks passed.) Call 63 on the H100: 5.5-6.4 s a
+# partition with a/b/c on the host. Predicted on an 80 GB budget: resident
+# with the H MSM in 2 parts if a/b/c's step fits (~2.0 s), else streamed
+# (~2.3-2.6 s). On an H200 the whole card first (run 25: 1463.7 ms), then
+# the budget capped at the H100's 83.86 GB. Prover checks first.
 # Binaries: .gpu-prover (CUZK_CUDA_ARCHS=90 bash scripts/gpu-prover-test.sh
 # --prepare), carry [".gpu-prover"], ~330 s plus the start.
 set -u
