@@ -1550,18 +1550,25 @@ impl ProverBackend for CudaBackend {
                     d
                 }
                 None => {
+                    // a/b/c on the host's cores: booked in the partition's
+                    // own report (its a/b/c phase and total), where the
+                    // device path books its a/b/c too.
+                    let mut assign = PhaseTimings::default();
+                    assign.at(SpanOn::default(), index);
                     let clock = Instant::now();
                     let pa = cc.assign(w)?;
-                    sum.at(SpanOn::default(), index);
-                    sum.end(Phase::Abc, clock);
+                    let took = assign.end(Phase::Abc, clock);
                     check_shape(params, &pa, index)?;
                     let r = catch_unwind(AssertUnwindSafe(|| {
                         self.prove_partition(params, &pa, index)
                     }));
-                    match r {
+                    let (msm, mut report) = match r {
                         Ok(r) => r.map_err(GpuError::into_core)?,
                         Err(p) => return Err(panicked(index, p)),
-                    }
+                    };
+                    report.timings.add(&assign);
+                    report.timings.total += took;
+                    (msm, report)
                 }
             };
             sum.add(&report.timings);
