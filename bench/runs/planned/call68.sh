@@ -13,11 +13,11 @@
 # Binaries: .gpu-prover (CUZK_CUDA_ARCHS=90 bash scripts/gpu-prover-test.sh
 # --prepare), carry [".gpu-prover"], ~330 s plus the start.
 set -u
-. bench/runs/lib.sh 540 /tmp/stream-part
+. bench/runs/lib.sh 290 /tmp/stream-part
 mkdir -p "$w/checks"
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
 stamp "prover checks"
-timeout "$(lim 150)" ./.gpu-prover/gpu_prover_test --json-out "$w/checks/checks.json" > "$w/checks/run.log" 2>&1
+timeout "$(lim 60)" ./.gpu-prover/gpu_prover_test --json-out "$w/checks/checks.json" > "$w/checks/run.log" 2>&1
 echo "rc $?"; grep -E "^FAIL|passed, |capacity [0-9]+:" "$w/checks/run.log" | tail -6 | cut -c1-300
 stamp "compiled bench 27, one partition, reps 2"
 # On a card of more than 100 GB (an H200) the whole card first (run 25's
