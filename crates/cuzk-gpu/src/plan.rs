@@ -146,9 +146,11 @@ pub fn msm_scratch(m: usize, g2: bool) -> u64 {
     cuzk_cuda::host::msm_scratch_bytes(m, g2)
 }
 
-/// Peak device bytes of an MSM of `n` scalars by their 0/1 split, `rest`
-/// of them neither 0 nor 1 (bases and the split excluded): the 0/1 sum's
-/// scratch, freed before the MSM of the rest starts, or that MSM's.
+/// Peak device bytes of an MSM of `n` scalars by their 0/1 split, at most
+/// `rest` of them neither 0 nor 1 (bases and the split excluded): the 0/1
+/// sum's scratch, freed before the MSM of the rest starts, or that MSM's
+/// (at any count up to `rest`: [`msm_scratch`] does not decrease with the
+/// count, across the window widths' changes too).
 pub fn split_msm_scratch(n: usize, rest: usize, g2: bool) -> u64 {
     cuzk_cuda::host::zero_one_scratch_bytes(n, g2).max(msm_scratch(rest.min(n), g2))
 }
@@ -306,6 +308,31 @@ mod tests {
             b: n / 2,
             l: n - 64,
             h: n - 1,
+        }
+    }
+
+    /// A split MSM's scratch is budgeted by a bound on its count: the
+    /// scratch must not fall as the count grows, where the window width
+    /// changes (the model's below 2^17, 16 bits to 20 at 2^23) included.
+    #[test]
+    fn scratch_never_falls_as_the_count_grows() {
+        let mut sizes: Vec<usize> = (1..1usize << 24).step_by(997).collect();
+        for b in [17u32, 23] {
+            sizes.extend([(1 << b) - 2, (1 << b) - 1, 1 << b, (1 << b) + 1]);
+        }
+        sizes.extend(1..4096);
+        sizes.sort_unstable();
+        sizes.dedup();
+        for g2 in [false, true] {
+            for w in sizes.windows(2) {
+                let (a, b) = (msm_scratch(w[0], g2), msm_scratch(w[1], g2));
+                assert!(
+                    a <= b,
+                    "g2 {g2}: {} scalars {a} bytes, {} scalars {b}",
+                    w[0],
+                    w[1]
+                );
+            }
         }
     }
 
