@@ -1172,27 +1172,36 @@ fn compiled_checks(t: &mut Tally) {
             if st[0] >= sys + res[0] {
                 return Err(format!("streaming needs no less than residence: {fit:?}"));
             }
-            // The fewest parts whose working set fits each capacity.
-            let fewest =
-                |v: [u64; 3], room: u64| H_PARTS[v.iter().position(|&x| x <= room).unwrap_or(0)];
+            // The rule, restated: resident with the fewest H parts that
+            // fit, else streamed so, else the host.
+            let expect = |cap: u64| {
+                let fewest = |v: [u64; 3], beside: u64| {
+                    v.iter()
+                        .position(|&x| beside + x <= cap)
+                        .map(|i| H_PARTS[i])
+                };
+                match (fewest(res, p + sys), fewest(st, p)) {
+                    (Some(k), _) => (CompiledPlacement::Resident, k),
+                    (None, Some(k)) => (CompiledPlacement::Streamed, k),
+                    (None, None) => (CompiledPlacement::Host, 1),
+                }
+            };
             let last = H_PARTS.len() - 1;
-            let mut cases = vec![(p + st[0], CompiledPlacement::Streamed, 1)];
-            // Parts only where they lower the working set at this size.
-            if res[last] < res[0] {
-                cases.push((
-                    p + sys + res[0] - 1,
-                    CompiledPlacement::Resident,
-                    fewest(res, res[0] - 1),
-                ));
+            let caps = [
+                p + sys + res[0] - 1,
+                p + st[0],
+                p + st[last],
+                p + st[last] - 1,
+            ];
+            let cases: Vec<_> = caps
+                .iter()
+                .map(|&c| (c, expect(c).0, expect(c).1))
+                .collect();
+            for want in [CompiledPlacement::Streamed, CompiledPlacement::Host] {
+                if !cases.iter().any(|c| c.1 == want) {
+                    return Err(format!("no capacity tried gives {want:?}: {cases:?}"));
+                }
             }
-            if st[last] < st[0] {
-                cases.push((
-                    p + st[last],
-                    CompiledPlacement::Streamed,
-                    fewest(st, st[last]),
-                ));
-            }
-            cases.push((p + st[last] - 1, CompiledPlacement::Host, 1));
             for (cap, placement, parts) in cases {
                 let gpu = open(config(Some(cap)))?;
                 let got = gpu.compiled_fit(&params, &cc, Some(&w[0]));
