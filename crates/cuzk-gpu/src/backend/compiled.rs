@@ -300,8 +300,8 @@ impl StreamedCompiled {
 /// run on one card).
 const MAX_SYSTEM_PLANS: usize = 8;
 
-/// What the backend keeps of a compiled system it has proved: both are a
-/// pass over its matrices (10 GB at 2^27), made at its first partition.
+/// What the backend keeps of a compiled system it has proved: one pass
+/// over its matrices (10 GB at 2^27), made at its first partition.
 pub(super) struct SystemPlans {
     key: CompiledKey,
     shape: ResidentShape,
@@ -331,7 +331,8 @@ impl DeviceCompiled {
 }
 
 /// Entries of `m`'s short rows with a table coefficient: the products
-/// [`DeviceCsr`] keeps (so its size is known before it is made).
+/// [`DeviceCsr`] keeps (the tests' reference for [`row_blocks`]' counts).
+#[cfg(test)]
 fn product_count(row_start: &[u64], coefs: &[u32]) -> usize {
     row_start
         .par_windows(2)
@@ -361,13 +362,14 @@ pub(super) struct ResidentShape {
 }
 
 impl ResidentShape {
-    /// One pass over the matrices' coefficients (a 2^27 system's 10 GB:
-    /// the backend keeps the result by [`CompiledKey`]).
-    fn of(cc: &CompiledCircuit) -> Self {
+    /// From the row-block plan's product counts (its blocks cover every
+    /// row of each matrix once), so that the matrices' coefficients are
+    /// read once for both.
+    fn of(cc: &CompiledCircuit, streamed: &StreamedCompiled) -> Self {
         let mut bytes = 0u64;
         let mut max_product = 0u64;
-        for m in [&cc.a, &cc.b, &cc.c] {
-            let products = product_count(m.row_start(), m.coefs());
+        for (m, blocks) in [&cc.a, &cc.b, &cc.c].into_iter().zip(&streamed.blocks) {
+            let products: usize = blocks.iter().map(|b| b.products).sum();
             bytes += DeviceCsr::bytes_for(m.rows(), m.nnz(), products) as u64;
             max_product = max_product.max(products as u64 * plan::FR);
         }
@@ -687,9 +689,10 @@ impl CudaBackend {
         if let Some(p) = relock(&self.system_plans).iter().find(|p| p.key == key) {
             return p.clone();
         }
+        let streamed = StreamedCompiled::plan(cc, self.config.compiled_block_bytes as u64);
         let made = Arc::new(SystemPlans {
-            shape: ResidentShape::of(cc),
-            streamed: StreamedCompiled::plan(cc, self.config.compiled_block_bytes as u64),
+            shape: ResidentShape::of(cc, &streamed),
+            streamed,
             key,
         });
         let mut held = relock(&self.system_plans);
