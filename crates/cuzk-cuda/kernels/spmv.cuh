@@ -2,8 +2,9 @@
 // sparse matrix-vector product, the density selection of the A/B query
 // scalars, and the 0/1 split of MSM scalars.
 //
-// Matrices are CSR over `rows` rows: row_start (u64, rows + 1 entries,
-// row_start[0] = 0), cols (u32 index into z) and coef (u32 index into a
+// Matrices are CSR over `rows` rows: row_start (u32 on the device, rows +
+// 1 entries, row_start[0] = 0: a matrix on the device has fewer than 2^32
+// entries, and its host form's u64 starts are narrowed by csr_narrow), cols (u32 index into z) and coef (u32 index into a
 // coefficient table of Fr, table[0] = 1 and table[1] = -1). Row r's value is
 // sum over k in row_start[r]..row_start[r+1] of table[coef[k]] * z[cols[k]];
 // coefficient 0 is a plain addition and 1 a subtraction, with no product.
@@ -62,16 +63,16 @@ extern "C" __global__ void __launch_bounds__(256)
 // the ±1 entries added or subtracted here, the others' products (made by
 // spmv_products, prow_start[r]..prow_start[r+1] of prod) added.
 extern "C" __global__ void __launch_bounds__(256)
-    spmv_short(const uint64_t* __restrict__ row_start, const uint32_t* __restrict__ cols,
+    spmv_short(const uint32_t* __restrict__ row_start, const uint32_t* __restrict__ cols,
                const uint32_t* __restrict__ coef, const uint32_t* __restrict__ prow_start,
                const Fr* __restrict__ prod, const Fr* __restrict__ z, Fr* __restrict__ out,
                uint32_t rows) {
     uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
     if (r >= rows) return;
-    uint64_t s = row_start[r], e = row_start[r + 1];
+    uint32_t s = row_start[r], e = row_start[r + 1];
     if (e - s > SPMV_LONG) return;  // spmv_long's row
     Fr acc = Fr::zero();
-    for (uint64_t k = s; k < e; k++) {
+    for (uint32_t k = s; k < e; k++) {
         uint32_t co = __ldg(coef + k);
         if (co >= 2) continue;  // in prod
         Fr v = ldg_fr(z + __ldg(cols + k));
@@ -85,27 +86,27 @@ extern "C" __global__ void __launch_bounds__(256)
 // entries of row r with a table coefficient (0 for long rows, whose block
 // does its own products); after a scan of pcount into prow_start,
 // csr_prod_write copies each row's (col, coef) pairs to its range.
-extern "C" __global__ void csr_prod_count(const uint64_t* __restrict__ row_start, uint32_t rows,
+extern "C" __global__ void csr_prod_count(const uint32_t* __restrict__ row_start, uint32_t rows,
                                           const uint32_t* __restrict__ coef, uint32_t* pcount) {
     uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
     if (r >= rows) return;
-    uint64_t s = row_start[r], e = row_start[r + 1];
+    uint32_t s = row_start[r], e = row_start[r + 1];
     uint32_t c = 0;
     if (e - s <= SPMV_LONG)
-        for (uint64_t k = s; k < e; k++) c += coef[k] >= 2;
+        for (uint32_t k = s; k < e; k++) c += coef[k] >= 2;
     pcount[r] = c;
 }
-extern "C" __global__ void csr_prod_write(const uint64_t* __restrict__ row_start, uint32_t rows,
+extern "C" __global__ void csr_prod_write(const uint32_t* __restrict__ row_start, uint32_t rows,
                                           const uint32_t* __restrict__ cols,
                                           const uint32_t* __restrict__ coef,
                                           const uint32_t* __restrict__ prow_start,
                                           uint32_t* __restrict__ pcol, uint32_t* __restrict__ pcoef) {
     uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
     if (r >= rows) return;
-    uint64_t s = row_start[r], e = row_start[r + 1];
+    uint32_t s = row_start[r], e = row_start[r + 1];
     if (e - s > SPMV_LONG) return;
     uint32_t j = prow_start[r];
-    for (uint64_t k = s; k < e; k++) {
+    for (uint32_t k = s; k < e; k++) {
         uint32_t co = coef[k];
         if (co >= 2) {
             pcol[j] = cols[k];
@@ -118,16 +119,17 @@ extern "C" __global__ void csr_prod_write(const uint64_t* __restrict__ row_start
 // out[long_rows[b]] for block b: the block's threads stride over the row and
 // their partial sums are added by warp shuffles, then across the 8 warps.
 extern "C" __global__ void __launch_bounds__(SPMV_LONG_BLOCK)
-    spmv_long(const uint64_t* __restrict__ row_start, const uint32_t* __restrict__ cols,
+    spmv_long(const uint32_t* __restrict__ row_start, const uint32_t* __restrict__ cols,
               const uint32_t* __restrict__ coef, const Fr* __restrict__ table,
               const Fr* __restrict__ z, Fr* __restrict__ out,
               const uint32_t* __restrict__ long_rows, uint32_t count) {
     __shared__ Fr part[SPMV_LONG_BLOCK / 32];
     if (blockIdx.x >= count) return;  // whole block: no barrier is skipped by part of it
     uint32_t r = long_rows[blockIdx.x];
-    uint64_t s = row_start[r], e = row_start[r + 1];
+    uint32_t s = row_start[r], e = row_start[r + 1];
     Fr acc = Fr::zero();
-    for (uint64_t k = s + threadIdx.x; k < e; k += SPMV_LONG_BLOCK)
+    // k stays below e + SPMV_LONG_BLOCK < 2^32 (e < 2^32 - 2048).
+    for (uint32_t k = s + threadIdx.x; k < e; k += SPMV_LONG_BLOCK)
         acc = spmv_term(acc, z, table, __ldg(cols + k), __ldg(coef + k));
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) {
@@ -148,18 +150,25 @@ extern "C" __global__ void __launch_bounds__(SPMV_LONG_BLOCK)
 }
 
 // ------------------------------------------------- matrix row blocks
-// row_start[i] -= base for i < n: a block of a matrix's rows copied with
-// its row starts as they are in the whole matrix, made to start at 0.
-extern "C" __global__ void csr_rebase(uint64_t* row_start, uint32_t n, uint64_t base) {
+// out[i] = wide[i] - base for i < n, as u32: a matrix's row starts as the
+// host holds them (u64; a row block's as they are in the whole matrix,
+// its first being base) made the device's (u32, from 0). A value out of
+// u32's range (or below base) saturates to 2^32 - 1: the row after it then
+// ends before it starts (the last start is the entries' count, below
+// 2^32 - 1), which csr_check counts as bad.
+extern "C" __global__ void csr_narrow(const uint64_t* __restrict__ wide, uint32_t* __restrict__ out,
+                                      uint32_t n, uint64_t base) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) row_start[i] -= base;
+    if (i >= n) return;
+    uint64_t v = wide[i];
+    out[i] = (v < base || v - base > 0xffffffffull) ? 0xffffffffu : (uint32_t)(v - base);
 }
 
 // ------------------------------------------------------- matrix checks
 // stats[0] = max col + 1, stats[1] = max coef + 1 (0 when there are no
 // entries), stats[2] = number of rows whose end is before their start.
 // stats starts zeroed; grid-stride over max(rows, nnz).
-extern "C" __global__ void csr_check(const uint64_t* __restrict__ row_start, uint32_t rows,
+extern "C" __global__ void csr_check(const uint32_t* __restrict__ row_start, uint32_t rows,
                                      const uint32_t* __restrict__ cols,
                                      const uint32_t* __restrict__ coef, uint64_t nnz,
                                      uint32_t* stats) {
@@ -213,17 +222,17 @@ DEV uint32_t block_rank(bool flag) {
 }
 
 // Rows longer than SPMV_LONG.
-DEV bool csr_is_long(const uint64_t* row_start, uint32_t rows, uint32_t r) {
+DEV bool csr_is_long(const uint32_t* row_start, uint32_t rows, uint32_t r) {
     return r < rows && row_start[r + 1] - row_start[r] > SPMV_LONG;
 }
 extern "C" __global__ void __launch_bounds__(COMPACT_TILE)
-    csr_long_count(const uint64_t* __restrict__ row_start, uint32_t rows, uint32_t* tile_counts) {
+    csr_long_count(const uint32_t* __restrict__ row_start, uint32_t rows, uint32_t* tile_counts) {
     uint32_t r = blockIdx.x * COMPACT_TILE + threadIdx.x;
     uint32_t c = __syncthreads_count(csr_is_long(row_start, rows, r));
     if (threadIdx.x == 0) tile_counts[blockIdx.x] = c;
 }
 extern "C" __global__ void __launch_bounds__(COMPACT_TILE)
-    csr_long_write(const uint64_t* __restrict__ row_start, uint32_t rows,
+    csr_long_write(const uint32_t* __restrict__ row_start, uint32_t rows,
                    const uint32_t* __restrict__ tile_offsets, uint32_t* out) {
     uint32_t r = blockIdx.x * COMPACT_TILE + threadIdx.x;
     bool f = csr_is_long(row_start, rows, r);

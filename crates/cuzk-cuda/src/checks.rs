@@ -1856,6 +1856,15 @@ fn spmv_checks(r: &mut Runner) {
             ensure(s(&[1, 3], &[0, 1, 2], &[0, 0, 0]).is_err(), || {
                 "accepted row_start[0] != 0".into()
             })?;
+            // Row starts are u32 on the device: one of 2^32 + 1 would pass
+            // as 1 if cut to 32 bits (0, 1, 3 is well formed).
+            ensure(
+                s(&[0, (1 << 32) + 1, 3], &[0, 1, 2], &[0, 0, 0]).is_err(),
+                || "accepted a row start of 2^32 + 1 (cut to 32 bits)".into(),
+            )?;
+            ensure(s(&[0, 1 << 40, 3], &[0, 1, 2], &[0, 0, 0]).is_err(), || {
+                "accepted a row start of 2^40".into()
+            })?;
             ensure(s(&[0, 2], &[0, 1, 2], &[0, 0, 0]).is_err(), || {
                 "accepted unused entries".into()
             })?;

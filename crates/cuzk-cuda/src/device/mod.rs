@@ -42,8 +42,8 @@ pub use buffers::{DevicePoints, DeviceScalars, ScalarForm};
 pub use msm::{BucketPairs, G2_ACCUMULATE_BLOCKS};
 pub use ntt::{HSteps, NttPass, MAX_NTT_LOG};
 pub use spmv::{
-    compact_scratch_bytes, CsrStaging, CsrStagingDsts, DeviceCsr, DeviceDensity, DeviceSplit,
-    SPMV_LONG,
+    compact_scratch_bytes, CsrStaging, CsrStagingDsts, CsrWide, DeviceCsr, DeviceDensity,
+    DeviceSplit, SPMV_LONG,
 };
 pub use subgroup::{SubgroupReport, SUBGROUP_MAX_POINTS, SUBGROUP_SCRATCH_BYTES};
 
@@ -572,7 +572,7 @@ mod tests {
                     SpmvProducts::SIGNATURE,
                     SpmvShort::SIGNATURE,
                     SpmvLong::SIGNATURE,
-                    CsrRebase::SIGNATURE,
+                    CsrNarrow::SIGNATURE,
                     CsrCheck::SIGNATURE,
                     CsrProdCount::SIGNATURE,
                     CsrProdWrite::SIGNATURE,

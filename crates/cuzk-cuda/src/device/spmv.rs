@@ -6,7 +6,9 @@
 //!
 //! Layout (cuzk-core's compiled system): z = inputs ++ aux as blstrs
 //! Scalars (Montgomery limbs, the bytes [`CudaDevice::upload_scalars`]
-//! copies); a matrix is `row_start: [u64; rows + 1]` (row_start[0] = 0),
+//! copies); a matrix is `row_start: [u64; rows + 1]` (row_start[0] = 0;
+//! narrowed to u32 on the device, where a matrix holds fewer than 2^32
+//! entries),
 //! `cols: [u32; nnz]` (index into z) and `coef: [u32; nnz]` (index into a
 //! shared table of Scalars, table[0] = 1, table[1] = -1; the kernels add or
 //! subtract for those two without a product).
@@ -65,8 +67,9 @@ typed_kernels! {
         long_rows: DevPtr,
         count: u32,
     );
-    /// `csr_rebase`: a row block's starts made to start at 0.
-    CsrRebase["csr_rebase"](row_start: DevPtr, n: u32, base: u64);
+    /// `csr_narrow`: row starts as the host holds them (u64, from `base`)
+    /// made the device's (u32, from 0).
+    CsrNarrow["csr_narrow"](wide: DevPtr, out: DevPtr, n: u32, base: u64);
     /// `csr_check`: max col + 1, max coef + 1 and the count of bad rows.
     CsrCheck["csr_check"](
         row_start: DevPtr,
@@ -136,14 +139,14 @@ const SPMV_LONG_BLOCK: u32 = 256;
 /// `__launch_bounds__(256)`).
 const SPMV_ROWS_BLOCK: u32 = 256;
 /// Threads per block of csr_check (its grid strides, at most 65536
-/// blocks), csr_rebase, csr_prod_count and csr_prod_write.
+/// blocks), csr_narrow, csr_prod_count and csr_prod_write.
 const CSR_BLOCK: u32 = 256;
 
 pub(super) struct SpmvKernels {
     spmv_products: SpmvProducts,
     spmv_short: SpmvShort,
     spmv_long: SpmvLong,
-    csr_rebase: CsrRebase,
+    csr_narrow: CsrNarrow,
     csr_check: CsrCheck,
     csr_prod_count: CsrProdCount,
     csr_prod_write: CsrProdWrite,
@@ -161,7 +164,7 @@ impl SpmvKernels {
             spmv_products: SpmvProducts::load(f)?,
             spmv_short: SpmvShort::load(f)?,
             spmv_long: SpmvLong::load(f)?,
-            csr_rebase: CsrRebase::load(f)?,
+            csr_narrow: CsrNarrow::load(f)?,
             csr_check: CsrCheck::load(f)?,
             csr_prod_count: CsrProdCount::load(f)?,
             csr_prod_write: CsrProdWrite::load(f)?,
@@ -182,7 +185,9 @@ impl SpmvKernels {
 pub struct DeviceCsr {
     rows: usize,
     nnz: usize,
-    row_start: CudaSlice<u64>,
+    /// Narrowed from the host's u64 (a matrix on the device has fewer
+    /// than 2^32 entries: [`CudaDevice::csr_from_device`] refuses more).
+    row_start: CudaSlice<u32>,
     cols: CudaSlice<u32>,
     coef: CudaSlice<u32>,
     /// Rows longer than [`SPMV_LONG`], increasing.
@@ -204,16 +209,23 @@ pub struct DeviceCsr {
 }
 
 /// Device buffers that blocks of matrix rows are copied into one after
-/// another ([`CudaDevice::csr_staging`]): row starts, columns and
+/// another ([`CudaDevice::csr_staging`]): row starts (as the host holds
+/// them, u64, and the device's u32 they are narrowed into), columns and
 /// coefficient indices, each with room for the largest block. A block
 /// copied in becomes a [`DeviceCsr`] by [`CudaDevice::csr_from_staging`],
 /// and gives the buffers back by [`DeviceCsr::into_staging`] once its
 /// products are enqueued.
 pub struct CsrStaging {
-    row_start: CudaSlice<u64>,
+    wide: CudaSlice<u64>,
+    row_start: CudaSlice<u32>,
     cols: CudaSlice<u32>,
     coef: CudaSlice<u32>,
 }
+
+/// The staging's u64 row starts while a block made from them is in use
+/// (its products enqueued): given back with the block by
+/// [`DeviceCsr::into_staging`].
+pub struct CsrWide(CudaSlice<u64>);
 
 /// Where a block's three arrays go: device address and capacity in bytes
 /// of the row starts, the columns and the coefficient indices.
@@ -228,7 +240,7 @@ impl CsrStaging {
     /// Bytes [`CudaDevice::csr_staging`] allocates for blocks of up to
     /// `rows` rows and `nnz` entries.
     pub fn bytes_for(rows: usize, nnz: usize) -> usize {
-        (rows + 1) * 8 + nnz.max(1) * 8
+        (rows + 1) * (8 + 4) + nnz.max(1) * 8
     }
 }
 
@@ -236,8 +248,9 @@ impl DeviceCsr {
     /// The row-start, column and coefficient buffers back, for the next
     /// block ([`CudaDevice::csr_from_staging`]); the rest of the matrix is
     /// freed in stream order, after the products already enqueued.
-    pub fn into_staging(self) -> CsrStaging {
+    pub fn into_staging(self, wide: CsrWide) -> CsrStaging {
         CsrStaging {
+            wide: wide.0,
             row_start: self.row_start,
             cols: self.cols,
             coef: self.coef,
@@ -274,7 +287,7 @@ impl DeviceCsr {
     }
     /// Device bytes this matrix holds (its buffers, as allocated).
     pub fn device_bytes(&self) -> usize {
-        self.row_start.len() * 8
+        self.row_start.len() * 4
             + self.cols.len() * 4
             + self.coef.len() * 4
             + self.long_rows.len() * 4
@@ -288,7 +301,7 @@ impl DeviceCsr {
     /// long-row list (at most nnz / (SPMV_LONG + 1) rows), prow_start and
     /// the product entries (col and coef each).
     pub fn bytes_for(rows: usize, nnz: usize, products: usize) -> usize {
-        (rows + 1) * 8
+        (rows + 1) * 4
             + nnz.max(1) * 8
             + (nnz / (SPMV_LONG + 1)).max(1) * 4
             + (rows + 1) * 4
@@ -300,6 +313,19 @@ impl DeviceCsr {
     /// [`CudaDevice::upload_csr`] returns.
     pub fn build_scratch_bytes(rows: usize) -> usize {
         16 + 4 * rows.max(1) + compact_scratch_bytes(rows) + compact_scratch_bytes(rows)
+    }
+    /// Transient device bytes of [`CudaDevice::upload_csr`] for `rows`
+    /// rows: [`Self::build_scratch_bytes`], and the host's u64 row starts,
+    /// copied up and narrowed before the matrix is made.
+    pub fn upload_scratch_bytes(rows: usize) -> usize {
+        Self::build_scratch_bytes(rows) + (rows + 1) * 8
+    }
+    /// [`Self::bytes_for`] for a block made from [`CsrStaging`] by
+    /// [`CudaDevice::csr_from_staging`]: the block, and the staging's u64
+    /// row starts its own were narrowed from (held until
+    /// [`Self::into_staging`]).
+    pub fn staged_bytes_for(rows: usize, nnz: usize, products: usize) -> usize {
+        Self::bytes_for(rows, nnz, products) + (rows + 1) * 8
     }
 }
 
@@ -396,10 +422,60 @@ impl CudaDevice {
                 ),
             ));
         }
-        let rs = self.upload(kernel, row_start)?;
+        for (what, len) in [("rows", rows), ("entries", cols.len())] {
+            if len > MAX_LEN {
+                // Row starts and the product list's offsets are u32 on
+                // the device; a larger matrix goes up in row blocks.
+                return Err(CudaError::Unsupported {
+                    kernel: if what == "rows" {
+                        kernel
+                    } else {
+                        "upload_csr (entries)"
+                    },
+                    size: len,
+                    limit: MAX_LEN,
+                    device: self.label.clone(),
+                });
+            }
+        }
+        // The starts go up as the host holds them and are narrowed here
+        // (the u64 copy freed in stream order).
+        let wide = self.upload(kernel, row_start)?;
+        let rs: CudaSlice<u32> = self.alloc(kernel, rows + 1)?;
+        self.narrow_row_starts(&wide, &rs, rows + 1, 0)?;
+        drop(wide);
         let c = self.upload(kernel, cols)?;
         let k = self.upload(kernel, coef)?;
         self.csr_from_device(rows, rs, c, k)
+    }
+
+    /// out[..n] = wide[..n] - base as u32 (`csr_narrow`; a value out of
+    /// range saturates, which [`Self::csr_from_device`]'s check finds).
+    fn narrow_row_starts(
+        &self,
+        wide: &CudaSlice<u64>,
+        out: &CudaSlice<u32>,
+        n: usize,
+        base: u64,
+    ) -> Result<()> {
+        let kernel = "csr_narrow";
+        if n > MAX_LEN + 1 || wide.len() < n || out.len() < n {
+            return Err(self.bad(
+                kernel,
+                n,
+                format!("{n} row starts from {} into {}", wide.len(), out.len()),
+            ));
+        }
+        self.spmv.csr_narrow.launch(
+            self,
+            kernel,
+            n,
+            cfg1d(n, CSR_BLOCK),
+            self.p(wide),
+            self.p(out),
+            n as u32,
+            base,
+        )
     }
 
     /// Buffers for blocks of at most `rows` rows and `nnz` entries, to be
@@ -407,6 +483,7 @@ impl CudaDevice {
     pub fn csr_staging(&self, rows: usize, nnz: usize) -> Result<CsrStaging> {
         let kernel = "csr_staging";
         Ok(CsrStaging {
+            wide: self.alloc(kernel, rows + 1)?,
             row_start: self.alloc(kernel, rows + 1)?,
             cols: self.alloc(kernel, nnz.max(1))?,
             coef: self.alloc(kernel, nnz.max(1))?,
@@ -416,7 +493,7 @@ impl CudaDevice {
     /// The device addresses and capacities of `s`' buffers.
     pub fn csr_staging_dsts(&self, s: &CsrStaging) -> CsrStagingDsts {
         CsrStagingDsts {
-            row_start: (self.p(&s.row_start), s.row_start.len() * 8),
+            row_start: (self.p(&s.wide), s.wide.len() * 8),
             cols: (self.p(&s.cols), s.cols.len() * 4),
             coef: (self.p(&s.coef), s.coef.len() * 4),
         }
@@ -424,35 +501,33 @@ impl CudaDevice {
 
     /// The block of `rows` rows copied into `s` as a matrix: its rows + 1
     /// row starts as they are in the whole matrix, the first being `base`
-    /// (made to start from 0 here, on the device), and its entries from
-    /// the start of the columns and coefficients; then
+    /// (narrowed to start from 0 here, on the device), and its entries
+    /// from the start of the columns and coefficients; then
     /// [`Self::csr_from_device`] over the staging buffers. The copies must
-    /// have completed or be ordered before this device's stream.
-    pub fn csr_from_staging(&self, s: CsrStaging, rows: usize, base: u64) -> Result<DeviceCsr> {
-        let kernel = "csr_rebase";
-        if rows > MAX_LEN || s.row_start.len() < rows + 1 {
+    /// have completed or be ordered before this device's stream. The
+    /// staging's u64 starts come back beside the block, for
+    /// [`DeviceCsr::into_staging`].
+    pub fn csr_from_staging(
+        &self,
+        s: CsrStaging,
+        rows: usize,
+        base: u64,
+    ) -> Result<(DeviceCsr, CsrWide)> {
+        let kernel = "csr_from_staging";
+        if rows > MAX_LEN || s.wide.len() < rows + 1 || s.row_start.len() < rows + 1 {
             return Err(self.bad(
                 kernel,
                 rows,
                 format!(
                     "{} rows for staging of {} row starts",
                     rows,
-                    s.row_start.len()
+                    s.row_start.len().min(s.wide.len())
                 ),
             ));
         }
-        if base != 0 {
-            self.spmv.csr_rebase.launch(
-                self,
-                kernel,
-                rows + 1,
-                cfg1d(rows + 1, CSR_BLOCK),
-                self.p(&s.row_start),
-                (rows + 1) as u32,
-                base,
-            )?;
-        }
-        self.csr_from_device(rows, s.row_start, s.cols, s.coef)
+        self.narrow_row_starts(&s.wide, &s.row_start, rows + 1, base)?;
+        let csr = self.csr_from_device(rows, s.row_start, s.cols, s.coef)?;
+        Ok((csr, CsrWide(s.wide)))
     }
 
     /// Makes a matrix from buffers the caller filled on this device's
@@ -464,7 +539,7 @@ impl CudaDevice {
     pub fn csr_from_device(
         &self,
         rows: usize,
-        row_start: CudaSlice<u64>,
+        row_start: CudaSlice<u32>,
         cols: CudaSlice<u32>,
         coef: CudaSlice<u32>,
     ) -> Result<DeviceCsr> {
@@ -487,8 +562,8 @@ impl CudaDevice {
                 ),
             ));
         }
-        let mut ends = [0u64; 1];
-        let mut first = [0u64; 1];
+        let mut ends = [0u32; 1];
+        let mut first = [0u32; 1];
         self.stream
             .memcpy_dtoh(&row_start.slice(rows..rows + 1), &mut ends)
             .map_err(|e| self.err("copy to host", kernel, rows, e))?;

@@ -183,11 +183,12 @@ struct RowBlock {
 
 impl RowBlock {
     /// Device bytes the block holds while its products are made: the
-    /// matrix block as cuzk-cuda states it, the transient of checking it,
-    /// and the products' temporary.
+    /// matrix block as cuzk-cuda states it (made from the staging
+    /// buffers), the transient of checking it, and the products'
+    /// temporary.
     fn device_bytes(&self) -> u64 {
         let rows = self.rows.len();
-        (DeviceCsr::bytes_for(rows, self.nnz, self.products)
+        (DeviceCsr::staged_bytes_for(rows, self.nnz, self.products)
             + DeviceCsr::build_scratch_bytes(rows)
             + self.products * cuzk_cuda::host::FR_BYTES) as u64
     }
@@ -374,7 +375,7 @@ impl ResidentShape {
             max_product = max_product.max(products as u64 * plan::FR);
         }
         bytes += CompiledAux::bytes_for(cc);
-        let scratch = DeviceCsr::build_scratch_bytes(cc.num_constraints()) as u64;
+        let scratch = DeviceCsr::upload_scratch_bytes(cc.num_constraints()) as u64;
         ResidentShape {
             bytes,
             scratch,
@@ -477,9 +478,7 @@ pub(super) fn compiled_working_bytes(
     let n = s.domain;
     let fr = plan::FR;
     let z_bytes = z as u64 * fr;
-    let h_step = CudaDevice::abc_bytes(n) as u64
-        + max_product
-        + cuzk_cuda::host::ntt_scratch_bytes(n.max(1).trailing_zeros());
+    let h_step = h_step_bytes(n, max_product);
     let h_msm = n as u64 * fr + h_part_scratch(s.h, h_parts);
     let query = |m: usize, g2_too: bool| {
         CudaDevice::select_bytes(z, m) as u64 + split_step_bytes(m, dense, g2_too)
@@ -497,6 +496,18 @@ pub(super) fn compiled_working_bytes(
         .into_iter()
         .max()
         .unwrap_or(0)
+}
+
+/// Device bytes of the step from a/b/c to H over a domain of `n`: a, b
+/// and c, with the larger of what their products hold (`transient`: a
+/// resident matrix's product temporary, or a streamed system's block
+/// buffers, all freed in stream order when a/b/c are made) and the NTT's
+/// twiddles and tables (made after them, by `h_device`).
+fn h_step_bytes(n: usize, transient: u64) -> u64 {
+    CudaDevice::abc_bytes(n) as u64
+        + transient.max(cuzk_cuda::host::ntt_scratch_bytes(
+            n.max(1).trailing_zeros(),
+        ))
 }
 
 /// Device bytes of one part of the H MSM over `h` coefficients already on
@@ -560,8 +571,8 @@ impl CudaBackend {
             let starts = m.row_start();
             for block in blocks {
                 let (first, end) = (block.rows.start, block.rows.end);
-                // The row starts go up as they are; the device makes them
-                // start from 0 (no pass over them on the host).
+                // The row starts go up as they are; the device narrows them
+                // to u32 from 0 (no pass over them on the host).
                 let base = starts[first];
                 let (lo, hi) = (base as usize, starts[end] as usize);
                 let buffers = staging
@@ -587,9 +598,9 @@ impl CudaBackend {
                     ZPacking::default(),
                     "copy to device (matrix block)",
                 )?;
-                let csr = dev.csr_from_staging(buffers, block.rows.len(), base)?;
+                let (csr, wide) = dev.csr_from_staging(buffers, block.rows.len(), base)?;
                 dev.spmv_device(&csr, table, z, &mut out, first)?;
-                staging = Some(csr.into_staging());
+                staging = Some(csr.into_staging(wide));
             }
             outs.push(out);
         }
@@ -1218,12 +1229,13 @@ impl CudaBackend {
         // a/b/c into the H step.
         let n = sizes.domain;
         let mut h_held = grant.reserve(
-            CudaDevice::abc_bytes(n) as u64
-                + match &mats {
+            h_step_bytes(
+                n,
+                match &mats {
                     Matrices::Resident(dc) => dc.max_product_bytes(),
                     Matrices::Streamed(sp) => sp.streamed.block_bytes,
-                }
-                + cuzk_cuda::host::ntt_scratch_bytes(log),
+                },
+            ),
             "a, b, c (compiled) and the NTT tables",
         )?;
         let clock = Instant::now();
