@@ -1245,10 +1245,47 @@ fn compiled_checks(t: &mut Tally) {
                 let got = compute_compiled(&gpu, &params, &cc, &w[..1])?;
                 verifies(&params, &pa, &got[0])?;
             }
+            // Two workers where one partition's working set fits beside the
+            // resident system, not two: the second waits for memory on the
+            // device path, none goes to the host.
+            let cap = p + sys + res[0];
+            let gpu = Arc::new(open(GpuConfig {
+                workers_per_device: 2,
+                ..config(Some(cap))
+            })?);
+            let runs: Vec<Result<Vec<MsmResults>, String>> = std::thread::scope(|s| {
+                let hs: Vec<_> = (0..2)
+                    .map(|_| {
+                        let (gpu, params, cc, w) = (&gpu, &params, &cc, &w);
+                        s.spawn(move || compute_compiled(gpu, params, cc, w))
+                    })
+                    .collect();
+                hs.into_iter()
+                    .map(|h| h.join().unwrap_or_else(|_| Err("worker panicked".into())))
+                    .collect()
+            });
+            for got in runs {
+                same(&got?, &want)?;
+            }
+            let reports = gpu.take_reports();
+            let dev = reports.iter().filter(|r| r.abc_on_device).count();
+            let b = gpu.budget();
+            if dev != 4 || reports.len() != 4 || b.peak() > cap || b.queued() != 0 {
+                return Err(format!(
+                    "two workers under {cap}: {dev} of {} on the device, peak {}, {} queued",
+                    reports.len(),
+                    b.peak(),
+                    b.queued()
+                ));
+            }
+            println!(
+                "     two workers under {cap}: 4 of 4 on the device, peak reserved {}",
+                b.peak()
+            );
             Ok(())
         })();
         t.check(
-            "compiled: the H MSM in parts, then the matrices streamed, where the system does not fit beside its parameters; the host below that; porep-like 2^13",
+            "compiled: the H MSM in parts, then the matrices streamed, where the system does not fit beside its parameters; the host below that; two workers wait on the device; porep-like 2^13",
             r,
         );
     }

@@ -1149,11 +1149,19 @@ impl CudaBackend {
         } else {
             None
         };
-        let mats = match resident {
-            Some(dc) => Matrices::Resident(dc),
-            // Waiting partitions come first: the room is theirs.
-            None if self.budget.queued() > 0 => return Ok(None),
-            None => Matrices::Streamed(plans),
+        let (mats, h_parts) = match resident {
+            Some(dc) => (Matrices::Resident(dc), fit.h_parts),
+            // Not resident (a Streamed placement, or no room for the
+            // system now while other partitions hold memory): the matrices
+            // stream, with the fewest H parts whose working set fits, and
+            // the partition waits its turn for memory in `admit` (the host
+            // path would take ~2.5x as long on the 80 GB card).
+            None => {
+                let i = (0..H_PARTS.len())
+                    .find(|&i| fit.params_bytes + fit.working_streamed[i] <= fit.capacity)
+                    .unwrap_or(0);
+                (Matrices::Streamed(plans), H_PARTS[i])
+            }
         };
         // The partition's working set and what it holds besides.
         let (working, held) = match &mats {
@@ -1164,7 +1172,7 @@ impl CudaBackend {
                     dc.max_product_bytes(),
                     pack_staging,
                     dense,
-                    fit.h_parts,
+                    h_parts,
                 ),
                 dc.bytes(),
             ),
@@ -1175,7 +1183,7 @@ impl CudaBackend {
                     sp.streamed.block_bytes,
                     pack_staging,
                     dense,
-                    fit.h_parts,
+                    h_parts,
                 ) + CompiledAux::bytes_for(cc),
                 0,
             ),
@@ -1262,16 +1270,16 @@ impl CudaBackend {
         let h = {
             let m = sizes.h.min(n);
             let _scratch = grant.reserve(
-                h_part_scratch(m, fit.h_parts),
+                h_part_scratch(m, h_parts),
                 "H MSM scratch (scalars on the device)",
             )?;
             if m == 0 {
                 G1Projective::identity()
-            } else if fit.h_parts <= 1 {
+            } else if h_parts <= 1 {
                 dev.msm_g1_scalars_on_device(&bases.h, &a, 0, m)?
             } else {
                 // In parts, each within the part's scratch above.
-                let part = m.div_ceil(fit.h_parts);
+                let part = m.div_ceil(h_parts);
                 let mut acc = G1Projective::identity();
                 for first in (0..m).step_by(part) {
                     acc += dev.msm_g1_range_on_device(&bases.h, &a, first, part.min(m - first))?;
