@@ -531,8 +531,8 @@ impl CudaDevice {
     }
 
     /// Makes a matrix from buffers the caller filled on this device's
-    /// context (e.g. streamed from a mapped compiled-system file):
-    /// `row_start` holds at least rows + 1 entries, `cols` and `coef` at
+    /// context (e.g. [`Self::csr_from_staging`]'s narrowed blocks):
+    /// `row_start` holds at least rows + 1 u32 starts, `cols` and `coef` at
     /// least row_start[rows]. The buffers' writes must have completed or be
     /// ordered before this device's stream. Checks the matrix on the GPU
     /// (one read of it) and builds its long-row list.
