@@ -1221,6 +1221,17 @@ fn compiled_checks(t: &mut Tally) {
                 let reports = gpu.take_reports();
                 let streamed = reports.iter().filter(|r| r.abc_row_blocks > 0).count();
                 let dev = reports.iter().filter(|r| r.abc_on_device).count();
+                let want_parts = if placement == CompiledPlacement::Host {
+                    1
+                } else {
+                    parts
+                };
+                if let Some(r) = reports.iter().find(|r| r.h_msm_parts != want_parts) {
+                    return Err(format!(
+                        "capacity {cap} ({placement:?}): partition {} ran the H MSM in {} parts, {want_parts} planned",
+                        r.index, r.h_msm_parts
+                    ));
+                }
                 let want_counts = match placement {
                     CompiledPlacement::Resident => (2, 0),
                     CompiledPlacement::Streamed => (2, 2),
@@ -1767,7 +1778,7 @@ fn compiled_bench(
             };
             let line = |name: &str, rs: &[PartitionReport]| {
                 format!(
-                    "{name}: abc {:.1} ms, upload {:.1} ms (wait {:.1}, z alloc {:.1}, copies {:.1} ms, {:.1} MB, {:.1} MB sent), H {:.1} ms, msm h {:.1} / l {:.1} / a {:.1} / b1 {:.1} / b2 {:.1} ms, host prep {:.1} ms",
+                    "{name}: abc {:.1} ms, upload {:.1} ms (wait {:.1}, z alloc {:.1}, copies {:.1} ms, {:.1} MB, {:.1} MB sent), H {:.1} ms, msm h {:.1} (in {} part(s)) / l {:.1} / a {:.1} / b1 {:.1} / b2 {:.1} ms, host prep {:.1} ms",
                     phase(rs, &|r| r.timings.abc),
                     phase(rs, &|r| r.timings.upload),
                     phase(rs, &|r| Duration::from_secs_f64(r.upload_wait_ms / 1e3)),
@@ -1777,6 +1788,7 @@ fn compiled_bench(
                     rs.first().map_or(0.0, |r| r.upload_sent_bytes as f64 / 1e6),
                     phase(rs, &|r| r.timings.h_ntt),
                     phase(rs, &|r| r.timings.msm_h),
+                    rs.first().map_or(1, |r| r.h_msm_parts),
                     phase(rs, &|r| r.timings.msm_l),
                     phase(rs, &|r| r.timings.msm_a),
                     phase(rs, &|r| r.timings.msm_b_g1),

@@ -112,6 +112,10 @@ pub struct PartitionReport {
     /// Row blocks the compiled system's matrices went up in for a/b/c (0
     /// when they were resident, or on the host path).
     pub abc_row_blocks: usize,
+    /// Parts the H MSM ran in: 1, but for a compiled system that fits the
+    /// card beside its parameters only with the H MSM's scratch cut
+    /// ([`crate::CompiledFit`]; 2 for the 2^27 partition on an 80 GB card).
+    pub h_msm_parts: usize,
     /// Bytes the upload phase copied to the device, and how long its copies
     /// took from the first one enqueued until the device had them all, in
     /// milliseconds (the rest of the phase is allocation and waiting);
@@ -862,6 +866,7 @@ impl CudaBackend {
             pinned,
             abc_on_device: false,
             abc_row_blocks: 0,
+            h_msm_parts: 1,
             upload_bytes: 0,
             upload_copy_ms: 0.0,
             upload_wait_ms: 0.0,

@@ -1356,6 +1356,7 @@ impl CudaBackend {
                 Matrices::Resident(_) => 0,
                 Matrices::Streamed(sp) => sp.streamed.count(),
             },
+            h_msm_parts: h_parts,
             upload_bytes: upload.bytes,
             upload_copy_ms: upload.copy_ms,
             upload_wait_ms: upload.wait_ms,
