@@ -4,8 +4,9 @@
 //
 // Matrices are CSR over `rows` rows: row_start (u32 on the device, rows +
 // 1 entries, row_start[0] = 0: a matrix on the device has fewer than 2^32
-// entries, and its host form's u64 starts are narrowed by csr_narrow), cols (u32 index into z) and coef (u32 index into a
-// coefficient table of Fr, table[0] = 1 and table[1] = -1). Row r's value is
+// entries, and its host form's u64 starts are narrowed by csr_narrow),
+// cols (u32 index into z) and coef (u32 index into a coefficient table
+// of Fr, table[0] = 1 and table[1] = -1). Row r's value is
 // sum over k in row_start[r]..row_start[r+1] of table[coef[k]] * z[cols[k]];
 // coefficient 0 is a plain addition and 1 a subtraction, with no product.
 // The host (src/spmv.rs) checks once, when a matrix is made resident, that

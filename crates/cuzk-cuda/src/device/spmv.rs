@@ -422,21 +422,16 @@ impl CudaDevice {
                 ),
             ));
         }
-        for (what, len) in [("rows", rows), ("entries", cols.len())] {
-            if len > MAX_LEN {
-                // Row starts and the product list's offsets are u32 on
-                // the device; a larger matrix goes up in row blocks.
-                return Err(CudaError::Unsupported {
-                    kernel: if what == "rows" {
-                        kernel
-                    } else {
-                        "upload_csr (entries)"
-                    },
-                    size: len,
-                    limit: MAX_LEN,
-                    device: self.label.clone(),
-                });
-            }
+        if rows.max(cols.len()) > MAX_LEN {
+            // Row starts and the product list's offsets are u32 on the
+            // device; a larger matrix goes up in row blocks. (Refused
+            // before anything is copied.)
+            return Err(CudaError::Unsupported {
+                kernel,
+                size: rows.max(cols.len()),
+                limit: MAX_LEN,
+                device: self.label.clone(),
+            });
         }
         // The starts go up as the host holds them and are narrowed here
         // (the u64 copy freed in stream order).

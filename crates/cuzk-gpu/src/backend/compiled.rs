@@ -1157,9 +1157,13 @@ impl CudaBackend {
             // the partition waits its turn for memory in `admit` (the host
             // path would take ~2.5x as long on the 80 GB card).
             None => {
-                let i = (0..H_PARTS.len())
-                    .find(|&i| fit.params_bytes + fit.working_streamed[i] <= fit.capacity)
-                    .unwrap_or(0);
+                let (_, i) = place_compiled(
+                    fit.capacity,
+                    fit.params_bytes,
+                    None,
+                    &fit.working_resident,
+                    &fit.working_streamed,
+                );
                 (Matrices::Streamed(plans), H_PARTS[i])
             }
         };
