@@ -5,8 +5,9 @@
 // the host.
 //
 // Input, little-endian u32 words unless said: n, c, W, mont, lg_low, parts,
-// tiles, block, ngroups, then (w0, w1) per group, has_ids; n scalars of 32
-// bytes; n ids if has_ids.
+// tiles, block, place_stage, bucket_stage, ngroups, then (w0, w1) per
+// group, has_ids; n scalars of 32 bytes; n ids if has_ids. Shared memory as
+// host::MsmSortPlan sizes it, with `block` threads.
 // Output: count (W·2^(c-1) words), off (W·2^(c-1) + 1 words), then the
 // sorted list (off's last word of them).
 #include "cuda_emu.h"
@@ -16,7 +17,8 @@
 int main() {
     return emu_main("msm_sort_emu", [] {
         const uint32_t n = rd32(), c = rd32(), W = rd32(), mont = rd32(), lg_low = rd32(),
-                       parts = rd32(), tiles = rd32(), block = rd32(), ngroups = rd32();
+                       parts = rd32(), tiles = rd32(), block = rd32(), place_stage = rd32(),
+                       bucket_stage = rd32(), ngroups = rd32();
         std::vector<std::pair<uint32_t, uint32_t>> groups(ngroups);
         for (auto& g : groups) {
             g.first = rd32();
@@ -50,13 +52,19 @@ int main() {
         std::vector<uint2> tmp((size_t)most * n + 1);
         for (auto [w0, w1] : groups) {
             const size_t group_slots = (size_t)(w1 - w0) * parts;
-            emu_launch(tiles, block, 4 * group_slots, [&] {
+            const size_t place_smem = place_stage ? 8 * (size_t)place_stage + 4 * (3 * parts + block)
+                                                  : 4 * group_slots;
+            const uint32_t low = 1u << lg_low;
+            const size_t buckets_smem = bucket_stage
+                                            ? 8 * (size_t)bucket_stage + 4 * (3 * low + block)
+                                            : 4 * (low + block);
+            emu_launch(tiles, block, place_smem, [&] {
                 msm_sort_place(keys.data(), idp, n, w0, w1, lg_low, parts, tiles, part_off.data(),
-                               tmp.data());
+                               tmp.data(), place_stage);
             });
-            emu_launch((uint32_t)group_slots, block, 4 * ((1u << lg_low) + block), [&] {
+            emu_launch((uint32_t)group_slots, block, buckets_smem, [&] {
                 msm_sort_buckets(tmp.data(), part_off.data(), tiles, lg_low, w0 * parts,
-                                 W * parts, count.data(), off.data(), sorted.data());
+                                 W * parts, count.data(), off.data(), sorted.data(), bucket_stage);
             });
         }
         fwrite(count.data(), 4, s, stdout);

@@ -114,36 +114,10 @@ extern "C" __global__ void __launch_bounds__(MSM_SORT_BLOCK)
         tile_hist[(size_t)p * tiles + tile] = cnt[p];
 }
 
-extern "C" __global__ void __launch_bounds__(MSM_SORT_BLOCK)
-    msm_sort_place(const uint32_t* keys, const uint32_t* ids, uint32_t n, uint32_t w0,
-                   uint32_t w1, uint32_t lg_low, uint32_t parts, uint32_t tiles,
-                   const uint32_t* part_off, uint2* tmp) {
-    uint32_t* cur = sort_shared_words();
-    const uint32_t tile = blockIdx.x;
-    const uint32_t base = part_off[(size_t)w0 * parts * tiles];
-    const uint32_t slots = (w1 - w0) * parts;
-    for (uint32_t p = threadIdx.x; p < slots; p += blockDim.x)
-        cur[p] = part_off[((size_t)w0 * parts + p) * tiles + tile] - base;
-    __syncthreads();
-    const uint32_t low_mask = (1u << lg_low) - 1;
-    for (uint32_t r = 0; r < MSM_SORT_TILE; r += blockDim.x) {
-        uint32_t i = tile * MSM_SORT_TILE + r + threadIdx.x;
-        if (i >= n) break;
-        const uint32_t id = ids ? ids[i] : i;
-        for (uint32_t w = w0; w < w1; w++) {
-            uint32_t key = keys[(size_t)w * n + i];
-            uint32_t d = key & 0x7fffffffu;
-            if (d) {
-                uint32_t b = d - 1;
-                uint32_t pos = atomicAdd(&cur[(w - w0) * parts + (b >> lg_low)], 1u);
-                uint2 e;
-                e.x = id | (key & 0x80000000u);
-                e.y = b & low_mask;
-                tmp[pos] = e;
-            }
-        }
-    }
-}
+// Entries a thread of the staged passes holds in registers between
+// counting them and putting them in shared memory: a stage is at most
+// MSM_SORT_STAGE_PER_THREAD * blockDim entries (host::msm_sort_plan).
+#define MSM_SORT_STAGE_PER_THREAD 8
 
 // In place: cnt[j] <- sum cnt[0 .. j) for j < len, by every thread of the
 // block, with blockDim.x words of scratch in part[]; ends with a barrier.
@@ -170,26 +144,173 @@ DEV void block_exclusive_scan(uint32_t* cnt, uint32_t len, uint32_t* part) {
     __syncthreads();
 }
 
-// Block k handles (window, part) wp = wp0 + k of the group whose entries
-// start at `tmp`; its buckets are s = wp * 2^lg_low + j (bucket b of window
-// w is w * B + b, B = parts * 2^lg_low). Writes count[s] and off[s], and
-// the block of the last (window, part) of all (`total_parts` of them) also
-// off[total_parts * 2^lg_low], the number of entries.
+// One stage of a staged pass: the block's `held` entries (each thread's
+// v[k], k < MSM_SORT_STAGE_PER_THREAD, where has[k]), each with a key
+// `key_of(v)` < len, are counted by key in shared memory, ordered by key
+// in `st` (within a key in no set order), and each written by `out(e, v,
+// r)` where r is its rank among the stage's entries of its key, with the
+// entries of one key handed to consecutive threads so that their global
+// writes fall together. Shared: rc, ro (len words each) and part
+// (blockDim). On return `rc[j]` holds the stage's count of key j added to
+// `ro[j]` (its exclusive offset in the stage); ends with a barrier.
+template <class V, class Key, class Out>
+DEV void stage_by_key(V (&v)[MSM_SORT_STAGE_PER_THREAD], const bool (&has)[MSM_SORT_STAGE_PER_THREAD],
+                      V* st, uint32_t len, uint32_t* rc, uint32_t* ro, uint32_t* part, Key key_of,
+                      Out out) {
+    for (uint32_t j = threadIdx.x; j < len; j += blockDim.x) rc[j] = 0;
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < MSM_SORT_STAGE_PER_THREAD; k++)
+        if (has[k]) atomicAdd(&rc[key_of(v[k])], 1u);
+    __syncthreads();
+    for (uint32_t j = threadIdx.x; j < len; j += blockDim.x) ro[j] = rc[j];
+    __syncthreads();
+    block_exclusive_scan(ro, len, part);
+    for (uint32_t j = threadIdx.x; j < len; j += blockDim.x) rc[j] = ro[j];
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < MSM_SORT_STAGE_PER_THREAD; k++)
+        if (has[k]) st[atomicAdd(&rc[key_of(v[k])], 1u)] = v[k];
+    __syncthreads();
+    // rc[len - 1] is now the stage's entry count.
+    const uint32_t total = len ? rc[len - 1] : 0;
+    for (uint32_t e = threadIdx.x; e < total; e += blockDim.x) {
+        const V x = st[e];
+        const uint32_t j = key_of(x);
+        out(x, e - ro[j]);
+    }
+    __syncthreads();
+}
+
+// Pass 2. `stage` 0: each entry straight to its place (a shared atomic for
+// its rank, then one 8-byte store: the form measured in 2026-12-04's call
+// 32, 6.9 ms at 2^24 with 5.8 GB of DRAM traffic for ~2.6 GB of entries,
+// its scattered stores written partly and read back). `stage` > 0: the
+// tile is taken `stage` scalars at a time per window; a stage's entries
+// are ordered by part in shared memory first (stage_by_key) and written
+// as runs, each part's run right after the previous stage's, so that a
+// block's unfinished 32-byte sectors are one per part (16 KB at 512
+// parts), which the L2 keeps until the next stage completes them.
+// Shared memory: stage 0, (w1 - w0) * parts words; else `stage` uint2,
+// then 3 * parts + blockDim words (host::msm_sort_place_smem).
+extern "C" __global__ void __launch_bounds__(MSM_SORT_BLOCK)
+    msm_sort_place(const uint32_t* keys, const uint32_t* ids, uint32_t n, uint32_t w0,
+                   uint32_t w1, uint32_t lg_low, uint32_t parts, uint32_t tiles,
+                   const uint32_t* part_off, uint2* tmp, uint32_t stage) {
+    const uint32_t tile = blockIdx.x;
+    const uint32_t base = part_off[(size_t)w0 * parts * tiles];
+    const uint32_t low_mask = (1u << lg_low) - 1;
+    if (stage == 0) {
+        uint32_t* cur = sort_shared_words();
+        const uint32_t slots = (w1 - w0) * parts;
+        for (uint32_t p = threadIdx.x; p < slots; p += blockDim.x)
+            cur[p] = part_off[((size_t)w0 * parts + p) * tiles + tile] - base;
+        __syncthreads();
+        for (uint32_t r = 0; r < MSM_SORT_TILE; r += blockDim.x) {
+            uint32_t i = tile * MSM_SORT_TILE + r + threadIdx.x;
+            if (i >= n) break;
+            const uint32_t id = ids ? ids[i] : i;
+            for (uint32_t w = w0; w < w1; w++) {
+                uint32_t key = keys[(size_t)w * n + i];
+                uint32_t d = key & 0x7fffffffu;
+                if (d) {
+                    uint32_t b = d - 1;
+                    uint32_t pos = atomicAdd(&cur[(w - w0) * parts + (b >> lg_low)], 1u);
+                    uint2 e;
+                    e.x = id | (key & 0x80000000u);
+                    e.y = b & low_mask;
+                    tmp[pos] = e;
+                }
+            }
+        }
+        return;
+    }
+    uint2* st = reinterpret_cast<uint2*>(sort_shared_words());
+    uint32_t* cur = reinterpret_cast<uint32_t*>(st + stage);
+    uint32_t* rc = cur + parts;
+    uint32_t* ro = rc + parts;
+    uint32_t* part = ro + parts;
+    // A stage larger than the block's threads hold is taken in steps they do.
+    const uint32_t step = min(stage, MSM_SORT_STAGE_PER_THREAD * blockDim.x);
+    const uint32_t t0 = tile * MSM_SORT_TILE, t1 = min(n, t0 + MSM_SORT_TILE);
+    for (uint32_t w = w0; w < w1; w++) {
+        for (uint32_t p = threadIdx.x; p < parts; p += blockDim.x)
+            cur[p] = part_off[((size_t)w * parts + p) * tiles + tile] - base;
+        // (stage_by_key's first barrier orders these before their use)
+        for (uint32_t s0 = t0; s0 < t1; s0 += step) {
+            const uint32_t s1 = min(t1, s0 + step);
+            uint2 v[MSM_SORT_STAGE_PER_THREAD];
+            bool has[MSM_SORT_STAGE_PER_THREAD];
+#pragma unroll
+            for (int k = 0; k < MSM_SORT_STAGE_PER_THREAD; k++) {
+                const uint32_t i = s0 + threadIdx.x + k * blockDim.x;
+                const uint32_t key = i < s1 ? keys[(size_t)w * n + i] : 0;
+                has[k] = (key & 0x7fffffffu) != 0;
+                v[k].x = i;
+                v[k].y = key;
+            }
+#pragma unroll
+            for (int k = 0; k < MSM_SORT_STAGE_PER_THREAD; k++) {
+                if (has[k]) {
+                    const uint32_t i = v[k].x, key = v[k].y;
+                    v[k].x = (ids ? ids[i] : i) | (key & 0x80000000u);
+                    v[k].y = (key & 0x7fffffffu) - 1;  // the bucket
+                }
+            }
+            stage_by_key(v, has, st, parts, rc, ro, part,
+                         [&](const uint2& e) { return e.y >> lg_low; },
+                         [&](const uint2& e, uint32_t r) {
+                             uint2 o;
+                             o.x = e.x;
+                             o.y = e.y & low_mask;
+                             tmp[cur[e.y >> lg_low] + r] = o;
+                         });
+            for (uint32_t p = threadIdx.x; p < parts; p += blockDim.x) cur[p] += rc[p] - ro[p];
+            __syncthreads();
+        }
+    }
+}
+
+// Pass 3. Block k handles (window, part) wp = wp0 + k of the group whose
+// entries start at `tmp`; its buckets are s = wp * 2^lg_low + j (bucket b
+// of window w is w * B + b, B = parts * 2^lg_low). Writes count[s] and
+// off[s], and the block of the last (window, part) of all (`total_parts`
+// of them) also off[total_parts * 2^lg_low], the number of entries.
+// `stage` 0: after the count, each entry straight to its place (call 32:
+// 9.2 ms at 2^24, 9.1 GB of DRAM traffic for ~4.4 GB read and written);
+// `stage` > 0: `stage` entries at a time ordered by bucket in shared memory
+// first and written as runs, each bucket's run after the previous stage's.
+// Shared memory: stage 0, 2^lg_low + blockDim words; else `stage` uint2,
+// then 3 * 2^lg_low + blockDim words (host::msm_sort_buckets_smem).
 extern "C" __global__ void __launch_bounds__(MSM_SORT_BLOCK)
     msm_sort_buckets(const uint2* tmp, const uint32_t* part_off, uint32_t tiles, uint32_t lg_low,
                      uint32_t wp0, uint32_t total_parts, uint32_t* count, uint32_t* off,
-                     uint32_t* sorted) {
+                     uint32_t* sorted, uint32_t stage) {
     const uint32_t low = 1u << lg_low;
-    uint32_t* cnt = sort_shared_words();
-    uint32_t* part = cnt + low;
+    uint2* st = reinterpret_cast<uint2*>(sort_shared_words());
+    uint32_t* cnt = reinterpret_cast<uint32_t*>(st + stage);
+    uint32_t* rc = cnt + low;
+    uint32_t* ro = stage ? rc + low : rc;
+    uint32_t* part = stage ? ro + low : cnt + low;
     const uint32_t wp = wp0 + blockIdx.x;
     const uint32_t base = part_off[(size_t)wp0 * tiles];
     const uint32_t start = part_off[(size_t)wp * tiles];
     const uint32_t end = part_off[(size_t)(wp + 1) * tiles];
     for (uint32_t j = threadIdx.x; j < low; j += blockDim.x) cnt[j] = 0;
     __syncthreads();
-    for (uint32_t e = start + threadIdx.x; e < end; e += blockDim.x)
-        atomicAdd(&cnt[tmp[e - base].y], 1u);
+    // The count, four loads issued before their atomics.
+    {
+        uint32_t e = start + threadIdx.x;
+        const uint32_t step = blockDim.x;
+        for (; e + 3 * step < end; e += 4 * step) {
+            uint32_t y[4];
+#pragma unroll
+            for (int k = 0; k < 4; k++) y[k] = tmp[e + k * step - base].y;
+#pragma unroll
+            for (int k = 0; k < 4; k++) atomicAdd(&cnt[y[k]], 1u);
+        }
+        for (; e < end; e += step) atomicAdd(&cnt[tmp[e - base].y], 1u);
+    }
     __syncthreads();
     const size_t s0 = (size_t)wp << lg_low;
     for (uint32_t j = threadIdx.x; j < low; j += blockDim.x) count[s0 + j] = cnt[j];
@@ -197,8 +318,27 @@ extern "C" __global__ void __launch_bounds__(MSM_SORT_BLOCK)
     for (uint32_t j = threadIdx.x; j < low; j += blockDim.x) off[s0 + j] = start + cnt[j];
     if (wp + 1 == total_parts && threadIdx.x == 0) off[s0 + low] = end;
     __syncthreads();  // every offset read before the cursors move
-    for (uint32_t e = start + threadIdx.x; e < end; e += blockDim.x) {
-        uint2 v = tmp[e - base];
-        sorted[start + atomicAdd(&cnt[v.y], 1u)] = v.x;
+    if (stage == 0) {
+        for (uint32_t e = start + threadIdx.x; e < end; e += blockDim.x) {
+            uint2 v = tmp[e - base];
+            sorted[start + atomicAdd(&cnt[v.y], 1u)] = v.x;
+        }
+        return;
+    }
+    const uint32_t step = min(stage, MSM_SORT_STAGE_PER_THREAD * blockDim.x);
+    for (uint32_t r0 = start; r0 < end; r0 += step) {
+        const uint32_t r1 = min(end, r0 + step);
+        uint2 v[MSM_SORT_STAGE_PER_THREAD];
+        bool has[MSM_SORT_STAGE_PER_THREAD];
+#pragma unroll
+        for (int k = 0; k < MSM_SORT_STAGE_PER_THREAD; k++) {
+            const uint32_t e = r0 + threadIdx.x + k * blockDim.x;
+            has[k] = e < r1;
+            if (has[k]) v[k] = tmp[e - base];
+        }
+        stage_by_key(v, has, st, low, rc, ro, part, [&](const uint2& x) { return x.y; },
+                     [&](const uint2& x, uint32_t r) { sorted[start + cnt[x.y] + r] = x.x; });
+        for (uint32_t j = threadIdx.x; j < low; j += blockDim.x) cnt[j] += rc[j] - ro[j];
+        __syncthreads();
     }
 }

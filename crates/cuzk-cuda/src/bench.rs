@@ -296,6 +296,12 @@ fn other_sort_and_merge(
     let shared = dev.msm_shared_sort();
     dev.set_msm_shared_sort(!shared);
     let sort = time_it(dev, reps, &mut run);
+    // The shared-memory sort in its other form (staged or not) too.
+    let staged = dev.msm_sort_staged();
+    dev.set_msm_shared_sort(true);
+    dev.set_msm_sort_staged(!staged);
+    let other_form = time_it(dev, reps, &mut run);
+    dev.set_msm_sort_staged(staged);
     dev.set_msm_shared_sort(shared);
     let in_place = dev.msm_merge_in_place();
     dev.set_msm_merge_in_place(!in_place);
@@ -303,6 +309,14 @@ fn other_sort_and_merge(
     dev.set_msm_merge_in_place(in_place);
     Ok(vec![
         (if shared { "sort-atomic" } else { "sort-shared" }, sort?),
+        (
+            if staged {
+                "sort-shared-unstaged"
+            } else {
+                "sort-shared-staged"
+            },
+            other_form?,
+        ),
         (
             if in_place {
                 "merge-copy"

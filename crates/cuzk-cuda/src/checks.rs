@@ -556,8 +556,8 @@ fn with_each_g1_build<T>(
 
 /// `f` with the MSM's chunks in order of length (the global-atomic sort and
 /// the in-place merge, the defaults), then with the shared-memory sort, in
-/// order of length and in plain order with the copying merge; the device's
-/// settings are restored afterwards.
+/// order of length (staged, and unstaged) and in plain order with the
+/// copying merge; the device's settings are restored afterwards.
 fn with_each_chunk_order(
     dev: &CudaDevice,
     mut f: impl FnMut() -> Result<(), String>,
@@ -566,21 +566,37 @@ fn with_each_chunk_order(
         dev.msm_chunk_order(),
         dev.msm_shared_sort(),
         dev.msm_merge_in_place(),
+        dev.msm_sort_staged(),
     );
     let mut result = Ok(());
-    for (on, shared, in_place, name) in [
-        (true, false, true, "chunks by length"),
-        (true, true, true, "chunks by length, shared-memory sort"),
+    for (on, shared, in_place, staged, name) in [
+        (true, false, true, true, "chunks by length"),
+        (
+            true,
+            true,
+            true,
+            true,
+            "chunks by length, shared-memory sort",
+        ),
+        (
+            true,
+            true,
+            true,
+            false,
+            "chunks by length, shared-memory sort unstaged",
+        ),
         (
             false,
             true,
             false,
+            true,
             "chunks in order, shared-memory sort, copying merge",
         ),
     ] {
         dev.set_msm_chunk_order(on);
         dev.set_msm_shared_sort(shared);
         dev.set_msm_merge_in_place(in_place);
+        dev.set_msm_sort_staged(staged);
         if let Err(e) = f() {
             result = Err(format!("{name}: {e}"));
             break;
@@ -589,6 +605,7 @@ fn with_each_chunk_order(
     dev.set_msm_chunk_order(restore.0);
     dev.set_msm_shared_sort(restore.1);
     dev.set_msm_merge_in_place(restore.2);
+    dev.set_msm_sort_staged(restore.3);
     result
 }
 

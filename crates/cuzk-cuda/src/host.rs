@@ -275,9 +275,43 @@ pub struct MsmSortPlan {
     pub tiles: u32,
     /// The most windows placed at once (`tmp` holds 8 bytes an entry of them).
     pub group_windows: u32,
+    /// Scalars `msm_sort_place` orders by part in shared memory at a time
+    /// before writing them as runs; 0, each entry written where it goes.
+    pub place_stage: u32,
+    /// Entries `msm_sort_buckets` orders by bucket in shared memory at a
+    /// time; 0, each entry written where it goes.
+    pub bucket_stage: u32,
 }
 
 impl MsmSortPlan {
+    /// The same plan with both passes writing each entry where it goes
+    /// (the form before the staged one; kept for measurement).
+    pub fn unstaged(self) -> Self {
+        MsmSortPlan {
+            place_stage: 0,
+            bucket_stage: 0,
+            ..self
+        }
+    }
+
+    /// Dynamic shared memory of `msm_sort_place` for windows [w0, w1).
+    pub fn place_smem(&self, w0: u32, w1: u32) -> u32 {
+        if self.place_stage == 0 {
+            4 * (w1 - w0) * self.parts
+        } else {
+            staged_smem(self.place_stage, self.parts)
+        }
+    }
+
+    /// Dynamic shared memory of `msm_sort_buckets`.
+    pub fn buckets_smem(&self) -> u32 {
+        if self.bucket_stage == 0 {
+            4 * ((1 << self.lg_low) + MSM_SORT_BLOCK)
+        } else {
+            staged_smem(self.bucket_stage, 1 << self.lg_low)
+        }
+    }
+
     /// The window groups [w0, w1), in order, covering all `windows`.
     pub fn groups(&self, windows: u32) -> Vec<(u32, u32)> {
         let count = windows.div_ceil(self.group_windows).max(1);
@@ -291,6 +325,30 @@ impl MsmSortPlan {
         }
         out
     }
+}
+
+/// Entries a thread of a staged sort pass holds between counting and
+/// placing them (MSM_SORT_STAGE_PER_THREAD in kernels/msm_sort.cuh).
+pub const MSM_SORT_STAGE_PER_THREAD: u32 = 8;
+
+/// Shared memory a staged pass takes without opting in past the default.
+const MSM_SORT_SMEM: u32 = 48 * 1024;
+
+/// A staged pass's shared memory: `stage` entries of 8 bytes, then 3
+/// counters per key (`keys` of them) and a block of scan scratch.
+fn staged_smem(stage: u32, keys: u32) -> u32 {
+    8 * stage + 4 * (3 * keys + MSM_SORT_BLOCK)
+}
+
+/// The largest stage (a multiple of the block, at most
+/// [`MSM_SORT_STAGE_PER_THREAD`] entries a thread) whose pass fits
+/// [`MSM_SORT_SMEM`] beside `keys` counters; 0 where not even one entry a
+/// thread does (the pass then writes each entry where it goes).
+fn sort_stage(keys: u32) -> u32 {
+    let counters = 4 * (3 * keys as u64 + MSM_SORT_BLOCK as u64);
+    let room = (MSM_SORT_SMEM as u64).saturating_sub(counters) / 8;
+    let per_thread = (room / MSM_SORT_BLOCK as u64).min(MSM_SORT_STAGE_PER_THREAD as u64);
+    per_thread as u32 * MSM_SORT_BLOCK
 }
 
 /// The shared-memory sort's plan for `m` scalars at `c`-bit windows.
@@ -310,6 +368,8 @@ pub fn msm_sort_plan(m: usize, c: u32) -> MsmSortPlan {
         parts: 1 << (c - 1 - lg_low),
         tiles: m.div_ceil(MSM_SORT_TILE).max(1) as u32,
         group_windows,
+        place_stage: sort_stage(1 << (c - 1 - lg_low)),
+        bucket_stage: sort_stage(1 << lg_low),
     }
 }
 

@@ -49,7 +49,7 @@ pub use subgroup::{SubgroupReport, SUBGROUP_MAX_POINTS, SUBGROUP_SCRATCH_BYTES};
 
 use msm::{
     DEFAULT_BUCKET_PAIRS, DEFAULT_CHUNK_ORDER, DEFAULT_G1_INLINE, DEFAULT_G2_ACCUMULATE_BLOCKS,
-    DEFAULT_MERGE_IN_PLACE, DEFAULT_SHARED_SORT, DEFAULT_WINDOW_TREE, DEFAULT_ZERO_ONE_INLINE,
+    DEFAULT_MERGE_IN_PLACE, DEFAULT_WINDOW_TREE, DEFAULT_ZERO_ONE_INLINE,
 };
 use ntt::Twiddles;
 
@@ -195,6 +195,9 @@ pub struct CudaDevice {
     /// Whether the MSM sorts its entries through shared memory
     /// (`msm_sort_*`) or with global atomics (`msm_histogram`/`msm_scatter`).
     shared_sort: std::sync::atomic::AtomicBool,
+    /// Whether that sort's passes order each stage of entries in shared
+    /// memory before writing them (`MsmSortPlan::place_stage`).
+    sort_staged: std::sync::atomic::AtomicBool,
     /// Whether the MSM merges chunk sums in place (`msm_merge_*`).
     merge_in_place: std::sync::atomic::AtomicBool,
     /// Whether the bucket reduction runs each group on a pair of lanes.
@@ -331,7 +334,8 @@ impl CudaDevice {
             zero_one_inline: std::sync::atomic::AtomicBool::new(DEFAULT_ZERO_ONE_INLINE),
             g2_accumulate_blocks: std::sync::atomic::AtomicU32::new(DEFAULT_G2_ACCUMULATE_BLOCKS),
             chunk_order: std::sync::atomic::AtomicBool::new(DEFAULT_CHUNK_ORDER),
-            shared_sort: std::sync::atomic::AtomicBool::new(DEFAULT_SHARED_SORT),
+            shared_sort: std::sync::atomic::AtomicBool::new(msm::shared_sort_from_env()),
+            sort_staged: std::sync::atomic::AtomicBool::new(true),
             merge_in_place: std::sync::atomic::AtomicBool::new(DEFAULT_MERGE_IN_PLACE),
             bucket_pairs: std::sync::atomic::AtomicU8::new(
                 u8::from(DEFAULT_BUCKET_PAIRS.g1) | u8::from(DEFAULT_BUCKET_PAIRS.g2) << 1,

@@ -54,6 +54,7 @@ typed_kernels! {
         tiles: u32,
         part_off: DevPtr,
         tmp: DevPtr,
+        stage: u32,
     );
     /// `msm_sort_buckets`: each (window, part) of a group sorted by bucket,
     /// with the buckets' counts and offsets.
@@ -67,6 +68,7 @@ typed_kernels! {
         count: DevPtr,
         off: DevPtr,
         sorted: DevPtr,
+        stage: u32,
     );
     /// `msm_chunk_counts`: chunks of at most `t` items per segment, and the
     /// largest count.
@@ -271,6 +273,16 @@ pub(super) const DEFAULT_CHUNK_ORDER: bool = true;
 /// says where its time goes.
 pub(super) const DEFAULT_SHARED_SORT: bool = false;
 
+/// The sort a device opens with: `CUZK_MSM_SORT` = `shared` or `atomic`
+/// (measuring a whole prover with either), else [`DEFAULT_SHARED_SORT`].
+pub(super) fn shared_sort_from_env() -> bool {
+    match std::env::var("CUZK_MSM_SORT").as_deref().map(str::trim) {
+        Ok("shared") => true,
+        Ok("atomic") => false,
+        _ => DEFAULT_SHARED_SORT,
+    }
+}
+
 /// Whether the MSM merges each bucket's chunk sums in place
 /// (`msm_merge_*`, only the buckets with more than one) rather than by
 /// copying passes over every bucket (`msm_reduce_*`): those took 5.3 ms of
@@ -413,6 +425,19 @@ impl CudaDevice {
 
     pub fn msm_shared_sort(&self) -> bool {
         self.shared_sort.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Whether the shared-memory sort's passes order their entries in
+    /// shared memory a stage at a time before writing them (true, the
+    /// default) or write each entry where it goes (false, the form
+    /// measured in 2026-12-04's calls 30-32).
+    pub fn set_msm_sort_staged(&self, on: bool) {
+        self.sort_staged
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn msm_sort_staged(&self) -> bool {
+        self.sort_staged.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Merges the MSM's chunk sums in place (true) or by copying passes
@@ -985,17 +1010,20 @@ impl CudaDevice {
         c: u32,
         kernel: &'static str,
     ) -> Result<(CudaSlice<u32>, CudaSlice<u32>, CudaSlice<u32>)> {
-        let plan = host::msm_sort_plan(m, c);
+        let plan = match host::msm_sort_plan(m, c) {
+            p if self.msm_sort_staged() => p,
+            p => p.unstaged(),
+        };
         let w = host::num_windows(c);
         let s = (w as usize) << (c - 1);
         let slots = (w * plan.parts) as usize;
         let hist_len = slots * plan.tiles as usize;
         let tile_hist: CudaSlice<u32> = self.alloc(kernel, hist_len)?;
         let keys: CudaSlice<u32> = self.alloc(kernel, w as usize * m)?;
-        let smem = |words: usize| LaunchConfig {
+        let smem = |bytes: u32| LaunchConfig {
             grid_dim: (1, 1, 1),
             block_dim: (MSM_SORT_BLOCK, 1, 1),
-            shared_mem_bytes: (4 * words) as u32,
+            shared_mem_bytes: bytes,
         };
         self.k.msm_sort_digits.launch(
             self,
@@ -1003,7 +1031,7 @@ impl CudaDevice {
             m,
             LaunchConfig {
                 grid_dim: (plan.tiles, 1, 1),
-                ..smem(slots)
+                ..smem(4 * slots as u32)
             },
             scalars,
             m as u32,
@@ -1032,7 +1060,7 @@ impl CudaDevice {
                 m,
                 LaunchConfig {
                     grid_dim: (plan.tiles, 1, 1),
-                    ..smem(group_slots)
+                    ..smem(plan.place_smem(w0, w1))
                 },
                 self.p(&keys),
                 ids,
@@ -1044,6 +1072,7 @@ impl CudaDevice {
                 plan.tiles,
                 self.p(&part_off),
                 self.p(&tmp),
+                plan.place_stage,
             )?;
             self.k.msm_sort_buckets.launch(
                 self,
@@ -1051,7 +1080,7 @@ impl CudaDevice {
                 m,
                 LaunchConfig {
                     grid_dim: (group_slots as u32, 1, 1),
-                    ..smem((1usize << plan.lg_low) + MSM_SORT_BLOCK as usize)
+                    ..smem(plan.buckets_smem())
                 },
                 self.p(&tmp),
                 self.p(&part_off),
@@ -1062,6 +1091,7 @@ impl CudaDevice {
                 self.p(&hist),
                 self.p(&off0),
                 self.p(&sorted),
+                plan.bucket_stage,
             )?;
         }
         drop((keys, tmp, part_off));
