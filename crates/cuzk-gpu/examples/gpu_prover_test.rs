@@ -1644,6 +1644,14 @@ fn compiled_bench(
             let _ = device_runs("device path, H profiled,", &prepared);
             let h_steps = gpu.take_h_profiles();
             gpu.set_h_profile(false);
+            // The z-prepared runs again with the MSMs' other sort (atomic
+            // or shared-memory), in this process: the setup is minutes.
+            let shared = gpu.set_msm_shared_sort(true);
+            gpu.set_msm_shared_sort(!shared);
+            let other_sort = if shared { "atomic sort" } else { "shared-memory sort" };
+            let (sort_runs, sort_reports) =
+                device_runs(&format!("device path, z prepared, {other_sort},"), &prepared);
+            gpu.set_msm_shared_sort(shared);
             // `batch` partitions (the prepared witness each), as one GPU worker
             // proves them (one caller, in turn) and as two do (two callers at
             // once, half each, on the backend's two slots): the daemon's ways.
@@ -1822,6 +1830,13 @@ fn compiled_bench(
                     ms(median(keep_runs.clone()))
                 );
                 println!("  {}", line("pool keeps a quarter", &keep_reports));
+            }
+            if !sort_runs.is_empty() {
+                println!(
+                    "compiled bench {tag}: device path with z prepared, {other_sort} {:.1} ms median",
+                    ms(median(sort_runs.clone()))
+                );
+                println!("  {}", line(other_sort, &sort_reports));
             }
             if let Some(first) = h_steps.first() {
                 let steps: Vec<String> = (0..first.len())
