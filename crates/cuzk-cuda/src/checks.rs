@@ -554,9 +554,9 @@ fn with_each_g1_build<T>(
     result.map(|()| out)
 }
 
-/// `f` with the MSM's chunks in order of length (the global-atomic sort and
-/// the in-place merge, the defaults), then with the shared-memory sort, in
-/// order of length (staged, and unstaged) and in plain order with the
+/// `f` with the MSM's chunks in order of length with the global-atomic sort
+/// and the in-place merge, then with the shared-memory sort, in order of
+/// length (staged, the default, and unstaged) and in plain order with the
 /// copying merge; the device's settings are restored afterwards.
 fn with_each_chunk_order(
     dev: &CudaDevice,

@@ -1648,9 +1648,15 @@ fn compiled_bench(
             // or shared-memory), in this process: the setup is minutes.
             let shared = gpu.set_msm_shared_sort(true);
             gpu.set_msm_shared_sort(!shared);
-            let other_sort = if shared { "atomic sort" } else { "shared-memory sort" };
-            let (sort_runs, sort_reports) =
-                device_runs(&format!("device path, z prepared, {other_sort},"), &prepared);
+            let other_sort = if shared {
+                "atomic sort"
+            } else {
+                "shared-memory sort"
+            };
+            let (sort_runs, sort_reports) = device_runs(
+                &format!("device path, z prepared, {other_sort},"),
+                &prepared,
+            );
             gpu.set_msm_shared_sort(shared);
             // `batch` partitions (the prepared witness each), as one GPU worker
             // proves them (one caller, in turn) and as two do (two callers at

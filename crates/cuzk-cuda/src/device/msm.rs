@@ -261,17 +261,17 @@ pub(super) const DEFAULT_CHUNK_ORDER: bool = true;
 
 /// Whether the MSM sorts its (window, bucket) entries through shared
 /// memory (kernels/msm_sort.cuh) rather than with a global atomic per entry
-/// in each of two passes (msm_histogram, msm_scatter). The atomics sort at
-/// ~3.6e10 entries/s on the H200 (2026-12-04 call 28, `CUZK_MSM_PROFILE`:
-/// G1 2^26 at c=20, 8.7e8 entries, 56.4 ms of 425.6; G1 2^24 12.5 of
-/// 114.4), and the shared-memory sort was predicted at ~4 ms at 2^24 from
-/// its memory traffic, but measured slower: 22 ms with the digits
-/// recomputed in each pass (call 29), 17.1 ms with them kept as keys, one
-/// window at a time (call 30: G1 2^24 114.5 ms against 109.6 with the
-/// atomic sort, G1 2^26 444.8 against 425.7, G2 2^24 333.0 against 328.2).
-/// Kept selectable (bench rows "sort-shared") until a per-kernel profile
-/// says where its time goes.
-pub(super) const DEFAULT_SHARED_SORT: bool = false;
+/// in each of two passes (msm_histogram, msm_scatter). The shared-memory
+/// sort first wrote each entry straight to its place and lost (call 30:
+/// G1 2^24 114.5 ms against 109.6, 2^26 444.8 against 425.7; call 32: its
+/// scattered stores moved twice their bytes through DRAM). With its passes
+/// staged (each stage of entries ordered in shared memory, then written as
+/// runs) it wins at every size (2026-12-06 call 70, H100, rows of `bench_
+/// kernels --filter msm_g --reps 3`: G1 2^20 8.78 -> 8.52 ms, 2^24 104.52 ->
+/// 102.00, 2^26 400.81 -> 396.42, G2 2^24 326.97 -> 324.50; call 71: the sort
+/// phase at G1 2^26 42.3 ms against the atomic one's 47.3 and the unstaged
+/// one's 83.7; the 2^27 partition with z prepared 1479.1 ms against 1492.9).
+pub(super) const DEFAULT_SHARED_SORT: bool = true;
 
 /// The sort a device opens with: `CUZK_MSM_SORT` = `shared` or `atomic`
 /// (measuring a whole prover with either), else [`DEFAULT_SHARED_SORT`].
@@ -1100,7 +1100,8 @@ impl CudaDevice {
 
     /// The sort with a global atomic per entry in each of two passes
     /// (msm_digits, msm_histogram and msm_scatter, window by window): the
-    /// default (the shared-memory sort measured slower, 2026-12-04).
+    /// default until the shared-memory sort's passes were staged (2026-12-06,
+    /// [`DEFAULT_SHARED_SORT`]).
     /// `prof` marks its steps but the last (the scatter).
     #[allow(clippy::type_complexity, clippy::too_many_arguments)]
     fn sort_atomic(
