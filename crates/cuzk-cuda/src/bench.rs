@@ -457,8 +457,23 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
     // Rows of other window widths (CUZK_MSM_BENCH_WINDOWS), with the
     // default kernels, named "msm_g1 vram c=<c>" / "msm_g2 vram c=<c>".
     if need_g1 {
-        let n_max = 1usize << lg_max;
-        eprintln!("generating 2^{lg_max} G1 points and scalars ...");
+        // CUZK_MSM_BENCH_LOGS (say "26") keeps only those of the G1 sizes,
+        // and the points are made for the largest size a row uses (2^26 take
+        // about a minute and a half on the host).
+        let keep: Option<Vec<u32>> = std::env::var("CUZK_MSM_BENCH_LOGS")
+            .ok()
+            .map(|v| v.split(',').filter_map(|s| s.trim().parse().ok()).collect());
+        let g1_logs: Vec<u32> = [sz(20), sz(24), sz(26)]
+            .into_iter()
+            .filter(|lg| keep.as_ref().is_none_or(|k| k.contains(lg)))
+            .collect();
+        let lg_points = if want("sum_selected_g1") {
+            lg_max
+        } else {
+            g1_logs.iter().copied().max().unwrap_or(0)
+        };
+        let n_max = 1usize << lg_points;
+        eprintln!("generating 2^{lg_points} G1 points and scalars ...");
         let points = random_g1(n_max, opts.seed);
         let scalars = random_scalars(n_max, opts.seed ^ 1);
         let bytes = host::g1_as_bytes(&points);
@@ -467,14 +482,7 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
             .as_mut_slice()
             .map_err(setup_err(&card.name, "pinned slice", "bench", bytes.len()))?
             .copy_from_slice(bytes);
-        // CUZK_MSM_BENCH_LOGS (say "26") keeps only those of the G1 sizes.
-        let keep: Option<Vec<u32>> = std::env::var("CUZK_MSM_BENCH_LOGS")
-            .ok()
-            .map(|v| v.split(',').filter_map(|s| s.trim().parse().ok()).collect());
-        for lg in [sz(20), sz(24), sz(26)]
-            .into_iter()
-            .filter(|lg| keep.as_ref().is_none_or(|k| k.contains(lg)))
-        {
+        for lg in g1_logs {
             let n = 1usize << lg;
             let (work, imad) = msm_work(n, false);
             let mem = n as f64 * (96.0 + 32.0);
