@@ -5,9 +5,10 @@
 // the host.
 //
 // Input, little-endian u32 words unless said: n, c, W, mont, lg_low, parts,
-// tiles, block, place_stage, bucket_stage, ngroups, then (w0, w1) per
-// group, has_ids; n scalars of 32 bytes; n ids if has_ids. Shared memory as
-// host::MsmSortPlan sizes it, with `block` threads.
+// tiles, block, place_stage, bucket_stage, buckets_smem, ngroups, then
+// (w0, w1, place_smem) per group, has_ids; n scalars of 32 bytes; n ids if
+// has_ids. The shared-memory sizes are host::MsmSortPlan's for `block`
+// threads.
 // Output: count (W·2^(c-1) words), off (W·2^(c-1) + 1 words), then the
 // sorted list (off's last word of them).
 #include "cuda_emu.h"
@@ -18,11 +19,15 @@ int main() {
     return emu_main("msm_sort_emu", [] {
         const uint32_t n = rd32(), c = rd32(), W = rd32(), mont = rd32(), lg_low = rd32(),
                        parts = rd32(), tiles = rd32(), block = rd32(), place_stage = rd32(),
-                       bucket_stage = rd32(), ngroups = rd32();
-        std::vector<std::pair<uint32_t, uint32_t>> groups(ngroups);
+                       bucket_stage = rd32(), buckets_smem = rd32(), ngroups = rd32();
+        struct Group {
+            uint32_t w0, w1, place_smem;
+        };
+        std::vector<Group> groups(ngroups);
         for (auto& g : groups) {
-            g.first = rd32();
-            g.second = rd32();
+            g.w0 = rd32();
+            g.w1 = rd32();
+            g.place_smem = rd32();
         }
         const uint32_t has_ids = rd32();
         std::vector<Fr> scalars(n ? n : 1);
@@ -48,16 +53,10 @@ int main() {
 
         std::vector<uint32_t> count(s, 0xdeadbeefu), off(s + 1, 0xdeadbeefu), sorted(run ? run : 1);
         uint32_t most = 0;
-        for (auto g : groups) most = std::max(most, g.second - g.first);
+        for (auto g : groups) most = std::max(most, g.w1 - g.w0);
         std::vector<uint2> tmp((size_t)most * n + 1);
-        for (auto [w0, w1] : groups) {
+        for (auto [w0, w1, place_smem] : groups) {
             const size_t group_slots = (size_t)(w1 - w0) * parts;
-            const size_t place_smem = place_stage ? 8 * (size_t)place_stage + 4 * (3 * parts + block)
-                                                  : 4 * group_slots;
-            const uint32_t low = 1u << lg_low;
-            const size_t buckets_smem = bucket_stage
-                                            ? 8 * (size_t)bucket_stage + 4 * (3 * low + block)
-                                            : 4 * (low + block);
             emu_launch(tiles, block, place_smem, [&] {
                 msm_sort_place(keys.data(), idp, n, w0, w1, lg_low, parts, tiles, part_off.data(),
                                tmp.data(), place_stage);

@@ -153,8 +153,8 @@ DEV void block_exclusive_scan(uint32_t* cnt, uint32_t len, uint32_t* part) {
 // One stage of a staged pass: the block's `held` entries (each thread's
 // v[k], k < MSM_SORT_STAGE_PER_THREAD, where has[k]), each with a key
 // `key_of(v)` < len, are counted by key in shared memory, ordered by key
-// in `st` (within a key in no set order), and each written by `out(e, v,
-// r)` where r is its rank among the stage's entries of its key, with the
+// in `st` (within a key in no set order), and each written by `out(x, r)`
+// where r is its rank among the stage's entries of its key, with the
 // entries of one key handed to consecutive threads so that their global
 // writes fall together. Shared: rc, ro (len words each) and part
 // (blockDim). On return `rc[j]` holds the stage's count of key j added to
@@ -198,7 +198,7 @@ DEV void stage_by_key(V (&v)[MSM_SORT_STAGE_PER_THREAD], const bool (&has)[MSM_S
 // block's unfinished 32-byte sectors are one per part (16 KB at 512
 // parts), which the L2 keeps until the next stage completes them.
 // Shared memory: stage 0, (w1 - w0) * parts words; else `stage` uint2,
-// then 3 * parts + blockDim words (host::msm_sort_place_smem).
+// then 3 * parts + blockDim words (host::MsmSortPlan::place_smem).
 extern "C" __global__ void __launch_bounds__(MSM_SORT_BLOCK)
     msm_sort_place(const uint32_t* keys, const uint32_t* ids, uint32_t n, uint32_t w0,
                    uint32_t w1, uint32_t lg_low, uint32_t parts, uint32_t tiles,
@@ -287,7 +287,7 @@ extern "C" __global__ void __launch_bounds__(MSM_SORT_BLOCK)
 // `stage` > 0: `stage` entries at a time ordered by bucket in shared memory
 // first and written as runs, each bucket's run after the previous stage's.
 // Shared memory: stage 0, 2^lg_low + blockDim words; else `stage` uint2,
-// then 3 * 2^lg_low + blockDim words (host::msm_sort_buckets_smem).
+// then 3 * 2^lg_low + blockDim words (host::MsmSortPlan::buckets_smem).
 extern "C" __global__ void __launch_bounds__(MSM_SORT_BLOCK)
     msm_sort_buckets(const uint2* tmp, const uint32_t* part_off, uint32_t tiles, uint32_t lg_low,
                      uint32_t wp0, uint32_t total_parts, uint32_t* count, uint32_t* off,

@@ -294,21 +294,23 @@ impl MsmSortPlan {
         }
     }
 
-    /// Dynamic shared memory of `msm_sort_place` for windows [w0, w1).
-    pub fn place_smem(&self, w0: u32, w1: u32) -> u32 {
+    /// Dynamic shared memory of `msm_sort_place` for windows [w0, w1) in
+    /// blocks of `block` threads (the device's: [`MSM_SORT_BLOCK`]).
+    pub fn place_smem(&self, w0: u32, w1: u32, block: u32) -> u32 {
         if self.place_stage == 0 {
             4 * (w1 - w0) * self.parts
         } else {
-            staged_smem(self.place_stage, self.parts)
+            staged_smem(self.place_stage, self.parts, block)
         }
     }
 
-    /// Dynamic shared memory of `msm_sort_buckets`.
-    pub fn buckets_smem(&self) -> u32 {
+    /// Dynamic shared memory of `msm_sort_buckets` in blocks of `block`
+    /// threads.
+    pub fn buckets_smem(&self, block: u32) -> u32 {
         if self.bucket_stage == 0 {
-            4 * ((1 << self.lg_low) + MSM_SORT_BLOCK)
+            4 * ((1 << self.lg_low) + block)
         } else {
-            staged_smem(self.bucket_stage, 1 << self.lg_low)
+            staged_smem(self.bucket_stage, 1 << self.lg_low, block)
         }
     }
 
@@ -336,8 +338,8 @@ const MSM_SORT_SMEM: u32 = 48 * 1024;
 
 /// A staged pass's shared memory: `stage` entries of 8 bytes, then 3
 /// counters per key (`keys` of them) and a block of scan scratch.
-fn staged_smem(stage: u32, keys: u32) -> u32 {
-    8 * stage + 4 * (3 * keys + MSM_SORT_BLOCK)
+fn staged_smem(stage: u32, keys: u32, block: u32) -> u32 {
+    8 * stage + 4 * (3 * keys + block)
 }
 
 /// The largest stage (a multiple of the block, at most
@@ -345,8 +347,8 @@ fn staged_smem(stage: u32, keys: u32) -> u32 {
 /// [`MSM_SORT_SMEM`] beside `keys` counters; 0 where not even one entry a
 /// thread does (the pass then writes each entry where it goes).
 fn sort_stage(keys: u32) -> u32 {
-    let counters = 4 * (3 * keys as u64 + MSM_SORT_BLOCK as u64);
-    let room = (MSM_SORT_SMEM as u64).saturating_sub(counters) / 8;
+    let room =
+        (MSM_SORT_SMEM as u64).saturating_sub(staged_smem(0, keys, MSM_SORT_BLOCK) as u64) / 8;
     let per_thread = (room / MSM_SORT_BLOCK as u64).min(MSM_SORT_STAGE_PER_THREAD as u64);
     per_thread as u32 * MSM_SORT_BLOCK
 }

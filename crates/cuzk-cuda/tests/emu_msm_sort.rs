@@ -74,6 +74,7 @@ fn run_emu(case: Case<'_>) -> Sorted {
         block,
         plan.place_stage,
         plan.bucket_stage,
+        plan.buckets_smem(block),
         groups.len() as u32,
     ] {
         put(v);
@@ -81,6 +82,7 @@ fn run_emu(case: Case<'_>) -> Sorted {
     for (w0, w1) in &groups {
         put(*w0);
         put(*w1);
+        put(plan.place_smem(*w0, *w1, block));
     }
     put(ids.is_some() as u32);
     for s in scalars {

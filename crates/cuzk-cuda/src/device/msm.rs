@@ -1060,7 +1060,7 @@ impl CudaDevice {
                 m,
                 LaunchConfig {
                     grid_dim: (plan.tiles, 1, 1),
-                    ..smem(plan.place_smem(w0, w1))
+                    ..smem(plan.place_smem(w0, w1, MSM_SORT_BLOCK))
                 },
                 self.p(&keys),
                 ids,
@@ -1080,7 +1080,7 @@ impl CudaDevice {
                 m,
                 LaunchConfig {
                     grid_dim: (group_slots as u32, 1, 1),
-                    ..smem(plan.buckets_smem())
+                    ..smem(plan.buckets_smem(MSM_SORT_BLOCK))
                 },
                 self.p(&tmp),
                 self.p(&part_off),
