@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -108,6 +109,40 @@ inline uint32_t emu_ptx_mad(bool hi, uint32_t a, uint32_t b, uint32_t c, bool ci
     return emu_ptx_add(hi ? (uint32_t)(p >> 32) : (uint32_t)p, c, cin, cout);
 }
 
+// Warp shuffles: each warp of the block (32 consecutive threads, the last
+// one possibly fewer) exchanges values through a buffer between two
+// meetings at its own barrier. Every lane of the warp must call (a full
+// mask), as the kernels here do.
+struct EmuWarp {
+    std::barrier<>* bar;
+    uint64_t buf[32];
+};
+inline std::vector<EmuWarp>* emu_warps = nullptr;
+template <class T>
+inline T __shfl_up_sync(uint32_t, T v, uint32_t d) {
+    static_assert(sizeof(T) <= 8, "emu: shuffles of at most 8 bytes");
+    EmuWarp& w = (*emu_warps)[threadIdx.x / 32];
+    const uint32_t lane = threadIdx.x % 32;
+    std::memcpy(&w.buf[lane], &v, sizeof(T));
+    w.bar->arrive_and_wait();
+    T r = v;
+    if (lane >= d) std::memcpy(&r, &w.buf[lane - d], sizeof(T));
+    w.bar->arrive_and_wait();
+    return r;
+}
+template <class T>
+inline T __shfl_sync(uint32_t, T v, uint32_t src) {
+    static_assert(sizeof(T) <= 8, "emu: shuffles of at most 8 bytes");
+    EmuWarp& w = (*emu_warps)[threadIdx.x / 32];
+    const uint32_t lane = threadIdx.x % 32;
+    std::memcpy(&w.buf[lane], &v, sizeof(T));
+    w.bar->arrive_and_wait();
+    T r;
+    std::memcpy(&r, &w.buf[src % 32], sizeof(T));
+    w.bar->arrive_and_wait();
+    return r;
+}
+
 // The threads of a block run at once: shared counters need real atomics.
 inline uint32_t atomicAdd(uint32_t* p, uint32_t v) {
     return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
@@ -129,6 +164,14 @@ inline void emu_launch(uint32_t grid, uint32_t block, size_t smem, F body) {
         std::memset(shm, 0xA5, smem);  // stale data from another block shows
         std::barrier<> bar((std::ptrdiff_t)block);
         emu_block_barrier = &bar;
+        std::vector<std::unique_ptr<std::barrier<>>> warp_bars;
+        std::vector<EmuWarp> warps((block + 31) / 32);
+        for (uint32_t k = 0; k < warps.size(); k++) {
+            warp_bars.push_back(std::make_unique<std::barrier<>>(
+                (std::ptrdiff_t)std::min<uint32_t>(32, block - 32 * k)));
+            warps[k].bar = warp_bars.back().get();
+        }
+        emu_warps = &warps;
         std::vector<std::thread> threads;
         threads.reserve(block);
         for (uint32_t t = 0; t < block; t++)
