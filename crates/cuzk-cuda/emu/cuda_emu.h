@@ -55,6 +55,7 @@ inline T __ldg(const T* p) {
     return *p;
 }
 inline uint32_t min(uint32_t a, uint32_t b) { return a < b ? a : b; }
+inline uint32_t max(uint32_t a, uint32_t b) { return a > b ? a : b; }
 // The FP64 intrinsics of field_f64.cuh. __fma_rz is computed exactly in
 // 128-bit integers and cut to 53 significant bits toward zero: exact for
 // what that file passes (integers, |x y + z| < 2^126), and independent of
@@ -143,7 +144,34 @@ inline T __shfl_sync(uint32_t, T v, uint32_t src) {
     return r;
 }
 
+template <class T>
+inline T __shfl_xor_sync(uint32_t, T v, int lane_xor) {
+    static_assert(sizeof(T) <= 8, "emu: shuffles of at most 8 bytes");
+    EmuWarp& w = (*emu_warps)[threadIdx.x / 32];
+    const uint32_t lane = threadIdx.x % 32;
+    std::memcpy(&w.buf[lane], &v, sizeof(T));
+    w.bar->arrive_and_wait();
+    T r;
+    std::memcpy(&r, &w.buf[(lane ^ (uint32_t)lane_xor) % 32], sizeof(T));
+    w.bar->arrive_and_wait();
+    return r;
+}
+
+// The largest of the warp's values (every lane of a full warp calls).
+inline uint32_t __reduce_max_sync(uint32_t mask, uint32_t v) {
+    uint32_t m = v;
+    for (int k = 1; k < 32; k <<= 1) m = max(m, __shfl_xor_sync(mask, m, k));
+    return m;
+}
+
 // The threads of a block run at once: shared counters need real atomics.
+inline uint32_t atomicMax(uint32_t* p, uint32_t v) {
+    uint32_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while (old < v &&
+           !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+    return old;
+}
 inline uint32_t atomicAdd(uint32_t* p, uint32_t v) {
     return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
 }

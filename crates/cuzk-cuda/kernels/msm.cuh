@@ -16,8 +16,11 @@
 //    buckets and form sum(d * S_d) by running sums (msm_bucket_pairs_*: each
 //    group on two lanes, two items per group), then the partials of a window
 //    are summed by the same chunked reduction or, by default, by a tree of
-//    warp butterflies (msm_fold_*). The host combines the W window sums with
-//    doublings.
+//    warp butterflies (msm_fold_*). By default the reduction is split: each
+//    group leaves its weighted and plain sums, msm_group_sums_* weighs the
+//    plain sums by group (a second, small level of running sums) and
+//    msm_window_join_* joins the two folds of each window. The host combines
+//    the W window sums with doublings.
 #pragma once
 #include "curve.cuh"
 #include "msm_sort.cuh"
@@ -238,9 +241,18 @@ DEV void merge_in_place(Xyzz<F>* items, const uint32_t* cnt, const uint32_t* off
 // Thread t = (w, g) of W * 2^lgG: buckets [g*per, (g+1)*per) of window w,
 // per = B >> lgG; bucket b holds digit b + 1. After the reductions each
 // bucket's count is 0 or 1 and off[] points at its sum.
+//
+// Each group's running sums give acc_g = sum (b - b_lo + 1) S_b and
+// T_g = sum S_b over its buckets; the window's sum is
+// sum_g acc_g + b_lo(g) T_g. With `tsum` null the thread forms
+// acc_g + b_lo T_g itself (a double-and-add of up to c - 1 bits: ~30
+// additions beside the group's 2 per = 64 at c = 20), out[t]. Otherwise it
+// writes acc_g to out[t] and T_g to tsum[t], and the window's
+// sum_g b_lo(g) T_g = per * sum_g g T_g is left to msm_group_sums (a
+// second, much smaller level of running sums) and msm_window_join.
 template <class F>
 DEV void bucket_reduce(const Xyzz<F>* items, const uint32_t* count, const uint32_t* off,
-                       uint32_t W, uint32_t B, uint32_t lgG, Xyzz<F>* out) {
+                       uint32_t W, uint32_t B, uint32_t lgG, Xyzz<F>* out, Xyzz<F>* tsum) {
     uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= (W << lgG)) return;
     uint32_t w = t >> lgG, g = t & ((1u << lgG) - 1);
@@ -252,8 +264,44 @@ DEV void bucket_reduce(const Xyzz<F>* items, const uint32_t* count, const uint32
         if (count[s]) running = running.add(items[off[s]]);
         acc = acc.add(running);
     }
+    if (tsum) {
+        out[t] = acc;
+        tsum[t] = running;
+        return;
+    }
     // acc = sum (b - b_lo + 1) S_b; the digits are b + 1, so add b_lo * sum S_b.
     out[t] = acc.add(running.mul_small(b_lo));
+}
+
+// The second level of the split reduction: thread t = (w, h) of W * 2^lgH
+// takes the groups [h q, (h + 1) q) of window w (q = 2^(lgG - lgH), their
+// sums T_g at tsum[w 2^lgG + g]) and writes out[t] = sum g T_g over them:
+// running sums over g >= max(h q, 1) give sum (g - lo + 1) T_g, plus
+// (lo - 1) times their total (a multiplier of at most lgG bits).
+template <class F>
+DEV void group_sums(const Xyzz<F>* tsum, uint32_t W, uint32_t lgG, uint32_t lgH, Xyzz<F>* out) {
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= (W << lgH)) return;
+    uint32_t w = t >> lgH, h = t & ((1u << lgH) - 1);
+    uint32_t q = 1u << (lgG - lgH);
+    uint32_t lo = max(h * q, 1u), hi = (h + 1) * q;
+    const Xyzz<F>* ts = tsum + ((size_t)w << lgG);
+    Xyzz<F> running = Xyzz<F>::inf(), acc = Xyzz<F>::inf();
+    for (uint32_t g = hi; g-- > lo;) {
+        running = running.add(ts[g]);
+        acc = acc.add(running);
+    }
+    out[t] = acc.add(running.mul_small(lo - 1));
+}
+
+// Each window's sum from the split reduction's two folds: out[w] =
+// a[w] + per u[w] (a: the window's sum of acc_g, u: its sum of g T_g).
+template <class F>
+DEV void window_join(const Xyzz<F>* a, const Xyzz<F>* u, uint32_t W, uint32_t per,
+                     Xyzz<F>* out) {
+    uint32_t w = blockIdx.x * blockDim.x + threadIdx.x;
+    if (w >= W) return;
+    out[w] = a[w].add(u[w].mul_small(per));
 }
 
 // A value of 32-bit words exchanged with lane (lane ^ lane_xor) of the
@@ -281,9 +329,15 @@ DEV T shfl_xor_words(uint32_t mask, const T& x, int lane_xor) {
 // items per group, out[2 t + 1] = acc and out[2 t] = b_lo * T, so a window
 // has 2^(lgG + 1) items for the reduction that follows. Thread
 // 2 t + {0, 1} of W * 2^(lgG + 1) is group t = (w, g).
+//
+// With `tsum` set (the split reduction, see bucket_reduce) the pair writes
+// acc to out[t] (the odd lane) and T to tsum[t] (the even lane) instead,
+// with no double-and-add: every lane of a warp then shuffles as often as
+// the others.
 template <class F>
 DEV void bucket_reduce_pairs(const Xyzz<F>* items, const uint32_t* count, const uint32_t* off,
-                             uint32_t W, uint32_t B, uint32_t lgG, Xyzz<F>* out) {
+                             uint32_t W, uint32_t B, uint32_t lgG, Xyzz<F>* out,
+                             Xyzz<F>* tsum) {
     uint32_t thread = blockIdx.x * blockDim.x + threadIdx.x;
     uint32_t t = thread >> 1;
     // Both lanes of a pair leave or stay together (pairs are aligned), so
@@ -307,6 +361,11 @@ DEV void bucket_reduce_pairs(const Xyzz<F>* items, const uint32_t* count, const 
         v = v.add(arg);
     }
     // even: T = sum S_b; odd: acc = sum (b - b_lo + 1) S_b.
+    if (tsum) {
+        if (odd) out[t] = v;
+        else tsum[t] = v;
+        return;
+    }
     if (odd) out[2 * t + 1] = v;
     Xyzz<F> other = shfl_xor_words(mask, v, 1);
     v = odd ? other : Xyzz<F>::inf();  // odd holds T from here on
@@ -350,8 +409,17 @@ DEV void fold_windows(const Xyzz<F>* items, uint32_t lanes, uint32_t lg_seq, uin
     extern "C" __global__ void msm_bucket_pairs_##G(const Xyzz<F>* items,                       \
                                                     const uint32_t* count,                       \
                                                     const uint32_t* off, uint32_t W,             \
-                                                    uint32_t B, uint32_t lgG, Xyzz<F>* out) {    \
-        bucket_reduce_pairs<F>(items, count, off, W, B, lgG, out);                               \
+                                                    uint32_t B, uint32_t lgG, Xyzz<F>* out,      \
+                                                    Xyzz<F>* tsum) {                             \
+        bucket_reduce_pairs<F>(items, count, off, W, B, lgG, out, tsum);                         \
+    }                                                                                            \
+    extern "C" __global__ void msm_group_sums_##G(const Xyzz<F>* tsum, uint32_t W, uint32_t lgG,  \
+                                                  uint32_t lgH, Xyzz<F>* out) {                  \
+        group_sums<F>(tsum, W, lgG, lgH, out);                                                   \
+    }                                                                                            \
+    extern "C" __global__ void msm_window_join_##G(const Xyzz<F>* a, const Xyzz<F>* u,           \
+                                                   uint32_t W, uint32_t per, Xyzz<F>* out) {     \
+        window_join<F>(a, u, W, per, out);                                                       \
     }                                                                                            \
     extern "C" __global__ void msm_fold_##G(const Xyzz<F>* items, uint32_t lanes,                \
                                             uint32_t lg_seq, uint32_t lg_lanes, Xyzz<F>* out) {  \
@@ -384,8 +452,9 @@ DEV void fold_windows(const Xyzz<F>* items, uint32_t lanes, uint32_t lg_seq, uin
     extern "C" __global__ void msm_bucket_reduce_##G(const Xyzz<F>* items,                      \
                                                      const uint32_t* count,                      \
                                                      const uint32_t* off, uint32_t W,            \
-                                                     uint32_t B, uint32_t lgG, Xyzz<F>* out) {   \
-        bucket_reduce<F>(items, count, off, W, B, lgG, out);                                     \
+                                                     uint32_t B, uint32_t lgG, Xyzz<F>* out,     \
+                                                     Xyzz<F>* tsum) {                            \
+        bucket_reduce<F>(items, count, off, W, B, lgG, out, tsum);                               \
     }
 
 MSM_KERNELS(g1, Fq)

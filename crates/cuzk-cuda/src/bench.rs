@@ -286,7 +286,8 @@ fn time_window(
 }
 
 /// Times `run` with the other sort than the device's, then with the other
-/// merge of the chunk sums (each restored after): (row suffix, times).
+/// merge of the chunk sums, then with the bucket reduction split or not the
+/// other way (each restored after): (row suffix, times).
 #[cfg(feature = "cuda")]
 fn other_sort_and_merge(
     dev: &CudaDevice,
@@ -307,6 +308,11 @@ fn other_sort_and_merge(
     dev.set_msm_merge_in_place(!in_place);
     let merge = time_it(dev, reps, &mut run);
     dev.set_msm_merge_in_place(in_place);
+    // The bucket reduction split in two levels or not.
+    let split = dev.msm_bucket_split();
+    dev.set_msm_bucket_split(!split);
+    let reduction = time_it(dev, reps, &mut run);
+    dev.set_msm_bucket_split(split);
     Ok(vec![
         (if shared { "sort-atomic" } else { "sort-shared" }, sort?),
         (
@@ -324,6 +330,10 @@ fn other_sort_and_merge(
                 "merge-in-place"
             },
             merge?,
+        ),
+        (
+            if split { "bucket-tail" } else { "bucket-split" },
+            reduction?,
         ),
     ])
 }

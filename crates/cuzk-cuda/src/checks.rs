@@ -610,23 +610,31 @@ fn with_each_chunk_order(
 }
 
 /// `f` with each form of the MSM's last steps: the bucket reduction on one
-/// lane or a pair of lanes a group, and the windows' sums by the chunked
-/// reduction or the tree; the device's settings are restored afterwards.
+/// lane or a pair of lanes a group, split in two levels or with each
+/// group's double-and-add, and the windows' sums by the chunked reduction
+/// or the tree (the split form needs the tree); the device's settings are
+/// restored afterwards.
 fn with_each_reduction(
     dev: &CudaDevice,
     mut f: impl FnMut() -> Result<(), String>,
 ) -> Result<(), String> {
-    let restore = (dev.msm_bucket_pairs(), dev.msm_window_tree());
+    let restore = (
+        dev.msm_bucket_pairs(),
+        dev.msm_window_tree(),
+        dev.msm_bucket_split(),
+    );
     let mut result = Ok(());
     'forms: for pairs in [true, false] {
-        for tree in [true, false] {
+        for (tree, split) in [(true, true), (true, false), (false, false)] {
             dev.set_msm_bucket_pairs(pairs);
             dev.set_msm_window_tree(tree);
+            dev.set_msm_bucket_split(split);
             if let Err(e) = f() {
                 let lanes = if pairs { "lane pairs" } else { "one lane" };
+                let levels = if split { "split" } else { "double-and-add" };
                 let sums = if tree { "tree" } else { "chunked" };
                 result = Err(format!(
-                    "bucket reduction on {lanes}, {sums} window sums: {e}"
+                    "bucket reduction on {lanes}, {levels}, {sums} window sums: {e}"
                 ));
                 break 'forms;
             }
@@ -634,6 +642,7 @@ fn with_each_reduction(
     }
     dev.set_msm_bucket_pairs(restore.0);
     dev.set_msm_window_tree(restore.1);
+    dev.set_msm_bucket_split(restore.2);
     result
 }
 

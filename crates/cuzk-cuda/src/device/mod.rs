@@ -48,8 +48,9 @@ pub use spmv::{
 pub use subgroup::{SubgroupReport, SUBGROUP_MAX_POINTS, SUBGROUP_SCRATCH_BYTES};
 
 use msm::{
-    DEFAULT_BUCKET_PAIRS, DEFAULT_CHUNK_ORDER, DEFAULT_G1_INLINE, DEFAULT_G2_ACCUMULATE_BLOCKS,
-    DEFAULT_MERGE_IN_PLACE, DEFAULT_WINDOW_TREE, DEFAULT_ZERO_ONE_INLINE,
+    DEFAULT_BUCKET_PAIRS, DEFAULT_BUCKET_SPLIT, DEFAULT_CHUNK_ORDER, DEFAULT_G1_INLINE,
+    DEFAULT_G2_ACCUMULATE_BLOCKS, DEFAULT_MERGE_IN_PLACE, DEFAULT_WINDOW_TREE,
+    DEFAULT_ZERO_ONE_INLINE,
 };
 use ntt::Twiddles;
 
@@ -154,6 +155,9 @@ struct Kernels {
     /// Indexed like `msm_reduce` ([`CudaDevice::msm_kernel`]).
     msm_bucket_pairs: [msm::MsmBucketPairs; 3],
     msm_fold: [msm::MsmFold; 3],
+    /// Indexed like `msm_reduce` ([`CudaDevice::msm_kernel`]).
+    msm_group_sums: [msm::MsmGroupSums; 3],
+    msm_window_join: [msm::MsmWindowJoin; 3],
     msm_merge_counts: msm::MsmMergeCounts,
     /// Indexed like `msm_reduce` ([`CudaDevice::msm_kernel`]).
     msm_merge: [msm::MsmMerge; 3],
@@ -205,6 +209,9 @@ pub struct CudaDevice {
     bucket_pairs: std::sync::atomic::AtomicU8,
     /// Whether the windows' last sums run as a tree of warp butterflies.
     window_tree: std::sync::atomic::AtomicBool,
+    /// Whether the bucket reduction leaves each group's b_lo T_g to a
+    /// second level (`msm_group_sums_*`) instead of a double-and-add.
+    bucket_split: std::sync::atomic::AtomicBool,
     /// A window width every MSM uses instead of its size's (0: none), for
     /// benchmarks only.
     msm_window: std::sync::atomic::AtomicU32,
@@ -287,6 +294,8 @@ impl CudaDevice {
             msm_bucket_reduce: msm::MsmBucketReduce::load_all(&f)?,
             msm_bucket_pairs: msm::MsmBucketPairs::load_all(&f)?,
             msm_fold: msm::MsmFold::load_all(&f)?,
+            msm_group_sums: msm::MsmGroupSums::load_all(&f)?,
+            msm_window_join: msm::MsmWindowJoin::load_all(&f)?,
             msm_merge_counts: msm::MsmMergeCounts::load(&f)?,
             msm_merge: msm::MsmMerge::load_all(&f)?,
             sum_selected: zero_one::SumSelected::load_all(&f)?,
@@ -341,6 +350,7 @@ impl CudaDevice {
                 u8::from(DEFAULT_BUCKET_PAIRS.g1) | u8::from(DEFAULT_BUCKET_PAIRS.g2) << 1,
             ),
             window_tree: std::sync::atomic::AtomicBool::new(DEFAULT_WINDOW_TREE),
+            bucket_split: std::sync::atomic::AtomicBool::new(DEFAULT_BUCKET_SPLIT),
             msm_window: std::sync::atomic::AtomicU32::new(0),
             sum_selected_wave,
         })
@@ -546,6 +556,8 @@ mod tests {
                     MsmBucketReduce::SIGNATURE,
                     MsmBucketPairs::SIGNATURE,
                     MsmFold::SIGNATURE,
+                    MsmGroupSums::SIGNATURE,
+                    MsmWindowJoin::SIGNATURE,
                     MsmMergeCounts::SIGNATURE,
                     MsmMerge::SIGNATURE,
                 ],

@@ -142,7 +142,8 @@ typed_kernels! {
         t: u32,
     );
     /// `msm_bucket_reduce_g1`, `_g2`: each window's buckets, weighted, in
-    /// 2^lg_groups groups.
+    /// 2^lg_groups groups; with `tsum` (not null) split: each group's
+    /// weighted sum to `out`, its plain sum to `tsum`.
     MsmBucketReduce["msm_bucket_reduce_g1", "msm_bucket_reduce_g2"](
         items: DevPtr,
         count: DevPtr,
@@ -151,9 +152,11 @@ typed_kernels! {
         buckets: u32,
         lg_groups: u32,
         out: DevPtr,
+        tsum: DevPtr,
     );
     /// `msm_bucket_pairs_g1`, `_g2`, `_g1i`: the same reduction with each
-    /// group on a pair of lanes, two items per group.
+    /// group on a pair of lanes, two items per group (split as above with
+    /// `tsum`: one item per group in each).
     MsmBucketPairs["msm_bucket_pairs_g1", "msm_bucket_pairs_g2", "msm_bucket_pairs_g1i"](
         items: DevPtr,
         count: DevPtr,
@@ -161,6 +164,24 @@ typed_kernels! {
         windows: u32,
         buckets: u32,
         lg_groups: u32,
+        out: DevPtr,
+        tsum: DevPtr,
+    );
+    /// `msm_group_sums_g1`, `_g2`, `_g1i`: the split reduction's second
+    /// level, sum g T_g over 2^(lg_groups - lg_threads) groups a thread.
+    MsmGroupSums["msm_group_sums_g1", "msm_group_sums_g2", "msm_group_sums_g1i"](
+        tsum: DevPtr,
+        windows: u32,
+        lg_groups: u32,
+        lg_threads: u32,
+        out: DevPtr,
+    );
+    /// `msm_window_join_g1`, `_g2`, `_g1i`: each window's sum, a + per u.
+    MsmWindowJoin["msm_window_join_g1", "msm_window_join_g2", "msm_window_join_g1i"](
+        a: DevPtr,
+        u: DevPtr,
+        windows: u32,
+        per: u32,
         out: DevPtr,
     );
     /// `msm_fold_g1`, `_g2`, `_g1i`: one level of the windows' sums as a
@@ -352,6 +373,15 @@ pub(super) const DEFAULT_BUCKET_PAIRS: BucketPairs = BucketPairs {
 /// 1-16 blocks: 10.2 ms of G2's kernels at 2^22, run 10).
 pub(super) const DEFAULT_WINDOW_TREE: bool = true;
 
+/// Whether the per-window bucket reduction is split in two levels (each
+/// group's b_lo T_g left to `msm_group_sums_*` over the groups' sums
+/// instead of a double-and-add of up to c - 1 bits in every thread: ~30
+/// of a thread's ~94 additions at c = 20). Only with the window tree.
+pub(super) const DEFAULT_BUCKET_SPLIT: bool = true;
+
+/// Groups a thread of the split reduction's second level takes (log2).
+const GROUP_SUMS_PER_THREAD_LG: u32 = 3;
+
 /// Where an MSM's scalars are: a device address, their count and form.
 #[derive(Clone, Copy)]
 pub(super) struct ScalarsAt {
@@ -478,6 +508,17 @@ impl CudaDevice {
 
     pub fn msm_window_tree(&self) -> bool {
         self.window_tree.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Splits (or not) the bucket reduction in two levels (see
+    /// `DEFAULT_BUCKET_SPLIT`); with the window tree only.
+    pub fn set_msm_bucket_split(&self, on: bool) {
+        self.bucket_split
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn msm_bucket_split(&self) -> bool {
+        self.bucket_split.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Makes every MSM use windows of `c` bits (4..=23) instead of the
@@ -931,11 +972,12 @@ impl CudaDevice {
         // 4: per-window bucket reduction by G groups, then sum the groups.
         // G is chosen for ~2^17 threads in all (the SMs' resident-thread
         // capacity at this kernel's register use), keeping at least 16
-        // buckets per thread so the final k*T_g multiplication stays small
-        // beside the running sums. With lane pairs a group takes two
-        // threads: half as many groups keep the thread count, and the
-        // groups' b_lo * T multiplications (during which the odd lane
-        // idles) are halved beside the running sums.
+        // buckets per thread so that, unsplit, the final k*T_g
+        // multiplication stays small beside the running sums. With lane
+        // pairs a group takes two threads: half as many groups keep the
+        // thread count, and the groups' b_lo * T multiplications (during
+        // which the odd lane idles) are halved beside the running sums.
+        // Split (the default) no group multiplies: see DEFAULT_BUCKET_SPLIT.
         let pairs = match group {
             Group_::G1 => self.msm_bucket_pairs().g1,
             Group_::G2 => self.msm_bucket_pairs().g2,
@@ -948,41 +990,89 @@ impl CudaDevice {
             want.min(c - 1 - 4.min(c - 1))
         };
         let groups = 1usize << lg_g;
-        // Items each window leaves: one per group, or two with pairs.
-        let per_window = groups << pairs as u32;
-        let parts: CudaSlice<u8> =
-            self.alloc(kernel, w as usize * per_window * group.xyzz_bytes())?;
-        let cfg = cfg1d(w as usize * per_window, MSM_BUCKET_REDUCE_BLOCK);
-        let (ip, cp, op, pp) = (self.p(&items), self.p(&cnt), self.p(&off), self.p(&parts));
+        let (ip, cp, op) = (self.p(&items), self.p(&cnt), self.p(&off));
         let name = "msm_bucket_reduce";
-        if pairs {
-            self.k.msm_bucket_pairs[self.msm_kernel(group)]
-                .launch(self, name, m, cfg, ip, cp, op, w, b as u32, lg_g, pp)?;
-        } else {
-            self.k.msm_bucket_reduce[gi]
-                .launch(self, name, m, cfg, ip, cp, op, w, b as u32, lg_g, pp)?;
-        }
-        drop((items, cnt, off));
-        prof.mark(self, "bucket reduce")?;
-        let sums = if self.msm_window_tree() {
-            self.fold_windows(group, parts, w as usize, per_window, kernel)?
-        } else {
-            let wcnt = self.upload(kernel, &vec![per_window as u32; w as usize])?;
-            let woff_host: Vec<u32> = (0..=w as usize).map(|i| (i * per_window) as u32).collect();
-            let woff = self.upload(kernel, &woff_host)?;
-            let (sums, _, soff, _) = self.reduce_segments(
-                group,
-                parts,
-                wcnt,
-                woff,
-                w as usize,
-                per_window,
-                w as usize * per_window,
-                kernel,
+        let fk = self.msm_kernel(group);
+        let split = self.msm_window_tree() && self.msm_bucket_split();
+        let launch_reduce = |out: DevPtr, tsum: DevPtr, per_window: usize| {
+            let cfg = cfg1d(w as usize * per_window, MSM_BUCKET_REDUCE_BLOCK);
+            if pairs {
+                self.k.msm_bucket_pairs[fk]
+                    .launch(self, name, m, cfg, ip, cp, op, w, b as u32, lg_g, out, tsum)
+            } else {
+                self.k.msm_bucket_reduce[gi]
+                    .launch(self, name, m, cfg, ip, cp, op, w, b as u32, lg_g, out, tsum)
+            }
+        };
+        let sums = if split {
+            // Each group's acc_g and T_g; then sum_g g T_g per window from
+            // the T_g (a second level of 2^lg_h threads a window), both
+            // folded, and each window's sum_g acc_g + per sum_g g T_g.
+            let xb = group.xyzz_bytes();
+            let accs: CudaSlice<u8> = self.alloc(kernel, w as usize * groups * xb)?;
+            let tsums: CudaSlice<u8> = self.alloc(kernel, w as usize * groups * xb)?;
+            launch_reduce(self.p(&accs), self.p(&tsums), groups << pairs as u32)?;
+            drop((items, cnt, off));
+            let lg_h = lg_g.saturating_sub(GROUP_SUMS_PER_THREAD_LG);
+            let lanes = (w as usize) << lg_h;
+            let weighted: CudaSlice<u8> = self.alloc(kernel, lanes * xb)?;
+            self.k.msm_group_sums[fk].launch(
+                self,
+                "msm_group_sums",
+                m,
+                cfg1d(lanes, MSM_BUCKET_REDUCE_BLOCK),
+                self.p(&tsums),
+                w,
+                lg_g,
+                lg_h,
+                self.p(&weighted),
             )?;
-            // Each window holds exactly one item now, at soff[w] = w.
-            let _ = soff;
+            drop(tsums);
+            prof.mark(self, "bucket reduce")?;
+            let a = self.fold_windows(group, accs, w as usize, groups, kernel)?;
+            let u = self.fold_windows(group, weighted, w as usize, 1 << lg_h, kernel)?;
+            let sums: CudaSlice<u8> = self.alloc(kernel, w as usize * xb)?;
+            self.k.msm_window_join[fk].launch(
+                self,
+                "msm_window_join",
+                m,
+                cfg1d(w as usize, MSM_FOLD_BLOCK),
+                self.p(&a),
+                self.p(&u),
+                w,
+                (b >> lg_g) as u32,
+                self.p(&sums),
+            )?;
             sums
+        } else {
+            // Items each window leaves: one per group, or two with pairs.
+            let per_window = groups << pairs as u32;
+            let parts: CudaSlice<u8> =
+                self.alloc(kernel, w as usize * per_window * group.xyzz_bytes())?;
+            launch_reduce(self.p(&parts), 0, per_window)?;
+            drop((items, cnt, off));
+            prof.mark(self, "bucket reduce")?;
+            if self.msm_window_tree() {
+                self.fold_windows(group, parts, w as usize, per_window, kernel)?
+            } else {
+                let wcnt = self.upload(kernel, &vec![per_window as u32; w as usize])?;
+                let woff_host: Vec<u32> =
+                    (0..=w as usize).map(|i| (i * per_window) as u32).collect();
+                let woff = self.upload(kernel, &woff_host)?;
+                let (sums, _, soff, _) = self.reduce_segments(
+                    group,
+                    parts,
+                    wcnt,
+                    woff,
+                    w as usize,
+                    per_window,
+                    w as usize * per_window,
+                    kernel,
+                )?;
+                // Each window holds exactly one item now, at soff[w] = w.
+                let _ = soff;
+                sums
+            }
         };
         let bytes = self.download(kernel, &sums, w as usize * group.xyzz_bytes())?;
         prof.mark(self, "window sums")?;
