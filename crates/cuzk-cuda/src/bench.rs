@@ -28,7 +28,7 @@ use serde::Serialize;
 #[cfg(feature = "cuda")]
 use crate::checks::{random_g1, random_g2, random_scalars};
 #[cfg(feature = "cuda")]
-use crate::device::{ArithKernels, BucketPairs, CudaDevice, DevicePoints};
+use crate::device::{ArithKernels, BucketPairs, BucketSplit, CudaDevice, DevicePoints};
 use crate::error::{CudaError, Result};
 #[cfg(feature = "cuda")]
 use crate::host::{self, NttKind};
@@ -286,8 +286,8 @@ fn time_window(
 }
 
 /// Times `run` with the other sort than the device's, then with the other
-/// merge of the chunk sums, then with the bucket reduction split or not the
-/// other way (each restored after): (row suffix, times).
+/// merge of the chunk sums, then with the bucket reduction never and always
+/// split (each restored after): (row suffix, times).
 #[cfg(feature = "cuda")]
 fn other_sort_and_merge(
     dev: &CudaDevice,
@@ -308,10 +308,13 @@ fn other_sort_and_merge(
     dev.set_msm_merge_in_place(!in_place);
     let merge = time_it(dev, reps, &mut run);
     dev.set_msm_merge_in_place(in_place);
-    // The bucket reduction split in two levels or not.
+    // The bucket reduction never split, then always (the default splits
+    // by size: BucketSplit::Auto).
     let split = dev.msm_bucket_split();
-    dev.set_msm_bucket_split(!split);
-    let reduction = time_it(dev, reps, &mut run);
+    dev.set_msm_bucket_split(BucketSplit::Never);
+    let tail = time_it(dev, reps, &mut run);
+    dev.set_msm_bucket_split(BucketSplit::Always);
+    let two_levels = time_it(dev, reps, &mut run);
     dev.set_msm_bucket_split(split);
     Ok(vec![
         (if shared { "sort-atomic" } else { "sort-shared" }, sort?),
@@ -331,10 +334,8 @@ fn other_sort_and_merge(
             },
             merge?,
         ),
-        (
-            if split { "bucket-tail" } else { "bucket-split" },
-            reduction?,
-        ),
+        ("bucket-tail", tail?),
+        ("bucket-split", two_levels?),
     ])
 }
 

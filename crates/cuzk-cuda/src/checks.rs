@@ -17,7 +17,9 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
 use crate::cases::{near_modulus_pairs, point_ops, with_special_pairs, FQ_MODULUS, FR_MODULUS};
-use crate::device::{ArithKernels, CudaDevice, DeviceCsr, DeviceScalars, NttPass, SPMV_LONG};
+use crate::device::{
+    ArithKernels, BucketSplit, CudaDevice, DeviceCsr, DeviceScalars, NttPass, SPMV_LONG,
+};
 use crate::host::{self, NttKind};
 
 /// A case's outcome: the failure's description.
@@ -625,13 +627,21 @@ fn with_each_reduction(
     );
     let mut result = Ok(());
     'forms: for pairs in [true, false] {
-        for (tree, split) in [(true, true), (true, false), (false, false)] {
+        for (tree, split) in [
+            (true, BucketSplit::Always),
+            (true, BucketSplit::Never),
+            (false, BucketSplit::Never),
+        ] {
             dev.set_msm_bucket_pairs(pairs);
             dev.set_msm_window_tree(tree);
             dev.set_msm_bucket_split(split);
             if let Err(e) = f() {
                 let lanes = if pairs { "lane pairs" } else { "one lane" };
-                let levels = if split { "split" } else { "double-and-add" };
+                let levels = if split == BucketSplit::Always {
+                    "split"
+                } else {
+                    "double-and-add"
+                };
                 let sums = if tree { "tree" } else { "chunked" };
                 result = Err(format!(
                     "bucket reduction on {lanes}, {levels}, {sums} window sums: {e}"

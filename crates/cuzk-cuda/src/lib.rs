@@ -76,7 +76,7 @@ pub mod host;
 mod device;
 #[cfg(feature = "cuda")]
 pub use device::{
-    compact_scratch_bytes, CsrStaging, CsrStagingDsts, CsrWide, CudaDevice, DeviceCsr,
+    compact_scratch_bytes, BucketSplit, CsrStaging, CsrStagingDsts, CsrWide, CudaDevice, DeviceCsr,
     DeviceDensity, DevicePoints, DeviceScalars, DeviceSplit, HSteps, NttPass, ScalarForm,
     SubgroupReport, MAX_NTT_LOG, SPMV_LONG, SUBGROUP_MAX_POINTS, SUBGROUP_SCRATCH_BYTES,
 };

@@ -1658,6 +1658,14 @@ fn compiled_bench(
                 &prepared,
             );
             gpu.set_msm_shared_sort(shared);
+            // And with the bucket reduction never split (each group's
+            // double-and-add).
+            let split = gpu.set_msm_bucket_split(cuzk_cuda::BucketSplit::Never);
+            let (tail_runs, tail_reports) = device_runs(
+                "device path, z prepared, bucket reduction unsplit,",
+                &prepared,
+            );
+            gpu.set_msm_bucket_split(split);
             // `batch` partitions (the prepared witness each), as one GPU worker
             // proves them (one caller, in turn) and as two do (two callers at
             // once, half each, on the backend's two slots): the daemon's ways.
@@ -1843,6 +1851,13 @@ fn compiled_bench(
                     ms(median(sort_runs.clone()))
                 );
                 println!("  {}", line(other_sort, &sort_reports));
+            }
+            if !tail_runs.is_empty() {
+                println!(
+                    "compiled bench {tag}: device path with z prepared, bucket reduction unsplit {:.1} ms median",
+                    ms(median(tail_runs.clone()))
+                );
+                println!("  {}", line("unsplit", &tail_reports));
             }
             if let Some(first) = h_steps.first() {
                 let steps: Vec<String> = (0..first.len())

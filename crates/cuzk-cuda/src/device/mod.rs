@@ -39,7 +39,7 @@ mod zpack;
 
 pub(crate) use arith::ArithKernels;
 pub use buffers::{DevicePoints, DeviceScalars, ScalarForm};
-pub use msm::{BucketPairs, G2_ACCUMULATE_BLOCKS};
+pub use msm::{BucketPairs, BucketSplit, G2_ACCUMULATE_BLOCKS};
 pub use ntt::{HSteps, NttPass, MAX_NTT_LOG};
 pub use spmv::{
     compact_scratch_bytes, CsrStaging, CsrStagingDsts, CsrWide, DeviceCsr, DeviceDensity,
@@ -209,9 +209,10 @@ pub struct CudaDevice {
     bucket_pairs: std::sync::atomic::AtomicU8,
     /// Whether the windows' last sums run as a tree of warp butterflies.
     window_tree: std::sync::atomic::AtomicBool,
-    /// Whether the bucket reduction leaves each group's b_lo T_g to a
-    /// second level (`msm_group_sums_*`) instead of a double-and-add.
-    bucket_split: std::sync::atomic::AtomicBool,
+    /// When the bucket reduction leaves each group's b_lo T_g to a second
+    /// level (`msm_group_sums_*`) instead of a double-and-add
+    /// (`msm::BucketSplit` as a byte).
+    bucket_split: std::sync::atomic::AtomicU8,
     /// A window width every MSM uses instead of its size's (0: none), for
     /// benchmarks only.
     msm_window: std::sync::atomic::AtomicU32,
@@ -350,7 +351,7 @@ impl CudaDevice {
                 u8::from(DEFAULT_BUCKET_PAIRS.g1) | u8::from(DEFAULT_BUCKET_PAIRS.g2) << 1,
             ),
             window_tree: std::sync::atomic::AtomicBool::new(DEFAULT_WINDOW_TREE),
-            bucket_split: std::sync::atomic::AtomicBool::new(DEFAULT_BUCKET_SPLIT),
+            bucket_split: std::sync::atomic::AtomicU8::new(DEFAULT_BUCKET_SPLIT.to_u8()),
             msm_window: std::sync::atomic::AtomicU32::new(0),
             sum_selected_wave,
         })

@@ -373,11 +373,43 @@ pub(super) const DEFAULT_BUCKET_PAIRS: BucketPairs = BucketPairs {
 /// 1-16 blocks: 10.2 ms of G2's kernels at 2^22, run 10).
 pub(super) const DEFAULT_WINDOW_TREE: bool = true;
 
-/// Whether the per-window bucket reduction is split in two levels (each
+/// When the per-window bucket reduction is split in two levels (each
 /// group's b_lo T_g left to `msm_group_sums_*` over the groups' sums
-/// instead of a double-and-add of up to c - 1 bits in every thread: ~30
-/// of a thread's ~94 additions at c = 20). Only with the window tree.
-pub(super) const DEFAULT_BUCKET_SPLIT: bool = true;
+/// instead of a double-and-add of up to c - 1 bits in every thread: ~30 of
+/// a thread's ~94 additions at c = 20).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BucketSplit {
+    /// Where the first level fills the card (its group count not capped
+    /// by the window width): there the saved additions are throughput. On
+    /// fewer threads each level's chain of additions is the time and the
+    /// second level's adds to it. Measured on an H100 (bench/gpu-kernels.md
+    /// run 45): G1 2^24 (c = 20, split) 101.56 -> 100.29 ms, 2^26 394.20 ->
+    /// 392.25, G2 2^24 324.16 -> 317.97; G1 2^20 (c = 16) split 8.79
+    /// against 8.46 unsplit, which Auto keeps.
+    Auto,
+    Always,
+    Never,
+}
+
+pub(super) const DEFAULT_BUCKET_SPLIT: BucketSplit = BucketSplit::Auto;
+
+impl BucketSplit {
+    pub(super) fn to_u8(self) -> u8 {
+        match self {
+            BucketSplit::Auto => 0,
+            BucketSplit::Always => 1,
+            BucketSplit::Never => 2,
+        }
+    }
+
+    fn from_u8(v: u8) -> Self {
+        match v {
+            1 => BucketSplit::Always,
+            2 => BucketSplit::Never,
+            _ => BucketSplit::Auto,
+        }
+    }
+}
 
 /// Groups a thread of the split reduction's second level takes (log2).
 const GROUP_SUMS_PER_THREAD_LG: u32 = 3;
@@ -510,15 +542,15 @@ impl CudaDevice {
         self.window_tree.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// Splits (or not) the bucket reduction in two levels (see
-    /// `DEFAULT_BUCKET_SPLIT`); with the window tree only.
-    pub fn set_msm_bucket_split(&self, on: bool) {
+    /// When the bucket reduction is split in two levels (see
+    /// [`BucketSplit`]); with the window tree only.
+    pub fn set_msm_bucket_split(&self, when: BucketSplit) {
         self.bucket_split
-            .store(on, std::sync::atomic::Ordering::Relaxed);
+            .store(when.to_u8(), std::sync::atomic::Ordering::Relaxed);
     }
 
-    pub fn msm_bucket_split(&self) -> bool {
-        self.bucket_split.load(std::sync::atomic::Ordering::Relaxed)
+    pub fn msm_bucket_split(&self) -> BucketSplit {
+        BucketSplit::from_u8(self.bucket_split.load(std::sync::atomic::Ordering::Relaxed))
     }
 
     /// Makes every MSM use windows of `c` bits (4..=23) instead of the
@@ -982,18 +1014,24 @@ impl CudaDevice {
             Group_::G1 => self.msm_bucket_pairs().g1,
             Group_::G2 => self.msm_bucket_pairs().g2,
         };
-        let lg_g = {
-            let want = (1usize << (17 - pairs as u32))
-                .div_ceil(w as usize)
-                .next_power_of_two()
-                .trailing_zeros();
-            want.min(c - 1 - 4.min(c - 1))
-        };
+        let want = (1usize << (17 - pairs as u32))
+            .div_ceil(w as usize)
+            .next_power_of_two()
+            .trailing_zeros();
+        let lg_g = want.min(c - 1 - 4.min(c - 1));
+        // The first level fills the card (its group count not capped by the
+        // window width): where the split form pays (BucketSplit::Auto).
+        let fills = lg_g == want;
         let groups = 1usize << lg_g;
         let (ip, cp, op) = (self.p(&items), self.p(&cnt), self.p(&off));
         let name = "msm_bucket_reduce";
         let fk = self.msm_kernel(group);
-        let split = self.msm_window_tree() && self.msm_bucket_split();
+        let split = self.msm_window_tree()
+            && match self.msm_bucket_split() {
+                BucketSplit::Auto => fills,
+                BucketSplit::Always => true,
+                BucketSplit::Never => false,
+            };
         let launch_reduce = |out: DevPtr, tsum: DevPtr, per_window: usize| {
             let cfg = cfg1d(w as usize * per_window, MSM_BUCKET_REDUCE_BLOCK);
             if pairs {

@@ -847,6 +847,20 @@ impl CudaBackend {
         before.unwrap_or(on)
     }
 
+    /// When every worker's MSMs split their bucket reduction in two levels
+    /// from now on: [`CudaDevice::set_msm_bucket_split`]; returns the
+    /// setting before (the first worker's). For measuring the forms in one
+    /// process.
+    pub fn set_msm_bucket_split(&self, when: cuzk_cuda::BucketSplit) -> cuzk_cuda::BucketSplit {
+        let mut before = None;
+        for s in &self.slots {
+            let slot = relock(s);
+            before.get_or_insert(slot.dev.msm_bucket_split());
+            slot.dev.set_msm_bucket_split(when);
+        }
+        before.unwrap_or(when)
+    }
+
     /// Every H step profiled since the last take, on any worker: (name,
     /// ms) in order.
     pub fn take_h_profiles(&self) -> Vec<cuzk_cuda::HSteps> {
