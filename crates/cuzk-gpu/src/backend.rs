@@ -74,6 +74,7 @@ use crate::GpuConfig;
 mod bases;
 mod compiled;
 pub use compiled::{CompiledFit, CompiledPlacement, H_PARTS};
+use compiled::{DeviceCompiled, ResidentShape};
 mod mirror;
 mod prep;
 mod query;
@@ -208,9 +209,21 @@ struct Admit<'a> {
     id: &'a str,
     sizes: &'a PartitionSizes,
     index: usize,
-    /// A compiled partition's working set: its plan is H all on the
-    /// device and the parameters resident, whatever the budget would pick.
-    compiled: Option<u64>,
+    /// A compiled partition's needs: its plan is H all on the device and
+    /// the parameters resident, whatever the budget would pick.
+    compiled: Option<CompiledNeed<'a>>,
+}
+
+/// What a compiled partition asks of its admission.
+#[derive(Clone, Copy)]
+struct CompiledNeed<'a> {
+    /// Its working set.
+    working: u64,
+    /// Its constraint system, to be made resident in the admission unless
+    /// it is by then (a Resident placement whose system is not up): its
+    /// bytes wait in the queue with the working set, so the partition
+    /// takes its turn instead of streaming while others wait.
+    system: Option<(&'a cuzk_core::compiled::CompiledCircuit, ResidentShape)>,
 }
 
 /// What a partition was admitted with.
@@ -221,6 +234,9 @@ struct Admission {
     /// release finds the set unused.
     bases: Option<Arc<ResidentBases>>,
     grant: Grant,
+    /// The compiled system uploaded in the admission (see
+    /// [`CompiledNeed::system`]).
+    compiled: Option<Arc<DeviceCompiled>>,
 }
 
 /// The GPU prover of one device.
@@ -585,7 +601,7 @@ impl CudaBackend {
         params: &Parameters,
         sizes: &PartitionSizes,
         index: usize,
-        compiled: Option<u64>,
+        compiled: Option<CompiledNeed<'_>>,
         t: &mut PhaseTimings,
     ) -> Result<Admission> {
         let id = self.id_of(params);
@@ -686,13 +702,23 @@ impl CudaBackend {
             // Not used: the set stays resident, evictable like any other.
             own = None;
         }
-        let working = compiled.unwrap_or_else(|| plan.working_bytes(sizes));
+        let working = compiled.map_or_else(|| plan.working_bytes(sizes), |c| c.working);
+        // A system to make resident here, unless it is by now (then this
+        // partition's clone keeps it until the partition is done).
+        let (system, held_system) = match compiled.and_then(|c| c.system) {
+            Some((cc, shape)) => match self.held_compiled(cc) {
+                Some(dc) => (None, Some(dc)),
+                None => (Some((cc, shape)), None),
+            },
+            None => (None, None),
+        };
+        let system_bytes = system.map_or(0, |(_, shape)| shape.upload_bytes());
         let upload = if plan.bases == BaseStaging::Resident && own.is_none() {
             sizes.params_bytes()
         } else {
             0
         };
-        let need = working + upload;
+        let need = working + upload + system_bytes;
         last_need.set(need);
         if need > capacity {
             // Only a forced plan gets here (a chosen one fits by
@@ -708,7 +734,12 @@ impl CudaBackend {
         }
         let available = self.budget.available();
         let victims = if upload > 0 {
-            table.admit(id, upload, available.saturating_sub(working), capacity)
+            table.admit(
+                id,
+                upload,
+                available.saturating_sub(working + system_bytes),
+                capacity,
+            )
         } else {
             let keep = own.is_some().then_some(id);
             table.victims(need.saturating_sub(available), keep).ok_or(
@@ -745,20 +776,27 @@ impl CudaBackend {
         let grant = self.budget.grant(working, "a partition's working set")?;
         if upload > 0 {
             drop(table.remove(id));
-            // Uploading takes a while (tens of GB for Filecoin's largest
-            // sets): the table stays readable meanwhile, and the planning
-            // lock keeps every other change of residency out.
-            drop(table);
+        }
+        // Uploading takes a while (tens of GB for Filecoin's largest sets,
+        // ~12 GB for a 2^27 system): the table stays readable meanwhile,
+        // and the planning lock keeps every other change of residency out.
+        drop(table);
+        if upload > 0 {
             let clock = Instant::now();
             let bases = Arc::new(self.upload_bases(slot, params)?);
             t.end(Phase::Upload, clock);
             relock(&self.resident).insert(id, bases.reservation.bytes(), bases.clone());
             own = Some(bases);
         }
+        let compiled = match system {
+            Some((cc, shape)) => Some(self.upload_compiled(slot, cc, shape)?),
+            None => held_system,
+        };
         Ok(Some(Admission {
             plan,
             bases: own,
             grant,
+            compiled,
         }))
     }
 

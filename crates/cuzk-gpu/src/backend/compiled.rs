@@ -363,6 +363,11 @@ pub(super) struct ResidentShape {
 }
 
 impl ResidentShape {
+    /// What making the system resident takes at its peak.
+    pub(super) fn upload_bytes(&self) -> u64 {
+        self.bytes + self.scratch
+    }
+
     /// From the row-block plan's product counts (its blocks cover every
     /// row of each matrix once), so that the matrices' coefficients are
     /// read once for both.
@@ -608,37 +613,31 @@ impl CudaBackend {
         Ok([a, b, c])
     }
 
-    /// The device copy of `cc`, uploaded now if it is not resident and
-    /// fits (beside the systems already resident, else in place of unused
-    /// ones, least recently used first): None when it does not, and the
-    /// partition takes the host path.
-    fn device_compiled(
+    /// The device copy of `cc` if it is resident (marked most recently
+    /// used).
+    pub(super) fn held_compiled(&self, cc: &CompiledCircuit) -> Option<Arc<DeviceCompiled>> {
+        let key = CompiledKey::of(cc);
+        let mut held = relock(&self.compiled);
+        let i = held.iter().position(|d| d.key == key)?;
+        let d = held.remove(i);
+        held.push(d.clone());
+        Some(d)
+    }
+
+    /// Uploads `cc` and keeps it resident: from a partition's admission,
+    /// which holds the planning lock and has found room for
+    /// `shape.upload_bytes()` beside its grant (the unused systems, least
+    /// recently used first, give way if the room went meanwhile).
+    pub(super) fn upload_compiled(
         &self,
         slot: &Slot,
         cc: &CompiledCircuit,
         shape: ResidentShape,
-    ) -> Result<Option<Arc<DeviceCompiled>>> {
+    ) -> Result<Arc<DeviceCompiled>> {
         let key = CompiledKey::of(cc);
-        let hit = |held: &mut Vec<Arc<DeviceCompiled>>| {
-            let i = held.iter().position(|d| d.key == key)?;
-            // Most recently used last.
-            let d = held.remove(i);
-            held.push(d.clone());
-            Some(d)
-        };
-        if let Some(d) = hit(&mut relock(&self.compiled)) {
-            return Ok(Some(d));
-        }
-        // The lock order of `prove_partition`: slot, planning, then the
-        // compiled systems (after the residency table where both are held).
-        let _planning = relock(&self.planning);
         let mut held = relock(&self.compiled);
-        if let Some(d) = hit(&mut held) {
-            return Ok(Some(d));
-        }
-        if self.budget.queued() > 0 {
-            // Waiting partitions come first; the room is theirs.
-            return Ok(None);
+        if let Some(d) = held.iter().find(|d| d.key == key) {
+            return Ok(d.clone());
         }
         let ResidentShape { bytes, scratch, .. } = shape;
         let mut reservation = loop {
@@ -647,10 +646,9 @@ impl CudaBackend {
                 .reserve_persistent(bytes + scratch, "compiled constraint system")
             {
                 Ok(r) => break r,
-                Err(_) => {
-                    // Make room from the least recently used unused system.
+                Err(e) => {
                     let Some(i) = held.iter().position(|d| Arc::strong_count(d) == 1) else {
-                        return Ok(None);
+                        return Err(e.into());
                     };
                     drop(held.remove(i));
                     self.ctx
@@ -675,7 +673,7 @@ impl CudaBackend {
             reservation,
         });
         held.push(d.clone());
-        Ok(Some(d))
+        Ok(d)
     }
 
     /// Drops the least recently used compiled system no partition is
@@ -1171,54 +1169,49 @@ impl CudaBackend {
         );
         // A system that fits beside its parameters stays resident; one that
         // does not (an 80 GB card at 2^27) is never made resident: its
-        // matrices go up for each partition instead.
-        let resident = if fit.placement == CompiledPlacement::Resident {
-            self.device_compiled(&slot, cc, plans.shape)?
+        // matrices go up for each partition instead. A resident system not
+        // up yet goes up in this partition's admission, in its turn.
+        let resident = fit.placement == CompiledPlacement::Resident;
+        let held_system = if resident {
+            self.held_compiled(cc)
         } else {
             None
         };
-        let (mats, h_parts) = match resident {
-            Some(dc) => (Matrices::Resident(dc), fit.h_parts),
-            // Not resident (a Streamed placement, or no room for the
-            // system now while other partitions hold memory): the matrices
-            // stream, with the fewest H parts whose working set fits, and
-            // the partition waits its turn for memory in `admit` (the host
-            // path would take ~2.5x as long on the 80 GB card).
-            None => {
-                let (_, i) = place_compiled(
-                    fit.capacity,
-                    fit.params_bytes,
-                    None,
-                    &fit.working_resident,
-                    &fit.working_streamed,
-                );
-                (Matrices::Streamed(plans), H_PARTS[i])
-            }
+        let h_parts = if resident {
+            fit.h_parts
+        } else {
+            let (_, i) = place_compiled(
+                fit.capacity,
+                fit.params_bytes,
+                None,
+                &fit.working_resident,
+                &fit.working_streamed,
+            );
+            H_PARTS[i]
         };
         // The partition's working set and what it holds besides.
-        let (working, held) = match &mats {
-            Matrices::Resident(dc) => (
+        let (working, held) = if resident {
+            let (max_product, bytes) = held_system
+                .as_ref()
+                .map_or((plans.shape.max_product, plans.shape.bytes), |dc| {
+                    (dc.max_product_bytes(), dc.bytes())
+                });
+            (
+                compiled_working_bytes(&sizes, z_len, max_product, pack_staging, dense, h_parts),
+                bytes,
+            )
+        } else {
+            (
                 compiled_working_bytes(
                     &sizes,
                     z_len,
-                    dc.max_product_bytes(),
-                    pack_staging,
-                    dense,
-                    h_parts,
-                ),
-                dc.bytes(),
-            ),
-            Matrices::Streamed(sp) => (
-                compiled_working_bytes(
-                    &sizes,
-                    z_len,
-                    sp.streamed.block_bytes,
+                    plans.streamed.block_bytes,
                     pack_staging,
                     dense,
                     h_parts,
                 ) + CompiledAux::bytes_for(cc),
                 0,
-            ),
+            )
         };
         let params_fit_cap = relock(&self.resident)
             .cap()
@@ -1227,7 +1220,20 @@ impl CudaBackend {
             return Ok(None);
         }
         let _in_flight = self.budget.enter_partition();
-        let admitted = self.admit(&slot, params, &sizes, index, Some(working), &mut t)?;
+        let need = CompiledNeed {
+            working,
+            system: (resident && held_system.is_none()).then_some((cc, plans.shape)),
+        };
+        let admitted = self.admit(&slot, params, &sizes, index, Some(need), &mut t)?;
+        let mats = if resident {
+            Matrices::Resident(
+                held_system
+                    .or_else(|| admitted.compiled.clone())
+                    .expect("a resident placement's admission returns its system"),
+            )
+        } else {
+            Matrices::Streamed(plans)
+        };
         let bases = admitted
             .bases
             .as_deref()
