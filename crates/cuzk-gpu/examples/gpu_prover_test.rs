@@ -1280,13 +1280,23 @@ fn compiled_checks(t: &mut Tally) {
             }
             let reports = gpu.take_reports();
             let dev = reports.iter().filter(|r| r.abc_on_device).count();
+            // The system goes up in the first admission and both workers
+            // prove with it: none streams while the other waits.
+            let streamed = reports.iter().filter(|r| r.abc_row_blocks > 0).count();
             let b = gpu.budget();
-            if dev != 4 || reports.len() != 4 || b.peak() > cap || b.queued() != 0 {
+            if dev != 4
+                || streamed != 0
+                || reports.len() != 4
+                || b.peak() > cap
+                || b.queued() != 0
+                || gpu.compiled_resident_bytes().is_none()
+            {
                 return Err(format!(
-                    "two workers under {cap}: {dev} of {} on the device, peak {}, {} queued",
+                    "two workers under {cap}: {dev} of {} on the device, {streamed} streamed, peak {}, {} queued, system resident {}",
                     reports.len(),
                     b.peak(),
-                    b.queued()
+                    b.queued(),
+                    gpu.compiled_resident_bytes().is_some()
                 ));
             }
             println!(

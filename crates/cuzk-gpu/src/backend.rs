@@ -712,13 +712,16 @@ impl CudaBackend {
             },
             None => (None, None),
         };
-        let system_bytes = system.map_or(0, |(_, shape)| shape.upload_bytes());
+        // The system stays at its bytes; its upload's transient comes
+        // before the working set is granted, so the peak is the larger.
+        let (system_bytes, system_scratch) =
+            system.map_or((0, 0), |(_, shape)| (shape.bytes(), shape.scratch()));
         let upload = if plan.bases == BaseStaging::Resident && own.is_none() {
             sizes.params_bytes()
         } else {
             0
         };
-        let need = working + upload + system_bytes;
+        let need = working.max(system_scratch) + upload + system_bytes;
         last_need.set(need);
         if need > capacity {
             // Only a forced plan gets here (a chosen one fits by
@@ -737,7 +740,7 @@ impl CudaBackend {
             table.admit(
                 id,
                 upload,
-                available.saturating_sub(working + system_bytes),
+                available.saturating_sub(working.max(system_scratch) + system_bytes),
                 capacity,
             )
         } else {
@@ -773,7 +776,6 @@ impl CudaBackend {
             // them: wait for it.
             return Ok(None);
         }
-        let grant = self.budget.grant(working, "a partition's working set")?;
         if upload > 0 {
             drop(table.remove(id));
         }
@@ -792,6 +794,9 @@ impl CudaBackend {
             Some((cc, shape)) => Some(self.upload_compiled(slot, cc, shape)?),
             None => held_system,
         };
+        // After the uploads: the planning lock keeps other admissions out
+        // meanwhile, so the room counted above is still there.
+        let grant = self.budget.grant(working, "a partition's working set")?;
         Ok(Some(Admission {
             plan,
             bases: own,

@@ -363,9 +363,14 @@ pub(super) struct ResidentShape {
 }
 
 impl ResidentShape {
-    /// What making the system resident takes at its peak.
-    pub(super) fn upload_bytes(&self) -> u64 {
-        self.bytes + self.scratch
+    /// What the system holds once resident (at most).
+    pub(super) fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// What its upload holds besides, until it is done.
+    pub(super) fn scratch(&self) -> u64 {
+        self.scratch
     }
 
     /// From the row-block plan's product counts (its blocks cover every
