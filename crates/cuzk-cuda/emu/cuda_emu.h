@@ -119,42 +119,31 @@ struct EmuWarp {
     uint64_t buf[32];
 };
 inline std::vector<EmuWarp>* emu_warps = nullptr;
+// Every lane posts `v`; each reads the value of lane `src` (a lane of its
+// warp, below 32), or keeps its own where src is out of the warp's range.
 template <class T>
-inline T __shfl_up_sync(uint32_t, T v, uint32_t d) {
+inline T emu_shfl(T v, uint32_t src) {
     static_assert(sizeof(T) <= 8, "emu: shuffles of at most 8 bytes");
     EmuWarp& w = (*emu_warps)[threadIdx.x / 32];
-    const uint32_t lane = threadIdx.x % 32;
-    std::memcpy(&w.buf[lane], &v, sizeof(T));
+    std::memcpy(&w.buf[threadIdx.x % 32], &v, sizeof(T));
     w.bar->arrive_and_wait();
     T r = v;
-    if (lane >= d) std::memcpy(&r, &w.buf[lane - d], sizeof(T));
+    if (src < 32) std::memcpy(&r, &w.buf[src], sizeof(T));
     w.bar->arrive_and_wait();
     return r;
+}
+template <class T>
+inline T __shfl_up_sync(uint32_t, T v, uint32_t d) {
+    const uint32_t lane = threadIdx.x % 32;
+    return emu_shfl(v, lane >= d ? lane - d : 32);
 }
 template <class T>
 inline T __shfl_sync(uint32_t, T v, uint32_t src) {
-    static_assert(sizeof(T) <= 8, "emu: shuffles of at most 8 bytes");
-    EmuWarp& w = (*emu_warps)[threadIdx.x / 32];
-    const uint32_t lane = threadIdx.x % 32;
-    std::memcpy(&w.buf[lane], &v, sizeof(T));
-    w.bar->arrive_and_wait();
-    T r;
-    std::memcpy(&r, &w.buf[src % 32], sizeof(T));
-    w.bar->arrive_and_wait();
-    return r;
+    return emu_shfl(v, src % 32);
 }
-
 template <class T>
 inline T __shfl_xor_sync(uint32_t, T v, int lane_xor) {
-    static_assert(sizeof(T) <= 8, "emu: shuffles of at most 8 bytes");
-    EmuWarp& w = (*emu_warps)[threadIdx.x / 32];
-    const uint32_t lane = threadIdx.x % 32;
-    std::memcpy(&w.buf[lane], &v, sizeof(T));
-    w.bar->arrive_and_wait();
-    T r;
-    std::memcpy(&r, &w.buf[(lane ^ (uint32_t)lane_xor) % 32], sizeof(T));
-    w.bar->arrive_and_wait();
-    return r;
+    return emu_shfl(v, (threadIdx.x % 32 ^ (uint32_t)lane_xor) % 32);
 }
 
 // The largest of the warp's values (every lane of a full warp calls).

@@ -1182,18 +1182,9 @@ impl CudaBackend {
         } else {
             None
         };
-        let h_parts = if resident {
-            fit.h_parts
-        } else {
-            let (_, i) = place_compiled(
-                fit.capacity,
-                fit.params_bytes,
-                None,
-                &fit.working_resident,
-                &fit.working_streamed,
-            );
-            H_PARTS[i]
-        };
+        // The fit's parts: the resident working set's, or where it streams
+        // the streamed one's.
+        let h_parts = fit.h_parts;
         // The partition's working set and what it holds besides.
         let (working, held) = if resident {
             let (max_product, bytes) = held_system
