@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Call 79 (twenty-third session): the prover checks on branch
+# Call 79 (twenty-third session; run again as call 80 at 6bda4f7, after
+# the review that takes the fit's H parts as they are): the prover checks on branch
 # residency-admit (a Resident placement's system goes up in the
 # partition's admission instead of streaming while others wait; the
 # two-worker check now also requires none streamed and the system
