@@ -72,7 +72,7 @@ struct Xyzz {
         F X2 = X.sqr();
         F M = X2.dbl() + X2;
         F X3 = M.sqr() - S.dbl();
-        F Y3 = mul_fp64(M, S - X3) - W * Y;
+        F Y3 = mul_sub(M, S - X3, W, Y);
         return {X3, Y3, mul_fp64(V, ZZ), W * ZZZ};
     }
 
@@ -85,7 +85,7 @@ struct Xyzz {
         F X2 = a.x.sqr();
         F M = X2.dbl() + X2;
         F X3 = M.sqr() - S.dbl();
-        F Y3 = mul_fp64(M, S - X3) - W * a.y;
+        F Y3 = mul_sub(M, S - X3, W, a.y);
         return {X3, Y3, V, W};
     }
 
@@ -105,7 +105,7 @@ struct Xyzz {
         F PPP = mul_fp64(P, PP);
         F Q = X * PP;
         F X3 = R.sqr() - PPP - Q.dbl();
-        F Y3 = mul_fp64(R, Q - X3) - mul_fp64(Y, PPP);
+        F Y3 = mul_sub(R, Q - X3, Y, PPP);
         return {X3, Y3, mul_fp64(ZZ, PP), ZZZ * PPP};
     }
 
@@ -127,7 +127,7 @@ struct Xyzz {
         F PPP = mul_fp64(P, PP);
         F Q = U1 * PP;
         F X3 = R.sqr() - PPP - Q.dbl();
-        F Y3 = R * (Q - X3) - mul_fp64(S1, PPP);
+        F Y3 = mul_sub(R, Q - X3, S1, PPP);
         return {X3, Y3, mul_fp64(ZZ * b.ZZ, PP), mul_fp64(ZZZ, b.ZZZ) * PPP};
     }
 

@@ -49,6 +49,15 @@ struct FqParams {
                                     0x434bacd7, 0x4b1ba7b6, 0x397fe69a, 0x1a0111ea};
         return M[i];
     }
+    // p^2, for the differences of wide products (sub_wide).
+    DEV static uint32_t mod_sq(int i) {
+        constexpr uint32_t M[24] = {
+            0x1c718e39, 0x26aa0000, 0x76382eab, 0x7ced6b1d, 0x62113cfd, 0x162c3383,
+            0x3e71b743, 0x66bf91ed, 0x7091a049, 0x292e85a8, 0x86185c7b, 0x1d68619c,
+            0x0978ef01, 0xf5314933, 0x16ddca6e, 0x50a62cfd, 0x349e8bd0, 0x66e59e49,
+            0x0e7046b4, 0xe2dc90e5, 0xa22f25e9, 0x4bd278ea, 0xb8c35fc7, 0x02a437a4};
+        return M[i];
+    }
     DEV static uint32_t one(int i) {  // R mod p
         constexpr uint32_t M[12] = {0x0002fffd, 0x76090000, 0xc40c0002, 0xebf4000b,
                                     0x53c758ba, 0x5f489857, 0x70525745, 0x77ce5853,
@@ -484,15 +493,261 @@ DEV Fp<P> mont_sqr_ptx(const Fp<P>& a) {
     // N is even: after N rows ev / od are back in their first roles.
     return ptx_mont_finish<P>(r, od);
 }
+
+// ---- Products in two halves: wide (2N-limb) products and their reduction ----
+//
+// mont_mul_ptx interleaves the N x N limb products with the Montgomery rows
+// (CIOS). Here the two are apart: the 2N-limb product a * b first, by one
+// level of Karatsuba (three (N/2) x (N/2) products instead of four: 108 limb
+// products for Fq instead of 144, 48 for Fr instead of 64; the sums and
+// differences around them are additions, which run on the ALU pipe beside
+// the IMAD pipe the products hold), then the N Montgomery rows on its low
+// half (redc_wide). Keeping the product wide also lets a sum of products go
+// through one reduction (mul_sub_wide, Fq2's product): lazy reduction.
+
+// r[0..2K) = a[0..K) * b[0..K), schoolbook in mont_mul_ptx's frames (the
+// value ev + B od, od one limb up, the two arrays trading roles each row so
+// that every chain's lo/hi pairs stay on the same register pairs): each row
+// adds a * b_i and retires its lowest limb as r[i] where mont_mul_ptx's
+// would add m * p to clear it. K even.
+template <int K>
+DEV void ptx_mul_wide(uint32_t* r, const uint32_t* a, const uint32_t* b) {
+    static_assert(K % 2 == 0, "the even/odd chains need an even limb count");
+    uint32_t ev[K], od[K];
+#pragma unroll
+    for (int i = 0; i < K; i += 2) {
+        uint32_t* e = ev;
+        uint32_t* o = od;
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            if (i + h == 0) {
+                ptx_mul_pairs<K>(o, a + 1, b[0]);
+                ptx_mul_pairs<K>(e, a, b[0]);
+            } else {
+                PTX("add.cc.u32 %0, %0, %1;" : "+r"(e[0]) : "r"(o[1]));
+                ptx_mad_pairs_shift<K>(o, a + 1, b[i + h]);
+                ptx_mad_pairs<K>(e, a, b[i + h]);
+                PTX("addc.u32 %0, %0, 0;" : "+r"(o[K - 1]));
+            }
+            r[i + h] = e[0];
+            uint32_t* x = e;
+            e = o;
+            o = x;
+        }
+    }
+    // After K rows (K even) the roles are back: the rest is ev's limbs from
+    // 1 up plus od, i.e. r[K + k] = ev[k] + od[k + 1] in the frame of the
+    // last row (whose ev was od).
+    PTX("add.cc.u32 %0, %1, %2;" : "=r"(r[K]) : "r"(ev[0]), "r"(od[1]));
+#pragma unroll
+    for (int k = 1; k < K - 1; k++)
+        PTX("addc.cc.u32 %0, %1, %2;" : "=r"(r[K + k]) : "r"(ev[k]), "r"(od[k + 1]));
+    PTX("addc.u32 %0, %1, 0;" : "=r"(r[2 * K - 1]) : "r"(ev[K - 1]));
+}
+
+// t[0..2N) = a * b as integers (a, b < 2^(32N - 1)): with a = a0 + a1 B^K,
+// b likewise (B = 2^32, K = N/2), z0 = a0 b0, z2 = a1 b1 and
+// z1 = (a0 + a1)(b0 + b1) - z0 - z2 = a0 b1 + a1 b0. The half sums take K
+// limbs and a carry each (ca, cb), so (a0 + a1)(b0 + b1) is sa sb plus
+// (ca sb + cb sa) B^K plus ca cb B^2K: N + 1 limbs.
+template <int N>
+DEV void mul_wide_karatsuba(uint32_t* t, const uint32_t* a, const uint32_t* b) {
+    constexpr int K = N / 2;
+    ptx_mul_wide<K>(t, a, b);              // z0
+    ptx_mul_wide<K>(t + N, a + K, b + K);  // z2
+    uint32_t sa[K], sb[K], ca, cb, m[N + 1];
+    PTX("add.cc.u32 %0, %1, %2;" : "=r"(sa[0]) : "r"(a[0]), "r"(a[K]));
+#pragma unroll
+    for (int k = 1; k < K; k++)
+        PTX("addc.cc.u32 %0, %1, %2;" : "=r"(sa[k]) : "r"(a[k]), "r"(a[K + k]));
+    PTX("addc.u32 %0, 0, 0;" : "=r"(ca));
+    PTX("add.cc.u32 %0, %1, %2;" : "=r"(sb[0]) : "r"(b[0]), "r"(b[K]));
+#pragma unroll
+    for (int k = 1; k < K; k++)
+        PTX("addc.cc.u32 %0, %1, %2;" : "=r"(sb[k]) : "r"(b[k]), "r"(b[K + k]));
+    PTX("addc.u32 %0, 0, 0;" : "=r"(cb));
+    ptx_mul_wide<K>(m, sa, sb);
+    // + ca sb B^K + cb sa B^K + ca cb B^2K (masks, no branch)
+    const uint32_t ma = 0u - ca, mb = 0u - cb, cc = ca & cb;
+    PTX("add.cc.u32 %0, %0, %1;" : "+r"(m[K]) : "r"(sb[0] & ma));
+#pragma unroll
+    for (int k = 1; k < K; k++) PTX("addc.cc.u32 %0, %0, %1;" : "+r"(m[K + k]) : "r"(sb[k] & ma));
+    PTX("addc.u32 %0, %1, 0;" : "=r"(m[N]) : "r"(cc));
+    PTX("add.cc.u32 %0, %0, %1;" : "+r"(m[K]) : "r"(sa[0] & mb));
+#pragma unroll
+    for (int k = 1; k < K; k++) PTX("addc.cc.u32 %0, %0, %1;" : "+r"(m[K + k]) : "r"(sa[k] & mb));
+    PTX("addc.u32 %0, %0, 0;" : "+r"(m[N]));
+    // z1 = m - z0 - z2 (never negative)
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const uint32_t* z = t + h * N;
+        PTX("sub.cc.u32 %0, %0, %1;" : "+r"(m[0]) : "r"(z[0]));
+#pragma unroll
+        for (int k = 1; k < N; k++) PTX("subc.cc.u32 %0, %0, %1;" : "+r"(m[k]) : "r"(z[k]));
+        PTX("subc.u32 %0, %0, 0;" : "+r"(m[N]));
+    }
+    // t += z1 B^K; the carry runs to the top (the whole stays below B^2N).
+    PTX("add.cc.u32 %0, %0, %1;" : "+r"(t[K]) : "r"(m[0]));
+#pragma unroll
+    for (int k = 1; k <= N; k++) PTX("addc.cc.u32 %0, %0, %1;" : "+r"(t[K + k]) : "r"(m[k]));
+#pragma unroll
+    for (int k = K + N + 1; k < 2 * N - 1; k++) PTX("addc.cc.u32 %0, %0, 0;" : "+r"(t[k]));
+    PTX("addc.u32 %0, %0, 0;" : "+r"(t[2 * N - 1]));
+}
+
+// One Montgomery row of redc_wide, in mont_mul_ptx's frame: the value is
+// ev + B od (od one limb up). Not the first row: the previous row left its
+// roles swapped and its value divisible by B, so od[1] joins ev[0] and od
+// shifts down two limbs inside the chain that adds m * p's odd limb
+// products (no a * b_i here to carry the shift, as in mont_mul_ptx's rows).
+template <class P>
+DEV void ptx_redc_row(uint32_t* ev, uint32_t* od, const uint32_t* mod, bool first) {
+    constexpr int N = P::N;
+    if (!first) PTX("add.cc.u32 %0, %0, %1;" : "+r"(ev[0]) : "r"(od[1]));
+    if constexpr (P::LOW_LIMBS_1_AND_MINUS_1) {
+        // ptx_mont_reduce_row's rule: m = -e; m * 1 = (m, 0) and
+        // m * (2^32 - 1) = (e, m - [e != 0]).
+        const uint32_t e = ev[0];
+        const uint32_t m = 0u - e;
+        const uint32_t hi = m - (e != 0u ? 1u : 0u);
+        if (first) {
+            od[0] = e;
+            od[1] = hi;
+            ptx_mul_pairs<N - 2>(od + 2, mod + 3, m);
+        } else {
+            PTX("addc.cc.u32 %0, %2, %3; addc.cc.u32 %1, %4, %5;"
+                : "=r"(od[0]), "=r"(od[1])
+                : "r"(od[2]), "r"(e), "r"(od[3]), "r"(hi));
+            ptx_mad_pairs_shift<N - 2>(od + 2, mod + 3, m);
+        }
+        PTX("add.cc.u32 %0, %0, %2; addc.cc.u32 %1, %1, 0;" : "+r"(ev[0]), "+r"(ev[1]) : "r"(m));
+#pragma unroll
+        for (int j = 2; j < N; j += 2)
+            PTX("madc.lo.cc.u32 %0, %2, %3, %0; madc.hi.cc.u32 %1, %2, %3, %1;"
+                : "+r"(ev[j]), "+r"(ev[j + 1])
+                : "r"(mod[j]), "r"(m));
+    } else {
+        const uint32_t m = ev[0] * P::INV;
+        if (first) ptx_mul_pairs<N>(od, mod + 1, m);
+        else ptx_mad_pairs_shift<N>(od, mod + 1, m);
+        ptx_mad_pairs<N>(ev, mod, m);
+    }
+    PTX("addc.u32 %0, %0, 0;" : "+r"(od[N - 1]));
+}
+
+// t R^-1 mod m for a 2N-limb t < (m - 1) R: the N Montgomery rows on t's
+// low half (below R, so they end at most at m), then t's high half (below
+// m - 1) added, then one conditional subtraction.
+template <class P>
+DEV Fp<P> redc_wide(const uint32_t* t) {
+    constexpr int N = P::N;
+    uint32_t mod[N];
+#pragma unroll
+    for (int i = 0; i < N; i++) mod[i] = P::mod(i);
+    Fp<P> r;
+    uint32_t* ev = r.v;
+    uint32_t od[N + 1];
+#pragma unroll
+    for (int i = 0; i < N; i++) ev[i] = t[i];
+#pragma unroll
+    for (int i = 0; i < N; i += 2) {
+        ptx_redc_row<P>(ev, od, mod, i == 0);
+        ptx_redc_row<P>(od, ev, mod, false);
+    }
+    PTX("add.cc.u32 %0, %0, %1;" : "+r"(ev[0]) : "r"(od[1]));
+#pragma unroll
+    for (int i = 1; i < N - 1; i++) PTX("addc.cc.u32 %0, %0, %1;" : "+r"(ev[i]) : "r"(od[i + 1]));
+    PTX("addc.u32 %0, %0, 0;" : "+r"(ev[N - 1]));
+    PTX("add.cc.u32 %0, %0, %1;" : "+r"(ev[0]) : "r"(t[N]));
+#pragma unroll
+    for (int i = 1; i < N - 1; i++) PTX("addc.cc.u32 %0, %0, %1;" : "+r"(ev[i]) : "r"(t[N + i]));
+    PTX("addc.u32 %0, %0, %1;" : "+r"(ev[N - 1]) : "r"(t[2 * N - 1]));
+    r.reduce_once();
+    return r;
+}
+
+// a b R^-1 mod m by the two halves above.
+template <class P>
+DEV Fp<P> mont_mul_kara(const Fp<P>& a, const Fp<P>& b) {
+    uint32_t t[2 * P::N];
+    mul_wide_karatsuba<P::N>(t, a.v, b.v);
+    return redc_wide<P>(t);
+}
+
+// Lazy reduction: a * b - c * d with one reduction instead of two, for Fq
+// (the point formulas' Y3, Fq2's product). The wide products are below p^2;
+// their difference, made non-negative by adding p^2 when it borrows, is
+// below p^2 < (p - 1) R, as redc_wide needs.
+template <class P>
+struct Wide {
+    uint32_t v[2 * P::N];
+};
+template <class P>
+DEV Wide<P> mul_wide(const Fp<P>& a, const Fp<P>& b) {
+    Wide<P> t;
+    mul_wide_karatsuba<P::N>(t.v, a.v, b.v);
+    return t;
+}
+// x - y, plus p^2 if that borrows (x, y < p^2).
+template <class P>
+DEV Wide<P> sub_wide(const Wide<P>& x, const Wide<P>& y) {
+    constexpr int W = 2 * P::N;
+    Wide<P> r;
+    uint32_t borrow;
+    PTX("sub.cc.u32 %0, %1, %2;" : "=r"(r.v[0]) : "r"(x.v[0]), "r"(y.v[0]));
+#pragma unroll
+    for (int i = 1; i < W; i++)
+        PTX("subc.cc.u32 %0, %1, %2;" : "=r"(r.v[i]) : "r"(x.v[i]), "r"(y.v[i]));
+    PTX("subc.u32 %0, 0, 0;" : "=r"(borrow));
+    PTX("add.cc.u32 %0, %0, %1;" : "+r"(r.v[0]) : "r"(P::mod_sq(0) & borrow));
+#pragma unroll
+    for (int i = 1; i < W - 1; i++)
+        PTX("addc.cc.u32 %0, %0, %1;" : "+r"(r.v[i]) : "r"(P::mod_sq(i) & borrow));
+    PTX("addc.u32 %0, %0, %1;" : "+r"(r.v[W - 1]) : "r"(P::mod_sq(W - 1) & borrow));
+    return r;
+}
+// x - y for x >= y (no correction).
+template <class P>
+DEV void sub_wide_in_place(Wide<P>& x, const Wide<P>& y) {
+    constexpr int W = 2 * P::N;
+    PTX("sub.cc.u32 %0, %0, %1;" : "+r"(x.v[0]) : "r"(y.v[0]));
+#pragma unroll
+    for (int i = 1; i < W - 1; i++) PTX("subc.cc.u32 %0, %0, %1;" : "+r"(x.v[i]) : "r"(y.v[i]));
+    PTX("subc.u32 %0, %0, %1;" : "+r"(x.v[W - 1]) : "r"(y.v[W - 1]));
+}
+// a + b without reduction (below 2p: Fq's spare bits hold it).
+template <class P>
+DEV Fp<P> add_unreduced(const Fp<P>& a, const Fp<P>& b) {
+    Fp<P> r;
+    PTX("add.cc.u32 %0, %1, %2;" : "=r"(r.v[0]) : "r"(a.v[0]), "r"(b.v[0]));
+#pragma unroll
+    for (int i = 1; i < P::N - 1; i++)
+        PTX("addc.cc.u32 %0, %1, %2;" : "=r"(r.v[i]) : "r"(a.v[i]), "r"(b.v[i]));
+    PTX("addc.u32 %0, %1, %2;" : "=r"(r.v[P::N - 1]) : "r"(a.v[P::N - 1]), "r"(b.v[P::N - 1]));
+    return r;
+}
+template <class P>
+DEV Fp<P> mul_sub_lazy(const Fp<P>& a, const Fp<P>& b, const Fp<P>& c, const Fp<P>& d) {
+    return redc_wide<P>(sub_wide<P>(mul_wide<P>(a, b), mul_wide<P>(c, d)).v);
+}
 #undef PTX
 
 #include "field_f64.cuh"
 
+// Fq multiplies by Karatsuba and a separate reduction (mont_mul_kara: 286
+// IMAD-pipe instructions against mont_mul_ptx's 301, ~10% less IMAD pipe
+// time counting a wide IMAD as two; sm_90, nvcc 13.0.88); Fr by the
+// interleaved rows (its Karatsuba form was 177 against 163: four-limb
+// halves leave too little to save). CUZK_MUL_INTERLEAVED keeps Fq on
+// mont_mul_ptx too, for comparison builds.
 template <class P>
 DEV Fp<P> mont_mul_inline(const Fp<P>& a, const Fp<P>& b) {
 #if defined(CUZK_CIOS_MUL) || defined(CUZK_EMU)
     return mont_mul_cios<P>(a, b);
 #else
+#if !defined(CUZK_MUL_INTERLEAVED)
+    if constexpr (P::N == 12) return mont_mul_kara<P>(a, b);
+#endif
     return mont_mul_ptx<P>(a, b);
 #endif
 }
@@ -558,6 +813,34 @@ DEV Fp<P> Fp<P>::sqr() const {
     else return mont_sqr_inline<P>(*this);
 }
 
+__device__ __noinline__ Fp<FqParams> fq_mul_sub_outline(const Fp<FqParams> a,
+                                                          const Fp<FqParams> b,
+                                                          const Fp<FqParams> c,
+                                                          const Fp<FqParams> d) {
+#ifdef CUZK_EMU
+    return a * b - c * d;  // the portable form has no wide products
+#else
+    return mul_sub_lazy<FqParams>(a, b, c, d);
+#endif
+}
+// a * b - c * d: for Fq with one reduction (mul_sub_lazy), otherwise as two
+// products (the portable form, CUZK_CIOS_MUL and CUZK_MUL_INTERLEAVED
+// builds, Fr).
+template <class P>
+DEV Fp<P> mul_sub(const Fp<P>& a, const Fp<P>& b, const Fp<P>& c, const Fp<P>& d) {
+#ifdef CUZK_EMU
+    return a * b - c * d;
+#else
+#if !defined(CUZK_CIOS_MUL) && !defined(CUZK_MUL_INTERLEAVED)
+    if constexpr (P::N == 12) {
+        if constexpr (P::OUTLINE) return fq_mul_sub_outline(a, b, c, d);
+        else return mul_sub_lazy<P>(a, b, c, d);
+    }
+#endif
+    return a * b - c * d;
+#endif
+}
+
 typedef Fp<FrParams> Fr;
 typedef Fp<FqParams> Fq;
 
@@ -609,8 +892,10 @@ struct Fq2 {
     DEV Fq2 operator-(const Fq2& b) const { return {c0 - b.c0, c1 - b.c1}; }
     DEV Fq2 neg() const { return {c0.neg(), c1.neg()}; }
     DEV Fq2 dbl() const { return {c0.dbl(), c1.dbl()}; }
-    // Karatsuba: 3 Fq products (one through mul_fp64).
-    DEV Fq2 operator*(const Fq2& b) const {
+    // Karatsuba: 3 Fq products (one through mul_fp64); on the GPU 3 wide
+    // products and 2 reductions (fq2_mul_lazy).
+    DEV Fq2 operator*(const Fq2& b) const;
+    DEV Fq2 mul_by_products(const Fq2& b) const {
         Fq t0 = c0 * b.c0;
         Fq t1 = mul_fp64(c1, b.c1);
         Fq t2 = (c0 + c1) * (b.c0 + b.c1);
@@ -623,6 +908,38 @@ struct Fq2 {
         return {t0, t1.dbl()};
     }
 };
+
+// (a0 + a1 u)(b0 + b1 u) with the wide products t0 = a0 b0, t1 = a1 b1 and
+// t2 = (a0 + a1)(b0 + b1), the sums unreduced (below 2p) so that
+// t2 - t0 - t1 = a0 b1 + a1 b0 exactly (below 2p^2): c0 = redc(t0 - t1
+// (+ p^2)), c1 = redc(t2 - t0 - t1). Out of line, like Fq's products.
+// In this order at most three wide values are live at once.
+__device__ __noinline__ Fq2 fq2_mul_lazy(const Fq2 a, const Fq2 b) {
+#ifdef CUZK_EMU
+    return a.mul_by_products(b);  // the portable form has no wide products
+#else
+    Wide<FqParams> t2 =
+        mul_wide<FqParams>(add_unreduced(a.c0, a.c1), add_unreduced(b.c0, b.c1));
+    Wide<FqParams> t0 = mul_wide<FqParams>(a.c0, b.c0);
+    sub_wide_in_place<FqParams>(t2, t0);
+    Wide<FqParams> t1 = mul_wide<FqParams>(a.c1, b.c1);
+    sub_wide_in_place<FqParams>(t2, t1);
+    const Fq c0 = redc_wide<FqParams>(sub_wide<FqParams>(t0, t1).v);
+    return {c0, redc_wide<FqParams>(t2.v)};
+#endif
+}
+DEV Fq2 Fq2::operator*(const Fq2& b) const {
+#ifdef CUZK_EMU
+    return mul_by_products(b);
+#else
+#if defined(CUZK_FQ2_LAZY) && !defined(CUZK_CIOS_MUL) && !defined(CUZK_MUL_INTERLEAVED)
+    return fq2_mul_lazy(*this, b);
+#endif
+    return mul_by_products(b);
+#endif
+}
+// a * b - c * d in Fq2: two products (no lazy form across them yet).
+DEV Fq2 mul_sub(const Fq2& a, const Fq2& b, const Fq2& c, const Fq2& d) { return a * b - c * d; }
 
 // Fq2 products mix the pipes inside (operator*, sqr): the point formulas'
 // second product is operator* for them.

@@ -120,3 +120,10 @@ fn g1_operations_in_ptx_form_match_blstrs() {
 fn g2_operations_in_ptx_form_match_blstrs() {
     check_g2(Arith::Ptx);
 }
+
+/// G2 with Fq2's product in its lazy form (three wide products, two
+/// reductions: field.cuh's fq2_mul_lazy, built with CUZK_FQ2_LAZY).
+#[test]
+fn g2_operations_with_lazy_fq2_products_match_blstrs() {
+    check_g2(Arith::PtxLazyFq2);
+}

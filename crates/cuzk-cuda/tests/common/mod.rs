@@ -15,6 +15,9 @@ pub enum Arith {
     Portable,
     Ptx,
     Fp64Mix,
+    /// The PTX form with Fq2's product by wide products and two reductions
+    /// (field.cuh's `fq2_mul_lazy`, CUZK_FQ2_LAZY).
+    PtxLazyFq2,
 }
 
 use std::collections::HashMap;
@@ -46,6 +49,9 @@ pub fn emu_binary_for(arith: Arith, source: &str, stem: &str, fp64_define: &str)
         Arith::Portable => emu_binary(source, stem, &[]),
         Arith::Ptx => emu_binary_ptx(source, &format!("{stem}_ptx"), &[]),
         Arith::Fp64Mix => emu_binary(source, &format!("{stem}_fp64"), &[fp64_define]),
+        Arith::PtxLazyFq2 => {
+            emu_binary_ptx(source, &format!("{stem}_ptx_fq2lazy"), &["CUZK_FQ2_LAZY"])
+        }
     }
 }
 
