@@ -24,6 +24,10 @@ struct FrParams {
     // Montgomery rows add m r's first two limb products without
     // multiplying (ptx_mont_reduce_row).
     static constexpr bool LOW_LIMBS_1_AND_MINUS_1 = true;
+    // Products by Karatsuba and a separate reduction (mont_mul_kara) and
+    // a b - c d with one reduction (mul_sub): not for Fr (see
+    // mont_mul_inline).
+    static constexpr bool KARATSUBA = false;
     DEV static uint32_t mod(int i) {
         constexpr uint32_t M[8] = {0x00000001, 0xffffffff, 0xfffe5bfe, 0x53bda402,
                                    0x09a1d805, 0x3339d808, 0x299d7d48, 0x73eda753};
@@ -43,6 +47,7 @@ struct FqParams {
     static constexpr bool OUTLINE = true;
     static constexpr uint32_t INV = 0xfffcfffdu;  // -p^-1 mod 2^32
     static constexpr bool LOW_LIMBS_1_AND_MINUS_1 = false;
+    static constexpr bool KARATSUBA = true;
     DEV static uint32_t mod(int i) {
         constexpr uint32_t M[12] = {0xffffaaab, 0xb9feffff, 0xb153ffff, 0x1eabfffe,
                                     0xf6b0f624, 0x6730d2a0, 0xf38512bf, 0x64774b84,
@@ -734,19 +739,20 @@ DEV Fp<P> mul_sub_lazy(const Fp<P>& a, const Fp<P>& b, const Fp<P>& c, const Fp<
 
 #include "field_f64.cuh"
 
-// Fq multiplies by Karatsuba and a separate reduction (mont_mul_kara: 286
-// IMAD-pipe instructions against mont_mul_ptx's 301, ~10% less IMAD pipe
-// time counting a wide IMAD as two; sm_90, nvcc 13.0.88); Fr by the
-// interleaved rows (its Karatsuba form was 177 against 163: four-limb
-// halves leave too little to save). CUZK_MUL_INTERLEAVED keeps Fq on
-// mont_mul_ptx too, for comparison builds.
+// Fields whose parameters ask for it (KARATSUBA: Fq out of line) multiply
+// by Karatsuba and a separate reduction (mont_mul_kara: 286 IMAD-pipe
+// instructions against mont_mul_ptx's 301, 519 against 578 counting a wide
+// IMAD as two; sm_90, nvcc 13.0.88); the others (Fr, the inline Fq of the
+// G1 "inline" kernels) by the interleaved rows (Fr's Karatsuba form was
+// 177 IMADs against 163: four-limb halves leave too little to save).
+// CUZK_MUL_INTERLEAVED keeps every field on mont_mul_ptx, for comparison.
 template <class P>
 DEV Fp<P> mont_mul_inline(const Fp<P>& a, const Fp<P>& b) {
 #if defined(CUZK_CIOS_MUL) || defined(CUZK_EMU)
     return mont_mul_cios<P>(a, b);
 #else
 #if !defined(CUZK_MUL_INTERLEAVED)
-    if constexpr (P::N == 12) return mont_mul_kara<P>(a, b);
+    if constexpr (P::KARATSUBA) return mont_mul_kara<P>(a, b);
 #endif
     return mont_mul_ptx<P>(a, b);
 #endif
@@ -832,7 +838,7 @@ DEV Fp<P> mul_sub(const Fp<P>& a, const Fp<P>& b, const Fp<P>& c, const Fp<P>& d
     return a * b - c * d;
 #else
 #if !defined(CUZK_CIOS_MUL) && !defined(CUZK_MUL_INTERLEAVED)
-    if constexpr (P::N == 12) {
+    if constexpr (P::KARATSUBA) {
         if constexpr (P::OUTLINE) return fq_mul_sub_outline(a, b, c, d);
         else return mul_sub_lazy<P>(a, b, c, d);
     }
@@ -849,6 +855,11 @@ typedef Fp<FqParams> Fq;
 // FqParams). Same layout as Fq: the kernels of either read the same buffers.
 struct FqInlineParams : FqParams {
     static constexpr bool OUTLINE = false;
+    // Inlined, the Karatsuba product and the lazy a b - c d took the G1
+    // kernels from 156 registers to 204 (msm_accumulate_g1i, sum_selected_g1i;
+    // sm_90), and the inline G1 MSM rows from 105.6 to 111.0 ms at 2^24
+    // (call 81, H100): the inline build keeps the interleaved rows.
+    static constexpr bool KARATSUBA = false;
 };
 typedef Fp<FqInlineParams> FqI;
 
@@ -880,6 +891,44 @@ DEV void st_fr(Fr* p, const Fr& x) {
 }
 
 
+// Fq2's Fq products: by the interleaved rows (mont_mul_ptx), out of line.
+// With the Karatsuba product (as Fq's operator* has it) the G2 MSM at
+// 2^24 went from 317.8 to 327.6 ms in its default build (o3: 168
+// registers, the products' calls under that cap), though the o2 and o4
+// builds gained (343.5 -> 336.3, 395.1 -> 354.6; call 81, H100).
+// CUZK_FQ2_KARA gives Fq2 the Karatsuba product instead.
+template <class P>
+DEV Fp<P> mont_mul_rows(const Fp<P>& a, const Fp<P>& b) {
+#ifdef CUZK_EMU
+    return mont_mul_cios<P>(a, b);
+#else
+#if defined(CUZK_CIOS_MUL)
+    return mont_mul_cios<P>(a, b);
+#else
+    return mont_mul_ptx<P>(a, b);
+#endif
+#endif
+}
+__device__ __noinline__ Fp<FqParams> fq_mul_rows_outline(const Fp<FqParams> a,
+                                                          const Fp<FqParams> b) {
+    return mont_mul_rows<FqParams>(a, b);
+}
+DEV Fq fq2_base_mul(const Fq& a, const Fq& b) {
+#if defined(CUZK_FQ2_KARA)
+    return a * b;
+#else
+    return fq_mul_rows_outline(a, b);
+#endif
+}
+// The product the FP64 mix sends to the FP64 pipe (mul_fp64).
+DEV Fq fq2_base_mul_fp64(const Fq& a, const Fq& b) {
+#if defined(CUZK_FP64_MIX_FQ)
+    return mul_fp64(a, b);
+#else
+    return fq2_base_mul(a, b);
+#endif
+}
+
 // Fq2 = Fq[u] / (u^2 + 1); blst's layout: c0 then c1.
 struct Fq2 {
     Fq c0, c1;
@@ -896,15 +945,15 @@ struct Fq2 {
     // products and 2 reductions (fq2_mul_lazy).
     DEV Fq2 operator*(const Fq2& b) const;
     DEV Fq2 mul_by_products(const Fq2& b) const {
-        Fq t0 = c0 * b.c0;
-        Fq t1 = mul_fp64(c1, b.c1);
-        Fq t2 = (c0 + c1) * (b.c0 + b.c1);
+        Fq t0 = fq2_base_mul(c0, b.c0);
+        Fq t1 = fq2_base_mul_fp64(c1, b.c1);
+        Fq t2 = fq2_base_mul(c0 + c1, b.c0 + b.c1);
         return {t0 - t1, t2 - t0 - t1};
     }
     // (a + bu)^2 = (a+b)(a-b) + 2ab u: 2 Fq products.
     DEV Fq2 sqr() const {
-        Fq t0 = (c0 + c1) * (c0 - c1);
-        Fq t1 = mul_fp64(c0, c1);
+        Fq t0 = fq2_base_mul(c0 + c1, c0 - c1);
+        Fq t1 = fq2_base_mul_fp64(c0, c1);
         return {t0, t1.dbl()};
     }
 };
