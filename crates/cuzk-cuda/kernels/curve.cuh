@@ -8,7 +8,8 @@
 // cases (P = Q, P = -Q, infinity) handled explicitly. About half of each
 // formula's products go through mul_fp64 (field.cuh): with
 // CUZK_FP64_MIX_FQ, G1's then run on the FP64 pipe beside the others'
-// IMADs.
+// IMADs. Each formula's Y3 = a b - c d goes through mul_sub, which for Fq
+// out of line takes two wide products and one Montgomery reduction.
 #pragma once
 #include "field.cuh"
 
