@@ -941,8 +941,9 @@ struct Fq2 {
     DEV Fq2 operator-(const Fq2& b) const { return {c0 - b.c0, c1 - b.c1}; }
     DEV Fq2 neg() const { return {c0.neg(), c1.neg()}; }
     DEV Fq2 dbl() const { return {c0.dbl(), c1.dbl()}; }
-    // Karatsuba: 3 Fq products (one through mul_fp64); on the GPU 3 wide
-    // products and 2 reductions (fq2_mul_lazy).
+    // Karatsuba: 3 Fq products (one through mul_fp64), by fq2_base_mul;
+    // built with CUZK_FQ2_LAZY, 3 wide products and 2 reductions
+    // (fq2_mul_lazy, off by default: the G2 kernels spill with it).
     DEV Fq2 operator*(const Fq2& b) const;
     DEV Fq2 mul_by_products(const Fq2& b) const {
         Fq t0 = fq2_base_mul(c0, b.c0);
