@@ -123,6 +123,19 @@ impl Ring {
     pub fn dropped(&self) -> u64 {
         self.dropped
     }
+    /// The newest sample's time.
+    pub fn last_t_unix_ms(&self) -> Option<u64> {
+        self.samples.back().map(|s| s.t_unix_ms)
+    }
+}
+
+/// A sample's time: the clock's `now`, but always after the sample
+/// before (`prev`), so that times order the samples even when two fall in
+/// one millisecond or the wall clock steps back; the page asks for the
+/// samples after the last time it holds (`?since=`), and two samples with
+/// one time would lose the second.
+pub fn stamp(prev: Option<u64>, now: u64) -> u64 {
+    prev.map_or(now, |p| now.max(p + 1))
 }
 
 /// The samples that cover [`WINDOW`] at `interval`.
@@ -169,21 +182,23 @@ impl History {
     }
 
     /// A sample now, its busy fractions since the last one kept (at
-    /// start: over one interval, or the engine's age).
-    fn sample(&self, status: &EngineStatus, now: Instant) -> Sample {
-        let since = self
-            .recorded()
+    /// start: over one interval, or the engine's age), timed after it.
+    /// The caller holds `r` from here until it has used the sample, so
+    /// that no sample is kept in between.
+    fn sample(&self, r: &Recorded, status: &EngineStatus, now: Instant) -> Sample {
+        let since = r
             .last_at
             .map_or(self.interval, |t| now.saturating_duration_since(t));
         let busy = self.engine.busy(since);
-        Sample::of(status, &busy, unix_ms())
+        Sample::of(status, &busy, stamp(r.ring.last_t_unix_ms(), unix_ms()))
     }
 
     /// Take one sample now and keep it.
     pub fn record(&self) {
-        let now = Instant::now();
-        let s = self.sample(&self.engine.status(), now);
+        let status = self.engine.status();
         let mut r = self.recorded();
+        let now = Instant::now();
+        let s = self.sample(&r, &status, now);
         r.ring.push(s);
         r.last_at = Some(now);
     }
@@ -209,14 +224,16 @@ impl History {
     /// it; and the newest jobs with their phases.
     pub fn json(&self, since: Option<u64>) -> Value {
         let status = self.engine.status();
-        let live = self.sample(&status, Instant::now());
         let jobs: Vec<Value> = self
             .engine
             .recent_jobs(RECENT_JOBS)
             .iter()
             .map(job_json)
             .collect();
+        // Held from the live sample on: a sample kept after it would come
+        // before it in the answer.
         let recorded = self.recorded();
+        let live = self.sample(&recorded, &status, Instant::now());
         let ring = &recorded.ring;
         let samples: Vec<&Sample> = ring
             .iter()
@@ -352,5 +369,15 @@ mod tests {
         let ts: Vec<u64> = r.iter().map(|s| s.t_unix_ms).collect();
         assert_eq!(ts, [2, 3, 4], "oldest dropped first");
         assert_eq!(r.dropped(), 2);
+        assert_eq!(r.last_t_unix_ms(), Some(4));
+        assert_eq!(Ring::new(2).last_t_unix_ms(), None);
+    }
+
+    #[test]
+    fn sample_times_always_increase() {
+        assert_eq!(stamp(None, 1000), 1000);
+        assert_eq!(stamp(Some(999), 1000), 1000, "the clock when it moved on");
+        assert_eq!(stamp(Some(1000), 1000), 1001, "one millisecond: after");
+        assert_eq!(stamp(Some(1500), 1000), 1501, "the clock stepped back");
     }
 }
