@@ -385,16 +385,19 @@ DEV void ptx_mont_row(uint32_t* ev, uint32_t* od, const uint32_t* a, const uint3
     }
     ptx_mont_reduce_row<P>(ev, od, mod);
 }
-// r = ev + (od >> 1 limb), then below the modulus: the end of a product or
-// square whose N rows left ev / od in their first roles.
-template <class P>
-DEV Fp<P> ptx_mont_finish(Fp<P>& r, const uint32_t* od) {
-    constexpr int N = P::N;
-    uint32_t* ev = r.v;
+// ev += od >> 1 limb: the value of the two frames (ev + B od) as one, when
+// the rows are over (N even: ev / od back in their first roles).
+// ptx_mont_finish: that, then below the modulus (a product's or square's end).
+template <int N>
+DEV void ptx_fold_frames(uint32_t* ev, const uint32_t* od) {
     PTX("add.cc.u32 %0, %0, %1;" : "+r"(ev[0]) : "r"(od[1]));
 #pragma unroll
     for (int i = 1; i < N - 1; i++) PTX("addc.cc.u32 %0, %0, %1;" : "+r"(ev[i]) : "r"(od[i + 1]));
     PTX("addc.u32 %0, %0, 0;" : "+r"(ev[N - 1]));
+}
+template <class P>
+DEV Fp<P> ptx_mont_finish(Fp<P>& r, const uint32_t* od) {
+    ptx_fold_frames<P::N>(r.v, od);
     r.reduce_once();
     return r;
 }
@@ -659,10 +662,7 @@ DEV Fp<P> redc_wide(const uint32_t* t) {
         ptx_redc_row<P>(ev, od, mod, i == 0);
         ptx_redc_row<P>(od, ev, mod, false);
     }
-    PTX("add.cc.u32 %0, %0, %1;" : "+r"(ev[0]) : "r"(od[1]));
-#pragma unroll
-    for (int i = 1; i < N - 1; i++) PTX("addc.cc.u32 %0, %0, %1;" : "+r"(ev[i]) : "r"(od[i + 1]));
-    PTX("addc.u32 %0, %0, 0;" : "+r"(ev[N - 1]));
+    ptx_fold_frames<N>(ev, od);
     PTX("add.cc.u32 %0, %0, %1;" : "+r"(ev[0]) : "r"(t[N]));
 #pragma unroll
     for (int i = 1; i < N - 1; i++) PTX("addc.cc.u32 %0, %0, %1;" : "+r"(ev[i]) : "r"(t[N + i]));
@@ -746,15 +746,24 @@ DEV Fp<P> mul_sub_lazy(const Fp<P>& a, const Fp<P>& b, const Fp<P>& c, const Fp<
 // G1 "inline" kernels) by the interleaved rows (Fr's Karatsuba form was
 // 177 IMADs against 163: four-limb halves leave too little to save).
 // CUZK_MUL_INTERLEAVED keeps every field on mont_mul_ptx, for comparison.
+// The interleaved rows (mont_mul_ptx), or the portable form.
 template <class P>
-DEV Fp<P> mont_mul_inline(const Fp<P>& a, const Fp<P>& b) {
+DEV Fp<P> mont_mul_rows(const Fp<P>& a, const Fp<P>& b) {
 #if defined(CUZK_CIOS_MUL) || defined(CUZK_EMU)
     return mont_mul_cios<P>(a, b);
 #else
-#if !defined(CUZK_MUL_INTERLEAVED)
+    return mont_mul_ptx<P>(a, b);
+#endif
+}
+template <class P>
+DEV Fp<P> mont_mul_inline(const Fp<P>& a, const Fp<P>& b) {
+#ifdef CUZK_EMU
+    return mont_mul_rows<P>(a, b);
+#else
+#if !defined(CUZK_CIOS_MUL) && !defined(CUZK_MUL_INTERLEAVED)
     if constexpr (P::KARATSUBA) return mont_mul_kara<P>(a, b);
 #endif
-    return mont_mul_ptx<P>(a, b);
+    return mont_mul_rows<P>(a, b);
 #endif
 }
 template <class P>
@@ -897,18 +906,6 @@ DEV void st_fr(Fr* p, const Fr& x) {
 // registers, the products' calls under that cap), though the o2 and o4
 // builds gained (343.5 -> 336.3, 395.1 -> 354.6; call 81, H100).
 // CUZK_FQ2_KARA gives Fq2 the Karatsuba product instead.
-template <class P>
-DEV Fp<P> mont_mul_rows(const Fp<P>& a, const Fp<P>& b) {
-#ifdef CUZK_EMU
-    return mont_mul_cios<P>(a, b);
-#else
-#if defined(CUZK_CIOS_MUL)
-    return mont_mul_cios<P>(a, b);
-#else
-    return mont_mul_ptx<P>(a, b);
-#endif
-#endif
-}
 __device__ __noinline__ Fp<FqParams> fq_mul_rows_outline(const Fp<FqParams> a,
                                                           const Fp<FqParams> b) {
     return mont_mul_rows<FqParams>(a, b);
