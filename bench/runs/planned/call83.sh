@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Planned first call of the next session with device time (written in the
+# twenty-fifth session, 2026-12-06, which had 50 s of device time: its
+# predecessor's CI failed, so no fresh minutes). Main's .gpu and
+# .gpu-prover built at HEAD; .carry/g1k/bench_kernels built with
+# CUZK_NVCC_DEFINES=CUZK_G1I_KARA,CUZK_G1I_CAP=3 (bench/gpu-kernels.md run
+# 50: the inline G1 build with the Karatsuba product capped at 3 blocks an
+# SM; ~9% fewer IMAD-pipe units a mixed addition than the out-of-line
+# calls, 51 spill instructions). The prover checks passed at 5a79805 (call
+# 82) and the kernels have not changed since (cuzk.cu's sm_90 SASS
+# byte-identical), so they are not rerun here.
+# (1) G1 rows, reps 2, both builds in the same call: main's `msm_g1 vram`
+#     (out of line, default) and `msm_g1 vram inline-fq` against g1k's
+#     `inline-fq` row. Predicted: g1k's inline row 3-6% under main's
+#     default row (2^24 ~93.5 -> ~89 ms on an H100) if the spills stay in
+#     L1; slower if they do not.
+# (2) The porep-like 2^27 partition (z prepared, reps 2; ~300 s with its
+#     parameter generation), never measured with the Karatsuba product:
+#     predicted ~1451 -> ~1400 ms on an H200 (H MSM 756 -> ~710), ~1474 ->
+#     ~1420 on an H100 80GB (call 75 / call 77's main on those kinds).
+# Carry [".gpu", ".gpu-prover", ".carry/g1k"]; run as
+#   CALL_BUDGET_S=585 bash bench/runs/planned/call83.sh
+set -u
+. bench/runs/lib.sh "${CALL_BUDGET_S:-585}" "${OUT:-/tmp}/c83"
+nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
+for b in main g1k; do
+  bin=./.gpu/bench_kernels; [ $b = g1k ] && bin=./.carry/g1k/bench_kernels
+  stamp "rows G1, $b, reps 2"
+  timeout "$(lim 80)" $bin --filter msm_g1 --reps 2 --json-out "$w/g1-$b.json" > "$w/g1-$b.log" 2>&1
+  echo "rc $?"; grep -E "^msm_g1 vram" "$w/g1-$b.log" | grep "ms (floor" | cut -c1-110
+done
+stamp "compiled bench 27, reps 2"
+if [ "$(left)" -gt 290 ]; then
+  timeout "$(( $(left) - 8 ))" ./.gpu-prover/gpu_prover_test --bench-only --compiled-bench 27 --reps 2 --device-only --json-out "$w/bench27.json" > "$w/bench27.log" 2>&1
+  echo "rc $?"; grep -E "compiled bench 2|device path|z prepared|sort|unsplit|FAIL|passed" "$w/bench27.log" | grep -v "^ok" | cut -c1-400
+else
+  echo "skipped: $(left) s left, the partition needs ~300 (parameter generation, compile, runs)"
+fi
+stamp done
