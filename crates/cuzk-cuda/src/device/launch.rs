@@ -233,6 +233,14 @@ fn kernel_definitions(source: &str) -> Vec<KernelDefinition> {
         if let Some(r) = rest.strip_prefix("__launch_bounds__") {
             rest = r[r.find(')').expect("__launch_bounds__(...)") + 1..].trim_start();
         }
+        // A macro that stands for the bounds (an upper-case word before
+        // the name, `void BOUNDS name(`).
+        let word = rest
+            .find(|c: char| !(c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
+            .unwrap_or(0);
+        if word > 0 && rest[word..].starts_with(char::is_whitespace) {
+            rest = rest[word..].trim_start();
+        }
         let open = rest.find('(').expect("a parameter list");
         let name = rest[..open].trim().to_string();
         let close = rest.find(')').expect("a parameter list");
@@ -268,6 +276,8 @@ mod tests {
         #define PAIR(G, F) \\\n\
             extern \"C\" __global__ void pair_##G(const F* x, uint32_t n) {}\n\
         PAIR(g1, Fq)\n\
+        #define CAPPED __launch_bounds__(128, 3)\n\
+        extern \"C\" __global__ void CAPPED\n    capped(const uint32_t* a, uint32_t n) {}\n\
         #define ONE(NAME) extern \"C\" __global__ void NAME(uint32_t n) {}\n\
         #define TWO(NAME) extern \"C\" __global__ void NAME(uint32_t n, uint32_t m) {}\n\
         ONE(one_a)\n\
@@ -284,6 +294,10 @@ mod tests {
                 },
                 Signature {
                     symbols: &["pair_g1"],
+                    params: &["DevPtr", "u32"],
+                },
+                Signature {
+                    symbols: &["capped"],
                     params: &["DevPtr", "u32"],
                 },
             ],
