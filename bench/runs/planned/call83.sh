@@ -18,6 +18,8 @@
 #     parameter generation), never measured with the Karatsuba product:
 #     predicted ~1451 -> ~1400 ms on an H200 (H MSM 756 -> ~710), ~1474 ->
 #     ~1420 on an H100 80GB (call 75 / call 77's main on those kinds).
+# (3) If time is left: the 0/1 sum rows of both builds (g1k's
+#     sum_selected_g1i takes the Karatsuba product uncapped: 204 registers).
 # Carry [".gpu", ".gpu-prover", ".carry/g1k"]; run as
 #   CALL_BUDGET_S=585 bash bench/runs/planned/call83.sh
 set -u
@@ -36,4 +38,12 @@ if [ "$(left)" -gt 290 ]; then
 else
   echo "skipped: $(left) s left, the partition needs ~300 (parameter generation, compile, runs)"
 fi
+for b in main g1k; do
+  bin=./.gpu/bench_kernels; [ $b = g1k ] && bin=./.carry/g1k/bench_kernels
+  stamp "rows 0/1 sum, $b, reps 2"
+  if [ "$(left)" -gt 30 ]; then
+    timeout "$(lim 40)" $bin --filter sum_selected_g1 --reps 2 > "$w/sum-$b.log" 2>&1
+    echo "rc $?"; grep -E "^sum_selected_g1" "$w/sum-$b.log" | grep "ms (floor" | cut -c1-110
+  fi
+done
 stamp done
