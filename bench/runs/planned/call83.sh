@@ -2,8 +2,9 @@
 # Planned first call of the next session with device time (written in the
 # twenty-fifth session, 2026-12-06, which had 50 s of device time: its
 # predecessor's CI failed, so no fresh minutes). Main's .gpu and
-# .gpu-prover rebuilt at HEAD without CUZK_NVCC_DEFINES (target/release
-# holds the g1k build until then); .carry/g1k.tgz (bench_kernels and
+# .gpu-prover built at 22dc6d2's code without CUZK_NVCC_DEFINES (at the
+# end of that session; rebuild them if the kernels change before the
+# call); .carry/g1k.tgz (bench_kernels and
 # gpu_tests, 13 MB) built with
 # CUZK_NVCC_DEFINES=CUZK_G1I_KARA,CUZK_G1I_CAP=3 (bench/gpu-kernels.md run
 # 50: the inline G1 build with the Karatsuba product capped at 3 blocks an
