@@ -739,13 +739,6 @@ DEV Fp<P> mul_sub_lazy(const Fp<P>& a, const Fp<P>& b, const Fp<P>& c, const Fp<
 
 #include "field_f64.cuh"
 
-// Fields whose parameters ask for it (KARATSUBA: Fq out of line) multiply
-// by Karatsuba and a separate reduction (mont_mul_kara: 286 IMAD-pipe
-// instructions against mont_mul_ptx's 301, 519 against 578 counting a wide
-// IMAD as two; sm_90, nvcc 13.0.88); the others (Fr, the inline Fq of the
-// G1 "inline" kernels) by the interleaved rows (Fr's Karatsuba form was
-// 177 IMADs against 163: four-limb halves leave too little to save).
-// CUZK_MUL_INTERLEAVED keeps every field on mont_mul_ptx, for comparison.
 // The interleaved rows (mont_mul_ptx), or the portable form.
 template <class P>
 DEV Fp<P> mont_mul_rows(const Fp<P>& a, const Fp<P>& b) {
@@ -755,6 +748,13 @@ DEV Fp<P> mont_mul_rows(const Fp<P>& a, const Fp<P>& b) {
     return mont_mul_ptx<P>(a, b);
 #endif
 }
+// Fields whose parameters ask for it (KARATSUBA: Fq out of line) multiply
+// by Karatsuba and a separate reduction (mont_mul_kara: 286 IMAD-pipe
+// instructions against mont_mul_ptx's 301, 519 against 578 counting a wide
+// IMAD as two; sm_90, nvcc 13.0.88); the others (Fr, the inline Fq of the
+// G1 "inline" kernels) by the interleaved rows (Fr's Karatsuba form was
+// 177 IMADs against 163: four-limb halves leave too little to save).
+// CUZK_MUL_INTERLEAVED keeps every field on mont_mul_ptx, for comparison.
 template <class P>
 DEV Fp<P> mont_mul_inline(const Fp<P>& a, const Fp<P>& b) {
 #ifdef CUZK_EMU

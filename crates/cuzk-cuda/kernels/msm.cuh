@@ -470,11 +470,10 @@ MSM_KERNELS(g2, Fq2)
 #else
 #define CUZK_G1I_BOUNDS
 #endif
-extern "C" __global__ void CUZK_G1I_BOUNDS msm_accumulate_g1i(const Affine<FqI>* points, const uint32_t* sorted,
-                                              const uint32_t* seg_count, const uint32_t* seg_off,
-                                              const uint32_t* chunk_off, const uint32_t* owner,
-                                              uint32_t S, uint32_t T, const uint32_t* order,
-                                              Xyzz<FqI>* out) {
+extern "C" __global__ void CUZK_G1I_BOUNDS
+msm_accumulate_g1i(const Affine<FqI>* points, const uint32_t* sorted, const uint32_t* seg_count,
+                   const uint32_t* seg_off, const uint32_t* chunk_off, const uint32_t* owner,
+                   uint32_t S, uint32_t T, const uint32_t* order, Xyzz<FqI>* out) {
     accumulate_affine<FqI>(points, sorted, seg_count, seg_off, chunk_off, owner, S, T, order, out);
 }
 extern "C" __global__ void msm_reduce_g1i(const Xyzz<FqI>* items, const uint32_t* seg_count,
