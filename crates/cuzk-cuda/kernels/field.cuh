@@ -867,16 +867,12 @@ struct FqInlineParams : FqParams {
     // Inlined, the Karatsuba product and the lazy a b - c d took the G1
     // kernels from 156 registers to 204 (msm_accumulate_g1i, sum_selected_g1i;
     // sm_90), and the inline G1 MSM rows from 105.6 to 111.0 ms at 2^24
-    // (call 81, H100): the inline build keeps the interleaved rows.
-    // CUZK_G1I_KARA (with CUZK_G1I_CAP=3 on the accumulation, msm.cuh)
-    // is that build under a cap of 3 blocks an SM, to be measured: 168
-    // registers, 51 spill instructions a mixed addition, ~9% fewer IMAD-pipe
-    // units than the out-of-line calls and their argument moves (sm_90).
-#ifdef CUZK_G1I_KARA
-    static constexpr bool KARATSUBA = true;
-#else
+    // (call 81, H100); capped at 3 blocks an SM (168 registers, 51 spill
+    // instructions a mixed addition, 9% fewer IMAD-pipe units than the
+    // out-of-line calls) 115.7 ms against 105.3 uncapped interleaved and
+    // 93.6 out of line (call 83, H100; bench/gpu-kernels.md run 51): the
+    // inline build keeps the interleaved rows.
     static constexpr bool KARATSUBA = false;
-#endif
 };
 typedef Fp<FqInlineParams> FqI;
 

@@ -462,18 +462,12 @@ MSM_KERNELS(g2, Fq2)
 // G1 with inlined Fq products, for the kernels dominated by one addition
 // per step (src/device/msm.rs picks g1 or g1i by measurement; the bucket reduction,
 // two additions and a small multiple per step, spills when inlined: 255
-// registers and 756 bytes of spill stores on sm_90). CUZK_G1I_CAP=k caps
-// the accumulation's registers for k blocks of 128 threads an SM (with
-// CUZK_G1I_KARA, field.cuh).
-#ifdef CUZK_G1I_CAP
-#define CUZK_G1I_BOUNDS __launch_bounds__(128, CUZK_G1I_CAP)
-#else
-#define CUZK_G1I_BOUNDS
-#endif
-extern "C" __global__ void CUZK_G1I_BOUNDS
-msm_accumulate_g1i(const Affine<FqI>* points, const uint32_t* sorted, const uint32_t* seg_count,
-                   const uint32_t* seg_off, const uint32_t* chunk_off, const uint32_t* owner,
-                   uint32_t S, uint32_t T, const uint32_t* order, Xyzz<FqI>* out) {
+// registers and 756 bytes of spill stores on sm_90).
+extern "C" __global__ void msm_accumulate_g1i(const Affine<FqI>* points, const uint32_t* sorted,
+                                              const uint32_t* seg_count, const uint32_t* seg_off,
+                                              const uint32_t* chunk_off, const uint32_t* owner,
+                                              uint32_t S, uint32_t T, const uint32_t* order,
+                                              Xyzz<FqI>* out) {
     accumulate_affine<FqI>(points, sorted, seg_count, seg_off, chunk_off, owner, S, T, order, out);
 }
 extern "C" __global__ void msm_reduce_g1i(const Xyzz<FqI>* items, const uint32_t* seg_count,
