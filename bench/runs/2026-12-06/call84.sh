@@ -31,4 +31,5 @@ if [ "${mem:-0}" -gt 100000 ] && [ "$(left)" -gt 40 ]; then
   timeout "$(lim 80)" ./.gpu/bench_kernels --filter msm_g1 --reps 2 --json-out "$w/g1.json" > "$w/g1.log" 2>&1
   echo "rc $?"; grep -E "^msm_g1 vram( inline-fq)? " "$w/g1.log" | grep "ms (floor" | cut -c1-110
 fi
+pack
 stamp done
