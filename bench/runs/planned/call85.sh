@@ -33,18 +33,8 @@ echo "rc $?"; grep -E "^FAIL|passed, " "$w/g1b-checks.log" | tail -6 | cut -c1-3
 stamp "g1b prover checks"
 timeout "$(lim 90)" $g/gpu_prover_test > "$w/g1b-prover-checks.log" 2>&1
 echo "rc $?"; grep -E "^FAIL|passed, " "$w/g1b-prover-checks.log" | tail -6 | cut -c1-300
-for b in main g1b; do
-  bin=./.gpu/bench_kernels; [ $b = g1b ] && bin=$g/bench_kernels
-  stamp "rows G1, $b, reps 2"
-  timeout "$(lim 80)" $bin --filter msm_g1 --reps 2 > "$w/g1-$b.log" 2>&1
-  echo "rc $?"; grep -E "^msm_g1 vram( inline-fq)? " "$w/g1-$b.log" | grep "ms (floor" | cut -c1-110
-done
-stamp "g1b compiled bench 27, reps 2"
-if [ "$(left)" -gt 230 ]; then
-  timeout "$(( $(left) - 8 ))" $g/gpu_prover_test --bench-only --compiled-bench 27 --reps 2 --device-only > "$w/g1b-bench27.log" 2>&1
-  echo "rc $?"; grep -E "compiled bench 2|device path|z prepared|FAIL|passed" "$w/g1b-bench27.log" | grep -v "^ok" | cut -c1-400
-else
-  echo "skipped: $(left) s left, the partition needs ~240"
-fi
+g1_rows main ./.gpu/bench_kernels
+g1_rows g1b $g/bench_kernels
+partition27 g1b $g/gpu_prover_test 230
 pack
 stamp done
