@@ -815,17 +815,12 @@ DEV Fp<P> mul_fp64(const Fp<P>& a, const Fp<P>& b) {
     return a * b;
 }
 
-// CUZK_FQ_PARTS_INLINE (a measurement hook, off by default): Fq's
-// squaring and a b - c d inline, its product still out of line. In sm_90
-// SASS (bench/gpu-kernels.md run 52) the G1 accumulation's mixed addition
-// then takes 4839 IMAD-pipe units against 5108 (the argument moves of
-// three calls gone), at 160 registers against 164, no spills; the bucket
-// reduction's spill stores 408 -> 64 bytes, the group sums' 244 -> 8.
-#ifdef CUZK_FQ_PARTS_INLINE
-constexpr bool FQ_PARTS_OUTLINE = false;
-#else
-constexpr bool FQ_PARTS_OUTLINE = true;
-#endif
+// Fq's squaring and a b - c d stay out of line with its product. Inline
+// (with the product still out of line: bench/gpu-kernels.md runs 52-53)
+// the G1 accumulation's mixed addition took 4839 IMAD-pipe units against
+// 5108 at 160 registers, and measured the same: G1 2^24 93.30 ms against
+// 93.72, the 2^27 partition 1399.4 against 1401.0 (H100): the kernel waits
+// on its products' dependency chains, not on the pipe.
 template <class P>
 DEV Fp<P> Fp<P>::operator*(const Fp<P>& b) const {
     if constexpr (P::OUTLINE) return fq_mul_outline(*this, b);
@@ -835,7 +830,7 @@ DEV Fp<P> Fp<P>::operator*(const Fp<P>& b) const {
 template <class P>
 DEV Fp<P> Fp<P>::sqr() const {
     if constexpr (P::N != 12) return *this * *this;
-    else if constexpr (P::OUTLINE && FQ_PARTS_OUTLINE) return fq_sqr_outline(*this);
+    else if constexpr (P::OUTLINE) return fq_sqr_outline(*this);
     else return mont_sqr_inline<P>(*this);
 }
 
@@ -859,7 +854,7 @@ DEV Fp<P> mul_sub(const Fp<P>& a, const Fp<P>& b, const Fp<P>& c, const Fp<P>& d
 #else
 #if !defined(CUZK_CIOS_MUL) && !defined(CUZK_MUL_INTERLEAVED)
     if constexpr (P::KARATSUBA) {
-        if constexpr (P::OUTLINE && FQ_PARTS_OUTLINE) return fq_mul_sub_outline(a, b, c, d);
+        if constexpr (P::OUTLINE) return fq_mul_sub_outline(a, b, c, d);
         else return mul_sub_lazy<P>(a, b, c, d);
     }
 #endif
