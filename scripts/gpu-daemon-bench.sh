@@ -142,28 +142,7 @@ if [ "$sweep" = 1 ]; then
             curl -s "http://127.0.0.1:9821/status" > "$work/sstatus.json" 2>/dev/null
             mkdir -p "$out/sweep/$tag"
             cp "$work"/s20.json "$work"/s22.json "$work"/s24.json "$work"/sstatus.json "$out/sweep/$tag/" 2>/dev/null
-            summary="$(python3 - "$work" 2>&1 <<'PY'
-import json, sys
-w = sys.argv[1]
-def load(n):
-    try:
-        return json.load(open(f"{w}/{n}"))
-    except Exception as e:
-        return {"error": str(e)}
-jobs = [load(n) for n in ("s20.json", "s22.json", "s24.json")]
-st = load("sstatus.json")
-devs = st.get("devices") or []
-ph = [d.get("pool_high_bytes") for d in devs if isinstance(d, dict)]
-up = [d.get("param_uploads") for d in devs if isinstance(d, dict)]
-print("failed", sum(j.get("failed", 1) for j in jobs),
-      "completed", sum(j.get("completed", 0) for j in jobs),
-      "verified", sum(j.get("proofs_verified", 0) for j in jobs),
-      "not_verified", sum(j.get("proofs_not_verified", 0) for j in jobs),
-      "pool_high_MiB", [round((x or 0) / 2**20) for x in ph],
-      "param_uploads", up,
-      "wall_s", [round(j.get("wall_s", 0), 1) for j in jobs])
-PY
-)"
+            summary="$(python3 "$root/scripts/daemon-bench-summary.py" sweep "$work" 2>&1)"
             echo "$tag $summary rc $r20/$r22/$r24" | tee -a "$out/sweep.log"
             if [ "$r20$r22$r24" = 000 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
             kill "$daemon" 2>/dev/null
@@ -207,29 +186,7 @@ if [ "$multi" = 1 ]; then
     if wait "$bg"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "multi-big FAILED" | tee -a "$out/gpu-daemon.log"; fi
     head -c 3000 "$out/multi-big.json" | tee -a "$out/gpu-daemon.log"; echo
     "$cuzk" status --daemon "unix:$sock" --json > "$out/status-multi.json" 2>&1
-    python3 - "$out" <<'PY' 2>&1 | tee -a "$out/multi.log"
-import json, sys
-o = sys.argv[1]
-def load(n):
-    try:
-        return json.load(open(f"{o}/{n}"))
-    except Exception as e:
-        return {"error": str(e)}
-warm, st = load("status-warm.json"), load("status-multi.json")
-jobs, crit = load("multi-big.json"), load("multi-critical.json")
-before = {d.get("index"): d for d in warm.get("devices") or []}
-for d in st.get("devices") or []:
-    w = before.get(d.get("index"), {})
-    print("gpu", d.get("index"), d.get("name"),
-          "partitions", d.get("partitions_proved", 0) - w.get("partitions_proved", 0),
-          "busy_s", round(d.get("busy_s", 0) - w.get("busy_s", 0), 1),
-          "busy_fraction_window", d.get("busy_fraction_window"),
-          "healthy", d.get("healthy"))
-for name, j in (("big x10", jobs), ("critical", crit)):
-    print(name, {k: j.get(k) for k in ("ok", "completed", "failed", "proofs_verified", "wall_s",
-                                       "proofs_per_minute", "seconds_per_job", "gpu_busy_fraction",
-                                       "median_ms") if k in j})
-PY
+    python3 "$root/scripts/daemon-bench-summary.py" multi "$out" 2>&1 | tee -a "$out/multi.log"
     kill "$daemon" 2>/dev/null
     wait "$daemon" 2>/dev/null
     rm -rf "$work"
