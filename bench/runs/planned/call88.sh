@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Call 88 (twenty-seventh session): the issue-14 headline rows on the
+# Planned (twenty-seventh session; every H200 request this session was
+# refused or given an H100): the issue-14 headline rows on the
 # issue's card, which no call has had since run 46 (main's kernels since:
 # the Karatsuba Fq product and the lazy Y3 of run 48). On an H100 it
 # stops at once (calls 83-87 measured all of this there).
@@ -12,7 +13,7 @@
 # (4) G2 rows if time is left (run 46: 313.2 ms at 2^24; its kernels
 #     are unchanged).
 # Carry [".gpu/bench_kernels", ".carry/bins.tgz"] (as call 87); run as
-#   CALL_BUDGET_S=560 bash bench/runs/2026-12-06/call88.sh
+#   CALL_BUDGET_S=560 bash bench/runs/planned/call88.sh
 set -u
 . bench/runs/lib.sh "${CALL_BUDGET_S:-560}" "${OUT:-/tmp}/c88"
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
