@@ -10,11 +10,11 @@
 # Predicted: G1 rows -2..-5%.
 # (1) checks msm/g1 with the switch on; (2) G1 rows 2^24 / 2^26, reps 2:
 # main's .gpu/bench_kernels, then the branch's with the switch on.
-# The branch is bench/runs/planned/g1pf.patch (`git am` it on a branch in a
+# The branch is bench/runs/2026-12-07/g1pf.patch (`git am` it on a branch in a
 # worktree; build gpu_tests and bench_kernels there with CUZK_CUDA_ARCHS=90
 # into .carry/pf/, then `tar czf .carry/pf.tgz -C .carry pf`).
 # Carry [".gpu/bench_kernels", ".carry/pf.tgz"]; run as
-#   CALL_BUDGET_S=300 bash bench/runs/planned/call91.sh
+#   CALL_BUDGET_S=300 bash bench/runs/2026-12-07/call91.sh
 set -u
 . bench/runs/lib.sh "${CALL_BUDGET_S:-300}" "${OUT:-/tmp}/c91"
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
