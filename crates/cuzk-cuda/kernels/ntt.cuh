@@ -103,6 +103,24 @@ struct PassPlace {
     }
 };
 
+// CUZK_NTT_LAZY: inside a pass the butterflies keep values below 2r
+// (field.cuh's mont_mul_lazy, add_lazy, sub_lazy: no product's final
+// subtraction), and what a pass stores is brought below r by
+// ntt_leaving, so that every pass and every other kernel reads and writes
+// [0, r) as without it. A product w x with w < r and x < 2r as its
+// multiplicand and multiplier is below r after its own final subtraction
+// (its value before it is below (2r r + r R) / R < 2r), so a pass's
+// scaling on store needs no ntt_leaving.
+#if defined(CUZK_NTT_LAZY) && defined(CUZK_FP64_MIX_FR)
+#error "CUZK_NTT_LAZY's butterflies have no FP64 form"
+#endif
+DEV Fr ntt_leaving(Fr x) {
+#ifdef CUZK_NTT_LAZY
+    x.reduce_once();
+#endif
+    return x;
+}
+
 // One round of R consecutive stages (index bits s0+j .. s0+j+R-1) in
 // registers: each thread takes groups of 2^R elements that differ only in
 // those bits, reads them from shared memory, runs the R stages and writes
@@ -147,6 +165,18 @@ DEV void ntt_round(const PassShared& sh, const Fr* __restrict__ tw, const PassPl
                     // Every other butterfly's product through mul_fp64 (the
                     // FP64 pipe with CUZK_FP64_MIX_FR; field.cuh).
                     const bool alt = ((hi + c) & 1) != 0;
+#ifdef CUZK_NTT_LAZY
+                    (void)alt;
+                    if (!DIF) {
+                        if (texp != 0) v = mont_mul_lazy<FrParams>(w, v);
+                        x[t0] = add_lazy<FrParams>(u, v);
+                        x[t1] = sub_lazy<FrParams>(u, v);
+                    } else {
+                        x[t0] = add_lazy<FrParams>(u, v);
+                        x[t1] = texp != 0 ? mont_mul_lazy<FrParams>(w, sub_lazy<FrParams>(v, u))
+                                          : sub_lazy<FrParams>(u, v);
+                    }
+#else
                     if (!DIF) {
                         if (texp != 0) v = alt ? mul_fp64(v, w) : v * w;
                         x[t0] = u + v;
@@ -155,6 +185,7 @@ DEV void ntt_round(const PassShared& sh, const Fr* __restrict__ tw, const PassPl
                         x[t0] = u + v;
                         x[t1] = texp != 0 ? (alt ? mul_fp64(v - u, w) : (v - u) * w) : u - v;
                     }
+#endif
                 }
             }
         }
@@ -243,7 +274,7 @@ DEV void ntt_pass_body(Fr* d, const Fr* __restrict__ tw, uint32_t lg, uint32_t s
     }
     __syncthreads();
     ntt_rounds<R, DIF, true>(sh, tw, pl);
-    for (uint32_t e = threadIdx.x; e < E; e += blockDim.x) st_fr(d + pl.index(e), sh.get(e));
+    for (uint32_t e = threadIdx.x; e < E; e += blockDim.x) st_fr(d + pl.index(e), ntt_leaving(sh.get(e)));
 }
 
 // The pass at s0 = 0 of an out-of-place transform, the bit reversal fused
@@ -292,7 +323,10 @@ DEV void ntt_perm_pass_body(Fr* __restrict__ d, const Fr* __restrict__ src,
         const uint32_t idx = ((e & lo_mask) << lo_shift) | block_bits | (e >> lgL);
         const uint32_t q = __brev(idx) >> (32 - lg);
         Fr x = sh.get(e);
-        if (DIF && scale == 1) x = x * power_from_tables(plo, phi, plo_bits, q);
+        // The power as the product's multiplicand: with CUZK_NTT_LAZY x is
+        // below 2r, and the product reduces it (ntt_leaving's note).
+        if (DIF && scale == 1) x = power_from_tables(plo, phi, plo_bits, q) * x;
+        else x = ntt_leaving(x);
         st_fr(d + (DIF ? q : idx), x);
     }
 }
