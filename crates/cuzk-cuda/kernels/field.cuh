@@ -245,7 +245,7 @@ struct Fp {
 // reference; the kernels use mont_mul_ptx below, the GPU checks compare both
 // with blst).
 template <class P>
-DEV Fp<P> mont_mul_cios_unreduced(const Fp<P>& a, const Fp<P>& b) {
+DEV Fp<P> mont_mul_cios(const Fp<P>& a, const Fp<P>& b) {
     constexpr int N = P::N;
     uint32_t t[N + 1];
 #pragma unroll
@@ -288,11 +288,6 @@ DEV Fp<P> mont_mul_cios_unreduced(const Fp<P>& a, const Fp<P>& b) {
     Fp<P> r;
 #pragma unroll
     for (int i = 0; i < N; i++) r.v[i] = t[i];
-    return r;
-}
-template <class P>
-DEV Fp<P> mont_mul_cios(const Fp<P>& a, const Fp<P>& b) {
-    Fp<P> r = mont_mul_cios_unreduced<P>(a, b);
     r.reduce_once();
     return r;
 }
@@ -739,118 +734,6 @@ DEV Fp<P> add_unreduced(const Fp<P>& a, const Fp<P>& b) {
 template <class P>
 DEV Fp<P> mul_sub_lazy(const Fp<P>& a, const Fp<P>& b, const Fp<P>& c, const Fp<P>& d) {
     return redc_wide<P>(sub_wide<P>(mul_wide<P>(a, b), mul_wide<P>(c, d)).v);
-}
-
-// ---- Values kept below 2m (the NTT's butterflies with CUZK_NTT_LAZY) ----
-//
-// For a modulus with 2m < 2^(32N) (Fr: 2r ~ 0.91 2^256; Fq too), values in
-// [0, 2m) can go between products and additions without the products'
-// final subtraction; only where they leave for a reader that wants [0, m)
-// does one reduce_once bring them there.
-//   mont_mul_lazy(w, v), w < m the rows' whole operand and v any N-limb
-//   value: the rows keep t < w + m < 2m (each adds w v_i + q m < B (w + m)
-//   and divides by B), so nothing overflows, and the result
-//   (w v + q m) / R < (m R + m R) / R = 2m. Not with w as large as 2m: the
-//   rows could then reach 3m, past 2^(32N) for Fr.
-//   add_lazy, sub_lazy: a + b and a - b modulo 2m for a, b < 2m, as
-//   operator+ and operator- are modulo m (the sum's carry out of N limbs
-//   joins the borrow test: 4m > 2^(32N) for Fr).
-// 2m's limbs.
-template <class P>
-DEV uint32_t mod2(int i) {
-    return (P::mod(i) << 1) | (i > 0 ? P::mod(i - 1) >> 31 : 0u);
-}
-template <class P>
-DEV Fp<P> mont_mul_lazy(const Fp<P>& w, const Fp<P>& v) {
-#ifdef CUZK_EMU
-    return mont_mul_cios_unreduced<P>(w, v);
-#else
-    constexpr int N = P::N;
-    uint32_t mod[N];
-#pragma unroll
-    for (int i = 0; i < N; i++) mod[i] = P::mod(i);
-    Fp<P> r;
-    uint32_t* ev = r.v;
-    uint32_t od[N + 1];
-#pragma unroll
-    for (int i = 0; i < N; i += 2) {
-        ptx_mont_row<P>(ev, od, w.v, mod, v.v[i], i == 0);
-        ptx_mont_row<P>(od, ev, w.v, mod, v.v[i + 1], false);
-    }
-    ptx_fold_frames<N>(r.v, od);
-    return r;
-#endif
-}
-template <class P>
-DEV Fp<P> add_lazy(const Fp<P>& a, const Fp<P>& b) {
-    constexpr int N = P::N;
-    Fp<P> r;
-#ifdef CUZK_EMU
-    uint64_t c = 0;
-    for (int i = 0; i < N; i++) {
-        c += (uint64_t)a.v[i] + b.v[i];
-        r.v[i] = (uint32_t)c;
-        c >>= 32;
-    }
-    uint32_t t[N];
-    int64_t borrow = 0;
-    for (int i = 0; i < N; i++) {
-        int64_t d = (int64_t)r.v[i] - mod2<P>(i) + borrow;
-        t[i] = (uint32_t)d;
-        borrow = d >> 32;
-    }
-    if (c != 0 || borrow == 0) {
-        for (int i = 0; i < N; i++) r.v[i] = t[i];
-    }
-#else
-    uint32_t t[N], carry, keep;
-    PTX("add.cc.u32 %0, %1, %2;" : "=r"(r.v[0]) : "r"(a.v[0]), "r"(b.v[0]));
-#pragma unroll
-    for (int i = 1; i < N; i++) PTX("addc.cc.u32 %0, %1, %2;" : "=r"(r.v[i]) : "r"(a.v[i]), "r"(b.v[i]));
-    PTX("addc.u32 %0, 0, 0;" : "=r"(carry));
-    PTX("sub.cc.u32 %0, %1, %2;" : "=r"(t[0]) : "r"(r.v[0]), "r"(mod2<P>(0)));
-#pragma unroll
-    for (int i = 1; i < N; i++) PTX("subc.cc.u32 %0, %1, %2;" : "=r"(t[i]) : "r"(r.v[i]), "r"(mod2<P>(i)));
-    // carry - borrow: all ones (keep the sum) only for no carry and a
-    // borrow; with a carry the low limbs always borrow (the sum less 2m is
-    // below 2m < 2^(32N)), giving 0.
-    PTX("subc.u32 %0, %1, 0;" : "=r"(keep) : "r"(carry));
-#pragma unroll
-    for (int i = 0; i < N; i++) r.v[i] = keep ? r.v[i] : t[i];
-#endif
-    return r;
-}
-template <class P>
-DEV Fp<P> sub_lazy(const Fp<P>& a, const Fp<P>& b) {
-    constexpr int N = P::N;
-    Fp<P> r;
-#ifdef CUZK_EMU
-    int64_t borrow = 0;
-    for (int i = 0; i < N; i++) {
-        int64_t d = (int64_t)a.v[i] - b.v[i] + borrow;
-        r.v[i] = (uint32_t)d;
-        borrow = d >> 32;
-    }
-    if (borrow) {
-        uint64_t c = 0;
-        for (int i = 0; i < N; i++) {
-            c += (uint64_t)r.v[i] + mod2<P>(i);
-            r.v[i] = (uint32_t)c;
-            c >>= 32;
-        }
-    }
-#else
-    uint32_t borrow;
-    PTX("sub.cc.u32 %0, %1, %2;" : "=r"(r.v[0]) : "r"(a.v[0]), "r"(b.v[0]));
-#pragma unroll
-    for (int i = 1; i < N; i++) PTX("subc.cc.u32 %0, %1, %2;" : "=r"(r.v[i]) : "r"(a.v[i]), "r"(b.v[i]));
-    PTX("subc.u32 %0, 0, 0;" : "=r"(borrow));
-    PTX("add.cc.u32 %0, %0, %1;" : "+r"(r.v[0]) : "r"(mod2<P>(0) & borrow));
-#pragma unroll
-    for (int i = 1; i < N - 1; i++) PTX("addc.cc.u32 %0, %0, %1;" : "+r"(r.v[i]) : "r"(mod2<P>(i) & borrow));
-    PTX("addc.u32 %0, %0, %1;" : "+r"(r.v[N - 1]) : "r"(mod2<P>(N - 1) & borrow));
-#endif
-    return r;
 }
 #undef PTX
 

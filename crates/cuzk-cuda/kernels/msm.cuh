@@ -165,7 +165,10 @@ extern "C" __global__ void __launch_bounds__(CHUNK_ORDER_BLOCK)
 
 // One chunk of the sorted list summed with mixed additions. (Loading the
 // next point before the current addition, run 4, raised the registers and
-// made this kernel 16% slower at 2^20..2^26; the plain loop is kept.)
+// made this kernel 16% slower at 2^20..2^26; fetched by cp.async into
+// shared memory instead, no registers more, it measured the same: G1
+// 2^24 / 2^26 93.47 / 370.87 ms against 93.78 / 370.96, H100, call 91,
+// bench/runs/2026-12-07/g1pf.patch. The plain loop is kept.)
 template <class F>
 DEV void accumulate_affine(const Affine<F>* points, const uint32_t* sorted,
                            const uint32_t* seg_count, const uint32_t* seg_off,

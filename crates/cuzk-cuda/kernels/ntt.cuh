@@ -103,24 +103,12 @@ struct PassPlace {
     }
 };
 
-// CUZK_NTT_LAZY: inside a pass the butterflies keep values below 2r
-// (field.cuh's mont_mul_lazy, add_lazy, sub_lazy: no product's final
-// subtraction), and what a pass stores is brought below r by
-// ntt_leaving, so that every pass and every other kernel reads and writes
-// [0, r) as without it. A product w x with w < r and x < 2r as its
-// multiplicand and multiplier is below r after its own final subtraction
-// (its value before it is below (2r r + r R) / R < 2r), so a pass's
-// scaling on store needs no ntt_leaving.
-#if defined(CUZK_NTT_LAZY) && defined(CUZK_FP64_MIX_FR)
-#error "CUZK_NTT_LAZY's butterflies have no FP64 form"
-#endif
-DEV Fr ntt_leaving(Fr x) {
-#ifdef CUZK_NTT_LAZY
-    x.reduce_once();
-#endif
-    return x;
-}
-
+// (Values kept below 2r inside a pass, without the products' final
+// subtraction, took 2.5-3% of a round's instructions and none of its
+// IMAD-pipe work, and measured the same: r2x3 forward out of place 38.47
+// ms against 38.16, inverse 45.14 against 45.66, evals -> coset 83.38
+// against 83.63 at 2^27 (H100, call 91; bench/gpu-kernels.md runs 56-57).)
+//
 // One round of R consecutive stages (index bits s0+j .. s0+j+R-1) in
 // registers: each thread takes groups of 2^R elements that differ only in
 // those bits, reads them from shared memory, runs the R stages and writes
@@ -165,18 +153,6 @@ DEV void ntt_round(const PassShared& sh, const Fr* __restrict__ tw, const PassPl
                     // Every other butterfly's product through mul_fp64 (the
                     // FP64 pipe with CUZK_FP64_MIX_FR; field.cuh).
                     const bool alt = ((hi + c) & 1) != 0;
-#ifdef CUZK_NTT_LAZY
-                    (void)alt;
-                    if (!DIF) {
-                        if (texp != 0) v = mont_mul_lazy<FrParams>(w, v);
-                        x[t0] = add_lazy<FrParams>(u, v);
-                        x[t1] = sub_lazy<FrParams>(u, v);
-                    } else {
-                        x[t0] = add_lazy<FrParams>(u, v);
-                        x[t1] = texp != 0 ? mont_mul_lazy<FrParams>(w, sub_lazy<FrParams>(v, u))
-                                          : sub_lazy<FrParams>(u, v);
-                    }
-#else
                     if (!DIF) {
                         if (texp != 0) v = alt ? mul_fp64(v, w) : v * w;
                         x[t0] = u + v;
@@ -185,7 +161,6 @@ DEV void ntt_round(const PassShared& sh, const Fr* __restrict__ tw, const PassPl
                         x[t0] = u + v;
                         x[t1] = texp != 0 ? (alt ? mul_fp64(v - u, w) : (v - u) * w) : u - v;
                     }
-#endif
                 }
             }
         }
@@ -274,7 +249,7 @@ DEV void ntt_pass_body(Fr* d, const Fr* __restrict__ tw, uint32_t lg, uint32_t s
     }
     __syncthreads();
     ntt_rounds<R, DIF, true>(sh, tw, pl);
-    for (uint32_t e = threadIdx.x; e < E; e += blockDim.x) st_fr(d + pl.index(e), ntt_leaving(sh.get(e)));
+    for (uint32_t e = threadIdx.x; e < E; e += blockDim.x) st_fr(d + pl.index(e), sh.get(e));
 }
 
 // The pass at s0 = 0 of an out-of-place transform, the bit reversal fused
@@ -323,10 +298,7 @@ DEV void ntt_perm_pass_body(Fr* __restrict__ d, const Fr* __restrict__ src,
         const uint32_t idx = ((e & lo_mask) << lo_shift) | block_bits | (e >> lgL);
         const uint32_t q = __brev(idx) >> (32 - lg);
         Fr x = sh.get(e);
-        // The power as the product's multiplicand: with CUZK_NTT_LAZY x is
-        // below 2r, and the product reduces it (ntt_leaving's note).
-        if (DIF && scale == 1) x = power_from_tables(plo, phi, plo_bits, q) * x;
-        else x = ntt_leaving(x);
+        if (DIF && scale == 1) x = x * power_from_tables(plo, phi, plo_bits, q);
         st_fr(d + (DIF ? q : idx), x);
     }
 }

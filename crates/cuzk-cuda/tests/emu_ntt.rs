@@ -482,17 +482,6 @@ fn ntt_kernels_in_ptx_form_match_the_reference() {
     check_transforms(&[1, 2, 3, 7, 12], Arith::Ptx, 0x9e7);
 }
 
-/// The butterflies' values kept below 2r inside a pass (CUZK_NTT_LAZY: no
-/// product's final subtraction, sums and differences modulo 2r, each
-/// pass's stores reduced), in PTX form: in place and out of place, in
-/// rounds of every size. The outputs are compared byte for byte, so a
-/// value left in [r, 2r) fails as a wrong one does.
-#[test]
-fn ntt_kernels_with_lazy_butterflies_match_the_reference() {
-    check_transforms(&[1, 2, 3, 7, 12], Arith::PtxLazyNtt, 0x1a2);
-    check_transforms_into(&[1, 7, 12], &[1, 4], None, Arith::PtxLazyNtt, 0x1a3);
-}
-
 /// H's product of a and b fused into the first DIF pass (`OnLoad::Times`),
 /// then the inverse's scaled permutation: the inverse transform of a b.
 #[test]

@@ -18,9 +18,6 @@ pub enum Arith {
     /// The PTX form with Fq2's product by wide products and two reductions
     /// (field.cuh's `fq2_mul_lazy`, CUZK_FQ2_LAZY).
     PtxLazyFq2,
-    /// The PTX form with the NTT's butterflies below 2r (ntt.cuh's
-    /// CUZK_NTT_LAZY).
-    PtxLazyNtt,
 }
 
 use std::collections::HashMap;
@@ -54,9 +51,6 @@ pub fn emu_binary_for(arith: Arith, source: &str, stem: &str, fp64_define: &str)
         Arith::Fp64Mix => emu_binary(source, &format!("{stem}_fp64"), &[fp64_define]),
         Arith::PtxLazyFq2 => {
             emu_binary_ptx(source, &format!("{stem}_ptx_fq2lazy"), &["CUZK_FQ2_LAZY"])
-        }
-        Arith::PtxLazyNtt => {
-            emu_binary_ptx(source, &format!("{stem}_ptx_nttlazy"), &["CUZK_NTT_LAZY"])
         }
     }
 }
