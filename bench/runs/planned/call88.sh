@@ -12,9 +12,9 @@
 #     predicted ~1380: the H100 gave 1401.0 in call 83);
 # (4) G2 rows if time is left (run 46: 313.2 ms at 2^24; its kernels
 #     are unchanged).
-# Carry [".gpu/bench_kernels", ".carry/bins.tgz"] (as call 87; run with call 91 in
-# one call on 2026-12-07, bins.tgz then held .gpu-prover alone); run as
-#   CALL_BUDGET_S=560 bash bench/runs/2026-12-07/call88.sh
+# Carry [".gpu/bench_kernels", ".carry/bins.tgz"] (as call 87; call 91 of
+# 2026-12-07 would have run it on an H200 but was given an H100); run as
+#   CALL_BUDGET_S=560 bash bench/runs/planned/call88.sh
 set -u
 . bench/runs/lib.sh "${CALL_BUDGET_S:-560}" "${OUT:-/tmp}/c88"
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
