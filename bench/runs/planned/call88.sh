@@ -9,7 +9,10 @@
 # (2) G1 rows, reps 2 (run 46 on an H200: 98.81 / 385.44 ms at 2^24 /
 #     2^26; predicted ~92.5 / ~362 from run 48's H100 ratio);
 # (3) the porep-like 2^27 partition with z prepared (run 46: 1451.5 ms;
-#     predicted ~1380: the H100 gave 1401.0 in call 83);
+#     predicted ~1380: the H100 gave 1401.0 in call 83), and 10
+#     partitions by 1 and 2 workers (`--compiled-batch 10`, ~40 s more;
+#     run 25 on an H200: 1627.0 / 1561.7 ms a partition; the H100 gave
+#     1584.4 / 1517.2 in call 84);
 # (4) G2 rows if time is left (run 46: 313.2 ms at 2^24; its kernels
 #     are unchanged).
 # Carry [".gpu/bench_kernels", ".carry/bins.tgz"] (as call 87; call 91 of
@@ -28,7 +31,15 @@ stamp "ntt 2^27"
 CUZK_NTT_BENCH_LOGS=27 timeout "$(lim 60)" ./.gpu/bench_kernels --filter ntt --reps 3 > "$w/ntt.log" 2>&1
 echo "rc $?"; grep -E "ms \(floor" "$w/ntt.log" | head -12 | cut -c1-110
 g1_rows h200 ./.gpu/bench_kernels
-partition27 h200 ./.gpu-prover/gpu_prover_test 230
+stamp "compiled bench 27, reps 2, batch 10"
+if [ "$(left)" -ge 270 ]; then
+  timeout "$(( $(left) - 8 ))" ./.gpu-prover/gpu_prover_test --bench-only --compiled-bench 27 --reps 2 --device-only \
+    --compiled-batch 10 --json-out "$w/bench27.json" > "$w/h200-bench27.log" 2>&1
+  echo "rc $?"
+  grep -E "compiled bench 2|device path|z prepared|FAIL|passed" "$w/h200-bench27.log" | grep -v "^ok" | cut -c1-400
+else
+  echo "skipped: $(left) s left"
+fi
 if [ "$(left)" -gt 70 ]; then
   stamp "rows G2, reps 1"
   timeout "$(( $(left) - 8 ))" ./.gpu/bench_kernels --filter msm_g2 --reps 1 > "$w/g2.log" 2>&1
