@@ -9,9 +9,9 @@
 # the MSM, ~323 ms at 2^26) shrinks by 1/13 (-25 ms); the bucket
 # reduction, independent of n, grows with the buckets 2^21 x 12 / 2^19 x
 # 13 = 3.7x (~10 -> ~37 ms). Predicted: 2^26 about even (+-5 ms), 2^24
-# ~+20 ms; if so, a 2^27 MSM in one part (the H200's H MSM) would gain
-# ~-23 ms (~3%).
-# (1) G1 rows 2^26, reps 2, with CUZK_MSM_BENCH_WINDOWS=22;
+# ~+20 ms, 2^27 (the H200's H MSM, in one part) ~-23 ms (~3%).
+# (1) G1 rows 2^26 and 2^27 (new this session: the 2^26 points twice),
+#     reps 2, with CUZK_MSM_BENCH_WINDOWS=22;
 # (2) 2^24 the same with CUZK_MSM_PROFILE (phases, reps 1): the
 #     reduction's cost at c = 22 beside c = 20's.
 # Carry [".gpu/bench_kernels", ".carry/bins.tgz"]; run as
@@ -24,9 +24,9 @@ if [ "${mem:-0}" -gt 100000 ]; then
 fi
 . bench/runs/lib.sh "${CALL_BUDGET_S:-560}" "${OUT:-/tmp}/c92"
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
-stamp "G1 2^26, c = 20 and 22, reps 2"
-CUZK_MSM_BENCH_WINDOWS=22 CUZK_MSM_BENCH_LOGS=26 timeout "$(lim 240)" ./.gpu/bench_kernels --filter "msm_g1 vram" --reps 2 > "$w/g1-26.log" 2>&1
-echo "rc $?"; grep -E "^msm_g1 vram" "$w/g1-26.log" | grep "ms (floor" | cut -c1-110
+stamp "G1 2^26 and 2^27, c = 20 and 22, reps 2"
+CUZK_MSM_BENCH_WINDOWS=22 CUZK_MSM_BENCH_LOGS=26,27 timeout "$(lim 330)" ./.gpu/bench_kernels --filter "msm_g1 vram" --reps 2 > "$w/g1-2627.log" 2>&1
+echo "rc $?"; grep -E "^msm_g1 vram" "$w/g1-2627.log" | grep "ms (floor" | cut -c1-110
 stamp "G1 2^24 profiled, c = 20 and 22, reps 1"
 CUZK_MSM_PROFILE=1 CUZK_MSM_BENCH_WINDOWS=22 CUZK_MSM_BENCH_LOGS=24 timeout "$(lim 120)" ./.gpu/bench_kernels --filter "msm_g1 vram" --reps 1 > "$w/g1-24-profile.log" 2>&1
 echo "rc $?"; grep -E "^msm_g1 vram" "$w/g1-24-profile.log" | grep "ms (floor" | cut -c1-110
