@@ -10,11 +10,14 @@
 # reduction, independent of n, grows with the buckets 2^21 x 12 / 2^19 x
 # 13 = 3.7x (~10 -> ~37 ms). Predicted: 2^26 about even (+-5 ms), 2^24
 # ~+20 ms, 2^27 (the H200's H MSM, in one part) ~-23 ms (~3%).
+# (0) the new checks of MSMs at windows of 21 and 22 bits (gpu_tests
+#     --filter "window 2": G1 1000 and 65539 points, G2 1000, every
+#     build, chunk order and reduction form, signed-digit edge scalars);
 # (1) G1 rows 2^26 and 2^27 (new this session: the 2^26 points twice),
 #     reps 2, with CUZK_MSM_BENCH_WINDOWS=22;
 # (2) 2^24 the same with CUZK_MSM_PROFILE (phases, reps 1): the
 #     reduction's cost at c = 22 beside c = 20's.
-# Carry [".gpu/bench_kernels", ".carry/bins.tgz"]; run as
+# Carry [".gpu/bench_kernels", ".gpu/gpu_tests", ".carry/bins.tgz"]; run as
 #   CALL_BUDGET_S=560 bash bench/runs/2026-12-07/call92.sh
 set -u
 mem=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | head -1)
@@ -24,6 +27,9 @@ if [ "${mem:-0}" -gt 100000 ]; then
 fi
 . bench/runs/lib.sh "${CALL_BUDGET_S:-560}" "${OUT:-/tmp}/c92"
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
+stamp "checks at windows of 21 and 22 bits"
+timeout "$(lim 60)" ./.gpu/gpu_tests --filter "window 2" > "$w/checks-windows.log" 2>&1
+echo "rc $?"; grep -E "^FAIL|passed, " "$w/checks-windows.log" | tail -6 | cut -c1-300
 stamp "G1 2^26 and 2^27, c = 20 and 22, reps 2"
 CUZK_MSM_BENCH_WINDOWS=22 CUZK_MSM_BENCH_LOGS=26,27 timeout "$(lim 330)" ./.gpu/bench_kernels --filter "msm_g1 vram" --reps 2 > "$w/g1-2627.log" 2>&1
 echo "rc $?"; grep -E "^msm_g1 vram" "$w/g1-2627.log" | grep "ms (floor" | cut -c1-110

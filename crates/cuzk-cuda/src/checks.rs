@@ -1265,6 +1265,23 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
             },
         );
     }
+    // Windows wider than the default's 20 bits (bench_kernels'
+    // CUZK_MSM_BENCH_WINDOWS rows; 22 bits take 12 windows instead of 13):
+    // every build, chunk order and reduction form, with scalars at the
+    // signed digits' edges. The device's window is restored after.
+    for c in [21u32, 22] {
+        for n in [1000usize, (1 << 16) + 3] {
+            r.case(&format!("msm/g1 {n} window {c}"), |dev, rng| {
+                let p = random_g1(n, rng.gen());
+                let s = fixed_base_scalars(rng, n, c);
+                let restore = dev.msm_window();
+                dev.set_msm_window(Some(c));
+                let res = check_msm_g1(dev, &p, &s);
+                dev.set_msm_window(restore);
+                res
+            });
+        }
+    }
     r.case("msm/g1 rejects mismatched lengths", |dev, rng| {
         let p = random_g1(10, rng.gen());
         let s = random_scalars(11, rng.gen());
@@ -1294,6 +1311,15 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
         let s = random_scalars(500, rng.gen());
         let sc: Vec<Scalar> = s.iter().chain(s.iter()).copied().collect();
         check_msm_g2(dev, &pts, &sc)
+    });
+    r.case("msm/g2 1000 window 22", |dev, rng| {
+        let p = random_g2(1000, rng.gen());
+        let s = fixed_base_scalars(rng, 1000, 22);
+        let restore = dev.msm_window();
+        dev.set_msm_window(Some(22));
+        let res = check_msm_g2(dev, &p, &s);
+        dev.set_msm_window(restore);
+        res
     });
     r.case("msm/g2 5000 repeated point and scalar", |dev, rng| {
         let p = random_g2(1, rng.gen())[0];
