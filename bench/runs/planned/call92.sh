@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Call 92 (twenty-ninth session, 2026-12-07). On an H200 it is call 88's
+# Call 92 (planned in the twenty-ninth session, 2026-12-07, when every
+# start was refused). On an H200 it is call 88's
 # plan (bench/runs/planned/call88.sh: the headline rows on the issue's
-# card) and nothing else. On an H100, a measurement that needs no build:
+# card) and nothing else. On an H100 (.gpu built at cfb1ecc or later:
+# `CUZK_CUDA_ARCHS=90 bash scripts/gpu-test.sh --prepare`):
 # G1 windows of 22 bits (12 windows instead of 13 at c = 20) with the
 # shared-memory sort and the split bucket reduction, which no run has
 # measured (run 20 had the atomic sort: 2^26 c = 22 456.4 against c = 20
@@ -18,7 +20,7 @@
 # (2) 2^24 the same with CUZK_MSM_PROFILE (phases, reps 1): the
 #     reduction's cost at c = 22 beside c = 20's.
 # Carry [".gpu/bench_kernels", ".gpu/gpu_tests", ".carry/bins.tgz"]; run as
-#   CALL_BUDGET_S=560 bash bench/runs/2026-12-07/call92.sh
+#   CALL_BUDGET_S=560 bash bench/runs/planned/call92.sh
 set -u
 mem=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | head -1)
 if [ "${mem:-0}" -gt 100000 ]; then
