@@ -611,6 +611,18 @@ fn with_each_chunk_order(
     result
 }
 
+/// `f` with every MSM forced to windows of `c` bits (4..=23), the device's
+/// own choice restored afterwards.
+fn with_msm_window(dev: &CudaDevice, c: u32, f: impl FnOnce() -> CaseResult) -> CaseResult {
+    let restore = dev.msm_window();
+    ensure(dev.set_msm_window(Some(c)), || {
+        format!("window {c} refused")
+    })?;
+    let res = f();
+    dev.set_msm_window(restore);
+    res
+}
+
 /// `f` with each form of the MSM's last steps: the bucket reduction on one
 /// lane or a pair of lanes a group, split in two levels or with each
 /// group's double-and-add, and the windows' sums by the chunked reduction
@@ -1268,17 +1280,13 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
     // Windows wider than the default's 20 bits (bench_kernels'
     // CUZK_MSM_BENCH_WINDOWS rows; 22 bits take 12 windows instead of 13):
     // every build, chunk order and reduction form, with scalars at the
-    // signed digits' edges. The device's window is restored after.
+    // signed digits' edges.
     for c in [21u32, 22] {
         for n in [1000usize, (1 << 16) + 3] {
             r.case(&format!("msm/g1 {n} window {c}"), |dev, rng| {
                 let p = random_g1(n, rng.gen());
                 let s = fixed_base_scalars(rng, n, c);
-                let restore = dev.msm_window();
-                dev.set_msm_window(Some(c));
-                let res = check_msm_g1(dev, &p, &s);
-                dev.set_msm_window(restore);
-                res
+                with_msm_window(dev, c, || check_msm_g1(dev, &p, &s))
             });
         }
     }
@@ -1315,11 +1323,7 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
     r.case("msm/g2 1000 window 22", |dev, rng| {
         let p = random_g2(1000, rng.gen());
         let s = fixed_base_scalars(rng, 1000, 22);
-        let restore = dev.msm_window();
-        dev.set_msm_window(Some(22));
-        let res = check_msm_g2(dev, &p, &s);
-        dev.set_msm_window(restore);
-        res
+        with_msm_window(dev, 22, || check_msm_g2(dev, &p, &s))
     });
     r.case("msm/g2 5000 repeated point and scalar", |dev, rng| {
         let p = random_g2(1, rng.gen())[0];
