@@ -10,7 +10,7 @@
 // has_ids. The shared-memory sizes are host::MsmSortPlan's for `block`
 // threads.
 // Output: count (W·2^(c-1) words), off (W·2^(c-1) + 1 words), then the
-// sorted list (off's last word of them).
+// sorted list (off's last word of them), written over the keys.
 #include "cuda_emu.h"
 #include "emu_main.h"
 #include "../kernels/msm_sort.cuh"
@@ -51,7 +51,9 @@ int main() {
         }
         part_off[hist_len] = run;
 
-        std::vector<uint32_t> count(s, 0xdeadbeefu), off(s + 1, 0xdeadbeefu), sorted(run ? run : 1);
+        // The sorted list written over the keys, as src/device/msm.rs does.
+        std::vector<uint32_t> count(s, 0xdeadbeefu), off(s + 1, 0xdeadbeefu);
+        uint32_t* sorted = keys.data();
         uint32_t most = 0;
         for (auto g : groups) most = std::max(most, g.w1 - g.w0);
         std::vector<uint2> tmp((size_t)most * n + 1);
@@ -63,11 +65,11 @@ int main() {
             });
             emu_launch((uint32_t)group_slots, block, buckets_smem, [&] {
                 msm_sort_buckets(tmp.data(), part_off.data(), tiles, lg_low, w0 * parts,
-                                 W * parts, count.data(), off.data(), sorted.data(), bucket_stage);
+                                 W * parts, count.data(), off.data(), sorted, bucket_stage);
             });
         }
         fwrite(count.data(), 4, s, stdout);
         fwrite(off.data(), 4, s + 1, stdout);
-        fwrite(sorted.data(), 4, run, stdout);
+        fwrite(sorted, 4, run, stdout);
     });
 }

@@ -31,8 +31,10 @@
 // took 83.7 ms at G1 2^26 on an H100, staged 42.3, the atomic sort 47.3
 // (2026-12-06, call 71).
 // Large MSMs take passes 2-3 a window at a time, so that `tmp` (8 bytes an
-// entry) adds one window's worth to the keys and sorted list the atomic
-// sort held (host::msm_sort_plan). Recomputing the digits in each pass
+// entry) adds one window's worth to the keys (host::msm_sort_plan). The
+// host passes the keys as `sorted` too: a group's pass 3 writes the entries
+// of windows below its w1, fewer than w1 * n, after its pass 2 read the
+// keys of its windows, so it overwrites only keys already read. Recomputing the digits in each pass
 // instead of keeping keys (tried first, 2026-12-04 call 29) made the sort
 // slower than the atomic one: 22 ms at 2^24 against 12.5. Zero digits are
 // dropped. Shared memory is dynamic (sized by the host) so that the CPU

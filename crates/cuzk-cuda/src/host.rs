@@ -260,8 +260,8 @@ const MSM_SORT_LOW_BITS: u32 = 10;
 const MSM_SORT_SLOTS: u32 = 12 * 1024;
 /// Bytes of `tmp` (8 an entry) up to which the sort places every window in
 /// one group; beyond, one window at a time, so that `tmp` adds at most one
-/// window's worth (8 bytes a scalar) to the keys and sorted list (W·m u32
-/// each) that the atomic sort held too.
+/// window's worth (8 bytes a scalar) to the keys (W·m u32, the sorted list
+/// written over them).
 const MSM_SORT_ONE_GROUP_BYTES: u64 = 1 << 30;
 
 /// How the MSM's shared-memory sort cuts its work (kernels/msm_sort.cuh).
@@ -375,6 +375,37 @@ pub fn msm_sort_plan(m: usize, c: u32) -> MsmSortPlan {
     }
 }
 
+/// Whether the MSM sorts its (window, bucket) entries through shared
+/// memory (kernels/msm_sort.cuh) rather than with a global atomic per entry
+/// in each of two passes (msm_histogram, msm_scatter). The shared-memory
+/// sort first wrote each entry straight to its place and lost (call 30:
+/// G1 2^24 114.5 ms against 109.6, 2^26 444.8 against 425.7; call 32: its
+/// scattered stores moved twice their bytes through DRAM). With its passes
+/// staged (each stage of entries ordered in shared memory, then written as
+/// runs) it wins at every size (2026-12-06 call 70, H100, rows of `bench_
+/// kernels --filter msm_g --reps 3`: G1 2^20 8.78 -> 8.52 ms, 2^24 104.52 ->
+/// 102.00, 2^26 400.81 -> 396.42, G2 2^24 326.97 -> 324.50; call 71: the sort
+/// phase at G1 2^26 42.3 ms against the atomic one's 47.3 and the unstaged
+/// one's 83.7; the 2^27 partition with z prepared 1479.1 ms against 1492.9).
+/// It also holds 4 bytes an entry less: its sorted list is written over
+/// the digits' keys, which the atomic sort's scatter cannot do.
+pub const DEFAULT_SHARED_SORT: bool = true;
+
+/// The sort a device opens with, and the one [`msm_scratch_bytes`] states
+/// the bytes of: `CUZK_MSM_SORT` = `shared` or `atomic` (measuring a whole
+/// prover with either), else [`DEFAULT_SHARED_SORT`]; read once a process,
+/// so that a budget and the devices it plans for agree.
+pub fn msm_shared_sort_from_env() -> bool {
+    static SHARED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SHARED.get_or_init(
+        || match std::env::var("CUZK_MSM_SORT").as_deref().map(str::trim) {
+            Ok("shared") => true,
+            Ok("atomic") => false,
+            _ => DEFAULT_SHARED_SORT,
+        },
+    )
+}
+
 /// Slack on [`msm_scratch_bytes`]: the scan's block sums (two buffers of
 /// blocks + 1 words per scan), the window counts and offsets uploaded for
 /// the last reduction, and rounding in the chunk bounds.
@@ -383,9 +414,12 @@ const MSM_SCRATCH_SLACK: u64 = 32 << 20;
 /// Peak device bytes one MSM of `m` scalars allocates (bases excluded), as
 /// `CudaDevice`'s MSM allocates them (src/device/msm.rs, `msm_windows` and the
 /// 0/1 split): the uploaded scalars, ids and 0/1 mask of the split, then the
-/// largest of the sort phase (the atomic sort's keys and sorted entries,
-/// W·m u32 each, with histogram, offsets and cursor of S = W·2^(c−1)
-/// buckets, or the shared-memory sort's, [`msm_sort_plan`]), the
+/// largest of the sort phase (of the sort [`msm_shared_sort_from_env`]
+/// picks: the shared-memory sort's W·m u32 keys, its sorted list written
+/// over them, and [`msm_sort_plan`]'s `tmp`; or the atomic sort's keys and
+/// sorted entries, W·m u32 each, with histogram, offsets and cursor of S =
+/// W·2^(c−1) buckets; a device switched to the other sort after it opened,
+/// as the benchmarks and checks do, is outside this figure), the
 /// accumulation phase (sorted entries, bucket tables, one XYZZ item per
 /// chunk of 64 points and per bucket) and the reduction passes (each
 /// pass's items beside the next one's). A caller that budgets device
@@ -403,14 +437,20 @@ pub fn msm_scratch_bytes(m: usize, g2: bool) -> u64 {
     let wm = w * m;
     let xyzz = if g2 { G2_XYZZ_BYTES } else { G1_XYZZ_BYTES } as u64;
     let inputs = m * FR + 4 * m + m / 8 + 8;
-    // The atomic sort: keys and sorted list, counts, offsets and cursors.
-    // The shared-memory one at its peak: keys and sorted list, counts and
-    // offsets, the tiles' scanned counts (their counts are freed before the
-    // list is allocated) and `tmp` for the largest window group.
-    let plan = msm_sort_plan(m as usize, c);
-    let tile_counts = w * plan.parts as u64 * plan.tiles as u64;
-    let shared_sort = 8 * wm + 8 * s + 4 * tile_counts + 8 * plan.group_windows as u64 * m;
-    let sort = (8 * wm + 16 * s).max(shared_sort);
+    // The shared-memory sort (the one [`msm_shared_sort_from_env`] picks,
+    // by default): the keys, which the sorted list is written over, and the
+    // tiles' scanned counts throughout; first the tiles' counts, then
+    // (those freed) the buckets' counts and offsets and `tmp` for the
+    // largest window group. The atomic sort: keys and sorted list, counts,
+    // offsets and cursors.
+    let sort = if msm_shared_sort_from_env() {
+        let plan = msm_sort_plan(m as usize, c);
+        let tile_counts = w * plan.parts as u64 * plan.tiles as u64;
+        let tmp = 8 * plan.group_windows as u64 * m;
+        4 * wm + 4 * tile_counts + 4 + (4 * tile_counts).max(8 * s + 4 + tmp)
+    } else {
+        8 * wm + 16 * s
+    };
     let bound1 = wm / 64 + s;
     let bound2 = bound1 / 64 + s;
     let accumulate = 4 * wm + 20 * s + 4 * bound1 + xyzz * bound1;

@@ -344,7 +344,7 @@ impl CudaDevice {
             zero_one_inline: std::sync::atomic::AtomicBool::new(DEFAULT_ZERO_ONE_INLINE),
             g2_accumulate_blocks: std::sync::atomic::AtomicU32::new(DEFAULT_G2_ACCUMULATE_BLOCKS),
             chunk_order: std::sync::atomic::AtomicBool::new(DEFAULT_CHUNK_ORDER),
-            shared_sort: std::sync::atomic::AtomicBool::new(msm::shared_sort_from_env()),
+            shared_sort: std::sync::atomic::AtomicBool::new(host::msm_shared_sort_from_env()),
             sort_staged: std::sync::atomic::AtomicBool::new(true),
             merge_in_place: std::sync::atomic::AtomicBool::new(DEFAULT_MERGE_IN_PLACE),
             bucket_pairs: std::sync::atomic::AtomicU8::new(

@@ -280,30 +280,6 @@ const _: () = assert!(CHUNK <= MSM_CHUNK_ORDER_MAX_T);
 /// 2^24 690.65 -> 515.85; the sort itself 33 us at 2^22.
 pub(super) const DEFAULT_CHUNK_ORDER: bool = true;
 
-/// Whether the MSM sorts its (window, bucket) entries through shared
-/// memory (kernels/msm_sort.cuh) rather than with a global atomic per entry
-/// in each of two passes (msm_histogram, msm_scatter). The shared-memory
-/// sort first wrote each entry straight to its place and lost (call 30:
-/// G1 2^24 114.5 ms against 109.6, 2^26 444.8 against 425.7; call 32: its
-/// scattered stores moved twice their bytes through DRAM). With its passes
-/// staged (each stage of entries ordered in shared memory, then written as
-/// runs) it wins at every size (2026-12-06 call 70, H100, rows of `bench_
-/// kernels --filter msm_g --reps 3`: G1 2^20 8.78 -> 8.52 ms, 2^24 104.52 ->
-/// 102.00, 2^26 400.81 -> 396.42, G2 2^24 326.97 -> 324.50; call 71: the sort
-/// phase at G1 2^26 42.3 ms against the atomic one's 47.3 and the unstaged
-/// one's 83.7; the 2^27 partition with z prepared 1479.1 ms against 1492.9).
-pub(super) const DEFAULT_SHARED_SORT: bool = true;
-
-/// The sort a device opens with: `CUZK_MSM_SORT` = `shared` or `atomic`
-/// (measuring a whole prover with either), else [`DEFAULT_SHARED_SORT`].
-pub(super) fn shared_sort_from_env() -> bool {
-    match std::env::var("CUZK_MSM_SORT").as_deref().map(str::trim) {
-        Ok("shared") => true,
-        Ok("atomic") => false,
-        _ => DEFAULT_SHARED_SORT,
-    }
-}
-
 /// Whether the MSM merges each bucket's chunk sums in place
 /// (`msm_merge_*`, only the buckets with more than one) rather than by
 /// copying passes over every bucket (`msm_reduce_*`): those took 5.3 ms of
@@ -479,7 +455,10 @@ impl CudaDevice {
     }
 
     /// Sorts the MSM's entries through shared memory (true) or with
-    /// global atomics (false, the sort before 2026-12-04).
+    /// global atomics (false, the sort before 2026-12-04). For benchmarks
+    /// and checks: budgets read [`host::msm_scratch_bytes`], which states
+    /// the sort a device opens with ([`host::msm_shared_sort_from_env`]);
+    /// the atomic one holds 4·W·m bytes more than the shared one.
     pub fn set_msm_shared_sort(&self, on: bool) {
         self.shared_sort
             .store(on, std::sync::atomic::Ordering::Relaxed);
@@ -1127,7 +1106,8 @@ impl CudaDevice {
     /// The entries of an MSM of `m` scalars at `c`-bit windows sorted by
     /// (window, bucket) through shared memory (kernels/msm_sort.cuh):
     /// returns each bucket's count, the buckets' offsets (s + 1, the total
-    /// last) and the sorted list (point id | sign << 31).
+    /// last) and the sorted list (point id | sign << 31), written over the
+    /// digits' keys (W·m words, the list's first `offsets[s]` meaningful).
     #[allow(clippy::type_complexity)]
     fn sort_shared(
         &self,
@@ -1177,7 +1157,13 @@ impl CudaDevice {
         drop(tile_hist);
         let hist: CudaSlice<u32> = self.alloc(kernel, s)?;
         let off0: CudaSlice<u32> = self.alloc(kernel, s + 1)?;
-        let sorted: CudaSlice<u32> = self.alloc(kernel, w as usize * m)?;
+        // The sorted list is written over the keys. A group [w0, w1) reads
+        // the keys of its windows, [w0·m, w1·m), into `tmp` before its
+        // buckets pass writes anything, and that pass writes the entries of
+        // windows below w1, at most w1·m of them (zero digits are dropped),
+        // so to places below w1·m: keys a later group reads stay untouched.
+        // The list needs no W·m words of its own (4 bytes an entry: 7 GB of
+        // a 2^27 MSM's 15 GB sort peak).
         let tmp: CudaSlice<u8> = self.alloc(kernel, 8 * plan.group_windows as usize * m)?;
         let total_parts = w * plan.parts;
         for (w0, w1) in plan.groups(w) {
@@ -1218,18 +1204,18 @@ impl CudaDevice {
                 total_parts,
                 self.p(&hist),
                 self.p(&off0),
-                self.p(&sorted),
+                self.p(&keys),
                 plan.bucket_stage,
             )?;
         }
-        drop((keys, tmp, part_off));
-        Ok((hist, off0, sorted))
+        drop((tmp, part_off));
+        Ok((hist, off0, keys))
     }
 
     /// The sort with a global atomic per entry in each of two passes
     /// (msm_digits, msm_histogram and msm_scatter, window by window): the
     /// default until the shared-memory sort's passes were staged (2026-12-06,
-    /// [`DEFAULT_SHARED_SORT`]).
+    /// [`host::DEFAULT_SHARED_SORT`]).
     /// `prof` marks its steps but the last (the scatter).
     #[allow(clippy::type_complexity, clippy::too_many_arguments)]
     fn sort_atomic(

@@ -1502,6 +1502,34 @@ mod tests {
         );
     }
 
+    /// The porep-like 2^27 partition on an 80 GB H100 (call 72's figures:
+    /// capacity 83.72 GB, parameters 48.32, system 11.71) runs its H MSM in
+    /// one part: the shared-memory sort writes its list over its keys, so
+    /// the MSM's peak is its accumulation (sorted list and chunk sums) and
+    /// the one-part working set (24.48 GB with the list beside the keys,
+    /// 0.77 GB over) fits.
+    #[test]
+    fn porep_like_2_27_on_an_h100_takes_the_h_msm_in_one_part() {
+        const GB: u64 = 1_000_000_000;
+        let n = 1usize << 27;
+        let s = PartitionSizes {
+            domain: n,
+            a: n - 3_000_000,
+            b: 33_550_118,
+            l: n - 3_000_000,
+            h: n - 1,
+        };
+        let z = n - 2_000_000;
+        let work = |parts| compiled_working_bytes(&s, z, 0, 0, z / 7, parts);
+        let working = [work(1), work(2), work(4)];
+        let (capacity, params, system) = (83_720_000_000, 48_320_000_000, 11_710_000_000);
+        if cuzk_cuda::host::msm_shared_sort_from_env() {
+            assert!(working[0] < 23 * GB, "{working:?}");
+            let placed = place_compiled(capacity, params, Some(system), &working, &working);
+            assert_eq!(placed, (CompiledPlacement::Resident, 0), "{working:?}");
+        }
+    }
+
     /// A matrix of `rows` rows with lengths and coefficients from a seed:
     /// mostly short rows, some long ones, empty ones, table coefficients.
     fn matrix(rows: usize, seed: u64) -> (Vec<u64>, Vec<u32>) {
