@@ -1654,20 +1654,9 @@ fn compiled_bench(
             let _ = device_runs("device path, H profiled,", &prepared);
             let h_steps = gpu.take_h_profiles();
             gpu.set_h_profile(false);
-            // The z-prepared runs again with the MSMs' other sort (atomic
-            // or shared-memory), in this process: the setup is minutes.
-            let shared = gpu.set_msm_shared_sort(true);
-            gpu.set_msm_shared_sort(!shared);
-            let other_sort = if shared {
-                "atomic sort"
-            } else {
-                "shared-memory sort"
-            };
-            let (sort_runs, sort_reports) = device_runs(
-                &format!("device path, z prepared, {other_sort},"),
-                &prepared,
-            );
-            gpu.set_msm_shared_sort(shared);
+            // (The MSMs' other sort is measured in a process of its own,
+            // `CUZK_MSM_SORT=atomic`: the budget plans for the sort a device
+            // opens with, and the atomic one holds 4 bytes an entry more.)
             // And with the bucket reduction never split (each group's
             // double-and-add).
             let split = gpu.set_msm_bucket_split(cuzk_cuda::BucketSplit::Never);
@@ -1854,13 +1843,6 @@ fn compiled_bench(
                     ms(median(keep_runs.clone()))
                 );
                 println!("  {}", line("pool keeps a quarter", &keep_reports));
-            }
-            if !sort_runs.is_empty() {
-                println!(
-                    "compiled bench {tag}: device path with z prepared, {other_sort} {:.1} ms median",
-                    ms(median(sort_runs.clone()))
-                );
-                println!("  {}", line(other_sort, &sort_reports));
             }
             if !tail_runs.is_empty() {
                 println!(

@@ -836,20 +836,6 @@ impl CudaBackend {
         }
     }
 
-    /// Sorts every worker's MSM entries through shared memory (true) or
-    /// with global atomics (false) from now on:
-    /// [`CudaDevice::set_msm_shared_sort`]; returns the setting before (the
-    /// first worker's). For measuring the two in one process.
-    pub fn set_msm_shared_sort(&self, on: bool) -> bool {
-        let mut before = None;
-        for s in &self.slots {
-            let slot = relock(s);
-            before.get_or_insert(slot.dev.msm_shared_sort());
-            slot.dev.set_msm_shared_sort(on);
-        }
-        before.unwrap_or(on)
-    }
-
     /// When every worker's MSMs split their bucket reduction in two levels
     /// from now on: [`CudaDevice::set_msm_bucket_split`]; returns the
     /// setting before (the first worker's). For measuring the forms in one
