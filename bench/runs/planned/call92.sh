@@ -33,10 +33,10 @@ stamp "checks at windows of 21 and 22 bits"
 timeout "$(lim 60)" ./.gpu/gpu_tests --filter "window 2" > "$w/checks-windows.log" 2>&1
 echo "rc $?"; grep -E "^FAIL|passed, " "$w/checks-windows.log" | tail -6 | cut -c1-300
 stamp "G1 2^26 and 2^27, c = 20 and 22, reps 2"
-CUZK_MSM_BENCH_WINDOWS=22 CUZK_MSM_BENCH_LOGS=26,27 timeout "$(lim 330)" ./.gpu/bench_kernels --filter "msm_g1 vram" --reps 2 > "$w/g1-2627.log" 2>&1
+CUZK_MSM_BENCH_WINDOWS=22 CUZK_MSM_BENCH_LOGS=26,27 timeout "$(lim 330)" ./.gpu/bench_kernels --filter msm_g1 --reps 2 > "$w/g1-2627.log" 2>&1
 echo "rc $?"; grep -E "^msm_g1 vram" "$w/g1-2627.log" | grep "ms (floor" | cut -c1-110
 stamp "G1 2^24 profiled, c = 20 and 22, reps 1"
-CUZK_MSM_PROFILE=1 CUZK_MSM_BENCH_WINDOWS=22 CUZK_MSM_BENCH_LOGS=24 timeout "$(lim 120)" ./.gpu/bench_kernels --filter "msm_g1 vram" --reps 1 > "$w/g1-24-profile.log" 2>&1
+CUZK_MSM_PROFILE=1 CUZK_MSM_BENCH_WINDOWS=22 CUZK_MSM_BENCH_LOGS=24 timeout "$(lim 120)" ./.gpu/bench_kernels --filter msm_g1 --reps 1 > "$w/g1-24-profile.log" 2>&1
 echo "rc $?"; grep -E "^msm_g1 vram" "$w/g1-24-profile.log" | grep "ms (floor" | cut -c1-110
 grep -E "^msm profile" "$w/g1-24-profile.log" | head -6 | cut -c1-300
 pack
