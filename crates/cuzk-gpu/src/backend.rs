@@ -283,6 +283,10 @@ pub struct CudaBackend {
     /// synthesis side (`GpuConfig::zero_one_form`, changed by
     /// [`Self::set_zero_one_form`]).
     zero_one_form: std::sync::atomic::AtomicBool,
+    /// The fewest parts a compiled partition's H MSM runs in (1 by
+    /// default; changed by [`Self::set_h_parts_min`] to measure the parts
+    /// against each other: more parts never hold more memory).
+    h_parts_min: AtomicUsize,
 }
 
 fn relock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -346,6 +350,7 @@ impl CudaBackend {
             system_plans: Mutex::new(Vec::new()),
             pool_high_max: std::sync::atomic::AtomicU64::new(0),
             pack_witness: std::sync::atomic::AtomicBool::new(config.pack_witness),
+            h_parts_min: AtomicUsize::new(1),
             zero_one_form: std::sync::atomic::AtomicBool::new(config.zero_one_form),
         };
         let free = me.measure_free()?;

@@ -765,6 +765,15 @@ impl CudaBackend {
                 &working_streamed,
             )
         };
+        // At least the parts asked for (each more part's working set is
+        // no larger, so what fitted still fits).
+        let min = self.h_parts_min.load(Ordering::Relaxed);
+        let i = i.max(
+            H_PARTS
+                .iter()
+                .position(|&k| k >= min)
+                .unwrap_or(H_PARTS.len() - 1),
+        );
         let fit = CompiledFit {
             placement,
             capacity,
@@ -826,6 +835,14 @@ impl CudaBackend {
     pub fn set_pool_keep(&self, bytes: Option<u64>) -> Result<()> {
         self.acquire_slot().dev.set_pool_keep(bytes)?;
         Ok(())
+    }
+
+    /// Runs compiled partitions' H MSM in at least `parts` parts (of
+    /// [`H_PARTS`]; 1, the default, leaves the fewest that fit) from now
+    /// on; returns the setting before. For measuring the parts against
+    /// each other on one warm backend: more parts never need more memory.
+    pub fn set_h_parts_min(&self, parts: usize) -> usize {
+        self.h_parts_min.swap(parts.max(1), Ordering::Relaxed)
     }
 
     /// Times the steps of every worker's H step from now on (or stops):
