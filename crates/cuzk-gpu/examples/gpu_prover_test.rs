@@ -1665,17 +1665,20 @@ fn compiled_bench(
                 &prepared,
             );
             gpu.set_msm_bucket_split(split);
-            // And, where the plan runs the H MSM in one part, in two (its
-            // scratch halved, each part's bases half the footprint): the
-            // H100's one part, made possible by 80140d7, saved nothing.
-            let (parts2_runs, parts2_reports) = if fit.h_parts == 1 {
-                let before = gpu.set_h_parts_min(2);
-                let r = device_runs("device path, z prepared, H MSM in 2 parts,", &prepared);
-                gpu.set_h_parts_min(before);
-                r
-            } else {
-                (Vec::new(), Vec::new())
-            };
+            // And with the H MSM in the other of one and two parts where
+            // both fit (the default takes two for a 2^27 H: call 95).
+            let other_parts = if fit.h_parts == 1 { 2 } else { 1 };
+            let before = gpu.set_h_parts_min(other_parts);
+            let (parts_runs, parts_reports) =
+                if gpu.compiled_fit(&params, &cc, Some(&w[0])).h_parts == other_parts {
+                    device_runs(
+                        &format!("device path, z prepared, H MSM in {other_parts} part(s),"),
+                        &prepared,
+                    )
+                } else {
+                    (Vec::new(), Vec::new())
+                };
+            gpu.set_h_parts_min(before);
             // `batch` partitions (the prepared witness each), as one GPU worker
             // proves them (one caller, in turn) and as two do (two callers at
             // once, half each, on the backend's two slots): the daemon's ways.
@@ -1862,12 +1865,15 @@ fn compiled_bench(
                 );
                 println!("  {}", line("unsplit", &tail_reports));
             }
-            if !parts2_runs.is_empty() {
+            if !parts_runs.is_empty() {
                 println!(
-                    "compiled bench {tag}: device path with z prepared, H MSM in 2 parts {:.1} ms median",
-                    ms(median(parts2_runs.clone()))
+                    "compiled bench {tag}: device path with z prepared, H MSM in {other_parts} part(s) {:.1} ms median",
+                    ms(median(parts_runs.clone()))
                 );
-                println!("  {}", line("H in 2 parts", &parts2_reports));
+                println!(
+                    "  {}",
+                    line(&format!("H in {other_parts} part(s)"), &parts_reports)
+                );
             }
             if let Some(first) = h_steps.first() {
                 let steps: Vec<String> = (0..first.len())
@@ -1941,8 +1947,9 @@ fn compiled_bench(
                 "z_prepared_reports": prep_reports,
                 "pool_keep_quarter_ms": keep_runs.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
                 "pool_keep_quarter_reports": keep_reports,
-                "h_in_2_parts_ms": parts2_runs.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
-                "h_in_2_parts_reports": parts2_reports,
+                "h_other_parts": other_parts,
+                "h_other_parts_ms": parts_runs.iter().map(|d| ms(*d)).collect::<Vec<_>>(),
+                "h_other_parts_reports": parts_reports,
                 "h_steps": h_steps,
                 "host_reports": host_reports,
                 "streamed_ms": streamed_runs.iter().map(|d| ms(*d)).collect::<Vec<_>>(),

@@ -283,9 +283,10 @@ pub struct CudaBackend {
     /// synthesis side (`GpuConfig::zero_one_form`, changed by
     /// [`Self::set_zero_one_form`]).
     zero_one_form: std::sync::atomic::AtomicBool,
-    /// The fewest parts a compiled partition's H MSM runs in (1 by
-    /// default; changed by [`Self::set_h_parts_min`] to measure the parts
-    /// against each other: more parts never hold more memory).
+    /// The fewest parts a compiled partition's H MSM of more than
+    /// [`compiled::H_PARTS_MIN_ABOVE`] scalars runs in
+    /// ([`compiled::DEFAULT_H_PARTS_MIN`]; changed by
+    /// [`Self::set_h_parts_min`] to measure the parts against each other).
     h_parts_min: AtomicUsize,
 }
 
@@ -350,7 +351,7 @@ impl CudaBackend {
             system_plans: Mutex::new(Vec::new()),
             pool_high_max: std::sync::atomic::AtomicU64::new(0),
             pack_witness: std::sync::atomic::AtomicBool::new(config.pack_witness),
-            h_parts_min: AtomicUsize::new(1),
+            h_parts_min: AtomicUsize::new(compiled::DEFAULT_H_PARTS_MIN),
             zero_one_form: std::sync::atomic::AtomicBool::new(config.zero_one_form),
         };
         let free = me.measure_free()?;

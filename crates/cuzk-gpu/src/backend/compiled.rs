@@ -427,7 +427,8 @@ pub struct CompiledFit {
     pub working_resident: [u64; 3],
     pub working_streamed: [u64; 3],
     /// Parts the H MSM runs in (one of [`H_PARTS`]): more than one where
-    /// only its smaller scratch lets the placement fit.
+    /// only its smaller scratch lets the placement fit, and at least
+    /// [`DEFAULT_H_PARTS_MIN`] above [`H_PARTS_MIN_ABOVE`] scalars.
     pub h_parts: usize,
 }
 
@@ -436,6 +437,20 @@ pub struct CompiledFit {
 /// scratch a part's, [`plan::msm_scratch`]), at the cost of one more
 /// bucket reduction a part (~10 ms at 2^26 points).
 pub const H_PARTS: [usize; 3] = [1, 2, 4];
+
+/// The fewest parts an H MSM of more than [`H_PARTS_MIN_ABOVE`] scalars
+/// runs in where one would fit too. Measured on an H100 80GB (2026-12-07,
+/// call 95, the porep-like 2^27 partition, z prepared, one process): in
+/// one part 1411.5 ms, in two 1401.3; the H MSM itself the same (724.5 /
+/// 724.9 ms: the bucket reduction a part adds is paid back, perhaps by
+/// each part's bases spanning 6.4 GB rather than 12.9), and a/b/c 25.6
+/// against 17.4 ms after the one-part plan's larger scratch. Two parts
+/// also leave 2 GB more of the card free.
+pub const DEFAULT_H_PARTS_MIN: usize = 2;
+
+/// H MSMs of at most this many scalars take the fewest parts that fit:
+/// below 2^27 no split has been measured to pay.
+pub const H_PARTS_MIN_ABOVE: usize = 1 << 26;
 
 /// The placement by capacity alone, and the H MSM's parts (an index into
 /// [`H_PARTS`]; `working_*[i]` is the working set with `H_PARTS[i]` parts):
@@ -464,6 +479,21 @@ fn place_compiled(
         Some(i) => (CompiledPlacement::Streamed, i),
         None => (CompiledPlacement::Host, 0),
     }
+}
+
+/// The index into [`H_PARTS`] of the fewest parts that fit (`fits`) or,
+/// for an H MSM of more than [`H_PARTS_MIN_ABOVE`] scalars, of at least
+/// `min` parts where more: each more part's working set is no larger, so
+/// what fitted still fits.
+fn at_least_parts(fits: usize, h: usize, min: usize) -> usize {
+    if h <= H_PARTS_MIN_ABOVE {
+        return fits;
+    }
+    let want = H_PARTS
+        .iter()
+        .position(|&k| k >= min)
+        .unwrap_or(H_PARTS.len() - 1);
+    fits.max(want)
 }
 
 /// The most device bytes a compiled partition holds at once beside the
@@ -765,15 +795,7 @@ impl CudaBackend {
                 &working_streamed,
             )
         };
-        // At least the parts asked for (each more part's working set is
-        // no larger, so what fitted still fits).
-        let min = self.h_parts_min.load(Ordering::Relaxed);
-        let i = i.max(
-            H_PARTS
-                .iter()
-                .position(|&k| k >= min)
-                .unwrap_or(H_PARTS.len() - 1),
-        );
+        let i = at_least_parts(i, sizes.h, self.h_parts_min.load(Ordering::Relaxed));
         let fit = CompiledFit {
             placement,
             capacity,
@@ -837,10 +859,11 @@ impl CudaBackend {
         Ok(())
     }
 
-    /// Runs compiled partitions' H MSM in at least `parts` parts (of
-    /// [`H_PARTS`]; 1, the default, leaves the fewest that fit) from now
-    /// on; returns the setting before. For measuring the parts against
-    /// each other on one warm backend: more parts never need more memory.
+    /// Runs compiled partitions' H MSMs of more than [`H_PARTS_MIN_ABOVE`]
+    /// scalars in at least `parts` parts (of [`H_PARTS`]; 1 leaves the
+    /// fewest that fit; [`DEFAULT_H_PARTS_MIN`] by default) from now on;
+    /// returns the setting before. For measuring the parts against each
+    /// other on one warm backend: more parts never need more memory.
     pub fn set_h_parts_min(&self, parts: usize) -> usize {
         self.h_parts_min.swap(parts.max(1), Ordering::Relaxed)
     }
@@ -1506,13 +1529,14 @@ mod tests {
     }
 
     /// The porep-like 2^27 partition on an 80 GB H100 (call 72's figures:
-    /// capacity 83.72 GB, parameters 48.32, system 11.71) runs its H MSM in
-    /// one part: the shared-memory sort writes its list over its keys, so
-    /// the MSM's peak is its accumulation (sorted list and chunk sums) and
-    /// the one-part working set (24.48 GB with the list beside the keys,
-    /// 0.77 GB over) fits.
+    /// capacity 83.72 GB, parameters 48.32, system 11.71) fits with its H
+    /// MSM in one part: the shared-memory sort writes its list over its
+    /// keys, so the MSM's peak is its accumulation (sorted list and chunk
+    /// sums) and the one-part working set (24.48 GB with the list beside
+    /// the keys, 0.77 GB over) fits. (The default then takes two parts all
+    /// the same: [`DEFAULT_H_PARTS_MIN`].)
     #[test]
-    fn porep_like_2_27_on_an_h100_takes_the_h_msm_in_one_part() {
+    fn porep_like_2_27_fits_an_h100_with_the_h_msm_in_one_part() {
         const GB: u64 = 1_000_000_000;
         let n = 1usize << 27;
         let s = PartitionSizes {
@@ -1531,6 +1555,20 @@ mod tests {
             let placed = place_compiled(capacity, params, Some(system), &working, &working);
             assert_eq!(placed, (CompiledPlacement::Resident, 0), "{working:?}");
         }
+    }
+
+    /// Large H MSMs take at least the parts asked for, never fewer than
+    /// fit; small ones the fewest that fit.
+    #[test]
+    fn h_parts_at_least_the_minimum_for_a_large_h() {
+        let big = H_PARTS_MIN_ABOVE + 1;
+        assert_eq!(H_PARTS[at_least_parts(0, big, DEFAULT_H_PARTS_MIN)], 2);
+        assert_eq!(at_least_parts(0, big, 1), 0);
+        assert_eq!(at_least_parts(2, big, 2), 2);
+        assert_eq!(H_PARTS[at_least_parts(0, big, 4)], 4);
+        assert_eq!(at_least_parts(0, big, 9), H_PARTS.len() - 1);
+        assert_eq!(at_least_parts(0, H_PARTS_MIN_ABOVE, 2), 0);
+        assert_eq!(at_least_parts(1, 1000, 4), 1);
     }
 
     /// A matrix of `rows` rows with lengths and coefficients from a seed:
