@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Call 96 (2026-12-07, thirtieth session): the sort's tmp stored apart
+# Call 96 (planned 2026-12-07, thirtieth session, with 235 s of device
+# time left, too little to start a machine): the sort's tmp stored apart
 # (branch sortsoa: ids u32 and low bits u16, 6 bytes an entry; the bucket
 # pass's count reads 2 bytes an entry instead of 8) against main's.
 # Binaries (CUZK_CUDA_ARCHS=90): .carry/base = main at 8341b45 (kernels as
@@ -21,7 +22,8 @@ for b in base soa; do
   stamp "G1 2^24, 2^26 profiled, $b"
   CUZK_MSM_PROFILE=1 CUZK_MSM_BENCH_LOGS=24,26 timeout "$(lim 70)" ./.carry/$b/bench_kernels --filter msm_g1 --reps 1 > "$w/g1-$b.log" 2>&1
   echo "rc $?"; grep -E "^msm_g1 vram( sort-shared-unstaged)? " "$w/g1-$b.log" | grep "ms (floor" | cut -c1-100
-  grep -E "^msm profile msm_g1 n=(16777216|67108864) c=20" "$w/g1-$b.log" | awk '{print $4, $7, $8, $11, $12}' | sort | uniq -c | head -6
+  grep -E "^msm profile msm_g1 n=(16777216|67108864) c=20" "$w/g1-$b.log" \
+    | sed -E 's/.*(n=[0-9]+) c=20: .*(sort [0-9.]+).*(accumulate [0-9.]+).*/\1 \2 \3/' | head -12
 done
 pack
 stamp done
