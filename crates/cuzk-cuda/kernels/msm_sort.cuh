@@ -34,10 +34,10 @@
 // entry) adds one window's worth to the keys (host::msm_sort_plan). The
 // host passes the keys as `sorted` too: a group's pass 3 writes the entries
 // of windows below its w1, fewer than w1 * n, after its pass 2 read the
-// keys of its windows, so it overwrites only keys already read. Recomputing the digits in each pass
-// instead of keeping keys (tried first, 2026-12-04 call 29) made the sort
-// slower than the atomic one: 22 ms at 2^24 against 12.5. Zero digits are
-// dropped. Shared memory is dynamic (sized by the host) so that the CPU
+// keys of its windows, so it overwrites only keys already read.
+// Recomputing the digits in each pass instead of keeping keys (tried
+// first, 2026-12-04 call 29) made the sort slower than the atomic one: 22
+// ms at 2^24 against 12.5. Zero digits are dropped. Shared memory is dynamic (sized by the host) so that the CPU
 // emulator (emu/cuda_emu.h) runs these kernels as they are.
 #pragma once
 #include "field.cuh"

@@ -1496,11 +1496,8 @@ mod tests {
         assert_eq!(compiled_working_bytes(&s, z, 0, 0, z, 1), base);
     }
 
-    /// The porep-like 2^27 partition (14% of z neither 0 nor 1): bounded by
-    /// its dense scalars the queries' and L's steps fall below the H MSM's
-    /// (2^27 dense coefficients), which bounds the working set from below.
-    #[test]
-    fn dense_bound_shrinks_the_split_steps_to_the_h_msm() {
+    /// The porep-like 2^27 partition's sizes and its z's length.
+    fn porep_like_2_27() -> (PartitionSizes, usize) {
         let n = 1usize << 27;
         let s = PartitionSizes {
             domain: n,
@@ -1509,7 +1506,16 @@ mod tests {
             l: n - 3_000_000,
             h: n - 1,
         };
-        let z = n - 2_000_000;
+        (s, n - 2_000_000)
+    }
+
+    /// The porep-like 2^27 partition (14% of z neither 0 nor 1): bounded by
+    /// its dense scalars the queries' and L's steps fall below the H MSM's
+    /// (2^27 dense coefficients), which bounds the working set from below.
+    #[test]
+    fn dense_bound_shrinks_the_split_steps_to_the_h_msm() {
+        let (s, z) = porep_like_2_27();
+        let n = s.domain;
         let any = compiled_working_bytes(&s, z, 0, 0, usize::MAX, 1);
         let porep = compiled_working_bytes(&s, z, 0, 0, z / 7, 1);
         let h_msm = z as u64 * plan::FR
@@ -1538,15 +1544,7 @@ mod tests {
     #[test]
     fn porep_like_2_27_fits_an_h100_with_the_h_msm_in_one_part() {
         const GB: u64 = 1_000_000_000;
-        let n = 1usize << 27;
-        let s = PartitionSizes {
-            domain: n,
-            a: n - 3_000_000,
-            b: 33_550_118,
-            l: n - 3_000_000,
-            h: n - 1,
-        };
-        let z = n - 2_000_000;
+        let (s, z) = porep_like_2_27();
         let work = |parts| compiled_working_bytes(&s, z, 0, 0, z / 7, parts);
         let working = [work(1), work(2), work(4)];
         let (capacity, params, system) = (83_720_000_000, 48_320_000_000, 11_710_000_000);
