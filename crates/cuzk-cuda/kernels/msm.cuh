@@ -119,7 +119,7 @@ DEV bool chunk_range(uint32_t j, const uint32_t* seg_count, const uint32_t* seg_
 #define CHUNK_ORDER_BLOCK 256
 #define CHUNK_ORDER_PER_THREAD 4
 #define CHUNK_ORDER_TILE (CHUNK_ORDER_BLOCK * CHUNK_ORDER_PER_THREAD)
-#define CHUNK_ORDER_MAX_T 64
+#define CHUNK_ORDER_MAX_T 512
 
 DEV uint32_t chunk_len(uint32_t j, const uint32_t* seg_count, const uint32_t* chunk_off,
                        const uint32_t* owner, uint32_t T) {
@@ -209,7 +209,7 @@ DEV void reduce_xyzz(const Xyzz<F>* items, const uint32_t* seg_count, const uint
 
 // The chunk sums of each bucket merged in place, skipping the buckets
 // that hold one chunk sum (most of them: at c = 20 a bucket averages 32
-// points of a 2^24 MSM, one chunk of up to 64). Pass `stride` = 64^p: a
+// points of a 2^24 MSM, one chunk of up to 64). Pass `stride` = T^p: a
 // bucket with cnt chunk sums has L = ceil(cnt / stride) live sums, at
 // off[s] + k * stride; msm_merge_counts gives it ceil(L / T) threads when
 // L > 1 (0 otherwise), and thread j = group g of bucket s = owner[j] adds

@@ -406,6 +406,43 @@ pub fn msm_shared_sort_from_env() -> bool {
     )
 }
 
+/// Fewest and most entries one thread of an MSM's first bucket sums
+/// takes (its chunk, T): [`msm_chunk`] picks between them.
+/// `MSM_CHUNK_LIMIT` is the most the chunk-order kernels' shared
+/// counters hold (CHUNK_ORDER_MAX_T in kernels/msm.cuh).
+pub const MSM_CHUNK_MIN: u32 = 64;
+pub const MSM_CHUNK_MAX: u32 = 256;
+pub const MSM_CHUNK_LIMIT: u32 = 512;
+
+/// Entries a thread of the first bucket sums takes (the chunk T) in an
+/// MSM of `m` scalars with `c`-bit windows: the buckets' mean load
+/// `m / 2^(c-1)` rounded down to a power of two, within
+/// [`MSM_CHUNK_MIN`]..=[`MSM_CHUNK_MAX`]. A bucket of more than T
+/// entries is summed in several chunks whose sums `msm_merge_*` then
+/// adds, at ~3x an accumulated addition's cost (G1 2^26 on an H100:
+/// "merge chunks" 10.9 ms for ~9e6 additions, the accumulation 305 ms
+/// for 8.7e8), so T follows the load; 64 was measured when buckets
+/// averaged 32 entries (2^24 at c = 20). `CUZK_MSM_CHUNK` (a number
+/// from 2 to [`MSM_CHUNK_LIMIT`], read once a process so that a budget
+/// and the devices agree) fixes T at every size, for measuring.
+pub fn msm_chunk(m: usize, c: u32) -> u32 {
+    static FIXED: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+    let fixed = *FIXED.get_or_init(|| {
+        std::env::var("CUZK_MSM_CHUNK")
+            .ok()
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .filter(|t| (2..=MSM_CHUNK_LIMIT).contains(t))
+    });
+    fixed.unwrap_or_else(|| chunk_for_load(m, c))
+}
+
+/// [`msm_chunk`]'s choice without the override.
+fn chunk_for_load(m: usize, c: u32) -> u32 {
+    let mean = (m >> (c.max(1) - 1)).max(1);
+    let floor_pow2 = 1usize << mean.ilog2();
+    floor_pow2.clamp(MSM_CHUNK_MIN as usize, MSM_CHUNK_MAX as usize) as u32
+}
+
 /// Slack on [`msm_scratch_bytes`]: the scan's block sums (two buffers of
 /// blocks + 1 words per scan), the window counts and offsets uploaded for
 /// the last reduction, and rounding in the chunk bounds.
@@ -421,8 +458,8 @@ const MSM_SCRATCH_SLACK: u64 = 32 << 20;
 /// W·2^(c−1) buckets; a device switched to the other sort after it opened,
 /// as the benchmarks and checks do, is outside this figure), the
 /// accumulation phase (sorted entries, bucket tables, one XYZZ item per
-/// chunk of 64 points and per bucket) and the reduction passes (each
-/// pass's items beside the next one's). A caller that budgets device
+/// chunk of [`msm_chunk`] points and per bucket) and the reduction passes
+/// (each pass's items beside the next one's). A caller that budgets device
 /// memory asks this instead of restating the allocation pattern; the GPU
 /// checks compare it with the driver pool's measured high-water mark.
 pub fn msm_scratch_bytes(m: usize, g2: bool) -> u64 {
@@ -451,8 +488,9 @@ pub fn msm_scratch_bytes(m: usize, g2: bool) -> u64 {
     } else {
         8 * wm + 16 * s
     };
-    let bound1 = wm / 64 + s;
-    let bound2 = bound1 / 64 + s;
+    let t = msm_chunk(m as usize, c) as u64;
+    let bound1 = wm / t + s;
+    let bound2 = bound1 / t + s;
     let accumulate = 4 * wm + 20 * s + 4 * bound1 + xyzz * bound1;
     let reduce = 20 * s + (4 + xyzz) * bound1 + (4 + xyzz) * bound2;
     inputs + sort.max(accumulate).max(reduce) + MSM_SCRATCH_SLACK
@@ -1144,6 +1182,32 @@ mod tests {
             assert!(c >= last && c <= 16, "{n}: {c}");
             last = c;
         }
+    }
+
+    #[test]
+    fn the_chunk_follows_the_buckets_load() {
+        // Mean load m / 2^(c-1), rounded down to a power of two, 64..=256.
+        assert_eq!(chunk_for_load(1 << 24, 20), 64, "2^24: 32 a bucket");
+        assert_eq!(chunk_for_load((1 << 25) - 1, 20), 64);
+        assert_eq!(chunk_for_load(1 << 25, 20), 64, "2^25: 64 a bucket");
+        assert_eq!(chunk_for_load(1 << 26, 20), 128);
+        assert_eq!(chunk_for_load(3 << 25, 20), 128);
+        assert_eq!(chunk_for_load(1 << 27, 20), 256);
+        assert_eq!(chunk_for_load(1 << 28, 20), MSM_CHUNK_MAX);
+        assert_eq!(chunk_for_load(1 << 22, 16), 128);
+        for n in [0usize, 1, 2, 7, 1000, 1 << 16] {
+            assert_eq!(
+                chunk_for_load(n, choose_window(n.max(1))),
+                MSM_CHUNK_MIN,
+                "{n}"
+            );
+        }
+        // Every choice fits the chunk-order kernels' counters.
+        for lg in 0..=28usize {
+            let t = chunk_for_load(1 << lg, choose_window(1 << lg));
+            assert!((MSM_CHUNK_MIN..=MSM_CHUNK_MAX).contains(&t) && t.is_power_of_two());
+        }
+        assert!(MSM_CHUNK_MAX <= MSM_CHUNK_LIMIT);
     }
 
     #[test]

@@ -255,8 +255,8 @@ const MSM_CHUNK_ORDER_BLOCK: u32 = 256;
 /// (CHUNK_ORDER_TILE: 4 per thread).
 const MSM_CHUNK_ORDER_TILE: usize = 1024;
 /// The most chunk lengths the order kernels' shared counters hold
-/// (CHUNK_ORDER_MAX_T); [`CHUNK`] must not exceed it.
-const MSM_CHUNK_ORDER_MAX_T: u32 = 64;
+/// (CHUNK_ORDER_MAX_T); no chunk may exceed it.
+const MSM_CHUNK_ORDER_MAX_T: u32 = host::MSM_CHUNK_LIMIT;
 /// Threads per block of msm_accumulate_*.
 const MSM_ACCUMULATE_BLOCK: u32 = 128;
 /// Threads per block of msm_reduce_* (the 0/1 path's reduction too).
@@ -266,13 +266,11 @@ const MSM_BUCKET_REDUCE_BLOCK: u32 = 64;
 /// Threads per block of msm_fold_*.
 const MSM_FOLD_BLOCK: u32 = 128;
 
-/// Threshold T of the chunked bucket sums: a thread adds at most T points
-/// before its partial sum moves to the next pass. With 32 (runs 1-4) the
-/// merge passes took 57 ms of a 2^26 G1 MSM (2.5e7 buckets averaging 32
-/// points, so most spilled into a second chunk); 64 halves the chunk sums
-/// and still launches 1.3e7 threads in the first pass.
-const CHUNK: u32 = 64;
-const _: () = assert!(CHUNK <= MSM_CHUNK_ORDER_MAX_T);
+// The chunk T of the bucket sums (a thread adds at most T points before
+// its partial sum moves to the merge) is host::msm_chunk's, by size. With
+// 32 (runs 1-4) the merge passes took 57 ms of a 2^26 G1 MSM (2.5e7
+// buckets averaging 32 points, so most spilled into a second chunk).
+const _: () = assert!(host::MSM_CHUNK_MAX <= MSM_CHUNK_ORDER_MAX_T);
 
 /// Whether the first bucket sums take their chunks longest first (a warp
 /// then sums chunks of one length instead of waiting on its longest). H200
@@ -568,6 +566,7 @@ impl CudaDevice {
         owner: &CudaSlice<u32>,
         s: usize,
         bound: usize,
+        t: u32,
         kernel: &'static str,
     ) -> Result<CudaSlice<u32>> {
         let tiles = bound.div_ceil(MSM_CHUNK_ORDER_TILE).max(1);
@@ -576,7 +575,7 @@ impl CudaDevice {
             block_dim: (MSM_CHUNK_ORDER_BLOCK, 1, 1),
             shared_mem_bytes: 0,
         };
-        let cells = CHUNK as usize * tiles;
+        let cells = t as usize * tiles;
         let tile_hist: CudaSlice<u32> = self.alloc(kernel, cells)?;
         self.k.msm_chunk_len_hist.launch(
             self,
@@ -587,7 +586,7 @@ impl CudaDevice {
             self.p(off),
             self.p(owner),
             s as u32,
-            CHUNK,
+            t,
             self.p(&tile_hist),
         )?;
         let tile_off: CudaSlice<u32> = self.alloc(kernel, cells + 1)?;
@@ -603,7 +602,7 @@ impl CudaDevice {
             self.p(off),
             self.p(owner),
             s as u32,
-            CHUNK,
+            t,
             self.p(&tile_off),
             self.p(&order),
         )?;
@@ -937,7 +936,9 @@ impl CudaDevice {
         };
 
         // 3: chunked bucket sums, first pass from the affine points.
-        let (cnt1, off1, owner1, max1, bound1) = self.chunk_plan(&hist, s, total_bound, kernel)?;
+        let t = host::msm_chunk(m, c);
+        let (cnt1, off1, owner1, max1, bound1) =
+            self.chunk_plan(&hist, s, total_bound, t, kernel)?;
         let items1: CudaSlice<u8> = self.alloc(kernel, bound1 * group.xyzz_bytes())?;
         if let Some(ev) = points_ready {
             self.stream
@@ -945,7 +946,7 @@ impl CudaDevice {
                 .map_err(|e| self.err("stream wait", kernel, m, e))?;
         }
         let order = if self.msm_chunk_order() {
-            let o = self.chunk_order(&hist, &off1, &owner1, s, bound1, kernel)?;
+            let o = self.chunk_order(&hist, &off1, &owner1, s, bound1, t, kernel)?;
             prof.mark(self, "chunk order")?;
             Some(o)
         } else {
@@ -963,7 +964,7 @@ impl CudaDevice {
             self.p(&off1),
             self.p(&owner1),
             s as u32,
-            CHUNK,
+            t,
             order.as_ref().map_or(0, |o| self.p(o)),
             self.p(&items1),
         )?;
@@ -971,11 +972,11 @@ impl CudaDevice {
         drop((sorted, hist, off0));
         prof.mark(self, "accumulate")?;
         let (items, cnt, off) = if self.msm_merge_in_place() {
-            self.merge_in_place(group, &items1, &cnt1, &off1, s, max1, bound1, kernel)?;
+            self.merge_in_place(group, &items1, &cnt1, &off1, s, max1, bound1, t, kernel)?;
             (items1, cnt1, off1)
         } else {
             let (items, cnt, off, _) =
-                self.reduce_segments(group, items1, cnt1, off1, s, max1, bound1, kernel)?;
+                self.reduce_segments(group, items1, cnt1, off1, s, max1, bound1, t, kernel)?;
             (items, cnt, off)
         };
         prof.mark(self, "merge chunks")?;
@@ -1084,6 +1085,7 @@ impl CudaDevice {
                     w as usize,
                     per_window,
                     w as usize * per_window,
+                    host::MSM_CHUNK_MIN,
                     kernel,
                 )?;
                 // Each window holds exactly one item now, at soff[w] = w.
@@ -1337,7 +1339,7 @@ impl CudaDevice {
         Ok(items)
     }
 
-    /// Chunks of at most CHUNK items over segments with `count` items:
+    /// Chunks of at most `t` items over segments with `count` items:
     /// (chunks per segment, their offsets, each chunk's segment, the largest
     /// chunk count, the total chunk bound). Reads the maximum back (one
     /// synchronisation) so that the caller runs only the passes it needs.
@@ -1347,6 +1349,7 @@ impl CudaDevice {
         count: &CudaSlice<u32>,
         s: usize,
         items_bound: usize,
+        t: u32,
         kernel: &'static str,
     ) -> Result<(CudaSlice<u32>, CudaSlice<u32>, CudaSlice<u32>, usize, usize)> {
         let cnt: CudaSlice<u32> = self.alloc(kernel, s)?;
@@ -1358,11 +1361,11 @@ impl CudaDevice {
             cfg1d(s, MSM_CHUNK_COUNTS_BLOCK),
             self.p(count),
             s as u32,
-            CHUNK,
+            t,
             self.p(&cnt),
             self.p(&maxbuf),
         )?;
-        let bound = items_bound / CHUNK as usize + s;
+        let bound = items_bound / t as usize + s;
         let (off, owner) = self.offsets_and_owners(&cnt, s, bound, kernel)?;
         let max = self.download(kernel, &maxbuf, 1)?[0] as usize;
         Ok((cnt, off, owner, max, bound))
@@ -1394,7 +1397,7 @@ impl CudaDevice {
     }
 
     /// Merges each bucket's chunk sums in place (`msm_merge_*`, passes of
-    /// stride 64^p) until its sum sits at its first chunk's place
+    /// stride t^p) until its sum sits at its first chunk's place
     /// `off[s]`; buckets with one chunk sum get no thread. `max_count` is
     /// the most chunk sums a bucket has, `bound` bounds the chunk sums.
     #[allow(clippy::too_many_arguments)]
@@ -1407,6 +1410,7 @@ impl CudaDevice {
         s: usize,
         max_count: usize,
         bound: usize,
+        t: u32,
         kernel: &'static str,
     ) -> Result<()> {
         let mut live = max_count;
@@ -1421,14 +1425,14 @@ impl CudaDevice {
                 self.p(cnt),
                 s as u32,
                 stride as u32,
-                CHUNK,
+                t,
                 self.p(&threads),
             )?;
-            // Threads: one per CHUNK live sums of the buckets with more
-            // than one, at most one a bucket plus, for the buckets of more
-            // than CHUNK live sums (at most bound / stride / CHUNK of
-            // them), one per CHUNK and one more.
-            let most = 2 * (bound / stride).div_ceil(CHUNK as usize) + s;
+            // Threads: one per t live sums of the buckets with more than
+            // one, at most one a bucket plus, for the buckets of more than
+            // t live sums (at most bound / stride / t of them), one per t
+            // and one more.
+            let most = 2 * (bound / stride).div_ceil(t as usize) + s;
             let (moff, owner) = self.offsets_and_owners(&threads, s, most, kernel)?;
             self.k.msm_merge[self.msm_kernel(group)].launch(
                 self,
@@ -1442,10 +1446,10 @@ impl CudaDevice {
                 self.p(&owner),
                 s as u32,
                 stride as u32,
-                CHUNK,
+                t,
             )?;
-            live = live.div_ceil(CHUNK as usize);
-            stride *= CHUNK as usize;
+            live = live.div_ceil(t as usize);
+            stride *= t as usize;
         }
         Ok(())
     }
@@ -1463,10 +1467,11 @@ impl CudaDevice {
         s: usize,
         mut max_count: usize,
         mut bound: usize,
+        t: u32,
         kernel: &'static str,
     ) -> Result<(CudaSlice<u8>, CudaSlice<u32>, CudaSlice<u32>, usize)> {
         while max_count > 1 {
-            let (cnt2, off2, owner2, max2, bound2) = self.chunk_plan(&cnt, s, bound, kernel)?;
+            let (cnt2, off2, owner2, max2, bound2) = self.chunk_plan(&cnt, s, bound, t, kernel)?;
             let items2: CudaSlice<u8> = self.alloc(kernel, bound2 * group.xyzz_bytes())?;
             self.k.msm_reduce[self.msm_kernel(group)].launch(
                 self,
@@ -1479,7 +1484,7 @@ impl CudaDevice {
                 self.p(&off2),
                 self.p(&owner2),
                 s as u32,
-                CHUNK,
+                t,
                 self.p(&items2),
             )?;
             items = items2;

@@ -258,8 +258,17 @@ impl CudaDevice {
         drop(prefix);
         let cnt = self.upload(kernel, &[threads as u32])?;
         let off = self.upload(kernel, &[0u32, threads as u32])?;
-        let (items, _, _, _) =
-            self.reduce_segments(group, parts, cnt, off, 1, threads, threads, kernel)?;
+        let (items, _, _, _) = self.reduce_segments(
+            group,
+            parts,
+            cnt,
+            off,
+            1,
+            threads,
+            threads,
+            host::MSM_CHUNK_MIN,
+            kernel,
+        )?;
         self.download(kernel, &items, group.xyzz_bytes())
     }
 
