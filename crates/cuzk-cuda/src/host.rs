@@ -1207,7 +1207,6 @@ mod tests {
             let t = chunk_for_load(1 << lg, choose_window(1 << lg));
             assert!((MSM_CHUNK_MIN..=MSM_CHUNK_MAX).contains(&t) && t.is_power_of_two());
         }
-        assert!(MSM_CHUNK_MAX <= MSM_CHUNK_LIMIT);
     }
 
     #[test]

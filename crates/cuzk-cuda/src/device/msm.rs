@@ -559,6 +559,7 @@ impl CudaDevice {
     /// segments' first chunks, `owner` each chunk's segment, at most
     /// `bound` chunks), longest chunks first: a counting sort on the
     /// length, tile by tile.
+    #[allow(clippy::too_many_arguments)]
     fn chunk_order(
         &self,
         count: &CudaSlice<u32>,
