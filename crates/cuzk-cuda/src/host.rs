@@ -458,7 +458,8 @@ const MSM_SCRATCH_SLACK: u64 = 32 << 20;
 /// W·2^(c−1) buckets; a device switched to the other sort after it opened,
 /// as the benchmarks and checks do, is outside this figure), the
 /// accumulation phase (sorted entries, bucket tables, one XYZZ item per
-/// chunk of [`msm_chunk`] points and per bucket) and the reduction passes
+/// chunk of 64 points, or of a smaller [`msm_chunk`], and per bucket;
+/// a larger chunk allocates less) and the reduction passes
 /// (each pass's items beside the next one's). A caller that budgets device
 /// memory asks this instead of restating the allocation pattern; the GPU
 /// checks compare it with the driver pool's measured high-water mark.
@@ -488,7 +489,10 @@ pub fn msm_scratch_bytes(m: usize, g2: bool) -> u64 {
     } else {
         8 * wm + 16 * s
     };
-    let t = msm_chunk(m as usize, c) as u64;
+    // Chunk bounds at the load's smallest T (or a smaller fixed one): an
+    // upper bound for any larger T, so the figure never falls as m grows
+    // (the planners search part sizes by it).
+    let t = msm_chunk(m as usize, c).min(MSM_CHUNK_MIN) as u64;
     let bound1 = wm / t + s;
     let bound2 = bound1 / t + s;
     let accumulate = 4 * wm + 20 * s + 4 * bound1 + xyzz * bound1;
