@@ -411,18 +411,22 @@ pub fn msm_shared_sort_from_env() -> bool {
 /// `MSM_CHUNK_LIMIT` is the most the chunk-order kernels' shared
 /// counters hold (CHUNK_ORDER_MAX_T in kernels/msm.cuh).
 pub const MSM_CHUNK_MIN: u32 = 64;
-pub const MSM_CHUNK_MAX: u32 = 256;
+pub const MSM_CHUNK_MAX: u32 = 512;
 pub const MSM_CHUNK_LIMIT: u32 = 512;
 
 /// Entries a thread of the first bucket sums takes (the chunk T) in an
-/// MSM of `m` scalars with `c`-bit windows: the buckets' mean load
+/// MSM of `m` scalars with `c`-bit windows: twice the buckets' mean load
 /// `m / 2^(c-1)` rounded down to a power of two, within
-/// [`MSM_CHUNK_MIN`]..=[`MSM_CHUNK_MAX`]. A bucket of more than T
-/// entries is summed in several chunks whose sums `msm_merge_*` then
-/// adds, at ~3x an accumulated addition's cost (G1 2^26 on an H100:
-/// "merge chunks" 10.9 ms for ~9e6 additions, the accumulation 305 ms
-/// for 8.7e8), so T follows the load; 64 was measured when buckets
-/// averaged 32 entries (2^24 at c = 20). `CUZK_MSM_CHUNK` (a number
+/// [`MSM_CHUNK_MIN`]..=[`MSM_CHUNK_MAX`], so that nearly every bucket is
+/// summed by one thread. A bucket of more than T entries is summed in
+/// several chunks whose sums `msm_merge_*` adds afterwards at ~3x an
+/// accumulated addition's cost (its 210 registers leave 2 blocks an SM).
+/// Measured (H100, call 97, bench/gpu-kernels.md run 60; G1 rows, reps
+/// 2, "merge chunks" and "accumulate" profiled): at 2^26 (128 a bucket)
+/// T = 64 362.07 ms (merge 10.92, accumulate 305.01), 128 356.83 (3.98,
+/// 307.00), **256 354.58** (0.40, 307.91), 512 354.17 (0.32, 307.98); at
+/// 2^24 (32 a bucket) 94.03 / 93.97 / 94.04 / 93.81, equal. 64 had been
+/// chosen when buckets averaged 32 entries. `CUZK_MSM_CHUNK` (a number
 /// from 2 to [`MSM_CHUNK_LIMIT`], read once a process so that a budget
 /// and the devices agree) fixes T at every size, for measuring.
 pub fn msm_chunk(m: usize, c: u32) -> u32 {
@@ -439,8 +443,8 @@ pub fn msm_chunk(m: usize, c: u32) -> u32 {
 /// [`msm_chunk`]'s choice without the override.
 fn chunk_for_load(m: usize, c: u32) -> u32 {
     let mean = (m >> (c.max(1) - 1)).max(1);
-    let floor_pow2 = 1usize << mean.ilog2();
-    floor_pow2.clamp(MSM_CHUNK_MIN as usize, MSM_CHUNK_MAX as usize) as u32
+    let twice = 2usize << mean.ilog2();
+    twice.clamp(MSM_CHUNK_MIN as usize, MSM_CHUNK_MAX as usize) as u32
 }
 
 /// Slack on [`msm_scratch_bytes`]: the scan's block sums (two buffers of
@@ -1190,15 +1194,17 @@ mod tests {
 
     #[test]
     fn the_chunk_follows_the_buckets_load() {
-        // Mean load m / 2^(c-1), rounded down to a power of two, 64..=256.
+        // Twice the mean load m / 2^(c-1), rounded down to a power of
+        // two, 64..=512.
         assert_eq!(chunk_for_load(1 << 24, 20), 64, "2^24: 32 a bucket");
         assert_eq!(chunk_for_load((1 << 25) - 1, 20), 64);
-        assert_eq!(chunk_for_load(1 << 25, 20), 64, "2^25: 64 a bucket");
-        assert_eq!(chunk_for_load(1 << 26, 20), 128);
-        assert_eq!(chunk_for_load(3 << 25, 20), 128);
-        assert_eq!(chunk_for_load(1 << 27, 20), 256);
+        assert_eq!(chunk_for_load(1 << 25, 20), 128, "2^25: 64 a bucket");
+        assert_eq!(chunk_for_load(1 << 26, 20), 256);
+        assert_eq!(chunk_for_load(3 << 25, 20), 256);
+        assert_eq!(chunk_for_load(1 << 27, 20), 512);
         assert_eq!(chunk_for_load(1 << 28, 20), MSM_CHUNK_MAX);
-        assert_eq!(chunk_for_load(1 << 22, 16), 128);
+        assert_eq!(chunk_for_load(1 << 22, 16), 256);
+        assert_eq!(chunk_for_load(1 << 20, 16), 64);
         for n in [0usize, 1, 2, 7, 1000, 1 << 16] {
             assert_eq!(
                 chunk_for_load(n, choose_window(n.max(1))),
@@ -1209,7 +1215,7 @@ mod tests {
         // Every choice fits the chunk-order kernels' counters.
         for lg in 0..=28usize {
             let t = chunk_for_load(1 << lg, choose_window(1 << lg));
-            assert!((MSM_CHUNK_MIN..=MSM_CHUNK_MAX).contains(&t) && t.is_power_of_two());
+            assert!((MSM_CHUNK_MIN..=MSM_CHUNK_LIMIT).contains(&t) && t.is_power_of_two());
         }
     }
 
