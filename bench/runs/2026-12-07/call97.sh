@@ -20,7 +20,7 @@
 #     whose chunk bounds shrink with T), if time is left.
 # Carry [".gpu/bench_kernels", ".gpu/gpu_tests", ".carry/bins.tgz"]
 # (CUZK_CUDA_ARCHS=90).
-#   CALL_BUDGET_S=560 bash bench/runs/planned/call97.sh
+#   CALL_BUDGET_S=560 bash bench/runs/2026-12-07/call97.sh
 set -u
 . bench/runs/lib.sh "${CALL_BUDGET_S:-560}" "${OUT:-/tmp}/c97"
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
