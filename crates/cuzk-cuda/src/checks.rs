@@ -623,6 +623,16 @@ fn with_msm_window(dev: &CudaDevice, c: u32, f: impl FnOnce() -> CaseResult) -> 
     res
 }
 
+/// `f` with every MSM's first bucket sums in chunks of `t` entries, the
+/// device's own choice restored afterwards.
+fn with_msm_chunk(dev: &CudaDevice, t: u32, f: impl FnOnce() -> CaseResult) -> CaseResult {
+    let restore = dev.msm_chunk();
+    ensure(dev.set_msm_chunk(Some(t)), || format!("chunk {t} refused"))?;
+    let res = f();
+    dev.set_msm_chunk(restore);
+    res
+}
+
 /// `f` with each form of the MSM's last steps: the bucket reduction on one
 /// lane or a pair of lanes a group, split in two levels or with each
 /// group's double-and-add, and the windows' sums by the chunked reduction
@@ -1289,6 +1299,33 @@ pub fn run(dev: &CudaDevice, opts: &CheckOptions) -> Summary {
                 with_msm_window(dev, c, || check_msm_g1(dev, &p, &s))
             });
         }
+    }
+    // The first bucket sums' chunk at both ends of its range
+    // (host::msm_chunk picks 64..512 by the buckets' load; the checks'
+    // sizes all take 64): 2 makes every bucket of two or more entries
+    // merge, through several passes; 512 sums nearly every bucket whole.
+    // Every build, chunk order and reduction form.
+    for t in [2u32, crate::host::MSM_CHUNK_LIMIT] {
+        for n in [1000usize, (1 << 16) + 3] {
+            r.case(&format!("msm/g1 {n} chunks of {t}"), |dev, rng| {
+                let p = random_g1(n, rng.gen());
+                let s = random_scalars(n, rng.gen());
+                with_msm_chunk(dev, t, || check_msm_g1(dev, &p, &s))
+            });
+        }
+        r.case(
+            &format!("msm/g1 5000 repeated point and scalar, chunks of {t}"),
+            |dev, rng| {
+                let p = random_g1(1, rng.gen())[0];
+                let s = Scalar::random(&mut *rng);
+                with_msm_chunk(dev, t, || check_msm_g1(dev, &vec![p; 5000], &vec![s; 5000]))
+            },
+        );
+        r.case(&format!("msm/g2 1000 chunks of {t}"), |dev, rng| {
+            let p = random_g2(1000, rng.gen());
+            let s = random_scalars(1000, rng.gen());
+            with_msm_chunk(dev, t, || check_msm_g2(dev, &p, &s))
+        });
     }
     r.case("msm/g1 rejects mismatched lengths", |dev, rng| {
         let p = random_g1(10, rng.gen());

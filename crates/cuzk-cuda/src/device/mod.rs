@@ -216,6 +216,9 @@ pub struct CudaDevice {
     /// A window width every MSM uses instead of its size's (0: none), for
     /// benchmarks only.
     msm_window: std::sync::atomic::AtomicU32,
+    /// A chunk every MSM's first bucket sums use instead of
+    /// host::msm_chunk's (0: none), for checks and benchmarks only.
+    msm_chunk: std::sync::atomic::AtomicU32,
     /// Threads of one full wave of each `sum_selected` build (indexed like
     /// `Kernels::sum_selected`): blocks resident per SM x SMs x block.
     sum_selected_wave: [usize; 3],
@@ -353,6 +356,7 @@ impl CudaDevice {
             window_tree: std::sync::atomic::AtomicBool::new(DEFAULT_WINDOW_TREE),
             bucket_split: std::sync::atomic::AtomicU8::new(DEFAULT_BUCKET_SPLIT.to_u8()),
             msm_window: std::sync::atomic::AtomicU32::new(0),
+            msm_chunk: std::sync::atomic::AtomicU32::new(0),
             sum_selected_wave,
         })
     }

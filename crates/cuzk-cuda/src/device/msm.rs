@@ -555,6 +555,31 @@ impl CudaDevice {
         }
     }
 
+    /// Makes every MSM's first bucket sums take chunks of `t` entries
+    /// (2..=[`host::MSM_CHUNK_LIMIT`]) instead of [`host::msm_chunk`]'s,
+    /// or, with None, go back to those. For checks and benchmarks only: a
+    /// chunk below 64 takes more device bytes than
+    /// [`host::msm_scratch_bytes`] states. Returns false, changing
+    /// nothing, for a chunk out of range.
+    pub fn set_msm_chunk(&self, t: Option<u32>) -> bool {
+        let v = match t {
+            None => 0,
+            Some(t) if (2..=host::MSM_CHUNK_LIMIT).contains(&t) => t,
+            Some(_) => return false,
+        };
+        self.msm_chunk
+            .store(v, std::sync::atomic::Ordering::Relaxed);
+        true
+    }
+
+    /// The chunk set by [`Self::set_msm_chunk`], if any.
+    pub fn msm_chunk(&self) -> Option<u32> {
+        match self.msm_chunk.load(std::sync::atomic::Ordering::Relaxed) {
+            0 => None,
+            t => Some(t),
+        }
+    }
+
     /// Chunk ids of a chunk plan (`cnt` items per segment, `off` the
     /// segments' first chunks, `owner` each chunk's segment, at most
     /// `bound` chunks), longest chunks first: a counting sort on the
@@ -937,7 +962,7 @@ impl CudaDevice {
         };
 
         // 3: chunked bucket sums, first pass from the affine points.
-        let t = host::msm_chunk(m, c);
+        let t = self.msm_chunk().unwrap_or_else(|| host::msm_chunk(m, c));
         let (cnt1, off1, owner1, max1, bound1) =
             self.chunk_plan(&hist, s, total_bound, t, kernel)?;
         let items1: CudaSlice<u8> = self.alloc(kernel, bound1 * group.xyzz_bytes())?;
