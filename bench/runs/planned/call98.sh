@@ -5,8 +5,10 @@
 # On an H200: call 88's plan (the headline rows on the issue's card, the
 # partition with both H part counts, the 10-partition batches).
 # On an H100:
-# (1) MSM checks and prover checks with the final rule (call 97 ran them
-#     with the mean itself; every T it picks was checked with T fixed);
+# (1) MSM checks (59 since 8082581: the new "chunks of 2" and "chunks of
+#     512" cases through CudaDevice::set_msm_chunk) and prover checks with
+#     the final rule (call 97 ran them with the mean itself; every T it
+#     picks was checked with T fixed);
 # (2) the porep-like 2^27 partition, z prepared, reps 2, its H MSM in two
 #     parts of 2^26 (T = 256) and, as the variant, one of 2^27 (T = 512).
 #     Predicted: msm h 725 -> ~710 ms, the partition 1401 -> ~1385 ms;
