@@ -13,7 +13,7 @@
 #     parts of 2^26 (T = 256) and, as the variant, one of 2^27 (T = 512).
 #     Predicted: msm h 725 -> ~710 ms, the partition 1401 -> ~1385 ms;
 #     the one-part variant gains more (its merge at 256 a bucket).
-# Binaries: .gpu (`CUZK_CUDA_ARCHS=90 bash scripts/gpu-test.sh --prepare`)
+# Binaries (built at 820417b; rebuild if main moved): .gpu (`CUZK_CUDA_ARCHS=90 bash scripts/gpu-test.sh --prepare`)
 # and .gpu-prover packed into .carry/bins.tgz, both at main. Carry
 # [".gpu/bench_kernels", ".gpu/gpu_tests", ".carry/bins.tgz"]; run as
 #   CALL_BUDGET_S=<budget_left - 150, at most 560> bash bench/runs/planned/call98.sh
