@@ -37,8 +37,9 @@
 // keys of its windows, so it overwrites only keys already read.
 // Recomputing the digits in each pass instead of keeping keys (tried
 // first, 2026-12-04 call 29) made the sort slower than the atomic one: 22
-// ms at 2^24 against 12.5. Zero digits are dropped. Shared memory is dynamic (sized by the host) so that the CPU
-// emulator (emu/cuda_emu.h) runs these kernels as they are.
+// ms at 2^24 against 12.5. Zero digits are dropped. Shared memory is
+// dynamic (sized by the host) so that the CPU emulator (emu/cuda_emu.h)
+// runs these kernels as they are.
 #pragma once
 #include "field.cuh"
 

@@ -462,10 +462,10 @@ const MSM_SCRATCH_SLACK: u64 = 32 << 20;
 /// W·2^(c−1) buckets; a device switched to the other sort after it opened,
 /// as the benchmarks and checks do, is outside this figure), the
 /// accumulation phase (sorted entries, bucket tables, one XYZZ item per
-/// chunk of 64 points, or of a smaller [`msm_chunk`], and per bucket;
-/// a larger chunk allocates less) and the reduction passes
-/// (each pass's items beside the next one's). A caller that budgets device
-/// memory asks this instead of restating the allocation pattern; the GPU
+/// chunk of 64 points, or of a smaller [`msm_chunk`], and per bucket; a
+/// larger chunk allocates less) and the reduction passes (each pass's
+/// items beside the next one's). A caller that budgets device memory asks
+/// this instead of restating the allocation pattern; the GPU
 /// checks compare it with the driver pool's measured high-water mark.
 pub fn msm_scratch_bytes(m: usize, g2: bool) -> u64 {
     if m == 0 {
