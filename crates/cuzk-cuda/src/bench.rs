@@ -478,6 +478,16 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
             .into_iter()
             .filter(|lg| keep.as_ref().is_none_or(|k| k.contains(lg)))
             .collect();
+        // Other sizes below 2^26 (2^22, where the first bucket sums' chunk
+        // is 256 at c = 16) only when listed.
+        if let Some(k) = keep.as_ref() {
+            for &lg in k {
+                if (1..sz(26)).contains(&lg) && !g1_logs.contains(&lg) {
+                    g1_logs.push(lg);
+                }
+            }
+            g1_logs.sort_unstable();
+        }
         // 2^27, the H MSM of a 2^27 partition in one part, only when
         // listed (~17 GB of VRAM): its points are the 2^26 ones twice. A
         // point meets its twin in a bucket about 2^-20 a window, so the
