@@ -46,6 +46,8 @@ typed_kernels! {
         phi: DevPtr,
         plo_bits: u32,
         scale: u32,
+        stagger_ns: u32,
+        wave: u32,
     );
     /// `ntt_perm_pass_r1` ... `_r2x3`: the first pass of an out-of-place
     /// DIT (reads src[rev i], writes d[i]) or the last of an out-of-place
@@ -70,6 +72,8 @@ typed_kernels! {
         phi: DevPtr,
         plo_bits: u32,
         scale: u32,
+        stagger_ns: u32,
+        wave: u32,
     );
     /// `h_finish_bitrev`: a[j] = p(j) a[rev j] - p(0) c[rev j], p(j) the
     /// power tables' c*base^j (H's last step, [`CudaDevice::h_finish_device`]).
@@ -170,6 +174,15 @@ impl NttPass {
     pub(super) fn index(self) -> usize {
         self as usize
     }
+    /// Blocks of 256 threads the build keeps on an SM by its register cap
+    /// (the `x2` / `x3` builds; 1 for the others, which are not capped).
+    pub fn blocks_per_sm(self) -> u32 {
+        match self {
+            NttPass::R3TwoBlocks => 2,
+            NttPass::R2ThreeBlocks => 3,
+            NttPass::R1 | NttPass::R2 | NttPass::R3 => 1,
+        }
+    }
 }
 
 /// The pass used unless a benchmark picks another: R2 in three blocks per SM
@@ -192,6 +205,15 @@ impl NttPass {
             .and_then(|v| NttPass::from_name(v.trim()))
             .unwrap_or(DEFAULT_NTT_PASS)
     }
+}
+
+/// `CUZK_NTT_STAGGER_NS` (ns, at device open): the NTT passes' first-wave
+/// stagger ([`CudaDevice::set_ntt_stagger`]); 0 when unset or unreadable.
+pub(super) fn stagger_from_env() -> u32 {
+    std::env::var("CUZK_NTT_STAGGER_NS")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
 }
 
 /// Grid, block and shared memory of a pass over stages of `k` bits with
@@ -299,6 +321,29 @@ impl CudaDevice {
         NttPass::ALL[self.ntt_pass.load(std::sync::atomic::Ordering::Relaxed) as usize]
     }
 
+    /// Staggers the start of each pass's first wave of blocks (kernels/
+    /// ntt.cuh, `ntt_stagger`): the block in slot s of its SM starts s *
+    /// `ns` later; 0 (the default, or `CUZK_NTT_STAGGER_NS` at open) starts
+    /// them together. A measurement hook until a measurement picks a value.
+    pub fn set_ntt_stagger(&self, ns: u32) {
+        self.ntt_stagger
+            .store(ns, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn ntt_stagger(&self) -> u32 {
+        self.ntt_stagger.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The pass kernels' (stagger_ns, wave) arguments for `pass`: wave is
+    /// the SM count and, from bit 16, the blocks the pass keeps on an SM.
+    fn ntt_stagger_args(&self, pass: NttPass) -> (u32, u32) {
+        let ns = self.ntt_stagger();
+        if ns == 0 || pass.blocks_per_sm() < 2 {
+            return (0, 0);
+        }
+        (ns, self.sms.min(0xffff) | pass.blocks_per_sm() << 16)
+    }
+
     fn check_ntt_buffer(&self, data: &CudaSlice<u8>, lg: u32) -> Result<()> {
         if lg > MAX_NTT_LOG {
             return Err(CudaError::Unsupported {
@@ -329,6 +374,7 @@ impl CudaDevice {
         let n = 1usize << lg;
         let pass = self.ntt_pass();
         let kernel = &self.k.ntt_pass[pass.index()];
+        let (stagger, wave) = self.ntt_stagger_args(pass);
         let mut passes = host::ntt_pass_plan(lg);
         if dif {
             passes.reverse();
@@ -364,6 +410,8 @@ impl CudaDevice {
                     phi,
                     plo_bits,
                     if i == 0 { mode } else { 0 },
+                    stagger,
+                    wave,
                 )?;
             }
             Ok(())
@@ -390,6 +438,7 @@ impl CudaDevice {
         let pass = self.ntt_pass();
         let kernel = &self.k.ntt_pass[pass.index()];
         let perm = &self.k.ntt_perm_pass[pass.index()];
+        let (stagger, wave) = self.ntt_stagger_args(pass);
         let mut passes = host::ntt_pass_plan(lg);
         if dif {
             passes.reverse();
@@ -418,6 +467,8 @@ impl CudaDevice {
                         phi,
                         plo_bits,
                         mode,
+                        stagger,
+                        wave,
                     )?;
                 } else {
                     let lgl = host::ntt_pass_lgl(s0);
@@ -437,6 +488,8 @@ impl CudaDevice {
                         0,
                         0,
                         0,
+                        stagger,
+                        wave,
                     )?;
                 }
             }
