@@ -213,11 +213,11 @@ DEV void ntt_load_batched(uint32_t E, Load load, Put put) {
 // blocks of a pass all do the same work, so the ones that start together on
 // an SM load, compute and store together, and the SM's IMAD pipe waits
 // while all of them move their tiles. A block of the first wave in slot s
-// (blockIdx.x / sms, taking the block scheduler's breadth-first order:
-// blocks b, b + sms, b + 2 sms share an SM) starts s * stagger_ns later,
-// so that its SM's blocks reach their memory phases at different times;
-// the blocks that follow start where one finishes and keep the offsets.
-// wave = sms | slots << 16 (slots: the blocks a pass keeps on an SM).
+// of S (s = blockIdx.x / sms, taking the block scheduler's breadth-first
+// order: blocks b, b + sms, b + 2 sms ... share an SM) starts s * spread / S
+// later, so that its SM's blocks reach their memory phases at different
+// times; the blocks that follow start where one finishes and keep the
+// offsets. wave = sms | S << 16 (S: the blocks a pass keeps on an SM).
 #ifdef CUZK_EMU
 inline uint64_t ntt_globaltimer() { return emu_globaltimer(); }
 #else
@@ -227,13 +227,13 @@ DEV uint64_t ntt_globaltimer() {
     return t;
 }
 #endif
-DEV void ntt_stagger(uint32_t stagger_ns, uint32_t wave) {
+DEV void ntt_stagger(uint32_t spread_ns, uint32_t wave) {
     const uint32_t sms = wave & 0xffffu, slots = wave >> 16;
-    if (stagger_ns == 0 || sms == 0) return;
+    if (spread_ns == 0 || sms == 0) return;
     const uint32_t slot = blockIdx.x / sms;
     if (slot == 0 || slot >= slots) return;
     if (threadIdx.x == 0) {
-        const uint64_t want = (uint64_t)slot * stagger_ns, t0 = ntt_globaltimer();
+        const uint64_t want = (uint64_t)slot * spread_ns / slots, t0 = ntt_globaltimer();
         while (ntt_globaltimer() - t0 < want) __nanosleep(256);
     }
     __syncthreads();

@@ -174,15 +174,6 @@ impl NttPass {
     pub(super) fn index(self) -> usize {
         self as usize
     }
-    /// Blocks of 256 threads the build keeps on an SM by its register cap
-    /// (the `x2` / `x3` builds; 1 for the others, which are not capped).
-    pub fn blocks_per_sm(self) -> u32 {
-        match self {
-            NttPass::R3TwoBlocks => 2,
-            NttPass::R2ThreeBlocks => 3,
-            NttPass::R1 | NttPass::R2 | NttPass::R3 => 1,
-        }
-    }
 }
 
 /// The pass used unless a benchmark picks another: R2 in three blocks per SM
@@ -322,9 +313,10 @@ impl CudaDevice {
     }
 
     /// Staggers the start of each pass's first wave of blocks (kernels/
-    /// ntt.cuh, `ntt_stagger`): the block in slot s of its SM starts s *
-    /// `ns` later; 0 (the default, or `CUZK_NTT_STAGGER_NS` at open) starts
-    /// them together. A measurement hook until a measurement picks a value.
+    /// ntt.cuh, `ntt_stagger`): the block in slot s of the S a pass keeps
+    /// on an SM starts s * `ns` / S later; 0 (the default, or
+    /// `CUZK_NTT_STAGGER_NS` at open) starts them together. A measurement
+    /// hook until a measurement picks a value.
     pub fn set_ntt_stagger(&self, ns: u32) {
         self.ntt_stagger
             .store(ns, std::sync::atomic::Ordering::Relaxed);
@@ -334,14 +326,28 @@ impl CudaDevice {
         self.ntt_stagger.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// The pass kernels' (stagger_ns, wave) arguments for `pass`: wave is
-    /// the SM count and, from bit 16, the blocks the pass keeps on an SM.
-    fn ntt_stagger_args(&self, pass: NttPass) -> (u32, u32) {
+    /// A pass kernel's (stagger_ns, wave) arguments for a launch of `cfg`:
+    /// wave is the SM count and, from bit 16, the blocks of `cfg` the
+    /// kernel keeps on an SM (the driver's occupancy); none where one wave
+    /// holds the grid or an SM holds one block.
+    fn ntt_stagger_args(&self, f: &cudarc::driver::CudaFunction, cfg: &LaunchConfig) -> (u32, u32) {
         let ns = self.ntt_stagger();
-        if ns == 0 || pass.blocks_per_sm() < 2 {
+        if ns == 0 {
             return (0, 0);
         }
-        (ns, self.sms.min(0xffff) | pass.blocks_per_sm() << 16)
+        let slots = f
+            .occupancy_max_active_blocks_per_multiprocessor(
+                cfg.block_dim.0,
+                cfg.shared_mem_bytes as usize,
+                None,
+            )
+            .unwrap_or(1)
+            .clamp(1, 0xffff);
+        let sms = self.sms.clamp(1, 0xffff);
+        if slots < 2 || cfg.grid_dim.0 <= sms * slots {
+            return (0, 0);
+        }
+        (ns, sms | slots << 16)
     }
 
     fn check_ntt_buffer(&self, data: &CudaSlice<u8>, lg: u32) -> Result<()> {
@@ -374,7 +380,6 @@ impl CudaDevice {
         let n = 1usize << lg;
         let pass = self.ntt_pass();
         let kernel = &self.k.ntt_pass[pass.index()];
-        let (stagger, wave) = self.ntt_stagger_args(pass);
         let mut passes = host::ntt_pass_plan(lg);
         if dif {
             passes.reverse();
@@ -394,11 +399,13 @@ impl CudaDevice {
         self.with_twiddles(lg, |tw| {
             for (i, &(s0, k)) in passes.iter().enumerate() {
                 let lgl = host::ntt_pass_lgl(s0);
+                let cfg = pass_config(lg, k, lgl, pass);
+                let (stagger, wave) = self.ntt_stagger_args(&kernel.0, &cfg);
                 kernel.launch(
                     self,
                     "ntt_pass",
                     n,
-                    pass_config(lg, k, lgl, pass),
+                    cfg,
                     d,
                     tw,
                     lg,
@@ -438,7 +445,6 @@ impl CudaDevice {
         let pass = self.ntt_pass();
         let kernel = &self.k.ntt_pass[pass.index()];
         let perm = &self.k.ntt_perm_pass[pass.index()];
-        let (stagger, wave) = self.ntt_stagger_args(pass);
         let mut passes = host::ntt_pass_plan(lg);
         if dif {
             passes.reverse();
@@ -451,11 +457,13 @@ impl CudaDevice {
             for &(s0, k) in &passes {
                 if s0 == 0 {
                     let lgl = host::ntt_perm_lgl(lg, k);
+                    let cfg = pass_config(lg, k, lgl, pass);
+                    let (stagger, wave) = self.ntt_stagger_args(&perm.0, &cfg);
                     perm.launch(
                         self,
                         "ntt_perm_pass",
                         n,
-                        pass_config(lg, k, lgl, pass),
+                        cfg,
                         dst,
                         src,
                         tw,
@@ -472,11 +480,13 @@ impl CudaDevice {
                     )?;
                 } else {
                     let lgl = host::ntt_pass_lgl(s0);
+                    let cfg = pass_config(lg, k, lgl, pass);
+                    let (stagger, wave) = self.ntt_stagger_args(&kernel.0, &cfg);
                     kernel.launch(
                         self,
                         "ntt_pass",
                         n,
-                        pass_config(lg, k, lgl, pass),
+                        cfg,
                         if dif { src } else { dst },
                         tw,
                         lg,
