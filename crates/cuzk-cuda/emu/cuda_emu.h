@@ -9,7 +9,6 @@
 // kernels' index arithmetic and synchronisation against a reference at
 // small sizes, not for timing.
 #pragma once
-#include <atomic>
 #include <barrier>
 #include <cmath>
 #include <cstdint>
@@ -43,13 +42,6 @@ inline EmuDim blockIdx, blockDim, gridDim;
 inline std::barrier<>* emu_block_barrier = nullptr;
 
 inline void __syncthreads() { emu_block_barrier->arrive_and_wait(); }
-// Waits: no sleeping, and a clock (%globaltimer's stand-in) that moves on
-// 1 us at every read, so that a kernel waiting for a time gets there.
-inline void __nanosleep(uint32_t) {}
-inline uint64_t emu_globaltimer() {
-    static std::atomic<uint64_t> t{0};
-    return t.fetch_add(1000);
-}
 inline uint32_t __brev(uint32_t x) {
     uint32_t r = 0;
     for (int i = 0; i < 32; i++) r |= ((x >> i) & 1u) << (31 - i);

@@ -32,17 +32,15 @@ int main() {
             auto fr = [&](int i) { return (Fr*)(uintptr_t)a.at(i); };
             auto u = [&](int i) { return (uint32_t)a.at(i); };
             auto pass = [&](auto k) {
-                if (nargs != 13) throw std::runtime_error("ntt_pass takes 13 arguments");
+                if (nargs != 11) throw std::runtime_error("ntt_pass takes 11 arguments");
                 emu_launch(grid, block, smem, [&] {
-                    k(fr(0), fr(1), u(2), u(3), u(4), u(5), u(6), fr(7), fr(8), u(9), u(10), u(11),
-                      u(12));
+                    k(fr(0), fr(1), u(2), u(3), u(4), u(5), u(6), fr(7), fr(8), u(9), u(10));
                 });
             };
             auto perm = [&](auto k) {
-                if (nargs != 13) throw std::runtime_error("ntt_perm_pass takes 13 arguments");
+                if (nargs != 11) throw std::runtime_error("ntt_perm_pass takes 11 arguments");
                 emu_launch(grid, block, smem, [&] {
-                    k(fr(0), fr(1), fr(2), u(3), u(4), u(5), u(6), fr(7), fr(8), u(9), u(10), u(11),
-                      u(12));
+                    k(fr(0), fr(1), fr(2), u(3), u(4), u(5), u(6), fr(7), fr(8), u(9), u(10));
                 });
             };
             switch (kernel) {

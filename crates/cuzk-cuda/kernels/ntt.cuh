@@ -209,36 +209,6 @@ DEV void ntt_load_batched(uint32_t E, Load load, Put put) {
     for (; e < E; e += step) put(e, load(e));
 }
 
-// The first wave's start, staggered (a measurement hook, off at 0): the
-// blocks of a pass all do the same work, so the ones that start together on
-// an SM load, compute and store together, and the SM's IMAD pipe waits
-// while all of them move their tiles. A block of the first wave in slot s
-// of S (s = blockIdx.x / sms, taking the block scheduler's breadth-first
-// order: blocks b, b + sms, b + 2 sms ... share an SM) starts s * spread / S
-// later, so that its SM's blocks reach their memory phases at different
-// times; the blocks that follow start where one finishes and keep the
-// offsets. wave = sms | S << 16 (S: the blocks a pass keeps on an SM).
-#ifdef CUZK_EMU
-inline uint64_t ntt_globaltimer() { return emu_globaltimer(); }
-#else
-DEV uint64_t ntt_globaltimer() {
-    uint64_t t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-#endif
-DEV void ntt_stagger(uint32_t spread_ns, uint32_t wave) {
-    const uint32_t sms = wave & 0xffffu, slots = wave >> 16;
-    if (spread_ns == 0 || sms == 0) return;
-    const uint32_t slot = blockIdx.x / sms;
-    if (slot == 0 || slot >= slots) return;
-    if (threadIdx.x == 0) {
-        const uint64_t want = (uint64_t)slot * spread_ns / slots, t0 = ntt_globaltimer();
-        while (ntt_globaltimer() - t0 < want) __nanosleep(256);
-    }
-    __syncthreads();
-}
-
 // One fused pass of stages [s0, s0+k) over n = 2^lg elements, in rounds of
 // up to R stages in registers between shared-memory exchanges. DIT: input
 // bit-reversed, stages bottom up (rounds at j = 0, R, 2R, ...); DIF: natural
@@ -252,8 +222,7 @@ DEV void ntt_stagger(uint32_t spread_ns, uint32_t wave) {
 template <int R, bool DIF>
 DEV void ntt_pass_body(Fr* d, const Fr* __restrict__ tw, uint32_t lg, uint32_t s0, uint32_t k,
                        uint32_t lgL, const Fr* plo, const Fr* phi,
-                       uint32_t plo_bits, uint32_t scale, uint32_t stagger_ns, uint32_t wave) {
-    ntt_stagger(stagger_ns, wave);
+                       uint32_t plo_bits, uint32_t scale) {
     extern __shared__ uint4 shm[];
     const uint32_t E = 1u << (k + lgL);
     const uint32_t lo_groups_lg = s0 - lgL;
@@ -297,9 +266,7 @@ DEV void ntt_pass_body(Fr* d, const Fr* __restrict__ tw, uint32_t lg, uint32_t s
 template <int R, bool DIF>
 DEV void ntt_perm_pass_body(Fr* __restrict__ d, const Fr* __restrict__ src,
                             const Fr* __restrict__ tw, uint32_t lg, uint32_t k, uint32_t lgL,
-                            const Fr* plo, const Fr* phi, uint32_t plo_bits, uint32_t scale,
-                            uint32_t stagger_ns, uint32_t wave) {
-    ntt_stagger(stagger_ns, wave);
+                            const Fr* plo, const Fr* phi, uint32_t plo_bits, uint32_t scale) {
     extern __shared__ uint4 shm[];
     const uint32_t E = 1u << (k + lgL);
     PassPlace pl;
@@ -343,14 +310,9 @@ DEV void ntt_perm_pass_body(Fr* __restrict__ d, const Fr* __restrict__ src,
 #define NTT_PASS(NAME, R, MIN_BLOCKS)                                                          \
     extern "C" __global__ void __launch_bounds__(256, MIN_BLOCKS)                              \
         NAME(Fr* d, const Fr* tw, uint32_t lg, uint32_t s0, uint32_t k, uint32_t lgL,          \
-             uint32_t dif, const Fr* plo, const Fr* phi, uint32_t plo_bits, uint32_t scale,    \
-             uint32_t stagger_ns, uint32_t wave) {                                             \
-        if (dif)                                                                               \
-            ntt_pass_body<R, true>(d, tw, lg, s0, k, lgL, plo, phi, plo_bits, scale,           \
-                                   stagger_ns, wave);                                          \
-        else                                                                                   \
-            ntt_pass_body<R, false>(d, tw, lg, s0, k, lgL, plo, phi, plo_bits, scale,          \
-                                    stagger_ns, wave);                                         \
+             uint32_t dif, const Fr* plo, const Fr* phi, uint32_t plo_bits, uint32_t scale) {  \
+        if (dif) ntt_pass_body<R, true>(d, tw, lg, s0, k, lgL, plo, phi, plo_bits, scale);     \
+        else ntt_pass_body<R, false>(d, tw, lg, s0, k, lgL, plo, phi, plo_bits, scale);        \
     }
 NTT_PASS(ntt_pass_r1, 1, 1)
 NTT_PASS(ntt_pass_r2, 2, 1)
@@ -369,14 +331,9 @@ NTT_PASS(ntt_pass_r2x3, 2, CUZK_NTT_R2X3_MIN_BLOCKS)
 #define NTT_PERM_PASS(NAME, R, MIN_BLOCKS)                                                      \
     extern "C" __global__ void __launch_bounds__(256, MIN_BLOCKS)                               \
         NAME(Fr* d, const Fr* src, const Fr* tw, uint32_t lg, uint32_t k, uint32_t lgL,          \
-             uint32_t dif, const Fr* plo, const Fr* phi, uint32_t plo_bits, uint32_t scale,      \
-             uint32_t stagger_ns, uint32_t wave) {                                               \
-        if (dif)                                                                                 \
-            ntt_perm_pass_body<R, true>(d, src, tw, lg, k, lgL, plo, phi, plo_bits, scale,       \
-                                        stagger_ns, wave);                                       \
-        else                                                                                     \
-            ntt_perm_pass_body<R, false>(d, src, tw, lg, k, lgL, plo, phi, plo_bits, scale,      \
-                                         stagger_ns, wave);                                      \
+             uint32_t dif, const Fr* plo, const Fr* phi, uint32_t plo_bits, uint32_t scale) {    \
+        if (dif) ntt_perm_pass_body<R, true>(d, src, tw, lg, k, lgL, plo, phi, plo_bits, scale); \
+        else ntt_perm_pass_body<R, false>(d, src, tw, lg, k, lgL, plo, phi, plo_bits, scale);    \
     }
 NTT_PERM_PASS(ntt_perm_pass_r1, 1, 1)
 NTT_PERM_PASS(ntt_perm_pass_r2, 2, 1)

@@ -763,9 +763,6 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
         );
         passes
     };
-    let ntt_staggers: Vec<u32> = std::env::var("CUZK_NTT_BENCH_STAGGER")
-        .map(|v| v.split(',').filter_map(|s| s.trim().parse().ok()).collect())
-        .unwrap_or_default();
     // CUZK_NTT_BENCH_LOGS (say "24") replaces the sizes, for a profiler
     // that should see one size only.
     let ntt_logs: Vec<u32> = std::env::var("CUZK_NTT_BENCH_LOGS")
@@ -797,9 +794,8 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
         // and inverse also out of place (the bit reversal in a pass).
         let default = dev.ntt_pass();
         let muls = (n as f64 / 2.0) * lg as f64;
-        // Every row of the device's current pass and stagger, named
-        // "ntt <what> vram <label>".
-        let mut pass_rows = |label: &str| -> Result<()> {
+        for &pass in &ntt_passes {
+            dev.set_ntt_pass(pass);
             // (name, transforms per run, the run)
             type Run<'a, B> = (&'a str, f64, &'a dyn Fn(&mut B) -> Result<()>);
             let runs: [Run<'_, _>; 3] = [
@@ -811,7 +807,7 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
                 let t = time_it(dev, opts.reps, || f(&mut buf))?;
                 push(row(
                     &card,
-                    &format!("ntt {what} vram {label}"),
+                    &format!("ntt {what} vram {}", pass.name()),
                     lg,
                     format!("{:.3e} butterflies (1 Fr mul each)", muls * times),
                     muls * times * FR_MUL_IMAD,
@@ -825,7 +821,7 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
                 })?;
                 push(row(
                     &card,
-                    &format!("ntt {what} out of place vram {label}"),
+                    &format!("ntt {what} out of place vram {}", pass.name()),
                     lg,
                     format!("{muls:.3e} butterflies (1 Fr mul each)"),
                     muls * FR_MUL_IMAD,
@@ -833,22 +829,8 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
                     t,
                 ));
             }
-            Ok(())
-        };
-        for &pass in &ntt_passes {
-            dev.set_ntt_pass(pass);
-            pass_rows(pass.name())?;
         }
         dev.set_ntt_pass(default);
-        // The default pass with each pass's first wave staggered by the ns
-        // a slot listed in CUZK_NTT_BENCH_STAGGER ("0,8000,16000"), rows
-        // "... vram <pass> stagger=<ns>".
-        let stagger = dev.ntt_stagger();
-        for ns in &ntt_staggers {
-            dev.set_ntt_stagger(*ns);
-            pass_rows(&format!("{} stagger={ns}", default.name()))?;
-        }
-        dev.set_ntt_stagger(stagger);
         drop(out);
         dev.release_ntt_tables();
     }

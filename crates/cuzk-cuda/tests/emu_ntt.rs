@@ -143,13 +143,6 @@ fn twiddles(l: &mut Launches, lg: u32) -> u32 {
     tw
 }
 
-/// The pass kernels' first-wave stagger (kernels/ntt.cuh, `ntt_stagger`):
-/// on, over "2 SMs" of 3 slots, so that blocks 2 to 5 wait on the
-/// emulator's clock and meet their barrier first; a pass's result must not
-/// depend on it.
-const STAGGER_NS: u32 = 3000;
-const STAGGER_WAVE: u32 = 2 | 3 << 16;
-
 /// What the first pass does to each element it loads (src/device/ntt.rs's
 /// `OnLoad`).
 #[derive(Clone, Copy)]
@@ -193,8 +186,6 @@ fn passes(l: &mut Launches, kernel: u32, radix: u32, lg: u32, tw: u32, dif: bool
                 phi,
                 Arg::U32(bits),
                 Arg::U32(mode),
-                Arg::U32(STAGGER_NS),
-                Arg::U32(STAGGER_WAVE),
             ],
         );
     }
@@ -368,7 +359,6 @@ fn emulate_into(
             }
             _ => args.extend([Arg::Null, Arg::Null, Arg::U32(0), Arg::U32(0)]),
         }
-        args.extend([Arg::U32(STAGGER_NS), Arg::U32(STAGGER_WAVE)]);
         let log_e = k + lgl;
         l.launch(
             id,

@@ -187,10 +187,6 @@ pub struct CudaDevice {
     /// not profiled.
     h_profile: Mutex<Option<Vec<ntt::HSteps>>>,
     ntt_pass: std::sync::atomic::AtomicU8,
-    /// The NTT passes' first-wave stagger in ns (0: off; `set_ntt_stagger`).
-    ntt_stagger: std::sync::atomic::AtomicU32,
-    /// The device's SM count.
-    sms: u32,
     /// Whether the G1 accumulation, reduction and 0/1 kernels are the
     /// builds with inlined Fq products.
     g1_inline: std::sync::atomic::AtomicBool,
@@ -347,8 +343,6 @@ impl CudaDevice {
             twiddles: Mutex::new(None),
             h_profile: Mutex::new(None),
             ntt_pass: std::sync::atomic::AtomicU8::new(NttPass::from_env() as u8),
-            ntt_stagger: std::sync::atomic::AtomicU32::new(ntt::stagger_from_env()),
-            sms: u32::try_from(sms).unwrap_or(u32::MAX),
             g1_inline: std::sync::atomic::AtomicBool::new(DEFAULT_G1_INLINE),
             zero_one_inline: std::sync::atomic::AtomicBool::new(DEFAULT_ZERO_ONE_INLINE),
             g2_accumulate_blocks: std::sync::atomic::AtomicU32::new(DEFAULT_G2_ACCUMULATE_BLOCKS),

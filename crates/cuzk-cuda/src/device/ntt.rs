@@ -46,8 +46,6 @@ typed_kernels! {
         phi: DevPtr,
         plo_bits: u32,
         scale: u32,
-        stagger_ns: u32,
-        wave: u32,
     );
     /// `ntt_perm_pass_r1` ... `_r2x3`: the first pass of an out-of-place
     /// DIT (reads src[rev i], writes d[i]) or the last of an out-of-place
@@ -72,8 +70,6 @@ typed_kernels! {
         phi: DevPtr,
         plo_bits: u32,
         scale: u32,
-        stagger_ns: u32,
-        wave: u32,
     );
     /// `h_finish_bitrev`: a[j] = p(j) a[rev j] - p(0) c[rev j], p(j) the
     /// power tables' c*base^j (H's last step, [`CudaDevice::h_finish_device`]).
@@ -198,15 +194,6 @@ impl NttPass {
     }
 }
 
-/// `CUZK_NTT_STAGGER_NS` (ns, at device open): the NTT passes' first-wave
-/// stagger ([`CudaDevice::set_ntt_stagger`]); 0 when unset or unreadable.
-pub(super) fn stagger_from_env() -> u32 {
-    std::env::var("CUZK_NTT_STAGGER_NS")
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0)
-}
-
 /// Grid, block and shared memory of a pass over stages of `k` bits with
 /// 2^lgl groups a block, for the pass kernel `pass`.
 fn pass_config(lg: u32, k: u32, lgl: u32, pass: NttPass) -> LaunchConfig {
@@ -312,44 +299,6 @@ impl CudaDevice {
         NttPass::ALL[self.ntt_pass.load(std::sync::atomic::Ordering::Relaxed) as usize]
     }
 
-    /// Staggers the start of each pass's first wave of blocks (kernels/
-    /// ntt.cuh, `ntt_stagger`): the block in slot s of the S a pass keeps
-    /// on an SM starts s * `ns` / S later; 0 (the default, or
-    /// `CUZK_NTT_STAGGER_NS` at open) starts them together. A measurement
-    /// hook until a measurement picks a value.
-    pub fn set_ntt_stagger(&self, ns: u32) {
-        self.ntt_stagger
-            .store(ns, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    pub fn ntt_stagger(&self) -> u32 {
-        self.ntt_stagger.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    /// A pass kernel's (stagger_ns, wave) arguments for a launch of `cfg`:
-    /// wave is the SM count and, from bit 16, the blocks of `cfg` the
-    /// kernel keeps on an SM (the driver's occupancy); none where one wave
-    /// holds the grid or an SM holds one block.
-    fn ntt_stagger_args(&self, f: &cudarc::driver::CudaFunction, cfg: &LaunchConfig) -> (u32, u32) {
-        let ns = self.ntt_stagger();
-        if ns == 0 {
-            return (0, 0);
-        }
-        let slots = f
-            .occupancy_max_active_blocks_per_multiprocessor(
-                cfg.block_dim.0,
-                cfg.shared_mem_bytes as usize,
-                None,
-            )
-            .unwrap_or(1)
-            .clamp(1, 0xffff);
-        let sms = self.sms.clamp(1, 0xffff);
-        if slots < 2 || cfg.grid_dim.0 <= sms * slots {
-            return (0, 0);
-        }
-        (ns, sms | slots << 16)
-    }
-
     fn check_ntt_buffer(&self, data: &CudaSlice<u8>, lg: u32) -> Result<()> {
         if lg > MAX_NTT_LOG {
             return Err(CudaError::Unsupported {
@@ -399,13 +348,11 @@ impl CudaDevice {
         self.with_twiddles(lg, |tw| {
             for (i, &(s0, k)) in passes.iter().enumerate() {
                 let lgl = host::ntt_pass_lgl(s0);
-                let cfg = pass_config(lg, k, lgl, pass);
-                let (stagger, wave) = self.ntt_stagger_args(&kernel.0, &cfg);
                 kernel.launch(
                     self,
                     "ntt_pass",
                     n,
-                    cfg,
+                    pass_config(lg, k, lgl, pass),
                     d,
                     tw,
                     lg,
@@ -417,8 +364,6 @@ impl CudaDevice {
                     phi,
                     plo_bits,
                     if i == 0 { mode } else { 0 },
-                    stagger,
-                    wave,
                 )?;
             }
             Ok(())
@@ -457,13 +402,11 @@ impl CudaDevice {
             for &(s0, k) in &passes {
                 if s0 == 0 {
                     let lgl = host::ntt_perm_lgl(lg, k);
-                    let cfg = pass_config(lg, k, lgl, pass);
-                    let (stagger, wave) = self.ntt_stagger_args(&perm.0, &cfg);
                     perm.launch(
                         self,
                         "ntt_perm_pass",
                         n,
-                        cfg,
+                        pass_config(lg, k, lgl, pass),
                         dst,
                         src,
                         tw,
@@ -475,18 +418,14 @@ impl CudaDevice {
                         phi,
                         plo_bits,
                         mode,
-                        stagger,
-                        wave,
                     )?;
                 } else {
                     let lgl = host::ntt_pass_lgl(s0);
-                    let cfg = pass_config(lg, k, lgl, pass);
-                    let (stagger, wave) = self.ntt_stagger_args(&kernel.0, &cfg);
                     kernel.launch(
                         self,
                         "ntt_pass",
                         n,
-                        cfg,
+                        pass_config(lg, k, lgl, pass),
                         if dif { src } else { dst },
                         tw,
                         lg,
@@ -498,8 +437,6 @@ impl CudaDevice {
                         0,
                         0,
                         0,
-                        stagger,
-                        wave,
                     )?;
                 }
             }
