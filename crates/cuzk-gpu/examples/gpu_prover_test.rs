@@ -1439,22 +1439,32 @@ fn packed_witness(t: &mut Tally) {
             };
         }
         let stale = ZeroOneForm::of(&other);
-        // (how, pack on the way, the form given, whether it goes packed):
-        // a form goes up as it is whether or not packing on the way is on;
-        // a stale one is refused, and the vector packed on the way.
-        for (how, pack, form, packed) in [
-            ("packed", true, None, true),
-            ("prepared", false, form.as_ref(), true),
-            ("stale form", true, stale.as_ref(), true),
-            ("stale form, no packing", false, stale.as_ref(), false),
-            ("raw", false, None, false),
+        // (how, pack on the way, the form given, whether it goes packed,
+        // the form written into pinned memory first): a form goes up as it
+        // is whether or not packing on the way is on, staged or through
+        // the ring; a stale one is refused (staged or not), and the vector
+        // packed on the way.
+        for (how, pack, form, packed, stage) in [
+            ("packed", true, None, true, false),
+            ("prepared", false, form.as_ref(), true, false),
+            ("prepared, staged", false, form.as_ref(), true, true),
+            ("stale form", true, stale.as_ref(), true, false),
+            ("stale form, staged", true, stale.as_ref(), true, true),
+            (
+                "stale form, no packing",
+                false,
+                stale.as_ref(),
+                false,
+                false,
+            ),
+            ("raw", false, None, false, false),
         ] {
             // A form that was not made (it does not pay) has nothing to send.
             if (how.starts_with("prepared") || how.starts_with("stale")) && form.is_none() {
                 continue;
             }
             let r = gpu
-                .witness_round_trip(&inputs, aux, form, pack)
+                .witness_round_trip(&inputs, aux, form, pack, stage)
                 .map_err(|e| e.to_string())
                 .and_then(|(z, sent)| {
                     let want = inputs.iter().chain(aux.iter());
@@ -1691,8 +1701,14 @@ fn compiled_bench(
             // The raw witness is not read again on the device-only path.
             let none = Vec::new();
             let w: &Vec<Witness> = if device_only { &none } else { &w };
+            // Two workers once more with the 0/1 form written into the ring
+            // as it goes up (inside the partition's turn on the device)
+            // instead of into pinned memory before it (the default).
             let mut batches = Vec::new();
-            for workers in [1usize, 2].into_iter().filter(|_| batch > 0) {
+            for (workers, staged) in [(1usize, true), (2, true), (2, false)]
+                .into_iter()
+                .filter(|_| batch > 0)
+            {
                 if GpuConfig::default().workers_per_device < workers {
                     println!(
                         "compiled bench {tag}: {workers} workers: the backend has fewer slots"
@@ -1703,6 +1719,7 @@ fn compiled_bench(
                 let counts: Vec<usize> = (0..workers)
                     .map(|k| per.min(batch - (k * per).min(batch)))
                     .collect();
+                gpu.set_stage_form(staged);
                 let ready = std::sync::Barrier::new(workers + 1);
                 let (wall, results) = std::thread::scope(|s| {
                     let handles: Vec<_> = counts
@@ -1756,8 +1773,9 @@ fn compiled_bench(
                         Err(format!("{proved} partitions proved"))
                     },
                 );
-                batches.push((workers, wall, gpu.take_reports()));
+                batches.push((workers, staged, wall, gpu.take_reports()));
             }
+            gpu.set_stage_form(true);
             drop(prepared);
             gpu.set_zero_one_form(GpuConfig::default().zero_one_form);
             // The host path of the same witness, for comparison.
@@ -1906,9 +1924,14 @@ fn compiled_bench(
                 );
                 println!("  {}", line("streamed", &streamed_reports));
             }
-            for (workers, wall, rs) in &batches {
+            for (workers, staged, wall, rs) in &batches {
+                let how = if *staged {
+                    "z's form staged ahead"
+                } else {
+                    "z's form written as it goes up"
+                };
                 println!(
-                    "compiled bench {tag}: {batch} partitions, {workers} worker(s): {:.1} ms, {:.1} ms a partition",
+                    "compiled bench {tag}: {batch} partitions, {workers} worker(s), {how}: {:.1} ms, {:.1} ms a partition",
                     ms(*wall),
                     ms(*wall) / batch as f64
                 );
@@ -1917,9 +1940,10 @@ fn compiled_bench(
             out.push(json!({
                 "compiled_bench": log,
                 "vram_limit": limit,
-                "batches": batches.iter().map(|(w, wall, rs)| json!({
+                "batches": batches.iter().map(|(w, staged, wall, rs)| json!({
                     "partitions": batch,
                     "workers": w,
+                    "z_form_staged": staged,
                     "wall_ms": ms(*wall),
                     "reports": rs,
                 })).collect::<Vec<_>>(),

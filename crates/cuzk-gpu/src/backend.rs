@@ -100,7 +100,8 @@ pub struct PartitionReport {
     /// pool really held at once: cuzk-cuda's temporaries plus ours).
     pub pool_high: u64,
     /// Host work before the device was taken (density filtering and the
-    /// 0/1 splits), in milliseconds; included in `timings.total`.
+    /// 0/1 splits; on the compiled path, the witness's 0/1 form written
+    /// into pinned memory), in milliseconds; included in `timings.total`.
     pub host_prep_ms: f64,
     /// Whether a/b/c went up from pinned memory.
     pub pinned: bool,
@@ -283,6 +284,10 @@ pub struct CudaBackend {
     /// synthesis side (`GpuConfig::zero_one_form`, changed by
     /// [`Self::set_zero_one_form`]).
     zero_one_form: std::sync::atomic::AtomicBool,
+    /// Whether compiled partitions write the 0/1 form into pinned memory
+    /// before they wait for the device (on; changed by
+    /// [`Self::set_stage_form`]).
+    stage_form: std::sync::atomic::AtomicBool,
     /// The fewest parts a compiled partition's H MSM of more than
     /// [`compiled::H_PARTS_MIN_ABOVE`] scalars runs in
     /// ([`compiled::DEFAULT_H_PARTS_MIN`]; changed by
@@ -353,6 +358,7 @@ impl CudaBackend {
             pack_witness: std::sync::atomic::AtomicBool::new(config.pack_witness),
             h_parts_min: AtomicUsize::new(compiled::DEFAULT_H_PARTS_MIN),
             zero_one_form: std::sync::atomic::AtomicBool::new(config.zero_one_form),
+            stage_form: std::sync::atomic::AtomicBool::new(true),
         };
         let free = me.measure_free()?;
         me.budget = VramBudget::new(me.label.clone(), free, config.budget);

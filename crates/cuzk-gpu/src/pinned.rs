@@ -41,15 +41,18 @@ impl PinnedPool {
         unsafe { self.ctx.alloc_pinned_with_flags::<u8>(len.max(1), 0) }
     }
 
-    /// The smallest cached buffer that holds `len` bytes, or a new one. A
-    /// failed allocation drops the cache and tries once more.
+    /// The smallest cached buffer that holds `len` bytes and is at most
+    /// twice that, or a new one. (A ring's 32 MiB piece does not take a
+    /// witness's staged 0/1 form's buffer of ~650 MB, which the next
+    /// partition's form would then allocate again.) A failed allocation
+    /// drops the cache and tries once more.
     pub fn take(&self, len: usize) -> Result<PinnedLease<'_>, DriverError> {
         let cached = {
             let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
             let best = free
                 .iter()
                 .enumerate()
-                .filter(|(_, b)| b.len() >= len)
+                .filter(|(_, b)| b.len() >= len && b.len() / 2 <= len)
                 .min_by_key(|(_, b)| b.len())
                 .map(|(i, _)| i);
             best.map(|i| free.swap_remove(i))

@@ -23,6 +23,12 @@
 //! the next piece's copy into the staging buffer starts only once the
 //! previous expansion has read it, and the event recorded after a vector's
 //! last piece covers its last expansion.
+//!
+//! A 0/1 form may also be written into pinned memory ahead of the upload
+//! ([`StagedForm`]), before a partition waits for the device: its upload
+//! is then the copy engine's alone (no host copy inside the partition's
+//! turn on the device, where a busy host stretched the ring's copies to
+//! ten times their time).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
@@ -58,10 +64,11 @@ pub struct Unpack<'a> {
     /// aux); the others (bytes of any kind) always go raw.
     pub parts: usize,
     /// Source k's 0/1 form where the synthesis side made it (cuzk-core's
-    /// `zero_one`, checked against the source by the caller): its pieces
-    /// are copied as they are, with nothing to classify on the way. Missing
-    /// entries (and None) are packed as they go up.
-    pub forms: &'a [Option<&'a ZeroOneForm>],
+    /// `zero_one`, checked against the source by the caller), as it is or
+    /// already written into pinned memory: its pieces are copied as they
+    /// are, with nothing to classify on the way. Missing entries (and None)
+    /// are packed as they go up.
+    pub forms: &'a [Option<Form<'a>>],
     /// Whether the first `parts` sources without a form are packed as they
     /// go up (where that pays); off, they go raw.
     pub on_the_way: bool,
@@ -73,6 +80,73 @@ pub struct Unpack<'a> {
     /// device address `packed` (`n` elements) into the `n` scalars at
     /// device address `dst` (cuzk-cuda's `expand_z_on`).
     pub expand: &'a dyn Fn(u64, usize, u64) -> Result<(), cuzk_cuda::CudaError>,
+}
+
+/// A source's 0/1 form, as the synthesis side made it or already written
+/// into pinned memory as the pieces the upload sends.
+#[derive(Clone, Copy)]
+pub enum Form<'a> {
+    /// Written into the ring's buffers piece by piece as it goes up.
+    Made(&'a ZeroOneForm),
+    /// Written ahead ([`StagedForm::write`]): only the copies remain.
+    Staged(&'a StagedForm<'a>),
+}
+
+impl Form<'_> {
+    /// Elements of the vector the form stands for.
+    pub fn len(&self) -> usize {
+        match self {
+            Form::Made(f) => f.len(),
+            Form::Staged(s) => s.len,
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A 0/1 form written into one pinned buffer as the packed pieces the
+/// upload sends (each at most the device staging buffer's size, the
+/// layout `expand_z` reads), so that sending it is copies alone. At 2^27
+/// porep-like that is ~652 MB of page-locked memory for the partition's
+/// life (the pool keeps it for the next one where its cache has room).
+pub struct StagedForm<'a> {
+    buf: PinnedLease<'a>,
+    pieces: Vec<crate::zpack::StagedPiece>,
+    /// Elements of the vector.
+    len: usize,
+}
+
+/// A staged piece's start in the pinned buffer is aligned to this (the
+/// copy engine reads whole 256-byte lines).
+const STAGED_ALIGN: usize = 256;
+
+impl<'a> StagedForm<'a> {
+    /// `form` written into a buffer from `pool` in pieces of at most
+    /// `room` bytes (each at least one group: `room` must hold one), on
+    /// the copy pool; None where the pool cannot hand out that much
+    /// page-locked memory (the form then goes through the ring as it is
+    /// sent).
+    pub fn write(pool: &'a PinnedPool, form: &ZeroOneForm, room: usize) -> Option<Self> {
+        let (pieces, total) = crate::zpack::staged_layout(form, room, STAGED_ALIGN);
+        let mut buf = pool.take(total.max(1)).ok()?;
+        crate::zpack::write_staged(form, &pieces, buf.bytes_mut().ok()?);
+        Some(StagedForm {
+            buf,
+            pieces,
+            len: form.len(),
+        })
+    }
+
+    /// Bytes the pieces take (what goes over the link).
+    pub fn sent_bytes(&self) -> u64 {
+        self.pieces.iter().map(|p| p.len as u64).sum()
+    }
+
+    /// Pieces written.
+    pub fn pieces(&self) -> usize {
+        self.pieces.len()
+    }
 }
 
 /// Why an upload stopped.
@@ -185,9 +259,14 @@ pub fn upload_all(
             );
             let unpack = unpack.filter(|u| k < u.parts);
             let form = unpack.and_then(|u| u.forms.get(k).copied().flatten());
+            if let Some(form) = form {
+                assert_eq!(form.len() * cuzk_cuda::host::FR_BYTES, src.len());
+            }
             match (ring.as_mut(), unpack, form) {
-                (Some(ring), Some(u), Some(form)) => {
-                    assert_eq!(form.len() * cuzk_cuda::host::FR_BYTES, src.len());
+                (_, Some(u), Some(Form::Staged(staged))) => {
+                    sent += staged_up(stream, staged, dst.ptr, u, cancel)?
+                }
+                (Some(ring), Some(u), Some(Form::Made(form))) => {
                     sent += form_through_ring(stream, ring, form, dst.ptr, u, cancel)?
                 }
                 (Some(ring), _, _) => {
@@ -327,6 +406,51 @@ fn form_through_ring(
         sent += len as u64;
         *done = Some(stream.record_event(None)?);
         g = end;
+    }
+    Ok(sent)
+}
+
+/// A form written ahead into pinned memory ([`StagedForm`]): each piece
+/// copied to the device staging buffer and expanded into its place at
+/// `dst`, in order on the one stream (a piece's copy starts once the
+/// previous expansion has read the staging buffer). Returns the bytes
+/// sent. The caller keeps `staged` until the stream has finished.
+fn staged_up(
+    stream: &Arc<CudaStream>,
+    staged: &StagedForm<'_>,
+    dst: u64,
+    unpack: &Unpack<'_>,
+    cancel: &AtomicBool,
+) -> Result<u64, UploadError> {
+    let buf = staged.buf.bytes()?;
+    let mut sent = 0u64;
+    for &crate::zpack::StagedPiece {
+        at, len, n, first, ..
+    } in &staged.pieces
+    {
+        if cancel.load(Ordering::Relaxed) {
+            return Ok(sent);
+        }
+        assert!(
+            len <= unpack.staging.len,
+            "a staged piece of {len} bytes for a staging buffer of {}",
+            unpack.staging.len
+        );
+        // SAFETY: the staging buffer is a live device allocation of at
+        // least `len` bytes (asserted), kept alive by the caller until the
+        // stream has finished, and the copy into it is ordered after the
+        // previous piece's expansion, which read it, by this one stream;
+        // the pinned source is neither written nor freed before the stream
+        // has finished (the caller holds `staged` until then).
+        unsafe {
+            result::memcpy_htod_async(unpack.staging.ptr, &buf[at..at + len], stream.cu_stream())
+        }?;
+        (unpack.expand)(
+            unpack.staging.ptr,
+            n,
+            dst + (first * cuzk_cuda::host::FR_BYTES) as u64,
+        )?;
+        sent += len as u64;
     }
     Ok(sent)
 }

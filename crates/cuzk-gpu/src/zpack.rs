@@ -253,6 +253,57 @@ pub(crate) fn write_form_piece(
     (len, n)
 }
 
+/// One piece of a 0/1 form written ahead into one buffer (upload.rs's
+/// `StagedForm`): groups `g0..g1`, `len` bytes from byte `at`, for the
+/// `n` elements from element `first`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct StagedPiece {
+    pub at: usize,
+    pub len: usize,
+    pub n: usize,
+    pub first: usize,
+    g0: usize,
+    g1: usize,
+}
+
+/// How `form` lies in one buffer as packed pieces of at most `room` bytes
+/// each (at least one group: `room` must hold one), each starting on a
+/// multiple of `align`; and the buffer's length.
+pub(crate) fn staged_layout(
+    form: &ZeroOneForm,
+    room: usize,
+    align: usize,
+) -> (Vec<StagedPiece>, usize) {
+    let mut pieces = Vec::new();
+    let (mut g0, mut at) = (0, 0usize);
+    while g0 < form.groups() {
+        let g1 = form_piece_end(form, g0, room).expect("a staged piece holds one group");
+        let first = g0 * GROUP;
+        let n = (g1 * GROUP).min(form.len()) - first;
+        let len = packed_bytes(n, form.big_before(g1) - form.big_before(g0));
+        pieces.push(StagedPiece {
+            at,
+            len,
+            n,
+            first,
+            g0,
+            g1,
+        });
+        at = (at + len).next_multiple_of(align.max(1));
+        g0 = g1;
+    }
+    (pieces, at)
+}
+
+/// Writes `form`'s pieces (laid out by [`staged_layout`]) into `out`, on
+/// the copy pool.
+pub(crate) fn write_staged(form: &ZeroOneForm, pieces: &[StagedPiece], out: &mut [u8]) {
+    for p in pieces {
+        let (len, n) = write_form_piece(form, p.g0, p.g1, &mut out[p.at..p.at + p.len]);
+        debug_assert_eq!((len, n), (p.len, p.n));
+    }
+}
+
 /// The tasks' scratch buffers, kept between pieces (a fresh 1 MiB buffer
 /// per task would be a fresh mapping, page faults included, 32 times a
 /// piece). At most [`SCRATCH_KEPT`] are kept: two workers' pieces of 32
@@ -379,6 +430,37 @@ mod tests {
         // Too small for one group's header and data.
         let form = ZeroOneForm::of(&witness(64, 0.5, 0.5, 3)).expect("pays");
         assert!(form_piece_end(&form, 0, 8).is_none());
+    }
+
+    #[test]
+    fn staged_forms_round_trip_from_one_buffer() {
+        for n in [0usize, 1, 33, 1000, 3 * TASK_GROUPS * GROUP + 77] {
+            for (zeros, ones) in [(0.566, 0.294), (0.0, 1.0), (0.3, 0.3)] {
+                let w = witness(n, zeros, ones, 70 + n as u64);
+                let form = ZeroOneForm::of_any(&w).expect("short");
+                let src = scalars_as_bytes(&w);
+                for (room, align) in [(packed_bytes(n, n).max(64), 256), (4096, 256), (1000, 1)] {
+                    let (pieces, total) = staged_layout(&form, room, align);
+                    let mut out = vec![0xA5u8; total];
+                    write_staged(&form, &pieces, &mut out);
+                    // Each piece from its place, expanded into its own.
+                    let mut z = vec![0x5Au8; src.len()];
+                    let mut next = 0;
+                    for p in &pieces {
+                        assert!(p.len <= room && p.at % align == 0, "{p:?}");
+                        assert_eq!(p.first, next, "pieces in order, none missed");
+                        let got = expand(&out[p.at..p.at + p.len], p.n).expect("expands");
+                        z[p.first * FR_BYTES..(p.first + p.n) * FR_BYTES].copy_from_slice(&got);
+                        next = p.first + p.n;
+                    }
+                    assert_eq!(next, n);
+                    assert!(z == src, "{n} elements, {zeros} zeros, room {room}");
+                    if n > 0 && room >= packed_bytes(n, n) {
+                        assert_eq!(pieces.len(), 1);
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -26,16 +26,17 @@ use cuzk_core::compiled::{CompiledCircuit, SparseMatrix, Witness};
 use cuzk_cuda::{CsrStaging, DeviceCsr, DeviceDensity, DeviceScalars, DeviceSplit, SPMV_LONG};
 use std::ops::Range;
 
-use crate::upload::DeviceDst;
+use crate::upload::{DeviceDst, Form, StagedForm};
 use cuzk_core::zero_one::ZeroOneForm;
 
 /// Which of [`CudaBackend::copy_up`]'s sources go packed by 0/1: the
-/// first `parts`, each as its 0/1 form where `forms` gives one, else
-/// packed on the way when `on_the_way`; the default sends all raw.
+/// first `parts`, each as its 0/1 form where `forms` gives one (as made,
+/// or already written into pinned memory), else packed on the way when
+/// `on_the_way`; the default sends all raw.
 #[derive(Clone, Copy, Default)]
 struct ZPacking<'a> {
     parts: usize,
-    forms: &'a [Option<&'a ZeroOneForm>],
+    forms: &'a [Option<Form<'a>>],
     on_the_way: bool,
 }
 
@@ -920,6 +921,15 @@ impl CudaBackend {
         self.config.pinned_staging && self.zero_one_form.load(Ordering::Relaxed)
     }
 
+    /// Whether a compiled partition writes its witness's 0/1 form into
+    /// pinned memory before it waits for the device (on by default), so
+    /// that its upload on the device's turn is the copy engine's alone;
+    /// off, the form is written into the ring's buffers as it goes up, as
+    /// before (benchmarks compare the two on one warm backend).
+    pub fn set_stage_form(&self, on: bool) {
+        self.stage_form.store(on, Ordering::Relaxed);
+    }
+
     /// Copies each `srcs[k]` to `dsts[k]` on the slot's stream, through the
     /// pinned staging ring (pageable copies where the host refuses
     /// page-locked memory or pinned staging is off), and makes the
@@ -1037,7 +1047,9 @@ impl CudaBackend {
     /// z = (inputs, aux) into a new device buffer through the pinned
     /// staging ring (pageable copies where the host refuses page-locked
     /// memory or pinned staging is off): the aux part as its 0/1 form
-    /// `aux_form` where given (checked against `aux` by the caller), else
+    /// `aux_form` where given (checked against `aux` by the caller; made,
+    /// or written into pinned memory ahead, which the caller then keeps
+    /// until this returns), else
     /// packed by 0/1 on the way when `pack` (either way the caller has
     /// reserved the staging buffer), on the slot's own stream,
     /// and with it, when `with` is given (a system whose matrices are
@@ -1049,7 +1061,7 @@ impl CudaBackend {
         slot: &Slot,
         inputs: &[Scalar],
         aux: &[Scalar],
-        aux_form: Option<&ZeroOneForm>,
+        aux_form: Option<Form<'_>>,
         with: Option<&CompiledCircuit>,
         pack: bool,
     ) -> Result<(DeviceScalars, Option<CompiledAux>, UploadStats)> {
@@ -1125,22 +1137,28 @@ impl CudaBackend {
     }
 
     /// z = (inputs, aux) up as a compiled partition sends it (the aux part
-    /// as `aux_form` where given and it matches `aux`, else packed by 0/1
-    /// on the way where that pays when `pack`, else raw), and back: z as
-    /// the device holds it, and the bytes sent. For the GPU checks, which
-    /// compare it with what went up; its device memory is not counted in
-    /// the VRAM budget (a check holds nothing else).
+    /// as `aux_form` where given and it matches `aux`, written into pinned
+    /// memory first when `stage`, else packed by 0/1 on the way where that
+    /// pays when `pack`, else raw), and back: z as the device holds it,
+    /// and the bytes sent. For the GPU checks, which compare it with what
+    /// went up; its device memory is not counted in the VRAM budget (a
+    /// check holds nothing else).
     pub fn witness_round_trip(
         &self,
         inputs: &[Scalar],
         aux: &[Scalar],
         aux_form: Option<&ZeroOneForm>,
         pack: bool,
+        stage: bool,
     ) -> Result<(Vec<Scalar>, u64)> {
         let slot = self.acquire_slot();
         let pinned = self.config.pinned_staging;
         let pack = pack && pinned;
         let form = pinned.then(|| checked_form(aux_form, aux)).flatten();
+        let staged = form
+            .filter(|_| stage)
+            .and_then(|f| StagedForm::write(&self.pinned, f, crate::upload::PACK_STAGING_BYTES));
+        let form = staged.as_ref().map(Form::Staged).or(form.map(Form::Made));
         let (z, _, stats) = self.upload_witness(&slot, inputs, aux, form, None, pack)?;
         slot.dev.synchronize()?;
         Ok((slot.dev.download_scalars(&z)?, stats.sent))
@@ -1241,6 +1259,22 @@ impl CudaBackend {
         if !params_fit_cap || working + sizes.params_bytes() + held > self.budget.capacity() {
             return Ok(None);
         }
+        // The 0/1 form written into pinned memory now, before the wait for
+        // the device: the upload in the partition's turn is then the copy
+        // engine's alone. Written into the ring as it went up, a busy host
+        // (the next witness's synthesis or copy on every core) stretched
+        // that upload from 22 to ~230 ms at 2^27, with the device idle and
+        // the other worker's partition waiting for it (H100, 2026-12-07
+        // call 100). The buffer stays until the partition ends (declared
+        // before the admission, it goes back after it).
+        let clock = Instant::now();
+        let staged = form
+            .filter(|_| self.stage_form.load(Ordering::Relaxed))
+            .and_then(|f| StagedForm::write(&self.pinned, f, crate::upload::PACK_STAGING_BYTES));
+        let form = staged.as_ref().map(Form::Staged).or(form.map(Form::Made));
+        let stage_ms = staged
+            .as_ref()
+            .map_or(0.0, |_| clock.elapsed().as_secs_f64() * 1e3);
         let _in_flight = self.budget.enter_partition();
         let need = CompiledNeed {
             working,
@@ -1408,7 +1442,7 @@ impl CudaBackend {
             timings: t,
             peak_reserved: bases.reservation.bytes() + held + grant.peak(),
             pool_high,
-            host_prep_ms: 0.0,
+            host_prep_ms: stage_ms,
             pinned,
             prep_wait_ms: 0.0,
             abc_on_device: true,
