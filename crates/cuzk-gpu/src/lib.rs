@@ -125,7 +125,12 @@ pub struct GpuConfig {
     pub pinned_staging: bool,
     /// Pinned host bytes kept for reuse between partitions: each worker's
     /// upload ring holds `upload::RING_SLOTS` × `upload::RING_SLOT_BYTES`
-    /// (128 MiB).
+    /// (128 MiB), and a compiled partition its staged 0/1 form
+    /// (`upload::StagedForm`, 652 MB at porep-like 2^27). 2 GiB by
+    /// default: two workers' rings and forms at 2^27 (1.56 GB). With 1 GiB
+    /// one worker's form was allocated afresh for every other partition,
+    /// 140-350 ms of page-locking each time against 19 ms for writing it
+    /// into a kept buffer (H200, 2026-12-07 calls 101 and 88).
     pub max_pinned_cache: u64,
     /// Keep each partition's host preparation vectors (A and B query
     /// scalars, the 0/1 splits: about 8 GB at 2^27) for the next partition
@@ -192,7 +197,7 @@ impl Default for GpuConfig {
             force_plan: None,
             workers_per_device: 2,
             pinned_staging: true,
-            max_pinned_cache: 1 << 30,
+            max_pinned_cache: 2 << 30,
             reuse_host_buffers: true,
             file_piece_bytes: FILE_PIECE_BYTES,
             keep_compiled_resident: true,
