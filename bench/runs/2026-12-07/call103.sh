@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Call 102 (2026-12-07, thirty-third session): main with max_pinned_cache
+# Call 103 (2026-12-07, thirty-third session): main with max_pinned_cache
 # 2 GiB by default (calls 88/101 on the H200: with 1 GiB one worker's
 # staged form buffer was page-locked afresh for every other partition,
 # 140-350 ms against 19 ms into a kept one). Carry [".carry/bins.tgz"].
@@ -11,7 +11,7 @@
 #     partitions serialized by admission): 2 workers 1470.8 (call 100,
 #     unstaged) -> ~1395 staged.
 set -u
-. bench/runs/lib.sh "${CALL_BUDGET_S:-560}" "${OUT:-/tmp}/c102"
+. bench/runs/lib.sh "${CALL_BUDGET_S:-560}" "${OUT:-/tmp}/c103"
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
 tar -xzf .carry/bins.tgz
 stamp "h2d_bench 1 GiB, reps 3"
