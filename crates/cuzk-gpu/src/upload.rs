@@ -137,16 +137,6 @@ impl<'a> StagedForm<'a> {
             len: form.len(),
         })
     }
-
-    /// Bytes the pieces take (what goes over the link).
-    pub fn sent_bytes(&self) -> u64 {
-        self.pieces.iter().map(|p| p.len as u64).sum()
-    }
-
-    /// Pieces written.
-    pub fn pieces(&self) -> usize {
-        self.pieces.len()
-    }
 }
 
 /// Why an upload stopped.
