@@ -753,7 +753,10 @@ DEV Fp<P> mont_mul_rows(const Fp<P>& a, const Fp<P>& b) {
 // instructions against mont_mul_ptx's 301, 519 against 578 counting a wide
 // IMAD as two; sm_90, nvcc 13.0.88); the others (Fr, the inline Fq of the
 // G1 "inline" kernels) by the interleaved rows (Fr's Karatsuba form was
-// 177 IMADs against 163: four-limb halves leave too little to save).
+// 177 IMADs against 163: four-limb halves leave too little to save; not
+// timed). Timed for Fq (run 48, H100, with the lazy Y3): G1 2^24 100.11 ->
+// 93.77 ms, 2^26 392.83 -> 368.96; the inline G1 build lost with it
+// (+5-8%), so FqInlineParams keeps the rows.
 // CUZK_MUL_INTERLEAVED keeps every field on mont_mul_ptx, for comparison.
 template <class P>
 DEV Fp<P> mont_mul_inline(const Fp<P>& a, const Fp<P>& b) {
@@ -795,7 +798,11 @@ __device__ __noinline__ Fp<FqParams> fq_mul_f64_outline(const Fp<FqParams> a,
 // the FP64 pipe is wide: sm_90 (H100/H200: as many DFMA lanes as IMAD's)
 // and sm_80 (A100: half as many); the other targets (sm_86, sm_89, sm_120:
 // 1/32 of IMAD's or less) keep operator* in any build. The CPU emulation
-// takes the request as is.
+// takes the request as is. Off by default: measured slower everywhere on
+// the H200 (run 29: G1 2^26 394.90 -> 474.74 ms, G2 2^24 324.83 ->
+// 429.61, NTT 2^27 forward 44.70 -> 47.55), the FP64 product alone no
+// faster than the IMAD one (Fq 2.444e10 against 2.560e10 /s). Never
+// measured on sm_80.
 #if defined(CUZK_EMU) || (defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900))
 #define CUZK_FAST_FP64 1
 #endif

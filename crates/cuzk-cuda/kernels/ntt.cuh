@@ -67,7 +67,8 @@ extern "C" __global__ void ntt_bitrev(Fr* d, uint32_t lg, const Fr* lo, const Fr
 // arrays, at slot e + e/8. Split halves let a quarter warp read 8 elements
 // as 16-byte accesses at a 16-byte stride; the padding slot after every 8
 // keeps the strided groups of a pass's first round (elements 8 or 32 apart)
-// on distinct banks.
+// on distinct banks. The split halves took NTT 2^27 from 77.4 to 73.3 ms
+// (run 7, H200); the padding came with run 9's passes, not timed apart.
 struct PassShared {
     uint4* lo;
     uint4* hi;
@@ -193,7 +194,9 @@ DEV void ntt_rounds(const PassShared& sh, const Fr* __restrict__ tw, const PassP
 // four reads issued before the first is used so that a thread waits on
 // DRAM once for four elements (2026-12-05 call 59, ncu's source counters:
 // with one read at a time, the shared store waiting on it held 7.7% of the
-// pass's stall samples and the barrier after the loads 5%).
+// pass's stall samples and the barrier after the loads 5%). Measured with
+// four (bench/gpu-kernels.md run 36, call 60, H100): r2x3 forward out of
+// place at 2^27 38.48 -> 38.20 ms, r3x2 -4%; no other count was tried.
 #define NTT_LOAD_BATCH 4
 template <class Load, class Put>
 DEV void ntt_load_batched(uint32_t E, Load load, Put put) {
@@ -306,7 +309,9 @@ DEV void ntt_perm_pass_body(Fr* __restrict__ d, const Fr* __restrict__ src,
 // The pass kernels, one per round size R and register cap: R = 3 capped at
 // 128 registers so that two blocks of 256 threads stay resident per SM
 // (r3x2), R = 2 capped at 80 so that three do (r2x3); the host picks one
-// (src/device/ntt.rs, NttPass) by measurement.
+// (src/device/ntt.rs, NttPass) by measurement: run 9 (H200) forward 2^27
+// r1 56.87 / r2 56.23 / r3 71.90 / r3x2 50.73 ms; runs 15-16 r2x3 44.68
+// against r3x2 46.81 (DEFAULT_NTT_PASS).
 #define NTT_PASS(NAME, R, MIN_BLOCKS)                                                          \
     extern "C" __global__ void __launch_bounds__(256, MIN_BLOCKS)                              \
         NAME(Fr* d, const Fr* tw, uint32_t lg, uint32_t s0, uint32_t k, uint32_t lgL,          \
@@ -319,7 +324,9 @@ NTT_PASS(ntt_pass_r2, 2, 1)
 NTT_PASS(ntt_pass_r3, 3, 1)
 NTT_PASS(ntt_pass_r3x2, 3, 2)
 // r2x3's blocks per SM: CUZK_NVCC_DEFINES=CUZK_NTT_R2X3_MIN_BLOCKS=4 builds
-// it at 64 registers (four blocks, half the warp slots) for a measurement.
+// it at 64 registers (four blocks, half the warp slots) for a measurement:
+// 5-8% slower (run 35, call 58, H100: forward in place 2^27 43.84 ms
+// against 41.38 at three), so three stays.
 #ifndef CUZK_NTT_R2X3_MIN_BLOCKS
 #define CUZK_NTT_R2X3_MIN_BLOCKS 3
 #endif
@@ -370,7 +377,10 @@ extern "C" __global__ void h_finish_bitrev(Fr* a, const Fr* c, uint32_t lg, cons
 // forms p(rev i) a[i] - p(0) c[i] as it loads them, and writes them
 // through shared memory in runs of 2^H_TILE_LOG consecutive places (rev hi
 // varying). The in-place kernel above reads one element of each pair from
-// a scattered place: 26.1 ms at 2^27 on the H200 (2026-12-04 call 45).
+// a scattered place: 26.1 ms at 2^27 on the H200 (2026-12-04 call 45); the
+// tiles 8.9 ms (run 24, H200), and the in-place forward's permutation in
+// tiles took it from 45.76 to 41.38 ms (run 35, H100). Tiles of 32 x 32
+// only: no other tile size has been measured.
 // Shared memory: two arrays (low and high 16 bytes) of 2^H_TILE_LOG rows
 // of 2^H_TILE_LOG slots, element (h, l) at h 2^H_TILE_LOG + (l ^ ((h >> 2)
 // & 7)): a quarter warp's eight 16-byte accesses fall on distinct bank

@@ -270,6 +270,76 @@ fn bench_windows(n: usize) -> Vec<u32> {
         .collect()
 }
 
+/// `random_g1(n, seed)`, or where `CUZK_BENCH_POINTS_DIR` names a folder,
+/// the same points read from `g1-2^<lg>-<seed>.bin` there when an earlier
+/// process wrote them (2^26 take about a minute and a half to make on the
+/// GPU machine's host, ~5 s to read back), else made and written there for
+/// the next. A file of the wrong length or whose sampled points are off
+/// the curve is made again.
+#[cfg(feature = "cuda")]
+fn bench_g1_points(n: usize, seed: u64) -> Vec<blstrs::G1Affine> {
+    use std::io::{Read, Write};
+    let Some(dir) = std::env::var_os("CUZK_BENCH_POINTS_DIR") else {
+        return random_g1(n, seed);
+    };
+    let path = std::path::Path::new(&dir).join(format!("g1-{n}-{seed:x}.bin"));
+    let bytes = n * std::mem::size_of::<blstrs::G1Affine>();
+    if std::fs::metadata(&path).is_ok_and(|m| m.len() == bytes as u64) {
+        let mut v = vec![<blstrs::G1Affine as group::prime::PrimeCurveAffine>::identity(); n];
+        let read = std::fs::File::open(&path)
+            .and_then(|mut f| f.read_exact(host::g1_as_bytes_mut(&mut v)));
+        // The file holds what `g1_as_bytes` wrote (blst's affine points are
+        // plain words: any bytes are a value, if not a point); a sample off
+        // the curve (a file changed since) is not used.
+        let step = (n / 1024).max(1);
+        if read.is_ok() && v.iter().step_by(step).all(|p| bool::from(p.is_on_curve())) {
+            eprintln!(
+                "2^{} G1 points read from {}",
+                n.trailing_zeros(),
+                path.display()
+            );
+            return v;
+        }
+        eprintln!(
+            "{}: not a usable points file; making them again",
+            path.display()
+        );
+    }
+    let v = random_g1(n, seed);
+    let written = std::fs::File::create(&path).and_then(|mut f| f.write_all(host::g1_as_bytes(&v)));
+    if let Err(e) = written {
+        eprintln!(
+            "{}: points not kept for the next process: {e}",
+            path.display()
+        );
+        let _ = std::fs::remove_file(&path);
+    }
+    v
+}
+
+/// The shared-memory sort's geometries the sweep times
+/// (`CUZK_MSM_BENCH_SORT_TUNINGS`, a comma list of
+/// `block:lg_low:smem_kib:per_thread`, e.g. "256:10:48:8,512:11:96:16";
+/// entries that do not parse are reported and left out), as rows "msm_g1
+/// sort b.. l.. s.. p.." beside the default's, each sum checked against
+/// the default's. Empty when unset.
+#[cfg(feature = "cuda")]
+fn bench_sort_tunings() -> Vec<host::MsmSortTuning> {
+    let Ok(v) = std::env::var("CUZK_MSM_BENCH_SORT_TUNINGS") else {
+        return Vec::new();
+    };
+    v.split(',')
+        .filter(|s| !s.trim().is_empty())
+        .filter_map(|s| {
+            let t = host::MsmSortTuning::parse(s);
+            if t.is_none() {
+                eprintln!("CUZK_MSM_BENCH_SORT_TUNINGS: {s:?} is not block:lg_low:smem_kib:per_thread within the kernels' limits; left out");
+            }
+            t
+        })
+        .collect()
+}
+
 /// Times `f` with every MSM's window width `c`, restoring the device's.
 #[cfg(feature = "cuda")]
 fn time_window(
@@ -464,7 +534,9 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
 
     // ---- G1 MSM: resident and streamed.
     let lg_max = sz(26);
-    let need_g1 = ["msm_g1", "sum_selected_g1"].iter().any(|n| want(n));
+    let need_g1 = ["msm_g1", "msm_g1 sort", "sum_selected_g1"]
+        .iter()
+        .any(|n| want(n));
     // Rows of other window widths (CUZK_MSM_BENCH_WINDOWS), with the
     // default kernels, named "msm_g1 vram c=<c>" / "msm_g2 vram c=<c>".
     if need_g1 {
@@ -509,7 +581,7 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
             "generating 2^{} G1 points and 2^{lg_points} scalars ...",
             n_made.trailing_zeros()
         );
-        let mut points = random_g1(n_made, opts.seed);
+        let mut points = bench_g1_points(n_made, opts.seed);
         while points.len() < n_max {
             points.extend_from_within(..(n_max - points.len()).min(n_made));
         }
@@ -580,6 +652,43 @@ pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
                         })?;
                         let name = format!("msm_g1 vram c={c}");
                         push(row(&card, &name, lg, work.clone(), imad, mem, t));
+                    }
+                }
+            }
+            if want("msm_g1 sort") {
+                let tunings = bench_sort_tunings();
+                if !tunings.is_empty() {
+                    let dp = dev.upload_g1(&points[..n])?;
+                    let ds = dev.upload_scalars(&scalars[..n])?;
+                    let default = dev.msm_sort_tuning();
+                    let want_sum = dev.msm_g1_device(&dp, &ds, None)?;
+                    let t = time_it(dev, opts.reps, || {
+                        dev.msm_g1_device(&dp, &ds, None).map(|_| ())
+                    })?;
+                    let name = format!("msm_g1 sort {} (default)", default.name());
+                    push(row(&card, &name, lg, work.clone(), imad, mem, t));
+                    for tuning in tunings.into_iter().filter(|t| *t != default) {
+                        if let Err(e) = dev.set_msm_sort_tuning(Some(tuning)) {
+                            eprintln!("msm_g1 sort {}: not run: {e}", tuning.name());
+                            continue;
+                        }
+                        let got = dev.msm_g1_device(&dp, &ds, None);
+                        let t = time_it(dev, opts.reps, || {
+                            dev.msm_g1_device(&dp, &ds, None).map(|_| ())
+                        });
+                        dev.set_msm_sort_tuning(Some(default))?;
+                        // Every geometry sorts the same entries: a sum that
+                        // differs is a fault of the tuned kernels, named in
+                        // the row so that no one adopts it.
+                        let name = match got {
+                            Ok(sum) if sum == want_sum => format!("msm_g1 sort {}", tuning.name()),
+                            Ok(_) => format!("msm_g1 sort {} WRONG SUM", tuning.name()),
+                            Err(e) => {
+                                eprintln!("msm_g1 sort {}: {e}", tuning.name());
+                                continue;
+                            }
+                        };
+                        push(row(&card, &name, lg, work.clone(), imad, mem, t?));
                     }
                 }
             }

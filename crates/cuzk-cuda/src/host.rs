@@ -169,7 +169,10 @@ pub fn num_windows(c: u32) -> u32 {
     256u32.div_ceil(c)
 }
 
-/// The widest window [`choose_window`] picks.
+/// The widest window [`choose_window`] picks. 22 bits measured again
+/// after the shared sort and the split reduction (run 58, H100): G1 2^24
+/// 117.17 ms against 93.56, 2^26 401.77 against 368.56, 2^27 794.75
+/// against 713.63 (the sort's passes double, the reduction grows 3.6x).
 pub const MAX_WINDOW: u32 = 20;
 
 /// Window width for an MSM of n points, by measurement where there is one
@@ -185,8 +188,11 @@ pub const MAX_WINDOW: u32 = 20;
 ///   the model's, 5.16, c=17 7.52), G1 2^20 9.1 (c=15 13.5, c=17 15.0), G1
 ///   2^22 32.2 (c=18, the model's, 40.1, c=20 38.8), G2 2^22 97.4 (c=18
 ///   117.4, c=20 114.2). 16 bits is far ahead of its neighbours (15 and 17
-///   lose 30-120%), more than their 2-12% more additions explain; 2^23 is
-///   between the measured sizes.
+///   lose 30-120%): at 15 and 17 the top window starts at bit 255 and
+///   holds only the signed digits' carry, about half the points in one
+///   bucket (run 21, call 28: the sort 12.9 -> 21.8 ms at 2^24, three merge
+///   passes, a window more to accumulate); 2^23 is between the measured
+///   sizes.
 /// - below 2^17 points (not measured), the model: minimise n*W (one mixed
 ///   addition per point and window) + 2.6*W*2^(c-1) (two full additions
 ///   per bucket in the bucket reduction, a full addition costing ~1.3
@@ -255,9 +261,6 @@ pub const MSM_SORT_TILE: usize = 16384;
 /// last pass alone runs 512 blocks (about one wave of 512-thread blocks on
 /// the H200's 132 SMs) of ~3.3e4 entries at 2^24 points.
 const MSM_SORT_LOW_BITS: u32 = 10;
-/// The most (window, part) counters `msm_sort_digits` keeps in shared
-/// memory: 48 KB, the most a block gets without opting in.
-const MSM_SORT_SLOTS: u32 = 12 * 1024;
 /// Bytes of `tmp` (8 an entry) up to which the sort places every window in
 /// one group; beyond, one window at a time, so that `tmp` adds at most one
 /// window's worth (8 bytes a scalar) to the keys (W·m u32, the sorted list
@@ -336,28 +339,104 @@ pub const MSM_SORT_STAGE_PER_THREAD: u32 = 8;
 /// Shared memory a staged pass takes without opting in past the default.
 const MSM_SORT_SMEM: u32 = 48 * 1024;
 
+/// The shared-memory sort's geometry: threads a block, low bits of a
+/// bucket sorted in the buckets pass, dynamic shared memory a block may
+/// take (the digits pass's (window, part) counters and a staged pass's
+/// stage and counters), and entries a thread stages. [`Self::DEFAULT`] is
+/// what every MSM uses; `CudaDevice::set_msm_sort_tuning` swaps in
+/// another for the benchmark's sweep (`CUZK_MSM_BENCH_SORT_TUNINGS`).
+/// Whatever the tuning, the kernels sort the same entries into the same
+/// buckets: a staged pass whose stage is larger than the kernel's own
+/// MSM_SORT_STAGE_PER_THREAD a thread takes it in steps of that.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MsmSortTuning {
+    pub block: u32,
+    pub lg_low: u32,
+    pub smem: u32,
+    pub per_thread: u32,
+}
+
+impl MsmSortTuning {
+    pub const DEFAULT: MsmSortTuning = MsmSortTuning {
+        block: MSM_SORT_BLOCK,
+        lg_low: MSM_SORT_LOW_BITS,
+        smem: MSM_SORT_SMEM,
+        per_thread: MSM_SORT_STAGE_PER_THREAD,
+    };
+
+    /// `block:lg_low:smem_kib:per_thread`, as the sweep's list spells one.
+    pub fn parse(s: &str) -> Option<MsmSortTuning> {
+        let v: Vec<u32> = s
+            .split(':')
+            .map(|x| x.trim().parse().ok())
+            .collect::<Option<_>>()?;
+        let [block, lg_low, kib, per_thread] = v[..] else {
+            return None;
+        };
+        let t = MsmSortTuning {
+            block,
+            lg_low,
+            smem: kib.checked_mul(1024)?,
+            per_thread,
+        };
+        t.valid().then_some(t)
+    }
+
+    /// Within what the kernels take: whole warps up to their
+    /// `__launch_bounds__` ([`MSM_SORT_BLOCK`]), a buckets pass of 2^6 to
+    /// 2^12 counters, 16 KiB to 227 KiB (sm_90's most a block may opt in
+    /// to; a device with less refuses the tuning when it is set) and 1 to
+    /// 64 entries a thread.
+    pub fn valid(&self) -> bool {
+        self.block >= 32
+            && self.block <= MSM_SORT_BLOCK
+            && self.block % 32 == 0
+            && (6..=12).contains(&self.lg_low)
+            && (16 * 1024..=227 * 1024).contains(&self.smem)
+            && (1..=64).contains(&self.per_thread)
+    }
+
+    /// The row name the sweep prints: "b512 l10 s48 p8".
+    pub fn name(&self) -> String {
+        format!(
+            "b{} l{} s{} p{}",
+            self.block,
+            self.lg_low,
+            self.smem / 1024,
+            self.per_thread
+        )
+    }
+}
+
 /// A staged pass's shared memory: `stage` entries of 8 bytes, then 3
 /// counters per key (`keys` of them) and a block of scan scratch.
 fn staged_smem(stage: u32, keys: u32, block: u32) -> u32 {
     8 * stage + 4 * (3 * keys + block)
 }
 
-/// The largest stage (a multiple of the block, at most
-/// [`MSM_SORT_STAGE_PER_THREAD`] entries a thread) whose pass fits
-/// [`MSM_SORT_SMEM`] beside `keys` counters; 0 where not even one entry a
-/// thread does (the pass then writes each entry where it goes).
-fn sort_stage(keys: u32) -> u32 {
-    let room =
-        (MSM_SORT_SMEM as u64).saturating_sub(staged_smem(0, keys, MSM_SORT_BLOCK) as u64) / 8;
-    let per_thread = (room / MSM_SORT_BLOCK as u64).min(MSM_SORT_STAGE_PER_THREAD as u64);
-    per_thread as u32 * MSM_SORT_BLOCK
+/// The largest stage (a multiple of the block, at most `t.per_thread`
+/// entries a thread) whose pass fits `t.smem` beside `keys` counters; 0
+/// where not even one entry a thread does (the pass then writes each entry
+/// where it goes).
+fn sort_stage(keys: u32, t: &MsmSortTuning) -> u32 {
+    let room = (t.smem as u64).saturating_sub(staged_smem(0, keys, t.block) as u64) / 8;
+    let per_thread = (room / t.block as u64).min(t.per_thread as u64);
+    per_thread as u32 * t.block
 }
 
 /// The shared-memory sort's plan for `m` scalars at `c`-bit windows.
 pub fn msm_sort_plan(m: usize, c: u32) -> MsmSortPlan {
+    msm_sort_plan_tuned(m, c, &MsmSortTuning::DEFAULT)
+}
+
+/// [`msm_sort_plan`] under another geometry (the digits pass keeps its
+/// (window, part) counters in `t.smem`, so a window has at most that many
+/// parts over W: fewer low bits than that allows are raised).
+pub fn msm_sort_plan_tuned(m: usize, c: u32, t: &MsmSortTuning) -> MsmSortPlan {
     let w = num_windows(c);
-    let mut lg_low = (c - 1).min(MSM_SORT_LOW_BITS);
-    while lg_low < c - 1 && w << (c - 1 - lg_low) > MSM_SORT_SLOTS {
+    let slots = t.smem / 4;
+    let mut lg_low = (c - 1).min(t.lg_low);
+    while lg_low < c - 1 && w << (c - 1 - lg_low) > slots {
         lg_low += 1;
     }
     let group_windows = if 8 * w as u64 * m as u64 <= MSM_SORT_ONE_GROUP_BYTES {
@@ -370,8 +449,8 @@ pub fn msm_sort_plan(m: usize, c: u32) -> MsmSortPlan {
         parts: 1 << (c - 1 - lg_low),
         tiles: m.div_ceil(MSM_SORT_TILE).max(1) as u32,
         group_windows,
-        place_stage: sort_stage(1 << (c - 1 - lg_low)),
-        bucket_stage: sort_stage(1 << lg_low),
+        place_stage: sort_stage(1 << (c - 1 - lg_low), t),
+        bucket_stage: sort_stage(1 << lg_low, t),
     }
 }
 
@@ -674,11 +753,18 @@ pub const NTT_SMEM_LOG: u32 = 11;
 
 /// The fused passes of the GPU's NTT of 2^lg elements, bottom up: (s0, k)
 /// for the stages on index bits [s0, s0 + k). The first pass (s0 = 0) reads
-/// contiguous runs of 2^k elements; later ones take 4 groups at a stride
-/// (lgL = 2), so they hold two stages fewer. DIF runs them in reverse.
+/// contiguous runs of 2^k elements; later ones take 2^lgL groups at a
+/// stride (lgL = 2 unless the sweep's `CUZK_NTT_LGL_MAX` says otherwise),
+/// so they hold lgL stages fewer. DIF runs them in reverse. The sweep's
+/// `CUZK_NTT_SPLIT` (stages of each pass bottom up, "11,8,8") replaces the
+/// plan of the size it sums to, where every pass fits.
 pub fn ntt_pass_plan(lg: u32) -> Vec<(u32, u32)> {
+    if let Some(p) = ntt_split_override(lg) {
+        return p;
+    }
     let mut passes = Vec::new();
     let mut s0 = 0u32;
+    let later_max = NTT_SMEM_LOG - ntt_lgl_max();
     while s0 < lg {
         let max_k = NTT_SMEM_LOG - ntt_pass_lgl(s0);
         let remaining = lg - s0;
@@ -686,13 +772,59 @@ pub fn ntt_pass_plan(lg: u32) -> Vec<(u32, u32)> {
         let count = if remaining <= max_k {
             1
         } else {
-            1 + (remaining - max_k).div_ceil(NTT_SMEM_LOG - 2)
+            1 + (remaining - max_k).div_ceil(later_max)
         };
         let k = remaining.div_ceil(count).min(max_k);
         passes.push((s0, k));
         s0 += k;
     }
     passes
+}
+
+/// Most low index bits a later pass's block spans: 2 (runs of 4 elements,
+/// a 128-byte line), or `CUZK_NTT_LGL_MAX` (0 to 3) for the NTT sweep; read
+/// once a process.
+fn ntt_lgl_max() -> u32 {
+    static V: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *V.get_or_init(|| {
+        std::env::var("CUZK_NTT_LGL_MAX")
+            .ok()
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .filter(|&v| v <= 3)
+            .unwrap_or(2)
+    })
+}
+
+/// `CUZK_NTT_SPLIT`'s passes for an NTT of 2^lg, if it sums to lg and
+/// each pass fits a block ([`NTT_SMEM_LOG`] with its lgL); read once a
+/// process.
+fn ntt_split_override(lg: u32) -> Option<Vec<(u32, u32)>> {
+    static V: std::sync::OnceLock<Option<Vec<u32>>> = std::sync::OnceLock::new();
+    let ks = V.get_or_init(|| {
+        let v = std::env::var("CUZK_NTT_SPLIT").ok()?;
+        v.split(',').map(|k| k.trim().parse().ok()).collect()
+    });
+    ntt_split_passes(lg, ks.as_deref()?, ntt_lgl_max())
+}
+
+/// The passes (s0, k) of the split `ks` (stages per pass, bottom up) for
+/// an NTT of 2^lg whose later passes span up to `lgl_max` low bits, where
+/// it sums to lg and every pass fits a block (for the sweep, and for the
+/// emulator's checks of other splits).
+pub fn ntt_split_passes(lg: u32, ks: &[u32], lgl_max: u32) -> Option<Vec<(u32, u32)>> {
+    if ks.iter().sum::<u32>() != lg {
+        return None;
+    }
+    let mut s0 = 0;
+    let mut out = Vec::with_capacity(ks.len());
+    for &k in ks {
+        if k == 0 || k + s0.min(lgl_max) > NTT_SMEM_LOG {
+            return None;
+        }
+        out.push((s0, k));
+        s0 += k;
+    }
+    Some(out)
 }
 
 /// Shared memory of an NTT pass over 2^log elements: two arrays of 16-byte
@@ -710,7 +842,7 @@ pub fn ntt_pass_threads(log_e: u32, k: u32, radix_log: u32) -> u32 {
 
 /// Low index bits a pass block spans (lgL): 2^lgL groups side by side.
 pub fn ntt_pass_lgl(s0: u32) -> u32 {
-    s0.min(2)
+    s0.min(ntt_lgl_max())
 }
 
 /// Top index bits the permuting pass of an out-of-place transform of 2^lg

@@ -278,6 +278,94 @@ fn several_tiles_ids_and_window_groups() {
     }
 }
 
+/// The benchmark's sort sweep (`MsmSortTuning`, `CudaDevice::set_msm_sort_
+/// tuning`) sorts the same entries under other geometries: fewer and more
+/// low bits, more shared memory, and more entries a thread than the
+/// kernel's MSM_SORT_STAGE_PER_THREAD (8), which the staged passes then
+/// take in steps of 8 a thread. (Blocks of 64 threads: the emulator starts
+/// a thread for each.)
+#[test]
+fn tuned_geometries_sort_the_same_entries() {
+    let n = host::MSM_SORT_TILE + 501;
+    let v = random(n, 6);
+    for (lg_low, kib, per_thread, c) in [
+        (8u32, 48u32, 8u32, 16u32),
+        (11, 96, 16, 16),
+        (6, 64, 3, 13),
+        (12, 160, 32, 16),
+    ] {
+        let t = host::MsmSortTuning {
+            block: 64,
+            lg_low,
+            smem: kib * 1024,
+            per_thread,
+        };
+        assert!(t.valid(), "{t:?}");
+        let plan = host::msm_sort_plan_tuned(n, c, &t);
+        // Raised only where the digits pass's counters would not fit.
+        assert!(plan.lg_low >= lg_low.min(c - 1), "{t:?}: {plan:?}");
+        assert!(
+            host::num_windows(c) * plan.parts <= t.smem / 4,
+            "{t:?}: {plan:?}"
+        );
+        assert!(
+            plan.place_stage > 0 && plan.bucket_stage > 0,
+            "{t:?}: {plan:?}"
+        );
+        assert!(plan.buckets_smem(t.block) <= t.smem, "{t:?}: {plan:?}");
+        for (w0, w1) in plan.groups(host::num_windows(c)) {
+            assert!(
+                plan.place_smem(w0, w1, t.block) <= t.smem,
+                "{t:?}: {plan:?}"
+            );
+        }
+        check_one(Case {
+            plan,
+            block: t.block,
+            ..Case::new(&v, c)
+        });
+    }
+}
+
+#[test]
+fn default_tuning_is_the_default_plan() {
+    for c in [10u32, 16, 20] {
+        for m in [1000usize, 1 << 24] {
+            assert_eq!(
+                host::msm_sort_plan(m, c),
+                host::msm_sort_plan_tuned(m, c, &host::MsmSortTuning::DEFAULT)
+            );
+        }
+    }
+    let d = host::MsmSortTuning::DEFAULT;
+    assert!(d.valid());
+    assert_eq!(
+        host::MsmSortTuning::parse(&format!(
+            "{}:{}:{}:{}",
+            d.block,
+            d.lg_low,
+            d.smem / 1024,
+            d.per_thread
+        )),
+        Some(d)
+    );
+    assert_eq!(d.name(), "b512 l10 s48 p8");
+    for bad in [
+        "",
+        "512:10:48",
+        "512:10:48:8:1",
+        "1024:10:48:8",
+        "500:10:48:8",
+        "512:5:48:8",
+        "512:10:8:8",
+        "512:10:300:8",
+        "512:10:48:0",
+        "x:10:48:8",
+    ] {
+        assert_eq!(host::MsmSortTuning::parse(bad), None, "{bad:?}");
+    }
+}
+
 #[test]
 fn plan_covers_every_window_once_within_shared_memory() {
     for c in 2u32..=24 {

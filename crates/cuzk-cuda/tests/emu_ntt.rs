@@ -152,16 +152,37 @@ enum OnLoad {
     Times(u32),
 }
 
+thread_local! {
+    /// A pass split and lgL bound this test's thread runs its transforms
+    /// with instead of the host's plan (the NTT sweep's `CUZK_NTT_SPLIT` /
+    /// `CUZK_NTT_LGL_MAX`): (stages per pass bottom up, lgL bound).
+    static SPLIT: std::cell::RefCell<Option<(Vec<u32>, u32)>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The passes and their lgL: the host's, or this thread's [`SPLIT`].
+fn plan_of(lg: u32) -> Vec<(u32, u32, u32)> {
+    SPLIT.with(|s| match &*s.borrow() {
+        Some((ks, lgl_max)) => host::ntt_split_passes(lg, ks, *lgl_max)
+            .unwrap_or_else(|| panic!("split {ks:?} does not fit 2^{lg}"))
+            .into_iter()
+            .map(|(s0, k)| (s0, k, s0.min(*lgl_max)))
+            .collect(),
+        None => host::ntt_pass_plan(lg)
+            .into_iter()
+            .map(|(s0, k)| (s0, k, host::ntt_pass_lgl(s0)))
+            .collect(),
+    })
+}
+
 fn passes(l: &mut Launches, kernel: u32, radix: u32, lg: u32, tw: u32, dif: bool, on_load: OnLoad) {
-    let mut plan = host::ntt_pass_plan(lg);
+    let mut plan = plan_of(lg);
     if dif {
         plan.reverse();
     }
     if plan.is_empty() && matches!(on_load, OnLoad::Times(_)) {
-        plan.push((0, 0));
+        plan.push((0, 0, 0));
     }
-    for (i, (s0, k)) in plan.into_iter().enumerate() {
-        let lgl = host::ntt_pass_lgl(s0);
+    for (i, (s0, k, lgl)) in plan.into_iter().enumerate() {
         let log_e = k + lgl;
         let (plo, phi, bits, mode) = match on_load {
             _ if i > 0 => (Arg::Null, Arg::Null, 0, 0),
@@ -321,11 +342,11 @@ fn emulate_into(
         NttKind::Inverse => Some(power_tables(&mut l, Scalar::ONE, n_inv, lg)),
         NttKind::CosetInverse => Some(power_tables(&mut l, g.invert().unwrap(), n_inv, lg)),
     };
-    let mut plan = host::ntt_pass_plan(lg);
+    let mut plan = plan_of(lg);
     if dif {
         plan.reverse();
     }
-    for (s0, k) in plan {
+    for (s0, k, pass_lgl) in plan {
         let (lgl, id, mut args) = if s0 == 0 {
             let lgl = host::ntt_perm_lgl(lg, k);
             let lgl = perm_lgl.map_or(lgl, |l| l.min(lgl));
@@ -342,7 +363,7 @@ fn emulate_into(
             )
         } else {
             let d = if dif { src } else { 0 };
-            let lgl = host::ntt_pass_lgl(s0);
+            let lgl = pass_lgl;
             let args = vec![
                 Arg::Buf(d),
                 Arg::Buf(tw),
@@ -459,6 +480,58 @@ fn out_of_place_ntt_kernels_on_the_cpu_match_the_reference() {
     for lgl in [1, 0] {
         check_transforms_into(&[12, 13], &[1, 4], Some(lgl), Arith::Portable, 0x19);
     }
+}
+
+/// Other pass splits and lgL bounds, as the NTT sweep runs them
+/// (`CUZK_NTT_SPLIT`, `CUZK_NTT_LGL_MAX`): a first pass of all 11 stages a
+/// block holds, later ones spanning 3, 1 and 0 low bits, and uneven
+/// splits: out of place every kind with the default pass kernel, in place
+/// forward with R = 3 and inverse with R = 2 (2^13 and 2^14: sizes the
+/// emulator runs quickly).
+#[test]
+fn other_pass_splits_match_the_reference() {
+    for (ks, lgl_max) in [
+        (vec![11u32, 2], 2u32),
+        (vec![8, 5], 3),
+        (vec![5, 4, 4], 3),
+        (vec![4, 10], 1),
+        (vec![7, 7], 0),
+        (vec![3, 11], 0),
+    ] {
+        let lg: u32 = ks.iter().sum();
+        SPLIT.with(|s| *s.borrow_mut() = Some((ks.clone(), lgl_max)));
+        check_transforms_into(&[lg], &[4], None, Arith::Portable, 0x5b1 + lg as u64);
+        // In place, with R = 3 (r3x2) forward and R = 2 (r2x3) inverse.
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0x5b2);
+        let x: Vec<Scalar> = (0..1usize << lg)
+            .map(|_| Scalar::random(&mut rng))
+            .collect();
+        for ((kernel, radix, name), kind) in
+            [(PASSES[3], NttKind::Forward), (PASSES[4], NttKind::Inverse)]
+        {
+            let mut want = x.clone();
+            host::ntt_cpu(&mut want, kind);
+            let got = emulate(&x, Some(kind), kernel, radix, Arith::Portable);
+            assert!(
+                got == want,
+                "split {ks:?} lgL <= {lgl_max}: {kind:?} with {name}"
+            );
+        }
+        SPLIT.with(|s| *s.borrow_mut() = None);
+    }
+    // Splits that do not fit are refused, never run.
+    assert_eq!(
+        host::ntt_split_passes(27, &[9, 9, 9], 2),
+        Some(vec![(0, 9), (9, 9), (18, 9)])
+    );
+    assert_eq!(
+        host::ntt_split_passes(27, &[11, 8, 8], 3),
+        Some(vec![(0, 11), (11, 8), (19, 8)])
+    );
+    assert_eq!(host::ntt_split_passes(27, &[11, 9, 7], 3), None);
+    assert_eq!(host::ntt_split_passes(27, &[12, 8, 7], 2), None);
+    assert_eq!(host::ntt_split_passes(27, &[9, 9], 2), None);
+    assert_eq!(host::ntt_split_passes(2, &[0, 2], 2), None);
 }
 
 /// The same with field.cuh's PTX carry chains, the default pass kernel.

@@ -117,7 +117,10 @@ pub struct GpuConfig {
     /// Worker slots on the device (`gpu_workers_per_device`): partitions
     /// proved at once, each on its own streams, sharing the budget and the
     /// resident parameters. 2 lets one partition's host work and transfers
-    /// overlap the other's kernels.
+    /// overlap the other's kernels: porep-like 2^27, 10 partitions, a
+    /// partition by 1 worker / 2 workers 1627.0 / 1561.7 ms (H200,
+    /// bench/gpu-kernels.md run 25), 1521.1 / 1509.9 (H100, run 58), 1404.1
+    /// / 1359.4 with z's form staged (H200, BENCHMARKS.md run 54).
     pub workers_per_device: usize,
     /// Upload a/b/c through a ring of pinned host buffers (see
     /// [`upload`]) and keep a pinned mirror of parameters that do not stay

@@ -219,6 +219,9 @@ pub struct CudaDevice {
     /// A chunk every MSM's first bucket sums use instead of
     /// host::msm_chunk's (0: none), for checks and benchmarks only.
     msm_chunk: std::sync::atomic::AtomicU32,
+    /// The shared-memory sort's geometry (host::MsmSortTuning::DEFAULT
+    /// unless the benchmark's sweep swaps in another).
+    msm_sort_tuning: Mutex<host::MsmSortTuning>,
     /// Threads of one full wave of each `sum_selected` build (indexed like
     /// `Kernels::sum_selected`): blocks resident per SM x SMs x block.
     sum_selected_wave: [usize; 3],
@@ -357,6 +360,7 @@ impl CudaDevice {
             bucket_split: std::sync::atomic::AtomicU8::new(DEFAULT_BUCKET_SPLIT.to_u8()),
             msm_window: std::sync::atomic::AtomicU32::new(0),
             msm_chunk: std::sync::atomic::AtomicU32::new(0),
+            msm_sort_tuning: Mutex::new(host::MsmSortTuning::DEFAULT),
             sum_selected_wave,
         })
     }

@@ -201,10 +201,6 @@ const MSM_DIGITS_BLOCK: u32 = 256;
 const MSM_HISTOGRAM_BLOCK: u32 = 256;
 /// Threads per block of msm_scatter.
 const MSM_SCATTER_BLOCK: u32 = 256;
-/// Threads per block of the msm_sort_* kernels: their
-/// `__launch_bounds__` (MSM_SORT_BLOCK in kernels/msm_sort.cuh), and the
-/// scratch words of msm_sort_buckets' block scan.
-const MSM_SORT_BLOCK: u32 = host::MSM_SORT_BLOCK;
 /// Bytes of `sorted` one pass of msm_scatter aims to write into (0: a
 /// window in one pass), `CUZK_MSM_SCATTER_KB` for measuring and checking;
 /// default 16 MiB, with at most [`MAX_SCATTER_PASSES`] passes a window
@@ -257,7 +253,11 @@ const MSM_CHUNK_ORDER_TILE: usize = 1024;
 /// The most chunk lengths the order kernels' shared counters hold
 /// (CHUNK_ORDER_MAX_T); no chunk may exceed it.
 const MSM_CHUNK_ORDER_MAX_T: u32 = host::MSM_CHUNK_LIMIT;
-/// Threads per block of msm_accumulate_*.
+/// Threads per block of msm_accumulate_*. The G1 kernel has no register
+/// cap (164 registers: 3 blocks an SM); capped for 4 (128 registers and
+/// spills) it measured +16% / +15% at 2^24 / 2^26 (run 54, H100: 108.39 /
+/// 423.07 ms against 93.62 / 369.14), and two chains a warp (run 49, 191
+/// registers) slower too. Other block sizes have not been measured.
 const MSM_ACCUMULATE_BLOCK: u32 = 128;
 /// Threads per block of msm_reduce_* (the 0/1 path's reduction too).
 const MSM_REDUCE_BLOCK: u32 = 128;
@@ -309,6 +309,8 @@ pub(super) const DEFAULT_ZERO_ONE_INLINE: bool = true;
 /// sm_90), 3 (168) or 4 (128, with spills). H200, G2 MSM 2^24 with chunks
 /// by length (bench/gpu-kernels.md run 12): 515.9 / **498.9** / 521.0 ms;
 /// with chunks in order (run 11) 3 blocks gained nothing (681 / 683 / 710).
+/// Since: run 17 (H200) 358.52 / **334.68** / 369.03; run 48 (H100, Fq by
+/// Karatsuba, Fq2 by interleaved rows) 336.26 / **327.58** / 354.60.
 pub(super) const DEFAULT_G2_ACCUMULATE_BLOCKS: u32 = 3;
 /// The builds of the G2 accumulation, by blocks per SM.
 pub const G2_ACCUMULATE_BLOCKS: [u32; 3] = [2, 3, 4];
@@ -344,7 +346,9 @@ pub(super) const DEFAULT_BUCKET_PAIRS: BucketPairs = BucketPairs {
 /// Whether the windows' final sums run as a tree of warp butterflies
 /// (`msm_fold_*`: log2(32) additions in sequence per level) instead of the
 /// chunked reduction (up to 64 in sequence per level, its last levels on
-/// 1-16 blocks: 10.2 ms of G2's kernels at 2^22, run 10).
+/// 1-16 blocks: 10.2 ms of G2's kernels at 2^22, run 10). The tree
+/// measured (run 13, H200): G2 2^22 176.0 -> 167.6 ms, G1 2^18 6.84 ->
+/// 5.92.
 pub(super) const DEFAULT_WINDOW_TREE: bool = true;
 
 /// When the per-window bucket reduction is split in two levels (each
@@ -477,6 +481,69 @@ impl CudaDevice {
 
     pub fn msm_sort_staged(&self) -> bool {
         self.sort_staged.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Sorts every later MSM's entries under `t` (None: the default
+    /// geometry), for the benchmark's sweep; the entries and so the sums
+    /// are the same whatever the geometry, only [`host::msm_scratch_bytes`]
+    /// states the default's bytes. Raises the three sort kernels' dynamic
+    /// shared memory limit to `t.smem` where that is above the driver's
+    /// default. Errors, changing nothing, where `t` is not
+    /// [`host::MsmSortTuning::valid`] or the device cannot give a block
+    /// that much shared memory.
+    pub fn set_msm_sort_tuning(&self, t: Option<host::MsmSortTuning>) -> Result<()> {
+        let t = t.unwrap_or(host::MsmSortTuning::DEFAULT);
+        if !t.valid() {
+            return Err(self.bad(
+                "msm_sort",
+                0,
+                format!(
+                    "sort tuning {} is outside what the sort kernels take",
+                    t.name()
+                ),
+            ));
+        }
+        let optin = self
+            .ctx
+            .attribute(
+                cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+            )
+            .map_err(|e| self.err("device attribute", "msm_sort", 0, e))?;
+        if i64::from(t.smem) > i64::from(optin) {
+            return Err(self.bad(
+                "msm_sort",
+                0,
+                format!(
+                    "sort tuning {}: {} bytes of shared memory a block, above the {optin} this device allows",
+                    t.name(),
+                    t.smem
+                ),
+            ));
+        }
+        for f in [
+            &self.k.msm_sort_digits.0,
+            &self.k.msm_sort_place.0,
+            &self.k.msm_sort_buckets.0,
+        ] {
+            f.set_attribute(
+                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                t.smem.max(48 * 1024) as i32,
+            )
+            .map_err(|e| self.err("raising the shared memory limit", "msm_sort", 0, e))?;
+        }
+        *self
+            .msm_sort_tuning
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = t;
+        Ok(())
+    }
+
+    /// The sort's geometry ([`Self::set_msm_sort_tuning`]).
+    pub fn msm_sort_tuning(&self) -> host::MsmSortTuning {
+        *self
+            .msm_sort_tuning
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
     }
 
     /// Merges the MSM's chunk sums in place (true) or by copying passes
@@ -1008,14 +1075,17 @@ impl CudaDevice {
         prof.mark(self, "merge chunks")?;
 
         // 4: per-window bucket reduction by G groups, then sum the groups.
-        // G is chosen for ~2^17 threads in all (the SMs' resident-thread
-        // capacity at this kernel's register use), keeping at least 16
+        // G is chosen for ~2^17 threads in all, keeping at least 16
         // buckets per thread so that, unsplit, the final k*T_g
         // multiplication stays small beside the running sums. With lane
         // pairs a group takes two threads: half as many groups keep the
         // thread count, and the groups' b_lo * T multiplications (during
         // which the odd lane idles) are halved beside the running sums.
         // Split (the default) no group multiplies: see DEFAULT_BUCKET_SPLIT.
+        // 2^17 is not one wave: at 254 registers in blocks of 64 an SM
+        // keeps 8 warps (run 47's ncu, H100: 12.5% occupancy, G1 2^24's
+        // first level 3328 x 64 threads, 7.78 ms), so the first level runs
+        // in ~6 waves; the target itself has not been swept.
         let pairs = match group {
             Group_::G1 => self.msm_bucket_pairs().g1,
             Group_::G2 => self.msm_bucket_pairs().g2,
@@ -1146,7 +1216,9 @@ impl CudaDevice {
         c: u32,
         kernel: &'static str,
     ) -> Result<(CudaSlice<u32>, CudaSlice<u32>, CudaSlice<u32>)> {
-        let plan = match host::msm_sort_plan(m, c) {
+        let tuning = self.msm_sort_tuning();
+        let block = tuning.block;
+        let plan = match host::msm_sort_plan_tuned(m, c, &tuning) {
             p if self.msm_sort_staged() => p,
             p => p.unstaged(),
         };
@@ -1158,7 +1230,7 @@ impl CudaDevice {
         let keys: CudaSlice<u32> = self.alloc(kernel, w as usize * m)?;
         let smem = |bytes: u32| LaunchConfig {
             grid_dim: (1, 1, 1),
-            block_dim: (MSM_SORT_BLOCK, 1, 1),
+            block_dim: (block, 1, 1),
             shared_mem_bytes: bytes,
         };
         self.k.msm_sort_digits.launch(
@@ -1202,7 +1274,7 @@ impl CudaDevice {
                 m,
                 LaunchConfig {
                     grid_dim: (plan.tiles, 1, 1),
-                    ..smem(plan.place_smem(w0, w1, MSM_SORT_BLOCK))
+                    ..smem(plan.place_smem(w0, w1, block))
                 },
                 self.p(&keys),
                 ids,
@@ -1222,7 +1294,7 @@ impl CudaDevice {
                 m,
                 LaunchConfig {
                     grid_dim: (group_slots as u32, 1, 1),
-                    ..smem(plan.buckets_smem(MSM_SORT_BLOCK))
+                    ..smem(plan.buckets_smem(block))
                 },
                 self.p(&tmp),
                 self.p(&part_off),

@@ -446,7 +446,9 @@ pub const H_PARTS: [usize; 3] = [1, 2, 4];
 /// 724.9 ms: the bucket reduction a part adds is paid back, perhaps by
 /// each part's bases spanning 6.4 GB rather than 12.9), and a/b/c 25.6
 /// against 17.4 ms after the one-part plan's larger scratch. Two parts
-/// also leave 2 GB more of the card free.
+/// also leave 2 GB more of the card free. On the H200 the two are equal
+/// within noise (BENCHMARKS.md run 54: one part 1379.2 ms, two 1377.0-1380.2,
+/// msm h 694.5 against 699.2).
 pub const DEFAULT_H_PARTS_MIN: usize = 2;
 
 /// H MSMs of at most this many scalars take the fewest parts that fit:
