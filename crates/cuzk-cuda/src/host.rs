@@ -390,7 +390,7 @@ impl MsmSortTuning {
     pub fn valid(&self) -> bool {
         self.block >= 32
             && self.block <= MSM_SORT_BLOCK
-            && self.block % 32 == 0
+            && self.block.is_multiple_of(32)
             && (6..=12).contains(&self.lg_low)
             && (16 * 1024..=227 * 1024).contains(&self.smem)
             && (1..=64).contains(&self.per_thread)
