@@ -494,12 +494,13 @@ fn row(
 pub fn run(dev: &CudaDevice, opts: &BenchOptions) -> Result<BenchReport> {
     let card = card(dev)?;
     eprintln!(
-        "card: {} ({} SMs, {:.0} MHz, {:.2e} IMAD/s, copy {:.0} GB/s); kernels built with {}",
+        "card: {} ({} SMs, {:.0} MHz, {:.2e} IMAD/s, copy {:.0} GB/s; NTT pass blocks of 2^{}); kernels built with {}",
         card.name,
         card.sms,
         card.clock_mhz,
         card.imad_per_s,
         card.copy_gb_s,
+        dev.ntt_block_log(),
         if card.kernel_defines.is_empty() {
             "the defaults"
         } else {

@@ -396,6 +396,18 @@ impl MsmSortTuning {
             && (1..=64).contains(&self.per_thread)
     }
 
+    /// `CUZK_MSM_SORT_TUNING`, when set: the geometry a device opens with
+    /// (checks under a measured geometry). A value that does not parse is
+    /// an error, so that a run never takes the default unnoticed.
+    pub fn from_env() -> Result<Option<MsmSortTuning>, String> {
+        let Ok(v) = std::env::var("CUZK_MSM_SORT_TUNING") else {
+            return Ok(None);
+        };
+        MsmSortTuning::parse(&v).map(Some).ok_or_else(|| {
+            format!("CUZK_MSM_SORT_TUNING={v:?} is not block:lg_low:smem_kib:per_thread within the sort kernels' limits")
+        })
+    }
+
     /// The row name the sweep prints: "b512 l10 s48 p8".
     pub fn name(&self) -> String {
         format!(
@@ -748,8 +760,32 @@ pub fn root_of_unity(lg: u32) -> Scalar {
 
 /// Largest NTT pass held in shared memory: 2^11 Fr (72 KiB with the
 /// padding slots of kernels/ntt.cuh's `PassShared`; three blocks fit an
-/// H200 SM's 228 KiB).
+/// H200 SM's 228 KiB). Cards with less shared memory an SM take smaller
+/// blocks ([`ntt_smem_log_for`]).
 pub const NTT_SMEM_LOG: u32 = 11;
+
+/// The smallest block [`ntt_smem_log_for`] picks (2^9 Fr, 18 KiB).
+pub const NTT_SMEM_LOG_MIN: u32 = 9;
+
+/// Shared memory the driver keeps for itself beside each resident block
+/// (1 KiB on sm_80 and later).
+const SMEM_RESERVED_PER_BLOCK: u32 = 1024;
+
+/// The NTT pass block (log2 of its elements) for a card with
+/// `smem_per_sm` bytes of shared memory an SM: the largest of 2^9..2^11
+/// that keeps three blocks resident, as the measured configuration does on
+/// sm_90 (r2x3: three blocks of 256 threads at 80 registers, 228 KiB an
+/// SM, 2^11); where none does, the one that keeps the most. sm_80 (164
+/// KiB) gets 2^10, sm_86 / sm_89 (100 KiB) 2^9: more passes over memory
+/// (2^27 in four instead of three) rather than one or two blocks an SM.
+/// Chosen by that rule, not measured: every card lent so far is sm_90.
+pub fn ntt_smem_log_for(smem_per_sm: u32) -> u32 {
+    let resident = |l: u32| smem_per_sm / (ntt_pass_smem(l) + SMEM_RESERVED_PER_BLOCK);
+    (NTT_SMEM_LOG_MIN..=NTT_SMEM_LOG)
+        .rev()
+        .find(|&l| resident(l) >= 3)
+        .unwrap_or(NTT_SMEM_LOG_MIN)
+}
 
 /// The fused passes of the GPU's NTT of 2^lg elements, bottom up: (s0, k)
 /// for the stages on index bits [s0, s0 + k). The first pass (s0 = 0) reads
@@ -759,14 +795,20 @@ pub const NTT_SMEM_LOG: u32 = 11;
 /// `CUZK_NTT_SPLIT` (stages of each pass bottom up, "11,8,8") replaces the
 /// plan of the size it sums to, where every pass fits.
 pub fn ntt_pass_plan(lg: u32) -> Vec<(u32, u32)> {
-    if let Some(p) = ntt_split_override(lg) {
+    ntt_pass_plan_in(lg, NTT_SMEM_LOG)
+}
+
+/// [`ntt_pass_plan`] with blocks of 2^smem_log elements at most
+/// ([`ntt_smem_log_for`] the card's).
+pub fn ntt_pass_plan_in(lg: u32, smem_log: u32) -> Vec<(u32, u32)> {
+    if let Some(p) = ntt_split_override(lg, smem_log) {
         return p;
     }
     let mut passes = Vec::new();
     let mut s0 = 0u32;
-    let later_max = NTT_SMEM_LOG - ntt_lgl_max();
+    let later_max = smem_log - ntt_lgl_max();
     while s0 < lg {
-        let max_k = NTT_SMEM_LOG - ntt_pass_lgl(s0);
+        let max_k = smem_log - ntt_pass_lgl(s0);
         let remaining = lg - s0;
         // Spread the stages evenly over the passes still needed.
         let count = if remaining <= max_k {
@@ -796,29 +838,33 @@ fn ntt_lgl_max() -> u32 {
 }
 
 /// `CUZK_NTT_SPLIT`'s passes for an NTT of 2^lg, if it sums to lg and
-/// each pass fits a block ([`NTT_SMEM_LOG`] with its lgL); read once a
-/// process.
-fn ntt_split_override(lg: u32) -> Option<Vec<(u32, u32)>> {
+/// each pass fits a block (2^smem_log with its lgL); read once a process.
+fn ntt_split_override(lg: u32, smem_log: u32) -> Option<Vec<(u32, u32)>> {
     static V: std::sync::OnceLock<Option<Vec<u32>>> = std::sync::OnceLock::new();
     let ks = V.get_or_init(|| {
         let v = std::env::var("CUZK_NTT_SPLIT").ok()?;
         v.split(',').map(|k| k.trim().parse().ok()).collect()
     });
-    ntt_split_passes(lg, ks.as_deref()?, ntt_lgl_max())
+    ntt_split_passes(lg, ks.as_deref()?, ntt_lgl_max(), smem_log)
 }
 
 /// The passes (s0, k) of the split `ks` (stages per pass, bottom up) for
 /// an NTT of 2^lg whose later passes span up to `lgl_max` low bits, where
-/// it sums to lg and every pass fits a block (for the sweep, and for the
-/// emulator's checks of other splits).
-pub fn ntt_split_passes(lg: u32, ks: &[u32], lgl_max: u32) -> Option<Vec<(u32, u32)>> {
+/// it sums to lg and every pass fits a block of 2^smem_log (for the sweep,
+/// and for the emulator's checks of other splits).
+pub fn ntt_split_passes(
+    lg: u32,
+    ks: &[u32],
+    lgl_max: u32,
+    smem_log: u32,
+) -> Option<Vec<(u32, u32)>> {
     if ks.iter().sum::<u32>() != lg {
         return None;
     }
     let mut s0 = 0;
     let mut out = Vec::with_capacity(ks.len());
     for &k in ks {
-        if k == 0 || k + s0.min(lgl_max) > NTT_SMEM_LOG {
+        if k == 0 || k + s0.min(lgl_max) > smem_log {
             return None;
         }
         out.push((s0, k));
@@ -850,7 +896,12 @@ pub fn ntt_pass_lgl(s0: u32) -> u32 {
 /// bit-reversed places come in runs of 4 (a 128-byte line), within the
 /// shared memory of a pass and the bits above the stages.
 pub fn ntt_perm_lgl(lg: u32, k: u32) -> u32 {
-    2u32.min(lg - k).min(NTT_SMEM_LOG - k)
+    ntt_perm_lgl_in(lg, k, NTT_SMEM_LOG)
+}
+
+/// [`ntt_perm_lgl`] with blocks of 2^smem_log elements at most.
+pub fn ntt_perm_lgl_in(lg: u32, k: u32, smem_log: u32) -> u32 {
+    2u32.min(lg - k).min(smem_log - k)
 }
 
 /// Plain iterative radix-2 NTT on the CPU, the reference for the GPU checks.
@@ -1069,6 +1120,33 @@ mod tests {
                 assert!(got == want, "evals->coset 2^{lg} R={radix}");
             }
         }
+    }
+
+    #[test]
+    fn smaller_cards_take_smaller_pass_blocks() {
+        assert_eq!(ntt_smem_log_for(228 * 1024), 11, "sm_90");
+        assert_eq!(ntt_smem_log_for(164 * 1024), 10, "sm_80");
+        assert_eq!(ntt_smem_log_for(100 * 1024), 9, "sm_86/89");
+        assert_eq!(ntt_smem_log_for(48 * 1024), 9, "the least");
+        for smem_log in NTT_SMEM_LOG_MIN..=NTT_SMEM_LOG {
+            for lg in 1..=28u32 {
+                let plan = ntt_pass_plan_in(lg, smem_log);
+                let mut s = 0;
+                for &(s0, k) in &plan {
+                    assert_eq!(s0, s, "2^{lg} in 2^{smem_log}: contiguous");
+                    assert!(
+                        k >= 1 && k + ntt_pass_lgl(s0) <= smem_log,
+                        "2^{lg} in 2^{smem_log}"
+                    );
+                    s += k;
+                }
+                assert_eq!(s, lg, "2^{lg} in 2^{smem_log}: every stage once");
+                let k = plan[0].1;
+                assert!(k + ntt_perm_lgl_in(lg, k, smem_log) <= smem_log.min(lg));
+            }
+        }
+        assert_eq!(ntt_pass_plan_in(27, 10).len(), 4);
+        assert_eq!(ntt_pass_plan_in(27, 9).len(), 4);
     }
 
     #[test]

@@ -157,17 +157,21 @@ thread_local! {
     /// with instead of the host's plan (the NTT sweep's `CUZK_NTT_SPLIT` /
     /// `CUZK_NTT_LGL_MAX`): (stages per pass bottom up, lgL bound).
     static SPLIT: std::cell::RefCell<Option<(Vec<u32>, u32)>> = const { std::cell::RefCell::new(None) };
+    /// The pass block (log2 elements) this test's thread plans with: the
+    /// sm_90 one unless a test takes a smaller card's
+    /// (`host::ntt_smem_log_for`).
+    static SMEM_LOG: std::cell::Cell<u32> = const { std::cell::Cell::new(host::NTT_SMEM_LOG) };
 }
 
 /// The passes and their lgL: the host's, or this thread's [`SPLIT`].
 fn plan_of(lg: u32) -> Vec<(u32, u32, u32)> {
     SPLIT.with(|s| match &*s.borrow() {
-        Some((ks, lgl_max)) => host::ntt_split_passes(lg, ks, *lgl_max)
+        Some((ks, lgl_max)) => host::ntt_split_passes(lg, ks, *lgl_max, SMEM_LOG.get())
             .unwrap_or_else(|| panic!("split {ks:?} does not fit 2^{lg}"))
             .into_iter()
             .map(|(s0, k)| (s0, k, s0.min(*lgl_max)))
             .collect(),
-        None => host::ntt_pass_plan(lg)
+        None => host::ntt_pass_plan_in(lg, SMEM_LOG.get())
             .into_iter()
             .map(|(s0, k)| (s0, k, host::ntt_pass_lgl(s0)))
             .collect(),
@@ -348,7 +352,7 @@ fn emulate_into(
     }
     for (s0, k, pass_lgl) in plan {
         let (lgl, id, mut args) = if s0 == 0 {
-            let lgl = host::ntt_perm_lgl(lg, k);
+            let lgl = host::ntt_perm_lgl_in(lg, k, SMEM_LOG.get());
             let lgl = perm_lgl.map_or(lgl, |l| l.min(lgl));
             (
                 lgl,
@@ -495,7 +499,6 @@ fn other_pass_splits_match_the_reference() {
         (vec![8, 5], 3),
         (vec![5, 4, 4], 3),
         (vec![4, 10], 1),
-        (vec![7, 7], 0),
         (vec![3, 11], 0),
     ] {
         let lg: u32 = ks.iter().sum();
@@ -519,19 +522,44 @@ fn other_pass_splits_match_the_reference() {
         }
         SPLIT.with(|s| *s.borrow_mut() = None);
     }
+    // Smaller cards' blocks (sm_80: 2^10, sm_86/89: 2^9): the same
+    // transforms in more passes.
+    for smem_log in [10u32, 9] {
+        SMEM_LOG.with(|c| c.set(smem_log));
+        check_transforms_into(&[13], &[4], None, Arith::Portable, 0x5b3 + smem_log as u64);
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0x5b4);
+        let x: Vec<Scalar> = (0..1usize << 13)
+            .map(|_| Scalar::random(&mut rng))
+            .collect();
+        let (kernel, radix, name) = PASSES[4];
+        let kind = NttKind::CosetForward;
+        let mut want = x.clone();
+        host::ntt_cpu(&mut want, kind);
+        let got = emulate(&x, Some(kind), kernel, radix, Arith::Portable);
+        assert!(
+            got == want,
+            "2^13 in blocks of 2^{smem_log}: {kind:?} with {name}"
+        );
+        SMEM_LOG.with(|c| c.set(host::NTT_SMEM_LOG));
+    }
+    assert_eq!(
+        host::ntt_split_passes(13, &[9, 4], 2, 10),
+        Some(vec![(0, 9), (9, 4)])
+    );
+    assert_eq!(host::ntt_split_passes(13, &[11, 2], 2, 10), None);
     // Splits that do not fit are refused, never run.
     assert_eq!(
-        host::ntt_split_passes(27, &[9, 9, 9], 2),
+        host::ntt_split_passes(27, &[9, 9, 9], 2, 11),
         Some(vec![(0, 9), (9, 9), (18, 9)])
     );
     assert_eq!(
-        host::ntt_split_passes(27, &[11, 8, 8], 3),
+        host::ntt_split_passes(27, &[11, 8, 8], 3, 11),
         Some(vec![(0, 11), (11, 8), (19, 8)])
     );
-    assert_eq!(host::ntt_split_passes(27, &[11, 9, 7], 3), None);
-    assert_eq!(host::ntt_split_passes(27, &[12, 8, 7], 2), None);
-    assert_eq!(host::ntt_split_passes(27, &[9, 9], 2), None);
-    assert_eq!(host::ntt_split_passes(2, &[0, 2], 2), None);
+    assert_eq!(host::ntt_split_passes(27, &[11, 9, 7], 3, 11), None);
+    assert_eq!(host::ntt_split_passes(27, &[12, 8, 7], 2, 11), None);
+    assert_eq!(host::ntt_split_passes(27, &[9, 9], 2, 11), None);
+    assert_eq!(host::ntt_split_passes(2, &[0, 2], 2, 11), None);
 }
 
 /// The same with field.cuh's PTX carry chains, the default pass kernel.

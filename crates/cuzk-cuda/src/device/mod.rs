@@ -222,6 +222,9 @@ pub struct CudaDevice {
     /// The shared-memory sort's geometry (host::MsmSortTuning::DEFAULT
     /// unless the benchmark's sweep swaps in another).
     msm_sort_tuning: Mutex<host::MsmSortTuning>,
+    /// The NTT pass block, log2 of its elements (host::ntt_smem_log_for the
+    /// card's shared memory an SM).
+    ntt_smem_log: u32,
     /// Threads of one full wave of each `sum_selected` build (indexed like
     /// `Kernels::sum_selected`): blocks resident per SM x SMs x block.
     sum_selected_wave: [usize; 3],
@@ -322,12 +325,20 @@ impl CudaDevice {
             .map_err(|e| drv("occupancy of the 0/1 sum", e))?;
         let spmv = spmv::SpmvKernels::load(&f)?;
         let subgroup = subgroup::SubgroupKernels::load(&f)?;
+        // The NTT's pass blocks by the card's shared memory an SM
+        // (host::ntt_smem_log_for: 2^11 elements on sm_90).
+        let smem_per_sm = ctx
+            .attribute(
+                cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+            )
+            .map_err(|e| drv("device attribute (shared memory an SM)", e))?;
+        let ntt_smem_log = host::ntt_smem_log_for(smem_per_sm.max(0) as u32);
         for pass in &k.ntt_pass {
-            pass.raise_smem_limit()
+            pass.raise_smem_limit(ntt_smem_log)
                 .map_err(|e| drv("raising an NTT pass's shared memory limit", e))?;
         }
         for pass in &k.ntt_perm_pass {
-            pass.raise_smem_limit()
+            pass.raise_smem_limit(ntt_smem_log)
                 .map_err(|e| drv("raising an NTT pass's shared memory limit", e))?;
         }
         keep_pool_memory(&ctx)
@@ -361,7 +372,20 @@ impl CudaDevice {
             msm_window: std::sync::atomic::AtomicU32::new(0),
             msm_chunk: std::sync::atomic::AtomicU32::new(0),
             msm_sort_tuning: Mutex::new(host::MsmSortTuning::DEFAULT),
+            ntt_smem_log,
             sum_selected_wave,
+        })
+        .and_then(|dev| {
+            // CUZK_MSM_SORT_TUNING (block:lg_low:smem_kib:per_thread): the
+            // sort geometry every MSM of the process uses, for running the
+            // checks under a geometry the sweep measured. The budgets'
+            // figure stays the default's (host::msm_scratch_bytes).
+            match host::MsmSortTuning::from_env() {
+                Ok(Some(t)) => dev.set_msm_sort_tuning(Some(t))?,
+                Ok(None) => {}
+                Err(why) => return Err(dev.bad("msm_sort", 0, why)),
+            }
+            Ok(dev)
         })
     }
 

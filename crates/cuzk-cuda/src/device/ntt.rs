@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use super::launch::{cfg1d, typed_kernels, DevPtr};
 use super::CudaDevice;
 use crate::error::{CudaError, Result};
-use crate::host::{self, ntt_pass_smem, NttKind, FR_BYTES, NTT_SMEM_LOG};
+use crate::host::{self, ntt_pass_smem, NttKind, FR_BYTES};
 
 /// Largest NTT: 2^28 elements (8 GiB of Fr).
 pub const MAX_NTT_LOG: u32 = 28;
@@ -105,23 +105,27 @@ fn tile_config(lg: u32) -> LaunchConfig {
 // at most their `__launch_bounds__(256)`).
 
 /// Lets a pass kernel use the dynamic shared memory of the largest pass
-/// (`host::ntt_pass_smem(NTT_SMEM_LOG)`, above the driver's default).
-fn raise_pass_smem_limit(f: &cudarc::driver::CudaFunction) -> std::result::Result<(), DriverError> {
+/// the device plans (`host::ntt_pass_smem(smem_log)`, above the driver's
+/// default on sm_90).
+fn raise_pass_smem_limit(
+    f: &cudarc::driver::CudaFunction,
+    smem_log: u32,
+) -> std::result::Result<(), DriverError> {
     f.set_attribute(
         CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-        ntt_pass_smem(NTT_SMEM_LOG) as i32,
+        ntt_pass_smem(smem_log) as i32,
     )
 }
 
 impl NttPassKernel {
-    pub(super) fn raise_smem_limit(&self) -> std::result::Result<(), DriverError> {
-        raise_pass_smem_limit(&self.0)
+    pub(super) fn raise_smem_limit(&self, smem_log: u32) -> std::result::Result<(), DriverError> {
+        raise_pass_smem_limit(&self.0, smem_log)
     }
 }
 
 impl NttPermPassKernel {
-    pub(super) fn raise_smem_limit(&self) -> std::result::Result<(), DriverError> {
-        raise_pass_smem_limit(&self.0)
+    pub(super) fn raise_smem_limit(&self, smem_log: u32) -> std::result::Result<(), DriverError> {
+        raise_pass_smem_limit(&self.0, smem_log)
     }
 }
 
@@ -295,6 +299,12 @@ impl CudaDevice {
             .store(pass as u8, std::sync::atomic::Ordering::Relaxed);
     }
 
+    /// The NTT pass block this device plans with, log2 of its elements
+    /// (`host::ntt_smem_log_for` its shared memory an SM).
+    pub fn ntt_block_log(&self) -> u32 {
+        self.ntt_smem_log
+    }
+
     pub fn ntt_pass(&self) -> NttPass {
         NttPass::ALL[self.ntt_pass.load(std::sync::atomic::Ordering::Relaxed) as usize]
     }
@@ -329,7 +339,7 @@ impl CudaDevice {
         let n = 1usize << lg;
         let pass = self.ntt_pass();
         let kernel = &self.k.ntt_pass[pass.index()];
-        let mut passes = host::ntt_pass_plan(lg);
+        let mut passes = host::ntt_pass_plan_in(lg, self.ntt_smem_log);
         if dif {
             passes.reverse();
         }
@@ -390,7 +400,7 @@ impl CudaDevice {
         let pass = self.ntt_pass();
         let kernel = &self.k.ntt_pass[pass.index()];
         let perm = &self.k.ntt_perm_pass[pass.index()];
-        let mut passes = host::ntt_pass_plan(lg);
+        let mut passes = host::ntt_pass_plan_in(lg, self.ntt_smem_log);
         if dif {
             passes.reverse();
         }
@@ -401,7 +411,7 @@ impl CudaDevice {
         self.with_twiddles(lg, |tw| {
             for &(s0, k) in &passes {
                 if s0 == 0 {
-                    let lgl = host::ntt_perm_lgl(lg, k);
+                    let lgl = host::ntt_perm_lgl_in(lg, k, self.ntt_smem_log);
                     perm.launch(
                         self,
                         "ntt_perm_pass",
