@@ -5,6 +5,7 @@
 # commit's kernels; .gpu-p16: bench_kernels built with
 # CUZK_NVCC_DEFINES=MSM_SORT_STAGE_PER_THREAD=16). Points kept between
 # processes on the device's disk (CUZK_BENCH_POINTS_DIR), removed at the end.
+# (0) the G1 MSM checks under two sort geometries (CUZK_MSM_SORT_TUNING).
 # (1) G1 at 2^20, 2^22, 2^23, 2^24, 2^26: every variant row, the windows
 #     c-3..c+3 around choose_window's (the rule's last sweep, runs 19-20,
 #     predates the shared sort, the split reduction, Karatsuba and the
@@ -28,6 +29,15 @@ tar -xzf .carry/sweep.tgz
 export CUZK_BENCH_POINTS_DIR=/tmp/cuzk-points
 mkdir -p "$CUZK_BENCH_POINTS_DIR"
 sorts="256:10:48:8,128:10:48:8,512:11:48:8,256:11:48:8,512:9:64:8,512:10:48:4"
+# (0) correctness first: the G1 MSM checks (sizes 0..2^16+3 and large,
+#     zero/one/-1 scalars, repeated points, infinity, P/-P) under two of
+#     the geometries, the default build and the 16-a-thread one's kernels
+#     through the default build's checks.
+for t in 256:11:48:8 512:9:64:8; do
+  stamp "MSM checks under sort geometry $t"
+  CUZK_MSM_SORT_TUNING=$t timeout "$(lim 60)" ./.gpu/gpu_tests --filter msm/g1 > "$w/check-sort-$t.log" 2>&1
+  echo "rc $?"; grep -E "passed|FAIL" "$w/check-sort-$t.log" | tail -3
+done
 stamp "G1 rows, windows, sort geometries, 0/1 sums (reps 2)"
 CUZK_MSM_BENCH_LOGS=20,22,23,24,26 CUZK_MSM_BENCH_WINDOWS=auto CUZK_MSM_BENCH_SORT_TUNINGS="$sorts" \
   timeout "$(lim 250)" ./.gpu/bench_kernels --filter _g1 --reps 2 > "$w/g1.log" 2>&1
