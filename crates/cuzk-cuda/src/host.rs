@@ -1130,17 +1130,7 @@ mod tests {
         assert_eq!(ntt_smem_log_for(48 * 1024), 9, "the least");
         for smem_log in NTT_SMEM_LOG_MIN..=NTT_SMEM_LOG {
             for lg in 1..=28u32 {
-                let plan = ntt_pass_plan_in(lg, smem_log);
-                let mut s = 0;
-                for &(s0, k) in &plan {
-                    assert_eq!(s0, s, "2^{lg} in 2^{smem_log}: contiguous");
-                    assert!(
-                        k >= 1 && k + ntt_pass_lgl(s0) <= smem_log,
-                        "2^{lg} in 2^{smem_log}"
-                    );
-                    s += k;
-                }
-                assert_eq!(s, lg, "2^{lg} in 2^{smem_log}: every stage once");
+                let plan = assert_plan_covers(lg, smem_log);
                 let k = plan[0].1;
                 assert!(k + ntt_perm_lgl_in(lg, k, smem_log) <= smem_log.min(lg));
             }
@@ -1149,20 +1139,27 @@ mod tests {
         assert_eq!(ntt_pass_plan_in(27, 9).len(), 4);
     }
 
+    /// The plan of 2^lg in blocks of 2^smem_log: contiguous passes, each
+    /// within a block with its lgL, every stage once.
+    fn assert_plan_covers(lg: u32, smem_log: u32) -> Vec<(u32, u32)> {
+        let plan = ntt_pass_plan_in(lg, smem_log);
+        let mut s = 0;
+        for &(s0, k) in &plan {
+            assert_eq!(s0, s, "2^{lg} in 2^{smem_log}: passes are contiguous");
+            assert!(
+                k >= 1 && k + ntt_pass_lgl(s0) <= smem_log,
+                "2^{lg} in 2^{smem_log}: pass fits"
+            );
+            s += k;
+        }
+        assert_eq!(s, lg, "2^{lg} in 2^{smem_log}: every stage once");
+        plan
+    }
+
     #[test]
     fn pass_plan_covers_every_stage_within_shared_memory() {
         for lg in 1..=28u32 {
-            let plan = ntt_pass_plan(lg);
-            let mut s = 0;
-            for &(s0, k) in &plan {
-                assert_eq!(s0, s, "2^{lg}: passes are contiguous");
-                assert!(
-                    k >= 1 && k + ntt_pass_lgl(s0) <= NTT_SMEM_LOG,
-                    "2^{lg}: pass fits"
-                );
-                s += k;
-            }
-            assert_eq!(s, lg, "2^{lg}: every stage once");
+            assert_eq!(assert_plan_covers(lg, NTT_SMEM_LOG), ntt_pass_plan(lg));
         }
         assert_eq!(ntt_pass_plan(27), vec![(0, 9), (9, 9), (18, 9)]);
         // The permuting pass: the plan's first, within shared memory and
