@@ -5,6 +5,12 @@
 # commit's kernels; .gpu-p16: bench_kernels built with
 # CUZK_NVCC_DEFINES=MSM_SORT_STAGE_PER_THREAD=16). Points kept between
 # processes on the device's disk (CUZK_BENCH_POINTS_DIR), removed at the end.
+# Build here (PATH with .cuda's nvcc), the 16-a-thread build last (it
+# recompiles the kernels in target/):
+#   CUZK_CUDA_ARCHS=90 bash scripts/gpu-test.sh --prepare
+#   CUZK_CUDA_ARCHS=90 CUZK_NVCC_DEFINES=MSM_SORT_STAGE_PER_THREAD=16 bash scripts/gpu-prepare.sh \
+#     .gpu-p16 scripts/gpu-test.sh bench_kernels -- -p cuzk-cuda --features cuda --example bench_kernels
+#   tar czf .carry/sweep.tgz .gpu .gpu-p16
 # (0) the G1 MSM checks under two sort geometries (CUZK_MSM_SORT_TUNING).
 # (1) G1 at 2^20, 2^22, 2^23, 2^24, 2^26: every variant row, the windows
 #     c-3..c+3 around choose_window's (the rule's last sweep, runs 19-20,
