@@ -838,12 +838,21 @@ fn ntt_lgl_max() -> u32 {
 }
 
 /// `CUZK_NTT_SPLIT`'s passes for an NTT of 2^lg, if it sums to lg and
-/// each pass fits a block (2^smem_log with its lgL); read once a process.
+/// each pass fits a block (2^smem_log with its lgL); read once a process,
+/// saying so on stderr where it does not parse or does not fit an sm_90
+/// block, so that a sweep's row is never the default's under another name.
 fn ntt_split_override(lg: u32, smem_log: u32) -> Option<Vec<(u32, u32)>> {
     static V: std::sync::OnceLock<Option<Vec<u32>>> = std::sync::OnceLock::new();
     let ks = V.get_or_init(|| {
         let v = std::env::var("CUZK_NTT_SPLIT").ok()?;
-        v.split(',').map(|k| k.trim().parse().ok()).collect()
+        let ks: Option<Vec<u32>> = v.split(',').map(|k| k.trim().parse().ok()).collect();
+        let fits = ks.as_deref().and_then(|ks| {
+            ntt_split_passes(ks.iter().sum(), ks, ntt_lgl_max(), NTT_SMEM_LOG)
+        });
+        if fits.is_none() {
+            eprintln!("CUZK_NTT_SPLIT={v:?} is not a list of passes that fit a block of 2^{NTT_SMEM_LOG} with lgL <= {}: ignored", ntt_lgl_max());
+        }
+        ks
     });
     ntt_split_passes(lg, ks.as_deref()?, ntt_lgl_max(), smem_log)
 }

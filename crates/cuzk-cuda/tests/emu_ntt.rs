@@ -486,6 +486,25 @@ fn out_of_place_ntt_kernels_on_the_cpu_match_the_reference() {
     }
 }
 
+/// One in-place transform of 2^lg random elements (seeded) with the pass
+/// kernel `pass`, this thread's plan, against `host::ntt_cpu`.
+fn check_in_place(
+    lg: u32,
+    kind: NttKind,
+    (kernel, radix, name): (u32, u32, &str),
+    seed: u64,
+    what: &str,
+) {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let x: Vec<Scalar> = (0..1usize << lg)
+        .map(|_| Scalar::random(&mut rng))
+        .collect();
+    let mut want = x.clone();
+    host::ntt_cpu(&mut want, kind);
+    let got = emulate(&x, Some(kind), kernel, radix, Arith::Portable);
+    assert!(got == want, "{what}: {kind:?} with {name}");
+}
+
 /// Other pass splits and lgL bounds, as the NTT sweep runs them
 /// (`CUZK_NTT_SPLIT`, `CUZK_NTT_LGL_MAX`): a first pass of all 11 stages a
 /// block holds, later ones spanning 3, 1 and 0 low bits, and uneven
@@ -505,21 +524,9 @@ fn other_pass_splits_match_the_reference() {
         SPLIT.with(|s| *s.borrow_mut() = Some((ks.clone(), lgl_max)));
         check_transforms_into(&[lg], &[4], None, Arith::Portable, 0x5b1 + lg as u64);
         // In place, with R = 3 (r3x2) forward and R = 2 (r2x3) inverse.
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0x5b2);
-        let x: Vec<Scalar> = (0..1usize << lg)
-            .map(|_| Scalar::random(&mut rng))
-            .collect();
-        for ((kernel, radix, name), kind) in
-            [(PASSES[3], NttKind::Forward), (PASSES[4], NttKind::Inverse)]
-        {
-            let mut want = x.clone();
-            host::ntt_cpu(&mut want, kind);
-            let got = emulate(&x, Some(kind), kernel, radix, Arith::Portable);
-            assert!(
-                got == want,
-                "split {ks:?} lgL <= {lgl_max}: {kind:?} with {name}"
-            );
-        }
+        let what = format!("split {ks:?} lgL <= {lgl_max}");
+        check_in_place(lg, NttKind::Forward, PASSES[3], 0x5b2, &what);
+        check_in_place(lg, NttKind::Inverse, PASSES[4], 0x5b2, &what);
         SPLIT.with(|s| *s.borrow_mut() = None);
     }
     // Smaller cards' blocks (sm_80: 2^10, sm_86/89: 2^9): the same
@@ -527,19 +534,8 @@ fn other_pass_splits_match_the_reference() {
     for smem_log in [10u32, 9] {
         SMEM_LOG.with(|c| c.set(smem_log));
         check_transforms_into(&[13], &[4], None, Arith::Portable, 0x5b3 + smem_log as u64);
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0x5b4);
-        let x: Vec<Scalar> = (0..1usize << 13)
-            .map(|_| Scalar::random(&mut rng))
-            .collect();
-        let (kernel, radix, name) = PASSES[4];
-        let kind = NttKind::CosetForward;
-        let mut want = x.clone();
-        host::ntt_cpu(&mut want, kind);
-        let got = emulate(&x, Some(kind), kernel, radix, Arith::Portable);
-        assert!(
-            got == want,
-            "2^13 in blocks of 2^{smem_log}: {kind:?} with {name}"
-        );
+        let what = format!("2^13 in blocks of 2^{smem_log}");
+        check_in_place(13, NttKind::CosetForward, PASSES[4], 0x5b4, &what);
         SMEM_LOG.with(|c| c.set(host::NTT_SMEM_LOG));
     }
     assert_eq!(
