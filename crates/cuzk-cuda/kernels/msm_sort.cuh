@@ -126,11 +126,15 @@ extern "C" __global__ void __launch_bounds__(MSM_SORT_BLOCK)
 // Entries a thread of the staged passes holds in registers between
 // counting them and putting them in shared memory: a stage is at most
 // MSM_SORT_STAGE_PER_THREAD * blockDim entries (host::msm_sort_plan); a
-// larger stage is taken in steps of that. A build may set another
-// (CUZK_NVCC_DEFINES=MSM_SORT_STAGE_PER_THREAD=16) for the sort sweep
-// (host::MsmSortTuning); the host's default plan assumes 8.
+// larger stage is taken in steps of that. 16 with 96 KiB a block
+// (host::MsmSortTuning::DEFAULT) against 8 with 48 KiB: G1 2^26 343.94
+// against 352.08 ms, 2^24 91.49 against 93.29 (bench/gpu-kernels.md run
+// 63, H100; msm_sort_buckets 64 registers and msm_sort_place 77 against
+// 40 and 53, no spills). A build may set another
+// (CUZK_NVCC_DEFINES=MSM_SORT_STAGE_PER_THREAD=8) for the sort sweep; the
+// host's default plan assumes 16.
 #ifndef MSM_SORT_STAGE_PER_THREAD
-#define MSM_SORT_STAGE_PER_THREAD 8
+#define MSM_SORT_STAGE_PER_THREAD 16
 #endif
 
 // In place: cnt[j] <- sum cnt[0 .. j) for j < len, by every thread of the

@@ -184,7 +184,12 @@ pub const MAX_WINDOW: u32 = 20;
 ///   476.6, c=22, the model's, 456.4), G2 2^24 335.0 (c=19 364.7, c=21
 ///   414.5). Wider windows lose at every size: past 2^19 buckets a window
 ///   the bucket tables and sums outgrow the 50 MB L2.
-/// - from 2^17 to 2^22 points, c = 16: G1 2^18 3.40 ms (c=13 4.52, c=14,
+///   Re-swept after the shared sort, the split reduction, Karatsuba Fq
+///   and the load's chunk (run 63, H100, c-3..c+3): G1 2^23 50.30 ms
+///   (c=19 59.91, c=22 74.00), 2^24 93.77 (c=19 114.84, c=22 115.65),
+///   2^26 354.08 (c=19 442.68, c=22 395.02).
+/// - from 2^17 to 2^22 points, c = 16 (run 63, H100: G1 2^20 8.01 ms,
+///   c=15 11.72, c=17 11.27; 2^22 27.54, c=17 33.77, c=19 32.65): G1 2^18 3.40 ms (c=13 4.52, c=14,
 ///   the model's, 5.16, c=17 7.52), G1 2^20 9.1 (c=15 13.5, c=17 15.0), G1
 ///   2^22 32.2 (c=18, the model's, 40.1, c=20 38.8), G2 2^22 97.4 (c=18
 ///   117.4, c=20 114.2). 16 bits is far ahead of its neighbours (15 and 17
@@ -333,11 +338,18 @@ impl MsmSortPlan {
 }
 
 /// Entries a thread of a staged sort pass holds between counting and
-/// placing them (MSM_SORT_STAGE_PER_THREAD in kernels/msm_sort.cuh).
-pub const MSM_SORT_STAGE_PER_THREAD: u32 = 8;
+/// placing them (MSM_SORT_STAGE_PER_THREAD in kernels/msm_sort.cuh): 16
+/// with [`MSM_SORT_SMEM`] of 96 KiB, chosen in run 63 (bench/gpu-kernels.md;
+/// H100, `CUZK_MSM_BENCH_SORT_TUNINGS`, every sum checked): G1 2^26 343.94
+/// ms against 352.08 for 8 a thread in 48 KiB, 2^24 91.49 against 93.29;
+/// in the build of 8 a thread, 11 low bits, blocks of 256 or 128, or 4 a
+/// thread were 0.5-12% slower and 9 low bits in 64 KiB within 1%.
+pub const MSM_SORT_STAGE_PER_THREAD: u32 = 16;
 
-/// Shared memory a staged pass takes without opting in past the default.
-const MSM_SORT_SMEM: u32 = 48 * 1024;
+/// Shared memory a staged pass takes (the three sort kernels opt in to it
+/// at device open, `CudaDevice::open`; a card that allows a block less
+/// takes what it allows, [`MsmSortTuning::fitted`]).
+const MSM_SORT_SMEM: u32 = 96 * 1024;
 
 /// The shared-memory sort's geometry: threads a block, low bits of a
 /// bucket sorted in the buckets pass, dynamic shared memory a block may
@@ -408,7 +420,19 @@ impl MsmSortTuning {
         })
     }
 
-    /// The row name the sweep prints: "b512 l10 s48 p8".
+    /// [`Self::DEFAULT`] on a card that gives a block at most `optin`
+    /// bytes of shared memory: its shared memory cut to what the card
+    /// allows (whole KiB, at least the 48 KiB every card gives without
+    /// opting in); the plans then stage fewer entries a pass
+    /// (`sort_stage`), the entries and sums the same.
+    pub fn fitted(optin: u32) -> MsmSortTuning {
+        MsmSortTuning {
+            smem: Self::DEFAULT.smem.min(optin / 1024 * 1024).max(48 * 1024),
+            ..Self::DEFAULT
+        }
+    }
+
+    /// The row name the sweep prints: "b512 l10 s96 p16".
     pub fn name(&self) -> String {
         format!(
             "b{} l{} s{} p{}",
@@ -793,7 +817,11 @@ pub fn ntt_smem_log_for(smem_per_sm: u32) -> u32 {
 /// stride (lgL = 2 unless the sweep's `CUZK_NTT_LGL_MAX` says otherwise),
 /// so they hold lgL stages fewer. DIF runs them in reverse. The sweep's
 /// `CUZK_NTT_SPLIT` (stages of each pass bottom up, "11,8,8") replaces the
-/// plan of the size it sums to, where every pass fits.
+/// plan of the size it sums to, where every pass fits. Seven other splits
+/// of 2^27 (run 63, H100, forward out of place, reps 3) were all slower
+/// than this plan's 9,9,9 at lgL 2 (38.20 ms): 9,9,9 at lgL 0 38.42,
+/// 10,9,8 38.87, 10,10,7 39.23, 9,9,9 at lgL 1 39.70, 11,9,7 40.26,
+/// 11,8,8 40.71; the inverse rows moved within 1.7% either way.
 pub fn ntt_pass_plan(lg: u32) -> Vec<(u32, u32)> {
     ntt_pass_plan_in(lg, NTT_SMEM_LOG)
 }

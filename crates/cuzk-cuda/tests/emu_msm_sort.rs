@@ -280,10 +280,10 @@ fn several_tiles_ids_and_window_groups() {
 
 /// The benchmark's sort sweep (`MsmSortTuning`, `CudaDevice::set_msm_sort_
 /// tuning`) sorts the same entries under other geometries: fewer and more
-/// low bits, more shared memory, and more entries a thread than the
-/// kernel's MSM_SORT_STAGE_PER_THREAD (8), which the staged passes then
-/// take in steps of 8 a thread. (Blocks of 64 threads: the emulator starts
-/// a thread for each.)
+/// low bits, less and more shared memory, fewer entries a thread than the
+/// kernel's MSM_SORT_STAGE_PER_THREAD (16) and more, which the staged
+/// passes then take in steps of 16 a thread. (Blocks of 64 threads: the
+/// emulator starts a thread for each.)
 #[test]
 fn tuned_geometries_sort_the_same_entries() {
     let n = host::MSM_SORT_TILE + 501;
@@ -349,7 +349,21 @@ fn default_tuning_is_the_default_plan() {
         )),
         Some(d)
     );
-    assert_eq!(d.name(), "b512 l10 s48 p8");
+    assert_eq!(d.name(), "b512 l10 s96 p16");
+    // Fitted to a card's shared memory a block: sm_90 (227 KiB) and
+    // sm_86/89/120 (99 KiB) take the default; less is cut to whole KiB,
+    // never below the 48 KiB every card gives, and sorts (in fewer
+    // entries a stage) as tuned_geometries_sort_the_same_entries checks.
+    assert_eq!(host::MsmSortTuning::fitted(227 * 1024), d);
+    assert_eq!(host::MsmSortTuning::fitted(101_376), d);
+    let less = host::MsmSortTuning::fitted(64 * 1024 + 100);
+    assert_eq!((less.smem, less.per_thread), (64 * 1024, d.per_thread));
+    assert!(less.valid());
+    assert_eq!(host::MsmSortTuning::fitted(0).smem, 48 * 1024);
+    for c in [16u32, 20] {
+        let p = host::msm_sort_plan_tuned(1 << 24, c, &host::MsmSortTuning::fitted(0));
+        assert!(p.place_stage > 0 && p.bucket_stage > 0, "{p:?}");
+    }
     for bad in [
         "",
         "512:10:48",
@@ -368,14 +382,16 @@ fn default_tuning_is_the_default_plan() {
 
 #[test]
 fn plan_covers_every_window_once_within_shared_memory() {
+    // The default geometry's shared memory a block, in 4-byte counters.
+    let slots = host::MsmSortTuning::DEFAULT.smem / 4;
     for c in 2u32..=24 {
         let w = host::num_windows(c);
         for m in [1usize, 1000, 1 << 20, 1 << 24, 1 << 27] {
             let p = host::msm_sort_plan(m, c);
             assert_eq!(p.parts << p.lg_low, 1 << (c - 1), "c={c}");
-            assert!(w * p.parts <= 12 * 1024, "c={c}: {} counters", w * p.parts);
+            assert!(w * p.parts <= slots, "c={c}: {} counters", w * p.parts);
             let bucket_words = (1u32 << p.lg_low) + host::MSM_SORT_BLOCK;
-            assert!(bucket_words <= 12 * 1024, "c={c}: {} low bits", p.lg_low);
+            assert!(bucket_words <= slots, "c={c}: {} low bits", p.lg_low);
             assert_eq!(p.tiles as usize, m.div_ceil(host::MSM_SORT_TILE));
             let groups = p.groups(w);
             assert_eq!(groups.first().unwrap().0, 0);

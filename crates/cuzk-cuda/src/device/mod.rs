@@ -376,13 +376,14 @@ impl CudaDevice {
             sum_selected_wave,
         })
         .and_then(|dev| {
-            // CUZK_MSM_SORT_TUNING (block:lg_low:smem_kib:per_thread): the
-            // sort geometry every MSM of the process uses, for running the
-            // checks under a geometry the sweep measured. The budgets'
-            // figure stays the default's (host::msm_scratch_bytes).
+            // The sort's default geometry fitted to the card's shared
+            // memory, its kernels opted in to it; or CUZK_MSM_SORT_TUNING
+            // (block:lg_low:smem_kib:per_thread), the geometry every MSM of
+            // the process uses, for running the checks under a geometry
+            // the sweep measured. The budgets' figure stays the default's
+            // (host::msm_scratch_bytes).
             match host::MsmSortTuning::from_env() {
-                Ok(Some(t)) => dev.set_msm_sort_tuning(Some(t))?,
-                Ok(None) => {}
+                Ok(t) => dev.set_msm_sort_tuning(t)?,
                 Err(why) => return Err(dev.bad("msm_sort", 0, why)),
             }
             Ok(dev)

@@ -301,7 +301,10 @@ pub(super) const DEFAULT_G1_INLINE: bool = false;
 
 /// The G1 0/1 sum (`sum_selected_g1i`) with inlined Fq products: with the
 /// points dealt by count (run 20, 2026-12-03 call 23, median of 3), 2^26
-/// points, half selected: 18.28 ms inlined against 19.15 out of line.
+/// points, half selected: 18.28 ms inlined against 19.15 out of line. On
+/// an H100 with the Karatsuba Fq product (run 48) out of line is faster
+/// (run 51: 16.35 against 17.33; run 63: 17.01 against 17.86); the H200
+/// has not timed both since run 20, so the choice waits for it.
 pub(super) const DEFAULT_ZERO_ONE_INLINE: bool = true;
 
 /// Blocks of `MSM_ACCUMULATE_BLOCK` threads that the G2 accumulation's
@@ -484,15 +487,23 @@ impl CudaDevice {
     }
 
     /// Sorts every later MSM's entries under `t` (None: the default
-    /// geometry), for the benchmark's sweep; the entries and so the sums
-    /// are the same whatever the geometry, only [`host::msm_scratch_bytes`]
-    /// states the default's bytes. Raises the three sort kernels' dynamic
-    /// shared memory limit to `t.smem` where that is above the driver's
-    /// default. Errors, changing nothing, where `t` is not
+    /// geometry as far as this card's shared memory allows,
+    /// [`host::MsmSortTuning::fitted`], what [`CudaDevice::open`] sets),
+    /// for the benchmark's sweep; the entries and so the sums are the same
+    /// whatever the geometry, only [`host::msm_scratch_bytes`] states the
+    /// default's bytes. Raises the three sort kernels' dynamic shared
+    /// memory limit to `t.smem` where that is above the driver's default.
+    /// Errors, changing nothing, where `t` is not
     /// [`host::MsmSortTuning::valid`] or the device cannot give a block
     /// that much shared memory.
     pub fn set_msm_sort_tuning(&self, t: Option<host::MsmSortTuning>) -> Result<()> {
-        let t = t.unwrap_or(host::MsmSortTuning::DEFAULT);
+        let optin = self
+            .ctx
+            .attribute(
+                cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+            )
+            .map_err(|e| self.err("device attribute", "msm_sort", 0, e))?;
+        let t = t.unwrap_or_else(|| host::MsmSortTuning::fitted(optin.max(0) as u32));
         if !t.valid() {
             return Err(self.bad(
                 "msm_sort",
@@ -503,12 +514,6 @@ impl CudaDevice {
                 ),
             ));
         }
-        let optin = self
-            .ctx
-            .attribute(
-                cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-            )
-            .map_err(|e| self.err("device attribute", "msm_sort", 0, e))?;
         if i64::from(t.smem) > i64::from(optin) {
             return Err(self.bad(
                 "msm_sort",
